@@ -1,0 +1,274 @@
+"""Tests for awsprovider.ec2.backend (moto + the fleet hooks) and awsprovider.ec2.catalog."""
+
+from __future__ import annotations
+
+import copy
+import os
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from botocore.exceptions import ClientError
+
+from awsprovider.ec2.backend import MockedEC2
+from awsprovider.ec2.capacity import ICE_ERROR_CODE
+from awsprovider.ec2.catalog import InstanceTypeCatalog
+
+OD = {"c7i.large": 0.08925, "c8i.large": 0.09371, "m7i.large": 0.1008, "m8i.large": 0.10584, "r7i.large": 0.1323, "r8i.large": 0.13892}
+ZONES = ("us-east-1a", "us-east-1b", "us-east-1c")
+
+
+class Book:
+    """In-test price book: spot = 35% of on-demand, cheaper in later zones."""
+
+    def on_demand_price(self, instance_type: str) -> float | None:
+        return OD.get(instance_type)
+
+    def spot_price(self, instance_type: str, zone: str) -> float | None:
+        od = OD.get(instance_type)
+        return None if od is None else round(od * 0.35 - 0.001 * (ord(zone[-1]) - ord("a")), 6)
+
+
+def launch_one(seed: int) -> list[str]:
+    with MockedEC2(price_book=Book(), seed=seed) as ec2:
+        ec2.create_launch_template("karpy-lt")
+        subnets = ec2.default_subnets()
+        out = ec2.client.create_fleet(**params(subnets, ["c7i.large"], ("us-east-1a",)))
+        return [out["Instances"][0]["InstanceIds"][0], subnets["us-east-1a"]]
+
+
+def test_seeded_ids_are_deterministic() -> None:
+    # Runs before the module fixture starts moto (nested mocks share state, see MockedEC2).
+    assert launch_one(7) == launch_one(7)
+    assert launch_one(7) != launch_one(8)
+
+
+def params(
+    subnets: dict[str, str],
+    types: list[str],
+    zones: tuple[str, ...] = ZONES,
+    capacity_type: str = "on-demand",
+    strategy: str = "lowest-price",
+    total: int = 1,
+    priority: bool = True,
+) -> dict[str, Any]:
+    ovs = []
+    for t in types:
+        for z in zones:
+            o: dict[str, Any] = {"InstanceType": t, "SubnetId": subnets[z], "AvailabilityZone": z, "ImageId": "ami-12c6146b"}
+            if priority:
+                o["Priority"] = OD[t]
+            ovs.append(o)
+    p: dict[str, Any] = {
+        "Type": "instant",
+        "TargetCapacitySpecification": {"TotalTargetCapacity": total, "DefaultTargetCapacityType": capacity_type},
+        "LaunchTemplateConfigs": [{"LaunchTemplateSpecification": {"LaunchTemplateName": "karpy-lt", "Version": "$Latest"}, "Overrides": ovs}],
+        "TagSpecifications": [{"ResourceType": "instance", "Tags": [{"Key": "karpenter.sh/nodepool", "Value": "default"}]}],
+    }
+    p["SpotOptions" if capacity_type == "spot" else "OnDemandOptions"] = {"AllocationStrategy": strategy}
+    return p
+
+
+@pytest.fixture(scope="module")
+def backend() -> Iterator[MockedEC2]:
+    with MockedEC2(price_book=Book()) as ec2:
+        ec2.create_launch_template("karpy-lt")
+        yield ec2
+
+
+@pytest.fixture
+def ec2(backend: MockedEC2) -> MockedEC2:
+    backend.capacity.clear()
+    backend.now = 0.0
+    return backend
+
+
+@pytest.fixture(scope="module")
+def subnets(backend: MockedEC2) -> dict[str, str]:
+    return backend.default_subnets()
+
+
+def instances(ec2: MockedEC2, out: dict[str, Any]) -> list[dict[str, Any]]:
+    ids = [i for e in out["Instances"] for i in e["InstanceIds"]]
+    if not ids:
+        return []
+    return [i for r in ec2.client.describe_instances(InstanceIds=ids)["Reservations"] for i in r["Instances"]]
+
+
+def all_instance_count(ec2: MockedEC2) -> int:
+    return sum(len(r["Instances"]) for p in ec2.client.get_paginator("describe_instances").paginate() for r in p["Reservations"])
+
+
+def test_lowest_price_launches_cheapest_not_first(ec2: MockedEC2, subnets: dict[str, str]) -> None:
+    p = params(subnets, ["m8i.large", "c8i.large", "c7i.large"])
+    before = copy.deepcopy(p)
+    out = ec2.client.create_fleet(**p)
+    (inst,) = instances(ec2, out)
+    assert inst["InstanceType"] == "c7i.large"
+    assert inst["Placement"]["AvailabilityZone"] == "us-east-1a"
+    assert inst["SubnetId"] == subnets["us-east-1a"]
+    assert {t["Key"]: t["Value"] for t in inst["Tags"]} == {"karpenter.sh/nodepool": "default"}
+    assert out["Instances"][0]["LaunchTemplateAndOverrides"]["Overrides"]["InstanceType"] == "c7i.large"
+    assert "Errors" not in out or out["Errors"] == []
+    assert p == before  # the caller's request is not modified
+    rec = ec2.records[-1]
+    assert rec.request == before
+    assert len(rec.sent["LaunchTemplateConfigs"][0]["Overrides"]) == 1  # type: ignore[index]
+    assert rec.modelled and rec.decisions[0].chosen is not None
+    assert rec.decisions[0].reason.startswith("lowest-price: c7i.large at $0.08925 in us-east-1a is the cheapest of 9 launchable overrides")
+    assert rec.response is not None and rec.response["Instances"][0]["InstanceIds"] == out["Instances"][0]["InstanceIds"]
+
+
+def test_prioritized(ec2: MockedEC2, subnets: dict[str, str]) -> None:
+    p = params(subnets, ["c7i.large", "r8i.large"], ("us-east-1b",), strategy="prioritized")
+    p["LaunchTemplateConfigs"][0]["Overrides"][1]["Priority"] = 0.0
+    (inst,) = instances(ec2, ec2.client.create_fleet(**p))
+    assert inst["InstanceType"] == "r8i.large"
+
+
+def test_spot_pco_uses_zone_prices(ec2: MockedEC2, subnets: dict[str, str]) -> None:
+    out = ec2.client.create_fleet(**params(subnets, ["m8i.large", "c7i.large"], capacity_type="spot", strategy="price-capacity-optimized"))
+    (inst,) = instances(ec2, out)
+    assert (inst["InstanceType"], inst["Placement"]["AvailabilityZone"]) == ("c7i.large", "us-east-1c")
+    assert out["Instances"][0]["Lifecycle"] == "spot"
+    assert ec2.records[-1].decisions[0].capacity_type == "spot"
+
+
+def test_ice_fallback_returns_instance_and_errors(ec2: MockedEC2, subnets: dict[str, str]) -> None:
+    ec2.add_unavailable("c7i.*:*:on-demand")
+    out = ec2.client.create_fleet(**params(subnets, ["c7i.large", "c8i.large"]))
+    (inst,) = instances(ec2, out)
+    assert (inst["InstanceType"], inst["Placement"]["AvailabilityZone"]) == ("c8i.large", "us-east-1a")
+    assert [e["ErrorCode"] for e in out["Errors"]] == [ICE_ERROR_CODE] * 3
+    assert [e["LaunchTemplateAndOverrides"]["Overrides"]["AvailabilityZone"] for e in out["Errors"]] == list(ZONES)
+    assert all(e["Lifecycle"] == "on-demand" for e in out["Errors"])
+    assert ec2.records[-1].response["Errors"] == out["Errors"]  # type: ignore[index]
+
+
+def test_all_iced_short_circuits_without_launching(ec2: MockedEC2, subnets: dict[str, str]) -> None:
+    ec2.add_unavailable("*:*:on-demand")
+    n = all_instance_count(ec2)
+    out = ec2.client.create_fleet(**params(subnets, ["c7i.large", "c8i.large"]))
+    assert out["Instances"] == []
+    assert len(out["Errors"]) == 6
+    assert out["FleetId"].startswith("fleet-")
+    assert all_instance_count(ec2) == n
+    assert ec2.records[-1].decisions[0].chosen is None
+
+
+def test_not_offered_type_gets_unsupported(ec2: MockedEC2, subnets: dict[str, str]) -> None:
+    offered = ec2.catalog.offerings()
+    assert "us-east-1e" not in offered["c7i.large"] and "us-east-1a" in offered["c7i.large"]  # moto 5.2.1 data
+    p = params(subnets | {"us-east-1e": ec2.default_subnets()["us-east-1e"]}, ["c7i.large"], ("us-east-1e", "us-east-1a"))
+    out = ec2.client.create_fleet(**p)
+    (inst,) = instances(ec2, out)
+    assert inst["Placement"]["AvailabilityZone"] == "us-east-1a"
+    (err,) = out["Errors"]
+    assert err["ErrorCode"] == "Unsupported"
+    assert err["LaunchTemplateAndOverrides"]["Overrides"]["AvailabilityZone"] == "us-east-1e"
+    assert "is not supported in your requested Availability Zone (us-east-1e)" in err["ErrorMessage"]
+    only_e = params(subnets | {"us-east-1e": ec2.default_subnets()["us-east-1e"]}, ["c7i.large"], ("us-east-1e",))
+    out = ec2.client.create_fleet(**only_e)
+    assert out["Instances"] == [] and [e["ErrorCode"] for e in out["Errors"]] == ["Unsupported"]
+
+
+def test_multi_unit_splits_across_pools(ec2: MockedEC2, subnets: dict[str, str]) -> None:
+    ec2.add_unavailable("c7i.large:us-east-1a:on-demand:after=1")
+    out = ec2.client.create_fleet(**params(subnets, ["c7i.large", "c8i.large"], ("us-east-1a",), total=3))
+    got = sorted(i["InstanceType"] for i in instances(ec2, out))
+    assert got == ["c7i.large", "c8i.large", "c8i.large"]
+    assert [e["ErrorCode"] for e in out["Errors"]] == [ICE_ERROR_CODE]  # de-duplicated across units
+    assert len(ec2.records[-1].decisions) == 3
+    assert ec2.records[-1].sent["TargetCapacitySpecification"]["TotalTargetCapacity"] == 1  # type: ignore[index]
+
+
+def test_dry_run_passes_through(ec2: MockedEC2, subnets: dict[str, str]) -> None:
+    with pytest.raises(ClientError) as exc:
+        ec2.client.create_fleet(**params(subnets, ["c7i.large"]), DryRun=True)
+    assert exc.value.response["Error"]["Code"] == "DryRunOperation"
+    assert not ec2.records[-1].modelled
+
+
+def test_virtual_time_window(ec2: MockedEC2, subnets: dict[str, str]) -> None:
+    ec2.add_unavailable("c7i.*:*:on-demand:from=100:until=200")
+    p = params(subnets, ["c7i.large", "c8i.large"], ("us-east-1a",))
+    ec2.now = 150.0
+    assert ec2.client.create_fleet(**p)["Instances"][0]["InstanceType"] == "c8i.large"
+    assert ec2.records[-1].now == 150.0
+    ec2.now = 200.0
+    assert ec2.client.create_fleet(**p)["Instances"][0]["InstanceType"] == "c7i.large"
+
+
+def test_clock_callable_wins_over_now(subnets: dict[str, str], backend: MockedEC2) -> None:
+    backend.capacity.clear()
+    backend.clock = lambda: 42.0
+    try:
+        backend.client.create_fleet(**params(subnets, ["c7i.large"], ("us-east-1a",)))
+        assert backend.records[-1].now == 42.0
+    finally:
+        backend.clock = None
+
+
+def test_decisions_property_flattens_records(ec2: MockedEC2) -> None:
+    assert len(ec2.decisions) == sum(len(r.decisions) for r in ec2.records)
+    assert all(d.reason for d in ec2.decisions)
+
+
+def test_catalog_reads_once_and_filters(ec2: MockedEC2) -> None:
+    cat = ec2.catalog
+    types = cat.instance_types()
+    pages = cat.describe_instance_types_pages
+    assert cat.instance_types() is types and cat.describe_instance_types_pages == pages
+    assert list(types) == sorted(types)
+    assert "c8i.large" in types and types["c8i.large"]["VCpuInfo"]["DefaultVCpus"] == 2
+    assert all("hvm" in t["SupportedVirtualizationTypes"] for t in types.values())
+    off = cat.offerings()
+    assert cat.offerings() is off
+    assert "us-east-1a" in off["c8i.large"]
+    assert cat.zones()[:3] == list(ZONES)
+    assert cat.get("nope.large") is None
+
+
+def test_catalog_is_per_instance(ec2: MockedEC2) -> None:
+    other = InstanceTypeCatalog(ec2.client)
+    assert other.describe_instance_types_pages == 0
+    assert other.offerings() == ec2.catalog.offerings()
+
+
+def test_create_network_one_subnet_per_zone(ec2: MockedEC2) -> None:
+    net = ec2.create_network("10.20.0.0/16", zones=["us-east-1a", "us-east-1b"], tags={"karpenter.sh/discovery": "c1"})
+    assert sorted(net.subnets) == ["us-east-1a", "us-east-1b"]
+    found = ec2.client.describe_subnets(Filters=[{"Name": "tag:karpenter.sh/discovery", "Values": ["c1"]}])["Subnets"]
+    assert {s["SubnetId"]: s["AvailabilityZone"] for s in found} == {v: k for k, v in net.subnets.items()}
+    assert all(s["VpcId"] == net.vpc_id for s in found)
+    assert ec2.zone_of_subnet(net.subnets["us-east-1b"]) == "us-east-1b"
+    assert ec2.zone_of_subnet("subnet-doesnotexist") is None
+    assert net.security_group_id and net.security_group_id.startswith("sg-")
+
+
+def test_default_subnets_one_per_zone(ec2: MockedEC2, subnets: dict[str, str]) -> None:
+    assert list(subnets) == sorted(subnets)
+    assert len(set(subnets.values())) == len(subnets) == 6
+
+
+def test_default_amis_not_loaded(ec2: MockedEC2) -> None:
+    # MOTO_EC2_LOAD_DEFAULT_AMIS=false while starting: moto has (almost) no amazon-owned images.
+    imgs = ec2.client.describe_images(Owners=["amazon"])["Images"]
+    assert len(imgs) < 100
+
+
+def test_amis_env_is_restored_after_start(ec2: MockedEC2, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("MOTO_EC2_LOAD_DEFAULT_AMIS", "sentinel")
+    nested = MockedEC2(seed=None).start()  # nested: shares the module's moto state
+    try:
+        assert os.environ["MOTO_EC2_LOAD_DEFAULT_AMIS"] == "sentinel"
+        with pytest.raises(RuntimeError):
+            nested.start()
+    finally:
+        nested.stop()
+
+
+def test_client_before_start_raises() -> None:
+    ec2 = MockedEC2()
+    with pytest.raises(RuntimeError):
+        _ = ec2.client
