@@ -1,0 +1,67 @@
+"""Gang (PodGroup) scheduling: PreEnqueue quorum gate and the all-or-nothing group cycle.
+
+Mirrors pkg/scheduler/framework/plugins/gangscheduling/gangscheduling.go (PreEnqueue messages) and
+pkg/scheduler/schedule_one_podgroup.go (one snapshot, members in priority / initial-attempt order,
+assume so later members see earlier ones, commit iff placed + already scheduled >= minCount).
+Groups: coscheduling PodGroup (minMember) or Workload podGroups with a gang policy (minCount).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Optional
+
+from karpy.api.podgroup import pod_group_of
+
+from .framework import Plugin
+from .podinfo import PodInfo
+from .types import Status, unresolvable
+
+MSG_GROUP_MISSING = "waiting for pods's pod group {!r} to appear in scheduling queue"
+MSG_WAIT_MIN_COUNT = "waiting for minCount pods from a gang to appear in scheduling queue"
+MSG_WAIT_SCHEDULED = "waiting for minCount pods from a gang to be scheduled"
+MSG_OTHERS_UNSCHEDULABLE = "other pods from a pod group are unschedulable"
+
+
+def group_key(pod: Any) -> Optional[str]:
+    ref = pod_group_of(pod)
+    return None if ref is None else f"{ref.kind}/{ref.key}"
+
+
+def min_count_of(group_obj: Any, pod: Any) -> Optional[int]:
+    """minMember (PodGroup) or the gang policy's minCount (Workload); None = basic policy (no gang)."""
+    spec = getattr(group_obj, "spec", None)
+    if spec is not None and hasattr(spec, "min_member"):
+        return int(spec.min_member)
+    ref = pod_group_of(pod)
+    if ref is not None and hasattr(group_obj, "group") and ref.pod_group:
+        g = group_obj.group(ref.pod_group)
+        if g is not None and g.policy.gang is not None:
+            return int(g.policy.gang.min_count)
+    return None
+
+
+class GangScheduling(Plugin):
+    """PreEnqueue: group object missing → gated; fewer than minCount member pods exist → gated."""
+
+    name = "GangScheduling"
+    has_pre_enqueue = True
+
+    def __init__(self, lookup: Callable[[Any], Optional[Any]], count_members: Callable[[str], int]) -> None:
+        self.lookup = lookup
+        self.count_members = count_members
+
+    def pre_enqueue(self, pod: PodInfo) -> Status:
+        ref = pod_group_of(pod.pod)
+        if ref is None:
+            return Status()
+        obj = self.lookup(pod.pod)
+        if obj is None:
+            return unresolvable(MSG_GROUP_MISSING.format(ref.name).replace("'", '"'))
+        mc = min_count_of(obj, pod.pod)
+        if mc is None:
+            return Status()
+        key = group_key(pod.pod)
+        assert key is not None
+        if self.count_members(key) < mc:
+            return unresolvable(MSG_WAIT_MIN_COUNT)
+        return Status()

@@ -1,0 +1,310 @@
+"""Small default plugins: SchedulingGates, PrioritySort, NodeUnschedulable, NodeName, NodePorts,
+TaintToleration, NodeAffinity, ImageLocality.
+
+Mirrors pkg/scheduler/framework/plugins/{schedulinggates/scheduling_gates.go,
+queuesort/priority_sort.go, nodeunschedulable/node_unschedulable.go, nodename/node_name.go,
+nodeports/node_ports.go, tainttoleration/taint_toleration.go, nodeaffinity/node_affinity.go,
+imagelocality/image_locality.go}.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Optional
+
+from ..framework import (ADD, ASSIGNED_POD, DELETE, NODE, UNSCHEDULED_POD, UPDATE_NODE_LABEL,
+                         UPDATE_NODE_TAINT, UPDATE_POD_SCHEDULING_GATES_ELIMINATED, UPDATE_POD_TOLERATION,
+                         ClusterEvent, CycleState, HintFn, Plugin, QueueingHint, default_normalize_score)
+from ..nodeinfo import NodeInfo, normalized_image_name
+from ..podinfo import HostPortEntry, PodInfo
+from ..types import MAX_NODE_SCORE, TAINT_NODE_UNSCHEDULABLE, Status, unresolvable, unschedulable
+from .helpers import (NO_EXECUTE, NO_SCHEDULE, PREFER_NO_SCHEDULE, find_matching_untolerated_taint,
+                      node_selector_matches, required_node_affinity_matches, term_matches,
+                      tolerations_tolerate_taint)
+
+Q, SKIP = QueueingHint.QUEUE, QueueingHint.QUEUE_SKIP
+
+
+def _tolerations(pod: PodInfo) -> list[Any]:
+    return list(getattr(pod.spec, "tolerations", None) or [])
+
+
+class SchedulingGates(Plugin):
+    """schedulinggates: PreEnqueue rejects pods with non-empty spec.schedulingGates (UAU)."""
+
+    name = "SchedulingGates"
+    has_pre_enqueue = True
+
+    def pre_enqueue(self, pod: PodInfo) -> Status:
+        gates = list(getattr(pod.spec, "scheduling_gates", None) or [])
+        if not gates:
+            return Status()
+        names = " ".join(getattr(g, "name", str(g)) for g in gates)
+        return unresolvable(f"waiting for scheduling gates: [{names}]")
+
+    def events_to_register(self) -> list[tuple[ClusterEvent, HintFn]]:
+        def hint(pod: PodInfo, old: Any, new: Any) -> QueueingHint:
+            if new is not None and getattr(new.metadata, "uid", None) == pod.uid and not (getattr(new.spec, "scheduling_gates", None) or []):
+                return Q
+            return SKIP
+        return [(ClusterEvent(UNSCHEDULED_POD, UPDATE_POD_SCHEDULING_GATES_ELIMINATED), hint)]
+
+
+def priority_sort_less(a: Any, b: Any) -> bool:
+    """queuesort.PrioritySort.Less: priority desc, then queue timestamp asc."""
+    if a.pod_info.priority != b.pod_info.priority:
+        return a.pod_info.priority > b.pod_info.priority
+    return a.timestamp < b.timestamp
+
+
+class NodeUnschedulable(Plugin):
+    """nodeunschedulable: spec.unschedulable and the pod does not tolerate the unschedulable taint."""
+
+    name = "NodeUnschedulable"
+    has_filter = True
+    REASON = "node(s) were unschedulable"
+
+    def filter(self, state: CycleState, pod: PodInfo, ni: NodeInfo) -> Status:
+        if not getattr(ni.node.spec, "unschedulable", False):
+            return Status()
+        taint = _T(TAINT_NODE_UNSCHEDULABLE, "", NO_SCHEDULE)
+        if tolerations_tolerate_taint(_tolerations(pod), taint):
+            return Status()
+        return unresolvable(self.REASON)
+
+    def events_to_register(self) -> list[tuple[ClusterEvent, HintFn]]:
+        def hint(pod: PodInfo, old: Any, new: Any) -> QueueingHint:
+            if new is None:
+                return SKIP
+            if old is None or (getattr(old.spec, "unschedulable", False) and not getattr(new.spec, "unschedulable", False)):
+                return Q if not getattr(new.spec, "unschedulable", False) else (
+                    Q if tolerations_tolerate_taint(_tolerations(pod), _T(TAINT_NODE_UNSCHEDULABLE, "", NO_SCHEDULE)) else SKIP)
+            return SKIP
+        return [(ClusterEvent(NODE, ADD), hint), (ClusterEvent(NODE, UPDATE_NODE_TAINT), hint)]
+
+
+class _T:
+    """A minimal taint value."""
+
+    def __init__(self, key: str, value: str, effect: str) -> None:
+        self.key, self.value, self.effect = key, value, effect
+
+
+class NodeName(Plugin):
+    """nodename: pod.spec.nodeName set and different from the node."""
+
+    name = "NodeName"
+    has_filter = True
+    REASON = "node(s) didn't match the requested node name"
+
+    def filter(self, state: CycleState, pod: PodInfo, ni: NodeInfo) -> Status:
+        if pod.node_name and pod.node_name != ni.name:
+            return unresolvable(self.REASON)
+        return Status()
+
+    def events_to_register(self) -> list[tuple[ClusterEvent, HintFn]]:
+        def hint(pod: PodInfo, old: Any, new: Any) -> QueueingHint:
+            return Q if not pod.node_name or (new is not None and new.metadata.name == pod.node_name) else SKIP
+        return [(ClusterEvent(NODE, ADD), hint)]
+
+
+def ports_conflict(existing: list[HostPortEntry], wanted: list[HostPortEntry]) -> bool:
+    """HostPortInfo.CheckConflict: same protocol+port and same IP or either 0.0.0.0."""
+    for w in wanted:
+        for e in existing:
+            if e.port == w.port and e.protocol == w.protocol and (
+                    e.ip == w.ip or e.ip == "0.0.0.0" or w.ip == "0.0.0.0"):
+                return True
+    return False
+
+
+class NodePorts(Plugin):
+    """nodeports: host port conflicts (Unschedulable)."""
+
+    name = "NodePorts"
+    has_pre_filter = True
+    has_filter = True
+    REASON = "node(s) didn't have free ports for the requested pod ports"
+
+    def pre_filter(self, state: CycleState, pod: PodInfo, nodes: list[NodeInfo]) -> tuple[Status, Optional[set[str]]]:
+        if not pod.host_ports:
+            from ..types import Code
+            return Status(Code.SKIP), None
+        return Status(), None
+
+    def filter(self, state: CycleState, pod: PodInfo, ni: NodeInfo) -> Status:
+        if ports_conflict(ni.used_ports, pod.host_ports):
+            return unschedulable(self.REASON)
+        return Status()
+
+    def events_to_register(self) -> list[tuple[ClusterEvent, HintFn]]:
+        from ..podinfo import host_ports_of
+
+        def pod_deleted(pod: PodInfo, old: Any, new: Any) -> QueueingHint:
+            if old is None or not (getattr(old.spec, "node_name", None)):
+                return SKIP
+            return Q if ports_conflict(host_ports_of(old), pod.host_ports) else SKIP
+        return [(ClusterEvent(ASSIGNED_POD, DELETE), pod_deleted), (ClusterEvent(NODE, ADD), lambda p, o, n: Q)]
+
+
+class TaintToleration(Plugin):
+    """tainttoleration: Filter on NoSchedule/NoExecute (UAU); Score counts untolerated PreferNoSchedule."""
+
+    name = "TaintToleration"
+    has_filter = True
+    has_pre_score = True
+    has_score = True
+    has_normalize = True
+
+    def __init__(self, message_style: str = "1.35") -> None:
+        self.message_style = message_style
+
+    @staticmethod
+    def _filter_pred(t: Any) -> bool:
+        return t.effect in (NO_SCHEDULE, NO_EXECUTE)
+
+    def filter(self, state: CycleState, pod: PodInfo, ni: NodeInfo) -> Status:
+        taint = find_matching_untolerated_taint(ni.taints, _tolerations(pod), self._filter_pred)
+        if taint is None:
+            return Status()
+        if self.message_style == "1.34":
+            return unresolvable(f"node(s) had untolerated taint {{{taint.key}: {taint.value or ''}}}")
+        return unresolvable("node(s) had untolerated taint(s)")
+
+    def pre_score(self, state: CycleState, pod: PodInfo, nodes: list[NodeInfo], all_nodes: list[NodeInfo]) -> Status:
+        state.data[self.name] = [t for t in _tolerations(pod) if not t.effect or t.effect == PREFER_NO_SCHEDULE]
+        return Status()
+
+    def score(self, state: CycleState, pod: PodInfo, ni: NodeInfo) -> int:
+        tols = state.data.get(self.name, [])
+        return sum(1 for t in ni.taints if t.effect == PREFER_NO_SCHEDULE and not tolerations_tolerate_taint(tols, t))
+
+    def normalize_score(self, state: CycleState, pod: PodInfo, scores: list[int]) -> None:
+        default_normalize_score(MAX_NODE_SCORE, True, scores)
+
+    def events_to_register(self) -> list[tuple[ClusterEvent, HintFn]]:
+        def node_hint(pod: PodInfo, old: Any, new: Any) -> QueueingHint:
+            if new is None:
+                return SKIP
+            tols = _tolerations(pod)
+            now_ok = find_matching_untolerated_taint(list(new.spec.taints or []), tols, self._filter_pred) is None
+            if not now_ok:
+                return SKIP
+            if old is None:
+                return Q
+            was_ok = find_matching_untolerated_taint(list(old.spec.taints or []), tols, self._filter_pred) is None
+            return Q if not was_ok else SKIP
+
+        def pod_hint(pod: PodInfo, old: Any, new: Any) -> QueueingHint:
+            return Q if new is not None and getattr(new.metadata, "uid", None) == pod.uid else SKIP
+        return [(ClusterEvent(NODE, ADD), node_hint), (ClusterEvent(NODE, UPDATE_NODE_TAINT), node_hint),
+                (ClusterEvent(UNSCHEDULED_POD, UPDATE_POD_TOLERATION), pod_hint)]
+
+
+class NodeAffinity(Plugin):
+    """nodeaffinity: nodeSelector + required affinity (UAU); preferred terms score."""
+
+    name = "NodeAffinity"
+    has_pre_filter = True
+    has_filter = True
+    has_pre_score = True
+    has_score = True
+    has_normalize = True
+    REASON = "node(s) didn't match Pod's node affinity/selector"
+    REASON_CONFLICT = "pod affinity terms conflict"
+
+    @staticmethod
+    def _required(pod: PodInfo) -> Any:
+        aff = getattr(pod.spec, "affinity", None)
+        na = getattr(aff, "node_affinity", None) if aff is not None else None
+        return getattr(na, "required_during_scheduling_ignored_during_execution", None) if na is not None else None
+
+    def pre_filter(self, state: CycleState, pod: PodInfo, nodes: list[NodeInfo]) -> tuple[Status, Optional[set[str]]]:
+        from ..types import Code
+        req = self._required(pod)
+        if req is None and not (getattr(pod.spec, "node_selector", None) or {}):
+            return Status(Code.SKIP), None
+        if req is None:
+            return Status(), None
+        terms = list(req.node_selector_terms or [])
+        names: Optional[set[str]] = None
+        for t in terms:
+            term_names: Optional[set[str]] = None
+            for f in getattr(t, "match_fields", None) or []:
+                if f.key == "metadata.name" and f.operator == "In":
+                    s = set(f.values or [])
+                    term_names = s if term_names is None else term_names & s
+            if term_names is None:
+                return Status(), None  # a term without a metadata.name In field: no restriction
+            names = term_names if names is None else names | term_names
+        if names is None:
+            return Status(), None
+        if not names:
+            return unresolvable(self.REASON_CONFLICT), None
+        return Status(), names
+
+    def filter(self, state: CycleState, pod: PodInfo, ni: NodeInfo) -> Status:
+        if required_node_affinity_matches(pod.spec, ni.node):
+            return Status()
+        return unresolvable(self.REASON)
+
+    @staticmethod
+    def _preferred(pod: PodInfo) -> list[Any]:
+        aff = getattr(pod.spec, "affinity", None)
+        na = getattr(aff, "node_affinity", None) if aff is not None else None
+        return list(getattr(na, "preferred_during_scheduling_ignored_during_execution", None) or []) if na else []
+
+    def pre_score(self, state: CycleState, pod: PodInfo, nodes: list[NodeInfo], all_nodes: list[NodeInfo]) -> Status:
+        from ..types import Code
+        pref = [p for p in self._preferred(pod) if p.weight != 0]
+        if not pref:
+            return Status(Code.SKIP)
+        state.data[self.name] = pref
+        return Status()
+
+    def score(self, state: CycleState, pod: PodInfo, ni: NodeInfo) -> int:
+        total = 0
+        for p in state.data.get(self.name, []):
+            if term_matches(p.preference, ni.name, ni.labels):
+                total += p.weight
+        return total
+
+    def normalize_score(self, state: CycleState, pod: PodInfo, scores: list[int]) -> None:
+        default_normalize_score(MAX_NODE_SCORE, False, scores)
+
+    def events_to_register(self) -> list[tuple[ClusterEvent, HintFn]]:
+        def hint(pod: PodInfo, old: Any, new: Any) -> QueueingHint:
+            if new is None or not required_node_affinity_matches(pod.spec, new):
+                return SKIP
+            if old is None:
+                return Q
+            return SKIP if required_node_affinity_matches(pod.spec, old) else Q
+        return [(ClusterEvent(NODE, ADD), hint), (ClusterEvent(NODE, UPDATE_NODE_LABEL), hint)]
+
+
+MB = 1024 * 1024
+MIN_THRESHOLD = 23 * MB
+MAX_CONTAINER_THRESHOLD = 1000 * MB
+
+
+class ImageLocality(Plugin):
+    """imagelocality: prefer nodes already holding the pod's images (scaled by spread)."""
+
+    name = "ImageLocality"
+    has_score = True
+
+    def score(self, state: CycleState, pod: PodInfo, ni: NodeInfo) -> int:
+        total = max(int(state.data.get("_total_nodes", 1)), 1)
+        images = pod.images()
+        s = 0
+        for img in images:
+            st = ni.image_states.get(normalized_image_name(img))
+            if st is not None:
+                s += int(st.size * (st.num_nodes / total))
+        max_t = MAX_CONTAINER_THRESHOLD * len(images)
+        if s < MIN_THRESHOLD:
+            s = MIN_THRESHOLD
+        elif s > max_t:
+            s = max_t
+        if max_t <= MIN_THRESHOLD:
+            return 0
+        return MAX_NODE_SCORE * (s - MIN_THRESHOLD) // (max_t - MIN_THRESHOLD)

@@ -1,0 +1,211 @@
+"""InterPodAffinity filter and score.
+
+Mirrors pkg/scheduler/framework/plugins/interpodaffinity/{filtering.go, scoring.go, plugin.go}.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Optional
+
+from ..framework import (ADD, ASSIGNED_POD, DELETE, NODE, UPDATE, UPDATE_NODE_LABEL, ClusterEvent, CycleState,
+                         HintFn, Plugin, QueueingHint)
+from ..nodeinfo import NodeInfo
+from ..podinfo import AffinityTerm, PodInfo, new_pod_info
+from ..types import MAX_NODE_SCORE, Code, Status, unresolvable, unschedulable
+
+REASON_AFFINITY = "node(s) didn't match pod affinity rules"
+REASON_ANTI_AFFINITY = "node(s) didn't match pod anti-affinity rules"
+REASON_EXISTING_ANTI_AFFINITY = "node(s) didn't satisfy existing pods anti-affinity rules"
+
+Pair = tuple[str, str]
+
+
+def _inc(m: dict[Pair, int], key: str, labels: dict[str, str], d: int) -> None:
+    if key in labels:
+        p = (key, labels[key])
+        m[p] = m.get(p, 0) + d
+        if m[p] == 0:
+            del m[p]
+
+
+def _matches_all(terms: list[AffinityTerm], pod: PodInfo) -> bool:
+    return all(t.matches(pod) for t in terms)
+
+
+@dataclass
+class _State:
+    existing_anti: dict[Pair, int] = field(default_factory=dict)
+    affinity: dict[Pair, int] = field(default_factory=dict)
+    anti: dict[Pair, int] = field(default_factory=dict)
+
+    def clone(self) -> _State:
+        return _State(dict(self.existing_anti), dict(self.affinity), dict(self.anti))
+
+    def update(self, pod: PodInfo, other: PodInfo, labels: dict[str, str], d: int) -> None:
+        """preFilterState.updateWithPod."""
+        for t in other.required_anti_affinity_terms:
+            if t.matches(pod):
+                _inc(self.existing_anti, t.topology_key, labels, d)
+        if pod.required_affinity_terms and _matches_all(pod.required_affinity_terms, other):
+            for t in pod.required_affinity_terms:
+                _inc(self.affinity, t.topology_key, labels, d)
+        for t in pod.required_anti_affinity_terms:
+            if t.matches(other):
+                _inc(self.anti, t.topology_key, labels, d)
+
+
+class InterPodAffinity(Plugin):
+    """interpodaffinity plugin (hardPodAffinityWeight 1, ignorePreferredTermsOfExistingPods false)."""
+
+    name = "InterPodAffinity"
+    has_pre_filter = True
+    has_filter = True
+    has_pre_filter_extensions = True
+    has_pre_score = True
+    has_score = True
+    has_normalize = True
+
+    def __init__(self, hard_pod_affinity_weight: int = 1, ignore_preferred_terms_of_existing_pods: bool = False) -> None:
+        self.hard_weight = hard_pod_affinity_weight
+        self.ignore_preferred_existing = ignore_preferred_terms_of_existing_pods
+
+    def pre_filter(self, state: CycleState, pod: PodInfo, nodes: list[NodeInfo]) -> tuple[Status, Optional[set[str]]]:
+        st = _State()
+        for ni in nodes:
+            for other in ni.pods_with_required_anti_affinity:
+                for t in other.required_anti_affinity_terms:
+                    if t.matches(pod):
+                        _inc(st.existing_anti, t.topology_key, ni.labels, 1)
+        if not pod.required_affinity_terms and not pod.required_anti_affinity_terms and not st.existing_anti:
+            return Status(Code.SKIP), None
+        if pod.required_affinity_terms or pod.required_anti_affinity_terms:
+            for ni in nodes:
+                for other in ni.pods:
+                    if pod.required_affinity_terms and _matches_all(pod.required_affinity_terms, other):
+                        for t in pod.required_affinity_terms:
+                            _inc(st.affinity, t.topology_key, ni.labels, 1)
+                    for t in pod.required_anti_affinity_terms:
+                        if t.matches(other):
+                            _inc(st.anti, t.topology_key, ni.labels, 1)
+        state.data[self.name] = st
+        return Status(), None
+
+    def add_pod(self, state: CycleState, pod: PodInfo, to_add: PodInfo, ni: NodeInfo) -> None:
+        st = state.data.get(self.name)
+        if st is not None:
+            st.update(pod, to_add, ni.labels, 1)
+
+    def remove_pod(self, state: CycleState, pod: PodInfo, to_remove: PodInfo, ni: NodeInfo) -> None:
+        st = state.data.get(self.name)
+        if st is not None:
+            st.update(pod, to_remove, ni.labels, -1)
+
+    def filter(self, state: CycleState, pod: PodInfo, ni: NodeInfo) -> Status:
+        st: Optional[_State] = state.data.get(self.name)
+        if st is None:
+            return Status()
+        labels = ni.labels
+        # satisfyPodAffinity
+        pods_exist = True
+        for t in pod.required_affinity_terms:
+            if t.topology_key not in labels:
+                return unresolvable(REASON_AFFINITY)
+            if st.affinity.get((t.topology_key, labels[t.topology_key]), 0) <= 0:
+                pods_exist = False
+        if not pods_exist:
+            if not (not st.affinity and _matches_all(pod.required_affinity_terms, pod)):
+                return unresolvable(REASON_AFFINITY)
+        # satisfyPodAntiAffinity
+        for t in pod.required_anti_affinity_terms:
+            v = labels.get(t.topology_key)
+            if v is not None and st.anti.get((t.topology_key, v), 0) > 0:
+                return unschedulable(REASON_ANTI_AFFINITY)
+        # satisfyExistingPodsAntiAffinity
+        for k, v in labels.items():
+            if st.existing_anti.get((k, v), 0) > 0:
+                return unschedulable(REASON_EXISTING_ANTI_AFFINITY)
+        return Status()
+
+    # ---- score ----
+    def _process_existing(self, pod: PodInfo, other: PodInfo, labels: dict[str, str],
+                          score: dict[str, dict[str, int]]) -> None:
+        def add(key: str, w: int) -> None:
+            if key in labels:
+                m = score.setdefault(key, {})
+                m[labels[key]] = m.get(labels[key], 0) + w
+        for wt in pod.preferred_affinity_terms:
+            if wt.term.matches(other):
+                add(wt.term.topology_key, wt.weight)
+        for wt in pod.preferred_anti_affinity_terms:
+            if wt.term.matches(other):
+                add(wt.term.topology_key, -wt.weight)
+        if self.hard_weight > 0:
+            for t in other.required_affinity_terms:
+                if t.matches(pod):
+                    add(t.topology_key, self.hard_weight)
+        if not self.ignore_preferred_existing:
+            for wt in other.preferred_affinity_terms:
+                if wt.term.matches(pod):
+                    add(wt.term.topology_key, wt.weight)
+            for wt in other.preferred_anti_affinity_terms:
+                if wt.term.matches(pod):
+                    add(wt.term.topology_key, -wt.weight)
+
+    def pre_score(self, state: CycleState, pod: PodInfo, nodes: list[NodeInfo], all_nodes: list[NodeInfo]) -> Status:
+        has_pref = bool(pod.preferred_affinity_terms or pod.preferred_anti_affinity_terms)
+        if self.ignore_preferred_existing and not has_pref:
+            return Status(Code.SKIP)
+        score: dict[str, dict[str, int]] = {}
+        for ni in all_nodes:
+            pods = ni.pods if has_pref else ni.pods_with_affinity
+            for other in pods:
+                self._process_existing(pod, other, ni.labels, score)
+        score = {k: {v: s for v, s in m.items()} for k, m in score.items() if m}
+        if not score:
+            return Status(Code.SKIP)
+        state.data[self.name + "/score"] = score
+        return Status()
+
+    def score(self, state: CycleState, pod: PodInfo, ni: NodeInfo) -> int:
+        score = state.data[self.name + "/score"]
+        total = 0
+        for k, m in score.items():
+            v = ni.labels.get(k)
+            if v is not None:
+                total += m.get(v, 0)
+        return total
+
+    def normalize_score(self, state: CycleState, pod: PodInfo, scores: list[int]) -> None:
+        if not scores:
+            return
+        mn, mx = min(scores), max(scores)
+        diff = mx - mn
+        for i, s in enumerate(scores):
+            scores[i] = int(MAX_NODE_SCORE * ((s - mn) / diff)) if diff > 0 else 0
+
+    def events_to_register(self) -> list[tuple[ClusterEvent, HintFn]]:
+        Q, SKIP = QueueingHint.QUEUE, QueueingHint.QUEUE_SKIP
+
+        def pod_hint(pod: PodInfo, old: Any, new: Any) -> QueueingHint:
+            for obj in (old, new):
+                if obj is None:
+                    continue
+                other = new_pod_info(obj)
+                if any(t.matches(other) for t in pod.required_affinity_terms + pod.required_anti_affinity_terms):
+                    return Q
+                if any(t.matches(pod) for t in other.required_anti_affinity_terms):
+                    return Q
+            return SKIP
+
+        def node_hint(pod: PodInfo, old: Any, new: Any) -> QueueingHint:
+            keys = {t.topology_key for t in pod.required_affinity_terms + pod.required_anti_affinity_terms}
+            if not keys:
+                return Q  # existing pods' anti-affinity: any labelled node may help
+            for n in (old, new):
+                if n is not None and keys & set((n.metadata.labels or {}).keys()):
+                    return Q
+            return SKIP
+        return [(ClusterEvent(ASSIGNED_POD, ADD), pod_hint), (ClusterEvent(ASSIGNED_POD, UPDATE), pod_hint),
+                (ClusterEvent(ASSIGNED_POD, DELETE), pod_hint), (ClusterEvent(NODE, ADD), node_hint),
+                (ClusterEvent(NODE, UPDATE_NODE_LABEL), node_hint)]

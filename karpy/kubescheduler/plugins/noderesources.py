@@ -1,0 +1,231 @@
+"""NodeResourcesFit and NodeResourcesBalancedAllocation.
+
+Mirrors pkg/scheduler/framework/plugins/noderesources/{fit.go, resource_allocation.go,
+least_allocated.go, most_allocated.go, requested_to_capacity_ratio.go, balanced_allocation.go}
+and helper/shape_score.go (BuildBrokenLinearFunction).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any, Optional
+
+from ..framework import (ADD, ASSIGNED_POD, DELETE, NODE, UPDATE_NODE_ALLOCATABLE, UPDATE_POD_SCALE_DOWN,
+                         ClusterEvent, CycleState, HintFn, Plugin, QueueingHint)
+from ..nodeinfo import NodeInfo
+from ..podinfo import CPU, EPHEMERAL, MEMORY, PODS, PodInfo, ResourceList, _nanos
+from ..types import MAX_NODE_SCORE, Code, Status
+
+LEAST_ALLOCATED = "LeastAllocated"
+MOST_ALLOCATED = "MostAllocated"
+REQUESTED_TO_CAPACITY_RATIO = "RequestedToCapacityRatio"
+MAX_CUSTOM_PRIORITY_SCORE = 10
+
+
+@dataclass(frozen=True)
+class InsufficientResource:
+    resource: str
+    reason: str
+    requested: int
+    used: int
+    capacity: int
+    unresolvable: bool
+
+
+def fits_request(pod_req: ResourceList, ni: NodeInfo, ignored: frozenset[str] = frozenset(),
+                 ignored_groups: frozenset[str] = frozenset()) -> list[InsufficientResource]:
+    """fit.go fitsRequest (1.34+: a request above the node's allocatable is unresolvable)."""
+    out: list[InsufficientResource] = []
+    allowed = ni.allowed_pod_number
+    if len(ni.pods) + 1 > allowed:
+        out.append(InsufficientResource(PODS, "Too many pods", 1, len(ni.pods), allowed, False))
+    if all(v == 0 for v in pod_req.values()):
+        return out
+    for r in (CPU, MEMORY, EPHEMERAL):
+        req = pod_req.get(r, 0)
+        alloc = ni.allocatable.get(r, 0)
+        used = ni.requested.get(r, 0)
+        if req > 0 and req > alloc - used:
+            out.append(InsufficientResource(r, f"Insufficient {r}", req, used, alloc, req > alloc))
+    for r in sorted(pod_req):
+        if r in (CPU, MEMORY, EPHEMERAL, PODS):
+            continue
+        req = pod_req[r]
+        if req == 0:
+            continue
+        if r in ignored or (("/" in r) and r.split("/", 1)[0] in ignored_groups):
+            continue
+        alloc = ni.allocatable.get(r, 0)
+        used = ni.requested.get(r, 0)
+        if req > alloc - used:
+            out.append(InsufficientResource(r, f"Insufficient {r}", req, used, alloc, req > alloc))
+    return out
+
+
+def _broken_linear(shape: list[tuple[int, int]], p: int) -> int:
+    """helper.BuildBrokenLinearFunction (integer interpolation)."""
+    for i, (u, s) in enumerate(shape):
+        if p <= u:
+            if i == 0:
+                return shape[0][1]
+            u0, s0 = shape[i - 1]
+            return s0 + (s - s0) * (p - u0) // (u - u0)
+    return shape[-1][1]
+
+
+@dataclass
+class ScoringStrategy:
+    type: str = LEAST_ALLOCATED
+    resources: list[tuple[str, int]] = field(default_factory=lambda: [(CPU, 1), (MEMORY, 1)])
+    shape: list[tuple[int, int]] = field(default_factory=lambda: [(0, 10), (100, 0)])
+
+
+def _go_round(x: float) -> int:
+    """math.Round: half away from zero."""
+    return int(math.floor(x + 0.5)) if x >= 0 else -int(math.floor(-x + 0.5))
+
+
+class NodeResourcesFit(Plugin):
+    """noderesources Fit plugin."""
+
+    name = "NodeResourcesFit"
+    has_pre_filter = True
+    has_filter = True
+    has_pre_score = True
+    has_score = True
+
+    def __init__(self, strategy: Optional[ScoringStrategy] = None, ignored_resources: frozenset[str] = frozenset(),
+                 ignored_resource_groups: frozenset[str] = frozenset()) -> None:
+        self.strategy = strategy or ScoringStrategy()
+        self.ignored = ignored_resources
+        self.ignored_groups = ignored_resource_groups
+
+    def pre_filter(self, state: CycleState, pod: PodInfo, nodes: list[NodeInfo]) -> tuple[Status, Optional[set[str]]]:
+        return Status(), None
+
+    def filter(self, state: CycleState, pod: PodInfo, ni: NodeInfo) -> Status:
+        ins = fits_request(pod.requests, ni, self.ignored, self.ignored_groups)
+        if not ins:
+            return Status()
+        code = Code.UNSCHEDULABLE_AND_UNRESOLVABLE if any(i.unresolvable for i in ins) else Code.UNSCHEDULABLE
+        return Status(code, [i.reason for i in ins])
+
+    def pre_score(self, state: CycleState, pod: PodInfo, nodes: list[NodeInfo], all_nodes: list[NodeInfo]) -> Status:
+        return Status()
+
+    # resource_allocation.go calculateResourceAllocatableRequest
+    def _alloc_req(self, ni: NodeInfo, pod: PodInfo, r: str, use_requested: bool) -> tuple[int, int]:
+        alloc = ni.allocatable.get(r, 0)
+        if r in (CPU, MEMORY) and not use_requested:
+            return alloc, ni.non_zero_requested.get(r, 0) + pod.non_zero_requests.get(r, 0)
+        return alloc, ni.requested.get(r, 0) + pod.requests.get(r, 0)
+
+    def score(self, state: CycleState, pod: PodInfo, ni: NodeInfo) -> int:
+        return score_resources(self.strategy, ni, pod, self._alloc_req)
+
+    def events_to_register(self) -> list[tuple[ClusterEvent, HintFn]]:
+        Q, SKIP = QueueingHint.QUEUE, QueueingHint.QUEUE_SKIP
+
+        def node_hint(pod: PodInfo, old: Any, new: Any) -> QueueingHint:
+            if new is None:
+                return SKIP
+            empty = NodeInfo.from_node(new)
+            if fits_request(pod.requests, empty, self.ignored, self.ignored_groups):
+                return SKIP
+            if old is None:
+                return Q
+            old_alloc = NodeInfo.from_node(old).allocatable
+            for r in list(pod.requests) + [PODS]:
+                if empty.allocatable.get(r, 0) > old_alloc.get(r, 0):
+                    return Q
+            return SKIP
+
+        def pod_deleted(pod: PodInfo, old: Any, new: Any) -> QueueingHint:
+            if old is None:
+                return SKIP
+            if getattr(old.spec, "node_name", None) or getattr(getattr(old, "status", None), "nominated_node_name", None):
+                return Q
+            return SKIP
+
+        def scale_down(pod: PodInfo, old: Any, new: Any) -> QueueingHint:
+            return Q if new is not None and getattr(new.spec, "node_name", None) else SKIP
+        return [(ClusterEvent(NODE, ADD), node_hint), (ClusterEvent(NODE, UPDATE_NODE_ALLOCATABLE), node_hint),
+                (ClusterEvent(ASSIGNED_POD, DELETE), pod_deleted),
+                (ClusterEvent(ASSIGNED_POD, UPDATE_POD_SCALE_DOWN), scale_down)]
+
+
+def score_resources(strategy: ScoringStrategy, ni: NodeInfo, pod: PodInfo, alloc_req: Any) -> int:
+    """resourceAllocationScorer.score with LeastAllocated/MostAllocated/RequestedToCapacityRatio."""
+    allocs: list[int] = []
+    reqs: list[int] = []
+    weights: list[int] = []
+    for r, w in strategy.resources:
+        alloc, req = alloc_req(ni, pod, r, False)
+        if r not in (CPU, MEMORY, EPHEMERAL) and (alloc == 0 or pod.requests.get(r, 0) == 0):
+            continue  # extended resource not requested by the pod or not on the node: skipped
+        if alloc == 0 and r in (CPU, MEMORY, EPHEMERAL):
+            pass
+        allocs.append(alloc)
+        reqs.append(req)
+        weights.append(w)
+    if strategy.type == REQUESTED_TO_CAPACITY_RATIO:
+        shape = [(u, s * (MAX_NODE_SCORE // MAX_CUSTOM_PRIORITY_SCORE)) for u, s in strategy.shape]
+        num = 0
+        wsum = 0
+        for a, q, w in zip(allocs, reqs, weights):
+            util = 100 if (a == 0 or q > a) else q * 100 // a
+            s = _broken_linear(shape, util)
+            if s > 0:
+                num += s * w
+                wsum += w
+        return 0 if wsum == 0 else _go_round(num / wsum)
+    num = 0
+    wsum = 0
+    for a, q, w in zip(allocs, reqs, weights):
+        if strategy.type == MOST_ALLOCATED:
+            s = 0 if a == 0 else min(q, a) * MAX_NODE_SCORE // a
+        else:
+            s = 0 if (a == 0 or q > a) else (a - q) * MAX_NODE_SCORE // a
+        num += s * w
+        wsum += w
+    return 0 if wsum == 0 else num // wsum
+
+
+class BalancedAllocation(Plugin):
+    """NodeResourcesBalancedAllocation (v1.34/1.35 formula: 1 - std of utilisation fractions)."""
+
+    name = "NodeResourcesBalancedAllocation"
+    has_pre_score = True
+    has_score = True
+
+    def __init__(self, resources: Optional[list[tuple[str, int]]] = None) -> None:
+        self.resources = resources or [(CPU, 1), (MEMORY, 1)]
+
+    def pre_score(self, state: CycleState, pod: PodInfo, nodes: list[NodeInfo], all_nodes: list[NodeInfo]) -> Status:
+        if all(pod.requests.get(r, 0) == 0 for r, _ in self.resources):
+            return Status(Code.SKIP)  # best-effort pod (issue #129138)
+        return Status()
+
+    def score(self, state: CycleState, pod: PodInfo, ni: NodeInfo) -> int:
+        fractions: list[float] = []
+        for r, _w in self.resources:
+            alloc = ni.allocatable.get(r, 0)
+            req = ni.requested.get(r, 0) + pod.requests.get(r, 0)
+            if r not in (CPU, MEMORY, EPHEMERAL) and (alloc == 0 or pod.requests.get(r, 0) == 0):
+                continue
+            if alloc == 0:
+                continue
+            fractions.append(min(req / alloc, 1.0))
+        return balanced_score(fractions)
+
+
+def balanced_score(fractions: list[float]) -> int:
+    """balanced_allocation.go balancedResourceScorer."""
+    std = 0.0
+    if len(fractions) == 2:
+        std = abs((fractions[0] - fractions[1]) / 2)
+    elif len(fractions) > 2:
+        mean = sum(fractions) / len(fractions)
+        std = math.sqrt(sum((f - mean) ** 2 for f in fractions) / len(fractions))
+    return int((1 - std) * MAX_NODE_SCORE)

@@ -1,0 +1,274 @@
+"""PodTopologySpread filter and score (incl. system default constraints).
+
+Mirrors pkg/scheduler/framework/plugins/podtopologyspread/{common.go, filtering.go, scoring.go, plugin.go}.
+Determinism: domains are iterated in sorted order where Go iterates maps.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any, Callable, Optional
+
+from karpy.api.meta import LabelSelector, LabelSelectorRequirement
+
+from ..framework import (ADD, ASSIGNED_POD, DELETE, NODE, UPDATE, UPDATE_NODE_LABEL, UPDATE_NODE_TAINT,
+                         ClusterEvent, CycleState, HintFn, Plugin, QueueingHint)
+from ..nodeinfo import NodeInfo
+from ..podinfo import PodInfo
+from ..types import LABEL_HOSTNAME, LABEL_ZONE, MAX_NODE_SCORE, Code, Status, unresolvable, unschedulable
+from .helpers import NO_EXECUTE, NO_SCHEDULE, find_matching_untolerated_taint, required_node_affinity_matches
+
+REASON = "node(s) didn't match pod topology spread constraints"
+REASON_MISSING_LABEL = "node(s) didn't match pod topology spread constraints (missing required label)"
+
+
+@dataclass
+class Constraint:
+    """topologySpreadConstraint (common.go) with the selector merged with matchLabelKeys."""
+
+    max_skew: int
+    topology_key: str
+    selector: Optional[LabelSelector]
+    min_domains: int = 1
+    node_affinity_policy: str = "Honor"
+    node_taints_policy: str = "Ignore"
+
+    def matches_inclusion(self, pod: PodInfo, ni: NodeInfo) -> bool:
+        """matchNodeInclusionPolicies."""
+        if self.node_affinity_policy == "Honor" and not required_node_affinity_matches(pod.spec, ni.node):
+            return False
+        if self.node_taints_policy == "Honor":
+            tols = list(getattr(pod.spec, "tolerations", None) or [])
+            if find_matching_untolerated_taint(ni.taints, tols, lambda t: t.effect in (NO_SCHEDULE, NO_EXECUTE)) is not None:
+                return False
+        return True
+
+    def self_match(self, pod: PodInfo) -> int:
+        return 1 if self.selector is not None and self.selector.matches(pod.labels) else 0
+
+
+SYSTEM_DEFAULT_CONSTRAINTS = ((LABEL_HOSTNAME, 3), (LABEL_ZONE, 5))
+
+
+def count_pods_match_selector(pods: list[PodInfo], selector: Optional[LabelSelector], ns: str) -> int:
+    """common.go countPodsMatchSelector: same namespace, not terminating; empty/nil selector counts 0."""
+    if selector is None or selector.is_empty():
+        return 0
+    return sum(1 for p in pods if p.namespace == ns and not p.terminating and selector.matches(p.labels))
+
+
+def _node_has_all_keys(ni: NodeInfo, cs: list[Constraint]) -> bool:
+    labels = ni.labels
+    return all(c.topology_key in labels for c in cs)
+
+
+def build_constraints(pod: PodInfo, action: str) -> list[Constraint]:
+    """filterTopologySpreadConstraints: those with whenUnsatisfiable == action, matchLabelKeys merged."""
+    out = []
+    for c in getattr(pod.spec, "topology_spread_constraints", None) or []:
+        if c.when_unsatisfiable != action:
+            continue
+        sel = c.label_selector
+        mlk = getattr(c, "match_label_keys", None) or []
+        if sel is not None and mlk:
+            exprs = list(sel.match_expressions)
+            for k in mlk:
+                if k in pod.labels:
+                    exprs.append(LabelSelectorRequirement(key=k, operator="In", values=[pod.labels[k]]))
+            sel = LabelSelector(match_labels=dict(sel.match_labels), match_expressions=exprs)
+        out.append(Constraint(
+            int(c.max_skew), c.topology_key, sel,
+            int(getattr(c, "min_domains", None) or 1),
+            getattr(c, "node_affinity_policy", None) or "Honor",
+            getattr(c, "node_taints_policy", None) or "Ignore",
+        ))
+    return out
+
+
+@dataclass
+class _FilterState:
+    constraints: list[Constraint]
+    counts: list[dict[str, int]] = field(default_factory=list)  # per constraint: domain value -> matching pods
+
+    def clone(self) -> _FilterState:
+        return _FilterState(self.constraints, [dict(c) for c in self.counts])
+
+    def update(self, pod: PodInfo, other: PodInfo, ni: NodeInfo, delta: int) -> None:
+        """updateWithPod."""
+        if other.namespace != pod.namespace or not _node_has_all_keys(ni, self.constraints):
+            return
+        for i, c in enumerate(self.constraints):
+            if not c.matches_inclusion(pod, ni):
+                continue
+            if c.selector is None or not c.selector.matches(other.labels):
+                continue
+            v = ni.labels[c.topology_key]
+            self.counts[i][v] = self.counts[i].get(v, 0) + delta
+
+
+class PodTopologySpread(Plugin):
+    """podtopologyspread plugin. ``default_selector(pod)`` returns the merged Service/RS/STS/RC selector
+    used for system default constraints (None: the pod gets no default constraints)."""
+
+    name = "PodTopologySpread"
+    has_pre_filter = True
+    has_filter = True
+    has_pre_filter_extensions = True
+    has_pre_score = True
+    has_score = True
+    has_normalize = True
+
+    def __init__(self, defaulting_type: str = "System",
+                 default_selector: Optional[Callable[[Any], Optional[LabelSelector]]] = None) -> None:
+        self.defaulting_type = defaulting_type
+        self.default_selector = default_selector
+
+    # ---- filter ----
+    def pre_filter(self, state: CycleState, pod: PodInfo, nodes: list[NodeInfo]) -> tuple[Status, Optional[set[str]]]:
+        cs = build_constraints(pod, "DoNotSchedule")
+        if not cs:
+            return Status(Code.SKIP), None
+        st = _FilterState(cs, [{} for _ in cs])
+        for ni in nodes:
+            if not _node_has_all_keys(ni, cs):
+                continue
+            for i, c in enumerate(cs):
+                if not c.matches_inclusion(pod, ni):
+                    continue
+                v = ni.labels[c.topology_key]
+                st.counts[i][v] = st.counts[i].get(v, 0) + count_pods_match_selector(ni.pods, c.selector, pod.namespace)
+        state.data[self.name] = st
+        return Status(), None
+
+    def add_pod(self, state: CycleState, pod: PodInfo, to_add: PodInfo, ni: NodeInfo) -> None:
+        st = state.data.get(self.name)
+        if st is not None:
+            st.update(pod, to_add, ni, 1)
+
+    def remove_pod(self, state: CycleState, pod: PodInfo, to_remove: PodInfo, ni: NodeInfo) -> None:
+        st = state.data.get(self.name)
+        if st is not None:
+            st.update(pod, to_remove, ni, -1)
+
+    def filter(self, state: CycleState, pod: PodInfo, ni: NodeInfo) -> Status:
+        st: Optional[_FilterState] = state.data.get(self.name)
+        if st is None:
+            return Status()
+        for i, c in enumerate(st.constraints):
+            if c.topology_key not in ni.labels:
+                return unresolvable(REASON_MISSING_LABEL)
+            counts = st.counts[i]
+            min_match = 0 if len(counts) < c.min_domains else (min(counts.values()) if counts else 0)
+            match = counts.get(ni.labels[c.topology_key], 0)
+            skew = match + c.self_match(pod) - min_match
+            if skew > c.max_skew:
+                return unschedulable(REASON)
+        return Status()
+
+    # ---- score ----
+    def _score_constraints(self, pod: PodInfo) -> tuple[list[Constraint], bool]:
+        explicit = getattr(pod.spec, "topology_spread_constraints", None) or []
+        if explicit:
+            return build_constraints(pod, "ScheduleAnyway"), True
+        if self.defaulting_type != "System" or self.default_selector is None:
+            return [], True
+        sel = self.default_selector(pod.pod)
+        if sel is None or sel.is_empty():
+            return [], False
+        return [Constraint(skew, key, sel) for key, skew in SYSTEM_DEFAULT_CONSTRAINTS], False
+
+    def pre_score(self, state: CycleState, pod: PodInfo, nodes: list[NodeInfo], all_nodes: list[NodeInfo]) -> Status:
+        cs, require_all = self._score_constraints(pod)
+        if not cs:
+            return Status(Code.SKIP)
+        ignored: set[str] = set()
+        counts: list[dict[str, int]] = [{} for _ in cs]
+        sizes = [0] * len(cs)
+        for ni in nodes:
+            if require_all and not _node_has_all_keys(ni, cs):
+                ignored.add(ni.name)
+                continue
+            for i, c in enumerate(cs):
+                if c.topology_key == LABEL_HOSTNAME:
+                    sizes[i] += 1
+                    continue
+                v = ni.labels.get(c.topology_key)
+                if v is not None and v not in counts[i]:
+                    counts[i][v] = 0
+        for i, c in enumerate(cs):
+            if c.topology_key != LABEL_HOSTNAME:
+                sizes[i] = len(counts[i])
+        weights = [math.log(s + 2) for s in sizes]
+        for ni in all_nodes:
+            if require_all and not _node_has_all_keys(ni, cs):
+                continue
+            for i, c in enumerate(cs):
+                if c.topology_key == LABEL_HOSTNAME:
+                    continue
+                v = ni.labels.get(c.topology_key)
+                if v is None or v not in counts[i] or not c.matches_inclusion(pod, ni):
+                    continue
+                counts[i][v] += count_pods_match_selector(ni.pods, c.selector, pod.namespace)
+        state.data[self.name + "/score"] = (cs, counts, weights, ignored)
+        return Status()
+
+    def score(self, state: CycleState, pod: PodInfo, ni: NodeInfo) -> int:
+        cs, counts, weights, ignored = state.data[self.name + "/score"]
+        if ni.name in ignored:
+            return 0
+        s = 0.0
+        for i, c in enumerate(cs):
+            v = ni.labels.get(c.topology_key)
+            if v is None:
+                continue
+            if c.topology_key == LABEL_HOSTNAME:
+                cnt = count_pods_match_selector(ni.pods, c.selector, pod.namespace)
+            else:
+                cnt = counts[i].get(v, 0)
+            s += cnt * weights[i] + (c.max_skew - 1)
+        return int(math.floor(s + 0.5))
+
+    def normalize_score(self, state: CycleState, pod: PodInfo, scores: list[int]) -> None:
+        # needs node names: the framework passes scores in node order; ignored nodes recorded via state
+        order: list[str] = state.data.get("_score_nodes", [])
+        _cs, _counts, _w, ignored = state.data[self.name + "/score"]
+        live = [s for n, s in zip(order, scores) if n not in ignored]
+        if not live:
+            return
+        mn, mx = min(live), max(live)
+        for i, n in enumerate(order):
+            if n in ignored:
+                scores[i] = 0
+            elif mx == 0:
+                scores[i] = MAX_NODE_SCORE
+            else:
+                scores[i] = MAX_NODE_SCORE * (mx + mn - scores[i]) // mx
+
+    def events_to_register(self) -> list[tuple[ClusterEvent, HintFn]]:
+        Q, SKIP = QueueingHint.QUEUE, QueueingHint.QUEUE_SKIP
+
+        def pod_hint(pod: PodInfo, old: Any, new: Any) -> QueueingHint:
+            obj = new if new is not None else old
+            if obj is None or (getattr(obj.metadata, "namespace", None) or "default") != pod.namespace:
+                return SKIP
+            labels_sets = [obj.metadata.labels or {}]
+            if old is not None and new is not None:
+                labels_sets.append(old.metadata.labels or {})
+            for c in getattr(pod.spec, "topology_spread_constraints", None) or []:
+                if c.label_selector is not None and any(c.label_selector.matches(ls) for ls in labels_sets):
+                    return Q
+            return SKIP
+
+        def node_hint(pod: PodInfo, old: Any, new: Any) -> QueueingHint:
+            keys = [c.topology_key for c in getattr(pod.spec, "topology_spread_constraints", None) or []]
+            if not keys:
+                return SKIP
+            for n in (old, new):
+                if n is not None and any(k in (n.metadata.labels or {}) for k in keys):
+                    return Q
+            return SKIP
+        return [(ClusterEvent(ASSIGNED_POD, ADD), pod_hint), (ClusterEvent(ASSIGNED_POD, UPDATE), pod_hint),
+                (ClusterEvent(ASSIGNED_POD, DELETE), pod_hint), (ClusterEvent(NODE, ADD), node_hint),
+                (ClusterEvent(NODE, DELETE), node_hint), (ClusterEvent(NODE, UPDATE_NODE_LABEL), node_hint),
+                (ClusterEvent(NODE, UPDATE_NODE_TAINT), node_hint)]

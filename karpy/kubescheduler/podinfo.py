@@ -1,0 +1,251 @@
+"""PodInfo: what the scheduler reads from a Pod, computed once per pod object.
+
+Mirrors pkg/scheduler/framework/types.go (PodInfo, AffinityTerm) and
+staging/src/k8s.io/component-helpers/resource/helpers.go (PodRequests, with the non-zero
+variant of pkg/scheduler/util/pod_resources.go). Amounts are int nano-units.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from karpy.api.quantity import parse_nanos
+
+from .types import DEFAULT_MEMORY_REQUEST_NANOS, DEFAULT_MILLI_CPU_REQUEST_NANOS
+
+ResourceList = dict[str, int]
+
+CPU = "cpu"
+MEMORY = "memory"
+EPHEMERAL = "ephemeral-storage"
+PODS = "pods"
+
+
+def _nanos(q: Any) -> int:
+    n = getattr(q, "nanos", None)
+    if isinstance(n, int):
+        return n
+    return parse_nanos(q)
+
+
+def _rl(d: dict[str, Any] | None) -> ResourceList:
+    return {k: _nanos(v) for k, v in (d or {}).items()}
+
+
+def _add(a: ResourceList, b: ResourceList) -> None:
+    for k, v in b.items():
+        a[k] = a.get(k, 0) + v
+
+
+def _max(a: ResourceList, b: ResourceList) -> None:
+    for k, v in b.items():
+        if v > a.get(k, 0):
+            a[k] = v
+
+
+def _container_requests(c: Any, non_zero: bool) -> ResourceList:
+    res = getattr(c, "resources", None)
+    reqs = dict(_rl(getattr(res, "requests", None) if res is not None else None))
+    if not reqs and res is not None:
+        # API-server defaulting: limits without requests become requests
+        reqs = dict(_rl(getattr(res, "limits", None)))
+    if non_zero:
+        if reqs.get(CPU, 0) == 0 and CPU not in reqs:
+            reqs[CPU] = DEFAULT_MILLI_CPU_REQUEST_NANOS
+        if reqs.get(MEMORY, 0) == 0 and MEMORY not in reqs:
+            reqs[MEMORY] = DEFAULT_MEMORY_REQUEST_NANOS
+    return reqs
+
+
+def compute_pod_requests(pod: Any, non_zero: bool = False) -> ResourceList:
+    """resource.PodRequests: max(sum(containers)+sidecars, each init + earlier sidecars) + overhead.
+
+    With ``non_zero`` each container lacking a cpu/memory request counts 100m / 200Mi
+    (pkg/scheduler/util GetNonzeroRequests)."""
+    spec = pod.spec
+    reqs: ResourceList = {}
+    for c in spec.containers or []:
+        _add(reqs, _container_requests(c, non_zero))
+    sidecars: ResourceList = {}
+    init_max: ResourceList = {}
+    for c in getattr(spec, "init_containers", None) or []:
+        cr = _container_requests(c, non_zero)
+        if getattr(c, "restart_policy", None) == "Always":
+            _add(reqs, cr)
+            _add(sidecars, cr)
+            use = dict(sidecars)
+        else:
+            use = dict(cr)
+            _add(use, sidecars)
+        _max(init_max, use)
+    _max(reqs, init_max)
+    _add(reqs, _rl(getattr(spec, "overhead", None)))
+    return {k: v for k, v in reqs.items() if v != 0 or k in (CPU, MEMORY)}
+
+
+@dataclass(frozen=True)
+class HostPortEntry:
+    ip: str
+    protocol: str
+    port: int
+
+
+@dataclass
+class AffinityTerm:
+    """framework.AffinityTerm: a PodAffinityTerm with its namespace set resolved."""
+
+    namespaces: frozenset[str]
+    selector: Any  # LabelSelector | None (None matches nothing)
+    topology_key: str
+    namespace_selector: Any = None  # LabelSelector | None
+    all_namespaces: bool = False
+
+    def matches(self, pod: PodInfo, ns_labels: dict[str, dict[str, str]] | None = None) -> bool:
+        if not (self.all_namespaces or pod.namespace in self.namespaces):
+            if self.namespace_selector is None:
+                return False
+            labels = (ns_labels or {}).get(pod.namespace, {"kubernetes.io/metadata.name": pod.namespace})
+            if not self.namespace_selector.matches(labels):
+                return False
+        if self.selector is None:
+            return False
+        return bool(self.selector.matches(pod.labels))
+
+
+@dataclass
+class WeightedAffinityTerm:
+    term: AffinityTerm
+    weight: int
+
+
+def _affinity_terms(pod_ns: str, pod_labels: dict[str, str], terms: list[Any]) -> list[AffinityTerm]:
+    out = []
+    for t in terms or []:
+        out.append(_term(pod_ns, pod_labels, t))
+    return out
+
+
+def _term(pod_ns: str, pod_labels: dict[str, str], t: Any) -> AffinityTerm:
+    """framework.newAffinityTerm incl. matchLabelKeys/mismatchLabelKeys merging."""
+    from karpy.api.meta import LabelSelector, LabelSelectorRequirement
+
+    ns = frozenset(getattr(t, "namespaces", None) or [])
+    nsel = getattr(t, "namespace_selector", None)
+    all_ns = nsel is not None and nsel.is_empty()
+    if not ns and nsel is None:
+        ns = frozenset([pod_ns])
+    sel = getattr(t, "label_selector", None)
+    mlk = getattr(t, "match_label_keys", None) or []
+    mmlk = getattr(t, "mismatch_label_keys", None) or []
+    if sel is not None and (mlk or mmlk):
+        exprs = list(sel.match_expressions)
+        for k in mlk:
+            if k in pod_labels:
+                exprs.append(LabelSelectorRequirement(key=k, operator="In", values=[pod_labels[k]]))
+        for k in mmlk:
+            if k in pod_labels:
+                exprs.append(LabelSelectorRequirement(key=k, operator="NotIn", values=[pod_labels[k]]))
+        sel = LabelSelector(match_labels=dict(sel.match_labels), match_expressions=exprs)
+    return AffinityTerm(ns, sel, t.topology_key, None if all_ns else nsel, all_ns)
+
+
+@dataclass
+class PodInfo:
+    """framework.PodInfo plus the derived values every plugin needs."""
+
+    pod: Any
+    key: str
+    uid: str
+    name: str
+    namespace: str
+    labels: dict[str, str]
+    priority: int
+    requests: ResourceList
+    non_zero_requests: ResourceList
+    host_ports: list[HostPortEntry]
+    required_affinity_terms: list[AffinityTerm] = field(default_factory=list)
+    required_anti_affinity_terms: list[AffinityTerm] = field(default_factory=list)
+    preferred_affinity_terms: list[WeightedAffinityTerm] = field(default_factory=list)
+    preferred_anti_affinity_terms: list[WeightedAffinityTerm] = field(default_factory=list)
+
+    @property
+    def spec(self) -> Any:
+        return self.pod.spec
+
+    @property
+    def node_name(self) -> str:
+        return getattr(self.pod.spec, "node_name", None) or ""
+
+    @property
+    def nominated_node_name(self) -> str:
+        st = getattr(self.pod, "status", None)
+        return (getattr(st, "nominated_node_name", None) or "") if st is not None else ""
+
+    @property
+    def terminating(self) -> bool:
+        return getattr(self.pod.metadata, "deletion_timestamp", None) is not None
+
+    @property
+    def preemption_policy(self) -> str:
+        return getattr(self.pod.spec, "preemption_policy", None) or "PreemptLowerPriority"
+
+    def has_affinity(self) -> bool:
+        return bool(self.required_affinity_terms or self.required_anti_affinity_terms
+                    or self.preferred_affinity_terms or self.preferred_anti_affinity_terms)
+
+    def images(self) -> list[str]:
+        out = []
+        for c in list(getattr(self.pod.spec, "init_containers", None) or []) + list(self.pod.spec.containers or []):
+            out.append(getattr(c, "image", None) or "")
+        return out
+
+
+def host_ports_of(pod: Any) -> list[HostPortEntry]:
+    """schedutil.GetHostPorts-like: container ports with hostPort > 0 (protocol TCP, ip 0.0.0.0 defaults)."""
+    out = []
+    for c in pod.spec.containers or []:
+        for p in getattr(c, "ports", None) or []:
+            hp = getattr(p, "host_port", None) or 0
+            if hp > 0:
+                out.append(HostPortEntry(getattr(p, "host_ip", None) or "0.0.0.0",
+                                         getattr(p, "protocol", None) or "TCP", hp))
+    return out
+
+
+def pod_priority(pod: Any) -> int:
+    """corev1helpers.PodPriority: spec.priority, nil -> 0."""
+    p = getattr(pod.spec, "priority", None)
+    return int(p) if p is not None else 0
+
+
+def new_pod_info(pod: Any) -> PodInfo:
+    """framework.NewPodInfo."""
+    md = pod.metadata
+    ns = getattr(md, "namespace", None) or "default"
+    labels = dict(getattr(md, "labels", None) or {})
+    aff = getattr(pod.spec, "affinity", None)
+    pa = getattr(aff, "pod_affinity", None) if aff is not None else None
+    paa = getattr(aff, "pod_anti_affinity", None) if aff is not None else None
+    req_aff = _affinity_terms(ns, labels, getattr(pa, "required_during_scheduling_ignored_during_execution", None) or []) if pa else []
+    req_anti = _affinity_terms(ns, labels, getattr(paa, "required_during_scheduling_ignored_during_execution", None) or []) if paa else []
+    pref_aff = [WeightedAffinityTerm(_term(ns, labels, w.pod_affinity_term), w.weight)
+                for w in (getattr(pa, "preferred_during_scheduling_ignored_during_execution", None) or [])] if pa else []
+    pref_anti = [WeightedAffinityTerm(_term(ns, labels, w.pod_affinity_term), w.weight)
+                 for w in (getattr(paa, "preferred_during_scheduling_ignored_during_execution", None) or [])] if paa else []
+    return PodInfo(
+        pod=pod,
+        key=f"{ns}/{md.name}",
+        uid=getattr(md, "uid", None) or f"{ns}/{md.name}",
+        name=md.name,
+        namespace=ns,
+        labels=labels,
+        priority=pod_priority(pod),
+        requests=compute_pod_requests(pod),
+        non_zero_requests=compute_pod_requests(pod, non_zero=True),
+        host_ports=host_ports_of(pod),
+        required_affinity_terms=req_aff,
+        required_anti_affinity_terms=req_anti,
+        preferred_affinity_terms=pref_aff,
+        preferred_anti_affinity_terms=pref_anti,
+    )

@@ -1,0 +1,246 @@
+"""DefaultPreemption (PostFilter).
+
+Mirrors pkg/scheduler/framework/preemption/preemption.go (Preempt, findCandidates, DryRunPreemption,
+SelectCandidate, pickOneNodeForPreemption, filterPodsWithPDBViolation) and
+pkg/scheduler/framework/plugins/defaultpreemption/default_preemption.go (PodEligibleToPreemptOthers,
+SelectVictimsOnNode, calculateNumCandidates, GetOffsetAndNumCandidates).
+Step 6 of the node choice (Go map order) is replaced by "first candidate in dry-run order".
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from dataclasses import dataclass, field
+from typing import Any, Callable, Optional
+
+from .framework import CycleState, Framework
+from .nodeinfo import NodeInfo
+from .podinfo import PodInfo
+from .schedule_one import Diagnosis, FitError
+from .types import MIN_CANDIDATE_NODES_ABSOLUTE, MIN_CANDIDATE_NODES_PERCENTAGE, Code, Status, unresolvable
+
+MSG_NO_VICTIMS = "No preemption victims found for incoming pod"
+MSG_NOT_HELPFUL = "Preemption is not helpful for scheduling"
+MSG_POLICY_NEVER = "not eligible due to preemptionPolicy=Never."
+MSG_TERMINATING = "not eligible due to a terminating pod on the nominated node."
+INT32_MAX = 2**31 - 1
+
+
+@dataclass
+class Candidate:
+    node: str
+    victims: list[PodInfo]
+    num_pdb_violations: int
+
+
+@dataclass
+class PreemptionOutcome:
+    """PostFilterResult + status. ``nominated_node``: None = keep (no change), "" = clear, else the node."""
+
+    status: Status
+    nominated_node: Optional[str] = None
+    victims: list[PodInfo] = field(default_factory=list)
+    message: str = ""  # PostFilterMsg ("preemption: ..." or "")
+
+
+def more_important_pod(a: PodInfo, b: PodInfo, now: float) -> bool:
+    """corev1helpers MoreImportantPod: higher priority, then earlier start time."""
+    if a.priority != b.priority:
+        return a.priority > b.priority
+    return start_time(a, now) < start_time(b, now)
+
+
+def start_time(p: PodInfo, now: float) -> float:
+    st = getattr(getattr(p.pod, "status", None), "start_time", None)
+    if st is None:
+        return now
+    if hasattr(st, "timestamp"):
+        return float(st.timestamp())
+    return float(st)
+
+
+def pdb_allowed(pdb: Any, pods: list[PodInfo]) -> int:
+    """status.disruptionsAllowed, from status when present, else computed like the disruption
+    controller from the matching non-terminating assigned pods (all assumed healthy)."""
+    status = getattr(pdb, "status", None)
+    if status is not None and getattr(status, "disruptions_allowed", None) is not None:
+        return int(status.disruptions_allowed)
+    matched = [p for p in pods if pdb.selects(p.namespace, p.labels) and not p.terminating]
+    n = len(matched)
+
+    def val(v: Any, round_up: bool) -> int:
+        if isinstance(v, str) and v.endswith("%"):
+            x = int(v[:-1]) * n / 100
+            return math.ceil(x) if round_up else math.floor(x)
+        return int(v)
+    spec = pdb.spec
+    if spec.min_available is not None:
+        return max(0, n - val(spec.min_available, True))
+    if spec.max_unavailable is not None:
+        return max(0, val(spec.max_unavailable, True))
+    return 0
+
+
+def filter_pods_with_pdb_violation(pods: list[PodInfo], pdbs: list[Any], allowed: dict[int, int]) -> tuple[list[PodInfo], list[PodInfo]]:
+    """filterPodsWithPDBViolation: (violating, non-violating), order preserved."""
+    allowed = dict(allowed)
+    violating, non = [], []
+    for p in pods:
+        bad = False
+        if p.labels:
+            for i, pdb in enumerate(pdbs):
+                if pdb.metadata.namespace != p.namespace:
+                    continue
+                sel = pdb.spec.selector
+                if sel is None or sel.is_empty() or not sel.matches(p.labels):
+                    continue
+                disrupted = getattr(getattr(pdb, "status", None), "disrupted_pods", None) or {}
+                if p.name in disrupted:
+                    continue
+                allowed[i] -= 1
+                if allowed[i] < 0:
+                    bad = True
+        (violating if bad else non).append(p)
+    return violating, non
+
+
+class DefaultPreemption:
+    """The DefaultPreemption PostFilter plugin."""
+
+    name = "DefaultPreemption"
+
+    def __init__(self, fwk: Framework, rng: random.Random, min_pct: int = MIN_CANDIDATE_NODES_PERCENTAGE,
+                 min_abs: int = MIN_CANDIDATE_NODES_ABSOLUTE) -> None:
+        self.fwk = fwk
+        self.rng = rng
+        self.min_pct = min_pct
+        self.min_abs = min_abs
+
+    def eligible(self, pod: PodInfo, nodes: dict[str, NodeInfo], diag: Diagnosis,
+                 terminating_by_preemption: Callable[[PodInfo], bool]) -> tuple[bool, str]:
+        """PodEligibleToPreemptOthers."""
+        if pod.preemption_policy == "Never":
+            return False, MSG_POLICY_NEVER
+        nnn = pod.nominated_node_name
+        if nnn:
+            st = diag.node_to_status.get(nnn)
+            if st is not None and st.code == Code.UNSCHEDULABLE_AND_UNRESOLVABLE:
+                return True, ""
+            ni = nodes.get(nnn)
+            if ni is not None:
+                for p in ni.pods:
+                    if p.priority < pod.priority and terminating_by_preemption(p):
+                        return False, MSG_TERMINATING
+        return True, ""
+
+    def num_candidates(self, n: int) -> int:
+        c = n * self.min_pct // 100
+        if c < self.min_abs:
+            c = self.min_abs
+        return min(c, n)
+
+    def select_victims_on_node(self, state: CycleState, pod: PodInfo, ni: NodeInfo, pdbs: list[Any],
+                               allowed: dict[int, int], nominated: Callable[[str], list[PodInfo]],
+                               now: float) -> tuple[list[PodInfo], int, Status]:
+        """SelectVictimsOnNode on copies of the node and state."""
+        potential = [p for p in ni.pods if p.priority < pod.priority]
+        if not potential:
+            return [], 0, unresolvable(MSG_NO_VICTIMS)
+        for p in potential:
+            ni.remove_pod(p)
+            self.fwk.run_remove_pod(state, pod, p, ni)
+        st = self.fwk.run_filter_with_nominated_pods(state, pod, ni, nominated(ni.name))
+        if not st.is_success():
+            return [], 0, st
+        import functools
+        potential.sort(key=functools.cmp_to_key(
+            lambda a, b: -1 if more_important_pod(a, b, now) else (1 if more_important_pod(b, a, now) else 0)))
+        violating, non = filter_pods_with_pdb_violation(potential, pdbs, allowed)
+        victims: list[PodInfo] = []
+        num_viol = 0
+
+        def reprieve(p: PodInfo) -> bool:
+            ni.add_pod(p)
+            self.fwk.run_add_pod(state, pod, p, ni)
+            if self.fwk.run_filter_with_nominated_pods(state, pod, ni, nominated(ni.name)).is_success():
+                return True
+            ni.remove_pod(p)
+            self.fwk.run_remove_pod(state, pod, p, ni)
+            victims.append(p)
+            return False
+        for p in violating:
+            if not reprieve(p):
+                num_viol += 1
+        for p in non:
+            reprieve(p)
+        victims.sort(key=functools.cmp_to_key(
+            lambda a, b: -1 if more_important_pod(a, b, now) else (1 if more_important_pod(b, a, now) else 0)))
+        return victims, num_viol, Status()
+
+    def preempt(self, state: CycleState, pod: PodInfo, all_nodes: list[NodeInfo], diag: Diagnosis,
+                pdbs: list[Any], nominated: Callable[[str], list[PodInfo]], now: float,
+                terminating_by_preemption: Callable[[PodInfo], bool]) -> PreemptionOutcome:
+        """Evaluator.Preempt."""
+        by_name = {n.name: n for n in all_nodes}
+        ok, msg = self.eligible(pod, by_name, diag, terminating_by_preemption)
+        if not ok:
+            return PreemptionOutcome(Status(Code.UNSCHEDULABLE, [msg]), None, [], "preemption: " + msg)
+        potential = []
+        for ni in all_nodes:
+            st = diag.node_to_status.get(ni.name, diag.absent_status)
+            if st is not None and st.code == Code.UNSCHEDULABLE:
+                potential.append(ni)
+        if not potential:
+            fe = FitError(pod, len(all_nodes), Diagnosis(absent_status=unresolvable(MSG_NOT_HELPFUL)))
+            return PreemptionOutcome(Status(Code.UNSCHEDULABLE, [fe.message()]), "", [], "preemption: " + fe.message())
+        all_pods = [p for ni in all_nodes for p in ni.pods]
+        allowed = {i: pdb_allowed(pdb, all_pods) for i, pdb in enumerate(pdbs)}
+        n_cand = self.num_candidates(len(potential))
+        offset = self.rng.randrange(len(potential))
+        non_viol: list[Candidate] = []
+        viol: list[Candidate] = []
+        statuses: dict[str, Status] = {}
+        for i in range(len(potential)):
+            ni = potential[(offset + i) % len(potential)]
+            victims, nv, st = self.select_victims_on_node(state.clone(), pod, ni.clone(), pdbs, allowed, nominated, now)
+            if st.is_success():
+                c = Candidate(ni.name, victims, nv)
+                (viol if nv > 0 else non_viol).append(c)
+                if non_viol and len(non_viol) + len(viol) >= n_cand:
+                    break
+            else:
+                statuses[ni.name] = st
+        candidates = non_viol + viol
+        if not candidates:
+            fe = FitError(pod, len(all_nodes), Diagnosis(node_to_status=statuses,
+                                                          absent_status=unresolvable(MSG_NOT_HELPFUL)))
+            return PreemptionOutcome(Status(Code.UNSCHEDULABLE, [fe.message()]), None, [], "preemption: " + fe.message())
+        best = pick_one_node_for_preemption(candidates, now)
+        return PreemptionOutcome(Status(), best.node, best.victims, "")
+
+
+def pick_one_node_for_preemption(candidates: list[Candidate], now: float) -> Candidate:
+    """pickOneNodeForPreemption: the six criteria, in order; ties broken by candidate order."""
+    for c in candidates:
+        if not c.victims:
+            return c
+
+    def earliest_start_of_highest(c: Candidate) -> float:
+        top = c.victims[0].priority
+        return min(start_time(v, now) for v in c.victims if v.priority == top)
+    scorers: list[Callable[[Candidate], float]] = [
+        lambda c: -c.num_pdb_violations,
+        lambda c: -c.victims[0].priority,
+        lambda c: -sum(v.priority + INT32_MAX + 1 for v in c.victims),
+        lambda c: -len(c.victims),
+        earliest_start_of_highest,
+    ]
+    remaining = list(candidates)
+    for f in scorers:
+        scores = [f(c) for c in remaining]
+        m = max(scores)
+        remaining = [c for c, s in zip(remaining, scores) if s == m]
+        if len(remaining) == 1:
+            break
+    return remaining[0]

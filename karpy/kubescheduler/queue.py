@@ -1,0 +1,402 @@
+"""PriorityQueue: activeQ, backoffQ (+ error backoffQ), unschedulablePods, in-flight events, nominator.
+
+Mirrors pkg/scheduler/backend/queue/{scheduling_queue.go, active_queue.go, backoff_queue.go,
+unschedulable_pods.go, nominator.go}, v1.34/1.35 behaviour with QueueingHints on and
+SchedulerPopFromBackoffQ on (backoff expiry truncated to whole seconds, flushed on whole-second ticks).
+No goroutines: the periodic flushes (1 s backoff, 30 s leftover) run lazily in ``run_flushes(now)`` at
+exactly the tick times they would have run, so the result does not depend on how often it is called.
+"""
+
+from __future__ import annotations
+
+import enum
+import math
+from dataclasses import dataclass, field
+from typing import Any, Callable, Optional
+
+from sortedcontainers import SortedList
+
+from .framework import (UNSCHEDULABLE_TIMEOUT, ClusterEvent, Framework, QueueingHint)
+from .podinfo import PodInfo
+from .types import (BACKOFF_FLUSH_PERIOD, DEFAULT_POD_INITIAL_BACKOFF, DEFAULT_POD_MAX_BACKOFF,
+                    DEFAULT_POD_MAX_IN_UNSCHEDULABLE_PODS_DURATION, UNSCHEDULABLE_FLUSH_PERIOD)
+
+
+class Strategy(enum.IntEnum):
+    """queueingStrategy (higher wins)."""
+
+    QUEUE_SKIP = 0
+    QUEUE_AFTER_BACKOFF = 1
+    QUEUE_IMMEDIATELY = 2
+
+
+@dataclass
+class QueuedPodInfo:
+    """framework.QueuedPodInfo."""
+
+    pod_info: PodInfo
+    timestamp: float
+    seq: int
+    initial_attempt_timestamp: Optional[float] = None
+    attempts: int = 0
+    unschedulable_count: int = 0
+    consecutive_errors_count: int = 0
+    unschedulable_plugins: set[str] = field(default_factory=set)
+    pending_plugins: set[str] = field(default_factory=set)
+    gating_plugin: str = ""
+    gating_message: str = ""
+
+    @property
+    def key(self) -> str:
+        return self.pod_info.key
+
+    @property
+    def gated(self) -> bool:
+        return bool(self.gating_plugin)
+
+
+class PriorityQueue:
+    """The scheduling queue (one profile)."""
+
+    def __init__(self, framework: Framework, clock: Any, *,
+                 less: Optional[Callable[[QueuedPodInfo, QueuedPodInfo], bool]] = None,
+                 initial_backoff: float = DEFAULT_POD_INITIAL_BACKOFF, max_backoff: float = DEFAULT_POD_MAX_BACKOFF,
+                 max_in_unschedulable: float = DEFAULT_POD_MAX_IN_UNSCHEDULABLE_PODS_DURATION) -> None:
+        self.fwk = framework
+        self.clock = clock
+        self.initial_backoff = initial_backoff
+        self.max_backoff = max_backoff
+        self.max_in_unschedulable = max_in_unschedulable
+        self._seq = 0
+        # activeQ ordered by PrioritySort Less: priority desc, timestamp asc (seq keeps it a total order)
+        self._active = SortedList()
+        self._active_entries: dict[str, tuple[Any, ...]] = {}
+        self._backoff = SortedList()
+        self._backoff_entries: dict[str, tuple[Any, ...]] = {}
+        self._error_backoff = SortedList()
+        self._error_entries: dict[str, tuple[Any, ...]] = {}
+        self.unschedulable: dict[str, QueuedPodInfo] = {}
+        self.infos: dict[str, QueuedPodInfo] = {}
+        self.in_flight: dict[str, int] = {}  # key -> index into in_flight_events at pop time
+        self.in_flight_events: list[tuple[ClusterEvent, Any, Any]] = []
+        start = float(clock.now())
+        self._next_backoff_flush = math.floor(start) + BACKOFF_FLUSH_PERIOD
+        self._next_leftover_flush = start + UNSCHEDULABLE_FLUSH_PERIOD
+        self._events = framework.all_events()
+
+    # ---- helpers ---------------------------------------------------------------------------------
+    def _next_seq(self) -> int:
+        self._seq += 1
+        return self._seq
+
+    @staticmethod
+    def _active_key(q: QueuedPodInfo) -> tuple[Any, ...]:
+        return (-q.pod_info.priority, q.timestamp, q.seq, q.key)
+
+    def _push_active(self, q: QueuedPodInfo) -> None:
+        self._remove_everywhere(q.key)
+        e = self._active_key(q)
+        self._active.add(e)
+        self._active_entries[q.key] = e
+        self.infos[q.key] = q
+
+    def _remove_everywhere(self, key: str) -> None:
+        for sl, entries in ((self._active, self._active_entries), (self._backoff, self._backoff_entries),
+                            (self._error_backoff, self._error_entries)):
+            e = entries.pop(key, None)
+            if e is not None:
+                sl.remove(e)
+        self.unschedulable.pop(key, None)
+
+    def backoff_duration(self, q: QueuedPodInfo) -> float:
+        """calculateBackoffDuration (1.34+: UnschedulableCount, or ConsecutiveErrorsCount if > 0)."""
+        count = q.consecutive_errors_count if q.consecutive_errors_count > 0 else q.unschedulable_count
+        if count == 0 or self.max_backoff == 0:
+            return 0.0
+        d = self.initial_backoff
+        for _ in range(count - 1):
+            if d > self.max_backoff - d:
+                return self.max_backoff
+            d *= 2
+        return d
+
+    def backoff_expiry(self, q: QueuedPodInfo) -> float:
+        """getBackoffTime truncated to whole seconds (backoffQOrderingWindowDuration = 1 s)."""
+        return float(math.floor(q.timestamp + self.backoff_duration(q)))
+
+    def is_backing_off(self, q: QueuedPodInfo, now: Optional[float] = None) -> bool:
+        if self.backoff_duration(q) == 0:
+            return False
+        now = float(self.clock.now()) if now is None else now
+        return self.backoff_expiry(q) >= math.floor(now)
+
+    def _push_backoff(self, q: QueuedPodInfo) -> None:
+        self._remove_everywhere(q.key)
+        exp = self.backoff_expiry(q)
+        if not q.unschedulable_plugins and not q.pending_plugins:
+            e = (exp, q.seq, q.key)
+            self._error_backoff.add(e)
+            self._error_entries[q.key] = e
+        else:
+            e = (exp, -q.pod_info.priority, q.timestamp, q.seq, q.key)
+            self._backoff.add(e)
+            self._backoff_entries[q.key] = e
+        self.infos[q.key] = q
+
+    def _to_unschedulable(self, q: QueuedPodInfo) -> None:
+        self._remove_everywhere(q.key)
+        self.unschedulable[q.key] = q
+        self.infos[q.key] = q
+
+    def _move_to_active(self, q: QueuedPodInfo) -> bool:
+        """moveToActiveQ: PreEnqueue (previous gating plugin first); gated pods stay in unschedulablePods."""
+        st = self.fwk.run_pre_enqueue(q.pod_info, q.gating_plugin)
+        if not st.is_success():
+            q.gating_plugin = st.plugin
+            q.gating_message = st.message()
+            q.unschedulable_plugins = {st.plugin}
+            self._to_unschedulable(q)
+            return False
+        q.gating_plugin = ""
+        q.gating_message = ""
+        if q.initial_attempt_timestamp is None:
+            q.initial_attempt_timestamp = float(self.clock.now())
+        self._push_active(q)
+        return True
+
+    # ---- public operations -----------------------------------------------------------------------
+    def __contains__(self, key: str) -> bool:
+        return key in self.infos
+
+    def add(self, pod_info: PodInfo) -> bool:
+        """Add: new QueuedPodInfo(Timestamp=now) → PreEnqueue → activeQ. Returns False when gated."""
+        q = QueuedPodInfo(pod_info, float(self.clock.now()), self._next_seq())
+        self.infos[pod_info.key] = q
+        return self._move_to_active(q)
+
+    def pending_count(self) -> tuple[int, int, int]:
+        return len(self._active), len(self._backoff) + len(self._error_backoff), len(self.unschedulable)
+
+    def has_poppable(self) -> bool:
+        return bool(self._active) or bool(self._backoff)
+
+    def pop(self) -> Optional[QueuedPodInfo]:
+        """Pop: head of activeQ; when empty, head of podBackoffQ (PopFromBackoffQ, 1.33+). None when nothing."""
+        if self._active:
+            e = self._active.pop(0)
+            key = e[-1]
+            del self._active_entries[key]
+        elif self._backoff:
+            e = self._backoff.pop(0)
+            key = e[-1]
+            del self._backoff_entries[key]
+        else:
+            return None
+        q = self.infos[key]
+        q.attempts += 1
+        q.unschedulable_plugins = set()
+        q.pending_plugins = set()
+        self.in_flight[key] = len(self.in_flight_events)
+        return q
+
+    def done(self, key: str) -> None:
+        """Done: forget in-flight bookkeeping; prune events no in-flight pod references."""
+        self.in_flight.pop(key, None)
+        if not self.in_flight:
+            self.in_flight_events.clear()
+        else:
+            lo = min(self.in_flight.values())
+            if lo > 0:
+                del self.in_flight_events[:lo]
+                for k in self.in_flight:
+                    self.in_flight[k] -= lo
+
+    def forget(self, key: str) -> None:
+        """The pod was bound (or deleted): drop it entirely."""
+        self.done(key)
+        self._remove_everywhere(key)
+        self.infos.pop(key, None)
+
+    def add_unschedulable_if_not_present(self, q: QueuedPodInfo) -> None:
+        """AddUnschedulablePodIfNotPresent: count, refresh Timestamp, replay in-flight events, requeue."""
+        if not q.unschedulable_plugins and not q.pending_plugins:
+            q.consecutive_errors_count += 1
+        else:
+            q.unschedulable_count += 1
+            q.consecutive_errors_count = 0
+        q.timestamp = float(self.clock.now())
+        q.seq = self._next_seq()
+        strategy = self._hint_for_in_flight(q)
+        self._requeue(q, strategy)
+        self.done(q.key)
+
+    def _hint_for_in_flight(self, q: QueuedPodInfo) -> Strategy:
+        if not q.unschedulable_plugins and not q.pending_plugins:
+            return Strategy.QUEUE_AFTER_BACKOFF
+        start = self.in_flight.get(q.key)
+        if start is None:
+            return Strategy.QUEUE_SKIP
+        best = Strategy.QUEUE_SKIP
+        for ev, old, new in self.in_flight_events[start:]:
+            s = self._worth_requeuing(q, ev, old, new)
+            if s > best:
+                best = s
+                if best == Strategy.QUEUE_IMMEDIATELY:
+                    break
+        return best
+
+    def _requeue(self, q: QueuedPodInfo, strategy: Strategy) -> Strategy:
+        if strategy == Strategy.QUEUE_SKIP:
+            self._to_unschedulable(q)
+            return strategy
+        if strategy == Strategy.QUEUE_AFTER_BACKOFF and self.is_backing_off(q):
+            self._push_backoff(q)
+            return strategy
+        self._move_to_active(q)
+        return strategy
+
+    def _worth_requeuing(self, q: QueuedPodInfo, event: ClusterEvent, old: Any, new: Any) -> Strategy:
+        """isPodWorthRequeuing."""
+        rejectors = q.unschedulable_plugins | q.pending_plugins
+        if not rejectors:
+            return Strategy.QUEUE_AFTER_BACKOFF
+        if event.is_wildcard():
+            return Strategy.QUEUE_AFTER_BACKOFF
+        result = Strategy.QUEUE_SKIP
+        for plugin, registered, fn in self._events:
+            if plugin not in rejectors or not registered.matches(event):
+                continue
+            try:
+                hint = fn(q.pod_info, old, new)
+            except Exception:  # an error counts as Queue
+                hint = QueueingHint.QUEUE
+            if hint == QueueingHint.QUEUE:
+                if plugin in q.pending_plugins:
+                    return Strategy.QUEUE_IMMEDIATELY
+                result = Strategy.QUEUE_AFTER_BACKOFF
+        return result
+
+    def is_event_of_interest(self, event: ClusterEvent) -> bool:
+        return event.is_wildcard() or any(reg.matches(event) for _, reg, _ in self._events)
+
+    def move_all_to_active_or_backoff(self, event: ClusterEvent, old: Any = None, new: Any = None,
+                                      only: Optional[set[str]] = None) -> list[str]:
+        """MoveAllToActiveOrBackoffQueue; returns the keys moved out of unschedulablePods."""
+        if self.in_flight:
+            self.in_flight_events.append((event, old, new))
+        if not self.is_event_of_interest(event):
+            return []
+        moved = []
+        for key, q in list(self.unschedulable.items()):
+            if only is not None and key not in only:
+                continue
+            if q.gated and not event.is_wildcard():
+                gating_events = [reg for p, reg, _ in self._events if p == q.gating_plugin]
+                if not any(reg.matches(event) for reg in gating_events):
+                    continue
+            s = self._worth_requeuing(q, event, old, new)
+            if s == Strategy.QUEUE_SKIP:
+                continue
+            self._requeue(q, s)
+            if key not in self.unschedulable:
+                moved.append(key)
+        return moved
+
+    def update(self, pod_info: PodInfo, events: list[ClusterEvent]) -> None:
+        """Update of an unscheduled pod: in place in active/backoff; hints for unschedulable pods."""
+        key = pod_info.key
+        q = self.infos.get(key)
+        if q is None:
+            self.add(pod_info)
+            return
+        old_pod = q.pod_info.pod
+        q.pod_info = pod_info
+        if key in self.in_flight:
+            for ev in events:
+                self.in_flight_events.append((ev, old_pod, pod_info.pod))
+            return
+        if key in self._active_entries:
+            self._push_active(q)
+            return
+        if key in self._backoff_entries or key in self._error_entries:
+            self._push_backoff(q)
+            return
+        if key in self.unschedulable:
+            for ev in events:
+                if q.gated and ev not in [reg for p, reg, _ in self._events if p == q.gating_plugin] \
+                        and not any(reg.matches(ev) for p, reg, _ in self._events if p == q.gating_plugin):
+                    continue
+                s = self._worth_requeuing(q, ev, old_pod, pod_info.pod)
+                if s != Strategy.QUEUE_SKIP:
+                    self._requeue(q, s)
+                    return
+
+    def delete(self, key: str) -> None:
+        self._remove_everywhere(key)
+        self.infos.pop(key, None)
+        self.in_flight.pop(key, None)
+
+    def activate(self, keys: list[str]) -> None:
+        """Activate: move straight to activeQ (ForceActivate)."""
+        for k in keys:
+            q = self.infos.get(k)
+            if q is None:
+                continue
+            if k in self.in_flight:
+                self.in_flight_events.append((ClusterEvent("*", "ForceActivate"), None, q.pod_info.pod))
+                continue
+            if k in self.unschedulable or k in self._backoff_entries or k in self._error_entries:
+                self._move_to_active(q)
+
+    # ---- periodic flushes ------------------------------------------------------------------------
+    def _flush_backoff_completed(self, tick: float) -> None:
+        for sl, entries in ((self._backoff, self._backoff_entries), (self._error_backoff, self._error_entries)):
+            while sl and sl[0][0] < math.floor(tick):
+                e = sl.pop(0)
+                key = e[-1]
+                del entries[key]
+                self._move_to_active(self.infos[key])
+
+    def _flush_unschedulable_leftover(self, tick: float) -> None:
+        for key, q in list(self.unschedulable.items()):
+            if tick - q.timestamp > self.max_in_unschedulable:
+                self._requeue(q, Strategy.QUEUE_AFTER_BACKOFF)
+
+    def run_flushes(self, now: Optional[float] = None) -> None:
+        """Run every flush tick due at or before ``now`` in time order."""
+        now = float(self.clock.now()) if now is None else now
+        while True:
+            nb = self._next_backoff_due()
+            nl = self._next_leftover_flush
+            t = min(nb, nl)
+            if t > now:
+                break
+            if nb <= nl:
+                self._flush_backoff_completed(nb)
+                self._next_backoff_flush = nb + BACKOFF_FLUSH_PERIOD
+            else:
+                self._flush_unschedulable_leftover(nl)
+                self._next_leftover_flush = nl + UNSCHEDULABLE_FLUSH_PERIOD
+
+    def _next_backoff_due(self) -> float:
+        """The next 1 s tick at which a backoff pod completes (ticks with nothing to move are skipped)."""
+        heads = [sl[0][0] for sl in (self._backoff, self._error_backoff) if sl]
+        if not heads:
+            return math.inf
+        leave = min(heads) + 1.0  # first whole-second tick with floor(tick) > truncated expiry
+        return max(self._next_backoff_flush, leave)
+
+    def _next_leftover_due(self) -> float:
+        if not self.unschedulable:
+            return math.inf
+        oldest = min(q.timestamp for q in self.unschedulable.values())
+        t = self._next_leftover_flush
+        due = oldest + self.max_in_unschedulable
+        if t <= due:
+            k = math.floor((due - t) / UNSCHEDULABLE_FLUSH_PERIOD) + 1
+            t += k * UNSCHEDULABLE_FLUSH_PERIOD
+        return t
+
+    def next_event_time(self) -> float:
+        """Earliest future time at which a flush would change the queue (inf when none)."""
+        return min(self._next_backoff_due(), self._next_leftover_due())

@@ -1,0 +1,204 @@
+"""One scheduling attempt: findNodesThatFitPod, prioritizeNodes, selectHost, FitError message.
+
+Mirrors pkg/scheduler/schedule_one.go (schedulePod, findNodesThatFitPod, findNodesThatPassFilters,
+numFeasibleNodesToFind, prioritizeNodes, selectHost) and pkg/scheduler/framework/types.go (FitError.Error).
+Filtering is sequential (Go runs 16 workers and may over-check a few nodes); ties in selectHost are
+broken by reservoir sampling over the tied nodes in feasible-list order with the seeded RNG.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass, field
+from typing import Callable, Optional
+
+from .framework import CycleState, Framework
+from .nodeinfo import NodeInfo
+from .podinfo import PodInfo
+from .types import (ERR_NO_NODES_AVAILABLE, MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND, MIN_FEASIBLE_NODES_TO_FIND, Code,
+                    Status)
+
+Nominated = Callable[[str], list[PodInfo]]
+
+
+@dataclass
+class Diagnosis:
+    """framework.Diagnosis."""
+
+    node_to_status: dict[str, Status] = field(default_factory=dict)
+    absent_status: Optional[Status] = None
+    unschedulable_plugins: set[str] = field(default_factory=set)
+    pending_plugins: set[str] = field(default_factory=set)
+    pre_filter_msg: str = ""
+    post_filter_msg: str = ""
+
+
+@dataclass
+class FitError(Exception):
+    """framework.FitError."""
+
+    pod: PodInfo
+    num_all_nodes: int
+    diagnosis: Diagnosis
+
+    def message(self) -> str:
+        """FitError.Error(): "0/N nodes are available: ..." with reasons histogram sorted lexicographically."""
+        msg = f"0/{self.num_all_nodes} nodes are available:"
+        d = self.diagnosis
+        if d.pre_filter_msg:
+            msg += " " + d.pre_filter_msg + "."
+        else:
+            hist: dict[str, int] = {}
+            for st in d.node_to_status.values():
+                for r in st.reasons:
+                    hist[r] = hist.get(r, 0) + 1
+            absent = self.num_all_nodes - len(d.node_to_status)
+            if absent > 0 and d.absent_status is not None:
+                for r in d.absent_status.reasons:
+                    hist[r] = hist.get(r, 0) + absent
+            items = sorted(f"{n} {r}" for r, n in hist.items())
+            if items:
+                msg += " " + ", ".join(items) + "."
+        if d.post_filter_msg:
+            msg += " " + d.post_filter_msg
+        return msg
+
+    __str__ = message
+
+
+class NoNodesAvailable(Exception):
+    """ErrNoNodesAvailable (wrapped as UAU → reason Unschedulable)."""
+
+    def message(self) -> str:
+        return ERR_NO_NODES_AVAILABLE
+
+
+@dataclass
+class ScheduleResult:
+    suggested_host: str
+    evaluated_nodes: int
+    feasible_nodes: int
+    scores: dict[str, int] = field(default_factory=dict)
+
+
+def num_feasible_nodes_to_find(percentage: int, num_all: int) -> int:
+    """numFeasibleNodesToFind (adaptive percentage when 0)."""
+    if num_all < MIN_FEASIBLE_NODES_TO_FIND:
+        return num_all
+    pct = percentage
+    if pct == 0:
+        pct = 50 - num_all // 125
+        if pct < MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND:
+            pct = MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND
+    n = num_all * pct // 100
+    return max(n, MIN_FEASIBLE_NODES_TO_FIND)
+
+
+class Algorithm:
+    """schedulePod state kept across cycles (nextStartNodeIndex) + the seeded RNG."""
+
+    def __init__(self, fwk: Framework, rng: random.Random, percentage_of_nodes_to_score: int = 0) -> None:
+        self.fwk = fwk
+        self.rng = rng
+        self.percentage = percentage_of_nodes_to_score
+        self.next_start_node_index = 0
+
+    def find_nodes_that_fit(self, state: CycleState, pod: PodInfo, nodes: list[NodeInfo],
+                            nominated: Nominated) -> tuple[list[NodeInfo], Diagnosis]:
+        diag = Diagnosis()
+        st, allowed, rejectors = self.fwk.run_pre_filter(state, pod, nodes)
+        if not st.is_success():
+            if not st.is_rejected():
+                raise RuntimeError(st.message())
+            diag.pre_filter_msg = st.message()
+            diag.absent_status = st
+            diag.unschedulable_plugins |= rejectors or {st.plugin}
+            return [], diag
+        # nominated-node fast path (KEP-1923)
+        nnn = pod.nominated_node_name
+        if nnn:
+            for ni in nodes:
+                if ni.name == nnn and (allowed is None or nnn in allowed):
+                    s = self.fwk.run_filter_with_nominated_pods(state, pod, ni, nominated(nnn))
+                    if s.is_success():
+                        return [ni], diag
+                    break
+        candidates = nodes
+        if allowed is not None:
+            candidates = [n for n in nodes if n.name in allowed]
+            diag.absent_status = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE,
+                                        [_narrowing_msg(rejectors)] if rejectors else ["node(s) didn't satisfy plugin(s) [NodeAffinity]"])
+            if len(candidates) < len(nodes):
+                diag.unschedulable_plugins.add("NodeAffinity")
+        feasible = self._pass_filters(state, pod, candidates, len(nodes), diag, nominated)
+        return feasible, diag
+
+    def _pass_filters(self, state: CycleState, pod: PodInfo, nodes: list[NodeInfo], num_all: int,
+                      diag: Diagnosis, nominated: Nominated) -> list[NodeInfo]:
+        to_find = num_feasible_nodes_to_find(self.percentage, len(nodes))
+        if not nodes:
+            return []
+        feasible: list[NodeInfo] = []
+        processed = 0
+        start = self.next_start_node_index % len(nodes)
+        for i in range(len(nodes)):
+            ni = nodes[(start + i) % len(nodes)]
+            processed += 1
+            st = self.fwk.run_filter_with_nominated_pods(state, pod, ni, nominated(ni.name))
+            if st.is_success():
+                feasible.append(ni)
+                if len(feasible) >= to_find:
+                    break
+            elif st.code == Code.ERROR:
+                raise RuntimeError(st.message())
+            else:
+                diag.node_to_status[ni.name] = st
+                diag.unschedulable_plugins.add(st.plugin)
+        self.next_start_node_index = (self.next_start_node_index + processed) % max(num_all, 1)
+        return feasible
+
+    def schedule_pod(self, state: CycleState, pod: PodInfo, nodes: list[NodeInfo], nominated: Nominated) -> ScheduleResult:
+        """schedulePod: raises NoNodesAvailable / FitError on failure."""
+        if not nodes:
+            raise NoNodesAvailable()
+        feasible, diag = self.find_nodes_that_fit(state, pod, nodes, nominated)
+        if not feasible:
+            raise FitError(pod, len(nodes), diag)
+        evaluated = len(diag.node_to_status) + len(feasible)
+        if len(feasible) == 1:
+            return ScheduleResult(feasible[0].name, evaluated, 1)
+        scores = self.prioritize(state, pod, feasible, nodes)
+        host = self.select_host(feasible, scores)
+        return ScheduleResult(host, evaluated, len(feasible), dict(zip((n.name for n in feasible), scores)))
+
+    def prioritize(self, state: CycleState, pod: PodInfo, feasible: list[NodeInfo], all_nodes: list[NodeInfo]) -> list[int]:
+        """prioritizeNodes: PreScore, Score, NormalizeScore, weights (no extenders)."""
+        if not self.fwk.score_plugins:
+            return [1] * len(feasible)
+        st = self.fwk.run_pre_score(state, pod, feasible, all_nodes)
+        if not st.is_success():
+            raise RuntimeError(st.message())
+        state.data["_score_nodes"] = [n.name for n in feasible]
+        state.data["_total_nodes"] = len(all_nodes)
+        totals, _ = self.fwk.run_score(state, pod, feasible)
+        return totals
+
+    def select_host(self, feasible: list[NodeInfo], scores: list[int]) -> str:
+        """selectHost: uniform choice among the max-score nodes by reservoir sampling."""
+        best = max(scores)
+        selected = ""
+        cnt = 0
+        for ni, s in zip(feasible, scores):
+            if s != best:
+                continue
+            cnt += 1
+            if cnt == 1 or self.rng.randrange(cnt) == 0:
+                selected = ni.name
+        return selected
+
+
+def _narrowing_msg(plugins: set[str]) -> str:
+    names = sorted(plugins)
+    if len(names) > 1:
+        return f"node(s) didn't satisfy plugin(s) [{' '.join(names)}] simultaneously"
+    return f"node(s) didn't satisfy plugin(s) [{names[0]}]"

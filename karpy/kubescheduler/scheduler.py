@@ -1,0 +1,456 @@
+"""KubeScheduler: the cache, queue, nominator and scheduling cycle driven by explicit state feeds.
+
+Mirrors pkg/scheduler/schedule_one.go (ScheduleOne, handleSchedulingFailure), pkg/scheduler/eventhandlers.go
+(node/pod events → MoveAllToActiveOrBackoffQueue with derived node update events),
+pkg/scheduler/backend/cache (assume on schedule) and backend/queue/nominator.go.
+Binding is instantaneous: a Bound result means the scheduler has assumed the pod on the node; the
+simulation then writes spec.nodeName and may call ``update_pod`` (idempotent).
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass, field
+from typing import Any, Optional
+
+from .framework import (ADD, ASSIGNED_POD, DELETE, NODE, UNSCHEDULED_POD, UPDATE, UPDATE_NODE_ALLOCATABLE,
+                        UPDATE_NODE_CONDITION, UPDATE_NODE_LABEL, UPDATE_NODE_TAINT, UPDATE_POD_LABEL,
+                        UPDATE_POD_SCHEDULING_GATES_ELIMINATED, UPDATE_POD_TOLERATION, ClusterEvent, CycleState,
+                        Framework)
+from .gang import MSG_OTHERS_UNSCHEDULABLE, MSG_WAIT_SCHEDULED, GangScheduling, group_key, min_count_of
+from .nodeinfo import NodeInfo, node_tree_order
+from .plugins import DEFAULT_WEIGHTS, ScoringStrategy, default_plugins
+from .podinfo import PodInfo, new_pod_info
+from .preemption import DefaultPreemption
+from .priority import resolve_priority
+from .queue import PriorityQueue, QueuedPodInfo
+from .schedule_one import Algorithm, FitError, NoNodesAvailable
+from .types import (ERR_NO_NODES_AVAILABLE, POD_SCHEDULED, REASON_SCHEDULER_ERROR, REASON_UNSCHEDULABLE,
+                    Code)
+
+BOUND = "Bound"
+UNSCHEDULABLE = "Unschedulable"
+NOMINATED = "Nominated"
+GATED = "Gated"
+ERROR = "Error"
+SKIPPED = "Skipped"
+
+
+@dataclass
+class SchedulerConfig:
+    """The parts of KubeSchedulerConfiguration karpy models (defaults as upstream)."""
+
+    percentage_of_nodes_to_score: int = 0
+    pod_initial_backoff_seconds: float = 1.0
+    pod_max_backoff_seconds: float = 10.0
+    pod_max_in_unschedulable_pods_duration: float = 300.0
+    scoring_strategy: Optional[ScoringStrategy] = None
+    taint_message_style: str = "1.35"
+    scheduler_name: str = "default-scheduler"
+    min_candidate_nodes_percentage: int = 10
+    min_candidate_nodes_absolute: int = 100
+    default_spread_selector: Any = None  # callable(pod) -> LabelSelector | None (Service/RS/STS selector)
+
+
+@dataclass(frozen=True)
+class Victim:
+    key: str
+    node: str
+    grace_period_seconds: int
+
+
+@dataclass
+class ScheduleOneResult:
+    """What one ``schedule_one`` did. ``condition`` is the PodScheduled condition to write (None for
+    Bound: the API server sets PodScheduled=True); ``nominated_node_name`` None = unchanged,
+    "" = clear, else set."""
+
+    pod_key: str
+    outcome: str
+    node_name: Optional[str] = None
+    condition: Optional[dict[str, str]] = None
+    condition_changed: bool = False
+    nominated_node_name: Optional[str] = None
+    victims: list[Victim] = field(default_factory=list)
+    cleared_nominations: list[str] = field(default_factory=list)
+    members: list[ScheduleOneResult] = field(default_factory=list)  # gang cycle: one result per member
+
+
+class KubeScheduler:
+    """A deterministic kube-scheduler (one default profile)."""
+
+    def __init__(self, clock: Any, rng: random.Random, config: Optional[SchedulerConfig] = None) -> None:
+        self.clock = clock
+        self.rng = rng
+        self.config = config or SchedulerConfig()
+        c = self.config
+        self.priority_classes: dict[str, Any] = {}
+        self.pdbs: dict[str, Any] = {}
+        self.groups: dict[str, Any] = {}  # group key -> PodGroup / Workload
+        self.nodes: dict[str, Any] = {}
+        self.node_infos: dict[str, NodeInfo] = {}
+        self.pods: dict[str, Any] = {}
+        self.pod_infos: dict[str, PodInfo] = {}
+        self.assigned: dict[str, str] = {}  # pod key -> node name
+        self.nominated: dict[str, str] = {}  # pod key -> nominated node
+        self.preempting: set[str] = set()  # victims being deleted by scheduler preemption
+        self.conditions: dict[str, tuple[str, str]] = {}
+        plugins = default_plugins(c.scoring_strategy, c.taint_message_style, c.default_spread_selector)
+        plugins.insert(1, GangScheduling(self._lookup_group, self._count_group_members))
+        self.framework = Framework(plugins, dict(DEFAULT_WEIGHTS), profile_name=c.scheduler_name)
+        self.algorithm = Algorithm(self.framework, rng, c.percentage_of_nodes_to_score)
+        self.preemption = DefaultPreemption(self.framework, rng, c.min_candidate_nodes_percentage,
+                                            c.min_candidate_nodes_absolute)
+        self.queue = PriorityQueue(self.framework, clock, initial_backoff=c.pod_initial_backoff_seconds,
+                                   max_backoff=c.pod_max_backoff_seconds,
+                                   max_in_unschedulable=c.pod_max_in_unschedulable_pods_duration)
+
+    # ---- helpers ---------------------------------------------------------------------------------
+    def _pod_info(self, pod: Any) -> PodInfo:
+        pi = new_pod_info(pod)
+        prio, _policy = resolve_priority(pod, self.priority_classes)
+        pi.priority = prio
+        return pi
+
+    def _lookup_group(self, pod: Any) -> Optional[Any]:
+        from karpy.api.podgroup import pod_group_of
+        ref = pod_group_of(pod)
+        if ref is None:
+            return None
+        if ref.kind == "Workload":
+            return self.groups.get(f"Workload/{ref.namespace}/{ref.name}")
+        return self.groups.get(f"PodGroup/{ref.namespace}/{ref.name}")
+
+    def _count_group_members(self, gkey: str) -> int:
+        return sum(1 for p in self.pods.values() if group_key(p) == gkey)
+
+    def _snapshot(self) -> list[NodeInfo]:
+        return [self.node_infos[n.metadata.name] for n in node_tree_order(list(self.nodes.values()))]
+
+    def _nominated_on(self, node: str) -> list[PodInfo]:
+        return [self.pod_infos[k] for k, n in self.nominated.items() if n == node and k in self.pod_infos]
+
+    def _is_unassigned(self, pod: Any) -> bool:
+        return not (getattr(pod.spec, "node_name", None) or "")
+
+    def _responsible(self, pod: Any) -> bool:
+        name = getattr(pod.spec, "scheduler_name", None) or "default-scheduler"
+        return name == self.config.scheduler_name
+
+    def _terminal(self, pod: Any) -> bool:
+        return getattr(getattr(pod, "status", None), "phase", None) in ("Succeeded", "Failed")
+
+    def _event(self, ev: ClusterEvent, old: Any, new: Any) -> None:
+        self.queue.move_all_to_active_or_backoff(ev, old, new)
+
+    # ---- state feeds -----------------------------------------------------------------------------
+    def add_priority_class(self, pc: Any) -> None:
+        self.priority_classes[pc.metadata.name] = pc
+
+    def delete_priority_class(self, name: str) -> None:
+        self.priority_classes.pop(name, None)
+
+    def add_pdb(self, pdb: Any) -> None:
+        self.pdbs[f"{pdb.metadata.namespace}/{pdb.metadata.name}"] = pdb
+
+    update_pdb = add_pdb
+
+    def delete_pdb(self, namespace: str, name: str) -> None:
+        self.pdbs.pop(f"{namespace}/{name}", None)
+
+    def add_pod_group(self, group: Any) -> None:
+        """A coscheduling PodGroup or a Workload; re-runs PreEnqueue for gated members."""
+        self.groups[f"{group.KIND}/{group.metadata.namespace}/{group.metadata.name}"] = group
+        self.queue.move_all_to_active_or_backoff(ClusterEvent("*", "PodGroupAdd"))
+
+    def add_node(self, node: Any) -> None:
+        name = node.metadata.name
+        self.nodes[name] = node
+        pods = [self.pod_infos[k] for k, n in self.assigned.items() if n == name]
+        self.node_infos[name] = NodeInfo.from_node(node, pods)
+        self._refresh_images()
+        self._event(ClusterEvent(NODE, ADD), None, node)
+
+    def update_node(self, node: Any) -> None:
+        """eventhandlers.go updateNodeInCache + nodeSchedulingPropertiesChange."""
+        name = node.metadata.name
+        old = self.nodes.get(name)
+        if old is None:
+            self.add_node(node)
+            return
+        self.nodes[name] = node
+        ni = self.node_infos[name]
+        self.node_infos[name] = NodeInfo.from_node(node, ni.pods)
+        self._refresh_images()
+        for action in node_update_events(old, node):
+            self._event(ClusterEvent(NODE, action), old, node)
+
+    def delete_node(self, name: str) -> None:
+        old = self.nodes.pop(name, None)
+        self.node_infos.pop(name, None)
+        if old is not None:
+            self._event(ClusterEvent(NODE, DELETE), old, None)
+
+    def _refresh_images(self) -> None:
+        from .nodeinfo import build_image_states
+        states = build_image_states(list(self.nodes.values()))
+        for n, ni in self.node_infos.items():
+            ni.image_states = states.get(n, {})
+
+    def add_pod(self, pod: Any) -> bool:
+        """A pod appeared. Assigned pods enter the cache; unassigned pods of this scheduler enter the
+        queue. Returns False when the pod is gated by PreEnqueue (never attempted)."""
+        key = pod.key
+        self.pods[key] = pod
+        if self._terminal(pod):
+            return True
+        pi = self._pod_info(pod)
+        self.pod_infos[key] = pi
+        if not self._is_unassigned(pod):
+            self._assign(pi, pod.spec.node_name)
+            self._event(ClusterEvent(ASSIGNED_POD, ADD), None, pod)
+            return True
+        if not self._responsible(pod):
+            return True
+        nnn = pi.nominated_node_name
+        if nnn:
+            self.nominated[key] = nnn
+        ok = self.queue.add(pi)
+        # a new member may complete a gang quorum: re-run PreEnqueue of gated siblings
+        gk = group_key(pod)
+        if gk is not None:
+            siblings = {k for k, p in self.pods.items() if k != key and group_key(p) == gk}
+            self.queue.move_all_to_active_or_backoff(ClusterEvent("*", "GangMemberAdd"), None, pod, only=siblings)
+        return ok
+
+    def _assign(self, pi: PodInfo, node: str) -> None:
+        prev = self.assigned.get(pi.key)
+        if prev is not None and prev in self.node_infos:
+            self.node_infos[prev].remove_pod(pi)
+        self.assigned[pi.key] = node
+        if node in self.node_infos:
+            self.node_infos[node].add_pod(pi)
+
+    def update_pod(self, pod: Any) -> None:
+        key = pod.key
+        old = self.pods.get(key)
+        if old is None:
+            self.add_pod(pod)
+            return
+        self.pods[key] = pod
+        if self._terminal(pod):
+            self.delete_pod(key)
+            return
+        pi = self._pod_info(pod)
+        old_pi = self.pod_infos.get(key)
+        self.pod_infos[key] = pi
+        if key in self.assigned:
+            node = self.assigned[key]
+            if node in self.node_infos and old_pi is not None:
+                self.node_infos[node].remove_pod(old_pi)
+                self.node_infos[node].add_pod(pi)
+            if not self._is_unassigned(pod) and pod.spec.node_name != node:
+                self._assign(pi, pod.spec.node_name)
+            self._event(ClusterEvent(ASSIGNED_POD, UPDATE_POD_LABEL if old.metadata.labels != pod.metadata.labels else UPDATE), old, pod)
+            return
+        if not self._is_unassigned(pod):
+            self.queue.forget(key)
+            self._assign(pi, pod.spec.node_name)
+            self._event(ClusterEvent(ASSIGNED_POD, ADD), None, pod)
+            return
+        events = []
+        if (old.spec.scheduling_gates or []) and not (pod.spec.scheduling_gates or []):
+            events.append(ClusterEvent(UNSCHEDULED_POD, UPDATE_POD_SCHEDULING_GATES_ELIMINATED))
+        if old.spec.tolerations != pod.spec.tolerations:
+            events.append(ClusterEvent(UNSCHEDULED_POD, UPDATE_POD_TOLERATION))
+        if old.metadata.labels != pod.metadata.labels:
+            events.append(ClusterEvent(UNSCHEDULED_POD, UPDATE_POD_LABEL))
+        if not events:
+            events.append(ClusterEvent(UNSCHEDULED_POD, UPDATE))
+        self.queue.update(pi, events)
+
+    def delete_pod(self, key: str) -> None:
+        old = self.pods.pop(key, None)
+        pi = self.pod_infos.pop(key, None)
+        self.nominated.pop(key, None)
+        self.preempting.discard(key)
+        self.conditions.pop(key, None)
+        self.queue.delete(key)
+        node = self.assigned.pop(key, None)
+        if node is not None and pi is not None:
+            if node in self.node_infos:
+                self.node_infos[node].remove_pod(pi)
+            self._event(ClusterEvent(ASSIGNED_POD, DELETE), old, None)
+
+    def activate(self, keys: list[str]) -> None:
+        self.queue.activate(keys)
+
+    # ---- queue / time ----------------------------------------------------------------------------
+    def next_event_time(self) -> float:
+        """When the scheduler next has work on its own: now if a pod can be popped, else the next flush
+        that moves a pod (math.inf when nothing is pending)."""
+        self.queue.run_flushes()
+        if self.queue.has_poppable():
+            return float(self.clock.now())
+        return self.queue.next_event_time()
+
+    def gated_pods(self) -> list[str]:
+        return [k for k, q in self.queue.unschedulable.items() if q.gated]
+
+    # ---- the cycle -------------------------------------------------------------------------------
+    def schedule_one(self) -> Optional[ScheduleOneResult]:
+        """Pop one pod (after due flushes) and run a scheduling cycle. None when nothing can be popped."""
+        self.queue.run_flushes()
+        q = self.queue.pop()
+        if q is None:
+            return None
+        pod = self.pods.get(q.key)
+        if pod is None or getattr(pod.metadata, "deletion_timestamp", None) is not None:
+            self.queue.forget(q.key)
+            return ScheduleOneResult(q.key, SKIPPED)
+        gk = group_key(pod)
+        if gk is not None:
+            grp = self._lookup_group(pod)
+            if grp is not None and min_count_of(grp, pod) is not None:
+                return self._schedule_group(q, gk, grp)
+        return self._schedule_pod(q)
+
+    def _schedule_pod(self, q: QueuedPodInfo) -> ScheduleOneResult:
+        pi = q.pod_info
+        state = CycleState()
+        nodes = self._snapshot()
+        try:
+            res = self.algorithm.schedule_pod(state, pi, nodes, self._nominated_on)
+        except NoNodesAvailable:
+            q.unschedulable_plugins = set()
+            return self._fail(q, ERR_NO_NODES_AVAILABLE, REASON_UNSCHEDULABLE, None)
+        except FitError as fe:
+            q.unschedulable_plugins = set(fe.diagnosis.unschedulable_plugins)
+            out = self.preemption.preempt(state, pi, nodes, fe.diagnosis, list(self.pdbs.values()),
+                                          self._nominated_on, float(self.clock.now()), self._terminating_by_preemption)
+            fe.diagnosis.post_filter_msg = out.message
+            result = self._fail(q, fe.message(), REASON_UNSCHEDULABLE, out.nominated_node)
+            if out.status.is_success() and out.nominated_node:
+                result.outcome = NOMINATED
+                result.victims = self._prepare_candidate(pi, out.nominated_node, out.victims)
+                result.cleared_nominations = self._clear_lower_nominations(pi, out.nominated_node)
+            return result
+        except RuntimeError as e:
+            return self._fail(q, str(e), REASON_SCHEDULER_ERROR, None)
+        # assume + (Reserve/Permit: no default plugin rejects) + bind
+        self.nominated.pop(pi.key, None)
+        self._assign(pi, res.suggested_host)
+        self.queue.forget(pi.key)
+        self.conditions.pop(pi.key, None)
+        self._event(ClusterEvent(ASSIGNED_POD, ADD), None, pi.pod)
+        return ScheduleOneResult(pi.key, BOUND, res.suggested_host)
+
+    def _terminating_by_preemption(self, p: PodInfo) -> bool:
+        if p.key in self.preempting:
+            return True
+        if not p.terminating:
+            return False
+        for c in getattr(getattr(p.pod, "status", None), "conditions", None) or []:
+            if c.type == "DisruptionTarget" and c.status == "True" and c.reason == "PreemptionByScheduler":
+                return True
+        return False
+
+    def _prepare_candidate(self, pod: PodInfo, node: str, victims: list[PodInfo]) -> list[Victim]:
+        out = []
+        for v in victims:
+            self.preempting.add(v.key)
+            grace = getattr(v.pod.spec, "termination_grace_period_seconds", None)
+            out.append(Victim(v.key, node, 30 if grace is None else int(grace)))
+        return out
+
+    def _clear_lower_nominations(self, pod: PodInfo, node: str) -> list[str]:
+        cleared = []
+        for k, n in list(self.nominated.items()):
+            if n == node and k != pod.key and k in self.pod_infos and self.pod_infos[k].priority < pod.priority:
+                del self.nominated[k]
+                cleared.append(k)
+        return sorted(cleared)
+
+    def _fail(self, q: QueuedPodInfo, message: str, reason: str, nominated: Optional[str]) -> ScheduleOneResult:
+        """handleSchedulingFailure: requeue, nominate, PodScheduled=False condition."""
+        pi = q.pod_info
+        self.queue.add_unschedulable_if_not_present(q)
+        if nominated is not None:
+            if nominated:
+                self.nominated[pi.key] = nominated
+            else:
+                self.nominated.pop(pi.key, None)
+        cond = {"type": POD_SCHEDULED, "status": "False", "reason": reason, "message": message}
+        changed = self.conditions.get(pi.key) != (reason, message)
+        self.conditions[pi.key] = (reason, message)
+        return ScheduleOneResult(pi.key, UNSCHEDULABLE if reason == REASON_UNSCHEDULABLE else ERROR, None, cond,
+                                 changed, nominated)
+
+    def _schedule_group(self, first: QueuedPodInfo, gkey: str, grp: Any) -> ScheduleOneResult:
+        """PodGroup cycle: all-or-nothing for the queued members (schedule_one_podgroup.go)."""
+        members = [first]
+        for k in list(self.queue.infos):
+            if k == first.key or k in self.queue.unschedulable:
+                continue
+            p = self.pods.get(k)
+            if p is not None and group_key(p) == gkey:
+                q = self.queue.infos[k]
+                self.queue._remove_everywhere(k)
+                q.attempts += 1
+                self.queue.in_flight[k] = len(self.queue.in_flight_events)
+                members.append(q)
+        members.sort(key=lambda q: (-q.pod_info.priority, q.initial_attempt_timestamp or 0.0, q.seq))
+        min_count = min_count_of(grp, first.pod_info.pod) or 0
+        already = sum(1 for k in self.assigned if group_key(self.pods[k]) == gkey) if self.assigned else 0
+        placed: list[tuple[QueuedPodInfo, str]] = []
+        failed: list[tuple[QueuedPodInfo, FitError | None]] = []
+        for q in members:
+            state = CycleState()
+            try:
+                res = self.algorithm.schedule_pod(state, q.pod_info, self._snapshot(), self._nominated_on)
+            except FitError as fe:
+                failed.append((q, fe))
+                continue
+            except NoNodesAvailable:
+                failed.append((q, None))
+                continue
+            self._assign(q.pod_info, res.suggested_host)  # assume so later members see it
+            placed.append((q, res.suggested_host))
+        results: list[ScheduleOneResult] = []
+        if already + len(placed) >= min_count:
+            for q, node in placed:
+                self.queue.forget(q.key)
+                self.nominated.pop(q.key, None)
+                self.conditions.pop(q.key, None)
+                self._event(ClusterEvent(ASSIGNED_POD, ADD), None, q.pod_info.pod)
+                results.append(ScheduleOneResult(q.key, BOUND, node))
+            for q, fe in failed:
+                q.unschedulable_plugins = set(fe.diagnosis.unschedulable_plugins) if fe else set()
+                results.append(self._fail(q, fe.message() if fe else ERR_NO_NODES_AVAILABLE, REASON_UNSCHEDULABLE, None))
+            outcome = BOUND
+        else:
+            for q, _node in placed:
+                self.assigned.pop(q.key, None)
+                for ni in self.node_infos.values():
+                    ni.remove_pod(q.pod_info)
+            for q in members:
+                q.unschedulable_plugins = {"GangScheduling"}
+                results.append(self._fail(q, MSG_WAIT_SCHEDULED, REASON_UNSCHEDULABLE, None))
+            outcome = UNSCHEDULABLE
+        head = next(r for r in results if r.pod_key == first.key)
+        return ScheduleOneResult(first.key, outcome, head.node_name, head.condition, head.condition_changed,
+                                 members=results)
+
+
+def node_update_events(old: Any, new: Any) -> list[str]:
+    """eventhandlers.go nodeSchedulingPropertiesChange (allocatable, labels, taints/unschedulable, conditions)."""
+    out = []
+    if (old.status.allocatable or {}) != (new.status.allocatable or {}):
+        out.append(UPDATE_NODE_ALLOCATABLE)
+    if (old.metadata.labels or {}) != (new.metadata.labels or {}):
+        out.append(UPDATE_NODE_LABEL)
+    if list(old.spec.taints or []) != list(new.spec.taints or []) or bool(old.spec.unschedulable) != bool(new.spec.unschedulable):
+        out.append(UPDATE_NODE_TAINT)
+    if list(getattr(old.status, "conditions", None) or []) != list(getattr(new.status, "conditions", None) or []):
+        out.append(UPDATE_NODE_CONDITION)
+    return out
