@@ -14,7 +14,7 @@ next nano-unit (``1e-10`` -> ``1n``).
 from __future__ import annotations
 
 import re
-from decimal import Decimal, InvalidOperation
+from decimal import Decimal, InvalidOperation, localcontext
 from functools import total_ordering
 from typing import Any, Literal
 
@@ -76,13 +76,20 @@ def _parse(value: str) -> tuple[int, Format]:
         num = Decimal(m.group("num"))
     except InvalidOperation as e:  # pragma: no cover - the regex already guards this
         raise QuantityError(f"unparsable quantity {value!r}") from e
+    # exact arithmetic: the default 28-digit context would round long values (e.g. "10Ei" in nanos)
+    with localcontext() as ctx:
+        ctx.prec = len(m.group("num")) + 200
+        return _scale(num, m)
+
+
+def _scale(num: Decimal, m: re.Match[str]) -> tuple[int, Format]:
     if m.group("bin"):
         scaled = num * (Decimal(2) ** _BINARY_SUFFIXES[m.group("bin")]) * NANO
         fmt: Format = "BinarySI"
     elif m.group("exp"):
         exp = int(m.group("exp")[1:])
         if abs(exp) > 64:
-            raise QuantityError(f"quantity exponent out of range in {value!r}")
+            raise QuantityError(f"quantity exponent out of range in {m.group(0)!r}")
         scaled = num.scaleb(exp + 9)
         fmt = "DecimalExponent"
     else:
@@ -203,7 +210,9 @@ class Quantity:
         return _ceil_div_away(self._nanos, NANO)
 
     def as_decimal(self) -> Decimal:
-        return Decimal(self._nanos).scaleb(-9)
+        with localcontext() as ctx:
+            ctx.prec = len(str(abs(self._nanos))) + 10
+            return Decimal(self._nanos).scaleb(-9)
 
     def as_float(self) -> float:
         return self._nanos / NANO

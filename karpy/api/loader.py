@@ -1,0 +1,421 @@
+"""Loading manifests: files, directories, YAML text, dicts or model objects -> typed objects.
+
+``load_manifests(sources, extra_kinds=None) -> Manifests``. Rules:
+
+* a ``Path``, or a ``str`` without a newline that does not look like YAML, is a path; a directory is
+  walked recursively in sorted order for ``*.yaml``/``*.yml``/``*.json`` (hidden entries skipped);
+* any other ``str`` is YAML text (``---``-separated documents); a ``dict`` is one document; a
+  pydantic model is taken as is (deep-copied, so later simulation never touches the caller's object);
+  a list/tuple mixes any of these;
+* a ``List`` (``kind: List`` or ``<Kind>List`` with ``items``, as ``kubectl get -o yaml`` prints) is
+  unpacked; empty documents are skipped (they still count for the document number);
+* kinds karpy does not model are skipped with one warning naming them all; a known kind at an
+  unsupported apiVersion, or a document without ``apiVersion``/``kind``, is an error;
+* every error is a :class:`ManifestError` naming the file, the document (1-based) and the field path.
+
+Input files are only read. YAML 1.1 turns unquoted ``on``/``no``/``yes`` into booleans and ``4`` into
+an int; where a string is required the error says so and quotes the text as written (found by
+walking PyYAML's node tree along the error's path).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import BaseModel, ValidationError
+
+from karpy.api.meta import TypedObject
+from karpy.api.node import Node
+from karpy.api.nodeclaim import NodeClaim
+from karpy.api.nodeoverlay import NodeOverlay
+from karpy.api.nodepool import NodePool
+from karpy.api.objects import lookup, supported_versions
+from karpy.api.pod import Pod
+from karpy.api.poddisruptionbudget import PodDisruptionBudget
+from karpy.api.podgroup import PodGroup, Workload
+from karpy.api.priorityclass import PriorityClass
+from karpy.api.workloads import DaemonSet, Deployment, Job, ReplicaSet, StatefulSet
+
+__all__ = ["ManifestError", "Manifests", "load_manifests", "format_loc"]
+
+_EXTENSIONS = (".yaml", ".yml", ".json")
+_YAML_BOOLS = {"y", "yes", "n", "no", "true", "false", "on", "off"}
+
+#: Manifests attribute for each built-in kind
+_LIST_ATTR: Mapping[type[BaseModel], str] = {
+    Pod: "pods", Node: "nodes", NodePool: "nodepools", NodeClaim: "nodeclaims", NodeOverlay: "nodeoverlays",
+    PriorityClass: "priority_classes", PodDisruptionBudget: "pod_disruption_budgets", PodGroup: "pod_groups",
+    Workload: "scheduling_workloads", Deployment: "deployments", ReplicaSet: "replica_sets",
+    StatefulSet: "stateful_sets", Job: "jobs", DaemonSet: "daemon_sets",
+}
+_CLUSTER_SCOPED = {"Node", "NodePool", "NodeClaim", "NodeOverlay", "PriorityClass"}
+
+
+class ManifestError(ValueError):
+    """A bad manifest. ``str()`` is one line:
+    ``<file>: document <n> (<Kind> "<name>"): <field.path[i]>: <message>``."""
+
+    def __init__(self, file: str, document_index: int | None, field_path: str, message: str, *,
+                 kind: str | None = None, name: str | None = None, line: int | None = None) -> None:
+        self.file = file
+        self.document_index = document_index
+        self.field_path = field_path
+        self.message = message
+        self.kind = kind
+        self.name = name
+        self.line = line
+        super().__init__(str(self))
+
+    def __str__(self) -> str:
+        parts = [self.file]
+        if self.document_index is not None:
+            doc = f"document {self.document_index}"
+            if self.kind:
+                doc += f" ({self.kind} {self.name!r})".replace("'", '"') if self.name else f" ({self.kind})"
+            parts.append(doc)
+        if self.field_path:
+            parts.append(self.field_path)
+        parts.append(self.message)
+        return ": ".join(parts)
+
+
+@dataclass
+class Manifests:
+    """Loaded objects, one list per kind in input order, plus warnings."""
+
+    pods: list[Pod] = field(default_factory=list)
+    nodes: list[Node] = field(default_factory=list)
+    nodepools: list[NodePool] = field(default_factory=list)
+    nodeclaims: list[NodeClaim] = field(default_factory=list)
+    nodeoverlays: list[NodeOverlay] = field(default_factory=list)
+    priority_classes: list[PriorityClass] = field(default_factory=list)
+    pod_disruption_budgets: list[PodDisruptionBudget] = field(default_factory=list)
+    pod_groups: list[PodGroup] = field(default_factory=list)
+    scheduling_workloads: list[Workload] = field(default_factory=list)
+    deployments: list[Deployment] = field(default_factory=list)
+    replica_sets: list[ReplicaSet] = field(default_factory=list)
+    stateful_sets: list[StatefulSet] = field(default_factory=list)
+    jobs: list[Job] = field(default_factory=list)
+    daemon_sets: list[DaemonSet] = field(default_factory=list)
+    #: objects of ``extra_kinds`` (e.g. ``EC2NodeClass``), by kind
+    extra: dict[str, list[BaseModel]] = field(default_factory=dict)
+    #: every object, in input order
+    objects: list[BaseModel] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+
+    def by_kind(self, kind: str) -> list[BaseModel]:
+        """All loaded objects of ``kind`` (built-in or extra)."""
+        return [o for o in self.objects if getattr(o, "kind", None) == kind or type(o).__name__ == kind]
+
+    def workload_pods(self) -> list[Pod]:
+        """Pods of the Deployments, ReplicaSets, StatefulSets and Jobs (not DaemonSets), in that
+        order and in input order within each kind."""
+        out: list[Pod] = []
+        for workloads in (self.deployments, self.replica_sets, self.stateful_sets, self.jobs):
+            for w in workloads:
+                out.extend(w.expand_pods())
+        return out
+
+    def all_pods(self) -> list[Pod]:
+        """Explicit pods followed by the workloads' pods."""
+        return [*self.pods, *self.workload_pods()]
+
+    def daemonset_pods(self) -> list[Pod]:
+        """One representative (template) pod per DaemonSet."""
+        return [ds.template_pod() for ds in self.daemon_sets]
+
+
+# ----------------------------------------------------------------------------------------------------
+# error formatting
+
+
+def format_loc(loc: Iterable[Any]) -> str:
+    """``("spec", "containers", 0, "name")`` -> ``spec.containers[0].name``; odd keys are quoted."""
+    out = ""
+    for part in loc:
+        if isinstance(part, int):
+            out += f"[{part}]"
+        elif isinstance(part, str) and part and all(c.isalnum() or c in "_-" for c in part):
+            out += f".{part}" if out else part
+        else:
+            out += f"[{str(part)!r}]".replace("'", '"')
+    return out
+
+
+def _data_loc(data: Any, loc: tuple[Any, ...]) -> tuple[Any, ...]:
+    """Keep only the loc parts that address the input: drop union-branch tags (``'int'``, ``'str'``)
+    and ``'[key]'`` markers; a field missing from a mapping ends the path."""
+    out: list[Any] = []
+    cur = data
+    for part in loc:
+        if part == "[key]":
+            continue
+        if isinstance(cur, Mapping):
+            out.append(part)
+            if part not in cur:
+                break
+            cur = cur[part]
+        elif isinstance(cur, list) and isinstance(part, int) and 0 <= part < len(cur):
+            out.append(part)
+            cur = cur[part]
+        else:
+            break  # a scalar: what follows are validator tags
+    return tuple(out)
+
+
+def _node_at(node: yaml.Node | None, loc: tuple[Any, ...]) -> yaml.Node | None:
+    """The YAML node addressed by ``loc`` in a composed document, if any."""
+    for part in loc:
+        if isinstance(node, yaml.MappingNode):
+            node = next((v for k, v in node.value if isinstance(k, yaml.ScalarNode) and k.value == part), None)
+        elif isinstance(node, yaml.SequenceNode) and isinstance(part, int) and part < len(node.value):
+            node = node.value[part]
+        else:
+            return None
+    return node
+
+
+def _describe(error: Mapping[str, Any], node: yaml.Node | None) -> str:
+    """One clear sentence for a pydantic error."""
+    etype = error["type"]
+    value = error.get("input")
+    written = node.value if isinstance(node, yaml.ScalarNode) else None
+    if etype == "string_type" and isinstance(value, bool):
+        if written is not None and node is not None and node.style is None:
+            return (f"must be a string; YAML 1.1 read the unquoted value `{written}` as a boolean — "
+                    f"quote it (\"{written}\")")
+        return (f"must be a string, got the boolean {value}; YAML 1.1 reads unquoted on/off/yes/no/true/false "
+                f"as booleans — quote the value")
+    if etype == "string_type" and isinstance(value, (int, float)):
+        text = written if written is not None else str(value)
+        return f"must be a string; YAML read the unquoted value `{text}` as a number — quote it (\"{text}\")"
+    if etype == "missing":
+        return "required field is missing"
+    if etype in ("list_type", "dict_type", "model_type", "model_attributes_type"):
+        want = "a list" if etype == "list_type" else "a mapping"
+        return f"must be {want} (got {type(value).__name__} {value!r})"
+    msg: str = error["msg"]
+    if msg.startswith("Value error, "):
+        msg = msg[len("Value error, "):]
+    elif msg.startswith("Assertion failed, "):
+        msg = msg[len("Assertion failed, "):]
+    else:
+        if msg.startswith("Input should be"):
+            msg = "must be" + msg[len("Input should be"):]
+        if not isinstance(value, (dict, list)):
+            msg += f" (got {value!r})"
+    return msg
+
+
+# ----------------------------------------------------------------------------------------------------
+# loading
+
+
+@dataclass
+class _Doc:
+    """One document to validate: raw data, where it came from, and its YAML node tree if any."""
+
+    data: Any
+    file: str
+    index: int
+    node: yaml.Node | None = None
+    prefix: tuple[Any, ...] = ()
+
+
+def _read_yaml(text: str, file: str) -> list[_Doc]:
+    loader = yaml.SafeLoader(text)
+    docs: list[_Doc] = []
+    try:
+        while loader.check_node():
+            node = loader.get_node()
+            data = loader.construct_document(node) if node is not None else None
+            docs.append(_Doc(data, file, len(docs) + 1, node))
+    except yaml.YAMLError as e:
+        mark = getattr(e, "problem_mark", None)
+        where = f" (line {mark.line + 1}, column {mark.column + 1})" if mark is not None else ""
+        problem = getattr(e, "problem", None) or str(e)
+        context = getattr(e, "context", None)
+        detail = f"{context}; {problem}" if context else problem
+        raise ManifestError(file, len(docs) + 1, "", f"invalid YAML: {detail}{where}",
+                            line=mark.line + 1 if mark is not None else None) from None
+    finally:
+        loader.dispose()
+    return docs
+
+
+def _looks_like_yaml(s: str) -> bool:
+    stripped = s.lstrip()
+    return "\n" in s or stripped.startswith(("---", "{", "apiVersion", "kind")) or ": " in s
+
+
+def _files_in(directory: Path) -> list[Path]:
+    found: list[Path] = []
+    for root, dirs, files in os.walk(directory):
+        dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+        found.extend(Path(root) / f for f in sorted(files)
+                     if not f.startswith(".") and f.endswith(_EXTENSIONS))
+    return sorted(found, key=lambda p: p.relative_to(directory).parts)
+
+
+def _read_path(path: Path) -> list[_Doc]:
+    label = str(path)
+    if path.is_dir():
+        out: list[_Doc] = []
+        for f in _files_in(path):
+            out.extend(_read_path(f))
+        return out
+    if not path.exists():
+        raise ManifestError(label, None, "", "no such file or directory")
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as e:
+        raise ManifestError(label, None, "", f"cannot read file: {e}") from None
+    return _read_yaml(text, label)
+
+
+def _expand_sources(sources: Any) -> list[_Doc | BaseModel]:
+    items: list[Any]
+    if isinstance(sources, (str, Path, Mapping, BaseModel)):
+        items = [sources]
+    else:
+        items = list(sources)
+    out: list[_Doc | BaseModel] = []
+    for i, item in enumerate(items, start=1):
+        if isinstance(item, BaseModel):
+            out.append(item)
+        elif isinstance(item, Mapping):
+            out.append(_Doc(item, f"<dict {i}>", 1))
+        elif isinstance(item, Path):
+            out.extend(_read_path(item))
+        elif isinstance(item, str):
+            if _looks_like_yaml(item):
+                out.extend(_read_yaml(item, "<yaml text>" if len(items) == 1 else f"<yaml text {i}>"))
+            else:
+                out.extend(_read_path(Path(item)))
+        else:
+            raise ManifestError(f"<source {i}>", None, "",
+                                f"cannot load a {type(item).__name__}: pass a path, YAML text, a dict or a model")
+    return out
+
+
+def _unpack_lists(doc: _Doc) -> list[_Doc]:
+    """``kind: List`` (or ``FooList``) with ``items`` -> one _Doc per item (path prefix ``items[i]``)."""
+    data = doc.data
+    if isinstance(data, Mapping) and isinstance(data.get("kind"), str) and data["kind"].endswith("List") \
+            and "items" in data:
+        items = data.get("items") or []
+        if not isinstance(items, list):
+            raise ManifestError(doc.file, doc.index, format_loc((*doc.prefix, "items")),
+                                "must be a list of objects", kind=data["kind"])
+        item_kind = data["kind"][: -len("List")]
+        out: list[_Doc] = []
+        items_node = _node_at(doc.node, ("items",))
+        for i, item in enumerate(items):
+            if item_kind and isinstance(item, Mapping):
+                item = {"apiVersion": data.get("apiVersion"), "kind": item_kind, **item}
+            out.extend(_unpack_lists(_Doc(item, doc.file, doc.index, _node_at(items_node, (i,)),
+                                          (*doc.prefix, "items", i))))
+        return out
+    return [doc]
+
+
+def load_manifests(sources: Any,
+                   extra_kinds: Mapping[tuple[str, str], type[BaseModel]] | None = None) -> Manifests:
+    """Load ``sources`` (paths, YAML text, dicts, model objects, or a list of them) into :class:`Manifests`.
+
+    ``extra_kinds`` maps ``(group, kind)`` (or ``(apiVersion, kind)``) to a pydantic model class, so a
+    cloud provider can register e.g. ``("karpenter.k8s.aws", "EC2NodeClass")``. Raises
+    :class:`ManifestError` on the first bad document.
+    """
+    result = Manifests()
+    skipped: dict[str, int] = {}
+    seen: dict[tuple[str, str], str] = {}
+    for entry in _expand_sources(sources):
+        if isinstance(entry, BaseModel):
+            _add(result, entry.model_copy(deep=True), seen, "<object>", None, extra_kinds)
+            continue
+        for doc in _unpack_lists(entry):
+            obj = _validate(doc, extra_kinds, skipped)
+            if obj is not None:
+                _add(result, obj, seen, doc.file, doc.index, extra_kinds)
+    if skipped:
+        names = ", ".join(f"{k} ({n})" if n > 1 else k for k, n in skipped.items())
+        result.warnings.append(f"skipped {sum(skipped.values())} document(s) of kinds karpy does not model: "
+                               f"{names}")
+    return result
+
+
+def _validate(doc: _Doc, extra_kinds: Mapping[tuple[str, str], type[BaseModel]] | None,
+              skipped: dict[str, int]) -> BaseModel | None:
+    data = doc.data
+    if data is None:
+        return None
+    here = format_loc(doc.prefix)
+    if not isinstance(data, Mapping):
+        raise ManifestError(doc.file, doc.index, here,
+                            f"a manifest must be a mapping with apiVersion and kind, not a {type(data).__name__}")
+    raw_meta = data.get("metadata")
+    name = raw_meta.get("name") if isinstance(raw_meta, Mapping) else None
+    name = name if isinstance(name, str) else None
+    kind, api_version = data.get("kind"), data.get("apiVersion")
+    for key, value in (("apiVersion", api_version), ("kind", kind)):
+        if value is None or value == "":
+            raise ManifestError(doc.file, doc.index, format_loc((*doc.prefix, key)),
+                                "required field is missing; every manifest needs apiVersion and kind",
+                                kind=kind if isinstance(kind, str) else None, name=name)
+        if not isinstance(value, str):
+            raise ManifestError(doc.file, doc.index, format_loc((*doc.prefix, key)),
+                                f"must be a string (got {value!r})", name=name)
+    assert isinstance(kind, str) and isinstance(api_version, str)
+    cls = lookup(api_version, kind, extra_kinds)
+    if cls is None:
+        versions = supported_versions(api_version, kind)
+        if versions:
+            raise ManifestError(doc.file, doc.index, format_loc((*doc.prefix, "apiVersion")),
+                                f"{api_version} {kind} is not supported; karpy reads {' or '.join(versions)}",
+                                kind=kind, name=name)
+        label = f"{api_version} {kind}"
+        skipped[label] = skipped.get(label, 0) + 1
+        return None
+    try:
+        return cls.model_validate(data)
+    except ValidationError as e:
+        errors = e.errors()
+        first = errors[0]
+        loc = _data_loc(data, tuple(first["loc"]))
+        node = _node_at(doc.node, loc)
+        message = _describe(first, node)
+        if len(errors) > 1:
+            message += f" (and {len(errors) - 1} more problem{'s' if len(errors) > 2 else ''} in this document)"
+        line = node.start_mark.line + 1 if node is not None else None
+        raise ManifestError(doc.file, doc.index, format_loc((*doc.prefix, *loc)), message,
+                            kind=kind, name=name, line=line) from None
+
+
+def _add(result: Manifests, obj: BaseModel, seen: dict[tuple[str, str], str], file: str, index: int | None,
+         extra_kinds: Mapping[tuple[str, str], type[BaseModel]] | None) -> None:
+    kind = getattr(obj, "kind", None) or type(obj).__name__
+    if isinstance(obj, TypedObject):
+        name = obj.metadata.name
+        key = name if kind in _CLUSTER_SCOPED else f"{obj.metadata.namespace}/{name}"
+        where = f"{file} document {index}" if index is not None else file
+        if not name:
+            if obj.metadata.generate_name is None:
+                raise ManifestError(file, index, "metadata.name", "required field is missing", kind=kind)
+        elif (kind, key) in seen:
+            raise ManifestError(file, index, "metadata.name",
+                                f"duplicate {kind} {key!r} (first defined in {seen[(kind, key)]})".replace("'", '"'),
+                                kind=kind, name=name)
+        else:
+            seen[(kind, key)] = where
+    attr = _LIST_ATTR.get(type(obj))
+    if attr is not None:
+        getattr(result, attr).append(obj)
+    else:
+        result.extra.setdefault(kind, []).append(obj)
+    result.objects.append(obj)

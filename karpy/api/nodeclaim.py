@@ -1,0 +1,92 @@
+"""karpenter.sh/v1 NodeClaim (pkg/apis/v1/nodeclaim.go, nodeclaim_status.go)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import Field, field_validator
+
+from karpy.api.meta import Condition, KubeModel, ResourceQuantities, TypedObject
+from karpy.api.nodepool import (
+    KarpenterRequirements,
+    NodeClassReference,
+    _check_duration,
+    parse_duration,
+)
+from karpy.api.pod import Taint
+
+__all__ = ["NodeClaim", "NodeClaimResources", "NodeClaimSpec", "NodeClaimStatus"]
+
+
+class NodeClaimResources(KubeModel):
+    """karpenter.sh/v1 ResourceRequirements (requests only)."""
+
+    requests: ResourceQuantities = Field(default_factory=dict)
+
+
+class NodeClaimSpec(KubeModel):
+    """karpenter.sh/v1 NodeClaimSpec."""
+
+    taints: list[Taint] = Field(default_factory=list)
+    startup_taints: list[Taint] = Field(default_factory=list)
+    requirements: KarpenterRequirements = Field(default_factory=list)
+    resources: NodeClaimResources = Field(default_factory=NodeClaimResources)
+    node_class_ref: NodeClassReference | None = None
+    termination_grace_period: str | None = None
+    expire_after: str | None = "720h"
+
+    @field_validator("resources", mode="before")
+    @classmethod
+    def _null_resources(cls, value: Any) -> Any:
+        return {} if value is None else value
+
+    @field_validator("termination_grace_period", mode="before")
+    @classmethod
+    def _tgp(cls, value: Any) -> Any:
+        return _check_duration(value, nillable=False)
+
+    @field_validator("expire_after", mode="before")
+    @classmethod
+    def _expire_after(cls, value: Any) -> Any:
+        return _check_duration(value, nillable=True)
+
+    @property
+    def expire_after_seconds(self) -> int | None:
+        return parse_duration(self.expire_after)
+
+
+class NodeClaimStatus(KubeModel):
+    """karpenter.sh/v1 NodeClaimStatus."""
+
+    node_name: str | None = None
+    provider_id: str | None = Field(default=None, alias="providerID")
+    image_id: str | None = Field(default=None, alias="imageID")
+    capacity: ResourceQuantities = Field(default_factory=dict)
+    allocatable: ResourceQuantities = Field(default_factory=dict)
+    conditions: list[Condition] = Field(default_factory=list)
+
+    def condition(self, type_: str) -> Condition | None:
+        """The condition of the given type, if present."""
+        for cond in self.conditions:
+            if cond.type == type_:
+                return cond
+        return None
+
+
+class NodeClaim(TypedObject):
+    """karpenter.sh/v1 NodeClaim (cluster-scoped: ``key`` is the name)."""
+
+    API_VERSION = "karpenter.sh/v1"
+    KIND = "NodeClaim"
+
+    spec: NodeClaimSpec = Field(default_factory=NodeClaimSpec)
+    status: NodeClaimStatus = Field(default_factory=NodeClaimStatus)
+
+    @field_validator("spec", "status", mode="before")
+    @classmethod
+    def _null_struct(cls, value: Any) -> Any:
+        return {} if value is None else value
+
+    @property
+    def key(self) -> str:
+        return self.metadata.name

@@ -1,0 +1,30 @@
+"""scheduling.k8s.io/v1 PriorityClass."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field
+
+from karpy.api.meta import TypedObject
+
+__all__ = ["PriorityClass"]
+
+#: HighestUserDefinablePriority (pkg/apis/scheduling/types.go); system classes go above it
+HIGHEST_USER_DEFINABLE_PRIORITY = 1_000_000_000
+
+
+class PriorityClass(TypedObject):
+    """scheduling.k8s.io/v1 PriorityClass (``preemptionPolicy`` defaults to PreemptLowerPriority)."""
+
+    API_VERSION = "scheduling.k8s.io/v1"
+    KIND = "PriorityClass"
+
+    value: int = Field(le=2_000_001_000)
+    global_default: bool = False
+    preemption_policy: Literal["PreemptLowerPriority", "Never"] = "PreemptLowerPriority"
+    description: str = ""
+
+    @property
+    def key(self) -> str:
+        return self.metadata.name

@@ -1,0 +1,365 @@
+"""apps/v1 Deployment, ReplicaSet, StatefulSet, DaemonSet and batch/v1 Job, and their pods.
+
+Pod naming rule (deterministic, shaped like the controllers' names):
+
+* **ReplicaSet** ``rs``: pod ``i`` is ``<rs>-<s>`` where ``s`` is a 5-character suffix from the
+  controllers' alphabet ``bcdfghjklmnpqrstvwxz2456789`` (``k8s.io/apimachinery/pkg/util/rand``).
+  Instead of ``rand.String(5)`` the suffix is an affine permutation of ``i`` seeded by a stable hash of
+  ``namespace/rs``, so the names are unique for ``i < 27**5`` and identical on every run.
+* **Deployment** ``d``: a ReplicaSet ``<d>-<pod-template-hash>`` (the hash is FNV-32a of the
+  canonical JSON of the pod template, encoded like ``rand.SafeEncodeString``: up to 10 characters),
+  then that ReplicaSet's pods; pods carry the ``pod-template-hash`` label.
+* **StatefulSet** ``s``: ``<s>-<ordinal>`` with ``controller-revision-hash``,
+  ``statefulset.kubernetes.io/pod-name`` and ``apps.kubernetes.io/pod-index`` labels.
+* **Job** ``j``: ``<j>-<s>`` (NonIndexed) or ``<j>-<index>-<s>`` (Indexed), ``min(parallelism,
+  completions)`` pods (none when suspended), with the ``batch.kubernetes.io/job-name`` /
+  ``controller-uid`` labels.
+* **DaemonSet**: not expanded to N pods. :meth:`DaemonSet.template_pod` gives the one representative
+  pod Karpenter uses as per-node overhead (provisioner.go getDaemonSetPods); :meth:`pod_for_node`
+  gives the pod the controller would create for one node.
+
+``pod_for(i)`` gives pod ``i`` of a workload; indices past ``replicas`` give fresh, unique names
+(for replacing an evicted replica). Owner references are set as the controllers set them
+(``apiVersion``, ``kind``, ``name``, ``uid``, ``controller: true``, ``blockOwnerDeletion: true``).
+A workload without ``metadata.uid`` gets a deterministic one (:func:`stable_uid`).
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from typing import Any, Literal
+
+from pydantic import Field, field_validator, model_validator
+
+from karpy.api.meta import KubeModel, LabelSelector, ObjectMeta, OwnerReference, TypedObject
+from karpy.api.pod import (
+    Affinity,
+    NodeAffinity,
+    NodeSelector,
+    NodeSelectorRequirement,
+    NodeSelectorTerm,
+    Pod,
+    PodSpec,
+)
+
+__all__ = [
+    "DaemonSet",
+    "Deployment",
+    "Job",
+    "PodTemplateSpec",
+    "ReplicaSet",
+    "StatefulSet",
+    "pod_template_hash",
+    "safe_encode",
+    "stable_uid",
+]
+
+#: k8s.io/apimachinery/pkg/util/rand alphanums (no vowels, no confusable characters)
+ALPHANUMS = "bcdfghjklmnpqrstvwxz2456789"
+_SUFFIX_LEN = 5
+_SUFFIX_SPACE = len(ALPHANUMS) ** _SUFFIX_LEN
+_UID_NAMESPACE = uuid.UUID("6f1c3a52-3d0e-4f6e-9b7a-6b61727079a1")
+
+
+def _fnv32a(data: bytes) -> int:
+    h = 0x811C9DC5
+    for b in data:
+        h = ((h ^ b) * 0x01000193) & 0xFFFFFFFF
+    return h
+
+
+def safe_encode(s: str) -> str:
+    """rand.SafeEncodeString: map every byte onto the alphanums alphabet."""
+    return "".join(ALPHANUMS[ord(c) % len(ALPHANUMS)] for c in s)
+
+
+def stable_uid(kind: str, namespace: str, name: str) -> str:
+    """A deterministic UID for an object that has none (uuid5 of kind/namespace/name)."""
+    return str(uuid.uuid5(_UID_NAMESPACE, f"{kind}/{namespace}/{name}"))
+
+
+def _suffix(seed: str, index: int) -> str:
+    """A 5-character suffix, unique per ``index`` for a given ``seed`` (affine permutation)."""
+    h = _fnv32a(seed.encode())
+    # multiplier not divisible by 3 -> a bijection on Z/27^5
+    a = (h % (_SUFFIX_SPACE // 3)) * 3 + 1
+    b = _fnv32a(f"{seed}#".encode()) % _SUFFIX_SPACE
+    n = (a * index + b) % _SUFFIX_SPACE
+    out = []
+    for _ in range(_SUFFIX_LEN):
+        n, r = divmod(n, len(ALPHANUMS))
+        out.append(ALPHANUMS[r])
+    extra = index // _SUFFIX_SPACE  # past 27^5 pods: extend, still unique
+    return "".join(out) + (safe_encode(str(extra)) if extra else "")
+
+
+class PodTemplateSpec(KubeModel):
+    """core/v1 PodTemplateSpec."""
+
+    metadata: ObjectMeta = Field(default_factory=ObjectMeta)
+    spec: PodSpec = Field(default_factory=PodSpec)
+
+    @field_validator("metadata", "spec", mode="before")
+    @classmethod
+    def _null_struct(cls, value: Any) -> Any:
+        return {} if value is None else value
+
+
+def pod_template_hash(template: PodTemplateSpec, collision_count: int | None = None) -> str:
+    """A deterministic pod-template-hash (FNV-32a of the canonical JSON of the template, encoded
+    like controller.ComputeHash + rand.SafeEncodeString; not bit-identical to Go's spew-based hash)."""
+    doc = json.dumps(template.model_dump(by_alias=True, mode="json", exclude_none=True), sort_keys=True,
+                     separators=(",", ":"))
+    data = doc.encode()
+    if collision_count:
+        data += str(collision_count).encode()
+    return safe_encode(str(_fnv32a(data)))
+
+
+class _Workload(TypedObject):
+    """Shared behaviour: owner reference, pod construction from the template."""
+
+    def uid(self) -> str:
+        """``metadata.uid`` or a deterministic one."""
+        return self.metadata.uid or stable_uid(self.kind, self.metadata.namespace, self.metadata.name)
+
+    def owner_reference(self) -> OwnerReference:
+        """The controller reference this workload's pods (or ReplicaSets) carry."""
+        return OwnerReference(api_version=self.api_version or self.API_VERSION, kind=self.kind or self.KIND,
+                              name=self.metadata.name, uid=self.uid(), controller=True,
+                              block_owner_deletion=True)
+
+    def _check_selector(self, selector: LabelSelector | None, template: PodTemplateSpec) -> None:
+        if selector is not None and not selector.matches(template.metadata.labels):
+            raise ValueError("spec.template.metadata.labels: `selector` does not match template `labels`")
+
+    def _new_pod(self, template: PodTemplateSpec, name: str, owner: OwnerReference,
+                 extra_labels: dict[str, str] | None = None) -> Pod:
+        meta = template.metadata.model_copy(deep=True)
+        meta.name = name
+        meta.generate_name = None
+        meta.namespace = self.metadata.namespace
+        meta.uid = stable_uid("Pod", self.metadata.namespace, name)
+        meta.labels = {**meta.labels, **(extra_labels or {})}
+        meta.owner_references = [owner]
+        return Pod(api_version="v1", kind="Pod", metadata=meta, spec=template.spec.model_copy(deep=True))
+
+
+class ReplicaSetSpec(KubeModel):
+    """apps/v1 ReplicaSetSpec (``replicas`` defaults to 1)."""
+
+    replicas: int = Field(default=1, ge=0)
+    selector: LabelSelector | None = None
+    template: PodTemplateSpec = Field(default_factory=PodTemplateSpec)
+
+
+class ReplicaSet(_Workload):
+    """apps/v1 ReplicaSet."""
+
+    API_VERSION = "apps/v1"
+    KIND = "ReplicaSet"
+
+    spec: ReplicaSetSpec = Field(default_factory=ReplicaSetSpec)
+
+    @model_validator(mode="after")
+    def _selector_matches(self) -> ReplicaSet:
+        self._check_selector(self.spec.selector, self.spec.template)
+        return self
+
+    def pod_for(self, index: int) -> Pod:
+        """Pod ``index`` (``<rs>-<5-char suffix>``)."""
+        name = f"{self.metadata.name}-{_suffix(f'{self.metadata.namespace}/{self.metadata.name}', index)}"
+        return self._new_pod(self.spec.template, name, self.owner_reference())
+
+    def expand_pods(self) -> list[Pod]:
+        """The ``spec.replicas`` pods the ReplicaSet controller would create."""
+        return [self.pod_for(i) for i in range(self.spec.replicas)]
+
+
+class DeploymentSpec(KubeModel):
+    """apps/v1 DeploymentSpec (``replicas`` defaults to 1)."""
+
+    replicas: int = Field(default=1, ge=0)
+    selector: LabelSelector | None = None
+    template: PodTemplateSpec = Field(default_factory=PodTemplateSpec)
+    strategy: dict[str, Any] | None = None
+    paused: bool = False
+
+
+class Deployment(_Workload):
+    """apps/v1 Deployment; expands through a ReplicaSet ``<name>-<pod-template-hash>``."""
+
+    API_VERSION = "apps/v1"
+    KIND = "Deployment"
+
+    spec: DeploymentSpec = Field(default_factory=DeploymentSpec)
+
+    @model_validator(mode="after")
+    def _selector_matches(self) -> Deployment:
+        self._check_selector(self.spec.selector, self.spec.template)
+        return self
+
+    def replica_set(self) -> ReplicaSet:
+        """The ReplicaSet the Deployment controller would create for the current template."""
+        h = pod_template_hash(self.spec.template)
+        template = self.spec.template.model_copy(deep=True)
+        template.metadata.labels = {**template.metadata.labels, "pod-template-hash": h}
+        selector = (self.spec.selector.model_copy(deep=True) if self.spec.selector is not None
+                    else LabelSelector(match_labels=dict(self.spec.template.metadata.labels)))
+        selector.match_labels = {**selector.match_labels, "pod-template-hash": h}
+        name = f"{self.metadata.name}-{h}"
+        meta = ObjectMeta(name=name, namespace=self.metadata.namespace,
+                          uid=stable_uid("ReplicaSet", self.metadata.namespace, name),
+                          labels=dict(template.metadata.labels), owner_references=[self.owner_reference()])
+        return ReplicaSet(metadata=meta, spec=ReplicaSetSpec(replicas=self.spec.replicas, selector=selector,
+                                                             template=template))
+
+    def pod_for(self, index: int) -> Pod:
+        """Pod ``index`` of the current ReplicaSet."""
+        return self.replica_set().pod_for(index)
+
+    def expand_pods(self) -> list[Pod]:
+        """The Deployment's pods (owned by its ReplicaSet)."""
+        return self.replica_set().expand_pods()
+
+
+class StatefulSetSpec(KubeModel):
+    """apps/v1 StatefulSetSpec (``replicas`` defaults to 1)."""
+
+    replicas: int = Field(default=1, ge=0)
+    selector: LabelSelector | None = None
+    template: PodTemplateSpec = Field(default_factory=PodTemplateSpec)
+    service_name: str | None = None
+    pod_management_policy: Literal["OrderedReady", "Parallel"] = "OrderedReady"
+    ordinals: dict[str, int] | None = None
+
+
+class StatefulSet(_Workload):
+    """apps/v1 StatefulSet; pods ``<name>-<ordinal>`` (``spec.ordinals.start`` honoured)."""
+
+    API_VERSION = "apps/v1"
+    KIND = "StatefulSet"
+
+    spec: StatefulSetSpec = Field(default_factory=StatefulSetSpec)
+
+    @model_validator(mode="after")
+    def _selector_matches(self) -> StatefulSet:
+        self._check_selector(self.spec.selector, self.spec.template)
+        return self
+
+    def revision(self) -> str:
+        """The ``controller-revision-hash`` label value (``<name>-<hash>``)."""
+        return f"{self.metadata.name}-{pod_template_hash(self.spec.template)}"
+
+    def pod_for(self, index: int) -> Pod:
+        """The pod with ordinal ``start + index``."""
+        ordinal = (self.spec.ordinals or {}).get("start", 0) + index
+        name = f"{self.metadata.name}-{ordinal}"
+        pod = self._new_pod(self.spec.template, name, self.owner_reference(), {
+            "controller-revision-hash": self.revision(),
+            "statefulset.kubernetes.io/pod-name": name,
+            "apps.kubernetes.io/pod-index": str(ordinal),
+        })
+        return pod
+
+    def expand_pods(self) -> list[Pod]:
+        """The ``spec.replicas`` pods, in ordinal order."""
+        return [self.pod_for(i) for i in range(self.spec.replicas)]
+
+
+class JobSpec(KubeModel):
+    """batch/v1 JobSpec (``parallelism`` defaults to 1)."""
+
+    parallelism: int = Field(default=1, ge=0)
+    completions: int | None = Field(default=None, ge=0)
+    completion_mode: Literal["NonIndexed", "Indexed"] = "NonIndexed"
+    suspend: bool = False
+    backoff_limit: int | None = 6
+    selector: LabelSelector | None = None
+    template: PodTemplateSpec = Field(default_factory=PodTemplateSpec)
+
+    @field_validator("parallelism", mode="before")
+    @classmethod
+    def _default_parallelism(cls, value: Any) -> Any:
+        return 1 if value is None else value
+
+
+class Job(_Workload):
+    """batch/v1 Job; ``min(parallelism, completions)`` active pods at start."""
+
+    API_VERSION = "batch/v1"
+    KIND = "Job"
+
+    spec: JobSpec = Field(default_factory=JobSpec)
+
+    def active_pods(self) -> int:
+        """How many pods the Job controller starts with (0 when suspended)."""
+        if self.spec.suspend:
+            return 0
+        if self.spec.completions is None:
+            return self.spec.parallelism
+        return min(self.spec.parallelism, self.spec.completions)
+
+    def pod_for(self, index: int) -> Pod:
+        """Pod ``index`` (for Indexed jobs, completion index ``index``)."""
+        uid = self.uid()
+        labels = {
+            "batch.kubernetes.io/controller-uid": uid,
+            "batch.kubernetes.io/job-name": self.metadata.name,
+            "controller-uid": uid,
+            "job-name": self.metadata.name,
+        }
+        base = self.metadata.name
+        if self.spec.completion_mode == "Indexed":
+            labels["batch.kubernetes.io/job-completion-index"] = str(index)
+            base = f"{base}-{index}"
+        name = f"{base}-{_suffix(f'{self.metadata.namespace}/{self.metadata.name}', index)}"
+        pod = self._new_pod(self.spec.template, name, self.owner_reference(), labels)
+        if self.spec.completion_mode == "Indexed":
+            pod.metadata.annotations["batch.kubernetes.io/job-completion-index"] = str(index)
+        return pod
+
+    def expand_pods(self) -> list[Pod]:
+        """The pods the Job controller creates at start."""
+        return [self.pod_for(i) for i in range(self.active_pods())]
+
+
+class DaemonSetSpec(KubeModel):
+    """apps/v1 DaemonSetSpec."""
+
+    selector: LabelSelector | None = None
+    template: PodTemplateSpec = Field(default_factory=PodTemplateSpec)
+
+
+class DaemonSet(_Workload):
+    """apps/v1 DaemonSet: per-node overhead, not N pods."""
+
+    API_VERSION = "apps/v1"
+    KIND = "DaemonSet"
+
+    spec: DaemonSetSpec = Field(default_factory=DaemonSetSpec)
+
+    @model_validator(mode="after")
+    def _selector_matches(self) -> DaemonSet:
+        self._check_selector(self.spec.selector, self.spec.template)
+        return self
+
+    def template_pod(self) -> Pod:
+        """The representative pod Karpenter builds from the template (provisioner.go getDaemonSetPods;
+        container limits already defaulted into requests). Named ``<ds>`` and owned by the DaemonSet."""
+        return self._new_pod(self.spec.template, self.metadata.name, self.owner_reference())
+
+    def pod_for_node(self, node_name: str) -> Pod:
+        """The pod the DaemonSet controller creates for ``node_name``: required node affinity
+        ``matchFields metadata.name In [node]`` replaces the template's required node affinity."""
+        name = f"{self.metadata.name}-{_suffix(f'{self.metadata.namespace}/{self.metadata.name}/{node_name}', 0)}"
+        pod = self._new_pod(self.spec.template, name, self.owner_reference())
+        affinity = pod.spec.affinity or Affinity()
+        node_affinity = affinity.node_affinity or NodeAffinity()
+        node_affinity.required_during_scheduling_ignored_during_execution = NodeSelector(node_selector_terms=[
+            NodeSelectorTerm(match_fields=[NodeSelectorRequirement(key="metadata.name", operator="In",
+                                                                   values=[node_name])])])
+        affinity.node_affinity = node_affinity
+        pod.spec.affinity = affinity
+        return pod

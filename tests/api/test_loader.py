@@ -1,0 +1,243 @@
+"""Loader tests: every source form, List unpacking, skipped kinds, and each bad-input class."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+from pydantic import BaseModel, ConfigDict
+
+from karpy.api.builders import make_pod
+from karpy.api.loader import ManifestError, format_loc, load_manifests
+from karpy.api.nodepool import NodePool
+from karpy.api.quantity import Quantity
+
+DATA = Path(__file__).parent / "data" / "manifests"
+
+NODEPOOL = """\
+apiVersion: karpenter.sh/v1
+kind: NodePool
+metadata:
+  name: default
+spec:
+  template:
+    spec:
+      nodeClassRef: {group: karpenter.k8s.aws, kind: EC2NodeClass, name: default}
+      requirements:
+        - key: example.com/flag
+          operator: In
+          values: [VALUES]
+"""
+
+
+def np_text(values: str) -> str:
+    return NODEPOOL.replace("VALUES", values)
+
+
+def load_error(source: object) -> ManifestError:
+    with pytest.raises(ManifestError) as info:
+        load_manifests(source)
+    return info.value
+
+
+class EC2NodeClass(BaseModel):
+    """Stand-in for the AWS provider's model."""
+
+    model_config = ConfigDict(extra="ignore", populate_by_name=True)
+    apiVersion: str
+    kind: str
+    spec: dict
+
+
+def test_load_directory_sorted_recursive_skips_hidden_and_other_extensions() -> None:
+    m = load_manifests(DATA, extra_kinds={("karpenter.k8s.aws", "EC2NodeClass"): EC2NodeClass})
+    assert [np.metadata.name for np in m.nodepools] == ["default"]
+    assert m.nodepools[0].spec.limits["memory"] == Quantity("1000Gi")
+    assert [d.metadata.name for d in m.deployments] == ["web"]
+    assert [p.key for p in m.pods] == ["batch/solo"]
+    assert len(m.extra["EC2NodeClass"]) == 1
+    assert m.warnings == ["skipped 1 document(s) of kinds karpy does not model: v1 Service"]
+    assert [type(o).__name__ for o in m.objects] == ["NodePool", "EC2NodeClass", "Deployment", "Pod"]
+    assert [p.key.split("-")[0] for p in m.all_pods()] == ["batch/solo", "default/web", "default/web"]
+
+
+def test_unregistered_extra_kind_is_skipped_with_warning() -> None:
+    m = load_manifests(str(DATA))  # str path
+    assert "karpenter.k8s.aws/v1 EC2NodeClass" in m.warnings[0] and "v1 Service" in m.warnings[0]
+
+
+def test_sources_text_dict_model_and_list() -> None:
+    pod = make_pod("obj")
+    m = load_manifests([
+        np_text('"a"'),
+        {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "d"}},
+        pod,
+    ])
+    assert [p.metadata.name for p in m.pods] == ["d", "obj"]
+    assert m.pods[1] is not pod and m.pods[1] == pod  # deep-copied, equal
+    assert m.nodepools[0].requirements[0].values == ["a"]
+
+
+def test_kubectl_list_is_unpacked() -> None:
+    text = """\
+apiVersion: v1
+kind: List
+items:
+- apiVersion: v1
+  kind: Pod
+  metadata: {name: a}
+- apiVersion: v1
+  kind: Pod
+  metadata: {name: b}
+  spec:
+    containers: [{resources: {requests: {cpu: "-1"}}}]
+"""
+    err = load_error(text)
+    assert str(err) == ('<yaml text>: document 1 (Pod "b"): items[1].spec.containers[0].resources.requests.cpu: '
+                        'must be greater than or equal to 0 (got -1)')
+    m = load_manifests(text.split("  spec:")[0])
+    assert [p.metadata.name for p in m.pods] == ["a", "b"]
+
+
+def test_empty_documents_skipped_but_counted() -> None:
+    text = "---\n---\napiVersion: v1\nkind: Pod\nmetadata: {name: a}\n---\napiVersion: v1\nkind: Pod\n"
+    err = load_error(text)
+    assert err.document_index == 3 and err.field_path == "metadata.name"
+
+
+def test_input_files_not_modified(tmp_path: Path) -> None:
+    shutil.copytree(DATA, tmp_path / "m")
+    before = {p: p.read_bytes() for p in (tmp_path / "m").rglob("*") if p.is_file()}
+    load_manifests(tmp_path / "m")
+    assert {p: p.read_bytes() for p in (tmp_path / "m").rglob("*") if p.is_file()} == before
+
+
+def test_input_dict_not_modified() -> None:
+    doc = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "a"},
+           "spec": {"containers": [{"resources": {"limits": {"cpu": "1"}}}]}}
+    load_manifests(doc)
+    assert doc["spec"]["containers"][0]["resources"] == {"limits": {"cpu": "1"}}
+
+
+# ---------------------------------------------------------------- bad input, one class per test
+
+def test_yaml_11_boolean_in_requirement_values(tmp_path: Path) -> None:
+    f = tmp_path / "pool.yaml"
+    f.write_text("apiVersion: v1\nkind: Pod\nmetadata: {name: x}\n---\n" + np_text("a, on, 4"))
+    err = load_error(f)
+    assert str(err).startswith(
+        f'{f}: document 2 (NodePool "default"): spec.template.spec.requirements[0].values[1]: must be a string; '
+        'YAML 1.1 read the unquoted value `on` as a boolean — quote it ("on")')
+    assert err.line == 16 and "\n" not in str(err)
+
+
+@pytest.mark.parametrize("word", ["no", "yes", "off", "True"])
+def test_yaml_11_booleans_named_as_written(word: str) -> None:
+    err = load_error(np_text(word))
+    assert f"unquoted value `{word}` as a boolean" in err.message and f'"{word}"' in err.message
+
+
+def test_integer_requirement_value_must_be_quoted() -> None:
+    err = load_error(np_text("4"))
+    assert err.field_path == "spec.template.spec.requirements[0].values[0]"
+    assert err.message == 'must be a string; YAML read the unquoted value `4` as a number — quote it ("4")'
+
+
+def test_boolean_from_dict_source_still_explained() -> None:
+    err = load_error({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "a", "labels": {"x": True}}})
+    assert err.file == "<dict 1>" and err.field_path == "metadata.labels.x"
+    assert "YAML 1.1" in err.message
+
+
+def test_unknown_operator() -> None:
+    err = load_error(NODEPOOL.replace("operator: In", "operator: Equals").replace("VALUES", "a"))
+    assert err.field_path == "spec.template.spec.requirements[0].operator"
+    assert "unknown operator 'Equals'" in err.message
+
+
+def test_gt_with_non_integer() -> None:
+    err = load_error(NODEPOOL.replace("operator: In", "operator: Gt").replace("VALUES", '"big"'))
+    assert err.field_path == "spec.template.spec.requirements[0]"
+    assert "needs an integer value, got 'big'" in err.message
+
+
+@pytest.mark.parametrize(("qty", "fragment"), [('"-1"', "greater than or equal to 0"),
+                                               ('"lots"', "quantities must match")])
+def test_negative_or_unparsable_quantity(qty: str, fragment: str) -> None:
+    text = f"apiVersion: v1\nkind: Pod\nmetadata: {{name: a}}\nspec:\n  containers:\n  - resources:\n" \
+           f"      limits: {{memory: {qty}}}\n"
+    err = load_error(text)
+    assert err.field_path == "spec.containers[0].resources.limits.memory"
+    assert fragment in err.message and err.kind == "Pod" and err.name == "a"
+
+
+def test_missing_apiversion_or_kind() -> None:
+    err = load_error("kind: Pod\nmetadata: {name: a}\n")
+    assert err.field_path == "apiVersion" and "every manifest needs apiVersion and kind" in err.message
+    err = load_error("apiVersion: v1\nmetadata: {name: a}\n")
+    assert err.field_path == "kind"
+
+
+def test_unsupported_version_of_known_kind() -> None:
+    err = load_error(np_text("a").replace("karpenter.sh/v1", "karpenter.sh/v1beta1"))
+    assert "karpenter.sh/v1beta1 NodePool is not supported; karpy reads karpenter.sh/v1" in str(err)
+
+
+def test_malformed_yaml() -> None:
+    err = load_error("apiVersion: v1\nkind: Pod\nmetadata: {name: a\n")
+    assert err.document_index == 1 and err.message.startswith("invalid YAML")
+    assert "line" in err.message
+
+
+def test_document_not_a_mapping() -> None:
+    err = load_error("- just\n- a list\n")
+    assert "must be a mapping with apiVersion and kind" in str(err)
+
+
+def test_wrong_shape_and_missing_field() -> None:
+    err = load_error("apiVersion: v1\nkind: Pod\nmetadata: {name: a}\nspec:\n  containers: notalist\n")
+    assert err.field_path == "spec.containers" and "must be a list" in err.message
+    err = load_error("apiVersion: karpenter.sh/v1\nkind: NodePool\nmetadata: {name: a}\nspec: {}\n")
+    assert err.field_path == "spec.template" and err.message == "required field is missing"
+
+
+def test_invalid_enum_value() -> None:
+    err = load_error("apiVersion: v1\nkind: Pod\nmetadata: {name: a}\nspec:\n  tolerations: [{operator: Maybe}]\n")
+    assert err.field_path == "spec.tolerations[0].operator"
+    assert err.message == "must be 'Equal' or 'Exists' (got 'Maybe')"
+
+
+def test_duplicate_object() -> None:
+    text = "apiVersion: v1\nkind: Pod\nmetadata: {name: a}\n---\napiVersion: v1\nkind: Pod\nmetadata: {name: a}\n"
+    err = load_error(text)
+    assert err.document_index == 2 and 'duplicate Pod "default/a"' in err.message
+    # same name in another namespace is fine
+    load_manifests(text.replace("{name: a}\n", "{name: a, namespace: b}\n", 1))
+
+
+def test_missing_file() -> None:
+    err = load_error(Path("/nonexistent/karpy.yaml"))
+    assert str(err) == "/nonexistent/karpy.yaml: no such file or directory"
+
+
+def test_bad_source_type() -> None:
+    err = load_error([42])
+    assert "cannot load a int" in str(err)
+
+
+def test_multiple_problems_are_counted_in_one_line() -> None:
+    err = load_error("apiVersion: v1\nkind: Pod\nmetadata: {name: a}\nspec:\n  containers:\n"
+                     "  - resources: {requests: {cpu: '-1', memory: '-1'}}\n")
+    assert "(and 1 more problem in this document)" in str(err) and "\n" not in str(err)
+
+
+def test_format_loc() -> None:
+    assert format_loc(("spec", "containers", 0, "resources", "requests", "nvidia.com/gpu")) == \
+        'spec.containers[0].resources.requests["nvidia.com/gpu"]'
+
+
+def test_model_object_source_type_checked() -> None:
+    np = NodePool.model_validate({"metadata": {"name": "x"}, "spec": {"template": {"spec": {
+        "nodeClassRef": {"group": "g", "kind": "k", "name": "n"}}}}})
+    assert load_manifests(np).nodepools[0].metadata.name == "x"
