@@ -70,7 +70,9 @@ def _broken_linear(shape: list[tuple[int, int]], p: int) -> int:
             if i == 0:
                 return shape[0][1]
             u0, s0 = shape[i - 1]
-            return s0 + (s - s0) * (p - u0) // (u - u0)
+            num, den = (s - s0) * (p - u0), (u - u0)
+            q = abs(num) // abs(den)  # Go int64 division truncates toward zero
+            return s0 + (q if (num >= 0) == (den >= 0) else -q)
     return shape[-1][1]
 
 
@@ -164,8 +166,8 @@ def score_resources(strategy: ScoringStrategy, ni: NodeInfo, pod: PodInfo, alloc
         alloc, req = alloc_req(ni, pod, r, False)
         if r not in (CPU, MEMORY, EPHEMERAL) and (alloc == 0 or pod.requests.get(r, 0) == 0):
             continue  # extended resource not requested by the pod or not on the node: skipped
-        if alloc == 0 and r in (CPU, MEMORY, EPHEMERAL):
-            pass
+        if alloc == 0:
+            continue  # least/most/rtcr scorers: "if allocable[i] == 0 { continue }" (not in the weight sum)
         allocs.append(alloc)
         reqs.append(req)
         weights.append(w)
