@@ -263,6 +263,34 @@ class FakeCloudProvider:
         self.created_nodeclaims: dict[str, Any] = {}
         self._seq = 0
 
+    @classmethod
+    def from_options(cls, options: Any) -> FakeCloudProvider:
+        """Factory for simulations (``karpy.cloudproviders`` entry point ``fake``).
+
+        The catalogue is Karpenter's default six types, or ``options.extra["instance_types"]``
+        (a list of InstanceTypes, or an int ``n`` for :func:`instance_types`). Injected capacity
+        errors (``TYPE-GLOB:ZONE-GLOB:CAPACITY-TYPE``) mark the matching offerings unavailable for the
+        whole run: the fake has no fleet, so nothing is launched from them.
+        """
+        from fnmatch import fnmatchcase
+
+        extra = getattr(options, "extra", None) or {}
+        chosen = extra.get("instance_types")
+        its = instance_types(chosen) if isinstance(chosen, int) else list(chosen or default_instance_types())
+        for spec in getattr(options, "unavailable", ()) or ():
+            parts = spec.split(":")
+            if len(parts) != 3:
+                raise ValueError(f"unavailable offering spec {spec!r} must be TYPE-GLOB:ZONE-GLOB:CAPACITY-TYPE")
+            type_glob, zone_glob, ct = parts
+            for it in its:
+                if not fnmatchcase(it.name, type_glob):
+                    continue
+                for o in it.offerings:
+                    if fnmatchcase(o.zone, zone_glob) and (ct in ("*", "") or o.capacity_type == ct):
+                        o.available = False
+                it.refresh_availability()
+        return cls(its)
+
     @property
     def name(self) -> str:
         """Mirrors CloudProvider.Name."""

@@ -1,0 +1,3 @@
+from karpy.cli import main
+
+main()

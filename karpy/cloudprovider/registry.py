@@ -1,0 +1,61 @@
+"""Finding cloud providers by name, the way Karpenter's providers plug into its core.
+
+A provider registers itself under the ``karpy.cloudproviders`` entry-point group
+(``aws = "awsprovider:AWSCloudProvider"``, ``fake = "karpy.cloudprovider.fake:FakeCloudProvider"``).
+The registered object is a class (or any object) with a ``from_options(options)`` factory; it may
+also carry ``EXTRA_KINDS`` — the manifest kinds it adds to the loader (e.g. ``EC2NodeClass``).
+karpy itself never imports a provider package: it only looks the name up.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from importlib.metadata import entry_points
+from typing import Any
+
+__all__ = ["ENTRY_POINT_GROUP", "ProviderOptions", "UnknownCloudProviderError", "available_cloud_providers",
+           "resolve_cloud_provider"]
+
+ENTRY_POINT_GROUP = "karpy.cloudproviders"
+
+
+class UnknownCloudProviderError(ValueError):
+    """No provider is registered under that name."""
+
+
+@dataclass(frozen=True)
+class ProviderOptions:
+    """What a simulation hands a provider factory."""
+
+    region: str | None = None
+    #: a price-table date (``"2026-07-20"``), a path to a table, or None for the newest table
+    prices: str | None = None
+    #: injected capacity errors, ``TYPE-GLOB:ZONE-GLOB:CAPACITY-TYPE``
+    unavailable: Sequence[str] = ()
+    #: the simulation's virtual clock (``now() -> float`` seconds)
+    clock: Any = None
+    #: the loaded manifests (NodePools, NodeOverlays, provider kinds such as EC2NodeClass)
+    manifests: Any = None
+    extra: Mapping[str, Any] = field(default_factory=dict)
+
+
+def available_cloud_providers() -> list[str]:
+    """Names registered in the entry-point group, sorted."""
+    return sorted(ep.name for ep in entry_points(group=ENTRY_POINT_GROUP))
+
+
+def resolve_cloud_provider(name: str) -> Any:
+    """The registered provider class for ``name``; ``module:attr`` also works for unregistered ones."""
+    for ep in entry_points(group=ENTRY_POINT_GROUP):
+        if ep.name == name:
+            return ep.load()
+    if ":" in name:
+        module, _, attr = name.partition(":")
+        try:
+            return getattr(importlib.import_module(module), attr)
+        except (ImportError, AttributeError) as e:
+            raise UnknownCloudProviderError(f"cannot load cloud provider {name!r}: {e}") from None
+    known = ", ".join(available_cloud_providers()) or "none (is karpy installed with pip?)"
+    raise UnknownCloudProviderError(f"unknown cloud provider {name!r}; registered: {known}")

@@ -1,0 +1,141 @@
+"""The result of a simulation and the JSON document of the design's contract.
+
+``Result.to_document()`` builds the document ``karpy simulate -o json`` prints; its keys are stable
+(more may be added). ``Result.to_json()`` serialises it with sorted-free, insertion-ordered keys and
+fixed float formatting so the same input gives byte-identical output.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+from karpy.sim.simulation import LaunchRecord, SimulationResult
+
+__all__ = ["EXIT_BAD_INPUT", "EXIT_OK", "EXIT_PENDING", "Result"]
+
+EXIT_OK = 0
+EXIT_BAD_INPUT = 2
+EXIT_PENDING = 3
+
+
+def _round(price: float | None) -> float | None:
+    return None if price is None else round(price, 6)
+
+
+def _requirements(model: Any) -> list[dict[str, Any]]:
+    out = []
+    for r in model.spec.requirements or ():
+        entry: dict[str, Any] = {"key": r.key, "operator": r.operator, "values": list(r.values or ())}
+        if r.min_values is not None:
+            entry["minValues"] = r.min_values
+        out.append(entry)
+    return out
+
+
+@dataclass
+class Result:
+    """What a simulation produced, with the context needed to report it."""
+
+    simulation: SimulationResult
+    region: str | None
+    prices: dict[str, Any]
+    cloud_provider: Any
+    explain: dict[str, Any] = field(default_factory=dict)
+
+    # -- convenience views ----------------------------------------------------------------------
+    @property
+    def launches(self) -> list[LaunchRecord]:
+        return self.simulation.launches
+
+    @property
+    def launched(self) -> list[LaunchRecord]:
+        """NodeClaims whose launch succeeded."""
+        return [r for r in self.simulation.launches if r.launched is not None]
+
+    @property
+    def pending_pods(self) -> list[str]:
+        return sorted(k for k, p in self.simulation.pods.items() if not p.spec.node_name)
+
+    @property
+    def cost_per_hour(self) -> float:
+        return round(sum(r.price or 0.0 for r in self.launched if not r.deleted), 6)
+
+    @property
+    def exit_code(self) -> int:
+        """0 when every pod was placed, 3 when some pod is still pending."""
+        return EXIT_PENDING if self.pending_pods else EXIT_OK
+
+    def pods_on(self, node_name: str) -> list[str]:
+        return sorted(k for k, p in self.simulation.pods.items() if p.spec.node_name == node_name)
+
+    # -- the document ---------------------------------------------------------------------------
+    def _fleet(self, record: LaunchRecord) -> dict[str, Any] | None:
+        getter = getattr(self.cloud_provider, "fleet_record", None)
+        if getter is None:
+            return None
+        return getter(record.name)
+
+    def _nodeclaim(self, record: LaunchRecord) -> dict[str, Any]:
+        model = record.launched if record.launched is not None else record.requested
+        return {
+            "name": record.name,
+            "nodepool": record.nodepool,
+            "instance_type": record.instance_type,
+            "capacity_type": record.capacity_type,
+            "zone": record.zone,
+            "price": _round(record.price),
+            "labels": dict(sorted((model.metadata.labels or {}).items())) if record.launched is not None else {},
+            "annotations": dict(sorted((model.metadata.annotations or {}).items())),
+            "pods": self.pods_on(record.name) if record.launched is not None else [],
+            "requirements": _requirements(record.requested),
+            "fleet": self._fleet(record),
+            "launched": record.launched is not None,
+            "error": record.error,
+            "created_at": record.created_at,
+            "registered_at": record.registered_at,
+        }
+
+    def _pod(self, pod: Any) -> dict[str, Any]:
+        key = pod.key
+        if pod.status.phase == "Deleted":
+            phase = "Deleted"
+        elif pod.spec.node_name:
+            phase = "Running"
+        else:
+            phase = "Pending"
+        message = None
+        if phase == "Pending":
+            message = self.simulation.pod_errors.get(key)
+            if message is None:
+                for c in pod.status.conditions or ():
+                    if c.type == "PodScheduled" and c.status == "False":
+                        message = c.message or c.reason
+                if message is None and pod.spec.scheduling_gates:
+                    message = "pod has scheduling gates: " + ", ".join(g.name for g in pod.spec.scheduling_gates)
+        return {"phase": phase, "node": pod.spec.node_name or None,
+                "nominated_node": pod.status.nominated_node_name or None, "message": message}
+
+    def to_document(self) -> dict[str, Any]:
+        sim = self.simulation
+        pods: dict[str, Any] = {}
+        for key in sorted(set(sim.pods) | set(sim.deleted_pods)):
+            pod = sim.pods.get(key) or sim.deleted_pods[key]
+            pods[key] = self._pod(pod)
+        doc: dict[str, Any] = {
+            "region": self.region,
+            "prices": dict(self.prices),
+            "nodeclaims": [self._nodeclaim(r) for r in sim.launches],
+            "pods": pods,
+            "cost_per_hour": self.cost_per_hour,
+            "simulation": {"virtual_seconds": sim.virtual_seconds, "provisioning_passes": sim.provisioning_passes,
+                           "scheduling_cycles": sim.scheduling_cycles},
+            "warnings": list(sim.warnings),
+        }
+        if self.explain:
+            doc["explain"] = self.explain
+        return doc
+
+    def to_json(self, indent: int | None = 2) -> str:
+        return json.dumps(self.to_document(), indent=indent, ensure_ascii=False) + "\n"

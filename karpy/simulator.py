@@ -1,0 +1,66 @@
+"""``karpy.simulate``: manifests in, what Karpenter would launch (and why) out."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from karpy.api.loader import load_manifests
+from karpy.cloudprovider.registry import ProviderOptions, resolve_cloud_provider
+from karpy.result import Result
+from karpy.sim.clock import VirtualClock
+from karpy.sim.simulation import Simulation, SimulationOptions
+
+__all__ = ["simulate"]
+
+PREFERENCE_POLICIES = ("Respect", "Ignore")
+MIN_VALUES_POLICIES = ("Strict", "BestEffort")
+
+
+def _check_choice(name: str, value: str, allowed: Sequence[str]) -> None:
+    if value not in allowed:
+        raise ValueError(f"{name} must be one of {', '.join(allowed)} (got {value!r})")
+
+
+def simulate(
+    manifests: Any,
+    *,
+    region: str | None = "us-east-1",
+    prices: str | None = None,
+    unavailable: Sequence[str] = (),
+    preference_policy: str = "Respect",
+    min_values_policy: str = "Strict",
+    cloud_provider: Any = "aws",
+    options: SimulationOptions | None = None,
+    provider_extra: dict[str, Any] | None = None,
+) -> Result:
+    """Run one simulation and return its :class:`~karpy.result.Result`.
+
+    ``manifests``: paths (files or directories), YAML text, dicts or model objects, or a list of
+    them. ``region``/``prices``: the price table (a date such as ``"2026-07-20"``, a path, or None
+    for the newest table of the region). ``unavailable``: injected capacity errors
+    ``TYPE-GLOB:ZONE-GLOB:CAPACITY-TYPE``. ``cloud_provider``: a registered name (``"aws"``,
+    ``"fake"``), or a CloudProvider object (then ``region``/``prices``/``unavailable`` are the
+    object's business). Bad input raises :class:`karpy.api.loader.ManifestError` or ``ValueError``.
+    """
+    _check_choice("preference_policy", preference_policy, PREFERENCE_POLICIES)
+    _check_choice("min_values_policy", min_values_policy, MIN_VALUES_POLICIES)
+    clock = VirtualClock()
+    if isinstance(cloud_provider, str):
+        factory = resolve_cloud_provider(cloud_provider)
+        loaded = load_manifests(manifests, extra_kinds=getattr(factory, "EXTRA_KINDS", None))
+        provider = factory.from_options(ProviderOptions(region=region, prices=prices, unavailable=tuple(unavailable),
+                                                        clock=clock, manifests=loaded,
+                                                        extra=dict(provider_extra or {})))
+    else:
+        provider = cloud_provider
+        loaded = load_manifests(manifests, extra_kinds=getattr(provider, "EXTRA_KINDS", None))
+    base = options or SimulationOptions()
+    sim_options = SimulationOptions(**{**base.__dict__, "preference_policy": preference_policy,
+                                       "min_values_policy": min_values_policy})
+    simulation = Simulation(loaded, provider, sim_options, clock=clock)
+    outcome = simulation.run()
+    prices_meta = getattr(provider, "prices_metadata", None)
+    meta = prices_meta() if callable(prices_meta) else {"date": None, "source": f"{provider.name} cloud provider"}
+    return Result(simulation=outcome, region=region if isinstance(cloud_provider, str) or region else None,
+                  prices=meta, cloud_provider=provider)
