@@ -1,0 +1,199 @@
+"""Plain-text table view of a simulation document (the ``-o table`` output).
+
+The input is the JSON document of DESIGN.md ("The contract"). Only the keys of the contract are
+read; unknown keys are ignored, and missing optional keys degrade to ``-``. Output is plain ASCII
+layout (no colour codes), deterministic, and keeps the document's order for NodeClaims and pods.
+"""
+
+from __future__ import annotations
+
+import unicodedata
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+__all__ = [
+    "render_table",
+    "is_launched",
+    "instance_family",
+    "pods_by_phase",
+    "format_price",
+    "total_cost",
+]
+
+FAMILY_LABEL = "karpenter.k8s.aws/instance-family"
+MAX_POD_NAMES = 3
+"""How many pod names the table spells out per NodeClaim before "+N more"."""
+DASH = "-"
+
+
+def format_price(price: Any) -> str:
+    """Format a $/h amount with 5 decimals; ``-`` when absent."""
+    if price is None or isinstance(price, bool):
+        return DASH
+    try:
+        return f"{float(price):.5f}"
+    except (TypeError, ValueError):
+        return DASH
+
+
+def is_launched(nodeclaim: Mapping[str, Any]) -> bool:
+    """True when the NodeClaim's launch succeeded (it has an instance type, and is not marked failed)."""
+    if nodeclaim.get("launched") is False:
+        return False
+    return nodeclaim.get("instance_type") is not None
+
+
+def instance_family(nodeclaim: Mapping[str, Any]) -> str | None:
+    """The instance family: the AWS family label, else the type name before the first ``.``."""
+    labels = nodeclaim.get("labels") or {}
+    family = labels.get(FAMILY_LABEL) if isinstance(labels, Mapping) else None
+    if family:
+        return str(family)
+    itype = nodeclaim.get("instance_type")
+    if not itype:
+        return None
+    return str(itype).split(".", 1)[0]
+
+
+def pods_by_phase(document: Mapping[str, Any], phase: str) -> list[tuple[str, Mapping[str, Any]]]:
+    """Pods of one phase as ``(key, status)`` pairs, in document order."""
+    pods = document.get("pods") or {}
+    return [(key, st) for key, st in pods.items() if isinstance(st, Mapping) and st.get("phase") == phase]
+
+
+def total_cost(document: Mapping[str, Any]) -> float:
+    """The document's ``cost_per_hour``; when absent, the sum of the launched NodeClaims' prices."""
+    cost = document.get("cost_per_hour")
+    if isinstance(cost, (int, float)) and not isinstance(cost, bool):
+        return float(cost)
+    return sum(
+        float(nc.get("price") or 0.0) for nc in document.get("nodeclaims") or [] if is_launched(nc)
+    )
+
+
+def clean(value: Any) -> str:
+    """One-line text for a cell: ``-`` for None; whitespace runs collapsed; control chars escaped.
+
+    Escaping control characters keeps user text (pod messages, names) from smuggling terminal escape
+    sequences into the output.
+    """
+    if value is None:
+        return DASH
+    text = str(value)
+    out: list[str] = []
+    for ch in text:
+        if ch in "\n\r\t\v\f":
+            out.append(" ")
+        elif unicodedata.category(ch) in ("Cc", "Cf", "Cs", "Co", "Zl", "Zp"):
+            out.append(f"\\x{ord(ch):02x}" if ord(ch) < 0x100 else f"\\u{ord(ch):04x}")
+        else:
+            out.append(ch)
+    return " ".join("".join(out).split()) or DASH
+
+
+def abbreviate_pods(pods: Sequence[str], limit: int = MAX_POD_NAMES) -> str:
+    """``"5: a, b, c, +2 more"``; ``"0"`` when there are none."""
+    names = [clean(p) for p in pods]
+    if not names:
+        return "0"
+    shown = ", ".join(names[:limit])
+    rest = len(names) - limit
+    return f"{len(names)}: {shown}" + (f", +{rest} more" if rest > 0 else "")
+
+
+def format_rows(header: Sequence[str], rows: Iterable[Sequence[str]]) -> list[str]:
+    """Left-aligned fixed-width columns (width = widest cell), two spaces apart, no trailing blanks."""
+    body = [list(r) for r in rows]
+    widths = [len(h) for h in header]
+    for row in body:
+        for i, cell in enumerate(row):
+            widths[i] = max(widths[i], len(cell))
+    lines = []
+    for row in [list(header), *body]:
+        line = "  ".join(cell.ljust(widths[i]) for i, cell in enumerate(row))
+        lines.append(line.rstrip())
+    return lines
+
+
+def render_table(document: dict) -> str:
+    """Render the document as a plain-text report ending in ``total: $X/h``.
+
+    Sections: NodeClaims that launched (name, pool, type, capacity type, zone, $/h, pods), failed
+    launches with their fleet errors, pending pods with their message, then the total.
+    """
+    nodeclaims: list[Mapping[str, Any]] = list(document.get("nodeclaims") or [])
+    launched = [nc for nc in nodeclaims if is_launched(nc)]
+    failed = [nc for nc in nodeclaims if not is_launched(nc)]
+    prices = document.get("prices") or {}
+
+    out: list[str] = []
+    head = f"region: {clean(document.get('region'))}"
+    if prices:
+        head += f"  prices: {clean(prices.get('date'))}"
+        if prices.get("source"):
+            head += f" ({clean(prices.get('source'))})"
+    out.append(head)
+    out.append("")
+
+    out.append(f"NODECLAIMS ({len(launched)})")
+    if launched:
+        out.extend(
+            format_rows(
+                ("NAME", "NODEPOOL", "INSTANCE TYPE", "CAPACITY", "ZONE", "$/H", "PODS"),
+                (
+                    (
+                        clean(nc.get("name")),
+                        clean(nc.get("nodepool")),
+                        clean(nc.get("instance_type")),
+                        clean(nc.get("capacity_type")),
+                        clean(nc.get("zone")),
+                        format_price(nc.get("price")),
+                        abbreviate_pods(nc.get("pods") or []),
+                    )
+                    for nc in launched
+                ),
+            )
+        )
+    else:
+        out.append("(none)")
+
+    if failed:
+        out.append("")
+        out.append(f"FAILED LAUNCHES ({len(failed)})")
+        rows: list[tuple[str, ...]] = []
+        for nc in failed:
+            fleet = nc.get("fleet") or {}
+            errors = (fleet.get("errors") or []) if isinstance(fleet, Mapping) else []
+            base = (clean(nc.get("name")), clean(nc.get("nodepool")), clean(nc.get("capacity_type")))
+            if not errors:
+                rows.append((*base, DASH, DASH, DASH))
+            for err in errors:
+                rows.append(
+                    (
+                        *base,
+                        clean(err.get("error_code")),
+                        clean(err.get("instance_type")),
+                        clean(err.get("zone")),
+                    )
+                )
+        out.extend(
+            format_rows(("NAME", "NODEPOOL", "CAPACITY", "ERROR", "INSTANCE TYPE", "ZONE"), rows)
+        )
+
+    pending = pods_by_phase(document, "Pending")
+    if pending:
+        out.append("")
+        out.append(f"PENDING PODS ({len(pending)})")
+        out.extend(
+            format_rows(
+                ("POD", "NOMINATED", "MESSAGE"),
+                (
+                    (clean(key), clean(st.get("nominated_node")), clean(st.get("message")))
+                    for key, st in pending
+                ),
+            )
+        )
+
+    out.append("")
+    out.append(f"total: ${total_cost(document):.5f}/h")
+    return "\n".join(out) + "\n"

@@ -1,0 +1,135 @@
+"""The report page as a browser shows it: Debian's headless Chromium loads the file.
+
+Chromium only ever opens a local ``file://`` page (which itself forbids any fetch through its CSP),
+with background networking, sync and component updates turned off and a fresh profile.
+Without Chromium the test is skipped, unless ``CI`` is set: CI must install it
+(``.ci/run``: ``apt-get install -y chromium``).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import struct
+import subprocess
+from html.parser import HTMLParser
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from karpy.report import render_html
+
+SAMPLE = Path(__file__).parent / "sample_document.json"
+WIDTH, HEIGHT = 1200, 2200
+BLANK_PAGE_PNG_BYTES = 12_300
+"""A blank 1200x2200 page screenshot measured ~12 KB; the report page measured ~187 KB."""
+TIMEOUT = 120
+FLAGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--disable-extensions",
+    "--disable-default-apps",
+    "--no-default-browser-check",
+    "--hide-scrollbars",
+    "--mute-audio",
+]
+
+
+def find_chromium() -> str:
+    """Path of Debian's chromium; skip (or fail under CI) when it is not installed."""
+    path = shutil.which("chromium") or ("/usr/bin/chromium" if os.path.exists("/usr/bin/chromium") else None)
+    if path is None:
+        if os.environ.get("CI"):
+            pytest.fail(
+                "chromium is not installed: .ci/run must install it "
+                "(apt-get update && apt-get install -y chromium) before running the tests"
+            )
+        pytest.skip("chromium not installed (apt-get install -y chromium)")
+    return path
+
+
+def run_chromium(binary: str, profile: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    cmd = [binary, *FLAGS, f"--user-data-dir={profile}", *args]
+    try:
+        return subprocess.run(cmd, capture_output=True, text=True, timeout=TIMEOUT, check=False)
+    except subprocess.TimeoutExpired:  # pragma: no cover - environment failure
+        pytest.fail(f"chromium did not finish within {TIMEOUT}s: {' '.join(cmd)}")
+
+
+class Collect(HTMLParser):
+    """Attributes of every element, and the text under each id'd element."""
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.elements: list[tuple[str, dict[str, str]]] = []
+        self.text_by_id: dict[str, str] = {}
+        self._open: list[str] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        a = {k: v or "" for k, v in attrs}
+        self.elements.append((tag, a))
+        if "id" in a and tag in ("dd", "section", "h3"):
+            self.text_by_id.setdefault(a["id"], "")
+            self._open.append(a["id"])
+        elif tag in ("dd", "section", "h3"):
+            self._open.append("")
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag in ("dd", "section", "h3") and self._open:
+            self._open.pop()
+
+    def handle_data(self, data: str) -> None:
+        for ident in self._open:
+            if ident:
+                self.text_by_id[ident] += data
+
+
+@pytest.fixture(scope="module")
+def rendered(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    binary = find_chromium()
+    tmp = tmp_path_factory.mktemp("report")
+    page = tmp / "report.html"
+    page.write_text(render_html(json.loads(SAMPLE.read_text(encoding="utf-8"))), encoding="utf-8")
+    url = page.resolve().as_uri()
+    dom = run_chromium(binary, tmp / "profile-dom", "--dump-dom", url)
+    png = tmp / "report.png"
+    shot = run_chromium(binary, tmp / "profile-shot", f"--window-size={WIDTH},{HEIGHT}", f"--screenshot={png}", url)
+    return {"dom": dom, "shot": shot, "png": png}
+
+
+def test_dumped_dom_shows_totals_and_nodepool_costs(rendered: dict[str, Any]) -> None:
+    result = rendered["dom"]
+    assert result.returncode == 0, result.stderr[-2000:]
+    parser = Collect()
+    parser.feed(result.stdout)
+    assert parser.text_by_id["summary-total"] == "$0.51580/h"
+    assert parser.text_by_id["summary-pods"] == "9 running, 2 pending, 1 deleted"
+    assert "Pending pods (2)" in parser.text_by_id["pending-pods"]
+    pool_bars = {a["data-nodepool"]: a["data-cost"] for t, a in parser.elements if t == "g" and "data-nodepool" in a}
+    assert pool_bars == {"general": "0.33730", "compute": "0.17850"}
+    pool_rows = {a["data-nodepool"]: a["data-cost"] for t, a in parser.elements if t == "tr" and "data-nodepool" in a}
+    assert pool_rows == pool_bars
+    section = parser.text_by_id["cost-by-nodepool"]
+    assert "$0.33730/h" in section and "$0.17850/h" in section
+    # Chromium built real SVG rectangles for the bars (it parsed the inline SVG)
+    assert sum(1 for t, _ in parser.elements if t == "rect") == 4
+    assert not any(t == "script" for t, _ in parser.elements)
+
+
+def test_screenshot_is_a_real_picture_of_the_page(rendered: dict[str, Any]) -> None:
+    result, png = rendered["shot"], rendered["png"]
+    assert result.returncode == 0, result.stderr[-2000:]
+    data = png.read_bytes()
+    assert data[:8] == b"\x89PNG\r\n\x1a\n"
+    assert data[12:16] == b"IHDR"
+    assert struct.unpack(">II", data[16:24]) == (WIDTH, HEIGHT)
+    # a blank page of the same size is ~12 KB; text, tables and bars make it several times larger
+    assert len(data) > 5 * BLANK_PAGE_PNG_BYTES, len(data)
