@@ -28,8 +28,14 @@ class WatchEvent:
 Watcher = Callable[[WatchEvent], None]
 
 
-def _key(obj: Any) -> tuple[str, str]:
+#: kinds without a namespace: their key ignores ``metadata.namespace``
+CLUSTER_SCOPED = frozenset({"Node", "NodePool", "NodeClaim", "NodeOverlay", "PriorityClass", "EC2NodeClass"})
+
+
+def _key(kind: str, obj: Any) -> tuple[str, str]:
     meta = obj.metadata
+    if kind in CLUSTER_SCOPED:
+        return ("", meta.name)
     return (getattr(meta, "namespace", None) or "", meta.name)
 
 
@@ -50,7 +56,7 @@ class ObjectStore:
 
     def create(self, kind: str, obj: Any) -> Any:
         bucket = self._objects.setdefault(kind, {})
-        key = _key(obj)
+        key = _key(kind, obj)
         if key in bucket:
             raise KeyError(f"{kind} {'/'.join(k for k in key if k)} already exists")
         self._resource_version += 1
@@ -60,7 +66,7 @@ class ObjectStore:
 
     def update(self, kind: str, obj: Any, old: Any = None) -> Any:
         bucket = self._objects.setdefault(kind, {})
-        key = _key(obj)
+        key = _key(kind, obj)
         if key not in bucket:
             raise KeyError(f"{kind} {'/'.join(k for k in key if k)} not found")
         self._resource_version += 1
@@ -71,7 +77,7 @@ class ObjectStore:
 
     def delete(self, kind: str, obj: Any) -> Any:
         bucket = self._objects.get(kind, {})
-        removed = bucket.pop(_key(obj), None)
+        removed = bucket.pop(_key(kind, obj), None)
         if removed is None:
             raise KeyError(f"{kind} {obj.metadata.name} not found")
         self._resource_version += 1
@@ -79,6 +85,8 @@ class ObjectStore:
         return removed
 
     def get(self, kind: str, name: str, namespace: str = "") -> Any | None:
+        if kind in CLUSTER_SCOPED:
+            namespace = ""
         return self._objects.get(kind, {}).get((namespace, name))
 
     def list(self, kind: str) -> list[Any]:
