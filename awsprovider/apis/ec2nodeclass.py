@@ -1,0 +1,280 @@
+"""karpenter.k8s.aws/v1 EC2NodeClass (pkg/apis/v1/ec2nodeclass.go, ec2nodeclass_status.go,
+kubeletconfiguration.go).
+
+camelCase aliases (explicit where Go's json tag is not ``to_camel`` of the field, e.g.
+``associatePublicIPAddress``, ``kmsKeyID``), unknown fields ignored. Reproduced CRD rules: the
+``amiFamily`` enum, ``instanceStorePolicy`` RAID0, NIC ``interfaceType`` enum, ``role`` xor
+``instanceProfile``, and the alias format ``<family>@<version>``.
+
+karpy extension: ``amiFamily`` resolves to AL2023 when neither ``spec.amiFamily`` nor an alias
+term is given and ``amiSelectorTerms`` is empty (upstream requires amiSelectorTerms; karpy lets a
+user omit them and uses the AL2023 default).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import Field, field_validator, model_validator
+
+from awsprovider.labels import AMI_FAMILIES, AMI_FAMILY_AL2023, AMI_FAMILY_CUSTOM
+from karpy.api.meta import Condition, KubeModel, TypedObject
+from karpy.api.quantity import Quantity
+
+__all__ = [
+    "AMISelectorTerm",
+    "BlockDevice",
+    "BlockDeviceMapping",
+    "CapacityReservationSelectorTerm",
+    "EC2NodeClass",
+    "EC2NodeClassSpec",
+    "EC2NodeClassStatus",
+    "EXTRA_KINDS",
+    "KubeletConfiguration",
+    "MetadataOptions",
+    "NetworkInterface",
+    "SecurityGroupSelectorTerm",
+    "StatusSubnet",
+    "SubnetSelectorTerm",
+]
+
+_ALIAS_FAMILIES = ("AL2", "AL2023", "Bottlerocket", "Windows2019", "Windows2022", "Windows2025")
+
+
+class SubnetSelectorTerm(KubeModel):
+    """SubnetSelectorTerm: ``tags`` (value ``*`` = any value) and/or ``id``."""
+
+    tags: dict[str, str] = Field(default_factory=dict)
+    id: str = ""
+
+
+class SecurityGroupSelectorTerm(KubeModel):
+    """SecurityGroupSelectorTerm: ``tags``, ``id`` or ``name``."""
+
+    tags: dict[str, str] = Field(default_factory=dict)
+    id: str = ""
+    name: str = ""
+
+
+class CapacityReservationSelectorTerm(KubeModel):
+    """CapacityReservationSelectorTerm (parsed; reservations are not simulated)."""
+
+    tags: dict[str, str] = Field(default_factory=dict)
+    id: str = ""
+    owner_id: str = Field(default="", alias="ownerID")
+    instance_match_criteria: str = ""
+
+
+class AMISelectorTerm(KubeModel):
+    """AMISelectorTerm: ``alias`` (``al2023@latest``), ``tags``, ``id``, ``name``, ``owner``, ``ssmParameter``."""
+
+    alias: str = ""
+    tags: dict[str, str] = Field(default_factory=dict)
+    id: str = ""
+    name: str = ""
+    owner: str = ""
+    ssm_parameter: str = ""
+
+    @field_validator("alias")
+    @classmethod
+    def _alias(cls, value: str) -> str:
+        if value:
+            parts = value.split("@")
+            if len(parts) != 2 or not parts[1]:
+                raise ValueError(f"invalid alias {value!r}: expected '<family>@<version>'")
+            if parts[0] not in {f.lower() for f in _ALIAS_FAMILIES}:
+                raise ValueError(f"{parts[0]!r} is an invalid alias family")
+        return value
+
+
+class MetadataOptions(KubeModel):
+    """MetadataOptions with the CRD defaults."""
+
+    http_endpoint: str | None = "enabled"
+    http_protocol_ipv6: str | None = Field(default="disabled", alias="httpProtocolIPv6")
+    http_put_response_hop_limit: int | None = 1
+    http_tokens: str | None = "required"
+
+
+class BlockDevice(KubeModel):
+    """BlockDevice (EBS)."""
+
+    delete_on_termination: bool | None = None
+    encrypted: bool | None = None
+    iops: int | None = None
+    kms_key_id: str | None = Field(default=None, alias="kmsKeyID")
+    snapshot_id: str | None = Field(default=None, alias="snapshotID")
+    throughput: int | None = None
+    volume_initialization_rate: int | None = None
+    volume_size: Quantity | None = None
+    volume_type: str | None = None
+
+
+class BlockDeviceMapping(KubeModel):
+    """BlockDeviceMapping."""
+
+    device_name: str | None = None
+    ebs: BlockDevice | None = None
+    root_volume: bool = False
+
+
+class NetworkInterface(KubeModel):
+    """NetworkInterface (``interfaceType`` interface | efa-only)."""
+
+    network_card_index: int = 0
+    device_index: int = 0
+    interface_type: Literal["interface", "efa-only"] = "interface"
+
+
+class KubeletConfiguration(KubeModel):
+    """KubeletConfiguration (kubeletconfiguration.go ParsedKubeletConfig fields).
+
+    ``maxPods`` is IntOrString upstream; a string is a CEL expression honoured only with the
+    NodeClassCEL gate (default off) and is therefore ignored by the instance-type resolver, as are
+    kube/systemReserved values that do not parse as quantities.
+    """
+
+    cluster_dns: list[str] = Field(default_factory=list, alias="clusterDNS")
+    max_pods: int | str | None = None
+    pods_per_core: int | None = None
+    system_reserved: dict[str, str] = Field(default_factory=dict)
+    kube_reserved: dict[str, str] = Field(default_factory=dict)
+    eviction_hard: dict[str, str] | None = None
+    eviction_soft: dict[str, str] | None = None
+    eviction_soft_grace_period: dict[str, str] = Field(default_factory=dict)
+    eviction_max_pod_grace_period: int | None = None
+    image_gc_high_threshold_percent: int | None = Field(default=None, alias="imageGCHighThresholdPercent")
+    image_gc_low_threshold_percent: int | None = Field(default=None, alias="imageGCLowThresholdPercent")
+    cpu_cfs_quota: bool | None = Field(default=None, alias="cpuCFSQuota")
+
+    @field_validator("system_reserved", "kube_reserved", "eviction_soft_grace_period", mode="before")
+    @classmethod
+    def _stringify(cls, value: Any) -> Any:
+        if isinstance(value, dict):
+            return {k: (v if isinstance(v, str) else str(v)) for k, v in value.items()}
+        return value
+
+    @field_validator("max_pods")
+    @classmethod
+    def _max_pods(cls, value: int | str | None) -> int | str | None:
+        if isinstance(value, int) and value < 0:
+            raise ValueError(f"must be greater than or equal to 0 (got {value})")
+        return value
+
+    def static_max_pods(self) -> int | None:
+        """``maxPods`` when it is an integer (CEL strings are ignored with the gate off)."""
+        return self.max_pods if isinstance(self.max_pods, int) and not isinstance(self.max_pods, bool) else None
+
+
+class StatusSubnet(KubeModel):
+    """Status Subnet: ``id``, ``zone``, ``zoneID``."""
+
+    id: str
+    zone: str
+    zone_id: str = Field(default="", alias="zoneID")
+
+
+class StatusSecurityGroup(KubeModel):
+    """Status SecurityGroup."""
+
+    id: str
+    name: str = ""
+
+
+class EC2NodeClassStatus(KubeModel):
+    """EC2NodeClassStatus (the parts karpy resolves)."""
+
+    subnets: list[StatusSubnet] = Field(default_factory=list)
+    security_groups: list[StatusSecurityGroup] = Field(default_factory=list)
+    instance_profile: str = ""
+    conditions: list[Condition] = Field(default_factory=list)
+
+
+class EC2NodeClassSpec(KubeModel):
+    """EC2NodeClassSpec."""
+
+    subnet_selector_terms: list[SubnetSelectorTerm] = Field(default_factory=list)
+    security_group_selector_terms: list[SecurityGroupSelectorTerm] = Field(default_factory=list)
+    capacity_reservation_selector_terms: list[CapacityReservationSelectorTerm] = Field(default_factory=list)
+    associate_public_ip_address: bool | None = Field(default=None, alias="associatePublicIPAddress")
+    ip_prefix_count: int | None = Field(default=None, alias="ipPrefixCount", ge=0)
+    ami_selector_terms: list[AMISelectorTerm] = Field(default_factory=list, alias="amiSelectorTerms")
+    ami_family: str | None = None
+    user_data: str | None = None
+    role: str | None = None
+    instance_profile: str | None = None
+    tags: dict[str, str] = Field(default_factory=dict)
+    kubelet: KubeletConfiguration = Field(default_factory=KubeletConfiguration)
+    block_device_mappings: list[BlockDeviceMapping] = Field(default_factory=list)
+    instance_store_policy: Literal["RAID0"] | None = None
+    network_interfaces: list[NetworkInterface] | None = None
+    detailed_monitoring: bool | None = None
+    metadata_options: MetadataOptions = Field(default_factory=MetadataOptions)
+    context: str | None = None
+
+    @field_validator("kubelet", "metadata_options", mode="before")
+    @classmethod
+    def _null_obj(cls, value: Any) -> Any:
+        return {} if value is None else value
+
+    @field_validator("ami_family")
+    @classmethod
+    def _family(cls, value: str | None) -> str | None:
+        if value is not None and value not in AMI_FAMILIES:
+            raise ValueError(f"unsupported amiFamily {value!r}; expected one of {', '.join(AMI_FAMILIES)}")
+        return value
+
+    @model_validator(mode="after")
+    def _rules(self) -> EC2NodeClassSpec:
+        if self.role is not None and self.instance_profile is not None:
+            raise ValueError("must specify exactly one of ['role', 'instanceProfile']")
+        if self.role == "":
+            raise ValueError("role cannot be empty")
+        aliases = [t for t in self.ami_selector_terms if t.alias]
+        if aliases and len(self.ami_selector_terms) != 1:
+            raise ValueError("'alias' is mutually exclusive, cannot be set with a combination of other amiSelectorTerms")
+        return self
+
+
+class EC2NodeClass(TypedObject):
+    """karpenter.k8s.aws/v1 EC2NodeClass (cluster-scoped: ``key`` is the name)."""
+
+    API_VERSION = "karpenter.k8s.aws/v1"
+    KIND = "EC2NodeClass"
+
+    spec: EC2NodeClassSpec = Field(default_factory=EC2NodeClassSpec)
+    status: EC2NodeClassStatus = Field(default_factory=EC2NodeClassStatus)
+
+    @field_validator("spec", "status", mode="before")
+    @classmethod
+    def _null(cls, value: Any) -> Any:
+        return {} if value is None else value
+
+    @property
+    def key(self) -> str:
+        return self.metadata.name
+
+    def alias(self) -> tuple[str, str] | None:
+        """ec2nodeclass.go Alias: ``(family, version)`` of the first alias term, or None."""
+        for term in self.spec.ami_selector_terms:
+            if term.alias:
+                fam, version = term.alias.split("@")
+                for f in _ALIAS_FAMILIES:
+                    if f.lower() == fam:
+                        return f, version
+        return None
+
+    def ami_family(self) -> str:
+        """ec2nodeclass.go AMIFamily (+ the karpy AL2023 default, see module doc)."""
+        if self.spec.ami_family is not None:
+            return self.spec.ami_family
+        alias = self.alias()
+        if alias is not None:
+            return alias[0]
+        if not self.spec.ami_selector_terms:
+            return AMI_FAMILY_AL2023
+        return AMI_FAMILY_CUSTOM
+
+
+#: for ``karpy.api.loader.load_manifests(..., extra_kinds=EXTRA_KINDS)``
+EXTRA_KINDS: dict[tuple[str, str], type[EC2NodeClass]] = {("karpenter.k8s.aws", "EC2NodeClass"): EC2NodeClass}

@@ -1,0 +1,213 @@
+"""Resolve an EC2NodeClass against (mocked) EC2 through boto3: subnets, security groups, zone info.
+
+Mirrors the status the AWS provider's nodeclass controller computes:
+
+* subnets (pkg/providers/subnet/subnet.go ``List`` + pkg/controllers/nodeclass/subnet.go): one
+  ``DescribeSubnets`` per selector term (``id`` -> ``subnet-id`` filter; tag ``"*"`` ->
+  ``tag-key`` filter, else ``tag:<key>``), union by id, sorted by AvailableIpAddressCount desc then
+  SubnetId asc;
+* security groups (pkg/providers/securitygroup): ``id`` -> ``group-id``, ``name`` -> ``group-name``,
+  tags as above; sorted by id;
+* ``ZoneInfo`` (ec2nodeclass_status.go): status subnets grouped by zone id. Go returns the groups
+  in map order; karpy keeps the first-seen order of the sorted subnet list (deterministic rule),
+  and the subnet ids inside a group keep the status order.
+
+When the user gives no EC2NodeClass, :func:`default_nodeclass` and :func:`ensure_default_network`
+create one: a VPC (10.0.0.0/16) with one /20 subnet per zone of the region and a security group,
+all tagged :data:`DEFAULT_DISCOVERY_TAG`, selected by tag.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+from dataclasses import dataclass, field
+from typing import Any, Iterable, Mapping
+
+from awsprovider.apis.ec2nodeclass import EC2NodeClass, SecurityGroupSelectorTerm, SubnetSelectorTerm
+
+__all__ = [
+    "DEFAULT_DISCOVERY_TAG",
+    "DEFAULT_NODECLASS_NAME",
+    "NodeClassError",
+    "ResolvedNodeClass",
+    "ResolvedSubnet",
+    "ZoneInfo",
+    "default_nodeclass",
+    "ensure_default_network",
+    "resolve_nodeclass",
+    "security_group_filters",
+    "subnet_filters",
+]
+
+DEFAULT_NODECLASS_NAME = "default"
+#: the tag on the default network's subnets and security group (what the default NodeClass selects)
+DEFAULT_DISCOVERY_TAG: tuple[str, str] = ("karpenter.sh/discovery", "karpy")
+_DEFAULT_CIDR = "10.0.0.0/16"
+_DEFAULT_SUBNET_PREFIX = 20
+
+
+class NodeClassError(ValueError):
+    """The NodeClass cannot be resolved (e.g. no subnet matches its selector terms)."""
+
+
+@dataclass(frozen=True)
+class ResolvedSubnet:
+    """A status subnet: id, zone, zone id and the available IP count seen at resolution."""
+
+    id: str
+    zone: str
+    zone_id: str
+    available_ip_address_count: int = 0
+
+
+@dataclass(frozen=True)
+class ZoneInfo:
+    """ec2nodeclass_status.go ZoneInfo."""
+
+    zone: str
+    zone_id: str
+    subnet_ids: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class ResolvedNodeClass:
+    """An EC2NodeClass with its resolved status (what ``nodeClass.Status`` holds upstream)."""
+
+    nodeclass: EC2NodeClass
+    subnets: tuple[ResolvedSubnet, ...]
+    security_groups: tuple[tuple[str, str], ...] = ()
+    _zone_info: tuple[ZoneInfo, ...] = field(default=(), repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        groups: dict[str, list[ResolvedSubnet]] = {}
+        for s in self.subnets:
+            groups.setdefault(s.zone_id, []).append(s)
+        info = tuple(ZoneInfo(g[0].zone, zid, tuple(s.id for s in g)) for zid, g in groups.items())
+        object.__setattr__(self, "_zone_info", info)
+
+    @property
+    def name(self) -> str:
+        return self.nodeclass.metadata.name
+
+    def zone_info(self) -> tuple[ZoneInfo, ...]:
+        """ec2nodeclass_status.go ZoneInfo (see module doc for the order)."""
+        return self._zone_info
+
+    def zones(self) -> frozenset[str]:
+        """The NodeClass zones (zone names of its subnets)."""
+        return frozenset(z.zone for z in self._zone_info)
+
+    def ami_family(self) -> str:
+        return self.nodeclass.ami_family()
+
+    def zone_id(self, zone: str) -> str | None:
+        """The zone id of ``zone`` among the NodeClass subnets."""
+        for z in self._zone_info:
+            if z.zone == zone:
+                return z.zone_id
+        return None
+
+
+def _tag_filters(tags: Mapping[str, str]) -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = []
+    for key in sorted(tags):
+        value = tags[key]
+        if value == "*":
+            out.append({"Name": "tag-key", "Values": [key]})
+        else:
+            out.append({"Name": f"tag:{key}", "Values": [value]})
+    return out
+
+
+def subnet_filters(term: SubnetSelectorTerm) -> list[dict[str, Any]]:
+    """subnet.go getFilterSets: the DescribeSubnets filters of one term."""
+    if term.id:
+        return [{"Name": "subnet-id", "Values": [term.id]}]
+    return _tag_filters(term.tags)
+
+
+def security_group_filters(term: SecurityGroupSelectorTerm) -> list[dict[str, Any]]:
+    """securitygroup.go getFilterSets: the DescribeSecurityGroups filters of one term."""
+    if term.id:
+        return [{"Name": "group-id", "Values": [term.id]}]
+    if term.name:
+        return [{"Name": "group-name", "Values": [term.name]}]
+    return _tag_filters(term.tags)
+
+
+def _describe_all(client: Any, op: str, key: str, filters: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    paginator = client.get_paginator(op)
+    out: list[dict[str, Any]] = []
+    for page in paginator.paginate(Filters=filters):
+        out.extend(page.get(key, []))
+    return out
+
+
+def resolve_nodeclass(client: Any, nodeclass: EC2NodeClass) -> ResolvedNodeClass:
+    """Resolve subnets and security groups of ``nodeclass`` with the boto3 EC2 ``client``."""
+    found: dict[str, dict[str, Any]] = {}
+    for term in nodeclass.spec.subnet_selector_terms:
+        filters = subnet_filters(term)
+        if not filters:
+            continue
+        for s in _describe_all(client, "describe_subnets", "Subnets", filters):
+            found[s["SubnetId"]] = s
+    subnets = sorted(
+        (ResolvedSubnet(s["SubnetId"], s["AvailabilityZone"], s.get("AvailabilityZoneId", ""),
+                        int(s.get("AvailableIpAddressCount", 0))) for s in found.values()),
+        key=lambda s: (-s.available_ip_address_count, s.id),
+    )
+    groups: dict[str, str] = {}
+    for sg_term in nodeclass.spec.security_group_selector_terms:
+        filters = security_group_filters(sg_term)
+        if not filters:
+            continue
+        for g in _describe_all(client, "describe_security_groups", "SecurityGroups", filters):
+            groups[g["GroupId"]] = g.get("GroupName", "")
+    return ResolvedNodeClass(nodeclass, tuple(subnets), tuple(sorted(groups.items())))
+
+
+def default_nodeclass(name: str = DEFAULT_NODECLASS_NAME) -> EC2NodeClass:
+    """The EC2NodeClass karpy uses when the manifests have none: AL2023, the default network's
+    subnets and security group (selected by :data:`DEFAULT_DISCOVERY_TAG`)."""
+    key, value = DEFAULT_DISCOVERY_TAG
+    return EC2NodeClass.model_validate({
+        "apiVersion": "karpenter.k8s.aws/v1",
+        "kind": "EC2NodeClass",
+        "metadata": {"name": name},
+        "spec": {
+            "amiFamily": "AL2023",
+            "amiSelectorTerms": [{"alias": "al2023@latest"}],
+            "role": "KarpenterNodeRole-karpy",
+            "subnetSelectorTerms": [{"tags": {key: value}}],
+            "securityGroupSelectorTerms": [{"tags": {key: value}}],
+        },
+    })
+
+
+def ensure_default_network(client: Any, zones: Iterable[str] | None = None) -> dict[str, str]:
+    """Create (once) the default network: zone -> subnet id. Idempotent: an existing network tagged
+    :data:`DEFAULT_DISCOVERY_TAG` is returned as is."""
+    key, value = DEFAULT_DISCOVERY_TAG
+    tag_filter = [{"Name": f"tag:{key}", "Values": [value]}]
+    existing = _describe_all(client, "describe_subnets", "Subnets", tag_filter)
+    if existing:
+        return {s["AvailabilityZone"]: s["SubnetId"]
+                for s in sorted(existing, key=lambda s: (s["AvailabilityZone"], s["SubnetId"]))}
+    if zones is None:
+        azs = client.describe_availability_zones()["AvailabilityZones"]
+        zones = sorted(z["ZoneName"] for z in azs if z.get("ZoneType", "availability-zone") == "availability-zone")
+    tags = [{"Key": key, "Value": value}]
+
+    def spec(kind: str) -> list[dict[str, Any]]:
+        return [{"ResourceType": kind, "Tags": tags}]
+
+    vpc_id = client.create_vpc(CidrBlock=_DEFAULT_CIDR, TagSpecifications=spec("vpc"))["Vpc"]["VpcId"]
+    blocks = ipaddress.ip_network(_DEFAULT_CIDR).subnets(new_prefix=_DEFAULT_SUBNET_PREFIX)
+    out: dict[str, str] = {}
+    for zone in zones:
+        out[zone] = client.create_subnet(VpcId=vpc_id, CidrBlock=str(next(blocks)), AvailabilityZone=zone,
+                                         TagSpecifications=spec("subnet"))["Subnet"]["SubnetId"]
+    client.create_security_group(GroupName=f"karpy-{vpc_id}", Description="karpy nodes", VpcId=vpc_id,
+                                 TagSpecifications=spec("security-group"))
+    return out
