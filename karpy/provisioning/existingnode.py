@@ -1,0 +1,111 @@
+"""An existing node (or in-flight NodeClaim with no Node yet) as a scheduling target.
+
+Mirrors pkg/controllers/provisioning/scheduling/existingnode.go (NewExistingNode, CanAdd,
+tryVolumeAlternative, Add). Existing nodes use *strict* label compatibility (no allowance for
+undefined well-known labels). Out of scope: volume limits/topology, DRA, consolidateAfter.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from karpy.provisioning.nodeclaim import apply_topology_requirements
+from karpy.provisioning.state import StateNode
+from karpy.scheduling.labels import LABEL_HOSTNAME, OP_IN
+from karpy.scheduling.requirement import Requirement
+from karpy.scheduling.requirements import Requirements
+
+__all__ = ["ExistingNode"]
+
+_NO_ALLOW: frozenset[str] = frozenset()
+
+
+class ExistingNode:
+    """existingnode.go ExistingNode."""
+
+    __slots__ = (
+        "state_node",
+        "name",
+        "pods",
+        "topology",
+        "taints",
+        "remaining_resources",
+        "requirements",
+        "host_port_usage",
+        "_initialized",
+    )
+
+    def __init__(self, state_node: StateNode, topology: Any, taints: list[Any], daemon_resources: dict[str, int]) -> None:
+        self.state_node = state_node
+        self.name = state_node.name
+        self.pods: list[Any] = []
+        self.topology = topology
+        self.taints = taints
+        # remaining daemon resources = compatible DS requests - DS requests already bound, clamped at 0
+        daemon = dict(daemon_resources)
+        for k, v in state_node.daemonset_requests().items():
+            daemon[k] = daemon.get(k, 0) - v
+        for k, v in daemon.items():
+            if v < 0:
+                daemon[k] = 0
+        available = state_node.available()
+        self.remaining_resources = {k: v - daemon.get(k, 0) for k, v in available.items()}
+        reqs = Requirements.from_labels(state_node.labels())
+        hostname = state_node.hostname()
+        reqs.add(Requirement(LABEL_HOSTNAME, OP_IN, (hostname,)))
+        self.requirements = reqs
+        self.host_port_usage = state_node.host_port_usage().copy()
+        self._initialized = state_node.initialized()
+        topology.register(LABEL_HOSTNAME, hostname)
+
+    def __repr__(self) -> str:
+        return f"ExistingNode({self.name!r}, pods={len(self.pods)})"
+
+    def initialized(self) -> bool:
+        return self._initialized
+
+    def managed(self) -> bool:
+        return self.state_node.managed()
+
+    def labels(self) -> dict[str, str]:
+        return self.state_node.labels()
+
+    def can_add(self, pod: Any, pod_data: Any) -> tuple[Requirements | None, str | None]:
+        """existingnode.go CanAdd (:81-139), same order of checks and messages."""
+        err = pod_data.tolerates_taints(self, self.taints)
+        if err is not None:
+            return None, err
+        if pod_data.host_ports:
+            err = self.host_port_usage.conflicts(pod_data.key, pod_data.host_ports)
+            if err is not None:
+                return None, "checking host port usage, " + err
+        remaining = self.remaining_resources
+        for v in remaining.values():
+            if v < 0:
+                return None, "exceeds node resources"
+        for name, v in pod_data.requests.items():
+            if v > remaining.get(name, 0):
+                return None, "exceeds node resources"
+        err = self.requirements.compatible(pod_data.requirements)
+        if err is not None:
+            return None, err
+        reqs = self.requirements.copy()
+        reqs.add(*pod_data.requirements.values())
+        topo_reqs, err = self.topology.add_requirements(pod, self.taints, pod_data.strict_requirements, reqs, _NO_ALLOW)
+        if err is not None:
+            return None, err
+        reqs, err = apply_topology_requirements(reqs, topo_reqs, _NO_ALLOW)
+        if err is not None:
+            return None, err
+        return reqs, None
+
+    def add(self, pod: Any, pod_data: Any, requirements: Requirements) -> None:
+        """existingnode.go Add (:159-185)."""
+        self.pods.append(pod)
+        remaining = self.remaining_resources
+        for k, v in pod_data.requests.items():
+            remaining[k] = remaining.get(k, 0) - v
+        self.requirements = requirements
+        self.topology.record(pod, self.taints, requirements, _NO_ALLOW)
+        if pod_data.host_ports:
+            self.host_port_usage.add(pod_data.key, pod_data.host_ports)

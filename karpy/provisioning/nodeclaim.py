@@ -1,0 +1,557 @@
+"""An in-flight NodeClaim being built by the scheduler, and instance-type filtering.
+
+Mirrors pkg/controllers/provisioning/scheduling/nodeclaim.go (NodeClaim, NewNodeClaim, CanAdd,
+tryVolumeAlternative, Add, FinalizeScheduling, addDaemonRequests, InstanceTypeFilterError,
+filterInstanceTypesByRequirements, compatible, fits).
+
+Performance: the per-instance-type work of ``filterInstanceTypesByRequirements`` is served from an
+``InstanceTypeIndex`` owned by one Scheduler: for every (key, Requirement) value the set of
+instance types whose own requirement does not intersect it is computed once, and for every
+distinct combination of the claim's offering-relevant requirements (zone, capacity type, ...)
+the allocatable groups that hold a compatible available offering are computed once. The result
+is exactly upstream's ``compatible`` / ``fits`` (only cached). Error strings are only built when
+every candidate fails.
+
+Determinism: upstream iterates daemon overhead groups in Go map order and appends survivors group
+by group; we keep the claim's instance-type order (catalogue / template order) and look each type's
+group up, so ``remaining`` keeps the input order (nodeclaim.go:560-600).
+
+Out of scope: volume topology alternatives (one ``None`` alternative), DRA, reserved-offering
+reservations (``offeringsToReserve`` is a minimal hook returning no reservations).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any, Sequence
+
+from karpy.scheduling.hostports import HostPortUsage, get_host_ports
+from karpy.scheduling.labels import LABEL_HOSTNAME, OP_IN
+from karpy.scheduling.requirement import Requirement
+from karpy.scheduling.requirements import Requirements
+from karpy.scheduling.resources import min_resources, max_resources, merge, to_strings
+from karpy.scheduling.taints import tolerates
+
+__all__ = [
+    "DaemonOverheadGroup",
+    "InstanceTypeFilterError",
+    "InstanceTypeIndex",
+    "NodeClaim",
+    "ReservedOfferingError",
+    "filter_instance_types_by_requirements",
+    "resources_string",
+]
+
+_ONE_MILLION_CPU = 1_000_000 * 1_000_000_000  # "1M" cpu in nano-units
+
+
+def resources_string(rl: dict[str, int]) -> str:
+    """pkg/utils/resources String: ``{}`` or Go's JSON of the list (sorted keys, canonical quantities)."""
+    if not rl:
+        return "{}"
+    return json.dumps(to_strings(rl), separators=(",", ":"))
+
+
+class ReservedOfferingError(str):
+    """nodeclaim.go ReservedOfferingError (an error *value*: a str subclass)."""
+
+
+@dataclass
+class DaemonOverheadGroup:
+    """scheduler.go DaemonOverheadGroup: instance types sharing the same compatible DaemonSet pods."""
+
+    instance_types: list[Any]
+    daemon_overhead: dict[str, int]
+    host_port_usage: HostPortUsage = field(default_factory=HostPortUsage)
+    #: id(it) of the members, for the finalize check
+    ids: frozenset[int] = frozenset()
+
+    def __post_init__(self) -> None:
+        if not self.ids:
+            self.ids = frozenset(id(it) for it in self.instance_types)
+
+
+class _ITInfo:
+    """Precomputed per-instance-type data (allocatable groups of available offerings)."""
+
+    __slots__ = ("it", "reqs", "groups")
+
+    def __init__(self, it: Any) -> None:
+        self.it = it
+        self.reqs = it.requirements
+        groups: list[tuple[dict[str, int], bool, list[Any]]] = []
+        for g in it.allocatable_groups():  # types.go AllocatableOfferingsList (available offerings)
+            alloc = g.allocatable
+            groups.append((alloc, any(v < 0 for v in alloc.values()), list(g.offerings)))
+        self.groups = groups
+
+
+def _nin_or_dne(r: Requirement) -> bool:
+    return bool(r.values) if r.complement else not r.values
+
+
+class InstanceTypeIndex:
+    """Per-Scheduler caches making filter_instance_types_by_requirements cheap (see module doc)."""
+
+    def __init__(self, well_known: frozenset[str]) -> None:
+        self.well_known = well_known
+        self._info: dict[int, _ITInfo] = {}
+        self._it_keys: set[str] = set()
+        self._offering_keys: list[str] = []
+        self._offering_key_set: set[str] = set()
+        self._bad: dict[Requirement, frozenset[int]] = {}
+        self._offer: dict[tuple[Any, ...], dict[int, tuple[tuple[dict[str, int], bool], ...]]] = {}
+
+    def register(self, instance_types: Sequence[Any]) -> None:
+        new = False
+        for it in instance_types:
+            if id(it) in self._info:
+                continue
+            new = True
+            info = _ITInfo(it)
+            self._info[id(it)] = info
+            self._it_keys.update(info.reqs.keys())
+            for _, _, offs in info.groups:
+                for o in offs:
+                    for k in o.requirements.keys():
+                        if k not in self._offering_key_set:
+                            self._offering_key_set.add(k)
+                            self._offering_keys.append(k)
+        if new:
+            self._bad.clear()
+            self._offer.clear()
+
+    def info(self, it: Any) -> _ITInfo:
+        inf = self._info.get(id(it))
+        if inf is None:
+            self.register([it])
+            inf = self._info[id(it)]
+        return inf
+
+    def _bad_for(self, req: Requirement) -> frozenset[int]:
+        """ids of instance types whose requirement for req.key does not intersect req
+        (nodeclaim.go compatible -> Requirements.Intersects for one key)."""
+        bad = self._bad.get(req)
+        if bad is None:
+            key = req.key
+            req_nd = _nin_or_dne(req)
+            out = []
+            for iid, inf in self._info.items():
+                r = dict.get(inf.reqs, key)
+                if r is None:
+                    continue
+                if not r.has_intersection(req) and not (req_nd and _nin_or_dne(r)):
+                    out.append(iid)
+            bad = frozenset(out)
+            self._bad[req] = bad
+        return bad
+
+    def incompatible(self, reqs: Requirements) -> frozenset[int] | set[int]:
+        """ids of instance types failing ``it.requirements.intersects(reqs)``."""
+        acc: set[int] | frozenset[int] = frozenset()
+        first = True
+        it_keys = self._it_keys
+        for key, req in reqs.items():
+            if key not in it_keys:
+                continue
+            b = self._bad_for(req)
+            if not b:
+                continue
+            if first:
+                acc = b
+                first = False
+            else:
+                acc = acc | b
+        return acc
+
+    def offering_allocs(self, reqs: Requirements) -> dict[int, tuple[tuple[dict[str, int], bool], ...]]:
+        """Per instance type: the allocatable groups holding an offering compatible with ``reqs``
+        (``reqs.is_compatible(offering.requirements, well_known)``, first compatible per group)."""
+        sig = tuple(dict.get(reqs, k) for k in self._offering_keys)
+        cached = self._offer.get(sig)
+        if cached is None:
+            sub = Requirements()
+            for k, r in zip(self._offering_keys, sig):
+                if r is not None:
+                    dict.__setitem__(sub, k, r)
+            wk = self.well_known
+            cached = {}
+            for iid, inf in self._info.items():
+                allocs = []
+                for alloc, neg, offs in inf.groups:
+                    for o in offs:
+                        if sub.is_compatible(o.requirements, wk):
+                            allocs.append((alloc, neg))
+                            break
+                cached[iid] = tuple(allocs)
+            self._offer[sig] = cached
+        return cached
+
+
+class InstanceTypeFilterError:
+    """nodeclaim.go InstanceTypeFilterError; ``str(err)`` renders upstream's message (:488-538)."""
+
+    __slots__ = (
+        "requirements_met",
+        "fits",
+        "has_offering",
+        "requirements_and_fits",
+        "requirements_and_offering",
+        "fits_and_offering",
+        "min_values_incompatible_err",
+        "requirements",
+        "pod_requests",
+        "min_daemon_requests",
+        "max_daemon_requests",
+    )
+
+    def __init__(self, requirements: Requirements, pod_requests: dict[str, int]) -> None:
+        self.requirements_met = False
+        self.fits = False
+        self.has_offering = False
+        self.requirements_and_fits = False
+        self.requirements_and_offering = False
+        self.fits_and_offering = False
+        self.min_values_incompatible_err: str | None = None
+        self.requirements = requirements
+        self.pod_requests = pod_requests
+        self.min_daemon_requests: dict[str, int] = {}
+        self.max_daemon_requests: dict[str, int] = {}
+
+    def track_daemon_overhead(self, dr: dict[str, int]) -> None:
+        if not self.max_daemon_requests:
+            self.min_daemon_requests = dr
+            self.max_daemon_requests = dr
+            return
+        self.min_daemon_requests = min_resources(self.min_daemon_requests, dr)
+        self.max_daemon_requests = max_resources(self.max_daemon_requests, dr)
+
+    def resources_string(self) -> str:
+        if not self.min_daemon_requests:
+            return resources_string(self.pod_requests)
+        mn = resources_string(merge(self.min_daemon_requests, self.pod_requests))
+        mx = resources_string(merge(self.max_daemon_requests, self.pod_requests))
+        if mn == mx:
+            return mn
+        return f"min={mn}, max={mx}"
+
+    def __str__(self) -> str:
+        tail = f", requirements={self.requirements}, resources={self.resources_string()}"
+        if self.min_values_incompatible_err is not None:
+            return self.min_values_incompatible_err + tail
+        r, f, o = self.requirements_met, self.fits, self.has_offering
+        if not r and not f and not o:
+            return "no instance type met the scheduling requirements or had enough resources or had a required offering" + tail
+        if not r and not f:
+            return "no instance type met the scheduling requirements or had enough resources" + tail
+        if not r and not o:
+            return "no instance type met the scheduling requirements or had a required offering" + tail
+        if not f and not o:
+            return "no instance type had enough resources or had a required offering" + tail
+        if not r:
+            return "no instance type met all requirements" + tail
+        if not f:
+            msg = "no instance type has enough resources" + tail
+            if self.pod_requests.get("cpu", 0) >= _ONE_MILLION_CPU:
+                msg += " (CPU request >= 1 Million, m vs M typo?)"
+            return msg
+        if not o:
+            return "no instance type has the required offering" + tail
+        if self.requirements_and_fits:
+            return "no instance type which met the scheduling requirements and had enough resources, had a required offering" + tail
+        if self.fits_and_offering:
+            return "no instance type which had enough resources and the required offering met the scheduling requirements" + tail
+        if self.requirements_and_offering:
+            return "no instance type which met the scheduling requirements and the required offering had the required resources" + tail
+        return "no instance type met the requirements/resources/offering tuple" + tail
+
+    __repr__ = __str__
+
+
+def _fits_any(total: dict[str, int], allocs: tuple[tuple[dict[str, int], bool], ...]) -> bool:
+    for alloc, neg in allocs:
+        if neg:
+            continue
+        ok = True
+        for name, v in total.items():
+            if v > alloc.get(name, 0):
+                ok = False
+                break
+        if ok:
+            return True
+    return False
+
+
+def filter_instance_types_by_requirements(
+    index: InstanceTypeIndex,
+    instance_types: Sequence[Any],
+    requirements: Requirements,
+    pod_host_ports: Sequence[Any],
+    pod_key: str,
+    pod_requests: dict[str, int],
+    daemon_groups: Sequence[DaemonOverheadGroup],
+    total_requests: dict[str, int],
+    relax_min_values: bool,
+    satisfies_min_values: Any,
+) -> tuple[list[Any], dict[str, int], InstanceTypeFilterError | None]:
+    """nodeclaim.go filterInstanceTypesByRequirements (:541-618).
+
+    Returns ``(remaining, unsatisfiable_keys, error)``. ``satisfies_min_values(its, reqs)`` is
+    ``InstanceTypes.satisfies_min_values``. Remaining keeps ``instance_types`` order (see module doc).
+    """
+    # per-group totals; groups whose host ports conflict with the pod are skipped
+    group_total: dict[int, dict[str, int]] = {}
+    tracked: list[dict[str, int]] = []
+    single_total: dict[str, int] | None = None
+    for g in daemon_groups:
+        if pod_host_ports and g.host_port_usage.conflicts(pod_key, pod_host_ports) is not None:
+            continue
+        if g.daemon_overhead:
+            tracked.append(g.daemon_overhead)
+            t = merge(total_requests, g.daemon_overhead)
+        else:
+            t = total_requests
+        for iid in g.ids:
+            group_total[iid] = t
+    if len(daemon_groups) == 1 and group_total:
+        single_total = next(iter(group_total.values()))
+
+    bad = index.incompatible(requirements)
+    offers = index.offering_allocs(requirements)
+    remaining: list[Any] = []
+    append = remaining.append
+    if single_total is not None:
+        total = single_total
+        for it in instance_types:
+            iid = id(it)
+            if iid in bad:
+                continue
+            allocs = offers.get(iid)
+            if allocs and _fits_any(total, allocs):
+                append(it)
+    else:
+        for it in instance_types:
+            iid = id(it)
+            total = group_total.get(iid)
+            if total is None or iid in bad:
+                continue
+            allocs = offers.get(iid)
+            if allocs and _fits_any(total, allocs):
+                append(it)
+
+    unsat: dict[str, int] = {}
+    mv_err: str | None = None
+    if remaining and requirements.has_min_values():
+        _, unsat_keys, mv_err = satisfies_min_values(remaining, requirements)
+        unsat = dict(unsat_keys or {})
+        if mv_err is not None:
+            if not relax_min_values:
+                remaining = []
+            else:
+                mv_err = None
+    if remaining:
+        return remaining, unsat, None
+
+    # slow path: compute upstream's flags for the error message
+    err = InstanceTypeFilterError(requirements, pod_requests)
+    for t in tracked:
+        err.track_daemon_overhead(t)
+    for it in instance_types:
+        iid = id(it)
+        if iid not in group_total:
+            continue
+        total = group_total[iid]
+        c = iid not in bad
+        allocs = offers.get(iid) or ()
+        o = bool(allocs)
+        f = o and _fits_any(total, allocs)
+        err.requirements_met = err.requirements_met or c
+        err.fits = err.fits or f
+        err.has_offering = err.has_offering or o
+        err.requirements_and_fits = err.requirements_and_fits or (c and f and not o)
+        err.requirements_and_offering = err.requirements_and_offering or (c and o and not f)
+        err.fits_and_offering = err.fits_and_offering or (f and o and not c)
+    # upstream evaluated minValues above on the non-empty list (SatisfiesMinValues of an empty
+    # list reports no error); a relaxed minValues error is dropped.
+    err.min_values_incompatible_err = mv_err
+    return [], unsat, err
+
+
+def apply_topology_requirements(
+    reqs: Requirements, topo_reqs: Requirements, allow_undefined: frozenset[str]
+) -> tuple[Requirements, str | None]:
+    """``reqs.Compatible(topoReqs)`` then ``reqs.Add(topoReqs...)`` (nodeclaim.go:199-206,
+    existingnode.go:140-155), exploiting that Topology.add_requirements returns a copy of ``reqs``
+    narrowed by intersection: unchanged keys are trivially compatible, so only changed keys are
+    checked, and the result of the Add is the topology requirements themselves."""
+    changed: Requirements | None = None
+    for k, r in topo_reqs.items():
+        if dict.get(reqs, k) is not r:
+            if changed is None:
+                changed = Requirements()
+            dict.__setitem__(changed, k, r)
+    if changed is None:
+        return reqs, None
+    e = reqs.compatible(changed, allow_undefined)
+    if e is not None:
+        return reqs, e
+    return topo_reqs, None
+
+
+class NodeClaim:
+    """An in-flight NodeClaim (nodeclaim.go NodeClaim). Built by the Scheduler from a template."""
+
+    __slots__ = (
+        "template",
+        "nodepool_name",
+        "requirements",
+        "instance_type_options",
+        "requests",
+        "pods",
+        "hostname",
+        "annotations",
+        "labels",
+        "taints",
+        "topology",
+        "daemon_groups",
+        "_index",
+        "_satisfies_min_values",
+        "well_known",
+        "seq",
+        "_merge_cache",
+    )
+
+    def __init__(
+        self,
+        template: Any,
+        topology: Any,
+        daemon_groups: Sequence[DaemonOverheadGroup],
+        instance_types: Sequence[Any],
+        hostname: str,
+        index: InstanceTypeIndex,
+        satisfies_min_values: Any,
+    ) -> None:
+        self.template = template
+        self.nodepool_name: str = template.nodepool_name
+        reqs = template.requirements.copy()
+        reqs.add(Requirement(LABEL_HOSTNAME, OP_IN, (hostname,)))
+        self.requirements: Requirements = reqs
+        self.instance_type_options: list[Any] = list(instance_types)
+        self.requests: dict[str, int] = {}
+        self.pods: list[Any] = []
+        self.hostname = hostname
+        self.annotations: dict[str, str] = dict(template.annotations)
+        self.labels: dict[str, str] = dict(template.labels)
+        self.taints: list[Any] = template.taints
+        self.topology = topology
+        # own copy of each group's host-port usage (NewNodeClaim)
+        self.daemon_groups = [
+            DaemonOverheadGroup(g.instance_types, g.daemon_overhead, g.host_port_usage.copy(), g.ids)
+            for g in daemon_groups
+        ]
+        self._index = index
+        self._satisfies_min_values = satisfies_min_values
+        self.well_known = index.well_known
+        self.seq = 0
+        #: pod requirements (by value) -> (claim reqs ∩ pod reqs, error); reset when requirements change
+        self._merge_cache: dict[Any, tuple[Requirements, str | None]] = {}
+
+    def __repr__(self) -> str:
+        return f"NodeClaim({self.nodepool_name!r}, {self.hostname!r}, pods={len(self.pods)})"
+
+    def can_add(
+        self, pod: Any, pod_data: Any, relax_min_values: bool
+    ) -> tuple[Requirements | None, list[Any] | None, str | InstanceTypeFilterError | None]:
+        """nodeclaim.go CanAdd + tryVolumeAlternative (:124-242): taints, requirements, topology
+        (last), then instance-type filtering. Returns (requirements, instance types, error)."""
+        err = pod_data.tolerates(self.template)
+        if err is not None:
+            return None, None, err
+        wk = self.well_known
+        reqs = self.requirements
+        if pod_data.requirements:
+            # memoised per distinct pod requirement set (pure function of both inputs)
+            sig = pod_data.req_signature
+            hit = self._merge_cache.get(sig)
+            if hit is None:
+                e = reqs.compatible(pod_data.requirements, wk)
+                if e is not None:
+                    hit = (reqs, "incompatible requirements, " + e)
+                else:
+                    merged = reqs.copy()
+                    merged.add(*pod_data.requirements.values())
+                    hit = (merged, None)
+                self._merge_cache[sig] = hit
+            if hit[1] is not None:
+                return None, None, hit[1]
+            reqs = hit[0]
+        topo_reqs, e = self.topology.add_requirements(pod, self.taints, pod_data.strict_requirements, reqs, wk)
+        if e is not None:
+            return None, None, e
+        reqs, e = apply_topology_requirements(reqs, topo_reqs, wk)
+        if e is not None:
+            return None, None, e
+        requests = merge(self.requests, pod_data.requests)
+        remaining, unsat, ferr = filter_instance_types_by_requirements(
+            self._index,
+            self.instance_type_options,
+            reqs,
+            pod_data.host_ports,
+            pod_data.key,
+            pod_data.requests,
+            self.daemon_groups,
+            requests,
+            relax_min_values,
+            self._satisfies_min_values,
+        )
+        if relax_min_values and unsat:
+            reqs = reqs.copy()  # never mutate shared / memoised requirement sets
+            for key, mv in unsat.items():
+                r = reqs.get(key)
+                dict.__setitem__(reqs, key, Requirement._make(r.key, r.complement, r.values, r.gte, r.lte, mv))
+        if ferr is not None:
+            return None, None, ferr
+        # offeringsToReserve: reserved capacity is out of scope (no reservations tracked)
+        return reqs, remaining, None
+
+    def add(self, pod: Any, pod_data: Any, requirements: Requirements, instance_types: list[Any]) -> None:
+        """nodeclaim.go Add (:247-282)."""
+        self.pods.append(pod)
+        self.instance_type_options = instance_types
+        self.requests = merge(self.requests, pod_data.requests)
+        self.requirements = requirements
+        self._merge_cache = {}
+        self.topology.register(LABEL_HOSTNAME, self.hostname)
+        self.topology.record(pod, self.taints, requirements, self.well_known)
+        if pod_data.host_ports:
+            for g in self.daemon_groups:
+                g.host_port_usage.add(pod_data.key, pod_data.host_ports)
+
+    def add_daemon_requests(self) -> None:
+        """nodeclaim.go addDaemonRequests: add the element-wise minimum overhead of the groups that
+        still contain a remaining instance type."""
+        remaining = {id(it) for it in self.instance_type_options}
+        min_overhead: dict[str, int] = {}
+        for g in self.daemon_groups:
+            if not any(i in remaining for i in g.ids):
+                continue
+            if not min_overhead:
+                min_overhead = g.daemon_overhead
+            else:
+                min_overhead = min_resources(min_overhead, g.daemon_overhead)
+        if min_overhead:
+            self.requests = merge(self.requests, min_overhead)
+
+    def finalize_scheduling(self) -> None:
+        """nodeclaim.go FinalizeScheduling: drop the hostname placeholder, add min daemon overhead."""
+        if LABEL_HOSTNAME in self.requirements:
+            self.requirements = self.requirements.copy()
+            del self.requirements[LABEL_HOSTNAME]
+        self.add_daemon_requests()
+
+    def to_nodeclaim(self, max_instance_types: int) -> Any:
+        """nodeclaimtemplate.go ToNodeClaim for this claim (see nodeclaimtemplate.to_nodeclaim)."""
+        from karpy.provisioning.nodeclaimtemplate import to_nodeclaim
+
+        return to_nodeclaim(self, max_instance_types)

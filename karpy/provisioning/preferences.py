@@ -1,0 +1,154 @@
+"""Preference relaxation.
+
+Mirrors pkg/controllers/provisioning/scheduling/preferences.go (Preferences.Relax and the
+relaxation steps, in this exact order): remove the first required node-affinity term (never the
+last one), the heaviest preferred pod-affinity term, the heaviest preferred pod-anti-affinity term,
+the heaviest preferred node-affinity term, the first ScheduleAnyway topology spread constraint
+(swapped with the last and truncated), and -- only when some NodePool has a PreferNoSchedule taint
+-- a toleration for PreferNoSchedule taints. Each ``relax`` applies ONE step and mutates the pod
+(callers pass a copy). Heaviest = after a stable sort by weight descending (sort.SliceStable).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from karpy.api.pod import Toleration
+
+__all__ = ["Preferences", "PNS_TOLERATION"]
+
+PNS_TOLERATION = {"operator": "Exists", "effect": "PreferNoSchedule"}
+
+
+def _match_toleration(t: Any) -> bool:
+    """corev1 Toleration.MatchToleration against {Exists, PreferNoSchedule} (key, operator, value,
+    effect all equal; an unset operator counts as Equal)."""
+    return (
+        (t.key or "") == ""
+        and (t.operator or "Equal") == "Exists"
+        and (t.value or "") == ""
+        and (t.effect or "") == "PreferNoSchedule"
+    )
+
+
+class Preferences:
+    """preferences.go Preferences."""
+
+    __slots__ = ("tolerate_prefer_no_schedule",)
+
+    def __init__(self, tolerate_prefer_no_schedule: bool = False) -> None:
+        self.tolerate_prefer_no_schedule = tolerate_prefer_no_schedule
+
+    def relax(self, pod: Any) -> str | None:
+        """preferences.go Relax: apply the first applicable relaxation; returns its reason or None."""
+        for fn in (
+            remove_required_node_affinity_term,
+            remove_preferred_pod_affinity_term,
+            remove_preferred_pod_anti_affinity_term,
+            remove_preferred_node_affinity_term,
+            remove_topology_spread_schedule_anyway,
+        ):
+            reason = fn(pod)
+            if reason is not None:
+                return reason
+        if self.tolerate_prefer_no_schedule:
+            return tolerate_prefer_no_schedule_taints(pod)
+        return None
+
+
+def _heaviest_removed(terms: list[Any], path: str) -> tuple[list[Any], str]:
+    ordered = sorted(terms, key=lambda t: -t.weight)  # stable
+    return ordered[1:], f"removing: {path}[0]"
+
+
+def remove_preferred_node_affinity_term(pod: Any) -> str | None:
+    aff = pod.spec.affinity
+    if aff is None or aff.node_affinity is None:
+        return None
+    terms = aff.node_affinity.preferred_during_scheduling_ignored_during_execution
+    if not terms:
+        return None
+    rest, reason = _heaviest_removed(terms, "spec.affinity.nodeAffinity.preferredDuringSchedulingIgnoredDuringExecution")
+    aff.node_affinity.preferred_during_scheduling_ignored_during_execution = rest
+    return reason
+
+
+def remove_required_node_affinity_term(pod: Any) -> str | None:
+    aff = pod.spec.affinity
+    if aff is None or aff.node_affinity is None:
+        return None
+    req = aff.node_affinity.required_during_scheduling_ignored_during_execution
+    if req is None or len(req.node_selector_terms) <= 1:
+        return None
+    req.node_selector_terms = req.node_selector_terms[1:]
+    return "removing: spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution[0]"
+
+
+def remove_topology_spread_schedule_anyway(pod: Any) -> str | None:
+    tscs = pod.spec.topology_spread_constraints
+    for i, tsc in enumerate(tscs):
+        if tsc.when_unsatisfiable == "ScheduleAnyway":
+            new = list(tscs)
+            new[i] = new[-1]
+            new.pop()
+            pod.spec.topology_spread_constraints = new
+            return "removing: spec.topologySpreadConstraints"
+    return None
+
+
+def remove_preferred_pod_affinity_term(pod: Any) -> str | None:
+    aff = pod.spec.affinity
+    if aff is None or aff.pod_affinity is None:
+        return None
+    terms = aff.pod_affinity.preferred_during_scheduling_ignored_during_execution
+    if not terms:
+        return None
+    rest, reason = _heaviest_removed(terms, "spec.affinity.podAffinity.preferredDuringSchedulingIgnoredDuringExecution")
+    aff.pod_affinity.preferred_during_scheduling_ignored_during_execution = rest
+    return reason
+
+
+def remove_preferred_pod_anti_affinity_term(pod: Any) -> str | None:
+    aff = pod.spec.affinity
+    if aff is None or aff.pod_anti_affinity is None:
+        return None
+    terms = aff.pod_anti_affinity.preferred_during_scheduling_ignored_during_execution
+    if not terms:
+        return None
+    rest, reason = _heaviest_removed(
+        terms, "spec.affinity.podAntiAffinity.preferredDuringSchedulingIgnoredDuringExecution"
+    )
+    aff.pod_anti_affinity.preferred_during_scheduling_ignored_during_execution = rest
+    return reason
+
+
+def tolerate_prefer_no_schedule_taints(pod: Any) -> str | None:
+    for t in pod.spec.tolerations:
+        if _match_toleration(t):
+            return None
+    pod.spec.tolerations = [*pod.spec.tolerations, Toleration(operator="Exists", effect="PreferNoSchedule")]
+    return "adding: toleration for PreferNoSchedule taints"
+
+
+def can_relax(pod: Any, tolerate_prefer_no_schedule: bool) -> bool:
+    """Whether ``Preferences.relax`` would change the pod (checked without mutating it)."""
+    spec = pod.spec
+    aff = spec.affinity
+    if aff is not None:
+        na = aff.node_affinity
+        if na is not None:
+            req = na.required_during_scheduling_ignored_during_execution
+            if req is not None and len(req.node_selector_terms) > 1:
+                return True
+            if na.preferred_during_scheduling_ignored_during_execution:
+                return True
+        if aff.pod_affinity is not None and aff.pod_affinity.preferred_during_scheduling_ignored_during_execution:
+            return True
+        if aff.pod_anti_affinity is not None and aff.pod_anti_affinity.preferred_during_scheduling_ignored_during_execution:
+            return True
+    for tsc in spec.topology_spread_constraints:
+        if tsc.when_unsatisfiable == "ScheduleAnyway":
+            return True
+    if tolerate_prefer_no_schedule:
+        return not any(_match_toleration(t) for t in spec.tolerations)
+    return False

@@ -1,0 +1,64 @@
+"""The scheduling queue.
+
+Mirrors pkg/controllers/provisioning/scheduling/queue.go (Queue, NewQueue, Pop, Push,
+byCPUAndMemoryDescending). Upstream uses ``sort.Slice`` with a total order (CPU desc, memory desc,
+creationTimestamp asc, UID asc), so a stable sort gives the same result; pods with neither a
+creation timestamp nor a UID keep their input order.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+from typing import Any, Mapping, Sequence
+
+__all__ = ["Queue", "sort_key"]
+
+_EPOCH = datetime(1, 1, 1, tzinfo=timezone.utc)
+
+
+def sort_key(pod: Any, requests: Mapping[str, int]) -> tuple[int, int, datetime, str]:
+    """queue.go byCPUAndMemoryDescending as a sort key."""
+    ts = pod.metadata.creation_timestamp
+    if ts is None:
+        ts = _EPOCH
+    elif ts.tzinfo is None:
+        ts = ts.replace(tzinfo=timezone.utc)
+    return (-requests.get("cpu", 0), -requests.get("memory", 0), ts, pod.metadata.uid or "")
+
+
+class Queue:
+    """queue.go Queue: pods sorted once; stops when a full cycle makes no progress."""
+
+    __slots__ = ("pods", "_head", "_last_len")
+
+    def __init__(self, pods: Sequence[Any], requests_of: Mapping[int, Mapping[str, int]]) -> None:
+        """``requests_of`` maps ``id(pod)`` to its requests (the scheduler's pod data)."""
+        self.pods: list[Any] = sorted(pods, key=lambda p: sort_key(p, requests_of[id(p)]))
+        self._head = 0
+        self._last_len: dict[int, int] = {}
+
+    def __len__(self) -> int:
+        return len(self.pods) - self._head
+
+    def pop(self) -> Any | None:
+        """queue.go Pop: the head, or None when empty or the head was last pushed when the queue
+        had this same length (a whole cycle without progress)."""
+        n = len(self.pods) - self._head
+        if n == 0:
+            return None
+        p = self.pods[self._head]
+        if self._last_len.get(id(p)) == n:
+            return None
+        self._head += 1
+        if self._head > 1024 and self._head * 2 > len(self.pods):
+            del self.pods[: self._head]
+            self._head = 0
+        return p
+
+    def push(self, pod: Any) -> None:
+        """queue.go Push: append and remember the queue length."""
+        self.pods.append(pod)
+        self._last_len[id(pod)] = len(self.pods) - self._head
+
+    def list(self) -> list[Any]:
+        return self.pods[self._head :]

@@ -1,0 +1,411 @@
+"""The provisioning scheduler (Solve).
+
+Mirrors pkg/controllers/provisioning/scheduling/scheduler.go: NewScheduler (template pre-filter,
+daemon overhead groups, limits / remaining resources, existing nodes), Solve, trySchedule,
+updateCachedPodData, add, addToExistingNode, addToInflightNode, addToNewNodeClaim,
+calculateExistingNodeClaims, buildDaemonOverheadGroups, isDaemonPodCompatible, subtractMax,
+filterByRemainingResources, Results.TruncateInstanceTypes.
+
+Determinism rules (upstream location -> our rule):
+- parallel first-fit (parallelizeUntil, :614-790): the lowest index wins, evaluated sequentially.
+- in-flight claims ``sort.Slice`` by pod count (:598): a stable sort (ties keep creation order).
+- daemon overhead groups (buildDaemonOverheadGroups, :972-1004, Go map order): first appearance
+  in the template's instance-type order.
+- hostname placeholders (nodeclaim.go:85, global atomic counter): a per-Scheduler counter.
+- existing nodes (sortExistingNodes, :845-858): initialized first, then name (stable).
+- Solve's 1-minute timeout is not modelled (no wall clock).
+
+Pods are not deep-copied on every pop: a pod is copied only when a preference must be relaxed
+(the relaxed copy is what lands in a NodeClaim, as upstream). Out of scope: DRA (pods with
+resource claims fail with upstream's DRA error), volume topology, reserved-capacity reservations,
+consolidation simulation (consolidateAfter).
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_left, bisect_right
+from dataclasses import dataclass, field
+from typing import Any, Sequence
+
+from karpy.cloudprovider.types import (
+    MIN_VALUES_POLICY_BEST_EFFORT,
+    MIN_VALUES_POLICY_STRICT,
+    InstanceTypes,
+)
+from karpy.provisioning.existingnode import ExistingNode
+from karpy.provisioning.nodeclaim import (
+    DaemonOverheadGroup,
+    InstanceTypeIndex,
+    NodeClaim,
+    ReservedOfferingError,
+    filter_instance_types_by_requirements,
+)
+from karpy.provisioning.nodeclaimtemplate import DEFAULT_MAX_INSTANCE_TYPES, NodeClaimTemplate
+from karpy.provisioning.preferences import Preferences, can_relax, remove_required_node_affinity_term, tolerate_prefer_no_schedule_taints
+from karpy.provisioning.queue import Queue
+from karpy.provisioning.state import ClusterState, StateNode
+from karpy.scheduling.hostports import HostPortUsage, get_host_ports
+from karpy.scheduling.labels import CORE_WELL_KNOWN_LABELS, LABEL_NODEPOOL, NODECLAIM_MIN_VALUES_RELAXED_ANNOTATION_KEY
+from karpy.scheduling.requirements import Requirements, has_preferred_node_affinity, pod_requirements, strict_pod_requirements
+from karpy.scheduling.resources import from_quantities, max_resources, pod_requests, requests_for_pods
+from karpy.scheduling.taints import tolerates
+
+__all__ = [
+    "DRAError",
+    "PREFERENCE_POLICY_IGNORE",
+    "PREFERENCE_POLICY_RESPECT",
+    "PodData",
+    "Results",
+    "Scheduler",
+    "subtract_max",
+    "filter_by_remaining_resources",
+]
+
+PREFERENCE_POLICY_RESPECT = "Respect"
+PREFERENCE_POLICY_IGNORE = "Ignore"
+RESOURCE_NODES = "nodes"
+ERR_NO_TEMPLATES = "nodepool requirements filtered out all available instance types"
+ERR_DRA = "pod has Dynamic Resource Allocation requirements that are not yet supported by Karpenter"
+MIN_VALUES_POD_ERROR = "pod didn\u2019t schedule because NodePool couldn\u2019t meet minValues requirements, {err} (NodePool={pool})"
+
+
+class DRAError(str):
+    """scheduler.go DRAError (an error value; never relaxed)."""
+
+
+def _has_dra(pod: Any) -> bool:
+    return bool(getattr(pod.spec, "resource_claims", None))
+
+
+class PodData:
+    """scheduler.go PodData (+ host ports and a per-target toleration cache)."""
+
+    __slots__ = ("pod", "key", "requests", "requirements", "strict_requirements", "host_ports", "has_dra", "_tol",
+                 "req_signature")
+
+    def __init__(self, pod: Any, ignore_preferences: bool, interned: dict[tuple[Any, ...], int] | None = None) -> None:
+        self.pod = pod
+        self.key: str = pod.key
+        self.requests: dict[str, int] = pod_requests(pod)
+        reqs = strict_pod_requirements(pod) if ignore_preferences else pod_requirements(pod)
+        self.requirements: Requirements = reqs
+        self.strict_requirements: Requirements = strict_pod_requirements(pod) if has_preferred_node_affinity(pod) else reqs
+        # an int standing for the requirement set's value (interned per Scheduler)
+        sig = tuple(reqs.values())
+        if interned is None:
+            self.req_signature: Any = sig
+        else:
+            self.req_signature = interned.setdefault(sig, len(interned))
+        self.host_ports = get_host_ports(pod)
+        self.has_dra = _has_dra(pod)
+        self._tol: dict[int, str | None] = {}
+
+    def tolerates(self, template: Any) -> str | None:
+        """``Taints(template.taints).ToleratesPod(pod)``, cached per template."""
+        return self.tolerates_taints(template, template.taints)
+
+    def tolerates_taints(self, holder: Any, taints: Sequence[Any]) -> str | None:
+        k = id(holder)
+        tol = self._tol
+        if k in tol:
+            return tol[k]
+        r = tolerates(taints, self.pod.spec.tolerations) if taints else None
+        tol[k] = r
+        return r
+
+
+def subtract_max(remaining: dict[str, int], instance_types: Sequence[Any]) -> dict[str, int]:
+    """scheduler.go subtractMax: remaining - max capacity over the instance types (keys of remaining)."""
+    if not instance_types:
+        return remaining
+    mx = max_resources(*(it.capacity for it in instance_types))
+    return {k: v - mx.get(k, 0) for k, v in remaining.items()}
+
+
+def filter_by_remaining_resources(instance_types: Sequence[Any], remaining: dict[str, int]) -> list[Any]:
+    """scheduler.go filterByRemainingResources: drop types whose capacity exceeds a remaining amount."""
+    items = list(remaining.items())
+    out = []
+    for it in instance_types:
+        cap = it.capacity
+        for name, rem in items:
+            if cap.get(name, 0) > rem:
+                break
+        else:
+            out.append(it)
+    return out
+
+
+@dataclass
+class Results:
+    """scheduler.go Results. ``pod_errors`` maps pod key (``ns/name``) to the error text."""
+
+    new_nodeclaims: list[NodeClaim]
+    existing_nodes: list[ExistingNode]
+    pod_errors: dict[str, str] = field(default_factory=dict)
+    pods: dict[str, Any] = field(default_factory=dict)
+
+    def truncate_instance_types(self, max_instance_types: int, min_values_policy: str = MIN_VALUES_POLICY_STRICT,
+                                well_known: frozenset[str] | None = None) -> Results:
+        """scheduler.go TruncateInstanceTypes (+ InstanceTypes.Truncate): claims whose cut list
+        violates minValues are dropped and their pods get the minValues error."""
+        valid = []
+        for nc in self.new_nodeclaims:
+            wk = well_known if well_known is not None else nc.well_known
+            its, err = InstanceTypes(nc.instance_type_options).truncate(
+                nc.requirements, max_instance_types, min_values_policy, wk)
+            if err is not None:
+                for p in nc.pods:
+                    self.pod_errors[p.key] = MIN_VALUES_POD_ERROR.format(err=err, pool=nc.nodepool_name)
+            else:
+                nc.instance_type_options = list(its)
+                valid.append(nc)
+        self.new_nodeclaims = valid
+        return self
+
+    def nodepool_to_pods(self) -> dict[str, list[Any]]:
+        """scheduler.go NodePoolToPodMapping."""
+        out: dict[str, list[Any]] = {}
+        for nc in self.new_nodeclaims:
+            out.setdefault(nc.nodepool_name, []).extend(nc.pods)
+        for en in self.existing_nodes:
+            out.setdefault(en.labels().get(LABEL_NODEPOOL, ""), []).extend(en.pods)
+        return out
+
+
+class Scheduler:
+    """scheduler.go Scheduler. Built once per provisioning pass.
+
+    ``nodepools`` must already be filtered and ordered by weight (the Provisioner does that).
+    """
+
+    def __init__(
+        self,
+        nodepools: Sequence[Any],
+        cluster: ClusterState,
+        state_nodes: Sequence[StateNode],
+        topology: Any,
+        instance_types: dict[str, Sequence[Any]],
+        daemonset_pods: Sequence[Any] = (),
+        *,
+        well_known: frozenset[str] = CORE_WELL_KNOWN_LABELS,
+        preference_policy: str = PREFERENCE_POLICY_RESPECT,
+        min_values_policy: str = MIN_VALUES_POLICY_STRICT,
+    ) -> None:
+        self.well_known = well_known
+        self.preference_policy = preference_policy
+        self.min_values_policy = min_values_policy
+        self.best_effort = min_values_policy == MIN_VALUES_POLICY_BEST_EFFORT
+        self.topology = topology
+        self.cluster = cluster
+        self.index = InstanceTypeIndex(well_known)
+        for its in instance_types.values():
+            self.index.register(its)
+        self._hostname_seq = 0
+        self._interned: dict[tuple[Any, ...], int] = {}
+        self.new_nodeclaims: list[NodeClaim] = []
+        self.template_errors: dict[str, str] = {}
+        tolerate_pns = any(t.effect == "PreferNoSchedule" for np in nodepools for t in np.spec.template.spec.taints)
+        self.preferences = Preferences(tolerate_pns)
+        # template pre-filter (:156-171)
+        empty = Requirements()
+        self.templates: list[NodeClaimTemplate] = []
+        for np in nodepools:
+            t = NodeClaimTemplate(np)
+            its = list(instance_types.get(np.metadata.name, ()))
+            group = DaemonOverheadGroup(its, {}, HostPortUsage())
+            remaining, _, err = filter_instance_types_by_requirements(
+                self.index, its, t.requirements, (), "", {}, [group], {}, self.best_effort, _satisfies_min_values)
+            if not remaining:
+                # NoCompatibleInstanceTypes event
+                self.template_errors[t.nodepool_name] = str(err) if err is not None else ""
+                continue
+            t.instance_type_options = remaining
+            self.templates.append(t)
+        del empty
+        # DaemonSet pods are mutated by isDaemonPodCompatible upstream (shared pointers); work on copies
+        self.daemonset_pods = [p.model_copy(deep=True) for p in daemonset_pods]
+        self.daemon_groups: dict[int, list[DaemonOverheadGroup]] = {
+            id(t): self._build_daemon_groups(t) for t in self.templates
+        }
+        self.remaining_resources: dict[str, dict[str, int]] = {}
+        for np in nodepools:
+            if np.spec.limits is not None:
+                self.remaining_resources[np.metadata.name] = from_quantities(np.spec.limits)
+        # existing nodes (calculateExistingNodeClaims, :792-858)
+        existing: list[ExistingNode] = []
+        for sn in state_nodes:
+            taints = sn.taints()
+            daemons = [p for p in self.daemonset_pods if not _has_dra(p) and self._daemon_compatible_with_node(p, taints, sn.labels())]
+            existing.append(ExistingNode(sn, topology, taints, requests_for_pods(daemons)))
+            pool = sn.labels().get(LABEL_NODEPOOL)
+            if pool in self.remaining_resources:
+                rem = self.remaining_resources[pool]
+                cap = sn.capacity()
+                self.remaining_resources[pool] = {k: v - cap.get(k, 0) for k, v in rem.items()}
+        existing.sort(key=lambda n: (not n.initialized(), n.name))
+        self.existing_nodes = existing
+
+    # -- construction helpers -----------------------------------------------------------------
+    def _next_hostname(self) -> str:
+        self._hostname_seq += 1
+        return f"hostname-placeholder-{self._hostname_seq:04d}"
+
+    def _daemon_compatible_with_node(self, pod: Any, taints: Sequence[Any], labels: dict[str, str]) -> bool:
+        """scheduler.go isDaemonPodCompatibleWithNode."""
+        if tolerates(taints, pod.spec.tolerations) is not None:
+            return False
+        return Requirements.from_labels(labels).compatible(strict_pod_requirements(pod)) is None
+
+    def _daemon_compatible(self, template: NodeClaimTemplate, it: Any, pod: Any) -> bool:
+        """scheduler.go isDaemonPodCompatible (mutates the DS pod like upstream)."""
+        tolerate_prefer_no_schedule_taints(pod)
+        if tolerates(template.taints, pod.spec.tolerations) is not None:
+            return False
+        while True:
+            reqs = strict_pod_requirements(pod)
+            if template.requirements.is_compatible(reqs, self.well_known) and it.requirements.intersects(reqs) is None:
+                return True
+            if remove_required_node_affinity_term(pod) is None:
+                return False
+
+    def _build_daemon_groups(self, template: NodeClaimTemplate) -> list[DaemonOverheadGroup]:
+        """scheduler.go buildDaemonOverheadGroups (group order: first appearance)."""
+        groups: dict[str, DaemonOverheadGroup] = {}
+        members: dict[str, list[Any]] = {}
+        for it in template.instance_type_options:
+            compatible = [p for p in self.daemonset_pods if not _has_dra(p) and self._daemon_compatible(template, it, p)]
+            key = ",".join(sorted(p.key for p in compatible))
+            if key in members:
+                members[key].append(it)
+                continue
+            members[key] = [it]
+            usage = HostPortUsage()
+            for p in compatible:
+                usage.add(p.key, get_host_ports(p))
+            groups[key] = DaemonOverheadGroup([], requests_for_pods(compatible) if compatible else {}, usage)
+        out = []
+        for key, g in groups.items():
+            out.append(DaemonOverheadGroup(members[key], g.daemon_overhead, g.host_port_usage))
+        return out
+
+    # -- solve ----------------------------------------------------------------------------------
+    def _pod_data(self, pod: Any) -> PodData:
+        return PodData(pod, self.preference_policy == PREFERENCE_POLICY_IGNORE, self._interned)
+
+    def solve(self, pods: Sequence[Any]) -> Results:
+        """scheduler.go Solve (:440-519)."""
+        data: dict[int, PodData] = {id(p): self._pod_data(p) for p in pods}
+        q = Queue(pods, {k: d.requests for k, d in data.items()})
+        pod_errors: dict[str, str] = {}
+        by_key: dict[str, Any] = {}
+        while True:
+            pod = q.pop()
+            if pod is None:
+                break
+            err = self._try_schedule(pod, data[id(pod)])
+            if err is not None:
+                pod_errors[pod.key] = str(err)
+                by_key[pod.key] = pod
+                self.topology.update(pod)
+                data[id(pod)] = self._pod_data(pod)
+                q.push(pod)
+            else:
+                pod_errors.pop(pod.key, None)
+        for nc in self.new_nodeclaims:
+            nc.finalize_scheduling()
+        # Results list claims in creation order (the in-flight list is kept sorted by pod count)
+        ordered = sorted(self.new_nodeclaims, key=lambda c: c.seq)
+        return Results(ordered, list(self.existing_nodes), pod_errors,
+                       {k: by_key[k] for k in pod_errors})
+
+    def _try_schedule(self, pod: Any, data: PodData) -> Any:
+        """scheduler.go trySchedule: add, relaxing one preference per failure."""
+        p = pod
+        copied = False
+        while True:
+            err = self._add(p, data)
+            if err is None:
+                return None
+            if isinstance(err, (ReservedOfferingError, DRAError)):
+                return err
+            if not can_relax(p, self.preferences.tolerate_prefer_no_schedule):
+                return err
+            if not copied:
+                p = pod.model_copy(deep=True)
+                copied = True
+            self.preferences.relax(p)
+            self.topology.update(p)
+            data = self._pod_data(p)
+
+    def _add(self, pod: Any, data: PodData) -> Any:
+        """scheduler.go add (:582-612)."""
+        if data.has_dra:
+            return DRAError(ERR_DRA)
+        for en in self.existing_nodes:
+            reqs, err = en.can_add(pod, data)
+            if err is None:
+                en.add(pod, data, reqs)
+                return None
+        # in-flight claims, fewest pods first (:598, sort.Slice -> a stable order kept incrementally:
+        # the list is always sorted by pod count, ties in the order a stable re-sort would give)
+        claims = self.new_nodeclaims
+        for i, nc in enumerate(claims):
+            reqs, its, err = nc.can_add(pod, data, False)
+            if err is None:
+                nc.add(pod, data, reqs, its)
+                n = len(nc.pods)
+                if i + 1 < len(claims) and len(claims[i + 1].pods) < n:
+                    claims.pop(i)
+                    claims.insert(bisect_left(claims, n, lo=i, key=_pod_count), nc)
+                return None
+        if not self.templates:
+            return ERR_NO_TEMPLATES
+        return self._add_to_new_nodeclaim(pod, data)
+
+    def _add_to_new_nodeclaim(self, pod: Any, data: PodData) -> Any:
+        """scheduler.go addToNewNodeClaim (:695-790)."""
+        errs: list[str] = []
+        for t in self.templates:
+            its = t.instance_type_options
+            name = t.nodepool_name
+            remaining = self.remaining_resources.get(name)
+            if remaining is not None:
+                if remaining.get(RESOURCE_NODES, None) == 0:
+                    errs.append(f"node limits have been exhausted for nodepool (NodePool={name})")
+                    continue
+                its = filter_by_remaining_resources(its, remaining)
+                if not its:
+                    errs.append(f"all available instance types exceed limits for nodepool (NodePool={name})")
+                    continue
+            nc = NodeClaim(t, self.topology, self.daemon_groups[id(t)], its, self._next_hostname(),
+                           self.index, _satisfies_min_values)
+            nc.seq = self._hostname_seq
+            reqs, new_its, err = nc.can_add(pod, data, self.best_effort)
+            if err is not None:
+                if isinstance(err, ReservedOfferingError):
+                    return err
+                errs.append(str(err))
+                continue
+            relaxed = False
+            for k, orig in nc.requirements.items():
+                upd = reqs.get(k).min_values
+                if orig.min_values is not None and upd is not None and upd < orig.min_values:
+                    relaxed = True
+                    break
+            nc.annotations[NODECLAIM_MIN_VALUES_RELAXED_ANNOTATION_KEY] = "true" if relaxed else "false"
+            nc.add(pod, data, reqs, new_its)
+            claims = self.new_nodeclaims
+            claims.insert(bisect_right(claims, len(nc.pods), key=_pod_count), nc)
+            if remaining is not None:
+                self.remaining_resources[name] = subtract_max(remaining, nc.instance_type_options)
+            return None
+        return "; ".join(errs)
+
+
+def _pod_count(nc: NodeClaim) -> int:
+    return len(nc.pods)
+
+
+def _satisfies_min_values(its: Sequence[Any], reqs: Requirements) -> tuple[int, dict[str, int] | None, str | None]:
+    return InstanceTypes(its).satisfies_min_values(reqs)

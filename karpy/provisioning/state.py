@@ -1,0 +1,379 @@
+"""The scheduler's view of the cluster: existing nodes, in-flight NodeClaims, bound pods.
+
+Mirrors pkg/controllers/state/statenode.go (StateNode) and the parts of
+pkg/controllers/state/cluster.go the provisioner reads (Nodes, ForPodsWithAntiAffinity,
+NodePoolResourcesFor, GetDaemonSetPod). Plain Python classes built by the simulation
+from Node / NodeClaim / Pod models; no informers, no locks, no clock.
+
+Determinism: upstream keeps nodes and pods in Go maps; here ``ClusterState.nodes`` keeps the
+order it was given, and ``pods_with_anti_affinity()`` is sorted by pod key.
+Out of scope: volume usage (volume topology), disruption costs, nomination windows.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from karpy.provisioning import podutils
+from karpy.api.quantity import parse_nanos
+
+__all__ = [
+    "ClusterState",
+    "StateNode",
+    "LABEL_NODE_REGISTERED",
+    "LABEL_NODE_INITIALIZED",
+    "LABEL_NODEPOOL",
+    "RESOURCE_NODES",
+]
+
+LABEL_NODE_REGISTERED = "karpenter.sh/registered"
+LABEL_NODE_INITIALIZED = "karpenter.sh/initialized"
+LABEL_NODEPOOL = "karpenter.sh/nodepool"
+LABEL_HOSTNAME = "kubernetes.io/hostname"
+#: pkg/utils/resources resources.Node: the pseudo resource counting nodes (limits.nodes)
+RESOURCE_NODES = "nodes"
+_NANO = 1_000_000_000
+
+
+def _rl(quantities: dict[str, Any] | None) -> dict[str, int]:
+    """dict[str, Quantity] -> ResourceList (nano-units)."""
+    if not quantities:
+        return {}
+    return {k: parse_nanos(v) for k, v in quantities.items()}
+
+
+def _merge_into(dst: dict[str, int], src: dict[str, int]) -> None:
+    for k, v in src.items():
+        dst[k] = dst.get(k, 0) + v
+
+
+def _condition_true(obj: Any, cond_type: str) -> bool:
+    status = getattr(obj, "status", None)
+    for cond in getattr(status, "conditions", None) or ():
+        if cond.type == cond_type and cond.status == "True":
+            return True
+    return False
+
+
+def _taint_matches(a: Any, b: Any) -> bool:
+    """corev1 Taint.MatchTaint: same key and effect (value ignored)."""
+    return a.key == b.key and a.effect == b.effect
+
+
+class StateNode:
+    """An existing Node and/or in-flight NodeClaim (statenode.go StateNode).
+
+    ``pods`` are the pods bound to it (spec.nodeName == node name). Requests of those pods
+    (and of the DaemonSet-owned ones) are computed once at construction.
+    """
+
+    __slots__ = (
+        "node",
+        "nodeclaim",
+        "pods",
+        "_marked_for_deletion",
+        "_pod_requests",
+        "_daemonset_requests",
+        "_host_port_usage",
+    )
+
+    def __init__(
+        self,
+        node: Any | None = None,
+        nodeclaim: Any | None = None,
+        pods: Iterable[Any] = (),
+        marked_for_deletion: bool = False,
+    ) -> None:
+        if node is None and nodeclaim is None:
+            raise ValueError("StateNode needs a node or a nodeclaim")
+        self.node = node
+        self.nodeclaim = nodeclaim
+        self.pods: list[Any] = list(pods)
+        self._marked_for_deletion = marked_for_deletion
+        self._pod_requests: dict[str, int] | None = None
+        self._daemonset_requests: dict[str, int] | None = None
+        self._host_port_usage: Any | None = None
+
+    def __repr__(self) -> str:
+        return f"StateNode({self.name!r})"
+
+    # -- identity -------------------------------------------------------------------------
+    def managed(self) -> bool:
+        """statenode.go Managed: backed by a NodeClaim."""
+        return self.nodeclaim is not None
+
+    def registered(self) -> bool:
+        """statenode.go Registered."""
+        if self.managed():
+            return self.node is not None and (self.node.metadata.labels or {}).get(LABEL_NODE_REGISTERED) == "true"
+        return True
+
+    def initialized(self) -> bool:
+        """statenode.go Initialized."""
+        if self.managed():
+            return self.node is not None and (self.node.metadata.labels or {}).get(LABEL_NODE_INITIALIZED) == "true"
+        return True
+
+    @property
+    def name(self) -> str:
+        """statenode.go Name: the NodeClaim name until the Node registers."""
+        if self.node is None:
+            return self.nodeclaim.metadata.name
+        if self.nodeclaim is None:
+            return self.node.metadata.name
+        if not self.registered():
+            return self.nodeclaim.metadata.name
+        return self.node.metadata.name
+
+    def _meta(self) -> Any:
+        if self.node is None:
+            return self.nodeclaim.metadata
+        if self.nodeclaim is None:
+            return self.node.metadata
+        if not self.registered():
+            return self.nodeclaim.metadata
+        return self.node.metadata
+
+    def labels(self) -> dict[str, str]:
+        """statenode.go Labels."""
+        return self._meta().labels or {}
+
+    def annotations(self) -> dict[str, str]:
+        """statenode.go Annotations."""
+        return self._meta().annotations or {}
+
+    def hostname(self) -> str:
+        """statenode.go HostName: the hostname label, else Name()."""
+        return self.labels().get(LABEL_HOSTNAME) or self.name
+
+    def nodepool_name(self) -> str | None:
+        """The karpenter.sh/nodepool label (cluster.go uses it for NodePool resources)."""
+        return self.labels().get(LABEL_NODEPOOL)
+
+    def taints(self) -> list[Any]:
+        """statenode.go Taints: NodeClaim taints until registered; uninitialized managed nodes
+        drop known ephemeral taints and taints matching the NodeClaim's startup taints."""
+        from karpy.scheduling.taints import is_known_ephemeral_taint
+
+        if (not self.registered() and self.managed()) or self.node is None:
+            taints = list(self.nodeclaim.spec.taints or ())
+        else:
+            taints = list(self.node.spec.taints or ())
+        if not self.initialized() and self.managed():
+            startup = list(self.nodeclaim.spec.startup_taints or ())
+            return [
+                t
+                for t in taints
+                if not is_known_ephemeral_taint(t) and not any(_taint_matches(s, t) for s in startup)
+            ]
+        return taints
+
+    def deleted(self) -> bool:
+        """statenode.go Deleted."""
+        if self.nodeclaim is not None and (
+            self.nodeclaim.metadata.deletion_timestamp is not None
+            or _condition_true(self.nodeclaim, "InstanceTerminating")
+        ):
+            return True
+        return self.node is not None and self.nodeclaim is None and self.node.metadata.deletion_timestamp is not None
+
+    def marked_for_deletion(self) -> bool:
+        """statenode.go MarkedForDeletion."""
+        return self._marked_for_deletion or self.deleted()
+
+    def mark_for_deletion(self, value: bool = True) -> None:
+        self._marked_for_deletion = value
+
+    # -- resources ------------------------------------------------------------------------
+    def capacity(self) -> dict[str, int]:
+        """statenode.go Capacity (always includes ``nodes: 1``)."""
+        if not self.initialized() and self.nodeclaim is not None:
+            if self.node is not None:
+                ret = _rl(self.node.status.capacity)
+                for k, v in _rl(self.nodeclaim.status.capacity).items():
+                    if not ret.get(k):
+                        ret[k] = v
+            else:
+                ret = _rl(self.nodeclaim.status.capacity)
+        else:
+            ret = _rl(self.node.status.capacity)
+        ret[RESOURCE_NODES] = _NANO
+        return ret
+
+    def allocatable(self) -> dict[str, int]:
+        """statenode.go Allocatable (NodeClaim values fill zero Node values until initialized)."""
+        if not self.initialized() and self.nodeclaim is not None:
+            if self.node is not None:
+                ret = _rl(self.node.status.allocatable)
+                for k, v in _rl(self.nodeclaim.status.allocatable).items():
+                    if not ret.get(k):
+                        ret[k] = v
+                return ret
+            return _rl(self.nodeclaim.status.allocatable)
+        return _rl(self.node.status.allocatable)
+
+    def _compute_requests(self) -> None:
+        from karpy.scheduling.resources import pod_requests
+
+        total: dict[str, int] = {}
+        ds: dict[str, int] = {}
+        for p in self.pods:
+            r = pod_requests(p)
+            _merge_into(total, r)
+            if podutils.is_owned_by_daemonset(p):
+                _merge_into(ds, r)
+        self._pod_requests = total
+        self._daemonset_requests = ds
+
+    def pod_requests(self) -> dict[str, int]:
+        """statenode.go PodRequests: sum of bound pods' requests."""
+        if self._pod_requests is None:
+            self._compute_requests()
+        return dict(self._pod_requests or {})
+
+    def daemonset_requests(self) -> dict[str, int]:
+        """statenode.go DaemonSetRequests: sum of bound DaemonSet pods' requests."""
+        if self._daemonset_requests is None:
+            self._compute_requests()
+        return dict(self._daemonset_requests or {})
+
+    def available(self) -> dict[str, int]:
+        """statenode.go Available = Allocatable - PodRequests (resources.Subtract: keys of allocatable)."""
+        alloc = self.allocatable()
+        req = self.pod_requests()
+        return {k: v - req.get(k, 0) for k, v in alloc.items()}
+
+    def host_port_usage(self) -> Any:
+        """statenode.go HostPortUsage: host ports of bound pods."""
+        if self._host_port_usage is None:
+            from karpy.scheduling.hostports import HostPortUsage, get_host_ports
+
+            usage = HostPortUsage()
+            for p in self.pods:
+                ports = get_host_ports(p)
+                if ports:
+                    usage.add(p.key, ports)
+            self._host_port_usage = usage
+        return self._host_port_usage
+
+    def add_pod(self, pod: Any) -> None:
+        """Bind a pod (cluster.go updateNodeUsageFromPod)."""
+        self.pods.append(pod)
+        self._pod_requests = None
+        self._daemonset_requests = None
+        self._host_port_usage = None
+
+
+class ClusterState:
+    """Snapshot of cluster state for one provisioning pass (cluster.go Cluster, read side)."""
+
+    def __init__(self, nodes: Sequence[StateNode] = (), pods: Sequence[Any] = ()) -> None:
+        self.nodes: list[StateNode] = list(nodes)
+        self.pods: list[Any] = list(pods)
+        self._by_node_name: dict[str, StateNode] = {}
+        for sn in self.nodes:
+            if sn.node is not None:
+                self._by_node_name[sn.node.metadata.name] = sn
+
+    @classmethod
+    def from_objects(
+        cls,
+        nodes: Sequence[Any] = (),
+        nodeclaims: Sequence[Any] = (),
+        pods: Sequence[Any] = (),
+        marked_for_deletion: Iterable[str] = (),
+    ) -> ClusterState:
+        """Pair NodeClaims with Nodes (by providerID, else status.nodeName) and bind pods.
+
+        cluster.go keys state nodes by providerID; a NodeClaim without a Node is in flight.
+        ``marked_for_deletion`` holds state-node names (disruption's MarkForDeletion).
+        """
+        marked = set(marked_for_deletion)
+        by_pid: dict[str, Any] = {}
+        by_name: dict[str, Any] = {}
+        for n in nodes:
+            by_name[n.metadata.name] = n
+            pid = getattr(n.spec, "provider_id", None)
+            if pid:
+                by_pid[pid] = n
+        used: set[str] = set()
+        state_nodes: list[StateNode] = []
+        for nc in nodeclaims:
+            status = getattr(nc, "status", None)
+            pid = getattr(status, "provider_id", None)
+            node = by_pid.get(pid) if pid else None
+            if node is None:
+                nn = getattr(status, "node_name", None)
+                node = by_name.get(nn) if nn else None
+            if node is not None:
+                used.add(node.metadata.name)
+            state_nodes.append(StateNode(node=node, nodeclaim=nc))
+        for n in nodes:
+            if n.metadata.name not in used:
+                state_nodes.append(StateNode(node=n))
+        for sn in state_nodes:
+            if sn.name in marked:
+                sn.mark_for_deletion()
+        cs = cls(state_nodes, pods)
+        for p in pods:
+            sn = cs.node_for_pod(p)
+            if sn is not None:
+                sn.add_pod(p)
+        return cs
+
+    def active_nodes(self) -> list[StateNode]:
+        """StateNodes.Active(): not marked for deletion."""
+        return [n for n in self.nodes if not n.marked_for_deletion()]
+
+    def deleting_nodes(self) -> list[StateNode]:
+        """StateNodes.Deleting()."""
+        return [n for n in self.nodes if n.marked_for_deletion()]
+
+    def node_for_pod(self, pod: Any) -> StateNode | None:
+        """The state node (with a real Node) a pod is bound to, via spec.nodeName."""
+        name = pod.spec.node_name
+        if not name:
+            return None
+        return self._by_node_name.get(name)
+
+    def pods_with_anti_affinity(self) -> list[tuple[Any, Any]]:
+        """cluster.go ForPodsWithAntiAffinity: (pod, Node) for bound pods with *required*
+        anti-affinity whose Node exists. Sorted by pod key (upstream iterates a sync.Map)."""
+        out: list[tuple[Any, Any]] = []
+        for p in self.pods:
+            if not podutils.has_required_pod_anti_affinity(p):
+                continue
+            sn = self.node_for_pod(p)
+            if sn is None or sn.node is None:
+                continue
+            out.append((p, sn.node))
+        out.sort(key=lambda t: t[0].key)
+        return out
+
+    def nodepool_usage(self, name: str) -> dict[str, int]:
+        """cluster.go NodePoolResourcesFor: Σ Capacity() (incl. ``nodes: 1``) of the pool's
+        state nodes that are not marked for deletion."""
+        total: dict[str, int] = {}
+        for sn in self.nodes:
+            if sn.nodepool_name() != name or sn.marked_for_deletion():
+                continue
+            _merge_into(total, sn.capacity())
+        return total
+
+    def daemonset_pod(self, daemonset: Any) -> Any | None:
+        """cluster.go GetDaemonSetPod: a pod owned by the DaemonSet (matched by owner uid, else
+        name), the first by pod key (upstream keeps the most recently seen one)."""
+        uid = getattr(daemonset.metadata, "uid", None)
+        name = daemonset.metadata.name
+        ns = daemonset.metadata.namespace
+        best = None
+        for p in self.pods:
+            if p.metadata.namespace != ns:
+                continue
+            for ref in p.metadata.owner_references or ():
+                if ref.kind == "DaemonSet" and ((uid and ref.uid == uid) or (not uid and ref.name == name)):
+                    if best is None or p.key < best.key:
+                        best = p
+                    break
+        return best
