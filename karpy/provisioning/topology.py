@@ -1,0 +1,631 @@
+"""Topology spread, pod affinity and pod anti-affinity for the provisioning scheduler.
+
+Mirrors pkg/controllers/provisioning/scheduling/topology.go (Topology, NewTopology,
+buildDomainGroups, topologyError, Update, Record, AddRequirements, GetTopologyZoneConstraints,
+Register, Unregister, updateInverseAffinities, updateInverseAntiAffinity, countDomains,
+newForTopologies, newForAffinities, buildNamespaceList, getMatchingTopologies,
+TopologyListOptions, IgnoredForTopology).
+
+Determinism rules (upstream iterates Go maps):
+- groups are kept in creation order (upstream: ``map[uint64]*TopologyGroup``); ``add_requirements``
+  evaluates the pod's own groups in that order, then the inverse groups, so the reported error is
+  the first failing group in that order (the narrowed requirements do not depend on the order);
+- the domain choices inside a group follow the rules of :mod:`karpy.provisioning.topologygroup`.
+
+Performance: per pod UID the groups that select the pod and the groups it owns are cached
+(invalidated when a group is created); ``selects`` is cached per group and UID; the topology error
+is a small lazily formatted value (:class:`TopologyError`), as upstream's ``topologyError`` is.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from karpy.provisioning import podutils
+from karpy.provisioning.topologydomaingroup import TopologyDomainGroup
+from karpy.provisioning.topologygroup import MAX_INT32, TopologyGroup, TopologyType, compile_selector
+from karpy.provisioning.topologynodefilter import ZERO_NODE_FILTER
+from karpy.scheduling.labels import LABEL_HOSTNAME, LABEL_ZONE
+from karpy.scheduling.requirement import Requirement
+from karpy.scheduling.requirements import Requirements
+
+__all__ = [
+    "PREFERENCE_POLICY_IGNORE",
+    "PREFERENCE_POLICY_RESPECT",
+    "Topology",
+    "TopologyError",
+    "build_domain_groups",
+    "ignored_for_topology",
+    "pretty_map",
+]
+
+PREFERENCE_POLICY_RESPECT = "Respect"
+PREFERENCE_POLICY_IGNORE = "Ignore"
+#: label the API server puts on every Namespace (used by namespaceSelector)
+LABEL_NAMESPACE_NAME = "kubernetes.io/metadata.name"
+_EMPTY: frozenset[str] = frozenset()
+
+
+def pretty_map(values: Mapping[str, Any], max_items: int) -> str:
+    """Mirrors pkg/utils/pretty Map: sorted keys, ``k: v`` joined by ``, ``, truncated."""
+    parts: list[str] = []
+    count = 0
+    for k in sorted(values):
+        count += 1
+        parts.append(f"{k}: {values[k]}")
+        if count >= max_items:
+            break
+    out = ", ".join(parts)
+    if count < len(values):
+        out += f" and {len(values) - count} other(s)"
+    return out
+
+
+class TopologyError:
+    """topology.go topologyError: formatted lazily (``str(err)``), like upstream's ``Error()``.
+
+    ``unsatisfiable topology constraint for <type>, key=<key> (counts = {...}, podDomains = <req>,
+    nodeDomains = <req>`` — no closing parenthesis, verbatim. Compares equal to its string.
+    """
+
+    __slots__ = ("topology", "pod_domains", "node_domains")
+
+    def __init__(self, topology: TopologyGroup, pod_domains: Requirement, node_domains: Requirement) -> None:
+        self.topology = topology
+        self.pod_domains = pod_domains
+        self.node_domains = node_domains
+
+    def __str__(self) -> str:
+        t = self.topology
+        return (
+            f"unsatisfiable topology constraint for {t.type!s}, key={t.key} (counts = {pretty_map(t.domains, 25)}, "
+            f"podDomains = {self.pod_domains}, nodeDomains = {self.node_domains}"
+        )
+
+    def __repr__(self) -> str:
+        return f"TopologyError({str(self)!r})"
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, (str, TopologyError)):
+            return str(self) == str(other)
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash(str(self))
+
+    def __contains__(self, item: str) -> bool:
+        return item in str(self)
+
+    def startswith(self, prefix: str) -> bool:
+        return str(self).startswith(prefix)
+
+
+def ignored_for_topology(pod: Any) -> bool:
+    """topology.go IgnoredForTopology: unscheduled, terminal or terminating pods do not count."""
+    return not podutils.is_scheduled(pod) or podutils.is_terminal(pod) or podutils.is_terminating(pod)
+
+
+def _template_labels(np: Any) -> dict[str, str]:
+    meta = getattr(np.spec.template, "metadata", None)
+    return dict(getattr(meta, "labels", None) or {})
+
+
+def build_domain_groups(
+    nodepools: Sequence[Any], instance_types: Mapping[str, Sequence[Any]]
+) -> dict[str, TopologyDomainGroup]:
+    """Mirrors topology.go buildDomainGroups.
+
+    For every NodePool with instance types: each instance type's requirements intersected with the
+    pool's requirements and template labels contribute their values (raw value sets, as upstream's
+    ``Values()``) tagged with the pool's taints; then every ``In`` requirement of the pool does.
+    """
+    index = {np.metadata.name: np for np in nodepools}
+    groups: dict[str, TopologyDomainGroup] = {}
+    for np_name, its in instance_types.items():
+        np = index.get(np_name)
+        if np is None:
+            continue  # upstream would dereference a nil NodePool; an unknown pool has no domains
+        spec = np.spec.template.spec
+        taints = tuple(spec.taints or ())
+        base = Requirements.from_node_selector_requirements(spec.requirements or ())
+        base.add(*Requirements.from_labels(_template_labels(np)).values())
+        for it in its:
+            reqs = base.copy()
+            reqs.add(*it.requirements.values())
+            for key, req in reqs.items():
+                group = groups.get(key)
+                if group is None:
+                    group = groups[key] = TopologyDomainGroup()
+                for domain in sorted(req.values):
+                    group.insert(domain, taints)
+        for key, req in base.items():
+            if not req.complement and req.values:  # Operator() == In
+                group = groups.get(key)
+                if group is None:
+                    group = groups[key] = TopologyDomainGroup()
+                for domain in sorted(req.values):
+                    group.insert(domain, taints)
+    return groups
+
+
+def _pod_uid(pod: Any) -> str:
+    return pod.metadata.uid
+
+
+class Topology:
+    """Mirrors topology.go Topology; built once per Solve.
+
+    ``Topology(cluster, state_nodes, nodepools, instance_types, pods, preference_policy, well_known)``
+    — ``instance_types`` by NodePool name, ``pods`` the pods being scheduled now (excluded from
+    counting). Raises ``ValueError`` with upstream's joined errors when NewTopology would fail.
+    """
+
+    def __init__(
+        self,
+        cluster: Any,
+        state_nodes: Sequence[Any],
+        nodepools: Sequence[Any],
+        instance_types: Mapping[str, Sequence[Any]],
+        pods: Sequence[Any],
+        preference_policy: str = PREFERENCE_POLICY_RESPECT,
+        well_known: frozenset[str] = _EMPTY,
+    ) -> None:
+        self.preference_policy = preference_policy
+        self.well_known = well_known
+        self.cluster = cluster
+        self.state_nodes = list(state_nodes)
+        self.domain_groups = build_domain_groups(nodepools, instance_types)
+        self.topology_groups: dict[Any, TopologyGroup] = {}
+        self.inverse_topology_groups: dict[Any, TopologyGroup] = {}
+        self.excluded_pods: set[str] = {_pod_uid(p) for p in pods}
+        # indexes (not in upstream; derived data only)
+        self._owned: dict[str, list[TopologyGroup]] = {}
+        self._inverse_owned: dict[str, list[TopologyGroup]] = {}
+        self._by_key: dict[str, list[TopologyGroup]] = {}
+        self._version = 0
+        self._selecting: dict[str, tuple[int, list[TopologyGroup], list[TopologyGroup]]] = {}
+        self._matching: dict[str, tuple[int, list[TopologyGroup]]] = {}
+        self._nodes_by_name: dict[str, Any] | None = None
+        self._node_reqs: dict[str, Requirements] = {}
+        self._pods_being_scheduled = list(pods)
+
+        errors: list[str] = []
+        err = self._update_inverse_affinities()
+        if err:
+            errors.append(err)
+        for p in pods:
+            err = self.update(p)
+            if err:
+                errors.append(err)
+        if errors:
+            raise ValueError("; ".join(errors))
+
+    # -- public API ---------------------------------------------------------------------------
+    def update(self, pod: Any) -> str | None:
+        """Mirrors topology.go Update: re-own the pod's (possibly relaxed) topologies."""
+        uid = _pod_uid(pod)
+        for tg in self._owned.pop(uid, ()):
+            tg.remove_owner(uid)
+        self._selecting.pop(uid, None)
+        self._matching.pop(uid, None)
+
+        if (self.preference_policy == PREFERENCE_POLICY_IGNORE and podutils.has_required_pod_anti_affinity(pod)) or (
+            self.preference_policy == PREFERENCE_POLICY_RESPECT and podutils.has_pod_anti_affinity(pod)
+        ):
+            err = self._update_inverse_anti_affinity(pod, None)
+            if err:
+                return f"updating inverse anti-affinities, {err}"
+
+        groups = self._new_for_topologies(pod)
+        affinities, err = self._new_for_affinities(pod)
+        if err:
+            return f"updating affinities, {err}"
+        owned: list[TopologyGroup] = []
+        for tg in groups + affinities:
+            existing = self.topology_groups.get(tg.hash_key)
+            if existing is None:
+                self._count_domains(tg)
+                self.topology_groups[tg.hash_key] = tg
+                self._by_key.setdefault(tg.key, []).append(tg)
+                self._version += 1
+            else:
+                tg = existing
+            if uid not in tg.owners:
+                tg.add_owner(uid)
+                owned.append(tg)
+        if owned:
+            self._owned[uid] = owned
+        self._matching.pop(uid, None)
+        return None
+
+    def record(
+        self, pod: Any, taints: Sequence[Any], requirements: Requirements, allow_undefined: frozenset[str] = _EMPTY
+    ) -> None:
+        """Mirrors topology.go Record: count the pod in every group that selects it on this node.
+
+        ``allow_undefined`` is upstream's compatibility option (NodeClaims pass the well-known
+        labels, existing nodes nothing); it only matters for nodeAffinityPolicy=Honor filters.
+        """
+        selecting, _ = self._selecting_groups(pod)
+        for tg in selecting:
+            if not tg.node_filter.matches(taints, requirements, allow_undefined):
+                continue
+            domains = requirements.get(tg.key)
+            if tg.type == TopologyType.POD_ANTI_AFFINITY:
+                # block out every domain the pod could land in
+                tg.record(*domains.values)
+            elif not domains.complement and len(domains.values) == 1:
+                tg.record(*domains.values)
+        for tg in self._inverse_owned.get(_pod_uid(pod), ()):
+            tg.record(*requirements.get(tg.key).values)
+
+    def add_requirements(
+        self,
+        pod: Any,
+        taints: Sequence[Any],
+        pod_requirements: Requirements,
+        node_requirements: Requirements,
+        allow_undefined: frozenset[str] = _EMPTY,
+    ) -> tuple[Requirements | None, TopologyError | None]:
+        """Mirrors topology.go AddRequirements: node requirements narrowed by every topology that
+        applies to the pod (its own groups and inverse anti-affinity groups selecting it), or
+        ``(None, TopologyError)``. ``pod_requirements`` are the pod's *strict* requirements.
+
+        Returns a new Requirements (never ``node_requirements`` itself) on success.
+        """
+        narrowed: list[Requirement] | None = None
+        for tg in self._matching_topologies(pod, taints, node_requirements, allow_undefined):
+            key = tg.key
+            # Requirements.get without allocating an Exists for undefined keys
+            pod_domains = dict.get(pod_requirements, key) or tg.exists
+            node_domains = dict.get(node_requirements, key) or tg.exists
+            domains = tg.next_domain(pod, pod_domains, node_domains)
+            if not domains.complement and not domains.values:
+                return None, TopologyError(tg, pod_domains, node_domains)
+            if narrowed is None:
+                narrowed = [domains]
+            else:
+                narrowed.append(domains)
+        requirements = node_requirements.copy()
+        if narrowed is not None:
+            requirements.add(*narrowed)
+        return requirements, None
+
+    def get_topology_zone_constraints(self, pod: Any, pod_requirements: Requirements) -> tuple[set[str] | None, bool]:
+        """Mirrors topology.go GetTopologyZoneConstraints (upstream uses it for metrics only)."""
+        result: set[str] | None = None
+        uid = _pod_uid(pod)
+        for tg in self._owned.get(uid, ()):
+            if tg.key != LABEL_ZONE:
+                continue
+            pod_domains = pod_requirements.get(tg.key)
+            node_domains = Requirement(tg.key, "Exists")
+            _, valid = tg.get(pod, pod_domains, node_domains)
+            if not valid:
+                return None, False
+            result = set(valid) if result is None else result & valid
+        return result, True
+
+    def register(self, topology_key: str, domain: str) -> None:
+        """Mirrors topology.go Register (groups and inverse groups of that key)."""
+        for tg in self._by_key.get(topology_key, ()):
+            tg.register(domain)
+
+    def unregister(self, topology_key: str, domain: str) -> None:
+        """Mirrors topology.go Unregister."""
+        for tg in self._by_key.get(topology_key, ()):
+            tg.unregister(domain)
+
+    # -- matching -----------------------------------------------------------------------------
+    def _selecting_groups(self, pod: Any) -> tuple[list[TopologyGroup], list[TopologyGroup]]:
+        """(groups selecting the pod, inverse groups selecting the pod), cached per UID and
+        invalidated whenever a group is created."""
+        uid = pod.metadata.uid
+        hit = self._selecting.get(uid) if uid else None
+        if hit is not None and hit[0] == self._version:
+            return hit[1], hit[2]
+        selecting = [tg for tg in self.topology_groups.values() if tg.selects(pod)]
+        inverse = [tg for tg in self.inverse_topology_groups.values() if tg.selects(pod)]
+        if uid:
+            self._selecting[uid] = (self._version, selecting, inverse)
+            self._matching.pop(uid, None)
+        return selecting, inverse
+
+    def _matching_topologies(
+        self, pod: Any, taints: Sequence[Any], requirements: Requirements, allow_undefined: frozenset[str]
+    ) -> list[TopologyGroup]:
+        """Mirrors topology.go getMatchingTopologies: owned groups, then inverse groups that count
+        the pod on this node. Inverse groups are anti-affinity groups with the zero node filter,
+        so for them ``Counts`` is ``selects`` and the list is cached per UID."""
+        uid = pod.metadata.uid
+        if uid:
+            hit = self._matching.get(uid)
+            if hit is not None and hit[0] == self._version:
+                return hit[1]
+        owned = self._owned.get(uid, ())
+        _, inverse = self._selecting_groups(pod)
+        out = list(owned)
+        cacheable = True
+        for tg in inverse:
+            if tg.node_filter is ZERO_NODE_FILTER:
+                out.append(tg)
+            else:  # not produced today; kept for fidelity
+                cacheable = False
+                if tg.node_filter.matches(taints, requirements, allow_undefined):
+                    out.append(tg)
+        if uid and cacheable:
+            self._matching[uid] = (self._version, out)
+        return out
+
+    # -- construction of groups ---------------------------------------------------------------
+    def _new_for_topologies(self, pod: Any) -> list[TopologyGroup]:
+        """Mirrors topology.go newForTopologies (matchLabelKeys folded into the selector).
+
+        Upstream appends the matchLabelKeys expressions to the pod's own selector object (a
+        mutation that repeats on every Update; repeated expressions do not change matching or the
+        hash). karpy builds a new selector instead. With a nil selector upstream would panic; karpy
+        then uses a selector holding only the matchLabelKeys expressions.
+        """
+        out: list[TopologyGroup] = []
+        labels = pod.metadata.labels or {}
+        for tsc in pod.spec.topology_spread_constraints:
+            if self.preference_policy == PREFERENCE_POLICY_IGNORE and tsc.when_unsatisfiable != "DoNotSchedule":
+                continue
+            selector = tsc.label_selector
+            extra = [(k, labels[k]) for k in tsc.match_label_keys or () if k in labels]
+            if extra:
+                selector = _with_expressions(selector, extra)
+            out.append(
+                TopologyGroup(
+                    TopologyType.SPREAD,
+                    tsc.topology_key,
+                    pod,
+                    (pod.metadata.namespace,),
+                    selector,
+                    tsc.max_skew,
+                    tsc.min_domains,
+                    tsc.node_taints_policy,
+                    tsc.node_affinity_policy,
+                    self.domain_groups.get(tsc.topology_key),
+                )
+            )
+        return out
+
+    def _new_for_affinities(self, pod: Any) -> tuple[list[TopologyGroup], str | None]:
+        """Mirrors topology.go newForAffinities (preferred terms only under Respect)."""
+        out: list[TopologyGroup] = []
+        affinity = pod.spec.affinity
+        if affinity is None:
+            return out, None
+        respect = self.preference_policy == PREFERENCE_POLICY_RESPECT
+        terms: list[tuple[TopologyType, Any]] = []
+        for ttype, spec in (
+            (TopologyType.POD_AFFINITY, affinity.pod_affinity),
+            (TopologyType.POD_ANTI_AFFINITY, affinity.pod_anti_affinity),
+        ):
+            if spec is None:
+                continue
+            for term in spec.required_during_scheduling_ignored_during_execution:
+                terms.append((ttype, term))
+            if respect:
+                for weighted in spec.preferred_during_scheduling_ignored_during_execution:
+                    terms.append((ttype, weighted.pod_affinity_term))
+        for ttype, term in terms:
+            namespaces, err = self._build_namespace_list(pod.metadata.namespace, term.namespaces, term.namespace_selector)
+            if err:
+                return [], err
+            out.append(
+                TopologyGroup(
+                    ttype,
+                    term.topology_key,
+                    pod,
+                    namespaces,
+                    term.label_selector,
+                    MAX_INT32,
+                    None,
+                    None,
+                    None,
+                    self.domain_groups.get(term.topology_key),
+                )
+            )
+        return out, None
+
+    def _update_inverse_affinities(self) -> str | None:
+        """Mirrors topology.go updateInverseAffinities (running pods with required anti-affinity)."""
+        errors: list[str] = []
+        for pod, node in _pods_with_anti_affinity(self.cluster):
+            if _pod_uid(pod) in self.excluded_pods:
+                continue
+            err = self._update_inverse_anti_affinity(pod, node.metadata.labels or {})
+            if err:
+                errors.append(f"tracking existing pod anti-affinity, {err}")
+        return "; ".join(errors) if errors else None
+
+    def _update_inverse_anti_affinity(self, pod: Any, domains: Mapping[str, str] | None) -> str | None:
+        """Mirrors topology.go updateInverseAntiAffinity (required terms only)."""
+        uid = _pod_uid(pod)
+        for term in pod.spec.affinity.pod_anti_affinity.required_during_scheduling_ignored_during_execution:
+            namespaces, err = self._build_namespace_list(pod.metadata.namespace, term.namespaces, term.namespace_selector)
+            if err:
+                return err
+            tg = TopologyGroup(
+                TopologyType.POD_ANTI_AFFINITY,
+                term.topology_key,
+                pod,
+                namespaces,
+                term.label_selector,
+                MAX_INT32,
+                None,
+                None,
+                None,
+                self.domain_groups.get(term.topology_key),
+            )
+            existing = self.inverse_topology_groups.get(tg.hash_key)
+            if existing is None:
+                self.inverse_topology_groups[tg.hash_key] = tg
+                self._by_key.setdefault(tg.key, []).append(tg)
+                self._version += 1
+            else:
+                tg = existing
+            if domains is not None and tg.key in domains:
+                tg.record(domains[tg.key])
+            if uid not in tg.owners:
+                tg.add_owner(uid)
+                self._inverse_owned.setdefault(uid, []).append(tg)
+        return None
+
+    def _build_namespace_list(
+        self, namespace: str, namespaces: Sequence[str], selector: Any | None
+    ) -> tuple[frozenset[str], str | None]:
+        """Mirrors topology.go buildNamespaceList."""
+        if not namespaces and selector is None:
+            return frozenset((namespace,)), None
+        if selector is None:
+            return frozenset(namespaces), None
+        compiled = compile_selector(selector)
+        if compiled.kind == "nothing" and (selector.match_labels or selector.match_expressions):
+            return frozenset(), "parsing selector, invalid label selector"
+        selected = {name for name, labels in self._namespace_labels() if compiled.matches(labels)}
+        selected.update(namespaces)
+        return frozenset(selected), None
+
+    def _namespace_labels(self) -> list[tuple[str, dict[str, str]]]:
+        """The cluster's namespaces with their labels.
+
+        Uses ``cluster.namespaces`` when the cluster state provides it (objects with metadata, or
+        a mapping name -> labels); otherwise the namespaces of all known pods plus ``default``.
+        Every namespace carries ``kubernetes.io/metadata.name`` as the API server sets it.
+        """
+        source = getattr(self.cluster, "namespaces", None)
+        out: dict[str, dict[str, str]] = {}
+        if source is not None:
+            if isinstance(source, Mapping):
+                for name, labels in source.items():
+                    out[name] = dict(labels or {})
+            else:
+                for ns in source:
+                    if isinstance(ns, str):
+                        out[ns] = {}
+                    else:
+                        out[ns.metadata.name] = dict(ns.metadata.labels or {})
+        else:
+            out["default"] = {}
+            for p in list(getattr(self.cluster, "pods", ())) + self._pods_being_scheduled:
+                out.setdefault(p.metadata.namespace, {})
+        result = []
+        for name in sorted(out):
+            labels = out[name]
+            labels.setdefault(LABEL_NAMESPACE_NAME, name)
+            result.append((name, labels))
+        return result
+
+    # -- counting -----------------------------------------------------------------------------
+    def _node_named(self, name: str) -> Any | None:
+        if self._nodes_by_name is None:
+            nodes: dict[str, Any] = {}
+            for sn in getattr(self.cluster, "nodes", ()):
+                if sn.node is not None:
+                    nodes[sn.node.metadata.name] = sn.node
+            for sn in self.state_nodes:
+                if sn.node is not None:
+                    nodes.setdefault(sn.node.metadata.name, sn.node)
+            self._nodes_by_name = nodes
+        return self._nodes_by_name.get(name)
+
+    def _node_requirements(self, node: Any) -> Requirements:
+        name = node.metadata.name
+        reqs = self._node_reqs.get(name)
+        if reqs is None:
+            reqs = self._node_reqs[name] = Requirements.from_labels(node.metadata.labels or {})
+        return reqs
+
+    def _count_domains(self, tg: TopologyGroup) -> None:
+        """Mirrors topology.go countDomains: register domains of existing nodes that pass the
+        group's node filter, then count the running pods the group's (listing) selector matches."""
+        for sn in self.state_nodes:
+            node = sn.node
+            if node is None:
+                continue  # in-flight NodeClaims
+            if not tg.node_filter.matches(node.spec.taints or (), self._node_requirements(node)):
+                continue
+            domain = sn.labels().get(tg.key)
+            if domain is None:
+                continue
+            if domain not in tg.domains:
+                tg.domains[domain] = 0
+                tg.empty_domains.add(domain)
+
+        list_selector = tg.list_selector
+        if list_selector.kind == "nothing":
+            return
+        namespaces = tg.namespaces
+        pods = [
+            p
+            for p in getattr(self.cluster, "pods", ())
+            if p.metadata.namespace in namespaces and list_selector.matches(p.metadata.labels)
+        ]
+        pods.sort(key=lambda p: p.spec.node_name or "")
+        for p in pods:
+            if ignored_for_topology(p):
+                continue
+            if _pod_uid(p) in self.excluded_pods:
+                continue
+            node = self._node_named(p.spec.node_name)
+            if node is None:
+                continue  # the Node is gone: the pod is leaked and does not count
+            labels = node.metadata.labels or {}
+            domain = labels.get(tg.key)
+            if domain is None and tg.key == LABEL_HOSTNAME:
+                domain = node.metadata.name
+            if domain is None:
+                continue
+            if not tg.node_filter.matches(node.spec.taints or (), self._node_requirements(node)):
+                continue
+            tg.record(domain)
+
+    # -- introspection (tests, explain) -------------------------------------------------------
+    def groups(self) -> list[TopologyGroup]:
+        """The topology groups in creation order."""
+        return list(self.topology_groups.values())
+
+    def inverse_groups(self) -> list[TopologyGroup]:
+        """The inverse anti-affinity groups in creation order."""
+        return list(self.inverse_topology_groups.values())
+
+    def owned_groups(self, pod: Any) -> list[TopologyGroup]:
+        """The groups the pod owns (its own constraints)."""
+        return list(self._owned.get(_pod_uid(pod), ()))
+
+
+def _with_expressions(selector: Any | None, extra: Iterable[tuple[str, str]]) -> Any:
+    """A copy of ``selector`` with ``key In [value]`` expressions appended."""
+    from karpy.api.meta import LabelSelector, LabelSelectorRequirement
+
+    exprs = [LabelSelectorRequirement(key=k, operator="In", values=[v]) for k, v in extra]
+    if selector is None:
+        return LabelSelector(match_expressions=exprs)
+    return LabelSelector(
+        match_labels=dict(selector.match_labels or {}),
+        match_expressions=list(selector.match_expressions or ()) + exprs,
+    )
+
+
+def _pods_with_anti_affinity(cluster: Any) -> list[tuple[Any, Any]]:
+    """(pod, Node) pairs from ``cluster.pods_with_anti_affinity()`` (cluster.go
+    ForPodsWithAntiAffinity); a bare pod is paired with the Node it is bound to."""
+    fn = getattr(cluster, "pods_with_anti_affinity", None)
+    if fn is None:
+        return []
+    out: list[tuple[Any, Any]] = []
+    for item in fn():
+        if isinstance(item, tuple):
+            pod, node = item
+        else:
+            pod = item
+            sn = cluster.node_for_pod(pod)
+            node = sn.node if sn is not None else None
+        if node is None:
+            continue
+        out.append((pod, node))
+    return out
