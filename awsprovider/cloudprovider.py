@@ -1,0 +1,426 @@
+"""``AWSCloudProvider``: karpy's CloudProvider for AWS. Mirrors pkg/cloudprovider/cloudprovider.go
+(``Create``, ``Delete``, ``GetInstanceTypes``, ``instanceToNodeClaim``) and pkg/utils/utils.go ``GetTags``.
+
+One provider owns one mocked EC2 (moto + the fleet model, :class:`awsprovider.ec2.backend.MockedEC2`),
+started once in the constructor; the instance-type catalogue is read once per provider (the
+backend's catalogue cache). Every launch -- successful or not -- leaves a
+:class:`~awsprovider.instance.LaunchRecord` in :attr:`AWSCloudProvider.launches` keyed by NodeClaim
+name; ``provider.launches[name].fleet_block()`` is the JSON ``fleet`` block.
+
+Instance types come from an *instance-type source*: a callable ``(resolved_nodeclass) ->
+list[InstanceType]`` whose offerings already reflect prices and the ICE cache (upstream
+``InstanceTypeProvider.List``). By default it is :mod:`awsprovider.instancetype`'s provider
+(imported lazily); tests may inject their own. NodeOverlays are applied by
+:mod:`awsprovider.overlay` when present (upstream ``InstanceTypeStore.ApplyAll``).
+
+moto keeps process-wide state: use one provider at a time per process (``close()`` or ``with``).
+:meth:`AWSCloudProvider.with_scenario` re-uses the running backend and its catalogue with another
+price table or capacity scenario (the old provider must not be used afterwards).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from types import TracebackType
+from typing import Any
+
+from awsprovider.ec2.backend import MockedEC2
+from awsprovider.ec2.capacity import CapacityModel
+from awsprovider.instance import Instance, InstanceProvider, LaunchContext, LaunchRecord, PreparedLaunch
+from awsprovider.labels import (
+    LABEL_CAPACITY_RESERVATION_ID,
+    LABEL_CAPACITY_RESERVATION_INTERRUPTIBLE,
+    LABEL_CAPACITY_RESERVATION_TYPE,
+    LABEL_INSTANCE_TENANCY,
+    LABEL_NODECLASS,
+    LABEL_TOPOLOGY_ZONE_ID,
+    WELL_KNOWN_LABELS,
+)
+from awsprovider.launchtemplate import AMI
+from awsprovider.nodeclass import (
+    DEFAULT_NODECLASS_NAME,
+    ResolvedNodeClass,
+    default_nodeclass,
+    ensure_default_network,
+    resolve_nodeclass,
+)
+from awsprovider.subnets import LaunchSubnet
+from awsprovider.unavailableofferings import UnavailableOfferings
+from karpy.cloudprovider.types import (
+    MIN_VALUES_POLICY_STRICT,
+    InstanceType,
+    InsufficientCapacityError,
+    NodeClaimNotFoundError,
+    NodeClassNotReadyError,
+)
+from karpy.scheduling.labels import (
+    ARCHITECTURE_AMD64,
+    ARCHITECTURE_ARM64,
+    LABEL_ARCH,
+    LABEL_CAPACITY_TYPE,
+    LABEL_NODEPOOL,
+    LABEL_ZONE,
+    OP_IN,
+)
+from karpy.scheduling.requirement import Requirement
+from karpy.scheduling.requirements import Requirements
+from karpy.scheduling.resources import to_quantities
+
+__all__ = ["AWSCloudProvider", "NODECLASS_HASH_VERSION", "instance_to_nodeclaim", "parse_provider_id"]
+
+ANNOTATION_NODECLASS_HASH = "karpenter.k8s.aws/ec2nodeclass-hash"
+ANNOTATION_NODECLASS_HASH_VERSION = "karpenter.k8s.aws/ec2nodeclass-hash-version"
+ANNOTATION_INSTANCE_PROFILE = "karpenter.k8s.aws/instance-profile-name"
+#: pkg/apis/v1/ec2nodeclass.go EC2NodeClassHashVersion.
+NODECLASS_HASH_VERSION = "v4"
+EKS_CLUSTER_NAME_TAG = "eks:eks-cluster-name"
+#: pkg/apis/v1/ec2nodeclass.go RestrictedTagPatterns.
+RESTRICTED_TAG_PATTERNS = (
+    re.compile(r"^kubernetes\.io/cluster/[0-9A-Za-z][A-Za-z0-9\-_]*$"),
+    re.compile(r"^" + re.escape(LABEL_NODEPOOL) + r"$"),
+    re.compile(r"^" + re.escape(EKS_CLUSTER_NAME_TAG) + r"$"),
+    re.compile(r"^" + re.escape(LABEL_NODECLASS) + r"$"),
+    re.compile(r"^karpenter\.sh/nodeclaim$"),
+)
+#: Stub AMIs (the AMI contents are not modelled, only the grouping by architecture).
+DEFAULT_AMIS: tuple[AMI, ...] = (
+    AMI("ami-0karpyamd64000000", Requirements(Requirement(LABEL_ARCH, OP_IN, [ARCHITECTURE_AMD64])), "al2023-amd64"),
+    AMI("ami-0karpyarm64000000", Requirements(Requirement(LABEL_ARCH, OP_IN, [ARCHITECTURE_ARM64])), "al2023-arm64"),
+)
+_PROVIDER_ID = re.compile(r"(?P<provider>.*):///(?P<zone>.*)/(?P<id>.*)")
+_RESERVATION_LABELS = frozenset({LABEL_CAPACITY_RESERVATION_ID, LABEL_CAPACITY_RESERVATION_TYPE,
+                                 LABEL_CAPACITY_RESERVATION_INTERRUPTIBLE})
+
+InstanceTypeSource = Callable[[ResolvedNodeClass], Sequence[InstanceType]]
+
+
+def parse_provider_id(provider_id: str) -> tuple[str, str]:
+    """utils.go ParseInstanceID: ``aws:///<zone>/<id>`` -> (zone, id)."""
+    m = _PROVIDER_ID.fullmatch(provider_id or "")
+    if m is None:
+        raise ValueError(f"parsing instance id {provider_id}")
+    return m.group("zone"), m.group("id")
+
+
+def _nonzero(rl: Mapping[str, int]) -> dict[str, Any]:
+    return to_quantities({k: v for k, v in rl.items() if v})
+
+
+def instance_to_nodeclaim(instance: Instance, it: InstanceType | None, nodeclass: ResolvedNodeClass,
+                          nodeclaim: Any) -> Any:
+    """cloudprovider.go instanceToNodeClaim, merged into a copy of the requesting NodeClaim the way
+    core's launch does (``lo.Assign(nodeClaim.Labels, created.Labels)``: the provider's labels win).
+
+    Labels: every single-valued instance-type requirement (no reservation labels), zone, zone id
+    (from the NodeClass subnet of that zone), capacity type, tenancy, nodepool (from the tags).
+    """
+    labels: dict[str, str] = {}
+    if it is not None:
+        for key, req in it.requirements.items():
+            if key in _RESERVATION_LABELS or req.complement or len(req.values) != 1:
+                continue
+            labels[key] = next(iter(req.values))
+    labels[LABEL_ZONE] = instance.zone
+    zone_id = nodeclass.zone_id(instance.zone)
+    if zone_id:
+        labels[LABEL_TOPOLOGY_ZONE_ID] = zone_id
+    labels[LABEL_CAPACITY_TYPE] = instance.capacity_type
+    labels[LABEL_INSTANCE_TENANCY] = instance.tenancy
+    if instance.tags.get(LABEL_NODEPOOL):
+        labels[LABEL_NODEPOOL] = instance.tags[LABEL_NODEPOOL]
+    created = nodeclaim.model_copy(deep=True)
+    created.metadata.labels = {**(nodeclaim.metadata.labels or {}), **labels}
+    spec_hash = hashlib.sha256(json.dumps(nodeclass.nodeclass.spec.model_dump(mode="json"), sort_keys=True).encode()).hexdigest()
+    created.metadata.annotations = {
+        **(nodeclaim.metadata.annotations or {}),
+        ANNOTATION_NODECLASS_HASH: str(int(spec_hash[:16], 16)),
+        ANNOTATION_NODECLASS_HASH_VERSION: NODECLASS_HASH_VERSION,
+        ANNOTATION_INSTANCE_PROFILE: nodeclass.nodeclass.status.instance_profile or "",
+    }
+    if it is not None:
+        created.status.capacity = _nonzero(it.capacity)
+        created.status.allocatable = _nonzero(it.allocatable())
+    created.status.provider_id = f"aws:///{instance.zone}/{instance.id}"
+    created.status.image_id = instance.image_id
+    return created
+
+
+def _nodeclass_name_of(obj: Any) -> str:
+    ref = None
+    spec = getattr(obj, "spec", None)
+    if spec is not None:
+        ref = getattr(spec, "node_class_ref", None)
+        template = getattr(spec, "template", None)
+        if ref is None and template is not None:
+            ref = getattr(getattr(template, "spec", None), "node_class_ref", None)
+    name = getattr(ref, "name", None) if ref is not None else None
+    return name or DEFAULT_NODECLASS_NAME
+
+
+class AWSCloudProvider:
+    """karpy's CloudProvider for AWS (see the module docstring).
+
+    ``prices``: a table date, a path or None (newest table) -- :class:`awsprovider.pricing.PricingProvider`.
+    ``unavailable``: capacity specs ``TYPE-GLOB:ZONE-GLOB:CAPACITY-TYPE`` for the mocked EC2.
+    ``nodeclasses``: EC2NodeClass objects (a default one is used when none is given / referenced).
+    ``overlays``: NodeOverlay objects (applied by :mod:`awsprovider.overlay` when available).
+    """
+
+    def __init__(
+        self,
+        region: str = "us-east-1",
+        prices: Any = None,
+        clock: Any = None,
+        unavailable: Iterable[str] = (),
+        nodeclasses: Iterable[Any] = (),
+        overlays: Iterable[Any] = (),
+        *,
+        instance_type_source: InstanceTypeSource | None = None,
+        min_values_policy: str = MIN_VALUES_POLICY_STRICT,
+        cluster_name: str = "karpy",
+        amis: Sequence[AMI] = DEFAULT_AMIS,
+        _ec2: MockedEC2 | None = None,
+    ) -> None:
+        from awsprovider.pricing import PricingProvider
+
+        if clock is None:
+            from karpy.sim.clock import VirtualClock
+
+            clock = VirtualClock()
+        self.region = region
+        self.clock = clock
+        self.cluster_name = cluster_name
+        self.min_values_policy = min_values_policy
+        self.amis = tuple(amis)
+        self.pricing = prices if isinstance(prices, PricingProvider) else PricingProvider(region, prices)
+        self.unavailable_specs = tuple(unavailable)
+        if _ec2 is None:
+            self.ec2 = MockedEC2(region, price_book=self.pricing, unavailable=self.unavailable_specs, clock=clock.now)
+            self.ec2.start()
+            ensure_default_network(self.ec2.client)
+        else:
+            self.ec2 = _ec2
+            self.ec2.price_book = self.pricing
+            self.ec2.capacity = CapacityModel.from_specs(list(self.unavailable_specs))
+            self.ec2._allocator = None  # noqa: SLF001 - rebuilt with the new prices / capacity
+        self.ice_cache = UnavailableOfferings(clock)
+        self.instances = InstanceProvider(self.ec2, self.ice_cache, clock, well_known=WELL_KNOWN_LABELS,
+                                          min_values_policy=min_values_policy, cluster_name=cluster_name)
+        self.nodeclasses: dict[str, Any] = {nc.metadata.name: nc for nc in nodeclasses}
+        self.overlays = list(overlays)
+        self._resolved: dict[str, ResolvedNodeClass] = {}
+        self._source = instance_type_source
+        self._source_injected = instance_type_source is not None
+        self.launches: dict[str, LaunchRecord] = {}
+        self._by_provider_id: dict[str, str] = {}
+        self._nodepools: dict[str, Any] = {}
+
+    # -- protocol -------------------------------------------------------------------------------
+    @property
+    def name(self) -> str:
+        """cloudprovider.go Name."""
+        return "aws"
+
+    def well_known_labels(self) -> frozenset[str]:
+        """Core well-known labels plus the AWS ones (labels.go init)."""
+        return WELL_KNOWN_LABELS
+
+    def close(self) -> None:
+        """Stop the mocked EC2."""
+        self.ec2.stop()
+
+    def __enter__(self) -> AWSCloudProvider:
+        return self
+
+    def __exit__(self, et: type[BaseException] | None, e: BaseException | None, tb: TracebackType | None) -> None:
+        self.close()
+
+    def with_scenario(self, prices: Any = None, unavailable: Iterable[str] = (),
+                      overlays: Iterable[Any] | None = None) -> AWSCloudProvider:
+        """A provider on the same running backend (catalogue read once) with another price table and
+        capacity scenario, a fresh ICE cache and no launch records. ``self`` must not be used after."""
+        return AWSCloudProvider(
+            self.region, prices, self.clock, unavailable, self.nodeclasses.values(),
+            self.overlays if overlays is None else overlays,
+            instance_type_source=self._source if self._source_injected else None, min_values_policy=self.min_values_policy,
+            cluster_name=self.cluster_name, amis=self.amis, _ec2=self.ec2,
+        )
+
+    # -- nodeclasses ---------------------------------------------------------------------------
+    def resolve_nodeclass(self, name: str) -> ResolvedNodeClass | None:
+        """The NodeClass with its resolved subnets/security groups (cached); None when unknown."""
+        hit = self._resolved.get(name)
+        if hit is not None:
+            return hit
+        nc = self.nodeclasses.get(name)
+        if nc is None:
+            if name != DEFAULT_NODECLASS_NAME:
+                return None
+            nc = default_nodeclass(name)
+            self.nodeclasses[name] = nc
+        resolved = resolve_nodeclass(self.ec2.client, nc)
+        self._resolved[name] = resolved
+        return resolved
+
+    # -- instance types ------------------------------------------------------------------------
+    def _instance_type_source(self) -> InstanceTypeSource:
+        if self._source is None:
+            from awsprovider import instancetype  # the other half of the provider (lazy)
+
+            factory = getattr(instancetype, "source_for_cloudprovider", None)
+            if factory is None:
+                provider_cls = instancetype.InstanceTypeProvider
+                itp = provider_cls(self.region, self.ec2.catalog, self.pricing, self.ice_cache)
+                self._source = itp.list  # type: ignore[assignment]
+            else:
+                self._source = factory(self)
+        assert self._source is not None
+        return self._source
+
+    def _apply_overlays(self, nodepool_name: str, its: list[InstanceType]) -> list[InstanceType]:
+        if not self.overlays:
+            return its
+        from awsprovider import overlay  # lazy: written alongside
+
+        nodepool = self._nodepools.get(nodepool_name)
+        if nodepool is None:
+            from karpy.api.nodepool import NodePool
+
+            nodepool = NodePool.model_validate({"metadata": {"name": nodepool_name}, "spec": {"template": {"spec": {
+                "nodeClassRef": {"group": "karpenter.k8s.aws", "kind": "EC2NodeClass", "name": DEFAULT_NODECLASS_NAME},
+                "requirements": []}}}})
+        return list(overlay.apply_overlays(nodepool, its, self.overlays))
+
+    def _types_for(self, nodeclass: ResolvedNodeClass, nodepool_name: str) -> list[InstanceType]:
+        its = list(self._instance_type_source()(nodeclass))
+        return self._apply_overlays(nodepool_name, its) if nodepool_name else its
+
+    def get_instance_types(self, nodepool: Any) -> list[InstanceType]:
+        """cloudprovider.go GetInstanceTypes: every type of the NodePool's NodeClass (overlaid)."""
+        name = _nodeclass_name_of(nodepool)
+        nodeclass = self.resolve_nodeclass(name)
+        if nodeclass is None:
+            return []
+        np_name = getattr(getattr(nodepool, "metadata", None), "name", "") or ""
+        if np_name:
+            self._nodepools[np_name] = nodepool
+        return self._types_for(nodeclass, np_name)
+
+    # -- create ----------------------------------------------------------------------------------
+    def _tags(self, nodeclass: ResolvedNodeClass, nodeclaim: Any) -> dict[str, str]:
+        """utils.go GetTags (restricted user tags -> NodeClassNotReady, like upstream)."""
+        user = dict(nodeclass.nodeclass.spec.tags or {})
+        bad = sorted(k for k in user if any(p.match(k) for p in RESTRICTED_TAG_PATTERNS))
+        if bad:
+            raise NodeClassNotReadyError("tags failed validation requirements (tags=" + ", ".join(f'"{k}"' for k in bad) + ")")
+        static = {
+            f"kubernetes.io/cluster/{self.cluster_name}": "owned",
+            LABEL_NODEPOOL: (nodeclaim.metadata.labels or {}).get(LABEL_NODEPOOL, ""),
+            EKS_CLUSTER_NAME_TAG: self.cluster_name,
+            LABEL_NODECLASS: nodeclass.name,
+        }
+        return {**user, **static}
+
+    def _context(self, nodeclass: ResolvedNodeClass) -> LaunchContext:
+        return LaunchContext(
+            nodeclass_name=nodeclass.name,
+            subnets=tuple(LaunchSubnet(s.id, s.zone, s.zone_id, s.available_ip_address_count) for s in nodeclass.subnets),
+            amis=self.amis,
+            security_group_ids=tuple(g for g, _ in nodeclass.security_groups),
+            context=nodeclass.nodeclass.spec.context,
+        )
+
+    def _prepare(self, nodeclaim: Any) -> tuple[PreparedLaunch, ResolvedNodeClass, list[InstanceType]]:
+        name = nodeclaim.metadata.name
+        record = LaunchRecord(name)
+        self.launches[name] = record
+        nc_name = _nodeclass_name_of(nodeclaim)
+        nodeclass = self.resolve_nodeclass(nc_name)
+        if nodeclass is None:
+            err = InsufficientCapacityError(f'resolving nodeclass, ec2nodeclasses.karpenter.k8s.aws "{nc_name}" not found')
+            record.error = str(err)
+            raise err
+        tags = self._tags(nodeclass, nodeclaim)
+        its = self._types_for(nodeclass, (nodeclaim.metadata.labels or {}).get(LABEL_NODEPOOL, ""))
+        try:
+            prepared = self.instances.prepare(self._context(nodeclass), nodeclaim, tags, its)
+        except Exception as e:
+            rec = getattr(e, "launch_record", None)
+            record.error = str(e)
+            if rec is not None:
+                self.launches[name] = rec
+            raise
+        self.launches[name] = prepared.record
+        return prepared, nodeclass, its
+
+    def _finish(self, prepared: PreparedLaunch, nodeclass: ResolvedNodeClass, its: list[InstanceType]) -> Any:
+        instance = self.instances.complete(prepared)
+        it = next((t for t in its if t.name == instance.instance_type), None)
+        created = instance_to_nodeclaim(instance, it, nodeclass, prepared.nodeclaim)
+        self._by_provider_id[created.status.provider_id] = instance.id
+        return created
+
+    def create(self, nodeclaim: Any) -> Any:
+        """cloudprovider.go Create: launch one NodeClaim (its CreateFleet is flushed immediately)."""
+        prepared, nodeclass, its = self._prepare(nodeclaim)
+        self.instances.submit(prepared)
+        self.instances.batcher.flush()
+        return self._finish(prepared, nodeclass, its)
+
+    def create_many(self, nodeclaims: Sequence[Any]) -> list[Any]:
+        """Launch several NodeClaims at one virtual instant: every request is prepared, identical
+        requests are merged by the CreateFleet batcher into one call, then each result is handled.
+        Returns, per NodeClaim, the launched NodeClaim or the exception it raised."""
+        staged: list[Any] = []
+        for nc in nodeclaims:
+            try:
+                p = self._prepare(nc)
+                self.instances.submit(p[0])
+                staged.append(p)
+            except Exception as e:  # noqa: BLE001 - returned per NodeClaim
+                staged.append(e)
+        self.instances.batcher.flush()
+        out: list[Any] = []
+        for s in staged:
+            if isinstance(s, Exception):
+                out.append(s)
+                continue
+            try:
+                out.append(self._finish(*s))
+            except Exception as e:  # noqa: BLE001
+                out.append(e)
+        return out
+
+    def launch_price(self, nodeclaim_name: str) -> float | None:
+        """$/h of the launched offering (the fleet model's chosen override price)."""
+        rec = self.launches.get(nodeclaim_name)
+        if rec is None or rec.instance is None:
+            return None
+        for d in rec.decisions:
+            if d.chosen is not None and d.chosen.instance_type == rec.instance.instance_type and d.chosen.zone == rec.instance.zone:
+                return d.chosen.price
+        if rec.capacity_type == "spot":
+            return self.pricing.spot_price(rec.instance.instance_type, rec.instance.zone)
+        return self.pricing.on_demand_price(rec.instance.instance_type)
+
+    # -- delete ----------------------------------------------------------------------------------
+    def delete(self, nodeclaim: Any) -> None:
+        """cloudprovider.go Delete: terminate the instance in moto; NodeClaimNotFoundError if gone."""
+        from botocore.exceptions import ClientError
+
+        pid = nodeclaim.status.provider_id or ""
+        try:
+            _, instance_id = parse_provider_id(pid)
+        except ValueError as e:
+            raise NodeClaimNotFoundError(f"getting instance ID, {e}") from e
+        try:
+            res = self.ec2.client.describe_instances(InstanceIds=[instance_id])
+        except ClientError as e:
+            raise NodeClaimNotFoundError(f"instance not found (id={instance_id})") from e
+        states = [i["State"]["Name"] for r in res.get("Reservations", []) for i in r.get("Instances", [])]
+        if not states or all(s in ("shutting-down", "terminated") for s in states):
+            raise NodeClaimNotFoundError(f"instance terminated (id={instance_id})")
+        self.ec2.client.terminate_instances(InstanceIds=[instance_id])
