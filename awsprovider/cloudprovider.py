@@ -40,7 +40,9 @@ from awsprovider.labels import (
     WELL_KNOWN_LABELS,
 )
 from awsprovider.launchtemplate import AMI
+from awsprovider.apis.ec2nodeclass import EXTRA_KINDS
 from awsprovider.nodeclass import (
+    ensure_network_for,
     DEFAULT_NODECLASS_NAME,
     ResolvedNodeClass,
     default_nodeclass,
@@ -218,6 +220,29 @@ class AWSCloudProvider:
         self._by_provider_id: dict[str, str] = {}
         self._nodepools: dict[str, Any] = {}
 
+    #: manifest kinds this provider adds to karpy's loader
+    EXTRA_KINDS = EXTRA_KINDS
+
+    @classmethod
+    def from_options(cls, options: Any) -> AWSCloudProvider:
+        """Factory for simulations (``karpy.cloudproviders`` entry point ``aws``): the region and
+        price table, injected capacity errors, and the manifests' EC2NodeClasses and NodeOverlays."""
+        manifests = options.manifests
+        nodeclasses = list((getattr(manifests, "extra", None) or {}).get("EC2NodeClass", ())) if manifests else []
+        overlays = list(getattr(manifests, "nodeoverlays", ())) if manifests else []
+        return cls(options.region or "us-east-1", options.prices, options.clock, tuple(options.unavailable),
+                   nodeclasses, overlays)
+
+    def prices_metadata(self) -> dict[str, Any]:
+        """``{"date", "source"}`` of the price table, for the JSON document."""
+        return self.pricing.prices_metadata()
+
+    def fleet_record(self, nodeclaim_name: str) -> dict[str, Any] | None:
+        """The JSON ``fleet`` block of a NodeClaim's launch: the CreateFleet request as sent and the
+        errors EC2 returned (None when no CreateFleet was sent for it)."""
+        rec = self.launches.get(nodeclaim_name)
+        return rec.fleet_block() if rec is not None else None
+
     # -- protocol -------------------------------------------------------------------------------
     @property
     def name(self) -> str:
@@ -261,6 +286,7 @@ class AWSCloudProvider:
                 return None
             nc = default_nodeclass(name)
             self.nodeclasses[name] = nc
+        ensure_network_for(self.ec2.client, nc)
         resolved = resolve_nodeclass(self.ec2.client, nc)
         self._resolved[name] = resolved
         return resolved

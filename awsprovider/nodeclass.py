@@ -27,6 +27,7 @@ from awsprovider.apis.ec2nodeclass import EC2NodeClass, SecurityGroupSelectorTer
 
 __all__ = [
     "DEFAULT_DISCOVERY_TAG",
+    "ensure_network_for",
     "DEFAULT_NODECLASS_NAME",
     "NodeClassError",
     "ResolvedNodeClass",
@@ -185,29 +186,62 @@ def default_nodeclass(name: str = DEFAULT_NODECLASS_NAME) -> EC2NodeClass:
     })
 
 
+def _create_network(client: Any, subnet_tags: Mapping[str, str], sg_tags: Mapping[str, str],
+                    cidr: str, zones: Iterable[str] | None) -> dict[str, str]:
+    """A VPC with one subnet per zone (tagged ``subnet_tags``) and one security group
+    (tagged ``sg_tags``): zone -> subnet id."""
+    if zones is None:
+        azs = client.describe_availability_zones()["AvailabilityZones"]
+        zones = sorted(z["ZoneName"] for z in azs if z.get("ZoneType", "availability-zone") == "availability-zone")
+
+    def spec(kind: str, tags: Mapping[str, str]) -> list[dict[str, Any]]:
+        return [{"ResourceType": kind, "Tags": [{"Key": k, "Value": v} for k, v in sorted(tags.items())]}]
+
+    vpc_id = client.create_vpc(CidrBlock=cidr, TagSpecifications=spec("vpc", subnet_tags))["Vpc"]["VpcId"]
+    blocks = ipaddress.ip_network(cidr).subnets(new_prefix=_DEFAULT_SUBNET_PREFIX)
+    out: dict[str, str] = {}
+    for zone in zones:
+        out[zone] = client.create_subnet(VpcId=vpc_id, CidrBlock=str(next(blocks)), AvailabilityZone=zone,
+                                         TagSpecifications=spec("subnet", subnet_tags))["Subnet"]["SubnetId"]
+    client.create_security_group(GroupName=f"karpy-{vpc_id}", Description="karpy nodes", VpcId=vpc_id,
+                                 TagSpecifications=spec("security-group", sg_tags))
+    return out
+
+
 def ensure_default_network(client: Any, zones: Iterable[str] | None = None) -> dict[str, str]:
     """Create (once) the default network: zone -> subnet id. Idempotent: an existing network tagged
     :data:`DEFAULT_DISCOVERY_TAG` is returned as is."""
     key, value = DEFAULT_DISCOVERY_TAG
-    tag_filter = [{"Name": f"tag:{key}", "Values": [value]}]
-    existing = _describe_all(client, "describe_subnets", "Subnets", tag_filter)
+    existing = _describe_all(client, "describe_subnets", "Subnets", [{"Name": f"tag:{key}", "Values": [value]}])
     if existing:
         return {s["AvailabilityZone"]: s["SubnetId"]
                 for s in sorted(existing, key=lambda s: (s["AvailabilityZone"], s["SubnetId"]))}
-    if zones is None:
-        azs = client.describe_availability_zones()["AvailabilityZones"]
-        zones = sorted(z["ZoneName"] for z in azs if z.get("ZoneType", "availability-zone") == "availability-zone")
-    tags = [{"Key": key, "Value": value}]
+    return _create_network(client, {key: value}, {key: value}, _DEFAULT_CIDR, zones)
 
-    def spec(kind: str) -> list[dict[str, Any]]:
-        return [{"ResourceType": kind, "Tags": tags}]
 
-    vpc_id = client.create_vpc(CidrBlock=_DEFAULT_CIDR, TagSpecifications=spec("vpc"))["Vpc"]["VpcId"]
-    blocks = ipaddress.ip_network(_DEFAULT_CIDR).subnets(new_prefix=_DEFAULT_SUBNET_PREFIX)
-    out: dict[str, str] = {}
-    for zone in zones:
-        out[zone] = client.create_subnet(VpcId=vpc_id, CidrBlock=str(next(blocks)), AvailabilityZone=zone,
-                                         TagSpecifications=spec("subnet"))["Subnet"]["SubnetId"]
-    client.create_security_group(GroupName=f"karpy-{vpc_id}", Description="karpy nodes", VpcId=vpc_id,
-                                 TagSpecifications=spec("security-group"))
-    return out
+def _concrete_tags(tags: Mapping[str, str]) -> dict[str, str]:
+    """Tags that satisfy a selector term (``*`` = any value: use the key itself as the value)."""
+    return {k: (k if v == "*" else v) for k, v in tags.items()}
+
+
+def ensure_network_for(client: Any, nodeclass: EC2NodeClass, zones: Iterable[str] | None = None) -> bool:
+    """Make the mocked VPC hold what ``nodeclass`` selects, as the user's real VPC would.
+
+    The mocked EC2 starts empty, so a user's EC2NodeClass selects nothing until its network
+    exists. When no subnet matches its subnet selector terms and the first term selects by tags,
+    a VPC is created with one subnet per zone carrying those tags, plus a security group carrying
+    the tags of the first tag-based security-group term (or the subnet tags). Terms that select by
+    id or name cannot be synthesised (moto picks ids): they must match existing resources.
+    Returns True when a network was created.
+    """
+    if resolve_nodeclass(client, nodeclass).subnets:
+        return False
+    tag_terms = [t for t in nodeclass.spec.subnet_selector_terms if t.tags and not t.id]
+    if not tag_terms:
+        return False
+    sg_terms = [t for t in nodeclass.spec.security_group_selector_terms if t.tags and not t.id and not t.name]
+    subnet_tags = _concrete_tags(tag_terms[0].tags)
+    sg_tags = _concrete_tags(sg_terms[0].tags) if sg_terms else subnet_tags
+    existing = len(_describe_all(client, "describe_vpcs", "Vpcs", []))
+    _create_network(client, subnet_tags, sg_tags, f"10.{(existing + 1) % 256}.0.0/16", zones)
+    return True

@@ -426,6 +426,12 @@ class Simulation:
                                 lambda: self._register(record))
 
     def _price_of(self, record: LaunchRecord) -> float | None:
+        """$/h of the launched offering: the provider's own figure when it has one (the AWS provider
+        reports the real price of the override EC2 picked, not an overlaid one), else the price of
+        the matching offering."""
+        launch_price = getattr(self.cloud_provider, "launch_price", None)
+        if launch_price is not None:
+            return launch_price(record.name)
         pool = self.store.get("NodePool", record.nodepool)
         if pool is None or record.instance_type is None:
             return None
