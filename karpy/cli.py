@@ -2,20 +2,49 @@
 
 Exit codes: 0 every pod placed; 3 some pods left pending (a valid answer); 2 bad input, reported
 as one line on stderr with no traceback.
+
+Plug-in commands. karpy never imports a cloud provider package, so provider-specific commands
+(the AWS provider's ``instance-types`` and ``prices``) are found through the entry-point group
+:data:`COMMAND_ENTRY_POINT_GROUP` (``karpy.commands``), the way Flask finds ``flask.commands``:
+each entry point names a :class:`click.Command` (or group), added under the entry point's name::
+
+    [project.entry-points."karpy.commands"]
+    instance-types = "awsprovider.commands:instance_types"
+    prices = "awsprovider.commands:prices"
+
+Entry points are loaded lazily, only when their command is invoked or help lists it; built-in
+commands win over a plug-in of the same name; a plug-in that fails to load is reported as bad input
+when invoked (and left out of ``--help``) instead of breaking the whole CLI. This was preferred over
+a ``cli_commands()`` hook on the registered cloud-provider class: commands do not need a provider
+instance, listing them does not import the provider's heavy modules, and one package can add
+commands that belong to no provider.
+
+Helpers for plug-in commands (same style and contract as ``simulate``): :func:`bad_input` (one
+line on stderr, exit 2) and :func:`parse_requirement` (``'KEY OPERATOR [VALUES]'`` strings).
 """
 
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable, Mapping
+from importlib.metadata import EntryPoint, entry_points
 from importlib.resources import files
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import click
 
 from karpy.result import EXIT_BAD_INPUT
 
-__all__ = ["main", "cli"]
+if TYPE_CHECKING:
+    from karpy.api.pod import NodeSelectorRequirement
+
+__all__ = ["COMMAND_ENTRY_POINT_GROUP", "PluginGroup", "bad_input", "cli", "main", "parse_requirement"]
+
+#: Entry-point group of extra ``karpy`` subcommands (see the module docstring).
+COMMAND_ENTRY_POINT_GROUP = "karpy.commands"
+#: What ``--requirement`` strings look like (used in error messages).
+REQUIREMENT_SYNTAX = "'KEY OPERATOR [VALUE,...]', e.g. 'karpenter.k8s.aws/instance-family In c7i,c8i'"
 
 BUNDLED_EXAMPLE = "generation-preference.yaml"
 
@@ -25,9 +54,106 @@ def bundled_example() -> Path:
     return Path(str(files("karpy") / "examples" / BUNDLED_EXAMPLE))
 
 
+def bad_input(message: str) -> NoReturn:
+    """Report bad input as one line on stderr (``karpy: <message>``) and exit 2."""
+    click.echo(f"karpy: {' '.join(str(message).split())}", err=True)
+    sys.exit(EXIT_BAD_INPUT)
+
+
 def _bad_input(message: str) -> NoReturn:
     click.echo(f"karpy: {message}", err=True)
     sys.exit(EXIT_BAD_INPUT)
+
+
+def parse_requirement(text: str) -> NodeSelectorRequirement:
+    """Parse ``'KEY OPERATOR [VALUES]'`` into a validated NodePool requirement.
+
+    VALUES are comma- and/or space-separated (``In c7i,c8i``, ``In c7i, c8i``); ``Exists`` and
+    ``DoesNotExist`` take none; ``Gt``/``Lt``/``Gte``/``Lte`` take one non-negative integer. The
+    rules are the NodePool CRD's (:data:`karpy.api.nodepool.KarpenterRequirement`). Raises
+    ``ValueError`` with a one-line message quoting ``text``.
+    """
+    from pydantic import TypeAdapter, ValidationError
+
+    from karpy.api.nodepool import KarpenterRequirement
+    from karpy.api.pod import NODE_SELECTOR_OPERATORS
+
+    where = f"requirement {text!r}"
+    tokens = text.split()
+    if not tokens:
+        raise ValueError(f"{where}: empty; expected {REQUIREMENT_SYNTAX}")
+    if len(tokens) == 1:
+        raise ValueError(f"{where}: missing operator; expected {REQUIREMENT_SYNTAX}")
+    key, operator = tokens[0], tokens[1]
+    if operator not in NODE_SELECTOR_OPERATORS:
+        hint = next((op for op in NODE_SELECTOR_OPERATORS if op.lower() == operator.lower()), None)
+        raise ValueError(f"{where}: unknown operator {operator!r}"
+                         + (f" (did you mean {hint!r}?)" if hint else "")
+                         + f"; must be one of {', '.join(NODE_SELECTOR_OPERATORS)}")
+    values = [v for v in ",".join(tokens[2:]).split(",") if v]
+    try:
+        return TypeAdapter(KarpenterRequirement).validate_python(
+            {"key": key, "operator": operator, "values": values})
+    except ValidationError as err:
+        first = err.errors()[0]
+        msg = str(first.get("msg", err)).removeprefix("Value error, ").removeprefix(f"requirement {key!r}: ")
+        raise ValueError(f"{where}: {msg}") from None
+
+
+def _command_entry_points() -> dict[str, EntryPoint]:
+    """The ``karpy.commands`` entry points by name (deterministic: the first by value wins)."""
+    found: dict[str, EntryPoint] = {}
+    for ep in sorted(entry_points(group=COMMAND_ENTRY_POINT_GROUP), key=lambda e: (e.name, e.value)):
+        found.setdefault(ep.name, ep)
+    return found
+
+
+def _broken_command(name: str, reason: str) -> click.Command:
+    """A stand-in for a plug-in command that could not be loaded: invoking it is bad input."""
+
+    def run() -> None:
+        bad_input(f"command {name!r} is unavailable: {reason}")
+
+    return click.Command(name, callback=run, hidden=True, help=f"(unavailable: {reason})",
+                         context_settings={"ignore_unknown_options": True, "allow_extra_args": True})
+
+
+class PluginGroup(click.Group):
+    """A click group that also offers the commands of the ``karpy.commands`` entry points (lazily).
+
+    ``discover`` returns name -> entry point (default: the installed ones); tests and embedding
+    tools may pass their own.
+    """
+
+    def __init__(self, *args: Any, discover: Callable[[], Mapping[str, EntryPoint]] | None = None,
+                 **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.discover = discover
+        self._loaded: dict[str, click.Command] = {}
+
+    def _plugins(self) -> Mapping[str, EntryPoint]:
+        return (self.discover or _command_entry_points)()
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(set(super().list_commands(ctx)) | set(self._plugins()))
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        builtin = super().get_command(ctx, cmd_name)
+        if builtin is not None:
+            return builtin
+        if cmd_name in self._loaded:
+            return self._loaded[cmd_name]
+        ep = self._plugins().get(cmd_name)
+        if ep is None:
+            return None
+        try:
+            command = ep.load()
+        except Exception as err:  # noqa: BLE001 - a broken plug-in must not break the CLI
+            command = _broken_command(cmd_name, f"cannot load {ep.value}: {type(err).__name__}: {err}")
+        if not isinstance(command, click.Command):
+            command = _broken_command(cmd_name, f"{ep.value} is not a click command")
+        self._loaded[cmd_name] = command
+        return command
 
 
 def _input_errors() -> tuple[type[BaseException], ...]:
@@ -37,7 +163,7 @@ def _input_errors() -> tuple[type[BaseException], ...]:
     return (ManifestError, UnknownCloudProviderError, ValueError, FileNotFoundError)
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.group(cls=PluginGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="karpy")
 def cli() -> None:
     """What would Karpenter launch on AWS for these NodePools and pods, what would it cost, and why."""
