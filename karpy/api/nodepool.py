@@ -226,6 +226,29 @@ class NodePool(TypedObject):
     def requirements(self) -> list[NodeSelectorRequirement]:
         return self.spec.template.spec.requirements
 
+    def hash(self) -> str:
+        """``NodePool.Hash()``: a stable hash of ``spec.template`` for ``karpenter.sh/nodepool-hash``.
+
+        Upstream hashes the template with hashstructure (slices as sets, zero values ignored,
+        ``requirements`` tagged ``hash:"ignore"``). karpy hashes the same fields — the template
+        without its requirements, list order ignored, empty values dropped — with SHA-256 into a
+        decimal uint64. Equal templates give equal hashes; the digits differ from Go's.
+        """
+        import hashlib
+        import json
+
+        def canonical(value: Any) -> Any:
+            if isinstance(value, dict):
+                return {k: canonical(v) for k, v in sorted(value.items()) if v not in (None, "", [], {}, 0, False)}
+            if isinstance(value, list):
+                return sorted((canonical(v) for v in value), key=lambda v: json.dumps(v, sort_keys=True))
+            return value
+
+        template = self.spec.template.model_dump(mode="json", by_alias=True)
+        template.get("spec", {}).pop("requirements", None)
+        digest = hashlib.sha256(json.dumps(canonical(template), sort_keys=True).encode()).digest()
+        return str(int.from_bytes(digest[:8], "big"))
+
     def is_static(self) -> bool:
         """A static NodePool (``spec.replicas`` set) is not used for dynamic provisioning."""
         return self.spec.replicas is not None

@@ -5,7 +5,7 @@ resolveCustomLabelsFromRequirements, ToNodeClaim, MaxInstanceTypes, schedulingSi
 
 Notes:
 - ``MaxInstanceTypes`` is not a global here: ``to_nodeclaim`` takes ``max_instance_types``.
-- The NodePool hash annotation uses ``nodepool.hash()`` when the API model provides one.
+- The NodePool hash annotation uses ``NodePool.hash()`` (same fields as upstream, other digits).
 - Static NodePools are dropped before templates are built (out of scope).
 - The instance-type cut uses ``InstanceTypes.order_by_price`` (a stable sort: price ties keep the
   claim's option order, i.e. catalogue order; Go: ``sort.Slice``).
@@ -67,10 +67,8 @@ class NodeClaimTemplate:
         self.nodepool_uid: str = nodepool.metadata.uid
         self.weight: int = nodepool.spec.weight or 0
         self.annotations: dict[str, str] = dict(meta.annotations or {})
-        hash_fn = getattr(nodepool, "hash", None)
-        if callable(hash_fn):
-            self.annotations[NODEPOOL_HASH_ANNOTATION_KEY] = str(hash_fn())
-            self.annotations[NODEPOOL_HASH_VERSION_ANNOTATION_KEY] = NODEPOOL_HASH_VERSION
+        self.annotations[NODEPOOL_HASH_ANNOTATION_KEY] = nodepool.hash()
+        self.annotations[NODEPOOL_HASH_VERSION_ANNOTATION_KEY] = NODEPOOL_HASH_VERSION
         self.labels: dict[str, str] = dict(meta.labels or {})
         self.labels[LABEL_NODEPOOL] = self.nodepool_name
         ref = spec.node_class_ref

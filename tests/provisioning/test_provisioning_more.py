@@ -131,8 +131,6 @@ def test_supported_node_affinities():
     assert all(h.node_of(p) is None for p in unschedulable)
 
 
-@pytest.mark.xfail(strict=True, reason="karpy differs from upstream: NodeClaims carry no karpenter.sh/nodepool-hash "
-                                       "annotation (NodePool has no hash())")
 def test_nodepool_hash_not_changed_during_scheduling():
     # upstream: P:460 "should not use a different NodePool hash on the NodeClaim if the NodePool changes during scheduling"
     np = make_nodepool()
