@@ -102,6 +102,7 @@ class InstanceTypeIndex:
         self._offering_key_set: set[str] = set()
         self._bad: dict[Requirement, frozenset[int]] = {}
         self._offer: dict[tuple[Any, ...], dict[int, tuple[tuple[dict[str, int], bool], ...]]] = {}
+        self._fitting: dict[tuple[int, tuple[tuple[str, int], ...]], frozenset[int]] = {}
 
     def register(self, instance_types: Sequence[Any]) -> None:
         new = False
@@ -121,6 +122,7 @@ class InstanceTypeIndex:
         if new:
             self._bad.clear()
             self._offer.clear()
+            self._fitting.clear()
 
     def info(self, it: Any) -> _ITInfo:
         inf = self._info.get(id(it))
@@ -187,6 +189,22 @@ class InstanceTypeIndex:
                 cached[iid] = tuple(allocs)
             self._offer[sig] = cached
         return cached
+
+    def fitting(
+        self, offers: dict[int, tuple[tuple[dict[str, int], bool], ...]], total: dict[str, int]
+    ) -> frozenset[int]:
+        """ids of the instance types for which ``fits(it, total, reqs)`` holds, i.e. some
+        allocatable group with a compatible offering (``offers``, from :meth:`offering_allocs`
+        for ``reqs``) has room for ``total``. Memoised per (offers, total): used for claims
+        without pods, whose totals (pod requests + daemon overhead) repeat across pods."""
+        key = (id(offers), tuple(sorted(total.items())))
+        hit = self._fitting.get(key)
+        if hit is None:
+            if len(self._fitting) >= 4096:
+                self._fitting.clear()
+            hit = frozenset(iid for iid, allocs in offers.items() if allocs and _fits_any(total, allocs))
+            self._fitting[key] = hit
+        return hit
 
 
 class InstanceTypeFilterError:
@@ -294,11 +312,14 @@ def filter_instance_types_by_requirements(
     total_requests: dict[str, int],
     relax_min_values: bool,
     satisfies_min_values: Any,
+    memo_fits: bool = False,
 ) -> tuple[list[Any], dict[str, int], InstanceTypeFilterError | None]:
     """nodeclaim.go filterInstanceTypesByRequirements (:541-618).
 
     Returns ``(remaining, unsatisfiable_keys, error)``. ``satisfies_min_values(its, reqs)`` is
     ``InstanceTypes.satisfies_min_values``. Remaining keeps ``instance_types`` order (see module doc).
+    ``memo_fits``: serve the per-type ``fits`` from :meth:`InstanceTypeIndex.fitting` (same result;
+    worth it when ``total_requests`` recurs, e.g. for a NodeClaim that has no pods yet).
     """
     # per-group totals; groups whose host ports conflict with the pod are skipped
     group_total: dict[int, dict[str, int]] = {}
@@ -321,7 +342,12 @@ def filter_instance_types_by_requirements(
     offers = index.offering_allocs(requirements)
     remaining: list[Any] = []
     append = remaining.append
-    if single_total is not None:
+    if single_total is not None and memo_fits:
+        ok = index.fitting(offers, single_total)
+        if bad:
+            ok = ok.difference(bad)
+        remaining = [it for it in instance_types if id(it) in ok]
+    elif single_total is not None:
         total = single_total
         for it in instance_types:
             iid = id(it)
@@ -504,6 +530,7 @@ class NodeClaim:
             requests,
             relax_min_values,
             self._satisfies_min_values,
+            not self.pods,
         )
         if relax_min_values and unsat:
             reqs = reqs.copy()  # never mutate shared / memoised requirement sets
@@ -531,6 +558,8 @@ class NodeClaim:
     def add_daemon_requests(self) -> None:
         """nodeclaim.go addDaemonRequests: add the element-wise minimum overhead of the groups that
         still contain a remaining instance type."""
+        if not any(g.daemon_overhead for g in self.daemon_groups):
+            return  # every overhead is empty: the minimum is empty whichever groups remain
         remaining = {id(it) for it in self.instance_type_options}
         min_overhead: dict[str, int] = {}
         for g in self.daemon_groups:

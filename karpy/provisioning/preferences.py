@@ -15,7 +15,7 @@ from typing import Any
 
 from karpy.api.pod import Toleration
 
-__all__ = ["Preferences", "PNS_TOLERATION"]
+__all__ = ["Preferences", "PNS_TOLERATION", "relaxable_copy", "changes_node_requirements"]
 
 PNS_TOLERATION = {"operator": "Exists", "effect": "PreferNoSchedule"}
 
@@ -152,3 +152,44 @@ def can_relax(pod: Any, tolerate_prefer_no_schedule: bool) -> bool:
     if tolerate_prefer_no_schedule:
         return not any(_match_toleration(t) for t in spec.tolerations)
     return False
+
+
+def relaxable_copy(pod: Any) -> Any:
+    """A copy of ``pod`` that ``Preferences.relax`` can mutate without touching ``pod``.
+
+    Upstream relaxes a ``pod.DeepCopy()`` (scheduler.go Solve). Every relaxation step above only
+    *reassigns* an attribute of one of: the pod, ``spec``, ``spec.affinity``,
+    ``affinity.node_affinity``, its ``required_during_scheduling_ignored_during_execution``
+    NodeSelector, ``affinity.pod_affinity`` or ``affinity.pod_anti_affinity`` (the new lists are
+    always fresh; no list or term is mutated in place). Shallow-copying exactly those objects
+    therefore isolates the original as a deep copy would, at a fraction of the cost (a pydantic
+    deep copy of a pod dominated the relaxation path). Everything else (metadata, containers,
+    terms) is shared, as it already is for the un-relaxed pods the scheduler places without
+    copying; the scheduler treats pods as read-only.
+    """
+    spec = pod.spec.model_copy()
+    aff = spec.affinity
+    if aff is not None:
+        aff = aff.model_copy()
+        na = aff.node_affinity
+        if na is not None:
+            na = na.model_copy()
+            req = na.required_during_scheduling_ignored_during_execution
+            if req is not None:
+                na.required_during_scheduling_ignored_during_execution = req.model_copy()
+            aff.node_affinity = na
+        if aff.pod_affinity is not None:
+            aff.pod_affinity = aff.pod_affinity.model_copy()
+        if aff.pod_anti_affinity is not None:
+            aff.pod_anti_affinity = aff.pod_anti_affinity.model_copy()
+        spec.affinity = aff
+    out = pod.model_copy()
+    out.spec = spec
+    return out
+
+
+def changes_node_requirements(reason: str | None) -> bool:
+    """Whether the relaxation step that returned ``reason`` can change the pod's node
+    requirements (``NewPodRequirements`` / ``NewStrictPodRequirements`` read only the node
+    selector and node affinity): only the two node-affinity steps do."""
+    return reason is not None and reason.startswith("removing: spec.affinity.nodeAffinity.")

@@ -16,7 +16,8 @@ Determinism rules (upstream location -> our rule):
 - Solve's 1-minute timeout is not modelled (no wall clock).
 
 Pods are not deep-copied on every pop: a pod is copied only when a preference must be relaxed
-(the relaxed copy is what lands in a NodeClaim, as upstream). Out of scope: DRA (pods with
+(the relaxed copy is what lands in a NodeClaim, as upstream), and only along the paths the
+relaxation steps reassign (preferences.relaxable_copy). Out of scope: DRA (pods with
 resource claims fail with upstream's DRA error), volume topology, reserved-capacity reservations,
 consolidation simulation (consolidateAfter).
 """
@@ -41,7 +42,14 @@ from karpy.provisioning.nodeclaim import (
     filter_instance_types_by_requirements,
 )
 from karpy.provisioning.nodeclaimtemplate import DEFAULT_MAX_INSTANCE_TYPES, NodeClaimTemplate
-from karpy.provisioning.preferences import Preferences, can_relax, remove_required_node_affinity_term, tolerate_prefer_no_schedule_taints
+from karpy.provisioning.preferences import (
+    Preferences,
+    can_relax,
+    changes_node_requirements,
+    relaxable_copy,
+    remove_required_node_affinity_term,
+    tolerate_prefer_no_schedule_taints,
+)
 from karpy.provisioning.queue import Queue
 from karpy.provisioning.state import ClusterState, StateNode
 from karpy.scheduling.hostports import HostPortUsage, get_host_ports
@@ -99,6 +107,22 @@ class PodData:
         self.host_ports = get_host_ports(pod)
         self.has_dra = _has_dra(pod)
         self._tol: dict[int, str | None] = {}
+
+    def relaxed(self, pod: Any) -> PodData:
+        """The data of ``pod``, a relaxed copy of this pod whose node selector and node affinity
+        are unchanged: everything is shared except the toleration cache (a relaxation may have
+        added a PreferNoSchedule toleration)."""
+        out = PodData.__new__(PodData)
+        out.pod = pod
+        out.key = self.key
+        out.requests = self.requests
+        out.requirements = self.requirements
+        out.strict_requirements = self.strict_requirements
+        out.req_signature = self.req_signature
+        out.host_ports = self.host_ports
+        out.has_dra = self.has_dra
+        out._tol = {}
+        return out
 
     def tolerates(self, template: Any) -> str | None:
         """``Taints(template.taints).ToleratesPod(pod)``, cached per template."""
@@ -204,6 +228,10 @@ class Scheduler:
         self._hostname_seq = 0
         self._interned: dict[tuple[Any, ...], int] = {}
         self.new_nodeclaims: list[NodeClaim] = []
+        #: hostnames of ``new_nodeclaims`` (for the hostname anti-affinity pre-filter in _add)
+        self._claim_hostnames: set[str] = set()
+        self._max_cap: dict[tuple[int, ...], dict[str, int]] = {}
+        self._template_max_cap: dict[int, dict[str, int]] = {}
         self.template_errors: dict[str, str] = {}
         tolerate_pns = any(t.effect == "PreferNoSchedule" for np in nodepools for t in np.spec.template.spec.taints)
         self.preferences = Preferences(tolerate_pns)
@@ -290,6 +318,37 @@ class Scheduler:
         return out
 
     # -- solve ----------------------------------------------------------------------------------
+    def _max_capacity(self, instance_types: Sequence[Any]) -> dict[str, int]:
+        """``MaxResources`` of the types' capacities, memoised by the identity of the types (the
+        same few lists recur on every new NodeClaim; instance types are immutable in a Solve)."""
+        key = tuple(map(id, instance_types))
+        mx = self._max_cap.get(key)
+        if mx is None:
+            if len(self._max_cap) >= 256:
+                self._max_cap.clear()
+            mx = self._max_cap[key] = max_resources(*(it.capacity for it in instance_types))
+        return mx
+
+    def _all_within(self, template: NodeClaimTemplate, remaining: dict[str, int]) -> bool:
+        """True when filterByRemainingResources would keep every type of the template: no type's
+        capacity exceeds a remaining amount iff the element-wise maximum capacity does not (then
+        the template's list is used as is instead of being filtered type by type)."""
+        mx = self._template_max_cap.get(id(template))
+        if mx is None:
+            mx = self._template_max_cap[id(template)] = max_resources(
+                *(it.capacity for it in template.instance_type_options))
+        for name, rem in remaining.items():
+            if rem < 0 or mx.get(name, 0) > rem:  # (rem < 0: a type lacking the resource fails too)
+                return False
+        return True
+
+    def _subtract_max(self, remaining: dict[str, int], instance_types: Sequence[Any]) -> dict[str, int]:
+        """:func:`subtract_max` with the maximum capacity memoised (:meth:`_max_capacity`)."""
+        if not instance_types:
+            return remaining
+        mx = self._max_capacity(instance_types)
+        return {k: v - mx.get(k, 0) for k, v in remaining.items()}
+
     def _pod_data(self, pod: Any) -> PodData:
         return PodData(pod, self.preference_policy == PREFERENCE_POLICY_IGNORE, self._interned)
 
@@ -332,11 +391,13 @@ class Scheduler:
             if not can_relax(p, self.preferences.tolerate_prefer_no_schedule):
                 return err
             if not copied:
-                p = pod.model_copy(deep=True)
+                p = relaxable_copy(pod)
                 copied = True
-            self.preferences.relax(p)
+            reason = self.preferences.relax(p)
             self.topology.update(p)
-            data = self._pod_data(p)
+            # updateCachedPodData: requests, host ports and DRA claims never change under
+            # relaxation; the requirements only change when a node-affinity term was removed
+            data = self._pod_data(p) if changes_node_requirements(reason) else data.relaxed(p)
 
     def _add(self, pod: Any, data: PodData) -> Any:
         """scheduler.go add (:582-612)."""
@@ -350,7 +411,24 @@ class Scheduler:
         # in-flight claims, fewest pods first (:598, sort.Slice -> a stable order kept incrementally:
         # the list is always sorted by pod count, ties in the order a stable re-sort would give)
         claims = self.new_nodeclaims
+        # Pre-filter (not in upstream; the result is identical): addToInflightNode only needs the
+        # lowest-index claim whose CanAdd succeeds, and its per-claim errors are discarded. A claim's
+        # hostname requirement is always ``In [nc.hostname]`` (narrowed only by intersection), so a
+        # hostname anti-affinity group applying to the pod on every node that already counts a
+        # matching pod on that hostname makes CanAdd fail in AddRequirements
+        # (Topology.hostname_anti_affinity_occupied). Such claims are skipped without calling
+        # CanAdd; the set difference runs in C, so a pod with self anti-affinity no longer pays one
+        # full CanAdd per in-flight claim (quadratic in the number of claims).
+        free: set[str] | None = None
+        if claims:
+            occupied = self.topology.hostname_anti_affinity_occupied(pod)
+            if occupied:
+                free = self._claim_hostnames.difference(*occupied)
+                if not free:
+                    claims = ()
         for i, nc in enumerate(claims):
+            if free is not None and nc.hostname not in free:
+                continue
             reqs, its, err = nc.can_add(pod, data, False)
             if err is None:
                 nc.add(pod, data, reqs, its)
@@ -374,7 +452,8 @@ class Scheduler:
                 if remaining.get(RESOURCE_NODES, None) == 0:
                     errs.append(f"node limits have been exhausted for nodepool (NodePool={name})")
                     continue
-                its = filter_by_remaining_resources(its, remaining)
+                if not self._all_within(t, remaining):
+                    its = filter_by_remaining_resources(its, remaining)
                 if not its:
                     errs.append(f"all available instance types exceed limits for nodepool (NodePool={name})")
                     continue
@@ -397,8 +476,9 @@ class Scheduler:
             nc.add(pod, data, reqs, new_its)
             claims = self.new_nodeclaims
             claims.insert(bisect_right(claims, len(nc.pods), key=_pod_count), nc)
+            self._claim_hostnames.add(nc.hostname)
             if remaining is not None:
-                self.remaining_resources[name] = subtract_max(remaining, nc.instance_type_options)
+                self.remaining_resources[name] = self._subtract_max(remaining, nc.instance_type_options)
             return None
         return "; ".join(errs)
 

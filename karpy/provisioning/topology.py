@@ -358,6 +358,29 @@ class Topology:
             self._matching[uid] = (self._version, out)
         return out
 
+    def hostname_anti_affinity_occupied(self, pod: Any) -> list[set[str]]:
+        """The ``occupied`` sets (hostnames counting > 0 matching pods) of the hostname
+        anti-affinity groups that ``add_requirements`` evaluates for this pod on *every* node: the
+        groups it owns and the inverse groups selecting it (zero node filter, so ``Counts`` does not
+        depend on the node). Not in upstream; a pure pre-filter for Scheduler._add.
+
+        Soundness: for a node whose hostname requirement is ``In [h]`` (or narrower), such a group's
+        ``nextDomainAntiAffinity`` returns DoesNotExist when ``h`` is occupied (hostname special
+        case: ``count[h] > 0``; general case: ``h`` is not an empty domain), so AddRequirements
+        fails for that node whatever the other groups say.
+        """
+        uid = _pod_uid(pod)
+        out = [
+            tg.occupied
+            for tg in self._owned.get(uid, ())
+            if tg.type == TopologyType.POD_ANTI_AFFINITY and tg.key == LABEL_HOSTNAME
+        ]
+        _, inverse = self._selecting_groups(pod)
+        for tg in inverse:
+            if tg.type == TopologyType.POD_ANTI_AFFINITY and tg.key == LABEL_HOSTNAME and tg.node_filter is ZERO_NODE_FILTER:
+                out.append(tg.occupied)
+        return out
+
     # -- construction of groups ---------------------------------------------------------------
     def _new_for_topologies(self, pod: Any) -> list[TopologyGroup]:
         """Mirrors topology.go newForTopologies (matchLabelKeys folded into the selector).

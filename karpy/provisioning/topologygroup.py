@@ -163,6 +163,7 @@ class TopologyGroup:
         "owners",
         "domains",
         "empty_domains",
+        "occupied",
         "hash_key",
         "_selects_cache",
         "_dne",
@@ -204,6 +205,10 @@ class TopologyGroup:
         self.owners: set[str] = set()
         self.domains: dict[str, int] = {}
         self.empty_domains: set[str] = set()
+        #: domains with a count > 0 (derived: ``{d for d, c in domains.items() if c > 0}``), kept so
+        #: the scheduler can reject in-flight claims blocked by hostname anti-affinity with set
+        #: operations instead of one ``next_domain`` call per claim (see Scheduler._add)
+        self.occupied: set[str] = set()
         if domain_group is not None:
             for domain in domain_group.tolerated_domains(pod.spec.tolerations or (), node_filter.taint_policy):
                 self.domains[domain] = 0
@@ -234,6 +239,7 @@ class TopologyGroup:
         for domain in domains:
             counts[domain] = counts.get(domain, 0) + 1
             empty.discard(domain)
+        self.occupied.update(domains)
 
     def register(self, *domains: str) -> None:
         """Mirrors topologygroup.go Register."""
@@ -247,6 +253,7 @@ class TopologyGroup:
         for domain in domains:
             self.domains.pop(domain, None)
             self.empty_domains.discard(domain)
+            self.occupied.discard(domain)
 
     def add_owner(self, uid: str) -> None:
         self.owners.add(uid)
