@@ -1,0 +1,81 @@
+#!/usr/bin/env python3
+"""Run every generation-preference strategy with normal capacity and with 8th-gen on-demand capacity
+failing, and print the markdown table (strategy x capacity x outcome x $/h) of the README.
+
+    python examples/generation-preference/make_table.py            # us-east-1, prices 2026-07-20
+
+The regression tests in ``tests/cookbook/`` assert the same outcomes with ``karpy.testing``.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from karpy.testing import Scenario, summarize
+
+HERE = Path(__file__).resolve().parent
+COMMON = HERE / "common"
+#: injected capacity error: every 8th-gen Intel type (c8i/m8i/r8i ...), every zone, on-demand
+EIGHTH_GEN_FAILING = "*8i.*:*:on-demand"
+REGION = "us-east-1"
+PRICES = "2026-07-20"
+
+#: folder -> short description (the table's first column)
+STRATEGIES: dict[str, str] = {
+    "01-one-nodepool": "one NodePool allowing both",
+    "02-weighted-nodepools": "weighted NodePools (8th gen weight 100)",
+    "03-nodeoverlay": "NodeOverlay priceAdjustment -10% on gen 8",
+    "04-generation-gte-8": "instance-generation Gte 8",
+    "05-preferred-affinity": "preferred node affinity (pods)",
+    "06-minvalues-wrong-knob": "minValues 6 (wrong knob)",
+}
+CAPACITIES: dict[str, tuple[str, ...]] = {"normal": (), "8th gen ICE": (EIGHTH_GEN_FAILING,)}
+
+
+def manifests_for(strategy: str) -> list[Path]:
+    """The manifests of one strategy: its folder plus the shared EC2NodeClass and, unless the folder
+    brings its own workload (05 does), the shared workload."""
+    folder = HERE / strategy
+    common = [COMMON / "ec2nodeclass.yaml"]
+    if not (folder / "workload.yaml").exists():
+        common.append(COMMON / "workload.yaml")
+    return [folder, *common]
+
+
+def scenario(strategy: str, capacity: str = "normal", *, region: str = REGION, prices: str = PRICES) -> Scenario:
+    """The Scenario of one table cell."""
+    return Scenario.of(manifests_for(strategy), region=region, prices=prices, unavailable=CAPACITIES[capacity])
+
+
+def _at(seconds: float | None) -> str:
+    return "-" if seconds is None else f"{seconds:g} s"
+
+
+def table(region: str = REGION, prices: str = PRICES) -> str:
+    """Run every strategy x capacity and return the markdown table."""
+    lines = [f"Prices: {region} on-demand, table {prices}. Workload: 6 pods x (1 cpu, 2Gi), amd64. "
+             f"\"8th gen ICE\" = `--unavailable '{EIGHTH_GEN_FAILING}'`.",
+             "",
+             "| strategy | capacity | launched | generation | fleet strategy | failed launches | launched at | $/h | pending pods |",
+             "|---|---|---|---|---|---|---|---|---|"]
+    for strategy, title in STRATEGIES.items():
+        for capacity in CAPACITIES:
+            s = summarize(scenario(strategy, capacity, region=region, prices=prices).run())
+            launched = ", ".join(s.instance_types) or "-"
+            lines.append(f"| {strategy[:2]} {title} | {capacity} | {launched} | {', '.join(s.generations) or '-'} "
+                         f"| {', '.join(s.allocation_strategies) or '-'} | {s.failed_launches} | {_at(s.last_launch_at)} "
+                         f"| {s.cost_per_hour:.5f} | {s.pending} |")
+    return "\n".join(lines)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--region", default=REGION)
+    parser.add_argument("--prices", default=PRICES)
+    args = parser.parse_args()
+    print(table(args.region, args.prices))
+
+
+if __name__ == "__main__":
+    main()
