@@ -15,37 +15,16 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from karpy.api.quantity import NANO
 from karpy.provisioning import podutils
-from karpy.api.quantity import parse_nanos
+from karpy.scheduling.labels import LABEL_HOSTNAME, LABEL_NODEPOOL, NODE_INITIALIZED, NODE_REGISTERED
+from karpy.scheduling.resources import from_quantities, merge_into
+from karpy.scheduling.taints import match_taint
 
-__all__ = [
-    "ClusterState",
-    "StateNode",
-    "LABEL_NODE_REGISTERED",
-    "LABEL_NODE_INITIALIZED",
-    "LABEL_NODEPOOL",
-    "RESOURCE_NODES",
-]
+__all__ = ["ClusterState", "RESOURCE_NODES", "StateNode"]
 
-LABEL_NODE_REGISTERED = "karpenter.sh/registered"
-LABEL_NODE_INITIALIZED = "karpenter.sh/initialized"
-LABEL_NODEPOOL = "karpenter.sh/nodepool"
-LABEL_HOSTNAME = "kubernetes.io/hostname"
 #: pkg/utils/resources resources.Node: the pseudo resource counting nodes (limits.nodes)
 RESOURCE_NODES = "nodes"
-_NANO = 1_000_000_000
-
-
-def _rl(quantities: dict[str, Any] | None) -> dict[str, int]:
-    """dict[str, Quantity] -> ResourceList (nano-units)."""
-    if not quantities:
-        return {}
-    return {k: parse_nanos(v) for k, v in quantities.items()}
-
-
-def _merge_into(dst: dict[str, int], src: dict[str, int]) -> None:
-    for k, v in src.items():
-        dst[k] = dst.get(k, 0) + v
 
 
 def _condition_true(obj: Any, cond_type: str) -> bool:
@@ -54,11 +33,6 @@ def _condition_true(obj: Any, cond_type: str) -> bool:
         if cond.type == cond_type and cond.status == "True":
             return True
     return False
-
-
-def _taint_matches(a: Any, b: Any) -> bool:
-    """corev1 Taint.MatchTaint: same key and effect (value ignored)."""
-    return a.key == b.key and a.effect == b.effect
 
 
 class StateNode:
@@ -106,13 +80,13 @@ class StateNode:
     def registered(self) -> bool:
         """statenode.go Registered."""
         if self.managed():
-            return self.node is not None and (self.node.metadata.labels or {}).get(LABEL_NODE_REGISTERED) == "true"
+            return self.node is not None and (self.node.metadata.labels or {}).get(NODE_REGISTERED) == "true"
         return True
 
     def initialized(self) -> bool:
         """statenode.go Initialized."""
         if self.managed():
-            return self.node is not None and (self.node.metadata.labels or {}).get(LABEL_NODE_INITIALIZED) == "true"
+            return self.node is not None and (self.node.metadata.labels or {}).get(NODE_INITIALIZED) == "true"
         return True
 
     @property
@@ -165,7 +139,7 @@ class StateNode:
             return [
                 t
                 for t in taints
-                if not is_known_ephemeral_taint(t) and not any(_taint_matches(s, t) for s in startup)
+                if not is_known_ephemeral_taint(t) and not any(match_taint(s, t) for s in startup)
             ]
         return taints
 
@@ -190,28 +164,28 @@ class StateNode:
         """statenode.go Capacity (always includes ``nodes: 1``)."""
         if not self.initialized() and self.nodeclaim is not None:
             if self.node is not None:
-                ret = _rl(self.node.status.capacity)
-                for k, v in _rl(self.nodeclaim.status.capacity).items():
+                ret = from_quantities(self.node.status.capacity)
+                for k, v in from_quantities(self.nodeclaim.status.capacity).items():
                     if not ret.get(k):
                         ret[k] = v
             else:
-                ret = _rl(self.nodeclaim.status.capacity)
+                ret = from_quantities(self.nodeclaim.status.capacity)
         else:
-            ret = _rl(self.node.status.capacity)
-        ret[RESOURCE_NODES] = _NANO
+            ret = from_quantities(self.node.status.capacity)
+        ret[RESOURCE_NODES] = NANO
         return ret
 
     def allocatable(self) -> dict[str, int]:
         """statenode.go Allocatable (NodeClaim values fill zero Node values until initialized)."""
         if not self.initialized() and self.nodeclaim is not None:
             if self.node is not None:
-                ret = _rl(self.node.status.allocatable)
-                for k, v in _rl(self.nodeclaim.status.allocatable).items():
+                ret = from_quantities(self.node.status.allocatable)
+                for k, v in from_quantities(self.nodeclaim.status.allocatable).items():
                     if not ret.get(k):
                         ret[k] = v
                 return ret
-            return _rl(self.nodeclaim.status.allocatable)
-        return _rl(self.node.status.allocatable)
+            return from_quantities(self.nodeclaim.status.allocatable)
+        return from_quantities(self.node.status.allocatable)
 
     def _compute_requests(self) -> None:
         from karpy.scheduling.resources import pod_requests
@@ -220,9 +194,9 @@ class StateNode:
         ds: dict[str, int] = {}
         for p in self.pods:
             r = pod_requests(p)
-            _merge_into(total, r)
+            merge_into(total, r)
             if podutils.is_owned_by_daemonset(p):
-                _merge_into(ds, r)
+                merge_into(ds, r)
         self._pod_requests = total
         self._daemonset_requests = ds
 
@@ -358,7 +332,7 @@ class ClusterState:
         for sn in self.nodes:
             if sn.nodepool_name() != name or sn.marked_for_deletion():
                 continue
-            _merge_into(total, sn.capacity())
+            merge_into(total, sn.capacity())
         return total
 
     def daemonset_pod(self, daemonset: Any) -> Any | None:

@@ -27,7 +27,8 @@ from karpy.cloudprovider import fake
 from karpy.cloudprovider.types import MIN_VALUES_POLICY_STRICT
 from karpy.provisioning.provisioner import Provisioner
 from karpy.provisioning.scheduler import Results
-from karpy.provisioning.state import ClusterState, LABEL_NODE_INITIALIZED, LABEL_NODE_REGISTERED
+from karpy.provisioning.state import ClusterState
+from karpy.scheduling.labels import NODE_INITIALIZED, NODE_REGISTERED
 
 __all__ = ["Harness", "Provisioned", "expect_provisioned"]
 
@@ -94,7 +95,7 @@ class Harness:
             self.pods.append(pod)
 
     def initialize(self, node: Any) -> None:
-        node.metadata.labels[LABEL_NODE_INITIALIZED] = "true"
+        node.metadata.labels[NODE_INITIALIZED] = "true"
         nc = self.nodeclaim_of(node)
         if nc is not None:
             startup = {(t.key, t.effect) for t in nc.spec.startup_taints}
@@ -158,7 +159,7 @@ class Harness:
             self.nodeclaims.append(created)
             labels = dict(created.metadata.labels)
             labels["kubernetes.io/hostname"] = node_name
-            labels[LABEL_NODE_REGISTERED] = "true"
+            labels[NODE_REGISTERED] = "true"
             node = Node(
                 metadata=ObjectMeta(name=node_name, uid=f"node/{node_name}", labels=labels,
                                     owner_references=[OwnerReference(api_version="karpenter.sh/v1", kind="NodeClaim",
