@@ -19,7 +19,7 @@ from karpy.api.quantity import NANO
 from karpy.provisioning import podutils
 from karpy.scheduling.labels import LABEL_HOSTNAME, LABEL_NODEPOOL, NODE_INITIALIZED, NODE_REGISTERED
 from karpy.scheduling.resources import from_quantities, merge_into
-from karpy.scheduling.taints import match_taint
+from karpy.scheduling.taints import is_known_ephemeral_taint, match_taint
 
 __all__ = ["ClusterState", "RESOURCE_NODES", "StateNode"]
 
@@ -128,7 +128,6 @@ class StateNode:
     def taints(self) -> list[Any]:
         """statenode.go Taints: NodeClaim taints until registered; uninitialized managed nodes
         drop known ephemeral taints and taints matching the NodeClaim's startup taints."""
-        from karpy.scheduling.taints import is_known_ephemeral_taint
 
         if (not self.registered() and self.managed()) or self.node is None:
             taints = list(self.nodeclaim.spec.taints or ())
