@@ -7,10 +7,11 @@ backend's catalogue cache). Every launch -- successful or not -- leaves a
 :class:`~awsprovider.instance.LaunchRecord` in :attr:`AWSCloudProvider.launches` keyed by NodeClaim
 name; ``provider.launches[name].fleet_block()`` is the JSON ``fleet`` block.
 
-Instance types come from an *instance-type source*: a callable ``(resolved_nodeclass) ->
-list[InstanceType]`` whose offerings already reflect prices and the ICE cache (upstream
-``InstanceTypeProvider.List``). By default it is :mod:`awsprovider.instancetype`'s provider
-(imported lazily); tests may inject their own. NodeOverlays are applied by
+Instance types come from :class:`awsprovider.instancetype.InstanceTypeProvider` (upstream
+``InstanceTypeProvider.List``: offerings reflect prices and the ICE cache); tests may inject an
+*instance-type source* instead, a callable ``(resolved_nodeclass) -> list[InstanceType]``.
+``get_instance_types`` hands out fresh objects (``list``); the launch path reads the provider's
+read-only prototypes (``prototypes``), which it never mutates. NodeOverlays are applied by
 :mod:`awsprovider.overlay` when present (upstream ``InstanceTypeStore.ApplyAll``).
 
 moto keeps process-wide state: use one provider at a time per process (``close()`` or ``with``).
@@ -29,7 +30,15 @@ from typing import Any
 
 from awsprovider.ec2.backend import MockedEC2
 from awsprovider.ec2.capacity import CapacityModel
-from awsprovider.instance import Instance, InstanceProvider, LaunchContext, LaunchRecord, PreparedLaunch
+from awsprovider import overlay
+from awsprovider.instance import (
+    LAUNCH_TEMPLATE_NOT_FOUND_CODE,
+    Instance,
+    InstanceProvider,
+    LaunchContext,
+    LaunchRecord,
+    PreparedLaunch,
+)
 from awsprovider.labels import (
     LABEL_CAPACITY_RESERVATION_ID,
     LABEL_CAPACITY_RESERVATION_INTERRUPTIBLE,
@@ -41,18 +50,20 @@ from awsprovider.labels import (
 )
 from awsprovider.launchtemplate import AMI
 from awsprovider.apis.ec2nodeclass import EXTRA_KINDS
+from awsprovider.instancetype import InstanceTypeProvider
 from awsprovider.nodeclass import (
-    ensure_network_for,
     DEFAULT_NODECLASS_NAME,
     ResolvedNodeClass,
     default_nodeclass,
     ensure_default_network,
+    ensure_network_for,
     resolve_nodeclass,
 )
 from awsprovider.subnets import LaunchSubnet
 from awsprovider.unavailableofferings import UnavailableOfferings
 from karpy.cloudprovider.types import (
     MIN_VALUES_POLICY_STRICT,
+    CreateError,
     InstanceType,
     InsufficientCapacityError,
     NodeClaimNotFoundError,
@@ -205,17 +216,15 @@ class AWSCloudProvider:
             ensure_default_network(self.ec2.client)
         else:
             self.ec2 = _ec2
-            self.ec2.price_book = self.pricing
-            self.ec2.capacity = CapacityModel.from_specs(list(self.unavailable_specs))
-            self.ec2._allocator = None  # noqa: SLF001 - rebuilt with the new prices / capacity
+            self.ec2.set_scenario(self.pricing, CapacityModel.from_specs(list(self.unavailable_specs)))
         self.ice_cache = UnavailableOfferings(clock)
+        self.instance_types = InstanceTypeProvider(region, self.ec2.catalog, self.pricing, self.ice_cache)
         self.instances = InstanceProvider(self.ec2, self.ice_cache, clock, well_known=WELL_KNOWN_LABELS,
                                           min_values_policy=min_values_policy, cluster_name=cluster_name)
         self.nodeclasses: dict[str, Any] = {nc.metadata.name: nc for nc in nodeclasses}
         self.overlays = list(overlays)
         self._resolved: dict[str, ResolvedNodeClass] = {}
         self._source = instance_type_source
-        self._source_injected = instance_type_source is not None
         self.launches: dict[str, LaunchRecord] = {}
         self._by_provider_id: dict[str, str] = {}
         self._nodepools: dict[str, Any] = {}
@@ -270,7 +279,7 @@ class AWSCloudProvider:
         return AWSCloudProvider(
             self.region, prices, self.clock, unavailable, self.nodeclasses.values(),
             self.overlays if overlays is None else overlays,
-            instance_type_source=self._source if self._source_injected else None, min_values_policy=self.min_values_policy,
+            instance_type_source=self._source, min_values_policy=self.min_values_policy,
             cluster_name=self.cluster_name, amis=self.amis, _ec2=self.ec2,
         )
 
@@ -292,37 +301,35 @@ class AWSCloudProvider:
         return resolved
 
     # -- instance types ------------------------------------------------------------------------
-    def _instance_type_source(self) -> InstanceTypeSource:
-        if self._source is None:
-            from awsprovider import instancetype  # the other half of the provider (lazy)
-
-            factory = getattr(instancetype, "source_for_cloudprovider", None)
-            if factory is None:
-                provider_cls = instancetype.InstanceTypeProvider
-                itp = provider_cls(self.region, self.ec2.catalog, self.pricing, self.ice_cache)
-                self._source = itp.list  # type: ignore[assignment]
-            else:
-                self._source = factory(self)
-        assert self._source is not None
-        return self._source
-
-    def _apply_overlays(self, nodepool_name: str, its: list[InstanceType]) -> list[InstanceType]:
-        if not self.overlays:
-            return its
-        from awsprovider import overlay  # lazy: written alongside
-
-        nodepool = self._nodepools.get(nodepool_name)
+    def _nodepool(self, name: str) -> Any:
+        """The NodePool overlays are evaluated for: the one ``get_instance_types`` last saw, else
+        (a NodeClaim created without its NodePool ever being listed, e.g. a direct ``create``) a
+        NodePool with that name and no template labels -- the only NodePool fields overlay
+        evaluation reads (upstream's store would answer UnevaluatedNodePoolError instead)."""
+        nodepool = self._nodepools.get(name)
         if nodepool is None:
             from karpy.api.nodepool import NodePool
 
-            nodepool = NodePool.model_validate({"metadata": {"name": nodepool_name}, "spec": {"template": {"spec": {
+            nodepool = NodePool.model_validate({"metadata": {"name": name}, "spec": {"template": {"spec": {
                 "nodeClassRef": {"group": "karpenter.k8s.aws", "kind": "EC2NodeClass", "name": DEFAULT_NODECLASS_NAME},
                 "requirements": []}}}})
-        return list(overlay.apply_overlays(nodepool, its, self.overlays))
+        return nodepool
 
-    def _types_for(self, nodeclass: ResolvedNodeClass, nodepool_name: str) -> list[InstanceType]:
-        its = list(self._instance_type_source()(nodeclass))
-        return self._apply_overlays(nodepool_name, its) if nodepool_name else its
+    def _types_for(self, nodeclass: ResolvedNodeClass, nodepool_name: str,
+                   *, read_only: bool = False) -> Sequence[InstanceType]:
+        """The NodeClass's instance types, overlaid for the NodePool. ``read_only``: the launch
+        path's view -- the provider's prototypes (no copies; the same tuple while nothing changed,
+        which lets the launch filters memoise) instead of fresh objects."""
+        its: Sequence[InstanceType]
+        if self._source is not None:
+            its = list(self._source(nodeclass))
+        elif read_only:
+            its = self.instance_types.prototypes(nodeclass)
+        else:
+            its = self.instance_types.list(nodeclass)
+        if self.overlays and nodepool_name:
+            its = overlay.apply_overlays(self._nodepool(nodepool_name), its, self.overlays)
+        return its
 
     def get_instance_types(self, nodepool: Any) -> list[InstanceType]:
         """cloudprovider.go GetInstanceTypes: every type of the NodePool's NodeClass (overlaid)."""
@@ -333,7 +340,7 @@ class AWSCloudProvider:
         np_name = getattr(getattr(nodepool, "metadata", None), "name", "") or ""
         if np_name:
             self._nodepools[np_name] = nodepool
-        return self._types_for(nodeclass, np_name)
+        return list(self._types_for(nodeclass, np_name))
 
     # -- create ----------------------------------------------------------------------------------
     def _tags(self, nodeclass: ResolvedNodeClass, nodeclaim: Any) -> dict[str, str]:
@@ -359,7 +366,7 @@ class AWSCloudProvider:
             context=nodeclass.nodeclass.spec.context,
         )
 
-    def _prepare(self, nodeclaim: Any) -> tuple[PreparedLaunch, ResolvedNodeClass, list[InstanceType]]:
+    def _prepare(self, nodeclaim: Any) -> tuple[PreparedLaunch, ResolvedNodeClass, Sequence[InstanceType]]:
         name = nodeclaim.metadata.name
         record = LaunchRecord(name)
         self.launches[name] = record
@@ -370,7 +377,7 @@ class AWSCloudProvider:
             record.error = str(err)
             raise err
         tags = self._tags(nodeclass, nodeclaim)
-        its = self._types_for(nodeclass, (nodeclaim.metadata.labels or {}).get(LABEL_NODEPOOL, ""))
+        its = self._types_for(nodeclass, (nodeclaim.metadata.labels or {}).get(LABEL_NODEPOOL, ""), read_only=True)
         try:
             prepared = self.instances.prepare(self._context(nodeclass), nodeclaim, tags, its)
         except Exception as e:
@@ -382,7 +389,7 @@ class AWSCloudProvider:
         self.launches[name] = prepared.record
         return prepared, nodeclass, its
 
-    def _finish(self, prepared: PreparedLaunch, nodeclass: ResolvedNodeClass, its: list[InstanceType]) -> Any:
+    def _finish(self, prepared: PreparedLaunch, nodeclass: ResolvedNodeClass, its: Sequence[InstanceType]) -> Any:
         instance = self.instances.complete(prepared)
         it = next((t for t in its if t.name == instance.instance_type), None)
         created = instance_to_nodeclaim(instance, it, nodeclass, prepared.nodeclaim)
@@ -391,34 +398,45 @@ class AWSCloudProvider:
 
     def create(self, nodeclaim: Any) -> Any:
         """cloudprovider.go Create: launch one NodeClaim (its CreateFleet is flushed immediately)."""
-        prepared, nodeclass, its = self._prepare(nodeclaim)
-        self.instances.submit(prepared)
-        self.instances.batcher.flush()
-        return self._finish(prepared, nodeclass, its)
+        (out,) = self.create_many([nodeclaim])
+        if isinstance(out, Exception):
+            raise out
+        return out
 
     def create_many(self, nodeclaims: Sequence[Any]) -> list[Any]:
         """Launch several NodeClaims at one virtual instant: every request is prepared, identical
         requests are merged by the CreateFleet batcher into one call, then each result is handled.
-        Returns, per NodeClaim, the launched NodeClaim or the exception it raised."""
-        staged: list[Any] = []
-        for nc in nodeclaims:
-            try:
-                p = self._prepare(nc)
-                self.instances.submit(p[0])
-                staged.append(p)
-            except Exception as e:  # noqa: BLE001 - returned per NodeClaim
-                staged.append(e)
-        self.instances.batcher.flush()
-        out: list[Any] = []
-        for s in staged:
-            if isinstance(s, Exception):
-                out.append(s)
-                continue
-            try:
-                out.append(self._finish(*s))
-            except Exception as e:  # noqa: BLE001
-                out.append(e)
-        return out
+        Returns, per NodeClaim, the launched NodeClaim or the exception it raised.
+
+        instance.go Create retries a launch once when CreateFleet answers LaunchTemplateNotFound
+        (the failed launch invalidated the cached template, so the retry re-creates it); the
+        retries of one round are batched together again."""
+        results: list[Any] = [None] * len(nodeclaims)
+        pending = list(range(len(nodeclaims)))
+        for attempt in (0, 1):
+            staged: dict[int, tuple[PreparedLaunch, ResolvedNodeClass, Sequence[InstanceType]]] = {}
+            for i in pending:
+                try:
+                    staged[i] = self._prepare(nodeclaims[i])
+                    self.instances.submit(staged[i][0])
+                except Exception as e:  # noqa: BLE001 - returned per NodeClaim
+                    staged.pop(i, None)
+                    results[i] = e
+            self.instances.batcher.flush()
+            pending = []
+            for i, s in staged.items():
+                try:
+                    results[i] = self._finish(*s)
+                except CreateError as e:
+                    if attempt == 0 and e.condition_reason == LAUNCH_TEMPLATE_NOT_FOUND_CODE:
+                        pending.append(i)
+                    else:
+                        results[i] = e
+                except Exception as e:  # noqa: BLE001
+                    results[i] = e
+            if not pending:
+                break
+        return results
 
     def launch_price(self, nodeclaim_name: str) -> float | None:
         """$/h of the launched offering (the fleet model's chosen override price)."""

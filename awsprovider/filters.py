@@ -18,8 +18,11 @@ no-ops, but they are implemented to upstream's semantics and kept in upstream's 
 
 Mutation. Upstream filters replace ``it.Offerings`` (the slice) on the cached instance types and
 warn that only the slice, never the offerings, may be changed. karpy's instance types are shared
-with the scheduler, so :func:`filter_instance_types` works on shallow copies (:func:`copy_instance_type`):
-a copy shares requirements, capacity, overhead and the Offering objects, and owns its offerings list.
+with the scheduler (and between launches: ``InstanceTypeProvider.list`` reuses its objects while
+nothing changed), so the filters never mutate their input: a filter that narrows a type's offerings
+returns a shallow copy (:func:`copy_instance_type`, copy-on-write) that shares requirements,
+capacity, overhead and the Offering objects and owns its offerings list. Types no filter narrows
+pass through as the caller's objects (upstream copies nothing at all).
 
 Determinism. Where Go returns ``lo.Values(map)`` (capacity-reservation-type-filter's kept types,
 reserved-offering-filter's per-zone offerings) karpy keeps the incoming order (types) and sorted
@@ -51,6 +54,7 @@ from karpy.scheduling.labels import (
     CAPACITY_TYPE_RESERVED,
     CAPACITY_TYPE_SPOT,
     LABEL_CAPACITY_TYPE,
+    LABEL_INSTANCE_TYPE,
 )
 from karpy.scheduling.requirements import Requirements
 from karpy.scheduling.resources import fits
@@ -110,9 +114,11 @@ def copy_instance_type(it: InstanceType) -> InstanceType:
     return c
 
 
-def _set_offerings(it: InstanceType, offerings: Sequence[object]) -> None:
-    it.offerings = Offerings(offerings, it.offerings.well_known)  # type: ignore[arg-type]
-    it.refresh_availability()
+def _with_offerings(it: InstanceType, offerings: Sequence[object]) -> InstanceType:
+    """A copy of ``it`` whose offerings list is ``offerings`` (upstream assigns ``it.Offerings``)."""
+    c = copy_instance_type(it)
+    c.offerings = Offerings(offerings, it.offerings.well_known)  # type: ignore[arg-type]
+    return c
 
 
 def _allows(reqs: Requirements, capacity_type: str) -> bool:
@@ -128,13 +134,27 @@ def compatible_available_filter(
     reqs: Requirements, requests: Mapping[str, int], well_known: frozenset[str] = WELL_KNOWN_LABELS
 ) -> Callable[[list[InstanceType]], FilterResult]:
     """filter.go CompatibleAvailableFilter: keep a type iff ``reqs.IsCompatible(it.Requirements)``
-    and some allocatable group fits ``requests`` and has a compatible (available) offering."""
+    and some allocatable group fits ``requests`` and has a compatible (available) offering.
+
+    Fast pre-check (same decisions): a NodeClaim built by core carries ``instance-type In [<=600
+    names]``, and a type's own requirements say ``instance-type In [<its name>]``. Two such
+    requirements intersect iff the NodeClaim's requirement ``has`` that name, so a type failing
+    ``has`` would fail ``IsCompatible`` anyway; it is rejected without the full check. Types whose
+    instance-type requirement is not a single ``In`` value get the full check only.
+    """
+    it_req = reqs.get(LABEL_INSTANCE_TYPE) if reqs.has(LABEL_INSTANCE_TYPE) else None
 
     def run(its: list[InstanceType]) -> FilterResult:
         kept: list[InstanceType] = []
         rejected: list[InstanceType] = []
         for it in its:
             ok = False
+            if it_req is not None:
+                own = dict.get(it.requirements, LABEL_INSTANCE_TYPE)
+                if (own is not None and not own.complement and len(own.values) == 1
+                        and not it_req.has(next(iter(own.values)))):
+                    rejected.append(it)
+                    continue
             if reqs.is_compatible(it.requirements, well_known):
                 for group in it.allocatable_groups():
                     if fits(requests, group.allocatable) and group.offerings.has_compatible(reqs, well_known):
@@ -193,15 +213,17 @@ def capacity_reservation_type_filter(
         selected = min(parts.values(), key=lambda p: (p.cheapest, _PARTITION_PRIORITY.index((p.reservation_type, p.interruptible))))
         if not selected.names:
             return its, []
-        for it in selected.names.values():
-            _set_offerings(it, [
+        stripped = {
+            name: _with_offerings(it, [
                 o for o in it.offerings
                 if o.capacity_type == CAPACITY_TYPE_RESERVED
                 and _label(o.requirements, LABEL_CAPACITY_RESERVATION_TYPE) == selected.reservation_type
                 and (_label(o.requirements, LABEL_CAPACITY_RESERVATION_INTERRUPTIBLE) == "true") == selected.interruptible
             ])
-        kept = [it for it in its if it.name in selected.names]
-        return kept, [it for it in its if it.name not in selected.names]
+            for name, it in selected.names.items()
+        }
+        kept = [stripped[it.name] for it in its if it.name in stripped]
+        return kept, [it for it in its if it.name not in stripped]
 
     return run
 
@@ -240,8 +262,7 @@ def capacity_block_filter(
                 if best is None or best.price > o.price:
                     best = o
             if best is not None and (selected is None or selected.offerings[0].price > best.price):
-                _set_offerings(it, [best])
-                selected = it
+                selected = _with_offerings(it, [best])
         if selected is None:  # upstream would dereference nil here; karpy keeps everything
             return its, []
         return [selected], [it for it in its if it.name != selected.name]
@@ -273,8 +294,7 @@ def reserved_offering_filter(
             if not zonal:
                 rejected.append(it)
                 continue
-            _set_offerings(it, [zonal[z] for z in sorted(zonal)])
-            remaining.append(it)
+            remaining.append(_with_offerings(it, [zonal[z] for z in sorted(zonal)]))
         if not remaining:
             return its, []
         return remaining, rejected
@@ -295,7 +315,8 @@ def exotic_instance_filter(reqs: Requirements) -> Callable[[list[InstanceType]],
         exotic: list[InstanceType] = []
         for it in its:
             sizes = it.requirements.get(LABEL_INSTANCE_SIZE).values if it.requirements.has(LABEL_INSTANCE_SIZE) else ()
-            is_exotic = any("metal" in s for s in sizes) or any(it.capacity.get(r, 0) != 0 for r in EXOTIC_RESOURCES)
+            capacity = it.capacity
+            is_exotic = any("metal" in s for s in sizes) or any(capacity.get(r, 0) != 0 for r in EXOTIC_RESOURCES)
             (exotic if is_exotic else generic).append(it)
         if not generic:
             return its, []
@@ -335,9 +356,7 @@ def spot_offering_filter(
         for it in its:
             kept = [o for o in it.offerings if not (o.capacity_type == CAPACITY_TYPE_SPOT and o.price > cheapest_od)]
             if kept:
-                if len(kept) != len(it.offerings):
-                    _set_offerings(it, kept)
-                remaining.append(it)
+                remaining.append(_with_offerings(it, kept) if len(kept) != len(it.offerings) else it)
             else:
                 rejected.append(it)
         return remaining, rejected
@@ -362,24 +381,19 @@ def filter_instance_types(
     trace: FilterTrace | None = None,
 ) -> list[InstanceType] | None:
     """instance.go filterInstanceTypes minus the truncation: run the six filters in upstream order
-    on copies of ``instance_types``. Returns ``None`` when a filter leaves nothing (the caller raises
-    ``InsufficientCapacityError(ALL_UNAVAILABLE_MESSAGE)``)."""
-    filters = (
-        ("compatible-available-filter", compatible_available_filter(reqs, requests, well_known)),
-        ("capacity-reservation-type-filter", capacity_reservation_type_filter(reqs, well_known)),
-        ("capacity-block-filter", capacity_block_filter(reqs, well_known)),
-        ("reserved-offering-filter", reserved_offering_filter(reqs, well_known)),
-        ("exotic-instance-filter", exotic_instance_filter(reqs)),
-        ("spot-offering-filter", spot_offering_filter(reqs, well_known)),
-    )
-    its: list[InstanceType] | None = None
+    (copy-on-write: ``instance_types`` are never mutated, see the module doc). Returns ``None`` when
+    a filter leaves nothing (the caller raises ``InsufficientCapacityError(ALL_UNAVAILABLE_MESSAGE)``)."""
+    filters = zip(FILTER_NAMES, (
+        compatible_available_filter(reqs, requests, well_known),
+        capacity_reservation_type_filter(reqs, well_known),
+        capacity_block_filter(reqs, well_known),
+        reserved_offering_filter(reqs, well_known),
+        exotic_instance_filter(reqs),
+        spot_offering_filter(reqs, well_known),
+    ))
+    its: list[InstanceType] = list(instance_types)
     for name, run in filters:
-        if its is None:
-            # The first filter only reads; copy the survivors before anything can mutate them.
-            kept, rejected = run(list(instance_types))
-            kept = [copy_instance_type(it) for it in kept]
-        else:
-            kept, rejected = run(its)
+        kept, rejected = run(its)
         if not kept:
             if trace is not None:
                 trace.emptied_by = name

@@ -11,8 +11,9 @@ launches -- the backend's fleet model does (DESIGN.md). Every launch leaves a :c
 A launch has two halves so that several NodeClaims can be launched at one virtual instant and
 batched (:mod:`awsprovider.batcher`): :meth:`InstanceProvider.prepare` (filters -> truncate ->
 capacity type -> subnets -> launch templates -> overrides -> request) and
-:meth:`InstanceProvider.complete` (ICE cache, in-flight IPs, errors, instance). :meth:`create` does
-both with an immediate flush.
+:meth:`InstanceProvider.complete` (ICE cache, in-flight IPs, errors, instance).
+:meth:`awsprovider.cloudprovider.AWSCloudProvider.create_many` drives both halves (and instance.go
+Create's single retry on LaunchTemplateNotFound).
 
 Determinism: ``combineFleetErrors`` joins the unique ``code: message`` strings of a Go set; karpy
 sorts them. Launch-template configs are ordered as :mod:`awsprovider.launchtemplate` documents.
@@ -207,6 +208,18 @@ class PreparedLaunch:
     ticket: BatchTicket | None = None
 
 
+@dataclass(frozen=True)
+class _FilterOutcome:
+    """What filterInstanceTypes + Truncate produced for one input (see the memo in
+    :meth:`InstanceProvider.filter_instance_types`): the trace, the names after the filters
+    (None when a filter left nothing), the truncated types, or the error text."""
+
+    trace: FilterTrace
+    after_filters: tuple[str, ...] | None
+    truncated: tuple[InstanceType, ...]
+    error: str | None
+
+
 # --------------------------------------------------------------------------------------------
 def _annotations(nodeclaim: Any) -> Mapping[str, str]:
     return getattr(nodeclaim.metadata, "annotations", None) or {}
@@ -305,6 +318,8 @@ class InstanceProvider:
         self.subnets = SubnetTracker()
         self.batcher = CreateFleetBatcher(self._create_fleet, clock)
         self.events: list[str] = []
+        self._memo_types: tuple[InstanceType, ...] | None = None
+        self._memo: dict[tuple[Any, ...], _FilterOutcome] = {}
 
     def _now(self) -> float:
         return float(self.clock.now()) if self.clock is not None else 0.0
@@ -318,20 +333,50 @@ class InstanceProvider:
     def filter_instance_types(self, nodeclaim: Any, instance_types: Sequence[InstanceType],
                               record: LaunchRecord | None = None) -> list[InstanceType]:
         """instance.go filterInstanceTypes: the six filters, then Truncate(60) (minValues errors
-        as upstream)."""
+        as upstream).
+
+        Memoised for the launch path: when ``instance_types`` is the *same tuple* as the previous
+        call (``InstanceTypeProvider.prototypes`` returns one immutable tuple of read-only types
+        until some type's offerings change), the outcome for equal NodeClaim requirements and
+        requests is reused. The filters and the truncation are pure functions of those inputs
+        (the filters copy on write, ``truncate`` sorts its own list), so the reused outcome is
+        the one a fresh run would compute. Lists are never memoised (they may be mutated).
+        """
         reqs = Requirements.from_node_selector_requirements(nodeclaim.spec.requirements)
         requests = {k: parse_nanos(v) if not isinstance(v, int) else v
                     for k, v in (nodeclaim.spec.resources.requests or {}).items()}
-        trace = record.filters if record is not None else FilterTrace()
+        outcome: _FilterOutcome | None = None
+        key: tuple[Any, ...] = ()
+        if isinstance(instance_types, tuple):
+            if instance_types is not self._memo_types:
+                self._memo_types = instance_types  # also keeps the tuple (and its id) alive
+                self._memo.clear()
+            key = (tuple(reqs.values()), tuple(sorted(requests.items())))
+            outcome = self._memo.get(key)
+        if outcome is None:
+            outcome = self._filter_and_truncate(reqs, requests, instance_types)
+            if key:
+                self._memo[key] = outcome
+        if record is not None:
+            record.filters = FilterTrace({k: list(v) for k, v in outcome.trace.rejected.items()},
+                                         outcome.trace.emptied_by)
+            if outcome.after_filters is not None:
+                record.after_filters = list(outcome.after_filters)
+        if outcome.error is not None:
+            raise InsufficientCapacityError(outcome.error)
+        return list(outcome.truncated)
+
+    def _filter_and_truncate(self, reqs: Requirements, requests: Mapping[str, int],
+                             instance_types: Sequence[InstanceType]) -> _FilterOutcome:
+        trace = FilterTrace()
         its = filter_instance_types(instance_types, reqs, requests, self.well_known, trace)
         if its is None:
-            raise InsufficientCapacityError(ALL_UNAVAILABLE_MESSAGE)
-        if record is not None:
-            record.after_filters = [it.name for it in its]
+            return _FilterOutcome(trace, None, (), ALL_UNAVAILABLE_MESSAGE)
+        after = tuple(it.name for it in its)
         truncated, err = InstanceTypes(its).truncate(reqs, MAX_INSTANCE_TYPES, self.min_values_policy, self.well_known)
         if err is not None:
-            raise InsufficientCapacityError(f"truncating instance types based on the passed-in requirements, {err}")
-        return list(truncated)
+            return _FilterOutcome(trace, after, (), f"truncating instance types based on the passed-in requirements, {err}")
+        return _FilterOutcome(trace, after, tuple(truncated), None)
 
     def prepare(self, ctx: LaunchContext, nodeclaim: Any, tags: Mapping[str, str],
                 instance_types: Sequence[InstanceType]) -> PreparedLaunch:
@@ -394,11 +439,18 @@ class InstanceProvider:
         zone's subnet, Priority = offering price (possibly overlaid)."""
         seen: set[tuple[str, str]] = set()
         out: list[dict[str, Any]] = []
+        # Offering requirement objects are shared (one per capacity type x zone): evaluate each
+        # one's compatibility and zone once per call (ids are stable while ``its`` is alive).
+        verdicts: dict[int, str | None] = {}
         for it in its:
             for o in it.available_offerings:
-                if not o.is_compatible(reqs, self.well_known):
+                rid = id(o.requirements)
+                if rid in verdicts:
+                    zone = verdicts[rid]
+                else:
+                    zone = verdicts[rid] = o.zone if o.is_compatible(reqs, self.well_known) else None
+                if zone is None:
                     continue
-                zone = o.zone
                 key = (it.name, zone)
                 if key in seen:
                     continue
@@ -489,24 +541,3 @@ class InstanceProvider:
             if code == SLR_ERROR_CODE:
                 self.unavailable.mark_capacity_type_unavailable(CAPACITY_TYPE_SPOT)
                 self.events.append(f'Attempted to launch a spot instance but failed due to "{SLR_ERROR_CODE}"')
-
-    # -- both halves ----------------------------------------------------------------------------
-    def create(self, ctx: LaunchContext, nodeclaim: Any, tags: Mapping[str, str],
-               instance_types: Sequence[InstanceType]) -> tuple[Instance, LaunchRecord]:
-        """instance.go Create with an immediate batcher flush. LaunchTemplateNotFound is retried
-        once like upstream. Raises on failure; the record is attached as ``err.launch_record``."""
-        for attempt in (0, 1):
-            prepared = self.prepare(ctx, nodeclaim, tags, instance_types)
-            self.submit(prepared)
-            self.batcher.flush()
-            try:
-                return self.complete(prepared), prepared.record
-            except CreateError as e:
-                e.launch_record = prepared.record  # type: ignore[attr-defined]
-                if attempt == 0 and e.condition_reason == LAUNCH_TEMPLATE_NOT_FOUND_CODE:
-                    continue
-                raise
-            except Exception as e:
-                e.launch_record = prepared.record  # type: ignore[attr-defined]
-                raise
-        raise AssertionError("unreachable")

@@ -25,7 +25,9 @@ connection-tracking compatibility checks.
 
 Performance: the static part of every type (requirements, capacity, overhead) is computed once per
 distinct NodeClass input set and cached; offering lists are cached per type and rebuilt only when
-the ICE cache changed for that type (or globally), or the overlay prices / pricing changed.
+the ICE cache changed for that type (or globally), or the overlay prices / pricing changed; and
+while none of that changed, ``list`` hands out the previous call's InstanceType objects again (so
+their allocatable groups, available offerings and compatibility forms stay computed).
 Offering requirements are shared, immutable objects per (capacity type, zone).
 """
 
@@ -647,6 +649,40 @@ class _Static:
     capacity_types: tuple[str, ...]
 
 
+def _clone(proto: InstanceType) -> InstanceType:
+    """A fresh InstanceType equal to what ``InstanceType(name, requirements, offerings, capacity,
+    overhead, well_known)`` builds from ``proto``'s parts (own offerings list and capacity dict;
+    shared requirements, overhead and Offering objects), except that the allocatable groups
+    ``proto`` computed are carried over instead of being recomputed: they are a pure function of
+    the offerings, capacity and overhead the clone starts with (upstream computes them once per
+    type too, sync.Once). tests/awsprovider/test_instancetype.py checks every slot against the
+    constructor, so a new InstanceType slot cannot be missed silently.
+    """
+    wk = proto.well_known
+    c = InstanceType.__new__(InstanceType)
+    c.name = proto.name
+    c.requirements = proto.requirements
+    c.offerings = Offerings(proto.offerings, wk)
+    c.capacity = dict(proto.capacity)
+    c.overhead = proto.overhead
+    c.well_known = wk
+    c.capacity_overlay_applied = proto.capacity_overlay_applied
+    c._groups = proto.allocatable_groups()  # noqa: SLF001 - see the docstring
+    c._available = None  # noqa: SLF001 - computed from the clone's own offerings list on demand
+    return c
+
+
+class _Prototypes:
+    """One input set's prototypes: type name -> (ICE stamp, InstanceType), and all of them in
+    catalogue order (rebuilt only when one changed)."""
+
+    __slots__ = ("by_name", "all")
+
+    def __init__(self) -> None:
+        self.by_name: dict[str, tuple[tuple[int, int], InstanceType]] = {}
+        self.all: tuple[InstanceType, ...] | None = None
+
+
 class InstanceTypeProvider:
     """Mirrors instancetype.go DefaultProvider + offering.DefaultProvider (base resolver).
 
@@ -658,8 +694,10 @@ class InstanceTypeProvider:
 
     The catalogue is read once (first ``list``). ``list`` returns fresh :class:`InstanceType`
     objects every call (callers may reorder or filter them) whose static parts are cached, and whose
-    offerings reflect the ICE cache passed in (default: the provider's) at the call.
-    After changing prices on the pricing provider call :meth:`invalidate_offerings`.
+    offerings reflect the ICE cache passed in (default: the provider's) and the prices at the call.
+    Price updates through the pricing provider's
+    ``update_*`` methods are picked up by its ``version``; other price changes need
+    :meth:`invalidate_offerings`.
     """
 
     def __init__(self, region: str, catalog: CatalogSource, pricing: PriceSource,
@@ -678,7 +716,7 @@ class InstanceTypeProvider:
         self._type_zones: dict[str, frozenset[str]] = {}
         self._all_zones: tuple[str, ...] = ()
         self._static: dict[tuple[Any, ...], dict[str, _Static]] = {}
-        self._offering_cache: dict[tuple[Any, ...], tuple[tuple[Any, ...], list[Offering]]] = {}
+        self._offering_cache: dict[tuple[Any, ...], _Prototypes] = {}
         self._offering_reqs: dict[tuple[str, str, str | None], Requirements] = {}
         self._pricing_generation = 0
 
@@ -729,9 +767,15 @@ class InstanceTypeProvider:
         return enis, int(network.get("Ipv4AddressesPerInterface", 0))
 
     def invalidate_offerings(self) -> None:
-        """Drop cached offerings (call after updating prices)."""
+        """Drop cached offerings (call after updating prices by other means than the pricing
+        provider's ``update_*`` methods, which bump its ``version``)."""
         self._offering_cache.clear()
         self._pricing_generation += 1
+
+    def _pricing_version(self) -> int:
+        # PricingProvider.version changes on every price update; plain price sources (test
+        # stubs, static books) have no version and never change.
+        return int(getattr(self.pricing, "version", 0))
 
     # -- static part ----------------------------------------------------------------------------
     def settings_for(self, nodeclass: ResolvedNodeClass) -> InstanceTypeSettings:
@@ -806,6 +850,15 @@ class InstanceTypeProvider:
         Raises :class:`InstanceTypeError` ``no instance types found`` / ``no instance types
         offerings found`` / ``no subnets found``.
         """
+        return InstanceTypes(_clone(it) for it in self.prototypes(nodeclass, unavailable, overlay_prices))
+
+    def prototypes(self, nodeclass: ResolvedNodeClass, unavailable: UnavailableOfferings | None = None,
+                   overlay_prices: Mapping[str, float] | None = None) -> tuple[InstanceType, ...]:
+        """:meth:`list` without the copies: the provider's own InstanceType objects, which callers
+        must treat as read-only (the launch path does: its filters copy on write). The same tuple
+        object comes back while no type's offerings changed (same inputs, same ICE cache state),
+        so work derived from it can be memoised by identity (see
+        :meth:`awsprovider.instance.InstanceProvider.filter_instance_types`)."""
         types = self._load()
         if not types:
             raise InstanceTypeError("no instance types found")
@@ -822,23 +875,29 @@ class InstanceTypeProvider:
         view = uo.snapshot() if uo is not None else None
         gv = view.global_version if view is not None else 0
         tv = view.type_versions if view is not None else {}
-        base_key = (settings.network_interfaces, settings.ami_family, zone_info, prices_key,
-                    id(uo), self._pricing_generation)
-        result = InstanceTypes()
+        # The full settings (not only the ones offerings depend on): a prototype also carries the
+        # settings-dependent capacity and overhead.
+        base_key = (settings, zone_info, prices_key,
+                    id(uo), self._pricing_generation, self._pricing_version())
+        cached = self._offering_cache.get(base_key)  # hashed once per call, not once per type
+        if cached is None:
+            cached = self._offering_cache[base_key] = _Prototypes()
+        by_name = cached.by_name
         wk = self.well_known
-        cache = self._offering_cache
+        changed = cached.all is None
         for name, static in statics.items():
             stamp = (gv, tv.get(name, 0))
-            ck = (base_key, name)
-            hit = cache.get(ck)
-            if hit is not None and hit[0] == stamp:
-                offerings = hit[1]
-            else:
-                offerings = self._resolve_offerings(name, static, zone_info, view, prices)
-                cache[ck] = (stamp, offerings)
-            result.append(InstanceType(name, static.requirements, Offerings(offerings), static.capacity,
-                                       static.overhead, wk))
-        return result
+            hit = by_name.get(name)
+            if hit is None or hit[0] != stamp:
+                proto = InstanceType(name, static.requirements,
+                                     Offerings(self._resolve_offerings(name, static, zone_info, view, prices)),
+                                     static.capacity, static.overhead, wk)
+                by_name[name] = (stamp, proto)
+                changed = True
+        if changed:
+            cached.all = tuple(by_name[name][1] for name in statics)
+        assert cached.all is not None
+        return cached.all
 
     def get(self, nodeclass: ResolvedNodeClass, name: str, unavailable: UnavailableOfferings | None = None,
             overlay_prices: Mapping[str, float] | None = None) -> InstanceType:

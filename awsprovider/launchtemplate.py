@@ -87,6 +87,7 @@ class LaunchTemplateProvider:
         self.cluster_name = cluster_name
         self.well_known = well_known
         self._cache: dict[str, str] = {}
+        self._names: dict[tuple[Any, ...], tuple[str, dict[str, Any]]] = {}
         self.created: list[str] = []
 
     # -- grouping (amifamily/resolver.go Resolve) ------------------------------------------
@@ -105,25 +106,36 @@ class LaunchTemplateProvider:
         """Group the types into (name, options, types) in first-appearance order (see module doc).
         Types without a compatible AMI are left out (upstream: not mapped to any AMI)."""
         groups: dict[str, tuple[dict[str, Any], list[InstanceType]]] = {}
+        sgs = sorted(security_group_ids)
+        tag_items = sorted((tags or {}).items())
+        common = (nodeclass_name, tuple(sgs), tuple(tag_items), capacity_type, tenancy)
         for it in instance_types:
             ami = self._ami_for(it, amis)
             if ami is None:
                 continue
-            options = {
-                "cluster": self.cluster_name,
-                "nodeclass": nodeclass_name,
-                "image_id": ami.id,
-                "max_pods": int(it.capacity.get("pods", 0)) // NANO,
-                "kube_reserved": _resources_key(it.overhead.kube_reserved),
-                "system_reserved": _resources_key(it.overhead.system_reserved),
-                "security_groups": sorted(security_group_ids),
-                "tags": sorted((tags or {}).items()),
-                "capacity_type": capacity_type,
-                "tenancy": tenancy,
-            }
-            name = launch_template_name(options)
+            max_pods = int(it.capacity.get("pods", 0)) // NANO
+            kube = _resources_key(it.overhead.kube_reserved)
+            system = _resources_key(it.overhead.system_reserved)
+            # The name is a hash of the options: memoise it by a hashable image of the same values.
+            key = (common, ami.id, max_pods, tuple(kube), tuple(system))
+            hit = self._names.get(key)
+            if hit is None:
+                options = {
+                    "cluster": self.cluster_name,
+                    "nodeclass": nodeclass_name,
+                    "image_id": ami.id,
+                    "max_pods": max_pods,
+                    "kube_reserved": kube,
+                    "system_reserved": system,
+                    "security_groups": sgs,
+                    "tags": tag_items,
+                    "capacity_type": capacity_type,
+                    "tenancy": tenancy,
+                }
+                hit = self._names[key] = (launch_template_name(options), options)
+            name, options = hit
             if name not in groups:
-                groups[name] = (options, [])
+                groups[name] = (dict(options), [])
             groups[name][1].append(it)
         return [(name, opts, its) for name, (opts, its) in groups.items()]
 

@@ -394,6 +394,8 @@ class PricingProvider:
         self._on_demand: dict[str, float] = dict(self.table.prices)
         self._measured_spot: dict[str, dict[str, float]] | None = None
         self._spot_model: SpotModel | None = None
+        #: bumped by every ``update_*`` call (consumers cache prices by it)
+        self.version = 0
         if spot_mode == "model":
             self._spot_model = SpotModel(region, self._on_demand, spot_feed or load_spot_advisor())
 
@@ -484,6 +486,7 @@ class PricingProvider:
         if not prices:
             raise PricingError("no on-demand pricing found")
         self._on_demand.update(prices)
+        self.version += 1
         if self._spot_model is not None:
             self._spot_model = SpotModel(self.region, self._on_demand, self._spot_model.feed,
                                          zone_variation=self._spot_model.zone_variation)
@@ -497,6 +500,7 @@ class PricingProvider:
         for itype, zonal in prices.items():
             merged.setdefault(itype, {}).update(zonal)
         self._measured_spot = merged
+        self.version += 1
 
 
 # ----------------------------------------------------------------------------- refresh (boto3)

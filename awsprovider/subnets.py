@@ -59,12 +59,18 @@ def min_pods_by_zone(instance_types: Sequence[InstanceType], capacity_type: str)
     """:func:`min_pods` for every zone at once (one pass over the available offerings).
     Equivalent for offerings whose requirements are single-valued (capacity type, zone)."""
     out: dict[str, int] = {}
+    # Offerings share a handful of requirement objects (one per capacity type x zone): read each
+    # one's (capacity type, zone) once. The objects are alive for the whole call, so ids are stable.
+    labels: dict[int, tuple[str, str]] = {}
     for it in instance_types:
         pods = it.capacity.get("pods", 0) // NANO
         for o in it.available_offerings:
-            if o.capacity_type != capacity_type:
+            ct_zone = labels.get(id(o.requirements))
+            if ct_zone is None:
+                ct_zone = labels[id(o.requirements)] = (o.capacity_type, o.zone)
+            if ct_zone[0] != capacity_type:
                 continue
-            z = o.zone
+            z = ct_zone[1]
             cur = out.get(z)
             if cur is None or pods < cur:
                 out[z] = pods

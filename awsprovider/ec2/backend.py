@@ -25,7 +25,9 @@ sets them). Capacity counters are consumed when the model decides, before moto l
 
 Determinism: moto's id generator is seeded at :meth:`MockedEC2.start` with the public
 ``moto.moto_api._internal.mock_random.seed(seed)`` (the recorder docs' API; it is moto's own
-process-wide generator, so the same start sequence gives the same ids). Fleet ids of short-circuited
+process-wide generator, so the same start sequence gives the same ids). Catalogue reads leave the
+generator untouched (they may be answered by the process memo without any moto call, see
+:mod:`awsprovider.ec2.catalog`), so ids never depend on what ran earlier in the process. Fleet ids of short-circuited
 requests come from a per-backend counter. ``now`` (virtual seconds) comes from ``clock`` or the
 ``now`` attribute, never the wall clock.
 
@@ -224,9 +226,11 @@ class MockedEC2:
 
     @property
     def catalog(self) -> InstanceTypeCatalog:
-        """The instance-type catalogue read through this backend's client (cached)."""
+        """The instance-type catalogue read through this backend's client (cached; the parsed,
+        read-only answer is shared process-wide per region and moto version, see
+        :mod:`awsprovider.ec2.catalog`)."""
         if self._catalog is None:
-            self._catalog = InstanceTypeCatalog(self.client)
+            self._catalog = InstanceTypeCatalog.for_moto(self.client, self.region)
         return self._catalog
 
     @property
@@ -252,6 +256,16 @@ class MockedEC2:
     def current_time(self) -> float:
         """Virtual now: ``clock()`` when given, else the ``now`` attribute."""
         return float(self.clock()) if self.clock is not None else self.now
+
+    def set_scenario(self, price_book: PriceBook | None = None, capacity: CapacityModel | None = None) -> None:
+        """Re-price and/or replace the capacity model of a running backend (moto state, catalogue
+        and records are kept); the fleet model is rebuilt on the next CreateFleet. ``None`` keeps
+        the current one."""
+        if price_book is not None:
+            self.price_book = price_book
+        if capacity is not None:
+            self.capacity = capacity
+        self._allocator = None
 
     def add_unavailable(self, spec: str | CapacityRule) -> CapacityRule:
         """Inject a capacity error rule (``TYPE-GLOB:ZONE-GLOB:CAPACITY-TYPE[:key=value...]``)."""
@@ -342,7 +356,12 @@ class MockedEC2:
         if self._bypass:
             return None
         now = self.current_time()
-        record = FleetRecord(request=copy.deepcopy(params), now=now)
+        # No deep copy: nothing here or in botocore mutates the nested request (the hooks build a
+        # new request instead of editing ``params``; botocore only adds top-level keys such as
+        # ``ClientToken`` to its own dict, and the top level is copied). The record therefore
+        # shares the caller's nested structures: a caller must not edit a request after sending
+        # it (karpy builds every request fresh).
+        record = FleetRecord(request=dict(params), now=now)
         self.records.append(record)
         pending = _Pending(record)
         context[_CONTEXT_KEY] = pending
@@ -364,8 +383,10 @@ class MockedEC2:
         for index, count in groups.items():
             ltc, ovr = flat[index]
             new = {k: v for k, v in params.items() if k not in ("LaunchTemplateConfigs", "TargetCapacitySpecification")}
+            # Shallow copies suffice: the specification and the override are flat maps of scalars
+            # in every request the model decides, and moto does not edit what it is sent.
             new["LaunchTemplateConfigs"] = [
-                {"LaunchTemplateSpecification": copy.deepcopy(ltc["LaunchTemplateSpecification"]), "Overrides": [copy.deepcopy(ovr)]}
+                {"LaunchTemplateSpecification": dict(ltc["LaunchTemplateSpecification"]), "Overrides": [dict(ovr)]}
             ]
             tcs = {k: v for k, v in params["TargetCapacitySpecification"].items()
                    if k not in ("OnDemandTargetCapacity", "SpotTargetCapacity")}
