@@ -246,6 +246,14 @@ class AWSCloudProvider:
         """``{"date", "source"}`` of the price table, for the JSON document."""
         return self.pricing.prices_metadata()
 
+    def explain_launch(self, nodeclaim_name: str) -> dict[str, Any] | None:
+        """The launch path of a NodeClaim for explain output: what each filter rejected, the
+        types kept by the cut to 60 (in price order), the CreateFleet request (strategy,
+        overrides with priorities), the mocked EC2's decisions (what it picked and why) and the
+        errors. None when the provider never launched that NodeClaim."""
+        rec = self.launches.get(nodeclaim_name)
+        return rec.explain() if rec is not None else None
+
     def fleet_record(self, nodeclaim_name: str) -> dict[str, Any] | None:
         """The JSON ``fleet`` block of a NodeClaim's launch: the CreateFleet request as sent and the
         errors EC2 returned (None when no CreateFleet was sent for it)."""
