@@ -15,7 +15,7 @@ from typing import Any, Callable, Optional
 
 from .nodeinfo import NodeInfo
 from .podinfo import PodInfo
-from .types import MAX_NODE_SCORE, Code, Status, unresolvable
+from .types import MAX_NODE_SCORE, SUCCESS_STATUS, Code, Status, unresolvable
 
 # ---- cluster events (events.go) -------------------------------------------------------------------
 NODE = "Node"
@@ -80,12 +80,16 @@ class CycleState:
         self.data: dict[str, Any] = {}
         self.skip_filter: set[str] = set()
         self.skip_score: set[str] = set()
+        # Filter plugins not skipped by PreFilter, resolved once (see Framework.run_filter); keyed by
+        # the skip set it was computed from so a later change to skip_filter is never missed.
+        self._filter_plugins: Optional[tuple[frozenset[str], list[Plugin]]] = None
 
     def clone(self) -> CycleState:
         c = CycleState()
         c.data = {k: (v.clone() if hasattr(v, "clone") else v) for k, v in self.data.items()}
         c.skip_filter = set(self.skip_filter)
         c.skip_score = set(self.skip_score)
+        c._filter_plugins = self._filter_plugins
         return c
 
 
@@ -209,18 +213,33 @@ class Framework:
             return rejected, None, rejectors
         return Status(), result, set()
 
+    def _active_filter_plugins(self, state: CycleState) -> list[Plugin]:
+        """The Filter plugins whose PreFilter did not return Skip, in configured order.
+
+        Performance: upstream checks ``state.SkipFilterPlugins.Has(name)`` for every plugin on every
+        node; the set is fixed once PreFilter has run, so we resolve the list once per cycle (and
+        recompute it if skip_filter is ever different from the set it was built from)."""
+        cached = state._filter_plugins
+        skip = state.skip_filter
+        if cached is not None and len(cached[0]) == len(skip) and (not skip or cached[0] == skip):
+            return cached[1]
+        plugins = [p for p in self.filter_plugins if p.name not in skip]
+        state._filter_plugins = (frozenset(skip), plugins)
+        return plugins
+
     def run_filter(self, state: CycleState, pod: PodInfo, ni: NodeInfo) -> Status:
-        """RunFilterPlugins: stop at the first non-success plugin."""
-        for p in self.filter_plugins:
-            if p.name in state.skip_filter:
-                continue
+        """RunFilterPlugins: stop at the first non-success plugin.
+
+        Success is the shared immutable SUCCESS_STATUS (upstream: a nil *Status), so a node that
+        passes allocates nothing; ``st.code`` is falsy exactly for Code.SUCCESS."""
+        for p in self._active_filter_plugins(state):
             st = p.filter(state, pod, ni)
-            if not st.is_success():
+            if st.code:
                 st.plugin = p.name
                 if not st.is_rejected():
                     st.code = Code.ERROR
                 return st
-        return Status()
+        return SUCCESS_STATUS
 
     def run_add_pod(self, state: CycleState, pod: PodInfo, to_add: PodInfo, ni: NodeInfo) -> None:
         for p in self.pre_filter_plugins:
@@ -236,6 +255,8 @@ class Framework:
                                        nominated: list[PodInfo]) -> Status:
         """RunFilterPluginsWithNominatedPods: pass 1 with nominated pods of priority >= pod's, pass 2 without
         (pass 2 only when pass 1 added pods)."""
+        if not nominated:  # no pods nominated to this node: pass 1 would add nothing (only pass 2 runs)
+            return self.run_filter(state, pod, ni)
         extra = [p for p in nominated if p.uid != pod.uid and p.priority >= pod.priority]
         if extra:
             st1 = state.clone()
@@ -264,16 +285,21 @@ class Framework:
         for p in self.score_plugins:
             if p.name in state.skip_score:
                 continue
-            scores = [p.score(state, pod, ni) for ni in nodes]
+            score = p.score
+            scores = [score(state, pod, ni) for ni in nodes]
             if p.has_normalize:
                 p.normalize_score(state, pod, scores)
-            for s in scores:
-                if s < 0 or s > MAX_NODE_SCORE:
-                    raise ValueError(f"plugin {p.name} returns an invalid score {s}")
+            # range check (framework.go): min/max first, then the first offending score in node order
+            if scores and (min(scores) < 0 or max(scores) > MAX_NODE_SCORE):
+                for s in scores:
+                    if s < 0 or s > MAX_NODE_SCORE:
+                        raise ValueError(f"plugin {p.name} returns an invalid score {s}")
             w = self.weights.get(p.name, 1)
             per_plugin[p.name] = scores
-            for i, s in enumerate(scores):
-                totals[i] += s * w
+            if w == 1:
+                totals = [t + s for t, s in zip(totals, scores)]
+            else:
+                totals = [t + s * w for t, s in zip(totals, scores)]
         return totals, per_plugin
 
     def all_events(self) -> list[tuple[str, ClusterEvent, HintFn]]:

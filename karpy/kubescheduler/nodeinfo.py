@@ -7,7 +7,7 @@ pkg/scheduler/backend/cache/node_tree.go (zone-interleaved node order).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Optional
 
 from .podinfo import CPU, MEMORY, PODS, HostPortEntry, PodInfo, ResourceList, _nanos
 from .types import LABEL_REGION, LABEL_ZONE
@@ -21,7 +21,17 @@ class ImageState:
 
 @dataclass
 class NodeInfo:
-    """framework.NodeInfo."""
+    """framework.NodeInfo.
+
+    Like upstream's NodeInfo, ``pods_with_affinity`` and ``pods_with_required_anti_affinity`` are
+    kept incrementally by ``add_pod``/``remove_pod`` (types.go AddPodInfo/RemovePod maintain
+    PodsWithAffinity / PodsWithRequiredAntiAffinity) instead of being re-filtered from ``pods`` on
+    every read; each holds the same pods, in the same (``pods``) order, as the filter would.
+    ``name``, ``labels``, ``spec_taints`` (spec.taints as stored) and ``unschedulable`` are read from
+    the Node once: a NodeInfo is rebuilt whenever the scheduler is told its Node changed
+    (add_node/update_node), so it is a snapshot of the Node like upstream's cached NodeInfo.
+    ``generation`` counts pod changes (types.go NodeInfo.Generation); per-node memos key on it.
+    """
 
     node: Any
     pods: list[PodInfo] = field(default_factory=list)
@@ -30,6 +40,25 @@ class NodeInfo:
     used_ports: list[HostPortEntry] = field(default_factory=list)
     allocatable: ResourceList = field(default_factory=dict)
     image_states: dict[str, ImageState] = field(default_factory=dict)
+    name: str = field(init=False, repr=False, compare=False, default="")
+    pods_with_affinity: list[PodInfo] = field(init=False, repr=False, compare=False, default_factory=list)
+    pods_with_required_anti_affinity: list[PodInfo] = field(init=False, repr=False, compare=False,
+                                                            default_factory=list)
+    labels: dict[str, str] = field(init=False, repr=False, compare=False, default_factory=dict)
+    spec_taints: Any = field(init=False, repr=False, compare=False, default=None)
+    unschedulable: bool = field(init=False, repr=False, compare=False, default=False)
+    generation: int = field(init=False, repr=False, compare=False, default=0)
+    memo: dict[Any, Any] = field(init=False, repr=False, compare=False, default_factory=dict)
+
+    def __post_init__(self) -> None:
+        node = self.node
+        self.name = node.metadata.name
+        self.labels = node.metadata.labels or {}
+        spec = getattr(node, "spec", None)
+        self.spec_taints = getattr(spec, "taints", None) if spec else None
+        self.unschedulable = bool(getattr(spec, "unschedulable", False)) if spec is not None else False
+        self.pods_with_affinity = [p for p in self.pods if p.has_affinity()]
+        self.pods_with_required_anti_affinity = [p for p in self.pods if p.required_anti_affinity_terms]
 
     @classmethod
     def from_node(cls, node: Any, pods: list[PodInfo] = ()) -> NodeInfo:  # type: ignore[assignment]
@@ -41,32 +70,21 @@ class NodeInfo:
         return ni
 
     @property
-    def name(self) -> str:
-        return self.node.metadata.name
-
-    @property
-    def labels(self) -> dict[str, str]:
-        return self.node.metadata.labels or {}
-
-    @property
     def taints(self) -> list[Any]:
-        return list(getattr(self.node.spec, "taints", None) or []) if getattr(self.node, "spec", None) else []
+        return list(self.spec_taints or [])
 
     @property
     def allowed_pod_number(self) -> int:
         """Allocatable pods as a count (nano-units / 1e9)."""
         return self.allocatable.get(PODS, 0) // 10**9
 
-    @property
-    def pods_with_affinity(self) -> list[PodInfo]:
-        return [p for p in self.pods if p.has_affinity()]
-
-    @property
-    def pods_with_required_anti_affinity(self) -> list[PodInfo]:
-        return [p for p in self.pods if p.required_anti_affinity_terms]
-
     def add_pod(self, p: PodInfo) -> None:
+        self.generation += 1
         self.pods.append(p)
+        if p.has_affinity():
+            self.pods_with_affinity.append(p)
+        if p.required_anti_affinity_terms:
+            self.pods_with_required_anti_affinity.append(p)
         for k, v in p.requests.items():
             self.requested[k] = self.requested.get(k, 0) + v
         for k in (CPU, MEMORY):
@@ -76,7 +94,10 @@ class NodeInfo:
     def remove_pod(self, p: PodInfo) -> bool:
         for i, q in enumerate(self.pods):
             if q.uid == p.uid:
+                self.generation += 1
                 del self.pods[i]
+                _remove_uid(self.pods_with_affinity, q)
+                _remove_uid(self.pods_with_required_anti_affinity, q)
                 for k, v in q.requests.items():
                     self.requested[k] = self.requested.get(k, 0) - v
                 for k in (CPU, MEMORY):
@@ -89,6 +110,52 @@ class NodeInfo:
     def clone(self) -> NodeInfo:
         return NodeInfo(self.node, list(self.pods), dict(self.requested), dict(self.non_zero_requested),
                         list(self.used_ports), self.allocatable, self.image_states)
+
+
+def _remove_uid(lst: list[PodInfo], p: PodInfo) -> None:
+    """Drop ``p`` (the very PodInfo removed from ``pods``) from a derived list, keeping order."""
+    for i, q in enumerate(lst):
+        if q is p:
+            del lst[i]
+            return
+
+
+class Snapshot(list):  # type: ignore[type-arg]
+    """cache.Snapshot's nodeInfoList (zone-interleaved node-tree order) for one scheduling cycle, plus
+    upstream's derived lists ``havePodsWithAffinityNodeInfoList`` and
+    ``havePodsWithRequiredAntiAffinityNodeInfoList`` (snapshot.go): the nodes that have at least one
+    pod with (anti-)affinity, in snapshot order. InterPodAffinity's PreFilter/PreScore walk only
+    those, exactly as upstream does; the result equals walking every node's (empty) lists.
+    A plain ``list`` of NodeInfos still works everywhere (plugins fall back to filtering it)."""
+
+    _with_affinity: Optional[list[NodeInfo]] = None
+    _with_required_anti: Optional[list[NodeInfo]] = None
+
+    @property
+    def have_pods_with_affinity(self) -> list[NodeInfo]:
+        if self._with_affinity is None:
+            self._with_affinity = [ni for ni in self if ni.pods_with_affinity]
+        return self._with_affinity
+
+    @property
+    def have_pods_with_required_anti_affinity(self) -> list[NodeInfo]:
+        if self._with_required_anti is None:
+            self._with_required_anti = [ni for ni in self if ni.pods_with_required_anti_affinity]
+        return self._with_required_anti
+
+
+def have_pods_with_affinity(nodes: list[NodeInfo]) -> list[NodeInfo]:
+    """The snapshot's havePodsWithAffinityNodeInfoList (computed when ``nodes`` is a plain list)."""
+    if isinstance(nodes, Snapshot):
+        return nodes.have_pods_with_affinity
+    return [ni for ni in nodes if ni.pods_with_affinity]
+
+
+def have_pods_with_required_anti_affinity(nodes: list[NodeInfo]) -> list[NodeInfo]:
+    """The snapshot's havePodsWithRequiredAntiAffinityNodeInfoList."""
+    if isinstance(nodes, Snapshot):
+        return nodes.have_pods_with_required_anti_affinity
+    return [ni for ni in nodes if ni.pods_with_required_anti_affinity]
 
 
 def zone_key(node: Any) -> str:
@@ -119,17 +186,24 @@ def node_tree_order(nodes: list[Any]) -> list[Any]:
     return out
 
 
-def build_image_states(nodes: list[Any]) -> dict[str, dict[str, ImageState]]:
-    """framework.createImageExistenceMap + getNodeImageStates: node name -> image -> state."""
+def node_image_sizes(n: Any) -> dict[str, int]:
+    """A node's images: normalized name -> size in bytes (status.images)."""
+    st = getattr(n, "status", None)
+    imgs = getattr(st, "images", None) or [] if st is not None else []
+    sizes: dict[str, int] = {}
+    for img in imgs:
+        for name in getattr(img, "names", None) or []:
+            sizes[normalized_image_name(name)] = int(getattr(img, "size_bytes", 0) or 0)
+    return sizes
+
+
+def build_image_states(nodes: list[Any], sizes_of: Any = node_image_sizes) -> dict[str, dict[str, ImageState]]:
+    """framework.createImageExistenceMap + getNodeImageStates: node name -> image -> state.
+    ``sizes_of(node)`` gives one node's images (the scheduler passes a per-Node-object cache)."""
     counts: dict[str, int] = {}
     per_node: dict[str, dict[str, int]] = {}
     for n in nodes:
-        st = getattr(n, "status", None)
-        imgs = getattr(st, "images", None) or [] if st is not None else []
-        sizes: dict[str, int] = {}
-        for img in imgs:
-            for name in getattr(img, "names", None) or []:
-                sizes[normalized_image_name(name)] = int(getattr(img, "size_bytes", 0) or 0)
+        sizes = sizes_of(n)
         per_node[n.metadata.name] = sizes
         for name in sizes:
             counts[name] = counts.get(name, 0) + 1

@@ -8,6 +8,7 @@ variant of pkg/scheduler/util/pod_resources.go). Amounts are int nano-units.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 from karpy.api.quantity import parse_nanos
@@ -101,6 +102,17 @@ class AffinityTerm:
     namespace_selector: Any = None  # LabelSelector | None
     all_namespaces: bool = False
 
+    @property
+    def signature(self) -> Any:
+        """Everything ``matches`` reads from the term, as a hashable value (terms with equal
+        signatures match exactly the same pods); computed once per term."""
+        sig = self.__dict__.get("_signature")
+        if sig is None:
+            sig = (self.namespaces, self.all_namespaces, selector_signature(self.namespace_selector),
+                   selector_signature(self.selector))
+            self.__dict__["_signature"] = sig
+        return sig
+
     def matches(self, pod: PodInfo, ns_labels: dict[str, dict[str, str]] | None = None) -> bool:
         if not (self.all_namespaces or pod.namespace in self.namespaces):
             if self.namespace_selector is None:
@@ -111,6 +123,15 @@ class AffinityTerm:
         if self.selector is None:
             return False
         return bool(self.selector.matches(pod.labels))
+
+
+def selector_signature(sel: Any) -> Any:
+    """A LabelSelector (or None) as a hashable value: two selectors with equal signatures match the
+    same label sets (matchLabels compared as a set, expressions in order)."""
+    if sel is None:
+        return None
+    return (tuple(sorted(sel.match_labels.items())),
+            tuple((e.key, e.operator, tuple(e.values)) for e in sel.match_expressions))
 
 
 @dataclass
@@ -182,9 +203,16 @@ class PodInfo:
         st = getattr(self.pod, "status", None)
         return (getattr(st, "nominated_node_name", None) or "") if st is not None else ""
 
-    @property
+    @cached_property
     def terminating(self) -> bool:
+        # read once: a PodInfo is built per pod object, and a pod update builds a new PodInfo
         return getattr(self.pod.metadata, "deletion_timestamp", None) is not None
+
+    @cached_property
+    def labels_key(self) -> tuple[str, frozenset[tuple[str, str]]]:
+        """(namespace, labels) as a hashable value: everything an AffinityTerm / LabelSelector match
+        reads from this pod (memo key for the per-cycle match caches)."""
+        return self.namespace, frozenset(self.labels.items())
 
     @property
     def preemption_policy(self) -> str:

@@ -18,7 +18,7 @@ from .framework import (ADD, ASSIGNED_POD, DELETE, NODE, UNSCHEDULED_POD, UPDATE
                         UPDATE_POD_SCHEDULING_GATES_ELIMINATED, UPDATE_POD_TOLERATION, ClusterEvent, CycleState,
                         Framework)
 from .gang import MSG_OTHERS_UNSCHEDULABLE, MSG_WAIT_SCHEDULED, GangScheduling, group_key, min_count_of
-from .nodeinfo import NodeInfo, node_tree_order
+from .nodeinfo import NodeInfo, Snapshot, node_tree_order
 from .plugins import DEFAULT_WEIGHTS, ScoringStrategy, default_plugins
 from .podinfo import PodInfo, new_pod_info
 from .preemption import DefaultPreemption
@@ -95,6 +95,9 @@ class KubeScheduler:
         self.nominated: dict[str, str] = {}  # pod key -> nominated node
         self.preempting: set[str] = set()  # victims being deleted by scheduler preemption
         self.conditions: dict[str, tuple[str, str]] = {}
+        # The node tree order of the NodeInfos, rebuilt only when the node set changes (see _snapshot).
+        self._node_tree: Optional[list[NodeInfo]] = None
+        self._image_sizes: dict[str, tuple[Any, dict[str, int]]] = {}
         plugins = default_plugins(c.scoring_strategy, c.taint_message_style, c.default_spread_selector)
         plugins.insert(1, GangScheduling(self._lookup_group, self._count_group_members))
         self.framework = Framework(plugins, dict(DEFAULT_WEIGHTS), profile_name=c.scheduler_name)
@@ -124,11 +127,38 @@ class KubeScheduler:
     def _count_group_members(self, gkey: str) -> int:
         return sum(1 for p in self.pods.values() if group_key(p) == gkey)
 
-    def _snapshot(self) -> list[NodeInfo]:
-        return [self.node_infos[n.metadata.name] for n in node_tree_order(list(self.nodes.values()))]
+    def _snapshot(self) -> Snapshot:
+        """cache.UpdateSnapshot: the NodeInfos in node-tree order.
+
+        Performance: upstream's snapshot rebuilds nodeInfoList from the node tree only when a node
+        was added/removed (updateAllLists) and otherwise keeps the list, updating NodeInfos in place.
+        We do the same: the ordered list is cached and dropped by add_node/update_node/delete_node
+        (the only places that change the node set, a node's zone labels or a NodeInfo object); pod
+        assume/forget mutate the cached NodeInfos in place, so the cached order is exactly what
+        node_tree_order would compute. Each cycle gets its own Snapshot copy (it carries the
+        per-cycle havePodsWith*AffinityNodeInfoList)."""
+        if self._node_tree is None:
+            self._node_tree = [self.node_infos[n.metadata.name] for n in node_tree_order(list(self.nodes.values()))]
+        return Snapshot(self._node_tree)
 
     def _nominated_on(self, node: str) -> list[PodInfo]:
         return [self.pod_infos[k] for k, n in self.nominated.items() if n == node and k in self.pod_infos]
+
+    def _nominator(self) -> Any:
+        """A per-cycle ``nominated(node)`` lookup equal to ``_nominated_on``.
+
+        Performance: upstream's nominator keeps nominatedPods as map[nodeName][]podRef, so the
+        per-node lookup in RunFilterPluginsWithNominatedPods is O(1). ``self.nominated`` does not
+        change during a scheduling cycle, so we index it by node once per cycle (same pods, same
+        order as the scan in _nominated_on); with no nominations at all every node gets ()."""
+        if not self.nominated:
+            return _no_nominations
+        by_node: dict[str, list[PodInfo]] = {}
+        for k, n in self.nominated.items():
+            pi = self.pod_infos.get(k)
+            if pi is not None:
+                by_node.setdefault(n, []).append(pi)
+        return lambda node: by_node.get(node, [])
 
     def _is_unassigned(self, pod: Any) -> bool:
         return not (getattr(pod.spec, "node_name", None) or "")
@@ -168,6 +198,8 @@ class KubeScheduler:
         self.nodes[name] = node
         pods = [self.pod_infos[k] for k, n in self.assigned.items() if n == name]
         self.node_infos[name] = NodeInfo.from_node(node, pods)
+        self._node_tree = None
+        self._image_sizes.pop(name, None)  # re-read this node's images (it may be the same object)
         self._refresh_images()
         self._event(ClusterEvent(NODE, ADD), None, node)
 
@@ -181,6 +213,8 @@ class KubeScheduler:
         self.nodes[name] = node
         ni = self.node_infos[name]
         self.node_infos[name] = NodeInfo.from_node(node, ni.pods)
+        self._node_tree = None
+        self._image_sizes.pop(name, None)  # re-read this node's images (it may be the same object)
         self._refresh_images()
         for action in node_update_events(old, node):
             self._event(ClusterEvent(NODE, action), old, node)
@@ -188,12 +222,30 @@ class KubeScheduler:
     def delete_node(self, name: str) -> None:
         old = self.nodes.pop(name, None)
         self.node_infos.pop(name, None)
+        self._node_tree = None
         if old is not None:
             self._event(ClusterEvent(NODE, DELETE), old, None)
 
     def _refresh_images(self) -> None:
-        from .nodeinfo import build_image_states
-        states = build_image_states(list(self.nodes.values()))
+        """Recompute every node's image states (counts span all nodes).
+
+        Performance: a node's status.images is read once per Node object (``_image_sizes``, keyed by
+        name and checked by identity; the scheduler is handed a new object on every node update),
+        so a refresh no longer re-parses every node's image list; the added/updated node's entry is
+        dropped first so it is always re-read. The states are built as before."""
+        from .nodeinfo import build_image_states, node_image_sizes
+        cache = self._image_sizes
+
+        def sizes_of(n: Any) -> dict[str, int]:
+            hit = cache.get(n.metadata.name)
+            if hit is not None and hit[0] is n:
+                return hit[1]
+            sizes = node_image_sizes(n)
+            cache[n.metadata.name] = (n, sizes)
+            return sizes
+        for gone in [k for k in cache if k not in self.nodes]:
+            del cache[gone]
+        states = build_image_states(list(self.nodes.values()), sizes_of)
         for n, ni in self.node_infos.items():
             ni.image_states = states.get(n, {})
 
@@ -319,15 +371,16 @@ class KubeScheduler:
         pi = q.pod_info
         state = CycleState()
         nodes = self._snapshot()
+        nominated = self._nominator()
         try:
-            res = self.algorithm.schedule_pod(state, pi, nodes, self._nominated_on)
+            res = self.algorithm.schedule_pod(state, pi, nodes, nominated)
         except NoNodesAvailable:
             q.unschedulable_plugins = set()
             return self._fail(q, ERR_NO_NODES_AVAILABLE, REASON_UNSCHEDULABLE, None)
         except FitError as fe:
             q.unschedulable_plugins = set(fe.diagnosis.unschedulable_plugins)
             out = self.preemption.preempt(state, pi, nodes, fe.diagnosis, list(self.pdbs.values()),
-                                          self._nominated_on, float(self.clock.now()), self._terminating_by_preemption)
+                                          nominated, float(self.clock.now()), self._terminating_by_preemption)
             fe.diagnosis.post_filter_msg = out.message
             result = self._fail(q, fe.message(), REASON_UNSCHEDULABLE, out.nominated_node)
             if out.status.is_success() and out.nominated_node:
@@ -440,6 +493,10 @@ class KubeScheduler:
         head = next(r for r in results if r.pod_key == first.key)
         return ScheduleOneResult(first.key, outcome, head.node_name, head.condition, head.condition_changed,
                                  members=results)
+
+
+def _no_nominations(node: str) -> tuple[()]:
+    return ()
 
 
 def node_update_events(old: Any, new: Any) -> list[str]:

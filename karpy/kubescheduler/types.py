@@ -86,6 +86,46 @@ class Status:
         return self
 
 
+class _EmptyReasons(list):  # type: ignore[type-arg]
+    """An empty reasons list that cannot be filled (the shared Success status's ``reasons``)."""
+
+    def _immutable(self, *a: object, **k: object) -> None:
+        raise TypeError("the shared Success status is immutable; create Status() to modify one")
+
+    append = extend = insert = remove = pop = clear = sort = reverse = _immutable  # type: ignore[assignment]
+    __setitem__ = __delitem__ = __iadd__ = __imul__ = _immutable  # type: ignore[assignment]
+
+
+class _SharedSuccess(Status):
+    """The one Success status the hot paths return (Filter/Score plugins, RunFilterPlugins).
+
+    Performance: upstream returns a nil *Status for success (``Status.IsSuccess`` treats nil as
+    Success), so a successful Filter allocates nothing. We mirror that with one shared, immutable
+    Success value: any attempt to mutate it raises, so sharing it cannot leak state between
+    callers; it compares equal to ``Status()``."""
+
+    def __init__(self) -> None:
+        object.__setattr__(self, "code", Code.SUCCESS)
+        object.__setattr__(self, "reasons", _EmptyReasons())
+        object.__setattr__(self, "plugin", "")
+
+    def __setattr__(self, key: str, value: object) -> None:
+        raise AttributeError("the shared Success status is immutable; create Status() to modify one")
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Status):
+            return NotImplemented
+        return other.code == Code.SUCCESS and not other.reasons and other.plugin == ""
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def with_plugin(self, name: str) -> Status:
+        return Status(self.code, [], name)
+
+
+SUCCESS_STATUS: Status = _SharedSuccess()
+
+
 def unschedulable(*reasons: str) -> Status:
     return Status(Code.UNSCHEDULABLE, list(reasons))
 

@@ -16,7 +16,7 @@ from ..framework import (ADD, ASSIGNED_POD, DELETE, NODE, UNSCHEDULED_POD, UPDAT
                          ClusterEvent, CycleState, HintFn, Plugin, QueueingHint, default_normalize_score)
 from ..nodeinfo import NodeInfo, normalized_image_name
 from ..podinfo import HostPortEntry, PodInfo
-from ..types import MAX_NODE_SCORE, TAINT_NODE_UNSCHEDULABLE, Status, unresolvable, unschedulable
+from ..types import MAX_NODE_SCORE, SUCCESS_STATUS, TAINT_NODE_UNSCHEDULABLE, Status, unresolvable, unschedulable
 from .helpers import (NO_EXECUTE, NO_SCHEDULE, PREFER_NO_SCHEDULE, find_matching_untolerated_taint,
                       node_selector_matches, required_node_affinity_matches, term_matches,
                       tolerations_tolerate_taint)
@@ -64,11 +64,11 @@ class NodeUnschedulable(Plugin):
     REASON = "node(s) were unschedulable"
 
     def filter(self, state: CycleState, pod: PodInfo, ni: NodeInfo) -> Status:
-        if not getattr(ni.node.spec, "unschedulable", False):
-            return Status()
+        if not ni.unschedulable:  # node.Spec.Unschedulable, read once per NodeInfo
+            return SUCCESS_STATUS
         taint = _T(TAINT_NODE_UNSCHEDULABLE, "", NO_SCHEDULE)
         if tolerations_tolerate_taint(_tolerations(pod), taint):
-            return Status()
+            return SUCCESS_STATUS
         return unresolvable(self.REASON)
 
     def events_to_register(self) -> list[tuple[ClusterEvent, HintFn]]:
@@ -99,7 +99,7 @@ class NodeName(Plugin):
     def filter(self, state: CycleState, pod: PodInfo, ni: NodeInfo) -> Status:
         if pod.node_name and pod.node_name != ni.name:
             return unresolvable(self.REASON)
-        return Status()
+        return SUCCESS_STATUS
 
     def events_to_register(self) -> list[tuple[ClusterEvent, HintFn]]:
         def hint(pod: PodInfo, old: Any, new: Any) -> QueueingHint:
@@ -134,7 +134,7 @@ class NodePorts(Plugin):
     def filter(self, state: CycleState, pod: PodInfo, ni: NodeInfo) -> Status:
         if ports_conflict(ni.used_ports, pod.host_ports):
             return unschedulable(self.REASON)
-        return Status()
+        return SUCCESS_STATUS
 
     def events_to_register(self) -> list[tuple[ClusterEvent, HintFn]]:
         from ..podinfo import host_ports_of
@@ -163,9 +163,11 @@ class TaintToleration(Plugin):
         return t.effect in (NO_SCHEDULE, NO_EXECUTE)
 
     def filter(self, state: CycleState, pod: PodInfo, ni: NodeInfo) -> Status:
+        if not _node_taints(ni):
+            return SUCCESS_STATUS  # FindMatchingUntoleratedTaint over no taints finds nothing
         taint = find_matching_untolerated_taint(ni.taints, _tolerations(pod), self._filter_pred)
         if taint is None:
-            return Status()
+            return SUCCESS_STATUS
         if self.message_style == "1.34":
             return unresolvable(f"node(s) had untolerated taint {{{taint.key}: {taint.value or ''}}}")
         return unresolvable("node(s) had untolerated taint(s)")
@@ -175,6 +177,8 @@ class TaintToleration(Plugin):
         return Status()
 
     def score(self, state: CycleState, pod: PodInfo, ni: NodeInfo) -> int:
+        if not _node_taints(ni):
+            return 0  # countIntolerableTaintsPreferNoSchedule over no taints
         tols = state.data.get(self.name, [])
         return sum(1 for t in ni.taints if t.effect == PREFER_NO_SCHEDULE and not tolerations_tolerate_taint(tols, t))
 
@@ -200,6 +204,11 @@ class TaintToleration(Plugin):
                 (ClusterEvent(UNSCHEDULED_POD, UPDATE_POD_TOLERATION), pod_hint)]
 
 
+def _node_taints(ni: NodeInfo) -> Any:
+    """The node's spec.taints as stored (falsy when it has none) — ``ni.taints`` without the copy."""
+    return ni.spec_taints
+
+
 class NodeAffinity(Plugin):
     """nodeaffinity: nodeSelector + required affinity (UAU); preferred terms score."""
 
@@ -218,11 +227,19 @@ class NodeAffinity(Plugin):
         na = getattr(aff, "node_affinity", None) if aff is not None else None
         return getattr(na, "required_during_scheduling_ignored_during_execution", None) if na is not None else None
 
+    _PRE_FILTER_KEY = "PreFilterNodeAffinity"
+
+    def _pre_filter_state(self, pod: PodInfo) -> tuple[tuple[tuple[str, str], ...], Any]:
+        """nodeaffinity preFilterState.requiredNodeSelectorAndAffinity: the pod's nodeSelector pairs
+        and required node affinity, read once per cycle instead of once per node."""
+        return tuple((getattr(pod.spec, "node_selector", None) or {}).items()), self._required(pod)
+
     def pre_filter(self, state: CycleState, pod: PodInfo, nodes: list[NodeInfo]) -> tuple[Status, Optional[set[str]]]:
         from ..types import Code
         req = self._required(pod)
         if req is None and not (getattr(pod.spec, "node_selector", None) or {}):
             return Status(Code.SKIP), None
+        state.data[self._PRE_FILTER_KEY] = self._pre_filter_state(pod)
         if req is None:
             return Status(), None
         terms = list(req.node_selector_terms or [])
@@ -243,8 +260,23 @@ class NodeAffinity(Plugin):
         return Status(), names
 
     def filter(self, state: CycleState, pod: PodInfo, ni: NodeInfo) -> Status:
-        if required_node_affinity_matches(pod.spec, ni.node):
-            return Status()
+        pre = state.data.get(self._PRE_FILTER_KEY)
+        if pre is None:
+            ok = required_node_affinity_matches(pod.spec, ni.node)
+        else:
+            # required_node_affinity_matches with the PreFilter state: nodeSelector AND required terms
+            selector, required = pre
+            node = ni.node
+            labels = node.metadata.labels or {}
+            ok = True
+            for k, v in selector:
+                if labels.get(k) != v:
+                    ok = False
+                    break
+            if ok and required is not None:
+                ok = node_selector_matches(required, node.metadata.name, labels)
+        if ok:
+            return SUCCESS_STATUS
         return unresolvable(self.REASON)
 
     @staticmethod
@@ -292,15 +324,33 @@ class ImageLocality(Plugin):
     name = "ImageLocality"
     has_score = True
 
+    _IMAGES_KEY = "ImageLocalityPodImages"
+
     def score(self, state: CycleState, pod: PodInfo, ni: NodeInfo) -> int:
+        # Performance: the pod's images, their normalized names and the score of a node holding
+        # none of them (sum 0) depend only on the pod, so they are computed on the first Score of
+        # the cycle and reused for the other nodes (upstream recomputes them per node).
+        cached = state.data.get(self._IMAGES_KEY)
+        if cached is None or cached[0] is not pod:
+            images = pod.images()
+            cached = (pod, len(images), [normalized_image_name(img) for img in images],
+                      self._scaled(0, len(images)))
+            state.data[self._IMAGES_KEY] = cached
+        image_states = ni.image_states
+        if not image_states:
+            return cached[3]
         total = max(int(state.data.get("_total_nodes", 1)), 1)
-        images = pod.images()
         s = 0
-        for img in images:
-            st = ni.image_states.get(normalized_image_name(img))
+        for name in cached[2]:
+            st = image_states.get(name)
             if st is not None:
                 s += int(st.size * (st.num_nodes / total))
-        max_t = MAX_CONTAINER_THRESHOLD * len(images)
+        return self._scaled(s, cached[1])
+
+    @staticmethod
+    def _scaled(s: int, num_images: int) -> int:
+        """calculatePriority: clamp the summed image score and scale it to [0, MaxNodeScore]."""
+        max_t = MAX_CONTAINER_THRESHOLD * num_images
         if s < MIN_THRESHOLD:
             s = MIN_THRESHOLD
         elif s > max_t:

@@ -10,9 +10,9 @@ from typing import Any, Optional
 
 from ..framework import (ADD, ASSIGNED_POD, DELETE, NODE, UPDATE, UPDATE_NODE_LABEL, ClusterEvent, CycleState,
                          HintFn, Plugin, QueueingHint)
-from ..nodeinfo import NodeInfo
+from ..nodeinfo import NodeInfo, have_pods_with_affinity, have_pods_with_required_anti_affinity
 from ..podinfo import AffinityTerm, PodInfo, new_pod_info
-from ..types import MAX_NODE_SCORE, Code, Status, unresolvable, unschedulable
+from ..types import MAX_NODE_SCORE, SUCCESS_STATUS, Code, Status, unresolvable, unschedulable
 
 REASON_AFFINITY = "node(s) didn't match pod affinity rules"
 REASON_ANTI_AFFINITY = "node(s) didn't match pod anti-affinity rules"
@@ -55,6 +55,42 @@ class _State:
                 _inc(self.anti, t.topology_key, labels, d)
 
 
+class _MatchMemo:
+    """Per-cycle memo of AffinityTerm.matches results.
+
+    Performance: ``matches`` is a pure function of the term (its ``signature``) and of the other
+    pod's namespace and labels (``labels_key``). Upstream evaluates it for every (term, pod) pair
+    it walks; within one cycle most of those pairs repeat (replicas share terms and labels), so the
+    results are cached — the walk order and every count stay exactly as upstream's."""
+
+    __slots__ = ("incoming", "by_incoming", "by_other")
+
+    def __init__(self, incoming: PodInfo) -> None:
+        self.incoming = incoming
+        self.by_incoming: dict[Any, bool] = {}  # term signature -> term.matches(incoming)
+        self.by_other: dict[Any, bool] = {}  # (term signature, other.labels_key) -> term.matches(other)
+
+    def term_matches_incoming(self, t: AffinityTerm) -> bool:
+        sig = t.signature
+        r = self.by_incoming.get(sig)
+        if r is None:
+            r = self.by_incoming[sig] = t.matches(self.incoming)
+        return r
+
+    def term_matches(self, t: AffinityTerm, other: PodInfo) -> bool:
+        key = (t.signature, other.labels_key)
+        r = self.by_other.get(key)
+        if r is None:
+            r = self.by_other[key] = t.matches(other)
+        return r
+
+    def all_match(self, terms: list[AffinityTerm], other: PodInfo) -> bool:
+        for t in terms:
+            if not self.term_matches(t, other):
+                return False
+        return True
+
+
 class InterPodAffinity(Plugin):
     """interpodaffinity plugin (hardPodAffinityWeight 1, ignorePreferredTermsOfExistingPods false)."""
 
@@ -72,22 +108,28 @@ class InterPodAffinity(Plugin):
 
     def pre_filter(self, state: CycleState, pod: PodInfo, nodes: list[NodeInfo]) -> tuple[Status, Optional[set[str]]]:
         st = _State()
-        for ni in nodes:
+        memo = _MatchMemo(pod)
+        # getExistingAntiAffinityCounts walks havePodsWithRequiredAntiAffinityNodeInfoList: only the
+        # nodes that hold a pod with required anti-affinity (the others contribute nothing).
+        for ni in have_pods_with_required_anti_affinity(nodes):
             for other in ni.pods_with_required_anti_affinity:
                 for t in other.required_anti_affinity_terms:
-                    if t.matches(pod):
+                    if memo.term_matches_incoming(t):
                         _inc(st.existing_anti, t.topology_key, ni.labels, 1)
-        if not pod.required_affinity_terms and not pod.required_anti_affinity_terms and not st.existing_anti:
+        aff_terms = pod.required_affinity_terms
+        anti_terms = pod.required_anti_affinity_terms
+        if not aff_terms and not anti_terms and not st.existing_anti:
             return Status(Code.SKIP), None
-        if pod.required_affinity_terms or pod.required_anti_affinity_terms:
+        if aff_terms or anti_terms:
             for ni in nodes:
+                labels = ni.labels
                 for other in ni.pods:
-                    if pod.required_affinity_terms and _matches_all(pod.required_affinity_terms, other):
-                        for t in pod.required_affinity_terms:
-                            _inc(st.affinity, t.topology_key, ni.labels, 1)
-                    for t in pod.required_anti_affinity_terms:
-                        if t.matches(other):
-                            _inc(st.anti, t.topology_key, ni.labels, 1)
+                    if aff_terms and memo.all_match(aff_terms, other):
+                        for t in aff_terms:
+                            _inc(st.affinity, t.topology_key, labels, 1)
+                    for t in anti_terms:
+                        if memo.term_matches(t, other):
+                            _inc(st.anti, t.topology_key, labels, 1)
         state.data[self.name] = st
         return Status(), None
 
@@ -104,7 +146,7 @@ class InterPodAffinity(Plugin):
     def filter(self, state: CycleState, pod: PodInfo, ni: NodeInfo) -> Status:
         st: Optional[_State] = state.data.get(self.name)
         if st is None:
-            return Status()
+            return SUCCESS_STATUS
         labels = ni.labels
         # satisfyPodAffinity
         pods_exist = True
@@ -121,35 +163,39 @@ class InterPodAffinity(Plugin):
             v = labels.get(t.topology_key)
             if v is not None and st.anti.get((t.topology_key, v), 0) > 0:
                 return unschedulable(REASON_ANTI_AFFINITY)
-        # satisfyExistingPodsAntiAffinity
-        for k, v in labels.items():
-            if st.existing_anti.get((k, v), 0) > 0:
-                return unschedulable(REASON_EXISTING_ANTI_AFFINITY)
-        return Status()
+        # satisfyExistingPodsAntiAffinity (nothing to look up when no existing pod's term matched)
+        existing_anti = st.existing_anti
+        if existing_anti:
+            for k, v in labels.items():
+                if existing_anti.get((k, v), 0) > 0:
+                    return unschedulable(REASON_EXISTING_ANTI_AFFINITY)
+        return SUCCESS_STATUS
 
     # ---- score ----
     def _process_existing(self, pod: PodInfo, other: PodInfo, labels: dict[str, str],
-                          score: dict[str, dict[str, int]]) -> None:
+                          score: dict[str, dict[str, int]], memo: Optional[_MatchMemo] = None) -> None:
+        if memo is None:
+            memo = _MatchMemo(pod)
         def add(key: str, w: int) -> None:
             if key in labels:
                 m = score.setdefault(key, {})
                 m[labels[key]] = m.get(labels[key], 0) + w
         for wt in pod.preferred_affinity_terms:
-            if wt.term.matches(other):
+            if memo.term_matches(wt.term, other):
                 add(wt.term.topology_key, wt.weight)
         for wt in pod.preferred_anti_affinity_terms:
-            if wt.term.matches(other):
+            if memo.term_matches(wt.term, other):
                 add(wt.term.topology_key, -wt.weight)
         if self.hard_weight > 0:
             for t in other.required_affinity_terms:
-                if t.matches(pod):
+                if memo.term_matches_incoming(t):
                     add(t.topology_key, self.hard_weight)
         if not self.ignore_preferred_existing:
             for wt in other.preferred_affinity_terms:
-                if wt.term.matches(pod):
+                if memo.term_matches_incoming(wt.term):
                     add(wt.term.topology_key, wt.weight)
             for wt in other.preferred_anti_affinity_terms:
-                if wt.term.matches(pod):
+                if memo.term_matches_incoming(wt.term):
                     add(wt.term.topology_key, -wt.weight)
 
     def pre_score(self, state: CycleState, pod: PodInfo, nodes: list[NodeInfo], all_nodes: list[NodeInfo]) -> Status:
@@ -157,10 +203,19 @@ class InterPodAffinity(Plugin):
         if self.ignore_preferred_existing and not has_pref:
             return Status(Code.SKIP)
         score: dict[str, dict[str, int]] = {}
-        for ni in all_nodes:
-            pods = ni.pods if has_pref else ni.pods_with_affinity
-            for other in pods:
-                self._process_existing(pod, other, ni.labels, score)
+        memo = _MatchMemo(pod)
+        if has_pref:
+            for ni in all_nodes:
+                labels = ni.labels
+                for other in ni.pods:
+                    self._process_existing(pod, other, labels, score, memo)
+        else:
+            # upstream: without preferred terms of its own the pod is scored against
+            # havePodsWithAffinityNodeInfoList only (nodes whose pods_with_affinity is non-empty)
+            for ni in have_pods_with_affinity(all_nodes):
+                labels = ni.labels
+                for other in ni.pods_with_affinity:
+                    self._process_existing(pod, other, labels, score, memo)
         score = {k: {v: s for v, s in m.items()} for k, m in score.items() if m}
         if not score:
             return Status(Code.SKIP)

@@ -15,7 +15,7 @@ from ..framework import (ADD, ASSIGNED_POD, DELETE, NODE, UPDATE_NODE_ALLOCATABL
                          ClusterEvent, CycleState, HintFn, Plugin, QueueingHint)
 from ..nodeinfo import NodeInfo
 from ..podinfo import CPU, EPHEMERAL, MEMORY, PODS, PodInfo, ResourceList, _nanos
-from ..types import MAX_NODE_SCORE, Code, Status
+from ..types import MAX_NODE_SCORE, SUCCESS_STATUS, Code, Status
 
 LEAST_ALLOCATED = "LeastAllocated"
 MOST_ALLOCATED = "MostAllocated"
@@ -88,6 +88,28 @@ def _go_round(x: float) -> int:
     return int(math.floor(x + 0.5)) if x >= 0 else -int(math.floor(-x + 0.5))
 
 
+@dataclass(frozen=True)
+class _FitPreFilterState:
+    """fit.go preFilterState: the pod's request vector, computed once per cycle in PreFilter.
+
+    ``checks`` lists, in fitsRequest's order (cpu, memory, ephemeral-storage, then scalar resources
+    sorted by name), every (resource, request, reason) that fitsRequest compares against a node:
+    the three basic resources when requested (> 0) and every scalar with a non-zero request that is
+    not ignored. ``requests_nothing`` is fitsRequest's "pod requests nothing" early return."""
+
+    requests_nothing: bool
+    checks: tuple[tuple[str, int, str], ...]
+
+
+@dataclass(frozen=True)
+class _FitPreScoreState:
+    """fit.go preScoreState (podRequests): per configured scoring resource (resource, weight,
+    use non-zero requests, the pod's request). Extended resources the pod does not request are left
+    out (the scorer skips them on every node)."""
+
+    plan: tuple[tuple[str, int, bool, int], ...]
+
+
 class NodeResourcesFit(Plugin):
     """noderesources Fit plugin."""
 
@@ -103,17 +125,74 @@ class NodeResourcesFit(Plugin):
         self.ignored = ignored_resources
         self.ignored_groups = ignored_resource_groups
 
+    _PRE_FILTER_KEY = "PreFilterNodeResourcesFit"
+    _PRE_SCORE_KEY = "PreScoreNodeResourcesFit"
+
+    def _pre_filter_state(self, pod: PodInfo) -> _FitPreFilterState:
+        """computePodResourceRequest → the checks fitsRequest makes (see _FitPreFilterState)."""
+        pod_req = pod.requests
+        checks: list[tuple[str, int, str]] = []
+        for r in (CPU, MEMORY, EPHEMERAL):
+            req = pod_req.get(r, 0)
+            if req > 0:
+                checks.append((r, req, f"Insufficient {r}"))
+        for r in sorted(pod_req):
+            if r in (CPU, MEMORY, EPHEMERAL, PODS):
+                continue
+            req = pod_req[r]
+            if req == 0:
+                continue
+            if r in self.ignored or (("/" in r) and r.split("/", 1)[0] in self.ignored_groups):
+                continue
+            checks.append((r, req, f"Insufficient {r}"))
+        return _FitPreFilterState(all(v == 0 for v in pod_req.values()), tuple(checks))
+
     def pre_filter(self, state: CycleState, pod: PodInfo, nodes: list[NodeInfo]) -> tuple[Status, Optional[set[str]]]:
+        state.data[self._PRE_FILTER_KEY] = self._pre_filter_state(pod)
         return Status(), None
 
     def filter(self, state: CycleState, pod: PodInfo, ni: NodeInfo) -> Status:
-        ins = fits_request(pod.requests, ni, self.ignored, self.ignored_groups)
-        if not ins:
-            return Status()
-        code = Code.UNSCHEDULABLE_AND_UNRESOLVABLE if any(i.unresolvable for i in ins) else Code.UNSCHEDULABLE
-        return Status(code, [i.reason for i in ins])
+        """fitsRequest against the PreFilter request vector (same checks, order and reasons as
+        ``fits_request``; the common all-fit case allocates nothing)."""
+        fs = state.data.get(self._PRE_FILTER_KEY)
+        if fs is None:
+            fs = self._pre_filter_state(pod)
+        alloc = ni.allocatable
+        used = ni.requested
+        too_many = len(ni.pods) + 1 > alloc.get(PODS, 0) // 10**9
+        if not too_many:
+            if fs.requests_nothing:
+                return SUCCESS_STATUS
+            for r, req, _reason in fs.checks:
+                if req > alloc.get(r, 0) - used.get(r, 0):
+                    break
+            else:
+                return SUCCESS_STATUS
+        # rejection: collect every insufficient resource exactly as fits_request does
+        reasons = ["Too many pods"] if too_many else []
+        unres = False
+        if not fs.requests_nothing:
+            for r, req, reason in fs.checks:
+                a = alloc.get(r, 0)
+                if req > a - used.get(r, 0):
+                    reasons.append(reason)
+                    if req > a:
+                        unres = True
+        return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE if unres else Code.UNSCHEDULABLE, reasons)
+
+    def _pre_score_state(self, pod: PodInfo) -> _FitPreScoreState:
+        plan = []
+        for r, w in self.strategy.resources:
+            if r not in (CPU, MEMORY, EPHEMERAL) and pod.requests.get(r, 0) == 0:
+                continue  # score_resources skips it on every node
+            if r in (CPU, MEMORY):
+                plan.append((r, w, True, pod.non_zero_requests.get(r, 0)))
+            else:
+                plan.append((r, w, False, pod.requests.get(r, 0)))
+        return _FitPreScoreState(tuple(plan))
 
     def pre_score(self, state: CycleState, pod: PodInfo, nodes: list[NodeInfo], all_nodes: list[NodeInfo]) -> Status:
+        state.data[self._PRE_SCORE_KEY] = self._pre_score_state(pod)
         return Status()
 
     # resource_allocation.go calculateResourceAllocatableRequest
@@ -124,7 +203,30 @@ class NodeResourcesFit(Plugin):
         return alloc, ni.requested.get(r, 0) + pod.requests.get(r, 0)
 
     def score(self, state: CycleState, pod: PodInfo, ni: NodeInfo) -> int:
-        return score_resources(self.strategy, ni, pod, self._alloc_req)
+        kind = self.strategy.type
+        if kind != LEAST_ALLOCATED and kind != MOST_ALLOCATED:
+            return score_resources(self.strategy, ni, pod, self._alloc_req)
+        # LeastAllocated / MostAllocated with the PreScore request vector: the same arithmetic as
+        # score_resources (calculateResourceAllocatableRequest + the scorer), minus the per-node
+        # dict/list building.
+        ps = state.data.get(self._PRE_SCORE_KEY)
+        if ps is None:
+            ps = self._pre_score_state(pod)
+        alloc_l = ni.allocatable
+        num = 0
+        wsum = 0
+        for r, w, non_zero, pod_req in ps.plan:
+            a = alloc_l.get(r, 0)
+            if a == 0:
+                continue
+            q = (ni.non_zero_requested if non_zero else ni.requested).get(r, 0) + pod_req
+            if kind == LEAST_ALLOCATED:
+                s = 0 if q > a else (a - q) * MAX_NODE_SCORE // a
+            else:
+                s = min(q, a) * MAX_NODE_SCORE // a
+            num += s * w
+            wsum += w
+        return 0 if wsum == 0 else num // wsum
 
     def events_to_register(self) -> list[tuple[ClusterEvent, HintFn]]:
         Q, SKIP = QueueingHint.QUEUE, QueueingHint.QUEUE_SKIP
@@ -204,21 +306,35 @@ class BalancedAllocation(Plugin):
     def __init__(self, resources: Optional[list[tuple[str, int]]] = None) -> None:
         self.resources = resources or [(CPU, 1), (MEMORY, 1)]
 
+    _PRE_SCORE_KEY = "PreScoreNodeResourcesBalancedAllocation"
+
+    def _plan(self, pod: PodInfo) -> tuple[tuple[str, int], ...]:
+        """balancedAllocation preScoreState (podRequests): (resource, pod request) per configured
+        resource; extended resources the pod does not request are skipped on every node."""
+        return tuple((r, pod.requests.get(r, 0)) for r, _w in self.resources
+                     if r in (CPU, MEMORY, EPHEMERAL) or pod.requests.get(r, 0) != 0)
+
     def pre_score(self, state: CycleState, pod: PodInfo, nodes: list[NodeInfo], all_nodes: list[NodeInfo]) -> Status:
         if all(pod.requests.get(r, 0) == 0 for r, _ in self.resources):
             return Status(Code.SKIP)  # best-effort pod (issue #129138)
+        state.data[self._PRE_SCORE_KEY] = self._plan(pod)
         return Status()
 
     def score(self, state: CycleState, pod: PodInfo, ni: NodeInfo) -> int:
+        plan = state.data.get(self._PRE_SCORE_KEY)
+        if plan is None:
+            plan = self._plan(pod)
+        allocatable = ni.allocatable
+        requested = ni.requested
         fractions: list[float] = []
-        for r, _w in self.resources:
-            alloc = ni.allocatable.get(r, 0)
-            req = ni.requested.get(r, 0) + pod.requests.get(r, 0)
-            if r not in (CPU, MEMORY, EPHEMERAL) and (alloc == 0 or pod.requests.get(r, 0) == 0):
-                continue
+        for r, pod_req in plan:
+            alloc = allocatable.get(r, 0)
             if alloc == 0:
                 continue
-            fractions.append(min(req / alloc, 1.0))
+            f = (requested.get(r, 0) + pod_req) / alloc
+            fractions.append(f if f < 1.0 else 1.0)  # min(f, 1.0)
+        if len(fractions) == 2:  # balanced_score's two-resource case, same float expression inline
+            return int((1 - abs((fractions[0] - fractions[1]) / 2)) * MAX_NODE_SCORE)
         return balanced_score(fractions)
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any, Callable, Optional
 
 from karpy.api.meta import LabelSelector, LabelSelectorRequirement
@@ -15,8 +16,8 @@ from karpy.api.meta import LabelSelector, LabelSelectorRequirement
 from ..framework import (ADD, ASSIGNED_POD, DELETE, NODE, UPDATE, UPDATE_NODE_LABEL, UPDATE_NODE_TAINT,
                          ClusterEvent, CycleState, HintFn, Plugin, QueueingHint)
 from ..nodeinfo import NodeInfo
-from ..podinfo import PodInfo
-from ..types import LABEL_HOSTNAME, LABEL_ZONE, MAX_NODE_SCORE, Code, Status, unresolvable, unschedulable
+from ..podinfo import PodInfo, selector_signature
+from ..types import LABEL_HOSTNAME, LABEL_ZONE, MAX_NODE_SCORE, SUCCESS_STATUS, Code, Status, unresolvable, unschedulable
 from .helpers import NO_EXECUTE, NO_SCHEDULE, find_matching_untolerated_taint, required_node_affinity_matches
 
 REASON = "node(s) didn't match pod topology spread constraints"
@@ -46,6 +47,52 @@ class Constraint:
 
     def self_match(self, pod: PodInfo) -> int:
         return 1 if self.selector is not None and self.selector.matches(pod.labels) else 0
+
+    def inclusion_is_trivial(self, pod: PodInfo) -> bool:
+        """matches_inclusion is True on every node: the affinity policy is Honor only for a pod
+        without nodeSelector / required node affinity (which every node matches), taints ignored."""
+        if self.node_taints_policy == "Honor":
+            return False
+        return self.node_affinity_policy != "Honor" or not _has_required_node_affinity(pod)
+
+    @cached_property
+    def selector_key(self) -> Any:
+        return selector_signature(self.selector)
+
+
+def _has_required_node_affinity(pod: PodInfo) -> bool:
+    spec = pod.spec
+    if getattr(spec, "node_selector", None):
+        return True
+    aff = getattr(spec, "affinity", None)
+    na = getattr(aff, "node_affinity", None) if aff is not None else None
+    return na is not None and getattr(na, "required_during_scheduling_ignored_during_execution", None) is not None
+
+
+_MEMO_LIMIT = 256
+
+
+def count_matching_on_node(ni: NodeInfo, c: Constraint, ns: str) -> int:
+    """count_pods_match_selector(ni.pods, c.selector, ns), memoized on the NodeInfo.
+
+    Performance: the count is a pure function of the node's pods (PodInfos are immutable; any
+    add/remove bumps ``ni.generation``), the namespace and the selector, so it is cached per
+    (namespace, selector) and reused until the node's pods change. Upstream recounts every node on
+    every PreFilter; the counts are identical."""
+    sel = c.selector
+    if sel is None or sel.is_empty():
+        return 0
+    key = ("PodTopologySpread", ns, c.selector_key)
+    memo = ni.memo
+    hit = memo.get(key)
+    gen = ni.generation
+    if hit is not None and hit[0] == gen:
+        return hit[1]
+    n = count_pods_match_selector(ni.pods, sel, ns)
+    if len(memo) >= _MEMO_LIMIT:
+        memo.clear()
+    memo[key] = (gen, n)
+    return n
 
 
 SYSTEM_DEFAULT_CONSTRAINTS = ((LABEL_HOSTNAME, 3), (LABEL_ZONE, 5))
@@ -90,14 +137,39 @@ def build_constraints(pod: PodInfo, action: str) -> list[Constraint]:
 class _FilterState:
     constraints: list[Constraint]
     counts: list[dict[str, int]] = field(default_factory=list)  # per constraint: domain value -> matching pods
+    # Per constraint: the global minimum match count Filter compares against, derived from
+    # ``counts`` (upstream keeps it precomputed as TpKeyToCriticalPaths in the PreFilter state and
+    # updates it in updateWithPod). Computed lazily, dropped whenever ``counts`` changes.
+    _min_match: Optional[list[Optional[int]]] = field(default=None, repr=False, compare=False)
+    # (pod, per-constraint selfMatchNum): depends only on the incoming pod, so computed once.
+    _self_match: Optional[tuple[Any, list[int]]] = field(default=None, repr=False, compare=False)
 
     def clone(self) -> _FilterState:
         return _FilterState(self.constraints, [dict(c) for c in self.counts])
+
+    def min_match(self, i: int) -> int:
+        """0 when fewer than minDomains domains are eligible, else the smallest count."""
+        mm = self._min_match
+        if mm is None:
+            mm = self._min_match = [None] * len(self.constraints)
+        v = mm[i]
+        if v is None:
+            counts = self.counts[i]
+            v = 0 if len(counts) < self.constraints[i].min_domains else (min(counts.values()) if counts else 0)
+            mm[i] = v
+        return v
+
+    def self_match(self, pod: PodInfo) -> list[int]:
+        sm = self._self_match
+        if sm is None or sm[0] is not pod:
+            sm = self._self_match = (pod, [c.self_match(pod) for c in self.constraints])
+        return sm[1]
 
     def update(self, pod: PodInfo, other: PodInfo, ni: NodeInfo, delta: int) -> None:
         """updateWithPod."""
         if other.namespace != pod.namespace or not _node_has_all_keys(ni, self.constraints):
             return
+        self._min_match = None
         for i, c in enumerate(self.constraints):
             if not c.matches_inclusion(pod, ni):
                 continue
@@ -130,14 +202,18 @@ class PodTopologySpread(Plugin):
         if not cs:
             return Status(Code.SKIP), None
         st = _FilterState(cs, [{} for _ in cs])
+        trivial = [c.inclusion_is_trivial(pod) for c in cs]
+        ns = pod.namespace
         for ni in nodes:
-            if not _node_has_all_keys(ni, cs):
+            labels = ni.labels
+            if not all(c.topology_key in labels for c in cs):  # _node_has_all_keys
                 continue
             for i, c in enumerate(cs):
-                if not c.matches_inclusion(pod, ni):
+                if not trivial[i] and not c.matches_inclusion(pod, ni):
                     continue
-                v = ni.labels[c.topology_key]
-                st.counts[i][v] = st.counts[i].get(v, 0) + count_pods_match_selector(ni.pods, c.selector, pod.namespace)
+                v = labels[c.topology_key]
+                counts = st.counts[i]
+                counts[v] = counts.get(v, 0) + count_matching_on_node(ni, c, ns)
         state.data[self.name] = st
         return Status(), None
 
@@ -154,17 +230,18 @@ class PodTopologySpread(Plugin):
     def filter(self, state: CycleState, pod: PodInfo, ni: NodeInfo) -> Status:
         st: Optional[_FilterState] = state.data.get(self.name)
         if st is None:
-            return Status()
+            return SUCCESS_STATUS
+        labels = ni.labels
+        self_match = st.self_match(pod)
         for i, c in enumerate(st.constraints):
-            if c.topology_key not in ni.labels:
+            v = labels.get(c.topology_key)
+            if v is None:
                 return unresolvable(REASON_MISSING_LABEL)
-            counts = st.counts[i]
-            min_match = 0 if len(counts) < c.min_domains else (min(counts.values()) if counts else 0)
-            match = counts.get(ni.labels[c.topology_key], 0)
-            skew = match + c.self_match(pod) - min_match
+            match = st.counts[i].get(v, 0)
+            skew = match + self_match[i] - st.min_match(i)
             if skew > c.max_skew:
                 return unschedulable(REASON)
-        return Status()
+        return SUCCESS_STATUS
 
     # ---- score ----
     def _score_constraints(self, pod: PodInfo) -> tuple[list[Constraint], bool]:
@@ -209,7 +286,7 @@ class PodTopologySpread(Plugin):
                 v = ni.labels.get(c.topology_key)
                 if v is None or v not in counts[i] or not c.matches_inclusion(pod, ni):
                     continue
-                counts[i][v] += count_pods_match_selector(ni.pods, c.selector, pod.namespace)
+                counts[i][v] += count_matching_on_node(ni, c, pod.namespace)
         state.data[self.name + "/score"] = (cs, counts, weights, ignored)
         return Status()
 
@@ -223,7 +300,7 @@ class PodTopologySpread(Plugin):
             if v is None:
                 continue
             if c.topology_key == LABEL_HOSTNAME:
-                cnt = count_pods_match_selector(ni.pods, c.selector, pod.namespace)
+                cnt = count_matching_on_node(ni, c, pod.namespace)
             else:
                 cnt = counts[i].get(v, 0)
             s += cnt * weights[i] + (c.max_skew - 1)
