@@ -324,6 +324,19 @@ def _unpack_lists(doc: _Doc) -> list[_Doc]:
     return [doc]
 
 
+def _own_copy(obj: BaseModel, extra_kinds: Mapping[tuple[str, str], type[BaseModel]] | None) -> BaseModel:
+    """A copy of a model object the caller passed in, so the simulation never touches theirs.
+
+    An object whose class is not the one registered for its kind (a class from another import of
+    the module, e.g. after a test framework reloaded it) is rebuilt through the registered class,
+    so every later ``type``/``isinstance`` check sees karpy's own classes.
+    """
+    cls = lookup(getattr(obj, "api_version", "") or "", getattr(obj, "kind", "") or "", extra_kinds)
+    if cls is None or type(obj) is cls:
+        return obj.model_copy(deep=True)
+    return cls.model_validate(obj.model_dump(mode="json", by_alias=True, exclude_unset=False))
+
+
 def load_manifests(sources: Any,
                    extra_kinds: Mapping[tuple[str, str], type[BaseModel]] | None = None) -> Manifests:
     """Load ``sources`` (paths, YAML text, dicts, model objects, or a list of them) into :class:`Manifests`.
@@ -337,7 +350,7 @@ def load_manifests(sources: Any,
     seen: dict[tuple[str, str], str] = {}
     for entry in _expand_sources(sources):
         if isinstance(entry, BaseModel):
-            _add(result, entry.model_copy(deep=True), seen, "<object>", None, extra_kinds)
+            _add(result, _own_copy(entry, extra_kinds), seen, "<object>", None, extra_kinds)
             continue
         for doc in _unpack_lists(entry):
             obj = _validate(doc, extra_kinds, skipped)

@@ -241,3 +241,20 @@ def test_model_object_source_type_checked() -> None:
     np = NodePool.model_validate({"metadata": {"name": "x"}, "spec": {"template": {"spec": {
         "nodeClassRef": {"group": "g", "kind": "k", "name": "n"}}}}})
     assert load_manifests(np).nodepools[0].metadata.name == "x"
+
+
+def test_model_objects_of_another_class_for_the_kind_are_rebuilt_through_the_registered_one():
+    # a test framework that reloads modules leaves objects of an older Pod class around; the loader
+    # must still file them as pods (it used to drop them into `extra`, and the simulation saw no pods)
+    from karpy.api.builders import make_pod
+    from karpy.api.pod import Pod
+
+    class OtherPod(Pod):
+        pass
+
+    original = make_pod("p", requests={"cpu": "1"})
+    other = OtherPod.model_validate(original.model_dump(mode="json", by_alias=True))
+    loaded = load_manifests([other])
+    assert [type(p) for p in loaded.pods] == [Pod]
+    assert loaded.pods[0].model_dump() == original.model_dump()
+    assert loaded.extra == {}
