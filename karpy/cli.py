@@ -212,6 +212,71 @@ def simulate(paths: tuple[Path, ...], region: str, prices: str | None, unavailab
     sys.exit(result.exit_code)
 
 
+@cli.command()
+@click.argument("paths", nargs=-1, type=click.Path(path_type=Path))
+@click.option("--pod", "pod_key", default=None, metavar="NS/NAME",
+              help="Explain one pod (NAMESPACE/NAME; a bare NAME means namespace default).")
+@click.option("--nodeclaim", "nodeclaim_name", default=None, metavar="NAME", help="Explain one NodeClaim.")
+@click.option("--region", default="us-east-1", show_default=True, help="AWS region of the price table.")
+@click.option("--prices", default=None, metavar="DATE|FILE",
+              help="Price table date (e.g. 2026-07-20) or a JSON/CSV table file; default: newest for the region.")
+@click.option("--unavailable", multiple=True, metavar="SPEC",
+              help="Inject capacity errors: TYPE-GLOB:ZONE-GLOB:CAPACITY-TYPE (repeatable).")
+@click.option("--preference-policy", type=click.Choice(["Respect", "Ignore"]), default="Respect", show_default=True)
+@click.option("--min-values-policy", type=click.Choice(["Strict", "BestEffort"]), default="Strict", show_default=True)
+@click.option("--cloud-provider", default="aws", show_default=True, help="Registered cloud provider (aws, fake).")
+@click.option("-o", "--output", type=click.Choice(["text", "json"]), default="text", show_default=True)
+def explain(paths: tuple[Path, ...], pod_key: str | None, nodeclaim_name: str | None, region: str,
+            prices: str | None, unavailable: tuple[str, ...], preference_policy: str, min_values_policy: str,
+            cloud_provider: str, output: str) -> None:
+    """Explain the decisions of a simulation of PATH... (default: the bundled example).
+
+    Without --pod/--nodeclaim: every NodeClaim and every pending pod. For a NodeClaim: its NodePool,
+    pods, how many instance types each requirement / resources / offerings removed, the price order,
+    the 600 and 60 cuts, the fleet request and what EC2 picked, capacity errors and the fallback.
+    For a pod: the NodePools tried in weight order and why each was rejected, the preferences
+    relaxed, the kube-scheduler message, the NodeClaims it went through. Exit 0 when explained,
+    2 on bad input or an unknown pod / NodeClaim.
+    """
+    import json
+
+    from karpy.explain import ExplainLookupError, explain_nodeclaim, explain_pod, explain_run, render_explain
+    from karpy.simulator import simulate as run
+
+    if pod_key is not None and nodeclaim_name is not None:
+        _bad_input("--pod and --nodeclaim are mutually exclusive; give one of them (or neither for a summary)")
+    if pod_key is not None:
+        pod_key = pod_key.strip()
+        if not pod_key or pod_key.count("/") > 1 or pod_key.startswith("/") or pod_key.endswith("/"):
+            _bad_input(f"--pod {pod_key!r}: expected NAMESPACE/NAME")
+        if "/" not in pod_key:
+            pod_key = f"default/{pod_key}"
+    sources: list[Any] = list(paths) if paths else [bundled_example()]
+    for p in paths:
+        if not p.exists():
+            _bad_input(f"{p}: no such file or directory")
+    try:
+        result = run(sources, region=region, prices=prices, unavailable=unavailable,
+                     preference_policy=preference_policy, min_values_policy=min_values_policy,
+                     cloud_provider=cloud_provider)
+    except _input_errors() as err:
+        _bad_input(str(err))
+    try:
+        if pod_key is not None:
+            trace = explain_pod(result, pod_key)
+        elif nodeclaim_name is not None:
+            trace = explain_nodeclaim(result, nodeclaim_name)
+        else:
+            trace = explain_run(result)
+    except ExplainLookupError as err:
+        _bad_input(str(err.args[0]) if err.args else str(err))
+    if output == "json":
+        click.echo(json.dumps(trace, indent=2, ensure_ascii=False))
+    else:
+        click.echo(render_explain(trace), nl=False)
+    sys.exit(0)
+
+
 def main() -> None:
     cli()
 

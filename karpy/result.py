@@ -1,8 +1,10 @@
 """The result of a simulation and the JSON document of the design's contract.
 
 ``Result.to_document()`` builds the document ``karpy simulate -o json`` prints; its keys are stable
-(more may be added). ``Result.to_json()`` serialises it with sorted-free, insertion-ordered keys and
-fixed float formatting so the same input gives byte-identical output.
+(more may be added). Its ``explain`` key holds the decision traces of :mod:`karpy.explain`
+(``{"scope", "nodeclaims": {name: ...}, "pods": {key: ...}}``), unless ``Result.explain`` was set.
+``Result.to_json()`` serialises it with sorted-free, insertion-ordered keys and fixed float
+formatting so the same input gives byte-identical output.
 """
 
 from __future__ import annotations
@@ -133,9 +135,15 @@ class Result:
                            "scheduling_cycles": sim.scheduling_cycles},
             "warnings": list(sim.warnings),
         }
-        if self.explain:
-            doc["explain"] = self.explain
+        doc["explain"] = self.explain if self.explain else self.explain_block()
         return doc
+
+    def explain_block(self) -> dict[str, Any]:
+        """The document's ``explain`` key (:func:`karpy.explain.explain_document`): NodeClaim and pod
+        decision traces, computed now from what the run recorded."""
+        from karpy.explain import explain_document
+
+        return explain_document(self)
 
     def to_json(self, indent: int | None = 2) -> str:
         return json.dumps(self.to_document(), indent=indent, ensure_ascii=False) + "\n"

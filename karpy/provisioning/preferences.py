@@ -15,7 +15,7 @@ from typing import Any
 
 from karpy.api.pod import Toleration
 
-__all__ = ["Preferences", "PNS_TOLERATION", "relaxable_copy", "changes_node_requirements"]
+__all__ = ["Preferences", "PNS_TOLERATION", "relaxable_copy", "changes_node_requirements", "describe_relaxations"]
 
 PNS_TOLERATION = {"operator": "Exists", "effect": "PreferNoSchedule"}
 
@@ -193,3 +193,77 @@ def changes_node_requirements(reason: str | None) -> bool:
     requirements (``NewPodRequirements`` / ``NewStrictPodRequirements`` read only the node
     selector and node affinity): only the two node-affinity steps do."""
     return reason is not None and reason.startswith("removing: spec.affinity.nodeAffinity.")
+
+
+# -- explain output (never on the hot path) ------------------------------------------------------
+def _term_text(term: Any) -> str:
+    """``key Op [values]`` of a NodeSelectorTerm's expressions, joined with `` and ``."""
+    exprs = [f"{e.key} {e.operator} [{' '.join(e.values or ())}]".replace(" []", "")
+             for e in (term.match_expressions or ())]
+    return " and ".join(exprs) or "<empty term>"
+
+
+def _selector_text(selector: Any) -> str:
+    if selector is None:
+        return "<none>"
+    parts = [f"{k}={v}" for k, v in sorted((selector.match_labels or {}).items())]
+    for e in selector.match_expressions or ():
+        parts.append(f"{e.key} {e.operator} [{' '.join(e.values or ())}]".replace(" []", ""))
+    return ",".join(parts) or "<everything>"
+
+
+def _heaviest(terms: list[Any]) -> Any:
+    return sorted(terms, key=lambda t: -t.weight)[0]  # stable, as _heaviest_removed
+
+
+def _describe_step(pod: Any, reason: str) -> tuple[Any, str] | None:
+    """(step function, name of what it will remove from ``pod``) for a ``Relax`` reason."""
+    aff = pod.spec.affinity
+    if reason.startswith("removing: spec.affinity.nodeAffinity.requiredDuringScheduling"):
+        terms = aff.node_affinity.required_during_scheduling_ignored_during_execution.node_selector_terms
+        return remove_required_node_affinity_term, f"removed required node affinity term 0: {_term_text(terms[0])}"
+    if reason.startswith("removing: spec.affinity.nodeAffinity.preferredDuringScheduling"):
+        t = _heaviest(aff.node_affinity.preferred_during_scheduling_ignored_during_execution)
+        return (remove_preferred_node_affinity_term,
+                f"removed preferred node affinity term (weight {t.weight}): {_term_text(t.preference)}")
+    for prefix, fn, what, holder in (
+        ("removing: spec.affinity.podAffinity.", remove_preferred_pod_affinity_term, "pod affinity", "pod_affinity"),
+        ("removing: spec.affinity.podAntiAffinity.", remove_preferred_pod_anti_affinity_term, "pod anti-affinity",
+         "pod_anti_affinity"),
+    ):
+        if reason.startswith(prefix):
+            t = _heaviest(getattr(aff, holder).preferred_during_scheduling_ignored_during_execution)
+            term = t.pod_affinity_term
+            return fn, (f"removed preferred {what} term (weight {t.weight}): topologyKey {term.topology_key}, "
+                        f"selector {_selector_text(term.label_selector)}")
+    if reason.startswith("removing: spec.topologySpreadConstraints"):
+        tsc = next(c for c in pod.spec.topology_spread_constraints if c.when_unsatisfiable == "ScheduleAnyway")
+        return (remove_topology_spread_schedule_anyway,
+                f"removed ScheduleAnyway topology spread constraint: topologyKey {tsc.topology_key}, "
+                f"maxSkew {tsc.max_skew}")
+    if reason.startswith("adding: toleration for PreferNoSchedule"):
+        return tolerate_prefer_no_schedule_taints, "added toleration for PreferNoSchedule taints"
+    return None
+
+
+def describe_relaxations(pod: Any, reasons: list[str]) -> list[str]:
+    """Name the relaxation steps ``reasons`` (what ``Preferences.relax`` returned, in order) with
+    what each removed, e.g. ``removed preferred node affinity term (weight 100): zone In [a]``.
+
+    For explain output: the scheduler records only the reason strings; this replays the same
+    steps on a copy of the original ``pod`` (relaxation is deterministic). A reason that does not
+    replay (e.g. the pod's spec changed since) is returned as is.
+    """
+    p = relaxable_copy(pod)
+    out: list[str] = []
+    for reason in reasons:
+        try:
+            found = _describe_step(p, reason)
+        except (AttributeError, IndexError, StopIteration, TypeError):
+            found = None
+        if found is None:
+            out.append(str(reason))
+            continue
+        fn, text = found
+        out.append(text if fn(p) == reason else str(reason))
+    return out

@@ -20,6 +20,12 @@ Pods are not deep-copied on every pop: a pod is copied only when a preference mu
 relaxation steps reassign (preferences.relaxable_copy). Out of scope: DRA (pods with
 resource claims fail with upstream's DRA error), volume topology, reserved-capacity reservations,
 consolidation simulation (consolidateAfter).
+
+Explain output (karpy.explain) reads cheap facts recorded here: per pod the last try's
+:class:`PodAttempt` (templates tried in weight order with their errors, relaxation reasons, where
+the pod went), the NodePools in weight order, and references to the pass's instance types and
+each claim's list before the MaxInstanceTypes cut (``Results.untruncated``). Nothing is copied or
+formatted on the hot path.
 """
 
 from __future__ import annotations
@@ -60,6 +66,12 @@ from karpy.scheduling.taints import tolerates
 
 __all__ = [
     "DRAError",
+    "OUTCOME_EXISTING_NODE",
+    "OUTCOME_FAILED",
+    "OUTCOME_INFLIGHT_NODECLAIM",
+    "OUTCOME_NEW_NODECLAIM",
+    "PodAttempt",
+    "TEMPLATE_ERROR_SEPARATOR",
     "PREFERENCE_POLICY_IGNORE",
     "PREFERENCE_POLICY_RESPECT",
     "PodData",
@@ -79,6 +91,84 @@ MIN_VALUES_POD_ERROR = "pod didn\u2019t schedule because NodePool couldn\u2019t 
 
 class DRAError(str):
     """scheduler.go DRAError (an error value; never relaxed)."""
+
+
+#: PodAttempt.outcome values (where the pod's last add went)
+OUTCOME_EXISTING_NODE = "existing-node"
+OUTCOME_INFLIGHT_NODECLAIM = "in-flight-nodeclaim"
+OUTCOME_NEW_NODECLAIM = "new-nodeclaim"
+OUTCOME_FAILED = "failed"
+
+
+#: separates the template errors of one round inside a PodAttempt record (never in error texts)
+TEMPLATE_ERROR_SEPARATOR = "\x1f"
+
+
+class PodAttempt:
+    """What the last Solve did with one pod: cheap facts recorded for explain output (karpy.explain).
+
+    ``outcome`` is one of the ``OUTCOME_*`` constants; ``target`` the existing node's name or the
+    new / in-flight claim's hostname placeholder. ``rounds``: one ``(relaxation,
+    template_errors, error)`` per ``add`` of trySchedule, in order; ``relaxation`` is the reason
+    ``Preferences.relax`` returned before that add (None for the first;
+    ``preferences.describe_relaxations`` names the steps), ``template_errors`` the errors of the
+    templates addToNewNodeClaim tried, in weight order (``template_errors[i]`` belongs to
+    ``Scheduler.templates[i]``; on success the next template is the one that won; None when the
+    add did not reach the templates; :meth:`templates_tried` pairs them with NodePool names),
+    ``error`` the add's error (None on success).
+
+    The scheduler appends one flat record per try to a log of strings, ``(outcome, target,
+    number of rounds, relaxation_1, template_errors_1, error_1, relaxation_2, ...)``, each
+    round's template errors joined by :data:`TEMPLATE_ERROR_SEPARATOR` into one string;
+    ``Scheduler.attempts`` maps the pod key to the offset of its last record;
+    ``Scheduler.attempt_record(key)`` returns it as a tuple and :meth:`from_record` reads that.
+    Recording thus allocates no object the garbage collector tracks (strings, ints, list
+    appends): a large Solve pays for it neither in time nor in collection work -- extra tracked
+    allocations would shift when CPython runs its expensive full collections.
+    """
+
+    __slots__ = ("outcome", "target", "rounds")
+
+    def __init__(self, outcome: str, target: str | None,
+                 rounds: tuple[tuple[str | None, tuple[str, ...] | None, str | None], ...]) -> None:
+        self.outcome = outcome
+        self.target = target
+        self.rounds = rounds
+
+    @classmethod
+    def from_record(cls, record: Sequence[Any]) -> PodAttempt:
+        """The view of a ``Scheduler.attempt_record`` tuple (see the class doc)."""
+        rounds = []
+        for i in range(3, 3 + 3 * record[2], 3):
+            errs = record[i + 1]
+            rounds.append((record[i], None if errs is None else tuple(errs.split(TEMPLATE_ERROR_SEPARATOR))
+                           if errs else (), record[i + 2]))
+        return cls(record[0], record[1], tuple(rounds))
+
+    @property
+    def relaxations(self) -> list[str]:
+        """The relaxation reasons applied, in order."""
+        return [r[0] for r in self.rounds if r[0] is not None]
+
+    @property
+    def error(self) -> str | None:
+        """The last add's error (None when the pod was placed)."""
+        return self.rounds[-1][2] if self.rounds else None
+
+    @staticmethod
+    def templates_tried(template_names: Sequence[str], template_errors: Sequence[str] | None,
+                        placed: bool) -> list[tuple[str, str | None]] | None:
+        """``(nodepool, error)`` per template one round tried, in weight order; the winner (when
+        ``placed``) with error None. ``template_names``: ``Scheduler.template_names``."""
+        if template_errors is None:
+            return None
+        out: list[tuple[str, str | None]] = list(zip(template_names, template_errors))
+        if placed and len(template_errors) < len(template_names):
+            out.append((template_names[len(template_errors)], None))
+        return out
+
+    def __repr__(self) -> str:
+        return f"PodAttempt({self.outcome!r}, {self.target!r}, rounds={len(self.rounds)})"
 
 
 def _has_dra(pod: Any) -> bool:
@@ -168,6 +258,9 @@ class Results:
     existing_nodes: list[ExistingNode]
     pod_errors: dict[str, str] = field(default_factory=dict)
     pods: dict[str, Any] = field(default_factory=dict)
+    #: id(claim) -> the claim's instance types before truncate_instance_types cut them (references,
+    #: for explain output: where the MaxInstanceTypes cut fell)
+    untruncated: dict[int, list[Any]] = field(default_factory=dict)
 
     def truncate_instance_types(self, max_instance_types: int, min_values_policy: str = MIN_VALUES_POLICY_STRICT,
                                 well_known: frozenset[str] | None = None) -> Results:
@@ -176,6 +269,7 @@ class Results:
         valid = []
         for nc in self.new_nodeclaims:
             wk = well_known if well_known is not None else nc.well_known
+            self.untruncated[id(nc)] = nc.instance_type_options
             its, err = InstanceTypes(nc.instance_type_options).truncate(
                 nc.requirements, max_instance_types, min_values_policy, wk)
             if err is not None:
@@ -233,6 +327,19 @@ class Scheduler:
         self._max_cap: dict[tuple[int, ...], dict[str, int]] = {}
         self._template_max_cap: dict[int, dict[str, int]] = {}
         self.template_errors: dict[str, str] = {}
+        #: the pass's instance types per NodePool (a reference, for explain output)
+        self.instance_types = instance_types
+        #: (name, weight) of the NodePools given, in weight order (for explain output)
+        self.nodepool_weights: list[tuple[str, int]] = [(np.metadata.name, np.spec.weight or 0)
+                                                        for np in nodepools]
+        #: pod key -> offset in ``_attempt_log`` of what its last try in this Solve did (explain
+        #: output; see PodAttempt and :meth:`attempt_record`)
+        self.attempts: dict[str, int] = {}
+        self._attempt_log: list[Any] = []
+        # set by _add / _add_to_new_nodeclaim for _try_schedule's record (cheap attribute writes)
+        self._placed_outcome = OUTCOME_FAILED
+        self._placed_target: str | None = None
+        self._tries: list[str] | None = None
         tolerate_pns = any(t.effect == "PreferNoSchedule" for np in nodepools for t in np.spec.template.spec.taints)
         self.preferences = Preferences(tolerate_pns)
         # template pre-filter (:156-171)
@@ -250,6 +357,8 @@ class Scheduler:
                 continue
             t.instance_type_options = remaining
             self.templates.append(t)
+        #: names of ``templates`` (weight order; explain output pairs them with PodAttempt errors)
+        self.template_names: list[str] = [t.nodepool_name for t in self.templates]
         del empty
         # DaemonSet pods are mutated by isDaemonPodCompatible upstream (shared pointers); work on copies
         self.daemonset_pods = [p.model_copy(deep=True) for p in daemonset_pods]
@@ -273,6 +382,20 @@ class Scheduler:
                 self.remaining_resources[pool] = {k: v - cap.get(k, 0) for k, v in rem.items()}
         existing.sort(key=lambda n: (not n.initialized(), n.name))
         self.existing_nodes = existing
+
+    # -- explain output -----------------------------------------------------------------------
+    def attempt_record(self, key: str) -> tuple[Any, ...] | None:
+        """The record of the pod's last try in this Solve (a tuple of strings; PodAttempt)."""
+        i = self.attempts.get(key)
+        if i is None:
+            return None
+        log = self._attempt_log
+        return tuple(log[i:i + 3 + 3 * log[i + 2]])
+
+    def attempt(self, key: str) -> PodAttempt | None:
+        """:class:`PodAttempt` of the pod's last try in this Solve (None: not tried)."""
+        record = self.attempt_record(key)
+        return None if record is None else PodAttempt.from_record(record)
 
     # -- construction helpers -----------------------------------------------------------------
     def _next_hostname(self) -> str:
@@ -379,16 +502,37 @@ class Scheduler:
                        {k: by_key[k] for k in pod_errors})
 
     def _try_schedule(self, pod: Any, data: PodData) -> Any:
-        """scheduler.go trySchedule: add, relaxing one preference per failure."""
+        """scheduler.go trySchedule: add, relaxing one preference per failure.
+
+        Appends a PodAttempt record per try (explain output; see PodAttempt)."""
         p = pod
         copied = False
+        reason: Any = None
+        log = self._attempt_log
+        start = len(log)
+        log.append(OUTCOME_FAILED)  # outcome, target, number of rounds: set below
+        log.append(None)
+        log.append(0)
+        n = 0
         while True:
+            self._tries = None
             err = self._add(p, data)
+            tries = self._tries
+            n += 1
+            log.append(reason)
+            log.append(None if tries is None else TEMPLATE_ERROR_SEPARATOR.join(tries))
             if err is None:
+                log.append(None)
+                log[start] = self._placed_outcome
+                log[start + 1] = self._placed_target
+                log[start + 2] = n
+                self.attempts[pod.key] = start
                 return None
-            if isinstance(err, (ReservedOfferingError, DRAError)):
-                return err
-            if not can_relax(p, self.preferences.tolerate_prefer_no_schedule):
+            log.append(str(err))
+            if isinstance(err, (ReservedOfferingError, DRAError)) or \
+                    not can_relax(p, self.preferences.tolerate_prefer_no_schedule):
+                log[start + 2] = n
+                self.attempts[pod.key] = start
                 return err
             if not copied:
                 p = relaxable_copy(pod)
@@ -407,6 +551,8 @@ class Scheduler:
             reqs, err = en.can_add(pod, data)
             if err is None:
                 en.add(pod, data, reqs)
+                self._placed_outcome = OUTCOME_EXISTING_NODE
+                self._placed_target = en.name
                 return None
         # in-flight claims, fewest pods first (:598, sort.Slice -> a stable order kept incrementally:
         # the list is always sorted by pod count, ties in the order a stable re-sort would give)
@@ -432,6 +578,8 @@ class Scheduler:
             reqs, its, err = nc.can_add(pod, data, False)
             if err is None:
                 nc.add(pod, data, reqs, its)
+                self._placed_outcome = OUTCOME_INFLIGHT_NODECLAIM
+                self._placed_target = nc.hostname
                 n = len(nc.pods)
                 if i + 1 < len(claims) and len(claims[i + 1].pods) < n:
                     claims.pop(i)
@@ -444,6 +592,9 @@ class Scheduler:
     def _add_to_new_nodeclaim(self, pod: Any, data: PodData) -> Any:
         """scheduler.go addToNewNodeClaim (:695-790)."""
         errs: list[str] = []
+        # explain output (PodAttempt.rounds): errs[i] is the error of self.templates[i]; the
+        # template after the last error is the one that won (on success)
+        self._tries = errs
         for t in self.templates:
             its = t.instance_type_options
             name = t.nodepool_name
@@ -463,6 +614,7 @@ class Scheduler:
             reqs, new_its, err = nc.can_add(pod, data, self.best_effort)
             if err is not None:
                 if isinstance(err, ReservedOfferingError):
+                    errs.append(str(err))
                     return err
                 errs.append(str(err))
                 continue
@@ -474,6 +626,8 @@ class Scheduler:
                     break
             nc.annotations[NODECLAIM_MIN_VALUES_RELAXED_ANNOTATION_KEY] = "true" if relaxed else "false"
             nc.add(pod, data, reqs, new_its)
+            self._placed_outcome = OUTCOME_NEW_NODECLAIM
+            self._placed_target = nc.hostname
             claims = self.new_nodeclaims
             claims.insert(bisect_right(claims, len(nc.pods), key=_pod_count), nc)
             self._claim_hostnames.add(nc.hostname)

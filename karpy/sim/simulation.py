@@ -48,6 +48,7 @@ from karpy.kubescheduler.scheduler import (BOUND, NOMINATED, UNSCHEDULABLE, Kube
 from karpy.provisioning import podutils
 from karpy.provisioning.batcher import Batcher
 from karpy.provisioning.provisioner import Provisioner
+from karpy.provisioning.scheduler import OUTCOME_EXISTING_NODE
 from karpy.provisioning.state import ClusterState
 from karpy.scheduling.labels import (LABEL_CAPACITY_TYPE, LABEL_HOSTNAME, LABEL_INSTANCE_TYPE, LABEL_NODEPOOL,
                                      LABEL_ZONE)
@@ -56,7 +57,7 @@ from karpy.scheduling.taints import tolerates
 from karpy.sim.clock import EventQueue, VirtualClock
 from karpy.sim.store import ObjectStore
 
-__all__ = ["LaunchRecord", "Simulation", "SimulationOptions", "SimulationResult"]
+__all__ = ["LaunchRecord", "PodHistory", "ProvisioningPass", "Simulation", "SimulationOptions", "SimulationResult"]
 
 #: Annotation on a Pod (or a workload's pod template): create the pod this long after the start
 #: (``"90s"``, ``"2m"``, ``"1h30m"`` or seconds as a number) instead of at time 0.
@@ -105,6 +106,39 @@ class LaunchRecord:
     registered_at: float | None = None
     deleted: bool = False
     scheduling: Any = None  # the in-flight claim of the provisioning pass (for explain output)
+    #: explain output (references, no copies): the provisioning pass that created the claim, the
+    #: pass's instance types of its NodePool, the claim's instance types before the
+    #: MaxInstanceTypes cut and its requirements before ToNodeClaim narrowed them
+    pass_index: int = 0
+    instance_types: Sequence[Any] | None = None
+    untruncated: Sequence[Any] | None = None
+    requirements: Any = None
+
+
+@dataclass
+class ProvisioningPass:
+    """One provisioning pass (for explain output): when it ran, the NodePools it considered in
+    weight order, the ones the scheduler dropped up front (name -> upstream error) and the ones it
+    kept as templates."""
+
+    index: int
+    time: float
+    nodepools: list[tuple[str, int]] = field(default_factory=list)
+    template_errors: dict[str, str] = field(default_factory=dict)
+    #: the scheduler's templates (NodePools kept up front), weight order (Scheduler.template_names)
+    templates: list[str] = field(default_factory=list)
+
+
+@dataclass
+class PodHistory:
+    """What the provisioning passes did with one pod (for explain output). ``decisive`` is the
+    last ``(pass, attempt)`` that decided something (``attempt``: the scheduler's record,
+    ``karpy.provisioning.scheduler.PodAttempt.from_record(attempt)``) -- a later pass that merely found the pod's
+    own launching NodeClaim as an existing node does not replace it; ``last`` the last one."""
+
+    decisive: tuple[ProvisioningPass, Any]
+    last: tuple[ProvisioningPass, Any]
+    passes: int = 1
 
 
 @dataclass
@@ -120,6 +154,11 @@ class SimulationResult:
     provisioning_passes: int
     scheduling_cycles: int
     warnings: list[str] = field(default_factory=list)
+    #: explain output: every provisioning pass that ran the scheduler, in order, and per pod key
+    #: what those passes did with the pod
+    passes: list[ProvisioningPass] = field(default_factory=list)
+    pod_history: dict[str, PodHistory] = field(default_factory=dict)
+    options: SimulationOptions | None = None
 
 
 def arrival_delay(pod: Pod) -> float:
@@ -170,6 +209,9 @@ class Simulation:
         self._claim_names: set[str] = set()
         self._requeue_at: float | None = None
         self._passes = 0
+        self._pass_log: list[ProvisioningPass] = []
+        self._pod_history: dict[str, PodHistory] = {}
+        self._pod_claims: dict[str, set[str]] = {}
         self._cycles = 0
         self._last_pass_version: int | None = None
         self._cluster_version = 0
@@ -368,8 +410,19 @@ class Simulation:
         self._passes += 1
         self._last_pass_version = self.store.resource_version
         cluster = self._cluster_state()
+        self.provisioner.last_scheduler = None
         results = self.provisioner.schedule(self.store.list("Pod"), self.store.list("NodePool"), cluster,
                                             self.store.list("DaemonSet"))
+        sched = self.provisioner.last_scheduler
+        pool_types: dict[str, Sequence[Any]] = {}
+        if sched is not None:
+            # references only: explain output derives everything else lazily
+            ps = ProvisioningPass(self._passes, self.clock.now(), sched.nodepool_weights, sched.template_errors,
+                                  sched.template_names)
+            self._pass_log.append(ps)
+            self._record_attempts(ps, sched)
+            pool_types = sched.instance_types
+        untruncated = getattr(results, "untruncated", {})
         self.pod_errors = {k: v for k, v in results.pod_errors.items()}
         for key, msg in getattr(results, "ignored", {}).items():
             self.pod_errors[key] = msg
@@ -383,9 +436,27 @@ class Simulation:
                     for p in claim.pods:
                         self.pod_errors[p.key] = exceeded
                     continue
-            self._create_nodeclaim(claim)
+            self._create_nodeclaim(claim, pool_types.get(claim.nodepool_name), untruncated.get(id(claim)))
             created += 1
         self._last_pass_version = self.store.resource_version if created == 0 else None
+
+    def _record_attempts(self, ps: ProvisioningPass, sched: Any) -> None:
+        """Fold one pass's PodAttempt records into the per-pod history (see PodHistory)."""
+        history = self._pod_history
+        own = self._pod_claims
+        record = sched.attempt_record
+        for key in sched.attempts:
+            att = record(key)
+            entry = (ps, att)
+            h = history.get(key)
+            if h is None:
+                history[key] = PodHistory(entry, entry)
+                continue
+            h.last = entry
+            h.passes += 1
+            outcome, target = att[0], att[1]
+            if outcome != OUTCOME_EXISTING_NODE or target not in own.get(key, ()):
+                h.decisive = entry
 
     def _claim_name(self, nodepool: str) -> str:
         i = 0
@@ -396,13 +467,20 @@ class Simulation:
                 return name
             i += 1
 
-    def _create_nodeclaim(self, claim: Any) -> None:
+    def _create_nodeclaim(self, claim: Any, instance_types: Sequence[Any] | None = None,
+                          untruncated: Sequence[Any] | None = None) -> None:
+        requirements = claim.requirements  # ToNodeClaim replaces (never mutates) this set
         model: NodeClaimModel = self.provisioner.to_nodeclaim(claim)
         model.metadata.name = self._claim_name(claim.nodepool_name)
         model.metadata.creation_timestamp = self.clock.timestamp()
         record = LaunchRecord(name=model.metadata.name, nodepool=claim.nodepool_name,
-                              created_at=self.clock.now(), requested=model, scheduling=claim)
+                              created_at=self.clock.now(), requested=model, scheduling=claim,
+                              pass_index=self._passes, instance_types=instance_types,
+                              untruncated=untruncated if untruncated is not None else claim.instance_type_options,
+                              requirements=requirements)
         self.launches.append(record)
+        for p in claim.pods:
+            self._pod_claims.setdefault(p.key, set()).add(record.name)
         try:
             launched = self.cloud_provider.create(model.model_copy(deep=True))
         except Exception as err:  # noqa: BLE001 - every create error is recorded, as Karpenter logs it
@@ -543,4 +621,7 @@ class Simulation:
             provisioning_passes=self._passes,
             scheduling_cycles=self._cycles,
             warnings=list(getattr(self.manifests, "warnings", [])),
+            passes=list(self._pass_log),
+            pod_history=dict(self._pod_history),
+            options=self.options,
         )

@@ -1,0 +1,828 @@
+"""Decision traces: why a NodeClaim got the instance types it got, and where a pod ended and why.
+
+DESIGN.md principle 4 ("Explainable"). Everything here is computed lazily from what a run kept
+(``karpy.sim.simulation.LaunchRecord`` / ``ProvisioningPass`` and the scheduler's
+``PodAttempt`` facts); the provisioning hot path only records references and error strings.
+
+- :func:`explain_nodeclaim` — the NodePool (and weight), the pods the claim got, the elimination
+  funnel over the pool's instance types in that pass (each requirement in turn, then resources,
+  then offerings, then minValues; upstream's wording), the price order, where the
+  MaxInstanceTypes (600) cut fell, minValues outcomes, the cloud provider's launch detail (filters,
+  the 60 cut, the fleet request and what EC2 picked; via the provider's optional
+  ``explain_launch(name)``, else its ``fleet_record(name)``), and for a failed launch the
+  NodeClaims that took its pods afterwards.
+- :func:`explain_pod` — where the pod ended, the NodePools tried in weight order with the reason
+  each was rejected, the preferences relaxed, the kube-scheduler condition, the NodeClaim chain.
+- :func:`explain_run` / :func:`explain_document` — all of it (the latter is the ``explain`` key of
+  the JSON document: compact, and for runs with more than :data:`FULL_EXPLAIN_MAX_NODECLAIMS`
+  NodeClaims only pending pods and failed NodeClaims).
+- :func:`render_explain` — plain-text rendering of any of these dicts.
+
+Determinism: lists follow the run's order (catalogue order, weight order, creation order) or are
+sorted; prices are rounded to 6 decimals; nothing depends on hashing or the clock.
+
+The funnel re-applies the claim's final requirements to the pool's instance types of that pass.
+Requirements only narrow and requests only grow while a claim is built, so the final requirements
+remove exactly what the per-pod filters removed; anything else (a NodePool's limits cut by
+``filterByRemainingResources``) appears as a last "other" step, so the funnel's remaining count
+always equals the claim's candidate count.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from karpy.cloudprovider.types import MAX_FLOAT64, InstanceTypes
+from karpy.provisioning.preferences import describe_relaxations
+from karpy.provisioning.scheduler import PodAttempt
+from karpy.scheduling.hostports import get_host_ports
+from karpy.scheduling.labels import LABEL_HOSTNAME, LABEL_INSTANCE_TYPE, NODECLAIM_MIN_VALUES_RELAXED_ANNOTATION_KEY
+from karpy.scheduling.resources import fits, merge, requests_for_pods, to_strings
+
+__all__ = [
+    "FULL_EXPLAIN_MAX_NODECLAIMS",
+    "PRICE_ORDER_SHOWN",
+    "ExplainLookupError",
+    "explain_document",
+    "explain_nodeclaim",
+    "explain_pod",
+    "explain_run",
+    "render_explain",
+]
+
+#: Above this many NodeClaims the document's explain block keeps only pending pods and failed claims.
+FULL_EXPLAIN_MAX_NODECLAIMS = 200
+#: How many candidates of the price order are listed.
+PRICE_ORDER_SHOWN = 10
+#: How many instance-type names each funnel step quotes.
+EXAMPLES_SHOWN = 3
+#: The default MaxInstanceTypes (nodeclaimtemplate.go) when the run's options are unknown.
+DEFAULT_MAX_INSTANCE_TYPES = 600
+
+# upstream wording (nodeclaim.go InstanceTypeFilterError, :488-538) of each funnel stage
+UPSTREAM_REQUIREMENTS = "no instance type met all requirements"
+UPSTREAM_RESOURCES = "no instance type has enough resources"
+UPSTREAM_OFFERINGS = "no instance type has the required offering"
+REASON_REQUIREMENT = "did not meet the requirement"
+REASON_RESOURCES = "did not have enough resources"
+REASON_OFFERINGS = "had no available offering compatible with the requirements"
+REASON_HOST_PORTS = "their DaemonSet pods' host ports conflict with the pods' host ports"
+REASON_LIMITS = "capacity exceeds the NodePool's remaining limits (filterByRemainingResources)"
+REASON_OTHER = "removed while the claim was built (not reproduced by its final requirements)"
+NO_LAUNCH_DETAIL = "provider gives no launch detail"
+
+
+class ExplainLookupError(LookupError):
+    """An unknown NodeClaim name or pod key (the CLI reports it as bad input)."""
+
+
+def _price(p: float | None) -> float | None:
+    if p is None or p >= MAX_FLOAT64:
+        return None
+    return round(p, 6)
+
+
+class _Explainer:
+    """Caches shared by the explanations of one result (indexes over launches and passes)."""
+
+    def __init__(self, result: Any) -> None:
+        self.result = result
+        sim = result.simulation
+        self.sim = sim
+        opts = getattr(sim, "options", None)
+        self.max_instance_types: int = getattr(opts, "max_instance_types", DEFAULT_MAX_INSTANCE_TYPES)
+        self.min_values_policy: str = getattr(opts, "min_values_policy", "Strict")
+        self.records: list[Any] = list(sim.launches)
+        self.by_name: dict[str, Any] = {r.name: r for r in self.records}
+        #: id(record) -> position in creation order
+        self.pos: dict[int, int] = {id(r): i for i, r in enumerate(self.records)}
+        #: pod key -> records whose claim got the pod, in creation order
+        self.pod_claims: dict[str, list[Any]] = {}
+        #: (pass index, hostname placeholder) -> record
+        self.by_hostname: dict[tuple[int, str], Any] = {}
+        for r in self.records:
+            claim = r.scheduling
+            if claim is None:
+                continue
+            self.by_hostname[(r.pass_index, claim.hostname)] = r
+            for p in claim.pods:
+                self.pod_claims.setdefault(p.key, []).append(r)
+        #: pod key -> karpy.sim.simulation.PodHistory
+        self.history: dict[str, Any] = dict(getattr(sim, "pod_history", {}) or {})
+        #: (id(instance types), requirement) -> ids of the types it removes
+        self._bad: dict[tuple[int, Any], frozenset[int]] = {}
+
+    # -- lookups --------------------------------------------------------------------------------
+    def record(self, name: str) -> Any:
+        rec = self.by_name.get(name)
+        if rec is None:
+            names = sorted(self.by_name)
+            known = ", ".join(names[:10]) + (f" and {len(names) - 10} more" if len(names) > 10 else "")
+            raise ExplainLookupError(f"unknown NodeClaim {name!r} (NodeClaims of this run: {known or 'none'})")
+        return rec
+
+    def pod_model(self, key: str) -> Any:
+        pod = self.sim.pods.get(key) or self.sim.deleted_pods.get(key)
+        if pod is None:
+            raise ExplainLookupError(f"unknown pod {key!r} (expected NAMESPACE/NAME of a pod of this run)")
+        return pod
+
+    def record_for(self, ps: Any, hostname: str | None) -> Any:
+        if ps is None or hostname is None:
+            return None
+        return self.by_hostname.get((ps.index, hostname))
+
+    # -- NodeClaims -----------------------------------------------------------------------------
+    def _removed_by(self, pool: Sequence[Any], key: str, req: Any) -> frozenset[int]:
+        """ids of the pool's types whose own requirement for ``key`` does not intersect ``req``
+        (nodeclaim.go compatible: ``it.Requirements.Intersects(reqs)``, one key at a time)."""
+        ck = (id(pool), req)
+        hit = self._bad.get(ck)
+        if hit is None:
+            one = {key: req}
+            hit = frozenset(id(it) for it in pool if it.requirements.intersects(one) is not None)
+            self._bad[ck] = hit
+        return hit
+
+    def funnel(self, rec: Any) -> tuple[dict[str, Any], list[Any], Any]:
+        """The elimination funnel (see module doc) -> (funnel dict, remaining, requirements)."""
+        claim = rec.scheduling
+        reqs = rec.requirements if rec.requirements is not None else claim.requirements
+        wk = claim.well_known
+        pool = rec.instance_types if rec.instance_types is not None else claim.template.instance_type_options
+        template_reqs = claim.template.requirements
+        current = list(pool)
+        steps: list[dict[str, Any]] = []
+
+        def step(stage: str, removed: list[Any], reason: str, **extra: Any) -> None:
+            if not removed:
+                return
+            entry: dict[str, Any] = {"stage": stage, **extra, "removed": len(removed),
+                                     "remaining": len(current), "reason": reason,
+                                     "examples": [it.name for it in removed[:EXAMPLES_SHOWN]]}
+            steps.append(entry)
+
+        for key, req in reqs.items():
+            if key == LABEL_HOSTNAME:
+                continue
+            bad = self._removed_by(pool, key, req)
+            if not bad:
+                continue
+            removed = [it for it in current if id(it) in bad]
+            if not removed:
+                continue
+            current = [it for it in current if id(it) not in bad]
+            if key in template_reqs:
+                source = "nodepool" if template_reqs[key] == req else "nodepool+pods"
+            else:
+                source = "pods"
+            step("requirement", removed, REASON_REQUIREMENT, requirement=str(req), source=source,
+                 upstream=UPSTREAM_REQUIREMENTS)
+
+        # resources: pod requests + the DaemonSet overhead of the type's group (nodeclaim.go:560-600)
+        pod_total = requests_for_pods(claim.pods)
+        overhead: dict[int, dict[str, int]] = {}
+        blocked: set[int] = set()
+        pod_ports = [(p.key, get_host_ports(p)) for p in claim.pods]
+        for g in claim.daemon_groups:
+            conflict = any(ports and g.host_port_usage.conflicts(k, ports) is not None for k, ports in pod_ports)
+            for iid in g.ids:
+                overhead[iid] = g.daemon_overhead
+                if conflict:
+                    blocked.add(iid)
+        if blocked:
+            removed = [it for it in current if id(it) in blocked]
+            current = [it for it in current if id(it) not in blocked]
+            step("host-ports", removed, REASON_HOST_PORTS)
+
+        def total_for(it: Any) -> dict[str, int]:
+            ovh = overhead.get(id(it))
+            return merge(pod_total, ovh) if ovh else pod_total
+
+        def usable(alloc: Mapping[str, int]) -> bool:
+            return not any(v < 0 for v in alloc.values())
+
+        kept: list[Any] = []
+        removed = []
+        for it in current:
+            total = total_for(it)
+            if any(usable(g.allocatable) and fits(total, g.allocatable) for g in it.allocatable_groups()):
+                kept.append(it)
+            else:
+                removed.append(it)
+        current = kept
+        step("resources", removed, REASON_RESOURCES, requests=to_strings(pod_total), upstream=UPSTREAM_RESOURCES)
+
+        kept, removed = [], []
+        for it in current:
+            total = total_for(it)
+            ok = False
+            for g in it.allocatable_groups():
+                if not (usable(g.allocatable) and fits(total, g.allocatable)):
+                    continue
+                if any(reqs.is_compatible(o.requirements, wk) for o in g.offerings):
+                    ok = True
+                    break
+            (kept if ok else removed).append(it)
+        current = kept
+        step("offerings", removed, REASON_OFFERINGS, upstream=UPSTREAM_OFFERINGS)
+
+        candidates = list(rec.untruncated if rec.untruncated is not None else claim.instance_type_options)
+        cand_ids = {id(it) for it in candidates}
+        extra = [it for it in current if id(it) not in cand_ids]
+        if extra:
+            current = [it for it in current if id(it) in cand_ids]
+            limited = claim.template.nodepool.spec.limits is not None
+            step("other", extra, REASON_LIMITS if limited else REASON_OTHER)
+        out = {"start": len(pool), "steps": steps, "remaining": len(current), "candidates": len(candidates)}
+        missing = len(cand_ids - {id(it) for it in current})
+        if missing:
+            out["unexplained_candidates"] = missing
+        return out, candidates, reqs
+
+    def min_values(self, rec: Any, candidates: list[Any], reqs: Any) -> dict[str, Any] | None:
+        """Per minValues requirement: the value asked (and the NodePool's, if BestEffort relaxed
+        it), the distinct values among the candidates; the relaxed annotation."""
+        if not reqs.has_min_values():
+            return None
+        entries = []
+        for key, r in reqs.items():
+            if r.min_values is None:
+                continue
+            values: set[str] = set()
+            for it in candidates:
+                values.update(it.requirements.get(key).values)
+            original = rec.scheduling.template.requirements.get(key).min_values
+            entry: dict[str, Any] = {"key": key, "min_values": r.min_values, "distinct_values": len(values),
+                                     "satisfied": len(values) >= r.min_values}
+            if original is not None and original != r.min_values:
+                entry["nodepool_min_values"] = original
+            entries.append(entry)
+        ann = (rec.requested.metadata.annotations or {}).get(NODECLAIM_MIN_VALUES_RELAXED_ANNOTATION_KEY)
+        return {"policy": self.min_values_policy, "requirements": entries, "relaxed": ann == "true"}
+
+    def price_order(self, candidates: list[Any], reqs: Any,
+                    wk: frozenset[str]) -> tuple[dict[str, Any], dict[str, Any]]:
+        """The first PRICE_ORDER_SHOWN candidates cheapest first, and where the MaxInstanceTypes
+        cut fell (ToNodeClaim: ``OrderByPrice(reqs)[:MaxInstanceTypes]``)."""
+        ordered = InstanceTypes(list(candidates)).order_by_price(reqs, wk)
+        first = []
+        for it in ordered[:PRICE_ORDER_SHOWN]:
+            price = it.min_compatible_price(reqs, wk)
+            entry: dict[str, Any] = {"instance_type": it.name, "price": _price(price)}
+            for o in it.available_offerings:
+                if o.price == price and o.is_compatible(reqs, wk):
+                    entry["zone"] = o.zone
+                    entry["capacity_type"] = o.capacity_type
+                    break
+            first.append(entry)
+        limit = self.max_instance_types
+        dropped = ordered[limit:]
+        cut: dict[str, Any] = {"max_instance_types": limit, "kept": min(len(ordered), limit), "dropped": len(dropped)}
+        if dropped:
+            cut["cheapest_dropped"] = dropped[0].name
+            cut["cheapest_dropped_price"] = _price(dropped[0].min_compatible_price(reqs, wk))
+            cut["most_expensive_kept_price"] = _price(ordered[limit - 1].min_compatible_price(reqs, wk)) \
+                if limit > 0 else None
+        return {"count": len(ordered), "first": first}, cut
+
+    def launch_detail(self, rec: Any, compact: bool = False) -> tuple[dict[str, Any] | None, str | None]:
+        """The provider's ``explain_launch(name)``, else (not compact) its ``fleet_record(name)``
+        (the document already carries that one as ``nodeclaims[].fleet``)."""
+        provider = self.result.cloud_provider
+        explain_launch = getattr(provider, "explain_launch", None)
+        has_fleet = callable(getattr(provider, "fleet_record", None))
+        if callable(explain_launch):
+            detail = explain_launch(rec.name)
+            if detail is not None:
+                return (_compact_launch(detail, has_fleet) if compact else detail), None
+        if compact:
+            return None, NO_LAUNCH_DETAIL
+        fleet_record = getattr(provider, "fleet_record", None)
+        if callable(fleet_record):
+            fleet = fleet_record(rec.name)
+            if fleet is not None:
+                return fleet, None
+        return None, NO_LAUNCH_DETAIL
+
+    def pod_outcome(self, key: str) -> dict[str, Any]:
+        """Where a pod ended (its node, or None)."""
+        pod = self.sim.pods.get(key) or self.sim.deleted_pods.get(key)
+        if pod is None:
+            return {"pod": key, "node": None}
+        return {"pod": key, "node": pod.spec.node_name or None}
+
+    def fallback(self, rec: Any) -> dict[str, Any] | None:
+        """For a failed launch: the later NodeClaims that got its pods, and pods no claim took."""
+        if rec.launched is not None or rec.scheduling is None:
+            return None
+        idx = self.pos[id(rec)]
+        claims: dict[str, dict[str, Any]] = {}
+        elsewhere: list[dict[str, Any]] = []
+        for p in rec.scheduling.pods:
+            later = next((r for r in self.pod_claims.get(p.key, ()) if self.pos[id(r)] > idx), None)
+            if later is None:
+                elsewhere.append(self.pod_outcome(p.key))
+                continue
+            entry = claims.setdefault(later.name, {"nodeclaim": later.name, "nodepool": later.nodepool,
+                                                   "launched": later.launched is not None,
+                                                   "instance_type": later.instance_type, "pods": []})
+            entry["pods"].append(p.key)
+        return {"error": rec.error, "nodeclaims": list(claims.values()), "pods_not_relaunched": elsewhere}
+
+    def fallback_for(self, rec: Any) -> list[str]:
+        """Earlier failed NodeClaims some of whose pods this claim took."""
+        if rec.scheduling is None:
+            return []
+        idx = self.pos[id(rec)]
+        out: list[str] = []
+        for p in rec.scheduling.pods:
+            for r in self.pod_claims.get(p.key, ()):
+                if self.pos[id(r)] < idx and r.launched is None and r.name not in out:
+                    out.append(r.name)
+        return out
+
+    def nodeclaim(self, name: str, compact: bool = False) -> dict[str, Any]:
+        """The trace of one NodeClaim. ``compact`` (the document): leave out what the document's
+        ``nodeclaims`` entry already says (kind, name, launch outcome, price, fleet block)."""
+        rec = self.record(name)
+        claim = rec.scheduling
+        out: dict[str, Any] = {} if compact else {"kind": "nodeclaim", "name": rec.name}
+        out["nodepool"] = rec.nodepool
+        if claim is not None:
+            out["weight"] = claim.template.weight
+        out["pass"] = rec.pass_index
+        if not compact:
+            out.update({"created_at": rec.created_at, "launched": rec.launched is not None,
+                        "instance_type": rec.instance_type, "capacity_type": rec.capacity_type, "zone": rec.zone,
+                        "price": _price(rec.price), "error": rec.error})
+        if claim is None:
+            out["pods"] = []
+            return out
+        out["pods"] = [p.key for p in claim.pods]
+        funnel, candidates, reqs = self.funnel(rec)
+        out["funnel"] = funnel
+        order, cut = self.price_order(candidates, reqs, claim.well_known)
+        out["price_order"] = order
+        out["max_instance_types_cut"] = cut
+        out["in_nodeclaim"] = _instance_type_count(rec.requested)
+        out["min_values"] = self.min_values(rec, candidates, reqs)
+        detail, note = self.launch_detail(rec, compact)
+        out["launch"] = detail
+        if note is not None:
+            out["launch_note"] = note
+        fb = self.fallback(rec)
+        if fb is not None:
+            out["fallback"] = fb
+        took = self.fallback_for(rec)
+        if took:
+            out["fallback_for"] = took
+        return out
+
+    # -- pods -----------------------------------------------------------------------------------
+    def nodepool_results(self, ps: Any, tries: Sequence[tuple[str, str | None]] | None,
+                         outcome: str, compact: bool) -> list[dict[str, Any]]:
+        """The pass's NodePools in weight order: filtered out up front / rejected (with the
+        upstream error) / chosen / not tried (after the winner) / not needed."""
+        tried = dict(tries or ())
+        out: list[dict[str, Any]] = []
+        for name, weight in ps.nodepools:
+            entry: dict[str, Any] = {"nodepool": name, "weight": weight}
+            if name in ps.template_errors:
+                entry["result"] = "filtered out"
+                entry["reason"] = ps.template_errors[name] or "no instance types"
+            elif name in tried:
+                err = tried[name]
+                entry["result"] = "chosen" if err is None else "rejected"
+                if err is not None:
+                    entry["reason"] = err
+            elif tries is None and outcome in ("existing-node", "in-flight-nodeclaim"):
+                if compact:
+                    continue
+                entry["result"] = "not needed"
+            else:
+                if compact:
+                    continue
+                entry["result"] = "not tried"
+            out.append(entry)
+        return out
+
+    def decisive_attempt(self, key: str) -> tuple[Any, Any] | None:
+        """The pass that decided where the pod went (PodHistory.decisive)."""
+        h = self.history.get(key)
+        if h is None:
+            return None
+        ps, att = h.decisive
+        return ps, (att if isinstance(att, PodAttempt) else PodAttempt.from_record(att))
+
+    def pod(self, key: str, compact: bool = False) -> dict[str, Any]:
+        pod = self.pod_model(key)
+        out: dict[str, Any] = {}
+        if not compact:  # (the document's ``pods`` entry already says these)
+            doc_pod = self.result._pod(pod) if hasattr(self.result, "_pod") else {}
+            out.update({"kind": "pod", "pod": key, "phase": doc_pod.get("phase"), "node": pod.spec.node_name or None,
+                        "nominated_node": pod.status.nominated_node_name or None, "message": doc_pod.get("message")})
+        out["condition"] = _condition(pod)
+        last = self.decisive_attempt(key)
+        if last is None:
+            out["placement"] = None
+        else:
+            ps, att = last
+            target = att.target
+            placement: dict[str, Any] = {"pass": ps.index, "time": ps.time, "outcome": att.outcome,
+                                         "passes_tried": self.history[key].passes}
+            if att.outcome in ("new-nodeclaim", "in-flight-nodeclaim"):
+                rec = self.record_for(ps, target)
+                placement["nodeclaim"] = rec.name if rec is not None else None
+                if rec is None:
+                    placement["note"] = "the NodeClaim was not created (see message)"
+            elif att.outcome == "existing-node":
+                placement["node"] = target
+            else:
+                placement["error"] = att.error
+            out["placement"] = placement
+            names = getattr(ps, "templates", ())
+            final = att.rounds[-1] if att.rounds else (None, None, None)
+            final_tries = PodAttempt.templates_tried(names, final[1], final[2] is None)
+            out["nodepools"] = self.nodepool_results(ps, final_tries, att.outcome, compact)
+            steps = describe_relaxations(pod, att.relaxations)
+            out["relaxations"] = steps
+            if len(att.rounds) > 1:
+                weights = dict(ps.nodepools)
+                named = iter([None, *steps])
+                out["rounds"] = [
+                    {"relaxed": next(named),
+                     "nodepools": [{"nodepool": n, "weight": weights.get(n, 0),
+                                    "result": "chosen" if e is None else "rejected", "reason": e}
+                                   for n, e in (PodAttempt.templates_tried(names, errs, err is None) or ())],
+                     "error": err}
+                    for r, errs, err in att.rounds
+                ]
+        chain = self.pod_claims.get(key, ())
+        if compact:
+            out["nodeclaims"] = [r.name for r in chain]
+        else:
+            out["nodeclaims"] = [
+                {"name": r.name, "nodepool": r.nodepool, "pass": r.pass_index, "launched": r.launched is not None,
+                 "instance_type": r.instance_type, "error": r.error}
+                for r in chain
+            ]
+        return out
+
+
+#: launch-detail keys the document's ``nodeclaims[].fleet`` block already holds
+_FLEET_BLOCK_KEYS = ("allocation_strategy", "capacity_type", "overrides", "errors")
+
+
+def _compact_launch(detail: Mapping[str, Any], has_fleet: bool) -> dict[str, Any]:
+    """The provider's launch detail for the document: without what its ``fleet`` block already
+    says, and each fleet decision's considered overrides reduced to their count."""
+    out: dict[str, Any] = {}
+    for k, v in detail.items():
+        if has_fleet and k in _FLEET_BLOCK_KEYS:
+            continue
+        if k in ("decisions", "fleet_decisions") and isinstance(v, list):
+            v = [_compact_decision(d) for d in v]
+        out[k] = v
+    return out
+
+
+def _compact_decision(d: Any) -> Any:
+    if not isinstance(d, Mapping):
+        return d
+    out = dict(d)
+    considered = out.get("overrides_considered")
+    if isinstance(considered, list):
+        out["overrides_considered"] = len(considered)
+    return out
+
+
+def _condition(pod: Any) -> str | None:
+    """The kube-scheduler's PodScheduled=False message (reason when there is no message)."""
+    for c in pod.status.conditions or ():
+        if c.type == "PodScheduled" and c.status == "False":
+            return c.message or c.reason
+    return None
+
+
+def _instance_type_count(model: Any) -> int | None:
+    for r in model.spec.requirements or ():
+        if r.key == LABEL_INSTANCE_TYPE and r.operator == "In":
+            return len(r.values or ())
+    return None
+
+
+# -- public API ---------------------------------------------------------------------------------
+def explain_nodeclaim(result: Any, name: str) -> dict[str, Any]:
+    """The decision trace of one NodeClaim (see module doc). Raises ExplainLookupError."""
+    return _Explainer(result).nodeclaim(name)
+
+
+def explain_pod(result: Any, key: str) -> dict[str, Any]:
+    """The decision trace of one pod (``namespace/name``). Raises ExplainLookupError."""
+    return _Explainer(result).pod(key)
+
+
+def _pending(result: Any) -> list[str]:
+    return sorted(k for k, p in result.simulation.pods.items() if not p.spec.node_name)
+
+
+def explain_run(result: Any) -> dict[str, Any]:
+    """Every NodeClaim and every pending pod."""
+    ex = _Explainer(result)
+    return {"kind": "run",
+            "nodeclaims": {r.name: ex.nodeclaim(r.name) for r in ex.records},
+            "pods": {k: ex.pod(k) for k in _pending(result)}}
+
+
+def explain_document(result: Any) -> dict[str, Any]:
+    """The JSON document's ``explain`` block: every NodeClaim and every pod provisioning touched
+    or left pending; above FULL_EXPLAIN_MAX_NODECLAIMS NodeClaims only failed claims and pending
+    pods (``scope`` says which). Compact: entries leave out what the document's ``nodeclaims`` /
+    ``pods`` entries already say, pod entries list only the NodePools that were tried and name
+    their NodeClaims. (:func:`render_explain` renders the block; pass ``document`` for the rest.)"""
+    ex = _Explainer(result)
+    n = len(ex.records)
+    pending = _pending(result)
+    if n <= FULL_EXPLAIN_MAX_NODECLAIMS:
+        scope = "all"
+        records = ex.records
+        keys = sorted(set(pending) | (set(ex.history) & (set(ex.sim.pods) | set(ex.sim.deleted_pods))))
+    else:
+        scope = (f"pending pods and failed nodeclaims only ({n} NodeClaims > {FULL_EXPLAIN_MAX_NODECLAIMS})")
+        records = [r for r in ex.records if r.launched is None]
+        keys = pending
+    return {"scope": scope,
+            "nodeclaims": {r.name: ex.nodeclaim(r.name, compact=True) for r in records},
+            "pods": {k: ex.pod(k, compact=True) for k in keys}}
+
+
+# -- text ---------------------------------------------------------------------------------------
+#: Longest message the text rendering prints in full (JSON output always has everything).
+TEXT_MESSAGE_LIMIT = 400
+
+
+def _short(text: Any, limit: int = TEXT_MESSAGE_LIMIT) -> str:
+    """``text`` cut to ``limit`` characters for the text rendering, saying how much was left out."""
+    s = str(text)
+    if len(s) <= limit:
+        return s
+    return f"{s[:limit]}... ({len(s) - limit} more characters; -o json has all)"
+
+
+def _fmt_price(p: Any) -> str:
+    return "-" if p is None else f"${float(p):.5f}/h"
+
+
+def _render_launch(detail: Mapping[str, Any], lines: list[str], claim_error: Any = None) -> None:
+    """Provider launch detail: known keys first, in a fixed order, then any other key."""
+    shown = set()
+
+    def has(k: str) -> bool:
+        shown.add(k)
+        return detail.get(k) not in (None, [], {}, "")
+
+    strategy, capacity = has("allocation_strategy"), has("capacity_type")
+    if strategy or capacity:
+        lines.append(f"    fleet request: strategy {detail.get('allocation_strategy') or '-'}, "
+                     f"capacity type {detail.get('capacity_type') or '-'}")
+    if has("filters"):
+        filters = detail["filters"]
+        if isinstance(filters, Mapping):
+            for name, rejected in filters.items():
+                lines.append(f"    filter {name}: removed {_count_or_list(rejected)}")
+        else:
+            for f in filters:
+                if isinstance(f, Mapping):
+                    name = f.get("name") or f.get("filter") or "filter"
+                    rejected = next((f[k] for k in ("rejected", "removed") if k in f), None)
+                    rest = {k: v for k, v in f.items() if k not in ("name", "filter", "rejected", "removed")}
+                    text = f"removed {_count_or_list(rejected)}" if rejected is not None else ""
+                    if rest:
+                        text = ", ".join([text] * bool(text) + [f"{k} {v}" for k, v in sorted(rest.items())])
+                    lines.append(f"    filter {name}: {text}".rstrip(": "))
+                else:
+                    lines.append(f"    filter: {f}")
+    if has("candidates_sent"):
+        lines.append(f"    candidates sent: {detail['candidates_sent']}")
+    if has("truncated_to"):
+        t = detail["truncated_to"]
+        if isinstance(t, list):
+            head = ", ".join(map(str, t[:EXAMPLES_SHOWN])) + (", ..." if len(t) > EXAMPLES_SHOWN else "")
+            lines.append(f"    cut to the 60 cheapest: {len(t)} instance types sent ({head})")
+        else:
+            lines.append(f"    cut to the {t} cheapest instance types")
+    if has("batch_size"):
+        lines.append(f"    CreateFleet batch size: {detail['batch_size']}")
+    if has("overrides"):
+        overrides = detail["overrides"]
+        lines.append(f"    overrides ({len(overrides)}, as sent):")
+        for o in overrides[:20]:
+            pr = o.get("priority")
+            lines.append(f"      {o.get('instance_type')} {o.get('zone')}"
+                         + (f" priority {pr}" if pr is not None else ""))
+        if len(overrides) > 20:
+            lines.append(f"      ... {len(overrides) - 20} more")
+    printed: set[str] = set()
+    for k in ("fleet_decisions", "decisions"):
+        if has(k):
+            for d in detail[k]:
+                if isinstance(d, Mapping):
+                    chosen = d.get("chosen")
+                    lines.append(f"    EC2 picked {_chosen_text(chosen)}: {d.get('reason', '-')}")
+                    for e in d.get("errors") or ():
+                        printed.add(_error_text(e))
+                        lines.append(f"      error: {_error_text(e)}")
+                else:
+                    lines.append(f"    EC2: {d}")
+    if has("errors"):
+        for e in detail["errors"]:
+            if _error_text(e) not in printed:
+                lines.append(f"    fleet error: {_error_text(e)}")
+    if has("error") and detail["error"] != claim_error:
+        lines.append(f"    launch error: {_short(detail['error'])}")
+    for k in sorted(detail):
+        if k in shown or detail.get(k) in (None, [], {}, ""):
+            continue
+        lines.append(f"    {k}: {detail[k]}")
+
+
+def _count_or_list(v: Any) -> str:
+    if isinstance(v, (list, tuple)):
+        head = ", ".join(str(x) for x in v[:EXAMPLES_SHOWN])
+        return f"{len(v)}" + (f" ({head}{', ...' if len(v) > EXAMPLES_SHOWN else ''})" if v else "")
+    return str(v)
+
+
+def _chosen_text(chosen: Any) -> str:
+    if isinstance(chosen, Mapping):
+        return " ".join(str(chosen[k]) for k in ("instance_type", "zone", "capacity_type", "price") if chosen.get(k))
+    return str(chosen) if chosen is not None else "nothing"
+
+
+def _error_text(e: Any) -> str:
+    if isinstance(e, Mapping):
+        return " ".join(str(e[k]) for k in ("error_code", "instance_type", "zone", "message") if e.get(k))
+    return str(e)
+
+
+def _render_nodeclaim(d: Mapping[str, Any], lines: list[str]) -> None:
+    if "launched" not in d:
+        status = ""
+    elif d["launched"]:
+        status = (f"launched {d.get('instance_type')} {d.get('capacity_type')} {d.get('zone')} "
+                  f"{_fmt_price(d.get('price'))}")
+    else:
+        status = f"launch FAILED: {_short(d.get('error'), 160)}"
+    weight = f" (weight {d['weight']})" if "weight" in d else ""
+    lines.append(f"NodeClaim {d['name']}  nodepool {d['nodepool']}{weight}  pass {d.get('pass')}  {status}".rstrip())
+    pods = d.get("pods") or []
+    lines.append(f"  pods ({len(pods)}): {', '.join(pods[:10])}{' ...' if len(pods) > 10 else ''}")
+    f = d.get("funnel")
+    if f:
+        lines.append(f"  instance types: {f['start']} in the NodePool's catalogue")
+        for s in f["steps"]:
+            what = s.get("requirement") or s["stage"]
+            src = f" [{s['source']}]" if s.get("source") else ""
+            req = (" (requests " + ", ".join(f"{k}={v}" for k, v in s["requests"].items()) + ")"
+                   if s.get("requests") else "")
+            ex = f" e.g. {', '.join(s['examples'])}" if s.get("examples") else ""
+            lines.append(f"    - {s['removed']:>5} {s['reason']}: {what}{src}{req} -> {s['remaining']} left;{ex}")
+        lines.append(f"    = {f['remaining']} candidates (NodeClaim candidate list: {f['candidates']})")
+    order = d.get("price_order")
+    if order and order.get("first"):
+        lines.append(f"  price order ({order['count']} candidates, cheapest first):")
+        for i, e in enumerate(order["first"], 1):
+            where = " ".join(x for x in (e.get("capacity_type"), e.get("zone")) if x)
+            lines.append(f"    {i:>2}. {e['instance_type']:<28} {_fmt_price(e['price'])} {where}".rstrip())
+    cut = d.get("max_instance_types_cut")
+    if cut:
+        if cut.get("dropped"):
+            lines.append(f"  MaxInstanceTypes cut at {cut['max_instance_types']}: kept {cut['kept']}, dropped "
+                         f"{cut['dropped']} (cheapest dropped {cut.get('cheapest_dropped')} "
+                         f"{_fmt_price(cut.get('cheapest_dropped_price'))})")
+        else:
+            lines.append(f"  MaxInstanceTypes cut at {cut['max_instance_types']}: nothing dropped "
+                         f"({cut['kept']} sent in the NodeClaim)")
+    mv = d.get("min_values")
+    if mv:
+        for r in mv["requirements"]:
+            extra = f" (NodePool asked {r['nodepool_min_values']})" if "nodepool_min_values" in r else ""
+            lines.append(f"  minValues {r['key']}: {r['min_values']}{extra}, {r['distinct_values']} distinct values "
+                         f"among candidates -> {'met' if r['satisfied'] else 'NOT met'}")
+        lines.append(f"  minValues policy {mv['policy']}, relaxed: {'yes' if mv['relaxed'] else 'no'}")
+    if d.get("launch") is not None:
+        lines.append("  launch:")
+        _render_launch(d["launch"], lines, d.get("error"))
+    elif d.get("launch_note"):
+        lines.append(f"  launch: {d['launch_note']}")
+    fb = d.get("fallback")
+    if fb:
+        lines.append(f"  capacity error: {_short(fb.get('error'))}")
+        for c in fb["nodeclaims"]:
+            state = f"launched {c['instance_type']}" if c["launched"] else "also failed"
+            lines.append(f"    fallback -> {c['nodeclaim']} (nodepool {c['nodepool']}, {state}) took "
+                         f"{', '.join(c['pods'])}")
+        for p in fb["pods_not_relaunched"]:
+            lines.append(f"    {p['pod']}: no later NodeClaim; " + (f"runs on {p['node']}" if p["node"] else "pending"))
+    if d.get("fallback_for"):
+        lines.append(f"  fallback for failed NodeClaim(s): {', '.join(d['fallback_for'])}")
+
+
+def _render_pod(d: Mapping[str, Any], lines: list[str]) -> None:
+    where = f"on node {d['node']}" if d.get("node") else "not placed"
+    lines.append(f"Pod {d['pod']}  {d.get('phase')}  {where}")
+    if d.get("nominated_node"):
+        lines.append(f"  nominated node: {d['nominated_node']}")
+    pl = d.get("placement")
+    if pl is None:
+        lines.append("  Karpenter never scheduled this pod (it was not provisionable in any pass)")
+    else:
+        target = _short(pl.get("nodeclaim") or pl.get("node") or pl.get("error") or pl.get("note") or "-", 160)
+        lines.append(f"  provisioning pass {pl['pass']} (t={pl['time']:g}s; tried in {pl['passes_tried']} "
+                     f"pass(es)): {pl['outcome']} -> {target}")
+    def nodepool_lines(entries: Any, indent: str) -> None:
+        for np in entries or ():
+            reason = f": {_short(np['reason'])}" if np.get("reason") else ""
+            lines.append(f"{indent}nodepool {np['nodepool']} (weight {np['weight']}): {np['result']}{reason}")
+
+    rounds = d.get("rounds")
+    if rounds:
+        for i, r in enumerate(rounds, 1):
+            if r.get("relaxed"):
+                lines.append(f"  relaxed: {r['relaxed']}")
+            outcome = f"failed: {_short(r['error'])}" if r.get("error") else "placed"
+            if r.get("nodepools") and r.get("error"):
+                outcome = "failed (every NodePool rejected the pod)"
+            lines.append(f"    try {i}: {outcome}")
+            nodepool_lines(r.get("nodepools"), "      ")
+    else:
+        nodepool_lines(d.get("nodepools"), "    ")
+        for step in d.get("relaxations") or ():
+            lines.append(f"  relaxed: {step}")
+    if d.get("message"):
+        lines.append(f"  message: {_short(d['message'])}")
+    if d.get("condition") and d.get("condition") != d.get("message"):
+        lines.append(f"  kube-scheduler: {_short(d['condition'])}")
+    for c in d.get("nodeclaims") or ():
+        if isinstance(c, str):
+            lines.append(f"  nodeclaim {c}")
+            continue
+        state = f"launched {c['instance_type']}" if c["launched"] else f"failed: {_short(c['error'], 160)}"
+        lines.append(f"  nodeclaim {c['name']} (nodepool {c['nodepool']}, pass {c['pass']}): {state}")
+
+
+def _expand_claim(name: str, entry: Mapping[str, Any], document: Mapping[str, Any] | None) -> dict[str, Any]:
+    """A compact document entry with the fields the document's ``nodeclaims`` entry holds."""
+    out: dict[str, Any] = {"kind": "nodeclaim", "name": name}
+    for nc in (document or {}).get("nodeclaims") or ():
+        if nc.get("name") == name:
+            out.update({k: nc.get(k) for k in ("launched", "instance_type", "capacity_type", "zone", "price",
+                                               "error")})
+            if entry.get("launch") is None and nc.get("fleet"):
+                out["launch"] = nc["fleet"]
+            break
+    for k, v in entry.items():
+        if k == "launch" and v is None and out.get("launch") is not None:
+            continue
+        if k == "launch_note" and out.get("launch") is not None:
+            continue
+        out[k] = v
+    return out
+
+
+def _expand_pod(key: str, entry: Mapping[str, Any], document: Mapping[str, Any] | None) -> dict[str, Any]:
+    out: dict[str, Any] = {"kind": "pod", "pod": key}
+    st = ((document or {}).get("pods") or {}).get(key) or {}
+    out.update({"phase": st.get("phase"), "node": st.get("node"), "nominated_node": st.get("nominated_node"),
+                "message": st.get("message")})
+    out.update({k: v for k, v in entry.items() if k not in out or v is not None})
+    return out
+
+
+def render_explain(d: Mapping[str, Any], document: Mapping[str, Any] | None = None) -> str:
+    """Plain-text rendering of an explain dict: a NodeClaim, a pod, a run (:func:`explain_run`) or
+    the document's ``explain`` block (pass the whole ``document`` to fill in what the compact
+    entries leave to the document's ``nodeclaims`` and ``pods``)."""
+    lines: list[str] = []
+    kind = d.get("kind")
+    if kind == "nodeclaim":
+        _render_nodeclaim(d, lines)
+    elif kind == "pod":
+        _render_pod(d, lines)
+    else:
+        if d.get("scope") and d["scope"] != "all":
+            lines.append(f"(scope: {d['scope']})")
+        claims = d.get("nodeclaims") or {}
+        pods = d.get("pods") or {}
+        lines.append(f"NODECLAIMS ({len(claims)})")
+        for name, c in claims.items():
+            lines.append("")
+            _render_nodeclaim(c if c.get("kind") else _expand_claim(name, c, document), lines)
+        lines.append("")
+        lines.append(f"PENDING PODS ({len(pods)})" if kind == "run" else f"PODS ({len(pods)})")
+        for key, p in pods.items():
+            lines.append("")
+            _render_pod(p if p.get("kind") else _expand_pod(key, p, document), lines)
+    return "\n".join(lines) + "\n"
