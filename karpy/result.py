@@ -145,5 +145,11 @@ class Result:
 
         return explain_document(self)
 
+    def explain_text(self) -> str:
+        """The decision trace of every NodeClaim and pending pod, as ``karpy explain`` prints it."""
+        from karpy.explain import explain_run, render_explain
+
+        return render_explain(explain_run(self))
+
     def to_json(self, indent: int | None = 2) -> str:
         return json.dumps(self.to_document(), indent=indent, ensure_ascii=False) + "\n"
