@@ -26,6 +26,7 @@ line on stderr, exit 2) and :func:`parse_requirement` (``'KEY OPERATOR [VALUES]'
 from __future__ import annotations
 
 import sys
+import time
 from collections.abc import Callable, Mapping
 from importlib.metadata import EntryPoint, entry_points
 from importlib.resources import files
@@ -163,6 +164,56 @@ def _input_errors() -> tuple[type[BaseException], ...]:
     return (ManifestError, UnknownCloudProviderError, ValueError, FileNotFoundError)
 
 
+class _Progress:
+    """A progress line on stderr for runs longer than a couple of seconds (wall clock: this is UI,
+    the engine never reads it). On a terminal the line is rewritten in place; elsewhere (CI logs)
+    a line is printed at most every 10 s."""
+
+    AFTER_SECONDS = 2.0
+    LOG_EVERY_SECONDS = 10.0
+
+    def __init__(self, now: Callable[[], float] = time.monotonic, tty: bool | None = None) -> None:
+        self._now = now
+        self._start = now()
+        self._last: float | None = None
+        self._tty = sys.stderr.isatty() if tty is None else tty
+        self.shown = False
+
+    def __call__(self, virtual_seconds: float, passes: int, nodeclaims: int) -> None:
+        t = self._now()
+        if t - self._start < self.AFTER_SECONDS:
+            return
+        if not self._tty and self._last is not None and t - self._last < self.LOG_EVERY_SECONDS:
+            return
+        self._last = t
+        line = (f"karpy: simulating... virtual t={virtual_seconds:.0f}s, {passes} provisioning passes, "
+                f"{nodeclaims} NodeClaims ({t - self._start:.0f}s)")
+        click.echo(f"\r{line}" if self._tty else line, err=True, nl=not self._tty)
+        self.shown = True
+
+    def done(self) -> None:
+        if self.shown and self._tty:
+            click.echo("", err=True)
+
+
+def _run_scenario(paths: tuple[Path, ...], **options: Any) -> Any:
+    """Run ``karpy.simulate`` on PATH... (default: the bundled example) for a command, turning bad
+    input into one line on stderr and exit code 2."""
+    from karpy.simulator import simulate
+
+    sources: list[Any] = list(paths) if paths else [bundled_example()]
+    for p in paths:
+        if not p.exists():
+            _bad_input(f"{p}: no such file or directory")
+    progress = _Progress()
+    try:
+        return simulate(sources, progress=progress, **options)
+    except _input_errors() as err:
+        _bad_input(str(err))
+    finally:
+        progress.done()
+
+
 @click.group(cls=PluginGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="karpy")
 def cli() -> None:
@@ -186,18 +237,9 @@ def simulate(paths: tuple[Path, ...], region: str, prices: str | None, unavailab
              preference_policy: str, min_values_policy: str, cloud_provider: str, output: str,
              report_path: Path | None) -> None:
     """Simulate PATH... (files or directories of manifests; default: the bundled example)."""
-    from karpy.simulator import simulate as run
-
-    sources: list[Any] = list(paths) if paths else [bundled_example()]
-    for p in paths:
-        if not p.exists():
-            _bad_input(f"{p}: no such file or directory")
-    try:
-        result = run(sources, region=region, prices=prices, unavailable=unavailable,
-                     preference_policy=preference_policy, min_values_policy=min_values_policy,
-                     cloud_provider=cloud_provider)
-    except _input_errors() as err:
-        _bad_input(str(err))
+    result = _run_scenario(paths, region=region, prices=prices, unavailable=unavailable,
+                           preference_policy=preference_policy, min_values_policy=min_values_policy,
+                           cloud_provider=cloud_provider)
     document = result.to_document()
     if output == "json":
         click.echo(result.to_json(), nl=False)
@@ -241,8 +283,6 @@ def explain(paths: tuple[Path, ...], pod_key: str | None, nodeclaim_name: str | 
     import json
 
     from karpy.explain import ExplainLookupError, explain_nodeclaim, explain_pod, explain_run, render_explain
-    from karpy.simulator import simulate as run
-
     if pod_key is not None and nodeclaim_name is not None:
         _bad_input("--pod and --nodeclaim are mutually exclusive; give one of them (or neither for a summary)")
     if pod_key is not None:
@@ -251,16 +291,9 @@ def explain(paths: tuple[Path, ...], pod_key: str | None, nodeclaim_name: str | 
             _bad_input(f"--pod {pod_key!r}: expected NAMESPACE/NAME")
         if "/" not in pod_key:
             pod_key = f"default/{pod_key}"
-    sources: list[Any] = list(paths) if paths else [bundled_example()]
-    for p in paths:
-        if not p.exists():
-            _bad_input(f"{p}: no such file or directory")
-    try:
-        result = run(sources, region=region, prices=prices, unavailable=unavailable,
-                     preference_policy=preference_policy, min_values_policy=min_values_policy,
-                     cloud_provider=cloud_provider)
-    except _input_errors() as err:
-        _bad_input(str(err))
+    result = _run_scenario(paths, region=region, prices=prices, unavailable=unavailable,
+                           preference_policy=preference_policy, min_values_policy=min_values_policy,
+                           cloud_provider=cloud_provider)
     try:
         if pod_key is not None:
             trace = explain_pod(result, pod_key)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from karpy.api.loader import load_manifests
@@ -33,6 +33,7 @@ def simulate(
     cloud_provider: Any = "aws",
     options: SimulationOptions | None = None,
     provider_extra: dict[str, Any] | None = None,
+    progress: Callable[[float, int, int], None] | None = None,
 ) -> Result:
     """Run one simulation and return its :class:`~karpy.result.Result`.
 
@@ -41,7 +42,8 @@ def simulate(
     for the newest table of the region). ``unavailable``: injected capacity errors
     ``TYPE-GLOB:ZONE-GLOB:CAPACITY-TYPE``. ``cloud_provider``: a registered name (``"aws"``,
     ``"fake"``), or a CloudProvider object (then ``region``/``prices``/``unavailable`` are the
-    object's business). Bad input raises :class:`karpy.api.loader.ManifestError` or ``ValueError``.
+    object's business). ``progress(virtual_seconds, passes, nodeclaims)`` is called after each
+    provisioning pass. Bad input raises :class:`karpy.api.loader.ManifestError` or ``ValueError``.
     """
     _check_choice("preference_policy", preference_policy, PREFERENCE_POLICIES)
     _check_choice("min_values_policy", min_values_policy, MIN_VALUES_POLICIES)
@@ -58,7 +60,7 @@ def simulate(
     base = options or SimulationOptions()
     sim_options = SimulationOptions(**{**base.__dict__, "preference_policy": preference_policy,
                                        "min_values_policy": min_values_policy})
-    simulation = Simulation(loaded, provider, sim_options, clock=clock)
+    simulation = Simulation(loaded, provider, sim_options, clock=clock, progress=progress)
     outcome = simulation.run()
     prices_meta = getattr(provider, "prices_metadata", None)
     meta = prices_meta() if callable(prices_meta) else {"date": None, "source": f"{provider.name} cloud provider"}

@@ -42,7 +42,6 @@ from karpy.api.meta import Condition, ObjectMeta
 from karpy.api.node import Node
 from karpy.api.nodeclaim import NodeClaim as NodeClaimModel
 from karpy.api.pod import Pod, PodCondition, Taint
-from karpy.cloudprovider.types import InsufficientCapacityError, errors_as
 from karpy.kubescheduler.scheduler import (BOUND, NOMINATED, UNSCHEDULABLE, KubeScheduler, ScheduleOneResult,
                                            SchedulerConfig)
 from karpy.provisioning import podutils
@@ -180,6 +179,17 @@ def arrival_delay(pod: Pod) -> float:
     return seconds
 
 
+def _revised(pod: Pod, node_name: str | None = None) -> Pod:
+    """A new version of ``pod`` for a status (and binding) update, as the API server returns one.
+
+    Only what an update replaces is copied — the status (whose fields are then reassigned, never
+    mutated in place) and, when binding, the spec — so the old version a watch event carries stays
+    intact without deep-copying the whole pod.
+    """
+    spec = pod.spec.model_copy(update={"node_name": node_name}) if node_name is not None else pod.spec
+    return pod.model_copy(update={"spec": spec, "status": pod.status.model_copy()})
+
+
 def _suffix(seed: str) -> str:
     digest = hashlib.sha256(seed.encode()).digest()
     return "".join(_SUFFIX_ALPHABET[b % len(_SUFFIX_ALPHABET)] for b in digest[:5])
@@ -189,7 +199,11 @@ class Simulation:
     """One run over a set of manifests. Build it, call :meth:`run` once."""
 
     def __init__(self, manifests: Any, cloud_provider: Any, options: SimulationOptions | None = None,
-                 clock: VirtualClock | None = None) -> None:
+                 clock: VirtualClock | None = None,
+                 progress: Callable[[float, int, int], None] | None = None) -> None:
+        """``progress(virtual_seconds, provisioning_passes, nodeclaims)`` is called after each
+        provisioning pass (the CLI shows it on stderr for long runs)."""
+        self.progress = progress
         self.manifests = manifests
         self.cloud_provider = cloud_provider
         self.options = options or SimulationOptions()
@@ -318,8 +332,7 @@ class Simulation:
         if pod is None:
             return
         if result.outcome == BOUND and result.node_name:
-            updated = pod.model_copy(deep=True)
-            updated.spec.node_name = result.node_name
+            updated = _revised(pod, node_name=result.node_name)
             updated.status.phase = "Running"
             updated.status.nominated_node_name = None
             self._set_condition(updated, "True", None, None)
@@ -327,7 +340,7 @@ class Simulation:
             self.pod_errors.pop(pod.key, None)
             return
         if result.outcome in (UNSCHEDULABLE, NOMINATED):
-            updated = pod.model_copy(deep=True)
+            updated = _revised(pod)
             changed = False
             if result.condition is not None and result.condition_changed:
                 self._set_condition(updated, result.condition.get("status", "False"),
@@ -343,7 +356,7 @@ class Simulation:
             for key in result.cleared_nominations:
                 other = self.store.get("Pod", *reversed(key.split("/", 1)))
                 if other is not None and other.status.nominated_node_name:
-                    cleared = other.model_copy(deep=True)
+                    cleared = _revised(other)
                     cleared.status.nominated_node_name = None
                     self.store.update("Pod", cleared, old=other)
 
@@ -427,18 +440,23 @@ class Simulation:
         for key, msg in getattr(results, "ignored", {}).items():
             self.pod_errors[key] = msg
         nodepools = {np.metadata.name: np for np in self.store.list("NodePool")}
-        created = 0
+        staged: list[LaunchRecord] = []
         for claim in results.new_nodeclaims:
             pool = nodepools.get(claim.nodepool_name)
             if pool is not None:
-                exceeded = self.provisioner.limits_exceeded(pool, self._cluster_state())
+                # provisioner.go Create: limits against the state before this pass's launches (its
+                # NodeClaims are created in parallel and have no capacity until launched)
+                exceeded = self.provisioner.limits_exceeded(pool, cluster)
                 if exceeded is not None:
                     for p in claim.pods:
                         self.pod_errors[p.key] = exceeded
                     continue
-            self._create_nodeclaim(claim, pool_types.get(claim.nodepool_name), untruncated.get(id(claim)))
-            created += 1
-        self._last_pass_version = self.store.resource_version if created == 0 else None
+            staged.append(self._stage_nodeclaim(claim, pool_types.get(claim.nodepool_name),
+                                                untruncated.get(id(claim))))
+        self._launch(staged)
+        self._last_pass_version = self.store.resource_version if not staged else None
+        if self.progress is not None:
+            self.progress(self.clock.now(), self._passes, len(self.launches))
 
     def _record_attempts(self, ps: ProvisioningPass, sched: Any) -> None:
         """Fold one pass's PodAttempt records into the per-pod history (see PodHistory)."""
@@ -467,8 +485,9 @@ class Simulation:
                 return name
             i += 1
 
-    def _create_nodeclaim(self, claim: Any, instance_types: Sequence[Any] | None = None,
-                          untruncated: Sequence[Any] | None = None) -> None:
+    def _stage_nodeclaim(self, claim: Any, instance_types: Sequence[Any] | None = None,
+                         untruncated: Sequence[Any] | None = None) -> LaunchRecord:
+        """ToNodeClaim, a name, and the launch record (the launch itself is :meth:`_launch`)."""
         requirements = claim.requirements  # ToNodeClaim replaces (never mutates) this set
         model: NodeClaimModel = self.provisioner.to_nodeclaim(claim)
         model.metadata.name = self._claim_name(claim.nodepool_name)
@@ -481,15 +500,34 @@ class Simulation:
         self.launches.append(record)
         for p in claim.pods:
             self._pod_claims.setdefault(p.key, set()).add(record.name)
-        try:
-            launched = self.cloud_provider.create(model.model_copy(deep=True))
-        except Exception as err:  # noqa: BLE001 - every create error is recorded, as Karpenter logs it
-            record.error = str(err)
-            if errors_as(err, InsufficientCapacityError) is None:
-                record.error = str(err)
-            for p in claim.pods:
-                self.pod_errors.setdefault(p.key, f"launching nodeclaim, {err}")
+        return record
+
+    def _launch(self, records: Sequence[LaunchRecord]) -> None:
+        """Launch one pass's NodeClaims at the same virtual instant, as upstream creates them in
+        parallel: a provider with ``create_many`` gets them together (the AWS provider's CreateFleet
+        batcher then merges identical requests); otherwise they are created one by one."""
+        if not records:
             return
+        models = [r.requested.model_copy(deep=True) for r in records]
+        create_many = getattr(self.cloud_provider, "create_many", None)
+        if create_many is not None and len(models) > 1:
+            outcomes: list[Any] = list(create_many(models))
+        else:
+            outcomes = []
+            for m in models:
+                try:
+                    outcomes.append(self.cloud_provider.create(m))
+                except Exception as err:  # noqa: BLE001 - every create error is recorded, as Karpenter logs it
+                    outcomes.append(err)
+        for record, outcome in zip(records, outcomes):
+            if isinstance(outcome, BaseException):
+                record.error = str(outcome)
+                for p in record.scheduling.pods:
+                    self.pod_errors.setdefault(p.key, f"launching nodeclaim, {outcome}")
+            else:
+                self._launched(record, outcome)
+
+    def _launched(self, record: LaunchRecord, launched: Any) -> None:
         record.launched = launched
         labels = launched.metadata.labels or {}
         record.instance_type = labels.get(LABEL_INSTANCE_TYPE)

@@ -158,3 +158,31 @@ def test_bundled_example_as_a_subprocess() -> None:
     assert proc.returncode == 0, proc.stderr
     doc = json.loads(proc.stdout)
     assert doc["nodeclaims"][0]["labels"]["karpenter.k8s.aws/instance-generation"] == "7"
+
+
+def test_progress_line_appears_only_after_two_seconds() -> None:
+    from karpy.cli import _Progress
+
+    now = [0.0]
+    progress = _Progress(now=lambda: now[0], tty=False)
+    progress(31.0, 2, 4)
+    assert not progress.shown  # a quick run prints nothing
+    now[0] = 2.5
+    progress(41.0, 3, 5)
+    assert progress.shown
+    now[0] = 3.0
+    progress(51.0, 4, 5)  # not a terminal: throttled to one line every 10 s
+    now[0] = 13.0
+    progress(61.0, 5, 6)
+
+
+def test_progress_lines_on_stderr(capsys: pytest.CaptureFixture[str]) -> None:
+    from karpy.cli import _Progress
+
+    now = [0.0]
+    progress = _Progress(now=lambda: now[0], tty=False)
+    for t in (2.5, 3.0, 13.0):
+        now[0] = t
+        progress(t * 10, 1, 1)
+    err = capsys.readouterr().err.splitlines()
+    assert len(err) == 2 and all(line.startswith("karpy: simulating... virtual t=") for line in err)
