@@ -164,6 +164,26 @@ def _input_errors() -> tuple[type[BaseException], ...]:
     return (ManifestError, UnknownCloudProviderError, ValueError, FileNotFoundError)
 
 
+def _scenario_options(command: Callable[..., Any]) -> Callable[..., Any]:
+    """The scenario options ``simulate`` and ``explain`` share (the contract's options)."""
+    for option in reversed([
+        click.option("--region", default="us-east-1", show_default=True, help="AWS region of the price table."),
+        click.option("--prices", default=None, metavar="DATE|FILE",
+                     help="Price table date (e.g. 2026-07-20) or a JSON/CSV table file; "
+                          "default: newest for the region."),
+        click.option("--unavailable", multiple=True, metavar="SPEC",
+                     help="Inject capacity errors: TYPE-GLOB:ZONE-GLOB:CAPACITY-TYPE (repeatable)."),
+        click.option("--preference-policy", type=click.Choice(["Respect", "Ignore"]), default="Respect",
+                     show_default=True),
+        click.option("--min-values-policy", type=click.Choice(["Strict", "BestEffort"]), default="Strict",
+                     show_default=True),
+        click.option("--cloud-provider", default="aws", show_default=True,
+                     help="Registered cloud provider (aws, fake)."),
+    ]):
+        command = option(command)
+    return command
+
+
 class _Progress:
     """A progress line on stderr for runs longer than a couple of seconds (wall clock: this is UI,
     the engine never reads it). On a terminal the line is rewritten in place; elsewhere (CI logs)
@@ -222,14 +242,7 @@ def cli() -> None:
 
 @cli.command()
 @click.argument("paths", nargs=-1, type=click.Path(path_type=Path))
-@click.option("--region", default="us-east-1", show_default=True, help="AWS region of the price table.")
-@click.option("--prices", default=None, metavar="DATE|FILE",
-              help="Price table date (e.g. 2026-07-20) or a JSON/CSV table file; default: newest for the region.")
-@click.option("--unavailable", multiple=True, metavar="SPEC",
-              help="Inject capacity errors: TYPE-GLOB:ZONE-GLOB:CAPACITY-TYPE (repeatable).")
-@click.option("--preference-policy", type=click.Choice(["Respect", "Ignore"]), default="Respect", show_default=True)
-@click.option("--min-values-policy", type=click.Choice(["Strict", "BestEffort"]), default="Strict", show_default=True)
-@click.option("--cloud-provider", default="aws", show_default=True, help="Registered cloud provider (aws, fake).")
+@_scenario_options
 @click.option("-o", "--output", type=click.Choice(["table", "json"]), default="table", show_default=True)
 @click.option("--report", "report_path", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="Also write a self-contained HTML report to this file.")
@@ -259,14 +272,7 @@ def simulate(paths: tuple[Path, ...], region: str, prices: str | None, unavailab
 @click.option("--pod", "pod_key", default=None, metavar="NS/NAME",
               help="Explain one pod (NAMESPACE/NAME; a bare NAME means namespace default).")
 @click.option("--nodeclaim", "nodeclaim_name", default=None, metavar="NAME", help="Explain one NodeClaim.")
-@click.option("--region", default="us-east-1", show_default=True, help="AWS region of the price table.")
-@click.option("--prices", default=None, metavar="DATE|FILE",
-              help="Price table date (e.g. 2026-07-20) or a JSON/CSV table file; default: newest for the region.")
-@click.option("--unavailable", multiple=True, metavar="SPEC",
-              help="Inject capacity errors: TYPE-GLOB:ZONE-GLOB:CAPACITY-TYPE (repeatable).")
-@click.option("--preference-policy", type=click.Choice(["Respect", "Ignore"]), default="Respect", show_default=True)
-@click.option("--min-values-policy", type=click.Choice(["Strict", "BestEffort"]), default="Strict", show_default=True)
-@click.option("--cloud-provider", default="aws", show_default=True, help="Registered cloud provider (aws, fake).")
+@_scenario_options
 @click.option("-o", "--output", type=click.Choice(["text", "json"]), default="text", show_default=True)
 def explain(paths: tuple[Path, ...], pod_key: str | None, nodeclaim_name: str | None, region: str,
             prices: str | None, unavailable: tuple[str, ...], preference_policy: str, min_values_policy: str,
