@@ -241,6 +241,7 @@ class EC2NodeClass(TypedObject):
 
     API_VERSION = "karpenter.k8s.aws/v1"
     KIND = "EC2NodeClass"
+    CLUSTER_SCOPED = True
 
     spec: EC2NodeClassSpec = Field(default_factory=EC2NodeClassSpec)
     status: EC2NodeClassStatus = Field(default_factory=EC2NodeClassStatus)
@@ -250,9 +251,6 @@ class EC2NodeClass(TypedObject):
     def _null(cls, value: Any) -> Any:
         return {} if value is None else value
 
-    @property
-    def key(self) -> str:
-        return self.metadata.name
 
     def alias(self) -> tuple[str, str] | None:
         """ec2nodeclass.go Alias: ``(family, version)`` of the first alias term, or None."""

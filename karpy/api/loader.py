@@ -53,7 +53,6 @@ _LIST_ATTR: Mapping[type[BaseModel], str] = {
     Workload: "scheduling_workloads", Deployment: "deployments", ReplicaSet: "replica_sets",
     StatefulSet: "stateful_sets", Job: "jobs", DaemonSet: "daemon_sets",
 }
-_CLUSTER_SCOPED = {"Node", "NodePool", "NodeClaim", "NodeOverlay", "PriorityClass"}
 
 
 class ManifestError(ValueError):
@@ -415,7 +414,7 @@ def _add(result: Manifests, obj: BaseModel, seen: dict[tuple[str, str], str], fi
     kind = getattr(obj, "kind", None) or type(obj).__name__
     if isinstance(obj, TypedObject):
         name = obj.metadata.name
-        key = name if kind in _CLUSTER_SCOPED else f"{obj.metadata.namespace}/{name}"
+        key = obj.key
         where = f"{file} document {index}" if index is not None else file
         if not name:
             if obj.metadata.generate_name is None:

@@ -191,11 +191,26 @@ class Condition(KubeModel):
     observed_generation: int | None = None
 
 
+class HasConditions:
+    """``condition(type)`` for status models with a ``conditions`` list."""
+
+    conditions: list[Any]
+
+    def condition(self, type_: str) -> Any | None:
+        """The condition of the given type, if present."""
+        for cond in self.conditions:
+            if cond.type == type_:
+                return cond
+        return None
+
+
 class TypedObject(KubeModel):
     """A top-level object: ``apiVersion``, ``kind``, ``metadata``. Subclasses fix ``API_VERSION``/``KIND``."""
 
     API_VERSION: ClassVar[str] = ""
     KIND: ClassVar[str] = ""
+    #: cluster-scoped kinds (Node, NodePool, ...) are keyed by name alone
+    CLUSTER_SCOPED: ClassVar[bool] = False
 
     api_version: str = ""
     kind: str = ""
@@ -213,5 +228,7 @@ class TypedObject(KubeModel):
 
     @property
     def key(self) -> str:
-        """``namespace/name`` (cluster-scoped kinds override this to ``name``)."""
+        """``namespace/name``, or ``name`` for cluster-scoped kinds."""
+        if self.CLUSTER_SCOPED:
+            return self.metadata.name
         return f"{self.metadata.namespace}/{self.metadata.name}"

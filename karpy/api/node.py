@@ -6,7 +6,7 @@ from typing import Any
 
 from pydantic import Field, field_validator, model_validator
 
-from karpy.api.meta import Condition, KubeModel, ResourceQuantities, TypedObject
+from karpy.api.meta import Condition, HasConditions, KubeModel, ResourceQuantities, TypedObject
 from karpy.api.pod import Taint
 
 __all__ = ["Node", "NodeCondition", "NodeSpec", "NodeStatus"]
@@ -25,7 +25,7 @@ class NodeCondition(Condition):
     """core/v1 NodeCondition."""
 
 
-class NodeStatus(KubeModel):
+class NodeStatus(HasConditions, KubeModel):
     """core/v1 NodeStatus. If ``allocatable`` is absent it is taken to equal ``capacity``
     (what a kubelet with no reservations reports) — a convenience for hand-written nodes."""
 
@@ -40,12 +40,6 @@ class NodeStatus(KubeModel):
             data = {**data, "allocatable": data["capacity"]}
         return data
 
-    def condition(self, type_: str) -> NodeCondition | None:
-        """The condition of the given type, if present."""
-        for cond in self.conditions:
-            if cond.type == type_:
-                return cond
-        return None
 
 
 class Node(TypedObject):
@@ -53,6 +47,7 @@ class Node(TypedObject):
 
     API_VERSION = "v1"
     KIND = "Node"
+    CLUSTER_SCOPED = True
 
     spec: NodeSpec = Field(default_factory=NodeSpec)
     status: NodeStatus = Field(default_factory=NodeStatus)
@@ -61,10 +56,6 @@ class Node(TypedObject):
     @classmethod
     def _null_struct(cls, value: Any) -> Any:
         return {} if value is None else value
-
-    @property
-    def key(self) -> str:
-        return self.metadata.name
 
     @property
     def labels(self) -> dict[str, str]:

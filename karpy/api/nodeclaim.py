@@ -6,7 +6,7 @@ from typing import Any
 
 from pydantic import Field, field_validator
 
-from karpy.api.meta import Condition, KubeModel, ResourceQuantities, TypedObject
+from karpy.api.meta import Condition, HasConditions, KubeModel, ResourceQuantities, TypedObject
 from karpy.api.nodepool import (
     KarpenterRequirements,
     NodeClassReference,
@@ -55,7 +55,7 @@ class NodeClaimSpec(KubeModel):
         return parse_duration(self.expire_after)
 
 
-class NodeClaimStatus(KubeModel):
+class NodeClaimStatus(HasConditions, KubeModel):
     """karpenter.sh/v1 NodeClaimStatus."""
 
     node_name: str | None = None
@@ -65,12 +65,6 @@ class NodeClaimStatus(KubeModel):
     allocatable: ResourceQuantities = Field(default_factory=dict)
     conditions: list[Condition] = Field(default_factory=list)
 
-    def condition(self, type_: str) -> Condition | None:
-        """The condition of the given type, if present."""
-        for cond in self.conditions:
-            if cond.type == type_:
-                return cond
-        return None
 
 
 class NodeClaim(TypedObject):
@@ -78,6 +72,7 @@ class NodeClaim(TypedObject):
 
     API_VERSION = "karpenter.sh/v1"
     KIND = "NodeClaim"
+    CLUSTER_SCOPED = True
 
     spec: NodeClaimSpec = Field(default_factory=NodeClaimSpec)
     status: NodeClaimStatus = Field(default_factory=NodeClaimStatus)
@@ -87,6 +82,3 @@ class NodeClaim(TypedObject):
     def _null_struct(cls, value: Any) -> Any:
         return {} if value is None else value
 
-    @property
-    def key(self) -> str:
-        return self.metadata.name

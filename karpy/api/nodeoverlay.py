@@ -81,6 +81,7 @@ class NodeOverlay(TypedObject):
 
     API_VERSION = "karpenter.sh/v1alpha1"
     KIND = "NodeOverlay"
+    CLUSTER_SCOPED = True
 
     spec: NodeOverlaySpec = Field(default_factory=NodeOverlaySpec)
 
@@ -88,10 +89,6 @@ class NodeOverlay(TypedObject):
     @classmethod
     def _null_spec(cls, value: Any) -> Any:
         return {} if value is None else value
-
-    @property
-    def key(self) -> str:
-        return self.metadata.name
 
     @property
     def weight(self) -> int:

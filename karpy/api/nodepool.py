@@ -204,6 +204,7 @@ class NodePool(TypedObject):
 
     API_VERSION = "karpenter.sh/v1"
     KIND = "NodePool"
+    CLUSTER_SCOPED = True
 
     spec: NodePoolSpec
     status: NodePoolStatus = Field(default_factory=NodePoolStatus)
@@ -212,10 +213,6 @@ class NodePool(TypedObject):
     @classmethod
     def _null_status(cls, value: Any) -> Any:
         return {} if value is None else value
-
-    @property
-    def key(self) -> str:
-        return self.metadata.name
 
     @property
     def weight(self) -> int:

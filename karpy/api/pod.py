@@ -17,6 +17,7 @@ from pydantic import Field, field_validator, model_validator
 
 from karpy.api.meta import (
     Condition,
+    HasConditions,
     KubeModel,
     LabelSelector,
     ResourceQuantities,
@@ -317,7 +318,7 @@ class PodCondition(Condition):
     last_probe_time: Any = None
 
 
-class PodStatus(KubeModel):
+class PodStatus(HasConditions, KubeModel):
     """core/v1 PodStatus (``phase`` defaults to Pending, as the API server sets on create)."""
 
     phase: Literal["Pending", "Running", "Succeeded", "Failed", "Unknown"] = "Pending"
@@ -335,12 +336,6 @@ class PodStatus(KubeModel):
     def _empty_is_none(cls, value: Any) -> Any:
         return None if value == "" else value
 
-    def condition(self, type_: str) -> PodCondition | None:
-        """The condition of the given type, if present."""
-        for cond in self.conditions:
-            if cond.type == type_:
-                return cond
-        return None
 
 
 class Pod(TypedObject):

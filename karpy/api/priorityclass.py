@@ -19,12 +19,10 @@ class PriorityClass(TypedObject):
 
     API_VERSION = "scheduling.k8s.io/v1"
     KIND = "PriorityClass"
+    CLUSTER_SCOPED = True
 
     value: int = Field(le=2_000_001_000)
     global_default: bool = False
     preemption_policy: Literal["PreemptLowerPriority", "Never"] = "PreemptLowerPriority"
     description: str = ""
 
-    @property
-    def key(self) -> str:
-        return self.metadata.name

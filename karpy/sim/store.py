@@ -28,13 +28,10 @@ class WatchEvent:
 Watcher = Callable[[WatchEvent], None]
 
 
-#: kinds without a namespace: their key ignores ``metadata.namespace``
-CLUSTER_SCOPED = frozenset({"Node", "NodePool", "NodeClaim", "NodeOverlay", "PriorityClass", "EC2NodeClass"})
-
-
-def _key(kind: str, obj: Any) -> tuple[str, str]:
+def _key(obj: Any) -> tuple[str, str]:
+    """(namespace, name); cluster-scoped kinds (``CLUSTER_SCOPED`` models) have no namespace."""
     meta = obj.metadata
-    if kind in CLUSTER_SCOPED:
+    if getattr(obj, "CLUSTER_SCOPED", False):
         return ("", meta.name)
     return (getattr(meta, "namespace", None) or "", meta.name)
 
@@ -46,6 +43,7 @@ class ObjectStore:
         self._objects: dict[str, dict[tuple[str, str], Any]] = {}
         self._watchers: dict[str, list[Watcher]] = {}
         self._resource_version = 0
+        self._cluster_scoped: set[str] = set()
 
     def watch(self, kind: str, watcher: Watcher) -> None:
         self._watchers.setdefault(kind, []).append(watcher)
@@ -56,7 +54,9 @@ class ObjectStore:
 
     def create(self, kind: str, obj: Any) -> Any:
         bucket = self._objects.setdefault(kind, {})
-        key = _key(kind, obj)
+        key = _key(obj)
+        if getattr(obj, "CLUSTER_SCOPED", False):
+            self._cluster_scoped.add(kind)
         if key in bucket:
             raise KeyError(f"{kind} {'/'.join(k for k in key if k)} already exists")
         self._resource_version += 1
@@ -66,7 +66,7 @@ class ObjectStore:
 
     def update(self, kind: str, obj: Any, old: Any = None) -> Any:
         bucket = self._objects.setdefault(kind, {})
-        key = _key(kind, obj)
+        key = _key(obj)
         if key not in bucket:
             raise KeyError(f"{kind} {'/'.join(k for k in key if k)} not found")
         self._resource_version += 1
@@ -77,7 +77,7 @@ class ObjectStore:
 
     def delete(self, kind: str, obj: Any) -> Any:
         bucket = self._objects.get(kind, {})
-        removed = bucket.pop(_key(kind, obj), None)
+        removed = bucket.pop(_key(obj), None)
         if removed is None:
             raise KeyError(f"{kind} {obj.metadata.name} not found")
         self._resource_version += 1
@@ -85,7 +85,7 @@ class ObjectStore:
         return removed
 
     def get(self, kind: str, name: str, namespace: str = "") -> Any | None:
-        if kind in CLUSTER_SCOPED:
+        if kind in self._cluster_scoped:
             namespace = ""
         return self._objects.get(kind, {}).get((namespace, name))
 
