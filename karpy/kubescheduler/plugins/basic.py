@@ -140,7 +140,9 @@ class NodePorts(Plugin):
         from ..podinfo import host_ports_of
 
         def pod_deleted(pod: PodInfo, old: Any, new: Any) -> QueueingHint:
-            if old is None or not (getattr(old.spec, "node_name", None)):
+            # node_ports.go isSchedulableAfterPodDeleted: a deleted pod that was neither bound nor
+            # nominated frees nothing; otherwise queue when its host ports conflicted with ours
+            if old is None or not (old.spec.node_name or old.status.nominated_node_name):
                 return SKIP
             return Q if ports_conflict(host_ports_of(old), pod.host_ports) else SKIP
         return [(ClusterEvent(ASSIGNED_POD, DELETE), pod_deleted), (ClusterEvent(NODE, ADD), lambda p, o, n: Q)]
@@ -199,7 +201,10 @@ class TaintToleration(Plugin):
             return Q if not was_ok else SKIP
 
         def pod_hint(pod: PodInfo, old: Any, new: Any) -> QueueingHint:
-            return Q if new is not None and getattr(new.metadata, "uid", None) == pod.uid else SKIP
+            # taint_toleration.go isSchedulableAfterPodChange: the target pod itself, with changed tolerations
+            if new is None or old is None or getattr(new.metadata, "uid", None) != pod.uid:
+                return SKIP
+            return Q if list(old.spec.tolerations or ()) != list(new.spec.tolerations or ()) else SKIP
         return [(ClusterEvent(NODE, ADD), node_hint), (ClusterEvent(NODE, UPDATE_NODE_TAINT), node_hint),
                 (ClusterEvent(UNSCHEDULED_POD, UPDATE_POD_TOLERATION), pod_hint)]
 

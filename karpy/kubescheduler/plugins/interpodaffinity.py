@@ -242,16 +242,30 @@ class InterPodAffinity(Plugin):
     def events_to_register(self) -> list[tuple[ClusterEvent, HintFn]]:
         Q, SKIP = QueueingHint.QUEUE, QueueingHint.QUEUE_SKIP
 
+        def all_match(terms: list[Any], obj: Any) -> bool:
+            """podMatchesAllAffinityTerms: False for no terms, else every term matches the pod."""
+            if not terms:
+                return False
+            other = new_pod_info(obj)
+            return all(t.matches(other) for t in terms)
+
         def pod_hint(pod: PodInfo, old: Any, new: Any) -> QueueingHint:
-            for obj in (old, new):
-                if obj is None:
-                    continue
-                other = new_pod_info(obj)
-                if any(t.matches(other) for t in pod.required_affinity_terms + pod.required_anti_affinity_terms):
+            """plugin.go isSchedulableAfterPodChange."""
+            if (new is not None and not new.spec.node_name) or (old is not None and not old.spec.node_name):
+                return SKIP  # an unscheduled pod changing cannot make the target schedulable
+            terms, anti = pod.required_affinity_terms, pod.required_anti_affinity_terms
+            if new is not None and old is not None:  # updated
+                if not all_match(terms, old) and all_match(terms, new):
                     return Q
-                if any(t.matches(pod) for t in other.required_anti_affinity_terms):
-                    return Q
-            return SKIP
+                return Q if all_match(anti, old) and not all_match(anti, new) else SKIP
+            if new is not None:  # added
+                return Q if all_match(terms, new) else SKIP
+            # deleted: the target's anti-affinity matched it, or (newer upstream, per
+            # plugin_test.go "delete a pod with anti-affinity that matches pending pod") its own
+            # required anti-affinity matched the target
+            if all_match(anti, old):
+                return Q
+            return Q if any(t.matches(pod) for t in new_pod_info(old).required_anti_affinity_terms) else SKIP
 
         def node_hint(pod: PodInfo, old: Any, new: Any) -> QueueingHint:
             keys = {t.topology_key for t in pod.required_affinity_terms + pod.required_anti_affinity_terms}
