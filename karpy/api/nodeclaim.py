@@ -7,13 +7,7 @@ from typing import Any
 from pydantic import Field, field_validator
 
 from karpy.api.meta import Condition, HasConditions, KubeModel, ResourceQuantities, TypedObject
-from karpy.api.nodepool import (
-    KarpenterRequirements,
-    NodeClassReference,
-    _check_duration,
-    parse_duration,
-)
-from karpy.api.pod import Taint
+from karpy.api.nodepool import NodeClaimShape, NodeClassReference
 
 __all__ = ["NodeClaim", "NodeClaimResources", "NodeClaimSpec", "NodeClaimStatus"]
 
@@ -24,35 +18,16 @@ class NodeClaimResources(KubeModel):
     requests: ResourceQuantities = Field(default_factory=dict)
 
 
-class NodeClaimSpec(KubeModel):
+class NodeClaimSpec(NodeClaimShape):
     """karpenter.sh/v1 NodeClaimSpec."""
 
-    taints: list[Taint] = Field(default_factory=list)
-    startup_taints: list[Taint] = Field(default_factory=list)
-    requirements: KarpenterRequirements = Field(default_factory=list)
     resources: NodeClaimResources = Field(default_factory=NodeClaimResources)
     node_class_ref: NodeClassReference | None = None
-    termination_grace_period: str | None = None
-    expire_after: str | None = "720h"
 
     @field_validator("resources", mode="before")
     @classmethod
     def _null_resources(cls, value: Any) -> Any:
         return {} if value is None else value
-
-    @field_validator("termination_grace_period", mode="before")
-    @classmethod
-    def _tgp(cls, value: Any) -> Any:
-        return _check_duration(value, nillable=False)
-
-    @field_validator("expire_after", mode="before")
-    @classmethod
-    def _expire_after(cls, value: Any) -> Any:
-        return _check_duration(value, nillable=True)
-
-    @property
-    def expire_after_seconds(self) -> int | None:
-        return parse_duration(self.expire_after)
 
 
 class NodeClaimStatus(HasConditions, KubeModel):

@@ -92,13 +92,13 @@ KarpenterRequirement = Annotated[NodeSelectorRequirementWithMinValues, AfterVali
 KarpenterRequirements = Annotated[list[KarpenterRequirement], Field(max_length=100)]
 
 
-class NodeClaimTemplateSpec(KubeModel):
-    """karpenter.sh/v1 NodeClaimTemplateSpec."""
+class NodeClaimShape(KubeModel):
+    """The fields a NodePool's template spec and a NodeClaim's spec share (taints, requirements,
+    lifetimes), with their CRD validation."""
 
     taints: list[Taint] = Field(default_factory=list)
     startup_taints: list[Taint] = Field(default_factory=list)
     requirements: KarpenterRequirements = Field(default_factory=list)
-    node_class_ref: NodeClassReference
     termination_grace_period: str | None = None
     expire_after: str | None = "720h"
 
@@ -116,6 +116,12 @@ class NodeClaimTemplateSpec(KubeModel):
     def expire_after_seconds(self) -> int | None:
         """``expireAfter`` in seconds; ``None`` = Never."""
         return parse_duration(self.expire_after)
+
+
+class NodeClaimTemplateSpec(NodeClaimShape):
+    """karpenter.sh/v1 NodeClaimTemplateSpec."""
+
+    node_class_ref: NodeClassReference
 
 
 class NodeClaimTemplate(KubeModel):
