@@ -45,6 +45,10 @@ def request_hash(request: Mapping[str, Any]) -> str:
     return hashlib.sha256(json.dumps(request, sort_keys=True, default=str).encode()).hexdigest()
 
 
+#: Key of a pending bucket whose request is not hashed yet (see :meth:`CreateFleetBatcher.add`).
+_UNHASHED = ""
+
+
 @dataclass
 class BatchTicket:
     """One caller's slot: its request, and after the flush its output or error."""
@@ -97,7 +101,16 @@ class CreateFleetBatcher:
         if total is not None and total != 1:
             raise ValueError(f"expected to receive a single instance only (instance-count={total})")
         now = self._now()
-        key = request_hash(request)
+        # Lazy hashing: the hash only matches a request against the other pending ones, so the
+        # first request into an empty batcher is parked under ``_UNHASHED`` (not a hex digest)
+        # and hashed only when a second request arrives. A lone request (every ``create()``)
+        # never pays for serialising its ~300 overrides. The parked bucket is then the only one,
+        # so re-keying it keeps it first in the dict (flush order ties on ``first`` are unchanged).
+        parked = self._buckets.pop(_UNHASHED, None)
+        if parked is not None:
+            parked.key = request_hash(parked.tickets[0].request)
+            self._buckets[parked.key] = parked
+        key = request_hash(request) if self._buckets else _UNHASHED
         bucket = self._buckets.get(key)
         if bucket is None:
             bucket = self._buckets[key] = _Bucket(key, now, now)

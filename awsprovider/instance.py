@@ -34,7 +34,7 @@ from awsprovider.labels import (
     WELL_KNOWN_LABELS,
 )
 from awsprovider.launchtemplate import AMI, LAUNCH_TEMPLATE_VERSION, LaunchTemplateProvider
-from awsprovider.subnets import LaunchSubnet, SubnetTracker
+from awsprovider.subnets import LaunchSubnet, SubnetTracker, min_pods_by_zone
 from karpy.cloudprovider.types import (
     MIN_VALUES_POLICY_STRICT,
     CreateError,
@@ -206,6 +206,9 @@ class PreparedLaunch:
     request: dict[str, Any]
     record: LaunchRecord
     ticket: BatchTicket | None = None
+    #: ``min_pods_by_zone(instance_types, capacity_type)`` as computed for the subnet choice; the
+    #: second half reuses it (same read-only types, same capacity type: the same value).
+    min_pods_by_zone: dict[str, int] | None = None
 
 
 @dataclass(frozen=True)
@@ -320,6 +323,10 @@ class InstanceProvider:
         self.events: list[str] = []
         self._memo_types: tuple[InstanceType, ...] | None = None
         self._memo: dict[tuple[Any, ...], _FilterOutcome] = {}
+        self._last_truncated: tuple[InstanceType, ...] | None = None
+        self._min_pods_memo: dict[tuple[int, str], tuple[tuple[InstanceType, ...], dict[str, int]]] = {}
+        self._names_for: tuple[InstanceType, ...] | None = None
+        self._names: tuple[str, ...] = ()
 
     def _now(self) -> float:
         return float(self.clock.now()) if self.clock is not None else 0.0
@@ -351,12 +358,16 @@ class InstanceProvider:
             if instance_types is not self._memo_types:
                 self._memo_types = instance_types  # also keeps the tuple (and its id) alive
                 self._memo.clear()
+                self._min_pods_memo.clear()
             key = (tuple(reqs.values()), tuple(sorted(requests.items())))
             outcome = self._memo.get(key)
         if outcome is None:
             outcome = self._filter_and_truncate(reqs, requests, instance_types)
             if key:
                 self._memo[key] = outcome
+        # The memoised truncated tuple (None for lists): the same tuple object for equal inputs
+        # while the prototypes are unchanged, so ``prepare`` can memoise per-launch work on it.
+        self._last_truncated = outcome.truncated if key else None
         if record is not None:
             record.filters = FilterTrace({k: list(v) for k, v in outcome.trace.rejected.items()},
                                          outcome.trace.emptied_by)
@@ -378,23 +389,50 @@ class InstanceProvider:
             return _FilterOutcome(trace, after, (), f"truncating instance types based on the passed-in requirements, {err}")
         return _FilterOutcome(trace, after, tuple(truncated), None)
 
+    def _min_pods_by_zone(self, its: list[InstanceType], capacity_type: str,
+                          shared: tuple[InstanceType, ...] | None) -> dict[str, int]:
+        """``min_pods_by_zone(its, capacity_type)``, memoised when ``shared`` -- the filter memo's
+        truncated tuple that ``its`` is a list copy of -- is given: the value is a pure function
+        of those types' capacity and available offerings, which the read-only prototypes never
+        change. Cleared with the filter memo; callers get a fresh dict."""
+        if shared is None:
+            return min_pods_by_zone(its, capacity_type)
+        key = (id(shared), capacity_type)
+        hit = self._min_pods_memo.get(key)
+        if hit is None or hit[0] is not shared:
+            hit = self._min_pods_memo[key] = (shared, min_pods_by_zone(shared, capacity_type))  # keeps ``shared`` alive
+        return dict(hit[1])
+
+    def _names_of(self, instance_types: Sequence[InstanceType]) -> list[str]:
+        """``[it.name for it in instance_types]``. For a tuple (the prototypes: the same immutable
+        tuple of read-only types on every launch until an offering changes) the names are read
+        once per tuple and each call returns a fresh list of them (callers may keep or edit it)."""
+        if not isinstance(instance_types, tuple):
+            return [it.name for it in instance_types]
+        if self._names_for is not instance_types:
+            self._names_for = instance_types  # keeps the tuple (and its id) alive
+            self._names = tuple(it.name for it in instance_types)
+        return list(self._names)
+
     def prepare(self, ctx: LaunchContext, nodeclaim: Any, tags: Mapping[str, str],
                 instance_types: Sequence[InstanceType]) -> PreparedLaunch:
         """Create's first half: everything up to the CreateFleet request. Raises like upstream."""
         record = LaunchRecord(nodeclaim.metadata.name)
-        record.candidates = [it.name for it in instance_types]
+        record.candidates = self._names_of(instance_types)
         try:
             its = self.filter_instance_types(nodeclaim, instance_types, record)
+            shared = self._last_truncated  # the tuple ``its`` copies, when memoised (else None)
             record.truncated = [it.name for it in its]
             reqs = Requirements.from_node_selector_requirements(nodeclaim.spec.requirements)
             capacity_type = get_capacity_type(reqs, its, self.well_known)
             tenancy = get_tenancy_type(reqs)
             record.capacity_type = capacity_type
+            by_zone = self._min_pods_by_zone(its, capacity_type, shared) if ctx.subnets else None
             try:
-                zonal = self.subnets.zonal_subnets_for_launch(ctx.subnets, its, capacity_type)
+                zonal = self.subnets.zonal_subnets_for_launch(ctx.subnets, its, capacity_type, by_zone)
             except ValueError as e:
                 raise CreateError(f"getting subnets, {e}", "SubnetResolutionFailed", "Error getting subnets") from e
-            configs = self._launch_template_configs(ctx, reqs, its, zonal, capacity_type, dict(tags), tenancy)
+            configs = self._launch_template_configs(ctx, reqs, its, zonal, capacity_type, dict(tags), tenancy, shared)
             overlay = PRICE_OVERLAY_APPLIED_ANNOTATION in _annotations(nodeclaim)
             context = ctx.context if ctx.context is not None and _annotations(nodeclaim).get(MIN_VALUES_RELAXED_ANNOTATION) != "true" else None
             request = build_create_fleet_input(capacity_type, tags, configs, overlay, context)
@@ -404,16 +442,20 @@ class InstanceProvider:
         record.request = request
         opts = request.get("SpotOptions") or request.get("OnDemandOptions") or {}
         record.allocation_strategy = str(opts.get("AllocationStrategy", ""))
-        return PreparedLaunch(nodeclaim, capacity_type, tenancy, dict(tags), its, zonal, request, record)
+        return PreparedLaunch(nodeclaim, capacity_type, tenancy, dict(tags), its, zonal, request, record,
+                              min_pods_by_zone=by_zone)
 
     def _launch_template_configs(
         self, ctx: LaunchContext, reqs: Requirements, its: list[InstanceType], zonal: dict[str, LaunchSubnet],
         capacity_type: str, tags: dict[str, str], tenancy: str,
+        shared: tuple[InstanceType, ...] | None = None,
     ) -> list[dict[str, Any]]:
-        """instance.go getLaunchTemplateConfigs + getOverrides."""
+        """instance.go getLaunchTemplateConfigs + getOverrides. ``shared``: the filter memo's tuple
+        that ``its`` is a list copy of (same types, same order), which lets the launch template
+        grouping memoise (see LaunchTemplateProvider.resolve)."""
         try:
             lts = self.launch_templates.ensure_all(
-                its, ctx.amis, ctx.nodeclass_name, ctx.security_group_ids, tags, capacity_type, tenancy
+                shared if shared is not None else its, ctx.amis, ctx.nodeclass_name, ctx.security_group_ids, tags, capacity_type, tenancy
             )
         except Exception as e:  # noqa: BLE001
             raise CreateError(f"getting launch template configs, getting launch templates, {e}",
@@ -421,8 +463,12 @@ class InstanceProvider:
         r = reqs.copy()
         r[LABEL_CAPACITY_TYPE] = Requirement(LABEL_CAPACITY_TYPE, OP_IN, [capacity_type])
         configs: list[dict[str, Any]] = []
+        # One verdict table for all the templates: a verdict depends only on the offering's
+        # requirements object, ``r`` and the well-known labels, which are the same for every
+        # template of this launch (the requirement objects stay alive with ``its``).
+        verdicts: dict[int, str | None] = {}
         for lt in lts:
-            overrides = self._overrides(lt.instance_types, zonal, r, lt.image_id)
+            overrides = self._overrides(lt.instance_types, zonal, r, lt.image_id, verdicts)
             if overrides:
                 configs.append({
                     "LaunchTemplateSpecification": {"LaunchTemplateName": lt.name, "Version": LAUNCH_TEMPLATE_VERSION},
@@ -434,14 +480,16 @@ class InstanceProvider:
         return configs
 
     def _overrides(self, its: Sequence[InstanceType], zonal: Mapping[str, LaunchSubnet], reqs: Requirements,
-                   image_id: str) -> list[dict[str, Any]]:
+                   image_id: str, verdicts: dict[int, str | None] | None = None) -> list[dict[str, Any]]:
         """instance.go getOverrides: type x available compatible offering, dedup (type, zone), the
         zone's subnet, Priority = offering price (possibly overlaid)."""
         seen: set[tuple[str, str]] = set()
         out: list[dict[str, Any]] = []
         # Offering requirement objects are shared (one per capacity type x zone): evaluate each
         # one's compatibility and zone once per call (ids are stable while ``its`` is alive).
-        verdicts: dict[int, str | None] = {}
+        # ``verdicts`` may be shared by calls with the same ``reqs`` (see _launch_template_configs).
+        if verdicts is None:
+            verdicts = {}
         for it in its:
             for o in it.available_offerings:
                 rid = id(o.requirements)
@@ -483,7 +531,8 @@ class InstanceProvider:
         record.batch_size = ticket.batch_size
         if ticket.error is not None:
             self.subnets.update_inflight_ips(prepared.request, None, prepared.instance_types,
-                                             prepared.zonal_subnets.values(), prepared.capacity_type)
+                                             prepared.zonal_subnets.values(), prepared.capacity_type,
+                                             prepared.min_pods_by_zone)
             err = ticket.error
             code = getattr(err, "response", {}).get("Error", {}).get("Code", "") if hasattr(err, "response") else ""
             if code == LAUNCH_TEMPLATE_NOT_FOUND_CODE:
@@ -495,7 +544,8 @@ class InstanceProvider:
         out = ticket.output or {}
         record.response = {k: v for k, v in out.items()}
         self.subnets.update_inflight_ips(prepared.request, out, prepared.instance_types,
-                                         prepared.zonal_subnets.values(), prepared.capacity_type)
+                                         prepared.zonal_subnets.values(), prepared.capacity_type,
+                                         prepared.min_pods_by_zone)
         errors = list(out.get("Errors") or [])
         self._update_unavailable_offerings(errors, prepared.capacity_type, str(out.get("FleetId") or ""))
         instances = out.get("Instances") or []

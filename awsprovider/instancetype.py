@@ -676,11 +676,13 @@ class _Prototypes:
     """One input set's prototypes: type name -> (ICE stamp, InstanceType), and all of them in
     catalogue order (rebuilt only when one changed)."""
 
-    __slots__ = ("by_name", "all")
+    __slots__ = ("by_name", "all", "stamp")
 
     def __init__(self) -> None:
         self.by_name: dict[str, tuple[tuple[int, int], InstanceType]] = {}
         self.all: tuple[InstanceType, ...] | None = None
+        #: the ICE view's (global version, per-type versions) when ``all`` was last validated
+        self.stamp: tuple[int, dict[str, int]] | None = None
 
 
 class InstanceTypeProvider:
@@ -882,6 +884,12 @@ class InstanceTypeProvider:
         cached = self._offering_cache.get(base_key)  # hashed once per call, not once per type
         if cached is None:
             cached = self._offering_cache[base_key] = _Prototypes()
+        # Fast path: the ICE view is unchanged since ``all`` was last validated for these inputs.
+        # Every name's stamp below is (gv, tv.get(name, 0)), and each entry of ``by_name`` was
+        # set to exactly that stamp at that time; with equal gv and tv every entry still matches,
+        # the loop would rebuild nothing and return ``all`` -- so return it without the loop.
+        if cached.all is not None and cached.stamp is not None and cached.stamp[0] == gv and cached.stamp[1] == tv:
+            return cached.all
         by_name = cached.by_name
         wk = self.well_known
         changed = cached.all is None
@@ -896,6 +904,7 @@ class InstanceTypeProvider:
                 changed = True
         if changed:
             cached.all = tuple(by_name[name][1] for name in statics)
+        cached.stamp = (gv, dict(tv))
         assert cached.all is not None
         return cached.all
 

@@ -88,6 +88,8 @@ class LaunchTemplateProvider:
         self.well_known = well_known
         self._cache: dict[str, str] = {}
         self._names: dict[tuple[Any, ...], tuple[str, dict[str, Any]]] = {}
+        self._commons: dict[tuple[Any, ...], int] = {}
+        self._resolved: dict[tuple[Any, ...], tuple[Any, Any, list[tuple[str, dict[str, Any], tuple[InstanceType, ...]]]]] = {}
         self.created: list[str] = []
 
     # -- grouping (amifamily/resolver.go Resolve) ------------------------------------------
@@ -104,11 +106,39 @@ class LaunchTemplateProvider:
         capacity_type: str = "on-demand", tenancy: str = "default",
     ) -> list[tuple[str, dict[str, Any], list[InstanceType]]]:
         """Group the types into (name, options, types) in first-appearance order (see module doc).
-        Types without a compatible AMI are left out (upstream: not mapped to any AMI)."""
-        groups: dict[str, tuple[dict[str, Any], list[InstanceType]]] = {}
+        Types without a compatible AMI are left out (upstream: not mapped to any AMI).
+
+        Memoised when ``instance_types`` and ``amis`` are tuples (the launch path passes the filter
+        memo's tuple of read-only prototypes and the provider's AMI tuple): the grouping is a pure
+        function of those objects and the other arguments, so an identical call reuses the
+        previous groups (fresh option dicts and type lists each time, as a fresh run returns)."""
         sgs = sorted(security_group_ids)
         tag_items = sorted((tags or {}).items())
         common = (nodeclass_name, tuple(sgs), tuple(tag_items), capacity_type, tenancy)
+        memo_key: tuple[Any, ...] | None = None
+        if isinstance(instance_types, tuple) and isinstance(amis, tuple):
+            memo_key = (id(instance_types), id(amis), common)
+            hit = self._resolved.get(memo_key)
+            if hit is not None and hit[0] is instance_types and hit[1] is amis:
+                return [(name, dict(opts), list(its)) for name, opts, its in hit[2]]
+        out = self._resolve(instance_types, amis, nodeclass_name, sgs, tag_items, common, capacity_type, tenancy)
+        if memo_key is not None:
+            if len(self._resolved) >= 64:  # bounded: a new prototypes tuple makes old keys dead
+                self._resolved.clear()
+            # keeps the tuples (and their ids) alive while the entry exists
+            self._resolved[memo_key] = (instance_types, amis, [(n, dict(o), tuple(i)) for n, o, i in out])
+        return out
+
+    def _resolve(
+        self, instance_types: Sequence[InstanceType], amis: Sequence[AMI], nodeclass_name: str,
+        sgs: list[str], tag_items: list[tuple[str, str]], common: tuple[Any, ...], capacity_type: str,
+        tenancy: str,
+    ) -> list[tuple[str, dict[str, Any], list[InstanceType]]]:
+        groups: dict[str, tuple[dict[str, Any], list[InstanceType]]] = {}
+        # Intern ``common`` as a small int (one per distinct value, for the provider's lifetime):
+        # the per-type memo keys below then hash an int instead of re-hashing the nested tuple for
+        # every type; equal ``common`` values map to the same int, so the keys stay equivalent.
+        common_id = self._commons.setdefault(common, len(self._commons))
         for it in instance_types:
             ami = self._ami_for(it, amis)
             if ami is None:
@@ -117,7 +147,7 @@ class LaunchTemplateProvider:
             kube = _resources_key(it.overhead.kube_reserved)
             system = _resources_key(it.overhead.system_reserved)
             # The name is a hash of the options: memoise it by a hashable image of the same values.
-            key = (common, ami.id, max_pods, tuple(kube), tuple(system))
+            key = (common_id, ami.id, max_pods, tuple(kube), tuple(system))
             hit = self._names.get(key)
             if hit is None:
                 options = {

@@ -93,12 +93,14 @@ class SubnetTracker:
             self.available_ips[s.id] = int(s.available_ip_address_count)
 
     def zonal_subnets_for_launch(
-        self, subnets: Sequence[LaunchSubnet], instance_types: Sequence[InstanceType], capacity_type: str
+        self, subnets: Sequence[LaunchSubnet], instance_types: Sequence[InstanceType], capacity_type: str,
+        by_zone: Mapping[str, int] | None = None,
     ) -> dict[str, LaunchSubnet]:
         """subnet.go ZonalSubnetsForLaunch: per zone the subnet with the most available IPs (in-flight
         count when tracked, else the cached count; ties keep the first in status order), then
         deduct ``min_pods`` for each chosen subnet into the in-flight count. Returns zone -> subnet
-        in status order of first appearance. Raises ``ValueError`` when there are no subnets."""
+        in status order of first appearance. Raises ``ValueError`` when there are no subnets.
+        ``by_zone``: ``min_pods_by_zone(instance_types, capacity_type)`` when the caller already has it."""
         if not subnets:
             raise ValueError(NO_SUBNETS_MESSAGE)
         for s in subnets:
@@ -112,7 +114,8 @@ class SubnetTracker:
                 if cur_ips >= new_ips:
                     continue
             zonal[s.zone] = LaunchSubnet(s.id, s.zone, s.zone_id, self.available_ips.get(s.id, 0))
-        by_zone = min_pods_by_zone(instance_types, capacity_type)
+        if by_zone is None:
+            by_zone = min_pods_by_zone(instance_types, capacity_type)
         for s in zonal.values():
             used = by_zone.get(s.zone, 0)
             prev = self.inflight_ips.get(s.id, s.available_ip_address_count)
@@ -126,9 +129,11 @@ class SubnetTracker:
         instance_types: Sequence[InstanceType],
         subnets: Iterable[LaunchSubnet],
         capacity_type: str,
+        by_zone: Mapping[str, int] | None = None,
     ) -> None:
         """subnet.go UpdateInflightIPs: give back the deducted IPs of subnets that were in the request
-        but not used by any launched instance (only when the cached count is unchanged)."""
+        but not used by any launched instance (only when the cached count is unchanged).
+        ``by_zone``: ``min_pods_by_zone(instance_types, capacity_type)`` when the caller already has it."""
         requested = {
             o.get("SubnetId")
             for ltc in request.get("LaunchTemplateConfigs") or []
@@ -142,7 +147,6 @@ class SubnetTracker:
                 if ovr.get("SubnetId"):
                     used.add(ovr["SubnetId"])
         give_back = requested - used
-        by_zone: dict[str, int] | None = None
         for s in subnets:
             if s.id not in give_back or s.id not in self.available_ips:
                 continue
