@@ -40,14 +40,6 @@ def _register(mp: pytest.MonkeyPatch, plugins: dict[str, str]) -> None:
     mp.setattr(cli, "_loaded", {})
 
 
-@pytest.fixture()
-def invoke(monkeypatch: pytest.MonkeyPatch):
-    _register(monkeypatch, PLUGINS)
-
-    def run(*args: str):
-        return CliRunner().invoke(cli, list(args))
-
-    return run
 
 
 def assert_bad_input(result, *fragments: str) -> None:

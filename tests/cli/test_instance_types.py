@@ -7,36 +7,12 @@ module runs few commands and checks several facts on each result.
 from __future__ import annotations
 
 import json
-from importlib.metadata import EntryPoint
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
 
-import karpy.cli
 from awsprovider.commands import parse_requirements
-from karpy.cli import cli
 
-PLUGINS = {
-    "instance-types": "awsprovider.commands:instance_types",
-    "prices": "awsprovider.commands:prices",
-}
-
-
-@pytest.fixture(scope="module")
-def invoke():
-    """Run ``karpy ARGS...`` with the AWS commands registered as ``karpy.commands`` entry points."""
-    mp = pytest.MonkeyPatch()
-    mp.setattr(karpy.cli, "_command_entry_points",
-               lambda: {n: EntryPoint(n, v, "karpy.commands") for n, v in PLUGINS.items()})
-
-    def run(*args: str):
-        result = CliRunner().invoke(cli, list(args))
-        assert not (result.exception and not isinstance(result.exception, SystemExit)), result.output
-        return result
-
-    yield run
-    mp.undo()
 
 
 @pytest.fixture(scope="module")

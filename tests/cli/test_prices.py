@@ -4,22 +4,14 @@ under two tables), on the real us-east-1 tables."""
 from __future__ import annotations
 
 import json
-from importlib.metadata import EntryPoint
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
 
-import karpy.cli
 from awsprovider.commands import _change, _diff_section
 from awsprovider.ec2.catalog import InstanceTypeCatalog
 from awsprovider.pricing import list_tables
-from karpy.cli import cli
 
-PLUGINS = {
-    "instance-types": "awsprovider.commands:instance_types",
-    "prices": "awsprovider.commands:prices",
-}
 POOL = """\
 apiVersion: karpenter.sh/v1
 kind: NodePool
@@ -32,22 +24,6 @@ spec:
         - {{key: karpenter.k8s.aws/instance-family, operator: In, values: [c7i, c8i, m7i, m8i]}}
         - {{key: karpenter.sh/capacity-type, operator: In, values: [{capacity_types}]}}
 """
-
-
-@pytest.fixture(scope="module")
-def invoke():
-    """Run ``karpy ARGS...`` with the AWS commands registered as ``karpy.commands`` entry points."""
-    mp = pytest.MonkeyPatch()
-    mp.setattr(karpy.cli, "_command_entry_points",
-               lambda: {n: EntryPoint(n, v, "karpy.commands") for n, v in PLUGINS.items()})
-
-    def run(*args: str):
-        result = CliRunner().invoke(cli, list(args))
-        assert not (result.exception and not isinstance(result.exception, SystemExit)), result.output
-        return result
-
-    yield run
-    mp.undo()
 
 
 def _pool(tmp_path: Path, capacity_types: str) -> str:
