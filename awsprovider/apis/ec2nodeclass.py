@@ -212,10 +212,6 @@ class EC2NodeClassSpec(KubeModel):
     metadata_options: MetadataOptions = Field(default_factory=MetadataOptions)
     context: str | None = None
 
-    @field_validator("kubelet", "metadata_options", mode="before")
-    @classmethod
-    def _null_obj(cls, value: Any) -> Any:
-        return {} if value is None else value
 
     @field_validator("ami_family")
     @classmethod
@@ -246,10 +242,6 @@ class EC2NodeClass(TypedObject):
     spec: EC2NodeClassSpec = Field(default_factory=EC2NodeClassSpec)
     status: EC2NodeClassStatus = Field(default_factory=EC2NodeClassStatus)
 
-    @field_validator("spec", "status", mode="before")
-    @classmethod
-    def _null(cls, value: Any) -> Any:
-        return {} if value is None else value
 
 
     def alias(self) -> tuple[str, str] | None:

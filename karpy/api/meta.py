@@ -45,7 +45,8 @@ ResourceQuantities = dict[str, NonNegativeQuantity]
 
 
 def _container_default(annotation: Any) -> Any:
-    """``[]``/``{}`` for a non-optional list/dict annotation, else ``None`` (no substitution)."""
+    """``[]``/``{}`` for a non-optional list/dict or nested-model (struct) annotation, else ``None``
+    (no substitution)."""
     origin = typing.get_origin(annotation)
     if origin in (typing.Union, types.UnionType):
         return None  # Optional[...]: None is meaningful (nil vs empty)
@@ -53,6 +54,8 @@ def _container_default(annotation: Any) -> Any:
         return []
     if origin is dict or annotation is dict:
         return {}
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return {}  # a null struct decodes to its zero value, as Go's does
     return None
 
 
@@ -90,7 +93,8 @@ class KubeModel(BaseModel):
     @model_validator(mode="before")
     @classmethod
     def _null_is_empty(cls, data: Any) -> Any:
-        """A YAML ``null`` for a list or map field means empty (Go decodes it to a nil slice/map)."""
+        """A YAML ``null`` for a list, map or struct field means empty (Go decodes it to a nil
+        slice/map or a zero struct); ``Optional`` fields keep ``None``."""
         if isinstance(data, dict) and None in data.values():
             empties = cls.EMPTY_CONTAINERS
             data = {k: (empties[k]() if v is None and k in empties else v) for k, v in data.items()}

@@ -52,10 +52,6 @@ class Node(TypedObject):
     spec: NodeSpec = Field(default_factory=NodeSpec)
     status: NodeStatus = Field(default_factory=NodeStatus)
 
-    @field_validator("spec", "status", mode="before")
-    @classmethod
-    def _null_struct(cls, value: Any) -> Any:
-        return {} if value is None else value
 
     @property
     def labels(self) -> dict[str, str]:

@@ -24,10 +24,6 @@ class NodeClaimSpec(NodeClaimShape):
     resources: NodeClaimResources = Field(default_factory=NodeClaimResources)
     node_class_ref: NodeClassReference | None = None
 
-    @field_validator("resources", mode="before")
-    @classmethod
-    def _null_resources(cls, value: Any) -> Any:
-        return {} if value is None else value
 
 
 class NodeClaimStatus(HasConditions, KubeModel):
@@ -52,8 +48,4 @@ class NodeClaim(TypedObject):
     spec: NodeClaimSpec = Field(default_factory=NodeClaimSpec)
     status: NodeClaimStatus = Field(default_factory=NodeClaimStatus)
 
-    @field_validator("spec", "status", mode="before")
-    @classmethod
-    def _null_struct(cls, value: Any) -> Any:
-        return {} if value is None else value
 

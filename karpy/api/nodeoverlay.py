@@ -85,10 +85,6 @@ class NodeOverlay(TypedObject):
 
     spec: NodeOverlaySpec = Field(default_factory=NodeOverlaySpec)
 
-    @field_validator("spec", mode="before")
-    @classmethod
-    def _null_spec(cls, value: Any) -> Any:
-        return {} if value is None else value
 
     @property
     def weight(self) -> int:

@@ -182,10 +182,6 @@ class NodePoolSpec(KubeModel):
     weight: int | None = Field(default=None, ge=1, le=100)
     replicas: int | None = Field(default=None, ge=0)
 
-    @field_validator("disruption", mode="before")
-    @classmethod
-    def _null_disruption(cls, value: Any) -> Any:
-        return {} if value is None else value
 
     @model_validator(mode="after")
     def _static_rules(self) -> NodePoolSpec:
@@ -215,10 +211,6 @@ class NodePool(TypedObject):
     spec: NodePoolSpec
     status: NodePoolStatus = Field(default_factory=NodePoolStatus)
 
-    @field_validator("status", mode="before")
-    @classmethod
-    def _null_status(cls, value: Any) -> Any:
-        return {} if value is None else value
 
     @property
     def weight(self) -> int:

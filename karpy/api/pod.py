@@ -249,10 +249,6 @@ class Container(KubeModel):
     ports: list[ContainerPort] = Field(default_factory=list)
     restart_policy: str | None = None
 
-    @field_validator("resources", mode="before")
-    @classmethod
-    def _null_resources(cls, value: Any) -> Any:
-        return {} if value is None else value
 
 
 class PodSchedulingGate(KubeModel):
@@ -347,7 +343,3 @@ class Pod(TypedObject):
     spec: PodSpec = Field(default_factory=PodSpec)
     status: PodStatus = Field(default_factory=PodStatus)
 
-    @field_validator("spec", "status", mode="before")
-    @classmethod
-    def _null_struct(cls, value: Any) -> Any:
-        return {} if value is None else value

@@ -57,10 +57,6 @@ class PodGroup(TypedObject):
 
     spec: PodGroupSpec = Field(default_factory=PodGroupSpec)
 
-    @field_validator("spec", mode="before")
-    @classmethod
-    def _null_spec(cls, value: Any) -> Any:
-        return {} if value is None else value
 
 
 class GangPolicy(KubeModel):

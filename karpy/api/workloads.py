@@ -100,10 +100,6 @@ class PodTemplateSpec(KubeModel):
     metadata: ObjectMeta = Field(default_factory=ObjectMeta)
     spec: PodSpec = Field(default_factory=PodSpec)
 
-    @field_validator("metadata", "spec", mode="before")
-    @classmethod
-    def _null_struct(cls, value: Any) -> Any:
-        return {} if value is None else value
 
 
 def pod_template_hash(template: PodTemplateSpec, collision_count: int | None = None) -> str:
