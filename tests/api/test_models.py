@@ -341,3 +341,16 @@ def test_make_pods_node_nodepool() -> None:
     assert np.requirements[0].min_values == 2 and np.spec.limits["cpu"] == Quantity(10) and np.weight == 3
     assert np.spec.template.spec.node_class_ref.kind == "TestNodeClass"
     assert ObjectMeta().namespace == "default"
+
+
+def test_null_structs_decode_to_empty_structs() -> None:
+    # Go decodes `spec: null` to a zero struct; Optional fields keep None (nil vs empty)
+    from karpy.api.loader import load_manifests
+
+    m = load_manifests("apiVersion: v1\nkind: Node\nmetadata: {name: n}\nspec: null\nstatus: null\n---\n"
+                       "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\n"
+                       "spec: {containers: [{name: c, image: x, resources: null}], affinity: null}\n")
+    assert m.nodes[0].spec.taints == [] and m.nodes[0].status.capacity == {}
+    pod = m.pods[0]
+    assert pod.spec.containers[0].resources.requests == {}
+    assert pod.spec.affinity is None
