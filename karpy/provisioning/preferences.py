@@ -61,16 +61,23 @@ def _heaviest_removed(terms: list[Any], path: str) -> tuple[list[Any], str]:
     return ordered[1:], f"removing: {path}[0]"
 
 
-def remove_preferred_node_affinity_term(pod: Any) -> str | None:
+def _remove_heaviest_preferred(pod: Any, attr: str, path: str) -> str | None:
+    """Drop the heaviest preferred term of ``spec.affinity.<attr>`` (stable by weight), if any."""
     aff = pod.spec.affinity
-    if aff is None or aff.node_affinity is None:
+    part = getattr(aff, attr, None) if aff is not None else None
+    if part is None:
         return None
-    terms = aff.node_affinity.preferred_during_scheduling_ignored_during_execution
+    terms = part.preferred_during_scheduling_ignored_during_execution
     if not terms:
         return None
-    rest, reason = _heaviest_removed(terms, "spec.affinity.nodeAffinity.preferredDuringSchedulingIgnoredDuringExecution")
-    aff.node_affinity.preferred_during_scheduling_ignored_during_execution = rest
+    rest, reason = _heaviest_removed(terms, path)
+    part.preferred_during_scheduling_ignored_during_execution = rest
     return reason
+
+
+def remove_preferred_node_affinity_term(pod: Any) -> str | None:
+    return _remove_heaviest_preferred(
+        pod, "node_affinity", "spec.affinity.nodeAffinity.preferredDuringSchedulingIgnoredDuringExecution")
 
 
 def remove_required_node_affinity_term(pod: Any) -> str | None:
@@ -97,29 +104,13 @@ def remove_topology_spread_schedule_anyway(pod: Any) -> str | None:
 
 
 def remove_preferred_pod_affinity_term(pod: Any) -> str | None:
-    aff = pod.spec.affinity
-    if aff is None or aff.pod_affinity is None:
-        return None
-    terms = aff.pod_affinity.preferred_during_scheduling_ignored_during_execution
-    if not terms:
-        return None
-    rest, reason = _heaviest_removed(terms, "spec.affinity.podAffinity.preferredDuringSchedulingIgnoredDuringExecution")
-    aff.pod_affinity.preferred_during_scheduling_ignored_during_execution = rest
-    return reason
+    return _remove_heaviest_preferred(
+        pod, "pod_affinity", "spec.affinity.podAffinity.preferredDuringSchedulingIgnoredDuringExecution")
 
 
 def remove_preferred_pod_anti_affinity_term(pod: Any) -> str | None:
-    aff = pod.spec.affinity
-    if aff is None or aff.pod_anti_affinity is None:
-        return None
-    terms = aff.pod_anti_affinity.preferred_during_scheduling_ignored_during_execution
-    if not terms:
-        return None
-    rest, reason = _heaviest_removed(
-        terms, "spec.affinity.podAntiAffinity.preferredDuringSchedulingIgnoredDuringExecution"
-    )
-    aff.pod_anti_affinity.preferred_during_scheduling_ignored_during_execution = rest
-    return reason
+    return _remove_heaviest_preferred(
+        pod, "pod_anti_affinity", "spec.affinity.podAntiAffinity.preferredDuringSchedulingIgnoredDuringExecution")
 
 
 def tolerate_prefer_no_schedule_taints(pod: Any) -> str | None:

@@ -438,21 +438,13 @@ class Topology:
             namespaces, err = self._build_namespace_list(pod.metadata.namespace, term.namespaces, term.namespace_selector)
             if err:
                 return [], err
-            out.append(
-                TopologyGroup(
-                    ttype,
-                    term.topology_key,
-                    pod,
-                    namespaces,
-                    term.label_selector,
-                    MAX_INT32,
-                    None,
-                    None,
-                    None,
-                    self.domain_groups.get(term.topology_key),
-                )
-            )
+            out.append(self._affinity_group(ttype, term, pod, namespaces))
         return out, None
+
+    def _affinity_group(self, ttype: Any, term: Any, pod: Any, namespaces: Any) -> TopologyGroup:
+        """A pod (anti-)affinity group: maxSkew MaxInt32 and no node filter (topology.go)."""
+        return TopologyGroup(ttype, term.topology_key, pod, namespaces, term.label_selector, MAX_INT32,
+                             None, None, None, self.domain_groups.get(term.topology_key))
 
     def _update_inverse_affinities(self) -> str | None:
         """Mirrors topology.go updateInverseAffinities (running pods with required anti-affinity)."""
@@ -472,18 +464,7 @@ class Topology:
             namespaces, err = self._build_namespace_list(pod.metadata.namespace, term.namespaces, term.namespace_selector)
             if err:
                 return err
-            tg = TopologyGroup(
-                TopologyType.POD_ANTI_AFFINITY,
-                term.topology_key,
-                pod,
-                namespaces,
-                term.label_selector,
-                MAX_INT32,
-                None,
-                None,
-                None,
-                self.domain_groups.get(term.topology_key),
-            )
+            tg = self._affinity_group(TopologyType.POD_ANTI_AFFINITY, term, pod, namespaces)
             existing = self.inverse_topology_groups.get(tg.hash_key)
             if existing is None:
                 self.inverse_topology_groups[tg.hash_key] = tg
