@@ -34,6 +34,7 @@ def simulate(
     options: SimulationOptions | None = None,
     provider_extra: dict[str, Any] | None = None,
     progress: Callable[[float, int, int], None] | None = None,
+    strict: bool = False,
 ) -> Result:
     """Run one simulation and return its :class:`~karpy.result.Result`.
 
@@ -43,20 +44,20 @@ def simulate(
     ``TYPE-GLOB:ZONE-GLOB:CAPACITY-TYPE``. ``cloud_provider``: a registered name (``"aws"``,
     ``"fake"``), or a CloudProvider object (then ``region``/``prices``/``unavailable`` are the
     object's business). ``progress(virtual_seconds, passes, nodeclaims)`` is called after each
-    provisioning pass. Bad input raises :class:`karpy.api.loader.ManifestError` or ``ValueError``.
+    provisioning pass. ``strict``: unknown fields are errors, not warnings (``kubectl --validate=strict``). Bad input raises :class:`karpy.api.loader.ManifestError` or ``ValueError``.
     """
     _check_choice("preference_policy", preference_policy, PREFERENCE_POLICIES)
     _check_choice("min_values_policy", min_values_policy, MIN_VALUES_POLICIES)
     clock = VirtualClock()
     if isinstance(cloud_provider, str):
         factory = resolve_cloud_provider(cloud_provider)
-        loaded = load_manifests(manifests, extra_kinds=getattr(factory, "EXTRA_KINDS", None))
+        loaded = load_manifests(manifests, extra_kinds=getattr(factory, "EXTRA_KINDS", None), strict=strict)
         provider = factory.from_options(ProviderOptions(region=region, prices=prices, unavailable=tuple(unavailable),
                                                         clock=clock, manifests=loaded,
                                                         extra=dict(provider_extra or {})))
     else:
         provider = cloud_provider
-        loaded = load_manifests(manifests, extra_kinds=getattr(provider, "EXTRA_KINDS", None))
+        loaded = load_manifests(manifests, extra_kinds=getattr(provider, "EXTRA_KINDS", None), strict=strict)
     base = options or SimulationOptions()
     sim_options = SimulationOptions(**{**base.__dict__, "preference_policy": preference_policy,
                                        "min_values_policy": min_values_policy})
