@@ -38,6 +38,7 @@ from functools import lru_cache
 from typing import Any
 
 import importlib.machinery
+import json
 import importlib.util
 import sys
 
@@ -128,6 +129,8 @@ def _load_cel() -> Any:
 cel = _load_cel()
 
 _OLD_SELF = re.compile(r"\boldSelf\b")
+#: results remembered per rule (see CelRule.evaluate)
+MEMO_SIZE = 4096
 
 
 class CelEvalError(Exception):
@@ -170,6 +173,7 @@ class CelRule:
     uses_old_self: bool = False
     program: Any = field(default=None, compare=False, repr=False)
     functions: Mapping[str, Callable[..., Any]] = field(default_factory=dict, compare=False, repr=False)
+    memo: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
 
     @property
     def detail(self) -> str:
@@ -182,14 +186,39 @@ class CelRule:
         return self.message.strip() if self.message else self.rule.strip()
 
     def evaluate(self, value: Any) -> bool:
-        """``True`` when the rule holds for ``self = value``; raises :class:`CelEvalError`."""
+        """``True`` when the rule holds for ``self = value``; raises :class:`CelEvalError`.
+
+        Results are memoised per rule on the value's JSON text (a rule is a pure function of
+        ``self``; manifests repeat the same requirement lists, tags and terms), bounded by
+        :data:`MEMO_SIZE` entries per rule."""
+        try:
+            key = json.dumps(value, separators=(",", ":"), default=str)
+        except (TypeError, ValueError):
+            key = None
+        memo = self.memo
+        if key is not None:
+            found = memo.get(key)
+            if found is not None:
+                if isinstance(found, CelEvalError):
+                    raise found
+                return found
         try:
             result = self.program.execute(cel.Context(variables={"self": value}, functions=self.functions))
         except (RuntimeError, KeyError, IndexError, TypeError, ValueError) as e:
-            raise _go_error(e) from None
+            error = _go_error(e)
+            if key is not None:
+                self._remember(key, error)
+            raise error from None
         if not isinstance(result, bool):
             raise CelEvalError(f"rule did not evaluate to a boolean: {result!r}", no_overload=False)
+        if key is not None:
+            self._remember(key, result)
         return result
+
+    def _remember(self, key: str, result: bool | CelEvalError) -> None:
+        if len(self.memo) >= MEMO_SIZE:
+            self.memo.clear()
+        self.memo[key] = result
 
 
 def compile_rule(raw: Mapping[str, Any]) -> CelRule:

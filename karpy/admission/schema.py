@@ -43,6 +43,23 @@ class Key(str):
 Path = tuple[Any, ...]
 
 
+def _link(path: Path) -> Path:
+    """A flat path as the linked form the passes use internally: ``(parent, part)``, root ``()``
+    (appending is O(1); a path is only flattened for a message)."""
+    linked: Path = ()
+    for part in path:
+        linked = (linked, part)
+    return linked
+
+
+def _flat(linked: Path) -> Path:
+    parts: list[Any] = []
+    while linked:
+        linked, part = linked
+        parts.append(part)
+    return tuple(reversed(parts))
+
+
 def openapi_path(path: Path) -> str:
     """kube-openapi's name of a node: ``spec.template.spec.requirements[0].key``, map keys dotted."""
     out = ""
@@ -67,14 +84,22 @@ def field_path(path: Path) -> str:
     return out
 
 
+_SCALARS = frozenset({str, int, float, bool, type(None)})
+
+
 def copy_json(value: Any) -> Any:
     """A deep copy of plain JSON-like data (dicts, lists, scalars)."""
-    if isinstance(value, dict):
-        return {k: copy_json(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [copy_json(v) for v in value]
+    t = type(value)
+    if t in _SCALARS:
+        return value
+    if t is dict:
+        return {k: (v if type(v) in _SCALARS else copy_json(v)) for k, v in value.items()}
+    if t is list:
+        return [v if type(v) in _SCALARS else copy_json(v) for v in value]
     if isinstance(value, Mapping):
         return {k: copy_json(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [copy_json(v) for v in value]
     return value
 
 
@@ -256,13 +281,13 @@ def normalize(value: Any, schema: Schema, path: Path = (), unknown: list[str] | 
     unknown field paths (sorted, as ``PruneWithOptions`` returns them). ``root``: apiVersion, kind
     and metadata are left alone at the top; ``skip``: top-level keys not touched at all."""
     found: list[str] = [] if unknown is None else unknown
-    _normalize(value, schema, path, found, root, skip)
+    _normalize(value, schema, _link(path), found, root, skip)
     found.sort()
     return found
 
 
 def _normalize(x: Any, s: Schema, path: Path, unknown: list[str], root: bool, skip: frozenset[str]) -> None:
-    if isinstance(x, dict):
+    if type(x) is dict:
         props = s.properties
         for k in list(x):
             if root and (k in _META_FIELDS or k in skip):
@@ -274,7 +299,7 @@ def _normalize(x: Any, s: Schema, path: Path, unknown: list[str], root: bool, sk
                 key_part = Key(k)
             if prop is None:
                 if not s.preserve_unknown:
-                    unknown.append(openapi_path((*path, k)))
+                    unknown.append(openapi_path(_flat((path, k))))
                     del x[k]
                 continue
             v = x[k]
@@ -285,17 +310,17 @@ def _normalize(x: Any, s: Schema, path: Path, unknown: list[str], root: bool, sk
                     del x[k]
                     continue
             if v is not None:
-                _normalize(v, prop, (*path, key_part), unknown, False, skip)
+                _normalize(v, prop, (path, key_part), unknown, False, skip)
         for k, prop in s.defaults:
             if k not in x:
                 x[k] = copy_json(prop.default)
-                _normalize(x[k], prop, (*path, k), unknown, False, skip)
-    elif isinstance(x, list):
+                _normalize(x[k], prop, (path, k), unknown, False, skip)
+    elif type(x) is list:
         items = s.items
         if items is not None:
             for i, v in enumerate(x):
-                if v is not None:
-                    _normalize(v, items, (*path, i), unknown, False, skip)
+                if v is not None and type(v) not in _SCALARS:
+                    _normalize(v, items, (path, i), unknown, False, skip)
 
 
 # ----------------------------------------------------------------------------------------------------
@@ -306,7 +331,7 @@ def validate(value: Any, schema: Schema, path: Path = (), *, root: bool = False,
              skip: frozenset[str] = frozenset()) -> list[FieldError]:
     """Field errors of ``value`` against ``schema`` (kube-openapi messages, ``in body``)."""
     errs: list[FieldError] = []
-    _validate(value, schema, path, errs, root, skip)
+    _validate(value, schema, _link(path), errs, root, skip)
     return errs
 
 
@@ -321,31 +346,32 @@ def _type_ok(x: Any, t: str, types: tuple[str, ...]) -> bool:
 def _validate(x: Any, s: Schema, path: Path, errs: list[FieldError], root: bool, skip: frozenset[str]) -> None:
     if x is None:
         if s.types and not s.nullable:
-            name = openapi_path(path)
+            name = openapi_path(_flat(path))
             errs.append(FieldError("TypeInvalid", name, "null",
                                    f"{name} in body must be of type {','.join(s.types)}: \"null\""))
         return
     t = json_type(x)
     if s.types and not _type_ok(x, t, s.types):
-        name = openapi_path(path)
+        name = openapi_path(_flat(path))
         errs.append(FieldError("TypeInvalid", name, t, f"{name} in body must be of type {','.join(s.types)}: \"{t}\"",
-                               loc=path))
+                               loc=_flat(path)))
         return
     if s.any_of:
         branch_errors = []
         for branch in s.any_of:
-            found = validate(x, branch, path)
+            found: list[FieldError] = []
+            _validate(x, branch, path, found, False, frozenset())
             if not found:
                 break
             branch_errors.append(found)
         else:
-            name = openapi_path(path)
+            name = openapi_path(_flat(path))
             errs.append(FieldError("Invalid", "", "", f"\"{name}\" must validate at least one schema (anyOf)"))
             errs.extend(branch_errors[0])
             return
     if s.enum is not None and not any(type(x) is type(e) and x == e for e in s.enum):
         allowed = ", ".join(_quote(e) for e in s.enum)
-        errs.append(FieldError("NotSupported", openapi_path(path), x, f"supported values: {allowed}"))
+        errs.append(FieldError("NotSupported", openapi_path(_flat(path)), x, f"supported values: {allowed}"))
     if t == "string":
         _validate_string(x if isinstance(x, str) else _as_text(x), s, path, errs)
     elif t in ("integer", "number"):
@@ -369,13 +395,13 @@ def _as_text(value: Any) -> str:
 
 def _validate_string(x: str, s: Schema, path: Path, errs: list[FieldError]) -> None:
     if s.max_length is not None and len(x) > s.max_length:
-        errs.append(FieldError("TooLong", openapi_path(path), "<value omitted>",
+        errs.append(FieldError("TooLong", openapi_path(_flat(path)), "<value omitted>",
                                f"may not be more than {s.max_length} byte{'' if s.max_length == 1 else 's'}"))
     if s.min_length is not None and len(x) < s.min_length:
-        name = openapi_path(path)
+        name = openapi_path(_flat(path))
         errs.append(FieldError("Invalid", name, x, f"{name} in body should be at least {s.min_length} chars long"))
     if s.pattern is not None and s.pattern.search(x) is None:
-        name = openapi_path(path)
+        name = openapi_path(_flat(path))
         errs.append(FieldError("Invalid", name, x, f"{name} in body should match '{s.pattern_src}'"))
 
 
@@ -385,11 +411,11 @@ def _num(v: float) -> str:
 
 def _validate_number(x: float, s: Schema, path: Path, errs: list[FieldError]) -> None:
     if s.maximum is not None and (x >= s.maximum if s.exclusive_maximum else x > s.maximum):
-        name = openapi_path(path)
+        name = openapi_path(_flat(path))
         op = "less than" if s.exclusive_maximum else "less than or equal to"
         errs.append(FieldError("Invalid", name, x, f"{name} in body should be {op} {_num(s.maximum)}"))
     if s.minimum is not None and (x <= s.minimum if s.exclusive_minimum else x < s.minimum):
-        name = openapi_path(path)
+        name = openapi_path(_flat(path))
         op = "greater than" if s.exclusive_minimum else "greater than or equal to"
         errs.append(FieldError("Invalid", name, x, f"{name} in body should be {op} {_num(s.minimum)}"))
 
@@ -397,20 +423,20 @@ def _validate_number(x: float, s: Schema, path: Path, errs: list[FieldError]) ->
 def _validate_array(x: list[Any], s: Schema, path: Path, errs: list[FieldError]) -> None:
     n = len(x)
     if s.max_items is not None and n > s.max_items:
-        errs.append(FieldError("TooMany", openapi_path(path), n,
+        errs.append(FieldError("TooMany", openapi_path(_flat(path)), n,
                                f"must have at most {s.max_items} item{'' if s.max_items == 1 else 's'}"))
     if s.min_items is not None and n < s.min_items:
-        name = openapi_path(path)
+        name = openapi_path(_flat(path))
         errs.append(FieldError("Invalid", name, n, f"{name} in body should have at least {s.min_items} items"))
     items = s.items
     if items is not None:
         for i, v in enumerate(x):
-            _validate(v, items, (*path, i), errs, False, frozenset())
+            _validate(v, items, (path, i), errs, False, frozenset())
     if s.list_type == "set":
         seen: list[Any] = []
         for i, v in enumerate(x):
             if any(type(v) is type(o) and v == o for o in seen):
-                errs.append(FieldError("Duplicate", field_path((*path, i)), v))
+                errs.append(FieldError("Duplicate", field_path(_flat((path, i))), v))
             else:
                 seen.append(v)
     elif s.list_type == "map" and s.list_map_keys:
@@ -421,7 +447,7 @@ def _validate_array(x: list[Any], s: Schema, path: Path, errs: list[FieldError])
             key = {k: v[k] for k in s.list_map_keys if k in v}
             marker = repr(sorted(key.items()))
             if marker in keys_seen:
-                errs.append(FieldError("Duplicate", field_path((*path, i)), key))
+                errs.append(FieldError("Duplicate", field_path(_flat((path, i))), key))
             keys_seen.add(marker)
 
 
@@ -429,10 +455,10 @@ def _validate_object(x: Mapping[str, Any], s: Schema, path: Path, errs: list[Fie
                      skip: frozenset[str]) -> None:
     n = len(x)
     if s.max_properties is not None and n > s.max_properties:
-        errs.append(FieldError("TooMany", openapi_path(path), n,
+        errs.append(FieldError("TooMany", openapi_path(_flat(path)), n,
                                f"must have at most {s.max_properties} item{'' if s.max_properties == 1 else 's'}"))
     if s.min_properties is not None and n < s.min_properties:
-        name = openapi_path(path)
+        name = openapi_path(_flat(path))
         errs.append(FieldError("Invalid", name, n, f"{name} in body should have at least {s.min_properties} properties"))
     props = s.properties
     additional = s.additional
@@ -441,12 +467,12 @@ def _validate_object(x: Mapping[str, Any], s: Schema, path: Path, errs: list[Fie
             continue
         prop = props.get(k)
         if prop is not None:
-            _validate(v, prop, (*path, k), errs, False, frozenset())
+            _validate(v, prop, (path, k), errs, False, frozenset())
         elif additional is not None:
-            _validate(v, additional, (*path, Key(k)), errs, False, frozenset())
+            _validate(v, additional, (path, Key(k)), errs, False, frozenset())
     for k in s.required:
         if k not in x and not (root and k in skip):
-            errs.append(FieldError("Required", openapi_path((*path, k)), OMIT, ""))
+            errs.append(FieldError("Required", openapi_path(_flat((path, k))), OMIT, ""))
 
 
 # ----------------------------------------------------------------------------------------------------
@@ -460,7 +486,7 @@ def validate_rules(value: Any, schema: Schema, path: Path = (), *, root: bool = 
     <message>``. Rules that use ``oldSelf`` (transition rules) are skipped, as on create."""
     errs: list[FieldError] = []
     if schema.has_rules():
-        _rules(value, schema, path, errs, root, skip)
+        _rules(value, schema, _link(path), errs, root, skip)
     return errs
 
 
@@ -473,11 +499,11 @@ def _rules(x: Any, s: Schema, path: Path, errs: list[FieldError], root: bool, sk
         try:
             ok = rule.evaluate(x)
         except CelEvalError as e:
-            errs.append(FieldError("Invalid", field_path(path), s.type_name, e.api_server_detail(rule)))
+            errs.append(FieldError("Invalid", field_path(_flat(path)), s.type_name, e.api_server_detail(rule)))
             continue
         if ok:
             continue
-        where = field_path(path)
+        where = field_path(_flat(path))
         if rule.field_path:
             where += rule.field_path
         value = OMIT if s.type_name in ("object", "array") else x
@@ -490,7 +516,7 @@ def _rules(x: Any, s: Schema, path: Path, errs: list[FieldError], root: bool, sk
             errs.append(FieldError("Duplicate", where, value))
         else:
             errs.append(FieldError("Invalid", where, value, rule.detail))
-    if isinstance(x, Mapping):
+    if type(x) is dict:
         props = s.properties
         additional = s.additional
         for k, v in x.items():
@@ -499,9 +525,9 @@ def _rules(x: Any, s: Schema, path: Path, errs: list[FieldError], root: bool, sk
             prop = props.get(k)
             if prop is not None:
                 if prop.has_rules():
-                    _rules(v, prop, (*path, k), errs, False, frozenset())
+                    _rules(v, prop, (path, k), errs, False, frozenset())
             elif additional is not None and additional.has_rules():
-                _rules(v, additional, (*path, Key(k)), errs, False, frozenset())
-    elif isinstance(x, list) and s.items is not None and s.items.has_rules():
+                _rules(v, additional, (path, Key(k)), errs, False, frozenset())
+    elif type(x) is list and s.items is not None and s.items.has_rules():
         for i, v in enumerate(x):
-            _rules(v, s.items, (*path, i), errs, False, frozenset())
+            _rules(v, s.items, (path, i), errs, False, frozenset())
