@@ -53,9 +53,12 @@ def validate_events(events: Sequence[Any], where: str = "events") -> list[Scenar
             out.append(ScenarioEvent.model_validate(ev))
         except ValidationError as err:
             first = err.errors()[0]
-            loc = format_loc((i, *[p for p in first["loc"] if p not in ("function-after",)]))
+            loc = format_loc((where, i, *[p for p in first["loc"] if isinstance(p, (int, str))
+                                          and p not in ("function-after", "function-before")]))
             msg = str(first["msg"]).removeprefix("Value error, ")
-            raise ManifestError(where, None, f"{loc}", msg) from None
+            if msg.startswith("Input should be"):
+                msg = "must be" + msg[len("Input should be"):] + f" (got {first.get('input')!r})"
+            raise ManifestError("<events>", None, loc, msg) from None
     return out
 
 

@@ -390,6 +390,20 @@ class Simulation:
         self.events.schedule_in(MIN_DRAIN_SECONDS, f"terminate {name}", lambda: self._terminate(rec))
         return True
 
+    def reclaim_at(self, name: str, t: float) -> None:
+        """The cloud takes the instance of NodeClaim ``name`` back at ``t`` (a spot reclaim) whether
+        or not its drain finished: remaining pods are deleted with it."""
+        rec = self._launch_by_name.get(name)
+        if rec is None:
+            return
+
+        def reclaim() -> None:
+            if not rec.deleted:
+                self.record("nodeclaim.reclaimed", f"NodeClaim/{name}")
+                self._finish_deletion(rec)
+
+        self.events.schedule(t, f"reclaim {name}", reclaim)
+
     def _terminate(self, rec: LaunchRecord) -> None:
         """Finish termination once the node is drained: delete the instance, the Node, its pods."""
         if rec.deleted:
