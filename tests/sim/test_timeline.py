@@ -266,3 +266,25 @@ def test_unavailable_until_120_waits_for_capacity_instead_of_stopping_at_61s():
     assert result.exit_code == 0
     assert doc["simulation"]["virtual_seconds"] > 120
     assert any(n["launched"] and n["launched_at"] >= 120 for n in doc["nodeclaims"])
+
+
+# -- karpy.testing over time ---------------------------------------------------------------------------
+def test_testing_assertions_over_time(outage):
+    from karpy.testing import (assert_cost_over, assert_generation_share, assert_no_pending_longer_than,
+                               pending_durations)
+
+    total = outage.to_document()["cost"]["total"]
+    assert_cost_over(outage, at_most=total + 0.01)
+    with pytest.raises(AssertionError, match="more than"):
+        assert_cost_over(outage, at_most=total / 2)
+    share8 = outage.to_document()["cost"]["node_hours"]["by_generation"]["8"] / \
+        outage.to_document()["cost"]["node_hours"]["total"]
+    assert 0 < share8 < 1
+    assert_generation_share(outage, generation="8", at_least=share8 - 0.01)
+    with pytest.raises(AssertionError, match="generation 8 has"):
+        assert_generation_share(outage, generation="8", at_least=0.99)
+    waits = pending_durations(outage)
+    assert max(waits.values()) > 60  # during the outage pods waited for the 7th-gen fallback
+    assert_no_pending_longer_than(outage, max(waits.values()))
+    with pytest.raises(AssertionError, match="pending longer than 60s"):
+        assert_no_pending_longer_than(outage, "1m")
