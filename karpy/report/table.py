@@ -209,6 +209,12 @@ _SEGMENT_KINDS = frozenset({"scale", "rollout", "apply", "delete", "capacity.una
                             "interruption"})
 
 
+def has_time_events(document: Mapping[str, Any]) -> bool:
+    """Whether the run had time-dependent events (a Scenario, a deletion, a completion, ...): only
+    then do the table and the report show the timeline, the cost integral and the charts."""
+    return any(e.get("kind") not in _LAUNCH_KINDS for e in document.get("timeline") or [])
+
+
 def clock_time(t: float) -> str:
     """Virtual seconds as ``H:MM:SS`` (``0:00:00`` is the start of the run)."""
     t = int(round(t))
@@ -218,9 +224,9 @@ def clock_time(t: float) -> str:
 def render_time(document: Mapping[str, Any]) -> list[str]:
     """The compact timeline (one line per scenario event: what followed it until the next one) and
     the cost summary; nothing for a run without time-dependent events."""
-    timeline = document.get("timeline") or []
-    if not any(e.get("kind") not in _LAUNCH_KINDS for e in timeline):
+    if not has_time_events(document):
         return []
+    timeline = document.get("timeline") or []
     segments: list[tuple[float, str, list[Mapping[str, Any]]]] = [(0.0, "start", [])]
     for e in timeline:
         if e["kind"] in _SEGMENT_KINDS and e["kind"] != "scale" or (

@@ -133,3 +133,45 @@ def test_screenshot_is_a_real_picture_of_the_page(rendered: dict[str, Any]) -> N
     assert struct.unpack(">II", data[16:24]) == (WIDTH, HEIGHT)
     # a blank page of the same size is ~12 KB; text, tables and bars make it several times larger
     assert len(data) > 5 * BLANK_PAGE_PNG_BYTES, len(data)
+
+
+# -- the "Over time" charts of a Scenario run (karpy/report/timecharts.py) ------------------------------
+TIMELINE_SAMPLE = Path(__file__).parent / "sample_timeline_document.json"
+
+
+def timeline_document() -> dict[str, Any]:
+    return json.loads(TIMELINE_SAMPLE.read_text(encoding="utf-8"))
+
+
+@pytest.fixture(scope="module")
+def rendered_timeline(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    binary = find_chromium()
+    tmp = tmp_path_factory.mktemp("timecharts")
+    page = tmp / "report.html"
+    page.write_text(render_html(timeline_document()), encoding="utf-8")
+    url = page.resolve().as_uri()
+    dom = run_chromium(binary, tmp / "profile-dom", "--dump-dom", url)
+    png = tmp / "report.png"
+    shot = run_chromium(binary, tmp / "profile-shot", "--window-size=1200,3000", f"--screenshot={png}", url)
+    return {"dom": dom, "shot": shot, "png": png}
+
+
+def test_timeline_report_charts_in_the_dumped_dom(rendered_timeline: dict[str, Any]) -> None:
+    result = rendered_timeline["dom"]
+    assert result.returncode == 0, result.stderr[-2000:]
+    parser = Collect()
+    parser.feed(result.stdout)
+    ids = {a.get("id") for _, a in parser.elements}
+    assert {"over-time", "chart-gantt", "chart-pending", "chart-cost"} <= ids
+    bars = [a for t, a in parser.elements if t == "g" and a.get("class") == "gantt-bar"]
+    assert len(bars) == sum(1 for n in timeline_document()["nodeclaims"] if n["launched"])
+    assert sum(1 for t, _ in parser.elements if t == "polyline") == 2
+    assert "Over time" in parser.text_by_id["over-time"]
+
+
+def test_timeline_report_screenshot(rendered_timeline: dict[str, Any]) -> None:
+    result, png = rendered_timeline["shot"], rendered_timeline["png"]
+    assert result.returncode == 0, result.stderr[-2000:]
+    data = png.read_bytes()
+    assert data[:8] == b"\x89PNG\r\n\x1a\n" and struct.unpack(">II", data[16:24]) == (1200, 3000)
+    assert len(data) > 60_000, len(data)

@@ -288,3 +288,54 @@ def test_testing_assertions_over_time(outage):
     assert_no_pending_longer_than(outage, max(waits.values()))
     with pytest.raises(AssertionError, match="pending longer than 60s"):
         assert_no_pending_longer_than(outage, "1m")
+
+
+# -- StatefulSet, apply, delete ---------------------------------------------------------------------
+def statefulset(replicas):
+    return {"apiVersion": "apps/v1", "kind": "StatefulSet", "metadata": {"name": "db"},
+            "spec": {"replicas": replicas, "selector": {"matchLabels": {"app": "db"}},
+                     "template": {"metadata": {"labels": {"app": "db"}}, "spec": {"containers": [
+                         {"name": "c", "image": "x", "resources": {"requests": {"cpu": "1"}}}]}}}}
+
+
+def test_statefulset_scales_down_from_the_highest_ordinal():
+    doc = fake(make_nodepool(), statefulset(5), until="1h", events=["20m scale statefulset/db 2"]).to_document()
+    running = sorted(k for k, p in doc["pods"].items() if p["phase"] == "Running")
+    assert running == ["default/db-0", "default/db-1"]
+    evicted = [e["object"] for e in doc["timeline"] if e["kind"] == "pod.evicted"]
+    assert evicted == ["Pod/default/db-4", "Pod/default/db-3", "Pod/default/db-2"]
+
+
+def test_apply_a_deployment_and_a_nodepool_then_delete_the_nodepool():
+    extra = make_deployment("api", replicas=3, requests={"cpu": "1"}).model_dump(by_alias=True, mode="json",
+                                                                                exclude_none=True)
+    pool2 = make_nodepool("second").model_dump(by_alias=True, mode="json", exclude_none=True)
+    result = fake(make_nodepool(), web(2), until="2h", events=[
+        {"at": "10m", "apply": [extra, pool2]}, "1h delete nodepool/default"])
+    doc = result.to_document()
+    api = [k for k in doc["pods"] if k.startswith("default/api-")]
+    assert len(api) >= 3
+    deleted = [n for n in doc["nodeclaims"] if n["deleted_by"] == "nodepool-deleted"]
+    assert deleted and all(n["nodepool"] == "default" and n["deleted_at"] >= 3600 for n in deleted)
+    # the pods come back on the second NodePool
+    assert all(p["phase"] in ("Running", "Deleted") for p in doc["pods"].values())
+    live = [n for n in doc["nodeclaims"] if n["launched"] and n["deleted_at"] is None]
+    assert live and {n["nodepool"] for n in live} == {"second"}
+    assert result.exit_code == 0
+
+
+def test_interrupt_by_instance_type_and_zone_on_a_provider_without_interruptions_is_bad_input():
+    with pytest.raises(ManifestError, match="does not model interruptions"):
+        fake(make_nodepool(), web(1), until="1h", events=["10m interrupt instance_type=x zone=y"])
+    with pytest.raises(ManifestError, match="does not model injected capacity changes"):
+        fake(make_nodepool(), web(1), until="1h", events=["10m capacity unavailable *:*:*"])
+
+
+def test_fenceposts():
+    from karpy.sim.deployment import resolve_fenceposts
+
+    # deployment/util ResolveFenceposts: surge rounds up, unavailable rounds down, both 0 -> 1
+    assert resolve_fenceposts(None, 10) == (3, 2)
+    assert resolve_fenceposts({"rollingUpdate": {"maxSurge": "25%", "maxUnavailable": 0}}, 8) == (2, 0)
+    assert resolve_fenceposts({"rollingUpdate": {"maxSurge": 0, "maxUnavailable": "10%"}}, 5) == (0, 1)
+    assert resolve_fenceposts({"rollingUpdate": {"maxSurge": 1, "maxUnavailable": 1}}, 5) == (1, 1)
