@@ -339,3 +339,68 @@ def test_fenceposts():
     assert resolve_fenceposts({"rollingUpdate": {"maxSurge": "25%", "maxUnavailable": 0}}, 8) == (2, 0)
     assert resolve_fenceposts({"rollingUpdate": {"maxSurge": 0, "maxUnavailable": "10%"}}, 5) == (0, 1)
     assert resolve_fenceposts({"rollingUpdate": {"maxSurge": 1, "maxUnavailable": 1}}, 5) == (1, 1)
+
+
+# -- the hooks the disruption controller builds on ------------------------------------------------
+def _simulation(*objects, **options):
+    from karpy.api.loader import load_manifests
+    from karpy.sim.simulation import Simulation, SimulationOptions
+
+    return Simulation(load_manifests(list(objects)), FakeCloudProvider(), SimulationOptions(**options))
+
+
+def test_periodic_controller_runs_on_changes_and_can_delete_a_nodeclaim():
+    sim = _simulation(make_nodepool(), web(3))
+    calls: list[float] = []
+
+    def reconcile(now: float) -> None:
+        calls.append(now)
+        if now >= 600:
+            for rec in sim.launches:
+                if rec.launched is not None and rec.deleting_at is None:
+                    sim.delete_nodeclaim(rec.name, "test-method")
+
+    ctrl = sim.add_controller("disruption", 10.0, reconcile)
+    sim.wake_controller(ctrl, 600.0)
+    result = sim.run()
+    # ticks on the 10 s grid; skipped while nothing changed, except the requested wake-up at 600 s
+    assert calls and all(t % 10 == 0 for t in calls) and 600.0 in calls
+    assert len([t for t in calls if 100 < t < 600]) == 0
+    first = result.launches[0]
+    assert first.deleted_by == "test-method" and first.deleting_at == 600.0 and first.deleted_at >= 605.0
+    kinds = [e.kind for e in result.timeline.entries if e.object == f"NodeClaim/{first.name}"]
+    assert kinds[-2:] == ["nodeclaim.deleting", "nodeclaim.deleted"]
+    # the drained pods came back pending and were placed on a replacement
+    assert all(p.spec.node_name and p.spec.node_name != first.name for p in result.pods.values())
+
+
+def test_reruns_are_byte_identical_across_hash_seeds(tmp_path):
+    import os
+    import subprocess
+    import sys
+
+    script = tmp_path / "run.py"
+    script.write_text(
+        "import sys, karpy\n"
+        "from karpy.api.builders import make_deployment, make_nodepool\n"
+        "from karpy.cloudprovider.fake import FakeCloudProvider\n"
+        "r = karpy.simulate([make_nodepool(), make_deployment('web', replicas=6, requests={'cpu': '1'})],\n"
+        "                   cloud_provider=FakeCloudProvider(), region=None, until='2h',\n"
+        "                   events=['10m scale deployment/web 30', '30m rollout deployment/web', '1h scale deployment/web 2'])\n"
+        "sys.stdout.write(r.to_json())\n")
+    outs = set()
+    for seed in ("0", "1", "12345"):
+        env = {**os.environ, "PYTHONHASHSEED": seed, "PYTHONPATH": str(Path(karpy.__file__).parent.parent)}
+        outs.add(subprocess.run([sys.executable, str(script)], capture_output=True, text=True, env=env,
+                                check=True).stdout)
+    assert len(outs) == 1
+
+
+def test_interrupt_by_instance_type_and_zone_hits_the_spot_nodes_of_that_offering(interrupted):
+    node, _ = interrupted
+    result = karpy.simulate(DATA / "spot-interruption.yaml", prices="2026-07-20", until="1h", events=[
+        {"at": "20m", "interrupt": {"instance_type": node["instance_type"], "zone": node["zone"]}}])
+    doc = result.to_document()
+    hit = [n for n in doc["nodeclaims"] if n["deleted_by"] == "interruption"]
+    assert [n["name"] for n in hit] == [node["name"]]
+    assert [e["detail"]["message"] for e in doc["timeline"] if e["kind"] == "interruption"] == ["spot_interrupted"]
