@@ -92,17 +92,22 @@ class Collect(HTMLParser):
                 self.text_by_id[ident] += data
 
 
-@pytest.fixture(scope="module")
-def rendered(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+def render_in_chromium(tmp: Path, document: dict[str, Any], width: int, height: int) -> dict[str, Any]:
+    """Write the report of ``document``, dump its DOM and take a ``width`` x ``height`` screenshot."""
     binary = find_chromium()
-    tmp = tmp_path_factory.mktemp("report")
     page = tmp / "report.html"
-    page.write_text(render_html(json.loads(SAMPLE.read_text(encoding="utf-8"))), encoding="utf-8")
+    page.write_text(render_html(document), encoding="utf-8")
     url = page.resolve().as_uri()
     dom = run_chromium(binary, tmp / "profile-dom", "--dump-dom", url)
     png = tmp / "report.png"
-    shot = run_chromium(binary, tmp / "profile-shot", f"--window-size={WIDTH},{HEIGHT}", f"--screenshot={png}", url)
+    shot = run_chromium(binary, tmp / "profile-shot", f"--window-size={width},{height}", f"--screenshot={png}", url)
     return {"dom": dom, "shot": shot, "png": png}
+
+
+@pytest.fixture(scope="module")
+def rendered(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    return render_in_chromium(tmp_path_factory.mktemp("report"), json.loads(SAMPLE.read_text(encoding="utf-8")),
+                              WIDTH, HEIGHT)
 
 
 def test_dumped_dom_shows_totals_and_nodepool_costs(rendered: dict[str, Any]) -> None:
@@ -145,15 +150,7 @@ def timeline_document() -> dict[str, Any]:
 
 @pytest.fixture(scope="module")
 def rendered_timeline(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
-    binary = find_chromium()
-    tmp = tmp_path_factory.mktemp("timecharts")
-    page = tmp / "report.html"
-    page.write_text(render_html(timeline_document()), encoding="utf-8")
-    url = page.resolve().as_uri()
-    dom = run_chromium(binary, tmp / "profile-dom", "--dump-dom", url)
-    png = tmp / "report.png"
-    shot = run_chromium(binary, tmp / "profile-shot", "--window-size=1200,3000", f"--screenshot={png}", url)
-    return {"dom": dom, "shot": shot, "png": png}
+    return render_in_chromium(tmp_path_factory.mktemp("timecharts"), timeline_document(), 1200, 3000)
 
 
 def test_timeline_report_charts_in_the_dumped_dom(rendered_timeline: dict[str, Any]) -> None:
