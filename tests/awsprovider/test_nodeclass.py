@@ -6,7 +6,6 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from pydantic import ValidationError
 
 from awsprovider.apis.ec2nodeclass import EXTRA_KINDS, EC2NodeClass
 from awsprovider.ec2.backend import MockedEC2
