@@ -181,3 +181,13 @@ def test_unmodelled_core_kinds_are_still_admitted() -> None:
                "  jobTemplate: {spec: {template: {spec: {restartPolicy: Never, containers: [{name: c}]}}}}\n")
     err = error(cronjob)
     assert err.field_path == "spec.jobTemplate.spec.template.spec.containers[0].image"
+
+
+def test_simulate_strict_rejects_unknown_fields() -> None:
+    import karpy
+
+    text = NODEPOOL.replace("spec:\n  template:", "spec:\n  wieght: 10\n  template:")
+    with pytest.raises(ManifestError, match='strict decoding error: unknown field "spec.wieght"'):
+        karpy.simulate(text, cloud_provider="fake", strict=True)
+    result = karpy.simulate(text, cloud_provider="fake")
+    assert any('unknown field "spec.wieght"' in w for w in result.to_document()["warnings"])
