@@ -408,7 +408,6 @@ def test_interrupt_by_instance_type_and_zone_hits_the_spot_nodes_of_that_offerin
 
 def test_a_permanent_unavailable_rule_still_settles():
     # nothing will change: the ICE-cache expiry of an offering a rule still fails is no wake-up
-    result = karpy.simulate([make_nodepool(), pending("p0", requests={"cpu": "1"})], prices="2026-07-20",
-                            unavailable=["*:*:*"])
+    result = karpy.simulate(DATA / "spot-interruption.yaml", prices="2026-07-20", unavailable=["*:*:*"])
     assert result.exit_code == 3
     assert result.to_document()["simulation"]["virtual_seconds"] < 180
