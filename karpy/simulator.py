@@ -45,6 +45,7 @@ def simulate(
     progress: Callable[[float, int, int], None] | None = None,
     until: str | float | None = None,
     events: Sequence[Any] = (),
+    strict: bool = False,
 ) -> Result:
     """Run one simulation and return its :class:`~karpy.result.Result`.
 
@@ -56,7 +57,8 @@ def simulate(
     object's business). ``progress(virtual_seconds, passes, nodeclaims)`` is called after each
     provisioning pass. ``until``: the horizon (``"6h"``, or seconds), overriding a Scenario's
     ``spec.until``. ``events``: Scenario events (dicts as in ``spec.events``, ``--event`` lines, or
-    :class:`karpy.api.scenario.ScenarioEvent` objects), added to the Scenario's own.
+    :class:`karpy.api.scenario.ScenarioEvent` objects), added to the Scenario's own. ``strict``:
+    unknown fields are errors, not warnings (``kubectl --validate=strict``).
     Bad input raises :class:`karpy.api.loader.ManifestError` or ``ValueError``.
     """
     _check_choice("preference_policy", preference_policy, PREFERENCE_POLICIES)
@@ -64,13 +66,13 @@ def simulate(
     clock = VirtualClock()
     if isinstance(cloud_provider, str):
         factory = resolve_cloud_provider(cloud_provider)
-        loaded = load_manifests(manifests, extra_kinds=getattr(factory, "EXTRA_KINDS", None))
+        loaded = load_manifests(manifests, extra_kinds=getattr(factory, "EXTRA_KINDS", None), strict=strict)
         provider = factory.from_options(ProviderOptions(region=region, prices=prices, unavailable=tuple(unavailable),
                                                         clock=clock, manifests=loaded,
                                                         extra=dict(provider_extra or {})))
     else:
         provider = cloud_provider
-        loaded = load_manifests(manifests, extra_kinds=getattr(provider, "EXTRA_KINDS", None))
+        loaded = load_manifests(manifests, extra_kinds=getattr(provider, "EXTRA_KINDS", None), strict=strict)
     base = options or SimulationOptions()
     overrides: dict[str, Any] = {"preference_policy": preference_policy, "min_values_policy": min_values_policy}
     if until is not None:
