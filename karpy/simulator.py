@@ -7,14 +7,13 @@ from typing import Any
 
 from karpy.api.loader import load_manifests
 from karpy.cloudprovider.registry import ProviderOptions, resolve_cloud_provider
+from karpy.options import MIN_VALUES_POLICIES, PREFERENCE_POLICIES, Options
 from karpy.result import Result
 from karpy.sim.clock import VirtualClock
 from karpy.sim.simulation import Simulation, SimulationOptions
 
 __all__ = ["simulate"]
 
-PREFERENCE_POLICIES = ("Respect", "Ignore")
-MIN_VALUES_POLICIES = ("Strict", "BestEffort")
 
 
 def _check_choice(name: str, value: str, allowed: Sequence[str]) -> None:
@@ -48,18 +47,20 @@ def simulate(
     _check_choice("preference_policy", preference_policy, PREFERENCE_POLICIES)
     _check_choice("min_values_policy", min_values_policy, MIN_VALUES_POLICIES)
     clock = VirtualClock()
+    base = options or SimulationOptions()
+    operator = Options(**{**(base.operator or Options()).__dict__, "preference_policy": preference_policy,
+                          "min_values_policy": min_values_policy})
     if isinstance(cloud_provider, str):
         factory = resolve_cloud_provider(cloud_provider)
         loaded = load_manifests(manifests, extra_kinds=getattr(factory, "EXTRA_KINDS", None))
         provider = factory.from_options(ProviderOptions(region=region, prices=prices, unavailable=tuple(unavailable),
                                                         clock=clock, manifests=loaded,
-                                                        extra=dict(provider_extra or {})))
+                                                        extra=dict(provider_extra or {}), options=operator))
     else:
         provider = cloud_provider
         loaded = load_manifests(manifests, extra_kinds=getattr(provider, "EXTRA_KINDS", None))
-    base = options or SimulationOptions()
     sim_options = SimulationOptions(**{**base.__dict__, "preference_policy": preference_policy,
-                                       "min_values_policy": min_values_policy})
+                                       "min_values_policy": min_values_policy, "operator": operator})
     simulation = Simulation(loaded, provider, sim_options, clock=clock, progress=progress)
     outcome = simulation.run()
     prices_meta = getattr(provider, "prices_metadata", None)

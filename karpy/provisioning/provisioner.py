@@ -19,6 +19,7 @@ from __future__ import annotations
 from typing import Any, Sequence
 
 from karpy.cloudprovider.types import MIN_VALUES_POLICY_STRICT
+from karpy.options import Options
 from karpy.provisioning import podutils
 from karpy.provisioning.nodeclaimtemplate import DEFAULT_MAX_INSTANCE_TYPES, to_nodeclaim
 from karpy.provisioning.scheduler import PREFERENCE_POLICY_RESPECT, Results, Scheduler
@@ -98,10 +99,13 @@ class Provisioner:
         preference_policy: str = PREFERENCE_POLICY_RESPECT,
         min_values_policy: str = MIN_VALUES_POLICY_STRICT,
         max_instance_types: int = DEFAULT_MAX_INSTANCE_TYPES,
+        options: Options | None = None,
     ) -> None:
+        """``options`` (karpy.options.Options), when given, supplies both policies."""
         self.cloud_provider = cloud_provider
-        self.preference_policy = preference_policy
-        self.min_values_policy = min_values_policy
+        self.options = options or Options(preference_policy=preference_policy, min_values_policy=min_values_policy)
+        self.preference_policy = self.options.preference_policy
+        self.min_values_policy = self.options.min_values_policy
         self.max_instance_types = max_instance_types
         self.well_known: frozenset[str] = CORE_WELL_KNOWN_LABELS | frozenset(cloud_provider.well_known_labels())
         self.last_scheduler: Scheduler | None = None

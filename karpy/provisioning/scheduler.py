@@ -81,8 +81,7 @@ __all__ = [
     "filter_by_remaining_resources",
 ]
 
-PREFERENCE_POLICY_RESPECT = "Respect"
-PREFERENCE_POLICY_IGNORE = "Ignore"
+from karpy.options import PREFERENCE_POLICY_IGNORE, PREFERENCE_POLICY_RESPECT  # noqa: E402  (options.go)
 RESOURCE_NODES = "nodes"
 ERR_NO_TEMPLATES = "nodepool requirements filtered out all available instance types"
 ERR_DRA = "pod has Dynamic Resource Allocation requirements that are not yet supported by Karpenter"

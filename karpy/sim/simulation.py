@@ -42,6 +42,7 @@ from karpy.api.meta import Condition, ObjectMeta
 from karpy.api.node import Node
 from karpy.api.nodeclaim import NodeClaim as NodeClaimModel
 from karpy.api.pod import Pod, PodCondition, Taint
+from karpy.options import Options
 from karpy.kubescheduler.scheduler import (BOUND, NOMINATED, UNSCHEDULABLE, KubeScheduler, ScheduleOneResult,
                                            SchedulerConfig)
 from karpy.provisioning import podutils
@@ -85,6 +86,17 @@ class SimulationOptions:
     time_limit: float = 3600.0
     seed: int = 0
     scheduler_config: SchedulerConfig | None = None
+    #: Karpenter's operator options shared with the cloud provider; None = built from the two
+    #: policies above (``operator_options``)
+    operator: Options | None = None
+
+    def operator_options(self) -> Options:
+        """The :class:`karpy.options.Options` every layer reads; the two policy fields win."""
+        base = self.operator or Options()
+        if (base.preference_policy, base.min_values_policy) == (self.preference_policy, self.min_values_policy):
+            return base
+        return Options(**{**base.__dict__, "preference_policy": self.preference_policy,
+                          "min_values_policy": self.min_values_policy})
 
 
 @dataclass
@@ -212,8 +224,7 @@ class Simulation:
         self.events = EventQueue(self.clock)
         self.store = ObjectStore()
         self.scheduler = KubeScheduler(self.clock, self.rng, self.options.scheduler_config)
-        self.provisioner = Provisioner(cloud_provider, preference_policy=self.options.preference_policy,
-                                       min_values_policy=self.options.min_values_policy,
+        self.provisioner = Provisioner(cloud_provider, options=self.options.operator_options(),
                                        max_instance_types=self.options.max_instance_types)
         self.batcher = Batcher(self.clock, self.options.batch_idle_duration, self.options.batch_max_duration)
         self.launches: list[LaunchRecord] = []
