@@ -6,9 +6,10 @@ Schedule, Create's limit check, getDaemonSetPods) and pkg/utils/nodepool (OrderB
 pkg/utils/daemonset (PodForDaemonSet).
 
 Rules and scope:
-- NodePool readiness: a pool is dropped when it carries a ``Ready`` condition whose status is not
-  ``True`` (karpy has no NodePool readiness controller, so pools without conditions count as ready),
-  when it is being deleted, or when it is static (``spec.replicas``; static pools are out of scope).
+- NodePool readiness (``nodepoolvalidation.nodepool_is_ready``): a pool is dropped when it carries a
+  ``Ready`` condition whose status is not ``True``, when it fails RuntimeValidate (the validation
+  controller's ``ValidationSucceeded=False``), when it is being deleted, or when it is static
+  (``spec.replicas``; static pools are out of scope).
 - ``OrderByWeight``: weight desc (nil = 0), ties by name DESC (``sort.Slice`` with a total order).
 - Volume topology, DRA, capacity buffers, default-TSC injection and the 1-minute Solve timeout are
   out of scope. Pods with resource claims fail with upstream's DRA error.
@@ -21,6 +22,7 @@ from typing import Any, Sequence
 from karpy.cloudprovider.types import MIN_VALUES_POLICY_STRICT
 from karpy.options import Options
 from karpy.provisioning import podutils
+from karpy.provisioning.nodepoolvalidation import REASON_VALIDATION_FAILED, nodepool_is_ready, runtime_validate
 from karpy.provisioning.nodeclaimtemplate import DEFAULT_MAX_INSTANCE_TYPES, to_nodeclaim
 from karpy.provisioning.scheduler import PREFERENCE_POLICY_RESPECT, Results, Scheduler
 from karpy.provisioning.state import ClusterState
@@ -48,14 +50,6 @@ def order_by_weight(nodepools: Sequence[Any]) -> list[Any]:
     """pkg/utils/nodepool OrderByWeight: weight desc (nil = 0), ties name descending."""
     by_name = sorted(nodepools, key=lambda np: np.metadata.name, reverse=True)
     return sorted(by_name, key=lambda np: -(np.spec.weight or 0))
-
-
-def nodepool_is_ready(nodepool: Any) -> bool:
-    """See module doc: not ready only when a Ready condition exists and is not True."""
-    for c in nodepool.status.conditions or ():
-        if c.type == "Ready":
-            return c.status == "True"
-    return True
 
 
 def pod_for_daemonset(ds: Any) -> Any:
@@ -109,6 +103,8 @@ class Provisioner:
         self.max_instance_types = max_instance_types
         self.well_known: frozenset[str] = CORE_WELL_KNOWN_LABELS | frozenset(cloud_provider.well_known_labels())
         self.last_scheduler: Scheduler | None = None
+        #: NodePool name -> why it was NotReady (RuntimeValidate errors), for warnings()
+        self.not_ready: dict[str, str] = {}
 
     # -- validation -----------------------------------------------------------------------------
     def validate(self, pod: Any) -> str | None:
@@ -157,11 +153,24 @@ class Provisioner:
 
     # -- scheduling -----------------------------------------------------------------------------
     def dynamic_nodepools(self, nodepools: Sequence[Any]) -> list[Any]:
-        pools = [
-            np for np in nodepools
-            if not np.is_static() and nodepool_is_ready(np) and np.metadata.deletion_timestamp is None
-        ]
+        """provisioner.go NewScheduler's filter: not static, Ready, not being deleted."""
+        pools = []
+        for np in nodepools:
+            if np.is_static() or np.metadata.deletion_timestamp is not None:
+                continue
+            if not nodepool_is_ready(np):
+                self.not_ready.setdefault(np.metadata.name, "its Ready condition is not True")
+                continue
+            err = runtime_validate(np, self.well_known)
+            if err is not None:
+                self.not_ready.setdefault(np.metadata.name, f"{REASON_VALIDATION_FAILED}: {err}")
+                continue
+            pools.append(np)
         return order_by_weight(pools)
+
+    def warnings(self) -> list[str]:
+        """One line per NodePool ignored as not ready (upstream logs "ignoring nodepool, not ready")."""
+        return [f'NodePool "{name}" is not ready and was ignored ({why})' for name, why in sorted(self.not_ready.items())]
 
     def daemonset_pods(self, daemonsets: Sequence[Any], cluster: ClusterState) -> list[Any]:
         """provisioner.go getDaemonSetPods."""

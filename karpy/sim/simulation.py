@@ -669,7 +669,7 @@ class Simulation:
             virtual_seconds=self.clock.now(),
             provisioning_passes=self._passes,
             scheduling_cycles=self._cycles,
-            warnings=list(getattr(self.manifests, "warnings", [])),
+            warnings=list(getattr(self.manifests, "warnings", [])) + self.provisioner.warnings(),
             passes=list(self._pass_log),
             pod_history=dict(self._pod_history),
             options=self.options,
