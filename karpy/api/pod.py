@@ -38,10 +38,12 @@ __all__ = [
     "PodAffinityTerm",
     "PodAntiAffinity",
     "PodCondition",
+    "PodResourceClaim",
     "PodSchedulingGate",
     "PodSpec",
     "PodStatus",
     "PreferredSchedulingTerm",
+    "ResourceClaim",
     "ResourceRequirements",
     "Taint",
     "Toleration",
@@ -207,12 +209,29 @@ class TopologySpreadConstraint(KubeModel):
     match_label_keys: list[str] = Field(default_factory=list)
 
 
+class ResourceClaim(KubeModel):
+    """core/v1 ResourceClaim: a container's use of one of the pod's ``spec.resourceClaims`` (DRA)."""
+
+    name: str
+    request: str | None = None
+
+
+class PodResourceClaim(KubeModel):
+    """core/v1 PodResourceClaim: a DRA claim the pod references (by name or through a template)."""
+
+    name: str
+    resource_claim_name: str | None = None
+    resource_claim_template_name: str | None = None
+
+
 class ResourceRequirements(KubeModel):
     """core/v1 ResourceRequirements; a limit without a request is copied into requests
     (API-server defaulting), and a request above its limit is rejected as the API server does."""
 
     requests: ResourceQuantities = Field(default_factory=dict)
     limits: ResourceQuantities = Field(default_factory=dict)
+    #: DRA claims the container consumes (KEP-4381)
+    claims: list[ResourceClaim] = Field(default_factory=list)
 
     @model_validator(mode="after")
     def _default_requests_from_limits(self) -> ResourceRequirements:
@@ -287,6 +306,8 @@ class PodSpec(KubeModel):
     host_network: bool = False
     restart_policy: str = "Always"
     workload_ref: WorkloadReference | None = None
+    #: DRA: ResourceClaims the pod references (KEP-4381)
+    resource_claims: list[PodResourceClaim] = Field(default_factory=list)
 
     @field_validator("scheduler_name", mode="before")
     @classmethod

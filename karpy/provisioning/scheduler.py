@@ -48,6 +48,7 @@ from karpy.provisioning.nodeclaim import (
     filter_instance_types_by_requirements,
 )
 from karpy.provisioning.nodeclaimtemplate import DEFAULT_MAX_INSTANCE_TYPES, NodeClaimTemplate
+from karpy.provisioning import podutils
 from karpy.provisioning.preferences import (
     Preferences,
     can_relax,
@@ -170,8 +171,7 @@ class PodAttempt:
         return f"PodAttempt({self.outcome!r}, {self.target!r}, rounds={len(self.rounds)})"
 
 
-def _has_dra(pod: Any) -> bool:
-    return bool(getattr(pod.spec, "resource_claims", None))
+_has_dra = podutils.has_dra_requirements
 
 
 class PodData:
@@ -279,6 +279,14 @@ class Results:
                 valid.append(nc)
         self.new_nodeclaims = valid
         return self
+
+    def dra_errors(self) -> dict[str, str]:
+        """scheduler.go Results.DRAErrors: the pod errors that are DRA errors."""
+        return {k: e for k, e in self.pod_errors.items() if isinstance(e, DRAError)}
+
+    def reserved_offering_errors(self) -> dict[str, str]:
+        """scheduler.go Results.ReservedOfferingErrors."""
+        return {k: e for k, e in self.pod_errors.items() if isinstance(e, ReservedOfferingError)}
 
     def nodepool_to_pods(self) -> dict[str, list[Any]]:
         """scheduler.go NodePoolToPodMapping."""
@@ -486,7 +494,7 @@ class Scheduler:
                 break
             err = self._try_schedule(pod, data[id(pod)])
             if err is not None:
-                pod_errors[pod.key] = str(err)
+                pod_errors[pod.key] = err if isinstance(err, str) else str(err)  # keeps DRAError etc.
                 by_key[pod.key] = pod
                 self.topology.update(pod)
                 data[id(pod)] = self._pod_data(pod)
