@@ -192,20 +192,22 @@ class Provisioner:
             out.append(pod)
         return out
 
-    def reschedulable_pods_of_deleting_nodes(self, cluster: ClusterState) -> list[Any]:
-        """nodes.Deleting().CurrentlyReschedulablePods (PDB and do-not-disrupt checks are the
-        disruption engine's; here: active or terminating StatefulSet pods, not DaemonSet/static)."""
-        out = []
-        for sn in cluster.deleting_nodes():
-            if sn.node is None:
-                continue
-            for p in sn.pods:
-                if podutils.is_owned_by_daemonset(p) or podutils.is_owned_by_node(p):
-                    continue
-                active = not podutils.is_terminal(p) and not podutils.is_terminating(p)
-                if active or (podutils.is_terminating(p) and podutils.is_owned_by(p, "apps/v1", "StatefulSet")):
-                    out.append(p)
-        return out
+    def reschedulable_pods_of_deleting_nodes(self, cluster: ClusterState, pdbs: Sequence[Any] = (),
+                                             now: float = 0.0) -> list[Any]:
+        """nodes.Deleting().CurrentlyReschedulablePods (statenode.go -> utils/node
+        GetCurrentlyReschedulablePods): the pods bound to deleting nodes that PDB Limits call
+        currently reschedulable -- reschedulable (active, or a terminating StatefulSet pod; not a
+        DaemonSet or mirror pod), disruptable (no active ``karpenter.sh/do-not-disrupt``, including
+        its duration form) and not fully blocked by a PDB. ``pdbs``: the cluster's
+        PodDisruptionBudgets, their allowance computed over every pod the cluster state holds;
+        ``now``: virtual seconds (for the do-not-disrupt duration)."""
+        from karpy.utils.pdb import Limits
+
+        deleting = [sn for sn in cluster.deleting_nodes() if sn.node is not None]
+        if not deleting:
+            return []
+        limits = Limits.from_objects(pdbs, [p for sn in cluster.nodes for p in sn.pods])
+        return [p for sn in deleting for p in sn.pods if limits.is_currently_reschedulable(p, now)]
 
     def schedule(
         self,
@@ -213,13 +215,17 @@ class Provisioner:
         nodepools: Sequence[Any],
         cluster: ClusterState | None = None,
         daemonsets: Sequence[Any] = (),
+        *,
+        pdbs: Sequence[Any] = (),
+        now: float = 0.0,
     ) -> Results:
-        """provisioner.go Schedule (:362-470)."""
+        """provisioner.go Schedule (:362-470). ``pdbs``/``now``: see
+        :meth:`reschedulable_pods_of_deleting_nodes`."""
         from karpy.provisioning.topology import Topology
 
         cluster = cluster if cluster is not None else ClusterState()
         pending, ignored = self.pending_pods(pods)
-        all_pods = pending + self.reschedulable_pods_of_deleting_nodes(cluster)
+        all_pods = pending + self.reschedulable_pods_of_deleting_nodes(cluster, pdbs, now)
         if not all_pods:
             r = Results([], [], {})
             r.ignored = ignored  # type: ignore[attr-defined]

@@ -43,6 +43,7 @@ from karpy.api.node import Node
 from karpy.api.nodeclaim import NodeClaim as NodeClaimModel
 from karpy.api.pod import Pod, PodCondition, Taint
 from karpy.options import Options
+from karpy.utils.pod import DISRUPTED_TAINT_KEY
 from karpy.kubescheduler.scheduler import (BOUND, NOMINATED, UNSCHEDULABLE, KubeScheduler, ScheduleOneResult,
                                            SchedulerConfig)
 from karpy.provisioning import podutils
@@ -202,6 +203,11 @@ def _revised(pod: Pod, node_name: str | None = None) -> Pod:
     return pod.model_copy(update={"spec": spec, "status": pod.status.model_copy()})
 
 
+def _has_disrupted_taint(node: Node) -> bool:
+    """controller.go NodeController: the node carries the karpenter.sh/disrupted:NoSchedule taint."""
+    return any(t.key == DISRUPTED_TAINT_KEY and t.effect == "NoSchedule" for t in node.spec.taints or ())
+
+
 def _suffix(seed: str) -> str:
     digest = hashlib.sha256(seed.encode()).digest()
     return "".join(_SUFFIX_ALPHABET[b % len(_SUFFIX_ALPHABET)] for b in digest[:5])
@@ -270,6 +276,8 @@ class Simulation:
                 ks.update_node(ev.obj)
             else:
                 ks.delete_node(ev.obj.metadata.name)
+            if ev.type != "DELETED" and _has_disrupted_taint(ev.obj):
+                self._trigger_node(ev.obj)
 
         self.store.watch("Pod", on_pod)
         self.store.watch("Node", on_node)
@@ -277,6 +285,13 @@ class Simulation:
     def _trigger(self, pod: Pod) -> None:
         """controller.go: every provisionable pod triggers the batcher and is re-queued in 10 s."""
         self.batcher.trigger(pod.metadata.uid or pod.key)
+        if self._requeue_at is None:
+            self._requeue_at = self.clock.now() + POD_REQUEUE_SECONDS
+
+    def _trigger_node(self, node: Node) -> None:
+        """controller.go NodeController: a node carrying ``karpenter.sh/disrupted:NoSchedule``
+        triggers the batcher (and is re-queued every 10 s while it keeps the taint)."""
+        self.batcher.trigger(node.metadata.uid or node.metadata.name)
         if self._requeue_at is None:
             self._requeue_at = self.clock.now() + POD_REQUEUE_SECONDS
 
@@ -436,7 +451,8 @@ class Simulation:
         cluster = self._cluster_state()
         self.provisioner.last_scheduler = None
         results = self.provisioner.schedule(self.store.list("Pod"), self.store.list("NodePool"), cluster,
-                                            self.store.list("DaemonSet"))
+                                            self.store.list("DaemonSet"),
+                                            pdbs=list(self.manifests.pod_disruption_budgets), now=self.clock.now())
         sched = self.provisioner.last_scheduler
         pool_types: dict[str, Sequence[Any]] = {}
         if sched is not None:
@@ -641,6 +657,9 @@ class Simulation:
                 for pod in self.store.list("Pod"):
                     if podutils.is_provisionable(pod):
                         self._trigger(pod)
+                for node in self.store.list("Node"):
+                    if _has_disrupted_taint(node):
+                        self._trigger_node(node)
             if self.batcher.ready(now):
                 self._provision()
                 continue
