@@ -24,6 +24,7 @@ from karpy.options import Options
 from karpy.provisioning import podutils
 from karpy.provisioning.nodepoolvalidation import REASON_VALIDATION_FAILED, nodepool_is_ready, runtime_validate
 from karpy.provisioning.nodeclaimtemplate import DEFAULT_MAX_INSTANCE_TYPES, to_nodeclaim
+from karpy.provisioning.reservationmanager import ReservedOfferingMode
 from karpy.provisioning.scheduler import PREFERENCE_POLICY_RESPECT, Results, Scheduler
 from karpy.provisioning.state import ClusterState
 from karpy.scheduling.labels import CORE_WELL_KNOWN_LABELS, LABEL_NODEPOOL, OP_DOES_NOT_EXIST, validate_requirement
@@ -250,6 +251,9 @@ class Provisioner:
             pools, cluster, state_nodes, topology, instance_types, self.daemonset_pods(daemonsets, cluster),
             well_known=self.well_known, preference_policy=self.preference_policy,
             min_values_policy=self.min_values_policy,
+            # provisioner.go Schedule: scheduler.DisableReservedCapacityFallback
+            reserved_offering_mode=ReservedOfferingMode.STRICT,
+            reserved_capacity=self.options.feature_gates.reserved_capacity,
         )
         self.last_scheduler = scheduler
         results = scheduler.solve(all_pods)

@@ -58,6 +58,7 @@ from karpy.provisioning.preferences import (
     tolerate_prefer_no_schedule_taints,
 )
 from karpy.provisioning.queue import Queue
+from karpy.provisioning.reservationmanager import ReservationManager, ReservedOfferingMode
 from karpy.provisioning.state import ClusterState, StateNode
 from karpy.scheduling.hostports import HostPortUsage, get_host_ports
 from karpy.scheduling.labels import CORE_WELL_KNOWN_LABELS, LABEL_NODEPOOL, NODECLAIM_MIN_VALUES_RELAXED_ANNOTATION_KEY
@@ -316,8 +317,17 @@ class Scheduler:
         well_known: frozenset[str] = CORE_WELL_KNOWN_LABELS,
         preference_policy: str = PREFERENCE_POLICY_RESPECT,
         min_values_policy: str = MIN_VALUES_POLICY_STRICT,
+        reserved_offering_mode: ReservedOfferingMode = ReservedOfferingMode.FALLBACK,
+        reserved_capacity: bool = True,
     ) -> None:
+        """``reserved_offering_mode``: scheduler.go ReservedOfferingMode (the provisioner passes
+        STRICT, upstream's DisableReservedCapacityFallback); ``reserved_capacity``: the
+        ReservedCapacity feature gate. Without any reserved offering no manager is built (the
+        result is the same: nothing to reserve)."""
         self.well_known = well_known
+        self.reserved_offering_mode = reserved_offering_mode
+        manager = ReservationManager(instance_types) if reserved_capacity else None
+        self.reservation_manager = manager if manager is not None and manager.capacity else None
         self.preference_policy = preference_policy
         self.min_values_policy = min_values_policy
         self.best_effort = min_values_policy == MIN_VALUES_POLICY_BEST_EFFORT
@@ -618,6 +628,9 @@ class Scheduler:
             nc = NodeClaim(t, self.topology, self.daemon_groups[id(t)], its, self._next_hostname(),
                            self.index, _satisfies_min_values)
             nc.seq = self._hostname_seq
+            if self.reservation_manager is not None:
+                nc.reservation_manager = self.reservation_manager
+                nc.reserved_offering_mode = self.reserved_offering_mode
             reqs, new_its, err = nc.can_add(pod, data, self.best_effort)
             if err is not None:
                 if isinstance(err, ReservedOfferingError):
