@@ -39,6 +39,7 @@ from karpy.api.pod import Pod
 from karpy.api.poddisruptionbudget import PodDisruptionBudget
 from karpy.api.podgroup import PodGroup, Workload
 from karpy.api.priorityclass import PriorityClass
+from karpy.api.storage import CSINode, PersistentVolume, PersistentVolumeClaim, StorageClass
 from karpy.api.workloads import DaemonSet, Deployment, Job, ReplicaSet, StatefulSet
 
 __all__ = ["ManifestError", "Manifests", "load_manifests", "format_loc"]
@@ -52,6 +53,8 @@ _LIST_ATTR: Mapping[type[BaseModel], str] = {
     PriorityClass: "priority_classes", PodDisruptionBudget: "pod_disruption_budgets", PodGroup: "pod_groups",
     Workload: "scheduling_workloads", Deployment: "deployments", ReplicaSet: "replica_sets",
     StatefulSet: "stateful_sets", Job: "jobs", DaemonSet: "daemon_sets",
+    PersistentVolumeClaim: "persistent_volume_claims", PersistentVolume: "persistent_volumes",
+    StorageClass: "storage_classes", CSINode: "csi_nodes",
 }
 
 
@@ -101,6 +104,10 @@ class Manifests:
     stateful_sets: list[StatefulSet] = field(default_factory=list)
     jobs: list[Job] = field(default_factory=list)
     daemon_sets: list[DaemonSet] = field(default_factory=list)
+    persistent_volume_claims: list[PersistentVolumeClaim] = field(default_factory=list)
+    persistent_volumes: list[PersistentVolume] = field(default_factory=list)
+    storage_classes: list[StorageClass] = field(default_factory=list)
+    csi_nodes: list[CSINode] = field(default_factory=list)
     #: objects of ``extra_kinds`` (e.g. ``EC2NodeClass``), by kind
     extra: dict[str, list[BaseModel]] = field(default_factory=dict)
     #: every object, in input order

@@ -48,6 +48,7 @@ __all__ = [
     "Taint",
     "Toleration",
     "TopologySpreadConstraint",
+    "Volume",
     "WeightedPodAffinityTerm",
     "WorkloadReference",
 ]
@@ -270,6 +271,26 @@ class Container(KubeModel):
 
 
 
+class PersistentVolumeClaimVolumeSource(KubeModel):
+    claim_name: str
+    read_only: bool = False
+
+
+class EphemeralVolumeSource(KubeModel):
+    """core/v1 EphemeralVolumeSource: the claim is ``<pod>-<volume>``, created from the template."""
+
+    volume_claim_template: dict[str, Any] | None = None
+
+
+class Volume(KubeModel):
+    """core/v1 Volume: the claim-backed sources (other sources do not constrain placement;
+    karpy.api.storage holds the claim and volume kinds)."""
+
+    name: str
+    persistent_volume_claim: PersistentVolumeClaimVolumeSource | None = None
+    ephemeral: EphemeralVolumeSource | None = None
+
+
 class PodSchedulingGate(KubeModel):
     """core/v1 PodSchedulingGate."""
 
@@ -308,6 +329,7 @@ class PodSpec(KubeModel):
     workload_ref: WorkloadReference | None = None
     #: DRA: ResourceClaims the pod references (KEP-4381)
     resource_claims: list[PodResourceClaim] = Field(default_factory=list)
+    volumes: list[Volume] = Field(default_factory=list)
 
     @field_validator("scheduler_name", mode="before")
     @classmethod

@@ -2,7 +2,8 @@
 
 Mirrors pkg/controllers/provisioning/scheduling/existingnode.go (NewExistingNode, CanAdd,
 tryVolumeAlternative, Add). Existing nodes use *strict* label compatibility (no allowance for
-undefined well-known labels). Out of scope: volume limits/topology, DRA, consolidateAfter.
+undefined well-known labels). Volume topology alternatives are tried in order. Out of scope: volume
+limits, DRA, consolidateAfter.
 """
 
 from __future__ import annotations
@@ -89,8 +90,28 @@ class ExistingNode:
         err = self.requirements.compatible(pod_data.requirements)
         if err is not None:
             return None, err
-        reqs = self.requirements.copy()
-        reqs.add(*pod_data.requirements.values())
+        base = self.requirements.copy()
+        base.add(*pod_data.requirements.values())
+        alternatives = pod_data.volume_requirements or (None,)
+        last: str | None = None
+        for vol in alternatives:
+            reqs, err = self._try_volume_alternative(pod, pod_data, base, vol)
+            if err is None:
+                return reqs, None
+            last = err
+        return None, last
+
+    def _try_volume_alternative(self, pod: Any, pod_data: Any, base: Requirements,
+                                vol: Requirements | None) -> tuple[Requirements | None, str | None]:
+        """existingnode.go tryVolumeAlternative: the node's labels must satisfy the volume
+        alternative, then topology."""
+        reqs = base
+        if vol is not None:
+            err = base.compatible(vol, _NO_ALLOW)
+            if err is not None:
+                return None, "incompatible volume requirements, " + err
+            reqs = base.copy()
+            reqs.add(*vol.values())
         topo_reqs, err = self.topology.add_requirements(pod, self.taints, pod_data.strict_requirements, reqs, _NO_ALLOW)
         if err is not None:
             return None, err

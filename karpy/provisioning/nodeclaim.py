@@ -21,7 +21,8 @@ reservationmanager), ``can_add`` computes offeringsToReserve and keeps them for 
 follows (the scheduler always calls ``add`` right after a successful ``can_add`` on the same claim;
 upstream returns them as CanAdd's fourth value).
 
-Out of scope: volume topology alternatives (one ``None`` alternative), DRA.
+Volume topology: ``pod_data.volume_requirements`` (karpy.provisioning.volumetopology) are tried in
+order as upstream's CanAdd does. Out of scope: DRA device allocation.
 """
 
 from __future__ import annotations
@@ -525,6 +526,33 @@ class NodeClaim:
             if hit[1] is not None:
                 return None, None, hit[1]
             reqs = hit[0]
+        alternatives = pod_data.volume_requirements
+        if not alternatives:
+            return self._try_volume_alternative(pod, pod_data, reqs, relax_min_values)
+        # CanAdd: try each volume topology alternative in order; the last error wins
+        last: Any = None
+        for vol in alternatives:
+            if vol is None:
+                merged = reqs
+            else:
+                e = reqs.compatible(vol, wk)
+                if e is not None:
+                    last = "incompatible volume requirements, " + e
+                    continue
+                merged = reqs.copy()
+                merged.add(*vol.values())
+            out = self._try_volume_alternative(pod, pod_data, merged, relax_min_values)
+            if out[2] is None:
+                return out
+            last = out[2]
+        return None, None, last
+
+    def _try_volume_alternative(
+        self, pod: Any, pod_data: Any, reqs: Requirements, relax_min_values: bool
+    ) -> tuple[Requirements | None, list[Any] | None, str | InstanceTypeFilterError | None]:
+        """nodeclaim.go tryVolumeAlternative: topology (last), then instance-type filtering and
+        offerings to reserve, on the claim's requirements merged with one volume alternative."""
+        wk = self.well_known
         topo_reqs, e = self.topology.add_requirements(pod, self.taints, pod_data.strict_requirements, reqs, wk)
         if e is not None:
             return None, None, e

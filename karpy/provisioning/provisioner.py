@@ -11,8 +11,9 @@ Rules and scope:
   controller's ``ValidationSucceeded=False``), when it is being deleted, or when it is static
   (``spec.replicas``; static pools are out of scope).
 - ``OrderByWeight``: weight desc (nil = 0), ties by name DESC (``sort.Slice`` with a total order).
-- Volume topology, DRA, capacity buffers, default-TSC injection and the 1-minute Solve timeout are
-  out of scope. Pods with resource claims fail with upstream's DRA error.
+- Volume topology (karpy.provisioning.volumetopology): PVC validation and per-pod volume
+  alternatives handed to the scheduler. Pods with resource claims fail with upstream's DRA error.
+  Capacity buffers, default-TSC injection and the 1-minute Solve timeout are out of scope.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from karpy.provisioning import podutils
 from karpy.provisioning.nodepoolvalidation import REASON_VALIDATION_FAILED, nodepool_is_ready, runtime_validate
 from karpy.provisioning.nodeclaimtemplate import DEFAULT_MAX_INSTANCE_TYPES, to_nodeclaim
 from karpy.provisioning.reservationmanager import ReservedOfferingMode
+from karpy.provisioning.volumetopology import VolumeTopology
 from karpy.provisioning.scheduler import PREFERENCE_POLICY_RESPECT, Results, Scheduler
 from karpy.provisioning.state import ClusterState
 from karpy.scheduling.labels import CORE_WELL_KNOWN_LABELS, LABEL_NODEPOOL, OP_DOES_NOT_EXIST, validate_requirement
@@ -108,8 +110,8 @@ class Provisioner:
         self.not_ready: dict[str, str] = {}
 
     # -- validation -----------------------------------------------------------------------------
-    def validate(self, pod: Any) -> str | None:
-        """provisioner.go Validate (without PVC validation): errors joined with "; "."""
+    def validate(self, pod: Any, volumes: VolumeTopology | None = None) -> str | None:
+        """provisioner.go Validate (PVC validation when ``volumes`` is given): errors joined with "; "."""
         errs: list[str] = []
         for r in pod_requirements(pod).values():
             if r.key == LABEL_NODEPOOL and r.operator == OP_DOES_NOT_EXIST:
@@ -135,9 +137,14 @@ class Provisioner:
                             self.well_known)
                         if e:
                             errs.append(e)
+        if volumes is not None and pod.spec.volumes:
+            e = volumes.validate(pod)
+            if e:
+                errs.append(e)
         return "; ".join(errs) if errs else None
 
-    def pending_pods(self, pods: Sequence[Any]) -> tuple[list[Any], dict[str, str]]:
+    def pending_pods(self, pods: Sequence[Any], volumes: VolumeTopology | None = None
+                     ) -> tuple[list[Any], dict[str, str]]:
         """provisioner.go GetPendingPods: provisionable pods that validate; rejected ones with
         ``ignoring pod, <err>``."""
         out: list[Any] = []
@@ -145,7 +152,7 @@ class Provisioner:
         for p in pods:
             if not podutils.is_provisionable(p):
                 continue
-            err = self.validate(p)
+            err = self.validate(p, volumes)
             if err is not None:
                 ignored[p.key] = f"ignoring pod, {err}"
                 continue
@@ -219,13 +226,15 @@ class Provisioner:
         *,
         pdbs: Sequence[Any] = (),
         now: float = 0.0,
+        volumes: VolumeTopology | None = None,
     ) -> Results:
         """provisioner.go Schedule (:362-470). ``pdbs``/``now``: see
-        :meth:`reschedulable_pods_of_deleting_nodes`."""
+        :meth:`reschedulable_pods_of_deleting_nodes`; ``volumes``: the cluster's claims, volumes
+        and classes (PVC validation and volume topology, provisioner.go getVolumeTopologyRequirements)."""
         from karpy.provisioning.topology import Topology
 
         cluster = cluster if cluster is not None else ClusterState()
-        pending, ignored = self.pending_pods(pods)
+        pending, ignored = self.pending_pods(pods, volumes)
         all_pods = pending + self.reschedulable_pods_of_deleting_nodes(cluster, pdbs, now)
         if not all_pods:
             r = Results([], [], {})
@@ -244,6 +253,19 @@ class Provisioner:
                 continue
             if its:
                 instance_types[np.metadata.name] = its
+        volume_reqs: dict[str, Any] = {}
+        if volumes:
+            # getVolumeTopologyRequirements: pods whose lookup fails are left out (upstream logs them)
+            kept = []
+            for p in all_pods:
+                alts, verr = volumes.requirements(p)
+                if verr is not None:
+                    ignored.setdefault(p.key, f"failed getting volume topology requirements, {verr}")
+                    continue
+                if alts:
+                    volume_reqs[p.key] = alts
+                kept.append(p)
+            all_pods = kept
         state_nodes = cluster.active_nodes()
         topology = Topology(cluster, state_nodes, pools, instance_types, all_pods,
                             self.preference_policy, self.well_known)
@@ -254,6 +276,7 @@ class Provisioner:
             # provisioner.go Schedule: scheduler.DisableReservedCapacityFallback
             reserved_offering_mode=ReservedOfferingMode.STRICT,
             reserved_capacity=self.options.feature_gates.reserved_capacity,
+            volume_requirements=volume_reqs,
         )
         self.last_scheduler = scheduler
         results = scheduler.solve(all_pods)

@@ -179,7 +179,7 @@ class PodData:
     """scheduler.go PodData (+ host ports and a per-target toleration cache)."""
 
     __slots__ = ("pod", "key", "requests", "requirements", "strict_requirements", "host_ports", "has_dra", "_tol",
-                 "req_signature")
+                 "req_signature", "volume_requirements")
 
     def __init__(self, pod: Any, ignore_preferences: bool, interned: dict[tuple[Any, ...], int] | None = None) -> None:
         self.pod = pod
@@ -197,6 +197,8 @@ class PodData:
         self.host_ports = get_host_ports(pod)
         self.has_dra = _has_dra(pod)
         self._tol: dict[int, str | None] = {}
+        #: volume topology alternatives (PodData.VolumeRequirements; set by the scheduler)
+        self.volume_requirements: list[Any] | None = None
 
     def relaxed(self, pod: Any) -> PodData:
         """The data of ``pod``, a relaxed copy of this pod whose node selector and node affinity
@@ -211,6 +213,7 @@ class PodData:
         out.req_signature = self.req_signature
         out.host_ports = self.host_ports
         out.has_dra = self.has_dra
+        out.volume_requirements = self.volume_requirements
         out._tol = {}
         return out
 
@@ -319,12 +322,15 @@ class Scheduler:
         min_values_policy: str = MIN_VALUES_POLICY_STRICT,
         reserved_offering_mode: ReservedOfferingMode = ReservedOfferingMode.FALLBACK,
         reserved_capacity: bool = True,
+        volume_requirements: dict[str, Any] | None = None,
     ) -> None:
         """``reserved_offering_mode``: scheduler.go ReservedOfferingMode (the provisioner passes
         STRICT, upstream's DisableReservedCapacityFallback); ``reserved_capacity``: the
         ReservedCapacity feature gate. Without any reserved offering no manager is built (the
-        result is the same: nothing to reserve)."""
+        result is the same: nothing to reserve). ``volume_requirements``: pod key -> volume
+        topology alternatives (scheduler.go volumeReqsByPod)."""
         self.well_known = well_known
+        self.volume_requirements = volume_requirements or {}
         self.reserved_offering_mode = reserved_offering_mode
         manager = ReservationManager(instance_types) if reserved_capacity else None
         self.reservation_manager = manager if manager is not None and manager.capacity else None
@@ -490,7 +496,9 @@ class Scheduler:
         return {k: v - mx.get(k, 0) for k, v in remaining.items()}
 
     def _pod_data(self, pod: Any) -> PodData:
-        return PodData(pod, self.preference_policy == PREFERENCE_POLICY_IGNORE, self._interned)
+        data = PodData(pod, self.preference_policy == PREFERENCE_POLICY_IGNORE, self._interned)
+        data.volume_requirements = self.volume_requirements.get(pod.key)
+        return data
 
     def solve(self, pods: Sequence[Any]) -> Results:
         """scheduler.go Solve (:440-519)."""

@@ -79,6 +79,8 @@ class Harness:
         self.pdbs: list[Any] = []
         #: virtual seconds handed to the provisioner (do-not-disrupt durations)
         self.now = 0.0
+        #: the cluster's PVCs / PVs / StorageClasses (karpy.provisioning.volumetopology.VolumeTopology)
+        self.volumes: Any = None
         self._seq = 0
 
     # -- cluster mutation -----------------------------------------------------------------------
@@ -134,7 +136,7 @@ class Harness:
         cluster = self.cluster()
         pending = [p for p in self.pods if not p.spec.node_name]
         results = self.provisioner.schedule(pending, self.nodepools, cluster, self.daemonsets,
-                                            pdbs=self.pdbs, now=self.now)
+                                            pdbs=self.pdbs, now=self.now, volumes=self.volumes)
         out = Provisioned(results)
         out.errors.update(getattr(results, "ignored", {}))
         out.errors.update(results.pod_errors)

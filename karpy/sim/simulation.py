@@ -43,6 +43,7 @@ from karpy.api.node import Node
 from karpy.api.nodeclaim import NodeClaim as NodeClaimModel
 from karpy.api.pod import Pod, PodCondition, Taint
 from karpy.options import Options
+from karpy.provisioning.volumetopology import VolumeTopology
 from karpy.utils.pod import DISRUPTED_TAINT_KEY
 from karpy.kubescheduler.scheduler import (BOUND, NOMINATED, UNSCHEDULABLE, KubeScheduler, ScheduleOneResult,
                                            SchedulerConfig)
@@ -444,6 +445,16 @@ class Simulation:
         claims = [rec.launched for rec in self.launches if rec.launched is not None and not rec.deleted]
         return ClusterState.from_objects(self.store.list("Node"), claims, self.store.list("Pod"))
 
+    def _volumes(self) -> VolumeTopology:
+        """The manifests' claims, volumes and classes (plus StatefulSet / ephemeral claims), built once."""
+        vt = getattr(self, "_volume_topology", None)
+        if vt is None:
+            m = self.manifests
+            vt = self._volume_topology = VolumeTopology.from_objects(
+                getattr(m, "persistent_volume_claims", ()), getattr(m, "persistent_volumes", ()),
+                getattr(m, "storage_classes", ()), list(m.pods), list(m.stateful_sets))
+        return vt
+
     def _provision(self) -> None:
         """One provisioning pass: Schedule, then Create each new NodeClaim."""
         self._passes += 1
@@ -452,7 +463,8 @@ class Simulation:
         self.provisioner.last_scheduler = None
         results = self.provisioner.schedule(self.store.list("Pod"), self.store.list("NodePool"), cluster,
                                             self.store.list("DaemonSet"),
-                                            pdbs=list(self.manifests.pod_disruption_budgets), now=self.clock.now())
+                                            pdbs=list(self.manifests.pod_disruption_budgets), now=self.clock.now(),
+                                            volumes=self._volumes())
         sched = self.provisioner.last_scheduler
         pool_types: dict[str, Sequence[Any]] = {}
         if sched is not None:
