@@ -6,8 +6,7 @@ API-server defaulting: ``StorageClass.volumeBindingMode`` defaults to ``Immediat
 (pkg/apis/storage/v1/defaults.go), ``reclaimPolicy`` to ``Delete``; a PVC's ``status.phase`` to
 ``Pending``. The default StorageClass is the one annotated
 ``storageclass.kubernetes.io/is-default-class: "true"`` (the DefaultStorageClass admission plugin
-fills ``storageClassName`` of claims created without one; with several, the newest wins upstream --
-karpy takes the last one in input order).
+fills ``storageClassName`` of claims created without one; with several, the newest wins).
 """
 
 from __future__ import annotations
@@ -156,9 +155,13 @@ class CSINode(TypedObject):
 
 
 def default_storage_class(classes: list[StorageClass]) -> StorageClass | None:
-    """The default StorageClass (see module doc): the last one annotated as default."""
+    """The default StorageClass (see module doc): the newest one annotated as default
+    (storage/util GetDefaultClass); without timestamps, or on ties, the last in input order."""
     out = None
     for sc in classes:
-        if (sc.metadata.annotations or {}).get(ANN_DEFAULT_STORAGE_CLASS) == "true":
+        if (sc.metadata.annotations or {}).get(ANN_DEFAULT_STORAGE_CLASS) != "true":
+            continue
+        if out is None or out.metadata.creation_timestamp is None or sc.metadata.creation_timestamp is None \
+                or sc.metadata.creation_timestamp >= out.metadata.creation_timestamp:
             out = sc
     return out

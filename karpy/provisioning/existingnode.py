@@ -34,6 +34,7 @@ class ExistingNode:
         "requirements",
         "host_port_usage",
         "_initialized",
+        "volume_usage",
     )
 
     def __init__(self, state_node: StateNode, topology: Any, taints: list[Any], daemon_resources: dict[str, int]) -> None:
@@ -57,6 +58,8 @@ class ExistingNode:
         self.requirements = reqs
         self.host_port_usage = state_node.host_port_usage().copy()
         self._initialized = state_node.initialized()
+        #: CSI volume limits (karpy.provisioning.volumeusage.VolumeUsage; set by the scheduler)
+        self.volume_usage: Any = None
         topology.register(LABEL_HOSTNAME, hostname)
 
     def __repr__(self) -> str:
@@ -76,6 +79,10 @@ class ExistingNode:
         err = pod_data.tolerates_taints(self, self.taints)
         if err is not None:
             return None, err
+        if self.volume_usage is not None and pod_data.volumes:
+            err = self.volume_usage.exceeds_limits(pod_data.volumes)
+            if err is not None:
+                return None, "checking volume usage, " + err
         if pod_data.host_ports:
             err = self.host_port_usage.conflicts(pod_data.key, pod_data.host_ports)
             if err is not None:
@@ -128,5 +135,7 @@ class ExistingNode:
             remaining[k] = remaining.get(k, 0) - v
         self.requirements = requirements
         self.topology.record(pod, self.taints, requirements, _NO_ALLOW)
+        if self.volume_usage is not None and pod_data.volumes:
+            self.volume_usage.add(pod_data.volumes)
         if pod_data.host_ports:
             self.host_port_usage.add(pod_data.key, pod_data.host_ports)

@@ -277,6 +277,7 @@ class Provisioner:
             reserved_offering_mode=ReservedOfferingMode.STRICT,
             reserved_capacity=self.options.feature_gates.reserved_capacity,
             volume_requirements=volume_reqs,
+            volumes=volumes,
         )
         self.last_scheduler = scheduler
         results = scheduler.solve(all_pods)

@@ -59,6 +59,7 @@ from karpy.provisioning.preferences import (
 )
 from karpy.provisioning.queue import Queue
 from karpy.provisioning.reservationmanager import ReservationManager, ReservedOfferingMode
+from karpy.provisioning.volumeusage import VolumeUsage, pod_volumes
 from karpy.provisioning.state import ClusterState, StateNode
 from karpy.scheduling.hostports import HostPortUsage, get_host_ports
 from karpy.scheduling.labels import CORE_WELL_KNOWN_LABELS, LABEL_NODEPOOL, NODECLAIM_MIN_VALUES_RELAXED_ANNOTATION_KEY
@@ -179,7 +180,7 @@ class PodData:
     """scheduler.go PodData (+ host ports and a per-target toleration cache)."""
 
     __slots__ = ("pod", "key", "requests", "requirements", "strict_requirements", "host_ports", "has_dra", "_tol",
-                 "req_signature", "volume_requirements")
+                 "req_signature", "volume_requirements", "volumes")
 
     def __init__(self, pod: Any, ignore_preferences: bool, interned: dict[tuple[Any, ...], int] | None = None) -> None:
         self.pod = pod
@@ -199,6 +200,8 @@ class PodData:
         self._tol: dict[int, str | None] = {}
         #: volume topology alternatives (PodData.VolumeRequirements; set by the scheduler)
         self.volume_requirements: list[Any] | None = None
+        #: CSI driver -> claims the pod mounts (volumeusage.GetVolumes; set by the scheduler)
+        self.volumes: dict[str, Any] | None = None
 
     def relaxed(self, pod: Any) -> PodData:
         """The data of ``pod``, a relaxed copy of this pod whose node selector and node affinity
@@ -214,6 +217,7 @@ class PodData:
         out.host_ports = self.host_ports
         out.has_dra = self.has_dra
         out.volume_requirements = self.volume_requirements
+        out.volumes = self.volumes
         out._tol = {}
         return out
 
@@ -323,14 +327,17 @@ class Scheduler:
         reserved_offering_mode: ReservedOfferingMode = ReservedOfferingMode.FALLBACK,
         reserved_capacity: bool = True,
         volume_requirements: dict[str, Any] | None = None,
+        volumes: Any = None,
     ) -> None:
         """``reserved_offering_mode``: scheduler.go ReservedOfferingMode (the provisioner passes
         STRICT, upstream's DisableReservedCapacityFallback); ``reserved_capacity``: the
         ReservedCapacity feature gate. Without any reserved offering no manager is built (the
         result is the same: nothing to reserve). ``volume_requirements``: pod key -> volume
-        topology alternatives (scheduler.go volumeReqsByPod)."""
+        topology alternatives (scheduler.go volumeReqsByPod); ``volumes``: the VolumeTopology
+        (CSI volume limits on existing nodes, volumeusage.py)."""
         self.well_known = well_known
         self.volume_requirements = volume_requirements or {}
+        self.volume_topology = volumes if volumes else None
         self.reserved_offering_mode = reserved_offering_mode
         manager = ReservationManager(instance_types) if reserved_capacity else None
         self.reservation_manager = manager if manager is not None and manager.capacity else None
@@ -398,6 +405,8 @@ class Scheduler:
             taints = sn.taints()
             daemons = [p for p in self.daemonset_pods if not _has_dra(p) and self._daemon_compatible_with_node(p, taints, sn.labels())]
             existing.append(ExistingNode(sn, topology, taints, requests_for_pods(daemons)))
+            if self.volume_topology is not None:
+                self._attach_volume_usage(existing[-1], sn)
             pool = sn.labels().get(LABEL_NODEPOOL)
             if pool in self.remaining_resources:
                 rem = self.remaining_resources[pool]
@@ -495,9 +504,22 @@ class Scheduler:
         mx = self._max_capacity(instance_types)
         return {k: v - mx.get(k, 0) for k, v in remaining.items()}
 
+    def _attach_volume_usage(self, en: ExistingNode, sn: StateNode) -> None:
+        """statenode.go VolumeUsage: the node's CSINode limits and the claims its pods mount."""
+        vt = self.volume_topology
+        limits = vt.volume_limits(sn.node.metadata.name) if sn.node is not None else {}
+        if not limits:
+            return
+        usage = VolumeUsage(limits)
+        for p in sn.pods:
+            usage.add(pod_volumes(vt, p))
+        en.volume_usage = usage
+
     def _pod_data(self, pod: Any) -> PodData:
         data = PodData(pod, self.preference_policy == PREFERENCE_POLICY_IGNORE, self._interned)
         data.volume_requirements = self.volume_requirements.get(pod.key)
+        if self.volume_topology is not None and pod.spec.volumes:
+            data.volumes = pod_volumes(self.volume_topology, pod)
         return data
 
     def solve(self, pods: Sequence[Any]) -> Results:

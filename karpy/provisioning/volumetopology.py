@@ -80,17 +80,20 @@ class VolumeTopology:
     volumes: dict[str, PersistentVolume] = field(default_factory=dict)
     classes: dict[str, StorageClass] = field(default_factory=dict)
     default_class: StorageClass | None = None
+    #: CSINode by node name (volume limits: karpy.provisioning.volumeusage)
+    csi_nodes: dict[str, Any] = field(default_factory=dict)
 
     @classmethod
     def from_objects(cls, claims: Iterable[PersistentVolumeClaim] = (), volumes: Iterable[PersistentVolume] = (),
                      classes: Iterable[StorageClass] = (), pods: Sequence[Any] = (),
-                     stateful_sets: Sequence[Any] = ()) -> VolumeTopology:
+                     stateful_sets: Sequence[Any] = (), csi_nodes: Iterable[Any] = ()) -> VolumeTopology:
         """Index the objects; add the claims StatefulSet templates and ephemeral volumes imply
         (unbound, class defaulted) unless the manifests already hold them."""
         classes = list(classes)
         vt = cls({c.key: c for c in claims}, {v.metadata.name: v for v in volumes},
                  {c.metadata.name: c for c in classes})
         vt.default_class = default_storage_class(classes)
+        vt.csi_nodes = {c.metadata.name: c for c in csi_nodes}
         for sts in stateful_sets:
             for i in range(sts.spec.replicas):
                 for claim in sts.claims_for(i):
@@ -110,7 +113,14 @@ class VolumeTopology:
         self.claims[claim.key] = claim
 
     def __bool__(self) -> bool:
-        return bool(self.claims or self.volumes or self.classes)
+        return bool(self.claims or self.volumes or self.classes or self.csi_nodes)
+
+    def volume_limits(self, node_name: str) -> dict[str, int]:
+        """state/cluster.go populateVolumeLimits: driver -> allocatable count from the node's CSINode."""
+        csi = self.csi_nodes.get(node_name)
+        if csi is None:
+            return {}
+        return {d.name: d.count for d in csi.spec.drivers if d.count is not None}
 
     # -- lookups ------------------------------------------------------------------------------
     def _claim(self, pod: Any, volume: Any) -> tuple[PersistentVolumeClaim | None, str | None]:

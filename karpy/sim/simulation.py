@@ -452,7 +452,8 @@ class Simulation:
             m = self.manifests
             vt = self._volume_topology = VolumeTopology.from_objects(
                 getattr(m, "persistent_volume_claims", ()), getattr(m, "persistent_volumes", ()),
-                getattr(m, "storage_classes", ()), list(m.pods), list(m.stateful_sets))
+                getattr(m, "storage_classes", ()), list(m.pods), list(m.stateful_sets),
+                getattr(m, "csi_nodes", ()))
         return vt
 
     def _provision(self) -> None:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import pytest
 
-from karpy.api.builders import make_node, make_nodepool, make_pod
+from karpy.api.builders import make_nodepool, make_pod
 from karpy.api.poddisruptionbudget import PodDisruptionBudget
 from karpy.cloudprovider.fake import FakeCloudProvider
 from karpy.provisioning.testing import Harness
