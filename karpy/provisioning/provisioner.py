@@ -254,7 +254,7 @@ class Provisioner:
             if its:
                 instance_types[np.metadata.name] = its
         volume_reqs: dict[str, Any] = {}
-        if volumes:
+        if volumes is not None:
             # getVolumeTopologyRequirements: pods whose lookup fails are left out (upstream logs them)
             kept = []
             for p in all_pods:

@@ -337,7 +337,7 @@ class Scheduler:
         (CSI volume limits on existing nodes, volumeusage.py)."""
         self.well_known = well_known
         self.volume_requirements = volume_requirements or {}
-        self.volume_topology = volumes if volumes else None
+        self.volume_topology = volumes
         self.reserved_offering_mode = reserved_offering_mode
         manager = ReservationManager(instance_types) if reserved_capacity else None
         self.reservation_manager = manager if manager is not None and manager.capacity else None

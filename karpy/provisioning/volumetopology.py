@@ -112,9 +112,6 @@ class VolumeTopology:
                 update={"storage_class_name": default.metadata.name})})
         self.claims[claim.key] = claim
 
-    def __bool__(self) -> bool:
-        return bool(self.claims or self.volumes or self.classes or self.csi_nodes)
-
     def volume_limits(self, node_name: str) -> dict[str, int]:
         """state/cluster.go populateVolumeLimits: driver -> allocatable count from the node's CSINode."""
         csi = self.csi_nodes.get(node_name)

@@ -303,6 +303,7 @@ class Simulation:
             self.scheduler.add_priority_class(pc)
         for pdb in m.pod_disruption_budgets:
             self.scheduler.add_pdb(pdb)
+        self.scheduler.set_volume_topology(self._volumes())
         for grp in list(m.pod_groups) + list(m.scheduling_workloads):
             self.scheduler.add_pod_group(grp)
         for np in m.nodepools:
