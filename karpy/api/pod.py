@@ -29,6 +29,7 @@ __all__ = [
     "Affinity",
     "Container",
     "ContainerPort",
+    "ContainerStatus",
     "NodeAffinity",
     "NodeSelector",
     "NodeSelectorRequirement",
@@ -38,6 +39,7 @@ __all__ = [
     "PodAffinityTerm",
     "PodAntiAffinity",
     "PodCondition",
+    "PodLevelResources",
     "PodResourceClaim",
     "PodSchedulingGate",
     "PodSpec",
@@ -245,6 +247,28 @@ class ResourceRequirements(KubeModel):
         return self
 
 
+class PodLevelResources(KubeModel):
+    """core/v1 ResourceRequirements at ``spec.resources`` (KEP-2837 PodLevelResources). No
+    limit-to-request copy here: the API server defaults pod-level requests from the containers'
+    aggregate first (``karpy.scheduling.resources.pod_requests`` applies that defaulting)."""
+
+    requests: ResourceQuantities = Field(default_factory=dict)
+    limits: ResourceQuantities = Field(default_factory=dict)
+
+
+class ContainerStatusResources(KubeModel):
+    requests: ResourceQuantities = Field(default_factory=dict)
+    limits: ResourceQuantities = Field(default_factory=dict)
+
+
+class ContainerStatus(KubeModel):
+    """core/v1 ContainerStatus: the fields in-place resize (InPlacePodVerticalScaling) reports."""
+
+    name: str = ""
+    allocated_resources: ResourceQuantities | None = None
+    resources: ContainerStatusResources | None = None
+
+
 class ContainerPort(KubeModel):
     """core/v1 ContainerPort (``protocol`` defaults to TCP)."""
 
@@ -330,6 +354,8 @@ class PodSpec(KubeModel):
     #: DRA: ResourceClaims the pod references (KEP-4381)
     resource_claims: list[PodResourceClaim] = Field(default_factory=list)
     volumes: list[Volume] = Field(default_factory=list)
+    #: pod-level requests/limits (PodLevelResources, beta in k8s 1.34)
+    resources: PodLevelResources | None = None
 
     @field_validator("scheduler_name", mode="before")
     @classmethod
@@ -364,6 +390,8 @@ class PodStatus(HasConditions, KubeModel):
     conditions: list[PodCondition] = Field(default_factory=list)
     nominated_node_name: str | None = None
     start_time: Any = None
+    container_statuses: list[ContainerStatus] = Field(default_factory=list)
+    init_container_statuses: list[ContainerStatus] = Field(default_factory=list)
 
     @field_validator("phase", mode="before")
     @classmethod
