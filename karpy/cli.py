@@ -179,6 +179,10 @@ def _scenario_options(command: Callable[..., Any]) -> Callable[..., Any]:
                      show_default=True),
         click.option("--cloud-provider", default="aws", show_default=True,
                      help="Registered cloud provider (aws, fake)."),
+        click.option("--scheduler-config", "scheduler_config", default=None, metavar="FILE",
+                     type=click.Path(dir_okay=False, path_type=Path),
+                     help="Karpenter's --scheduler-config document (YAML/JSON): "
+                          "podTopologySpread.defaultConstraints; default: none."),
     ]):
         command = option(command)
     return command
@@ -248,11 +252,11 @@ def cli() -> None:
               help="Also write a self-contained HTML report to this file.")
 def simulate(paths: tuple[Path, ...], region: str, prices: str | None, unavailable: tuple[str, ...],
              preference_policy: str, min_values_policy: str, cloud_provider: str, output: str,
-             report_path: Path | None) -> None:
+             report_path: Path | None, scheduler_config: Path | None = None) -> None:
     """Simulate PATH... (files or directories of manifests; default: the bundled example)."""
     result = _run_scenario(paths, region=region, prices=prices, unavailable=unavailable,
                            preference_policy=preference_policy, min_values_policy=min_values_policy,
-                           cloud_provider=cloud_provider)
+                           cloud_provider=cloud_provider, scheduler_config=scheduler_config)
     document = result.to_document()
     if output == "json":
         click.echo(result.to_json(), nl=False)
@@ -276,7 +280,7 @@ def simulate(paths: tuple[Path, ...], region: str, prices: str | None, unavailab
 @click.option("-o", "--output", type=click.Choice(["text", "json"]), default="text", show_default=True)
 def explain(paths: tuple[Path, ...], pod_key: str | None, nodeclaim_name: str | None, region: str,
             prices: str | None, unavailable: tuple[str, ...], preference_policy: str, min_values_policy: str,
-            cloud_provider: str, output: str) -> None:
+            cloud_provider: str, output: str, scheduler_config: Path | None = None) -> None:
     """Explain the decisions of a simulation of PATH... (default: the bundled example).
 
     Without --pod/--nodeclaim: every NodeClaim and every pending pod. For a NodeClaim: its NodePool,
@@ -299,7 +303,7 @@ def explain(paths: tuple[Path, ...], pod_key: str | None, nodeclaim_name: str | 
             pod_key = f"default/{pod_key}"
     result = _run_scenario(paths, region=region, prices=prices, unavailable=unavailable,
                            preference_policy=preference_policy, min_values_policy=min_values_policy,
-                           cloud_provider=cloud_provider)
+                           cloud_provider=cloud_provider, scheduler_config=scheduler_config)
     try:
         if pod_key is not None:
             trace = explain_pod(result, pod_key)

@@ -15,6 +15,7 @@ allocator for the ``false`` setting.
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
+from typing import Any
 
 __all__ = [
     "DEFAULT_FEATURE_GATES",
@@ -26,6 +27,9 @@ __all__ = [
     "PREFERENCE_POLICY_RESPECT",
     "FeatureGates",
     "Options",
+    "SchedulerConfigError",
+    "SchedulerConfiguration",
+    "parse_scheduler_config",
 ]
 
 PREFERENCE_POLICY_RESPECT = "Respect"
@@ -67,6 +71,75 @@ class FeatureGates:
         return replace(cls(), **values)
 
 
+class SchedulerConfigError(ValueError):
+    """A ``--scheduler-config`` document upstream's ParseSchedulerConfiguration would reject."""
+
+
+@dataclass(frozen=True)
+class SchedulerConfiguration:
+    """options.go SchedulerConfiguration: the parts of the cluster's kube-scheduler config Karpenter
+    mirrors -- ``podTopologySpread.defaultConstraints`` (TopologySpreadConstraint models, no
+    selector: one is deduced per pod, see karpy.provisioning.defaultconstraints)."""
+
+    default_constraints: tuple[Any, ...] = ()
+
+
+def parse_scheduler_config(raw: str | None) -> SchedulerConfiguration | None:
+    """options.go ParseSchedulerConfiguration + Validate: YAML or JSON; empty = None (no
+    overrides); unknown fields, malformed documents and constraints kube-scheduler's
+    ValidatePodTopologySpreadArgs rejects raise :class:`SchedulerConfigError`."""
+    import yaml
+    from pydantic import ValidationError
+
+    from karpy.api.pod import TopologySpreadConstraint
+    from karpy.scheduling.labels import is_qualified_name
+
+    if not raw:
+        return None
+    try:
+        doc = yaml.safe_load(raw)
+    except yaml.YAMLError as e:
+        raise SchedulerConfigError(f"decoding scheduler config, {' '.join(str(e).split())}") from None
+    if doc is None:
+        return None
+    if not isinstance(doc, dict) or set(doc) - {"podTopologySpread"}:
+        unknown = sorted(set(doc) - {"podTopologySpread"}) if isinstance(doc, dict) else [type(doc).__name__]
+        raise SchedulerConfigError(f'decoding scheduler config, unknown field "{unknown[0]}"')
+    pts = doc.get("podTopologySpread") or {}
+    if not isinstance(pts, dict) or set(pts) - {"defaultConstraints"}:
+        raise SchedulerConfigError("decoding scheduler config, unknown field in podTopologySpread")
+    out = []
+    raws = pts.get("defaultConstraints") or []
+    for i, c in enumerate(raws):
+        where = f"validating scheduler config, podTopologySpread.defaultConstraints[{i}]"
+        if not isinstance(c, dict):
+            raise SchedulerConfigError(f"decoding scheduler config, defaultConstraints[{i}] is not an object")
+        if not isinstance(c.get("maxSkew"), int) or c["maxSkew"] <= 0:
+            raise SchedulerConfigError(f"{where}.maxSkew must be greater than 0")
+        key = c.get("topologyKey") or ""
+        if not key:
+            raise SchedulerConfigError(f"{where}.topologyKey must be set")
+        errs = is_qualified_name(key)
+        if errs:
+            raise SchedulerConfigError(f'{where}.topologyKey "{key}" is not a valid label name, {", ".join(errs)}')
+        wu = c.get("whenUnsatisfiable")
+        if wu not in ("DoNotSchedule", "ScheduleAnyway"):
+            raise SchedulerConfigError(f'{where}.whenUnsatisfiable "{wu}" must be one of "DoNotSchedule" or "ScheduleAnyway"')
+        if c.get("labelSelector") is not None:
+            raise SchedulerConfigError(f"{where}.labelSelector must not be set, as selectors are deduced for each pod")
+        if c.get("matchLabelKeys"):
+            raise SchedulerConfigError(f"{where}.matchLabelKeys must not be set, as it has no effect on default constraints")
+        for j, prev in enumerate(raws[:i]):
+            if prev.get("topologyKey") == key and prev.get("whenUnsatisfiable") == wu:
+                raise SchedulerConfigError(f"validating scheduler config, podTopologySpread.defaultConstraints[{i}] "
+                                           f"is a duplicate of [{j}], {{{key}, {wu}}}")
+        try:
+            out.append(TopologySpreadConstraint.model_validate(c))
+        except ValidationError as e:
+            raise SchedulerConfigError(f"decoding scheduler config, {where}: {e.errors()[0]['msg']}") from None
+    return SchedulerConfiguration(tuple(out))
+
+
 @dataclass(frozen=True)
 class Options:
     """options.go Options (the scheduling-relevant subset)."""
@@ -74,6 +147,8 @@ class Options:
     preference_policy: str = PREFERENCE_POLICY_RESPECT
     min_values_policy: str = MIN_VALUES_POLICY_STRICT
     feature_gates: FeatureGates = field(default_factory=FeatureGates)
+    #: ``--scheduler-config`` (default none: no default topology-spread constraints, as upstream)
+    scheduler_config: SchedulerConfiguration | None = None
 
     def __post_init__(self) -> None:
         if self.preference_policy not in PREFERENCE_POLICIES:

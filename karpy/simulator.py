@@ -7,7 +7,8 @@ from typing import Any
 
 from karpy.api.loader import load_manifests
 from karpy.cloudprovider.registry import ProviderOptions, resolve_cloud_provider
-from karpy.options import MIN_VALUES_POLICIES, PREFERENCE_POLICIES, Options
+from karpy.options import (MIN_VALUES_POLICIES, PREFERENCE_POLICIES, Options, SchedulerConfigError,
+                           SchedulerConfiguration, parse_scheduler_config)
 from karpy.result import Result
 from karpy.sim.clock import VirtualClock
 from karpy.sim.simulation import Simulation, SimulationOptions
@@ -19,6 +20,25 @@ __all__ = ["simulate"]
 def _check_choice(name: str, value: str, allowed: Sequence[str]) -> None:
     if value not in allowed:
         raise ValueError(f"{name} must be one of {', '.join(allowed)} (got {value!r})")
+
+
+def _scheduler_config(value: Any) -> SchedulerConfiguration | None:
+    """``--scheduler-config``: a parsed configuration, a path, or the document's text."""
+    if isinstance(value, SchedulerConfiguration):
+        return value
+    from pathlib import Path
+
+    if isinstance(value, Path) or (isinstance(value, str) and "\n" not in value and Path(value).is_file()):
+        path = Path(value)
+        try:
+            text = path.read_text(encoding="utf-8")
+        except OSError as e:
+            raise ValueError(f"{path}: {e.strerror or e}") from None
+        try:
+            return parse_scheduler_config(text)
+        except SchedulerConfigError as e:
+            raise SchedulerConfigError(f"{path}: {e}") from None
+    return parse_scheduler_config(str(value))
 
 
 def simulate(
@@ -33,6 +53,7 @@ def simulate(
     options: SimulationOptions | None = None,
     provider_extra: dict[str, Any] | None = None,
     progress: Callable[[float, int, int], None] | None = None,
+    scheduler_config: Any = None,
 ) -> Result:
     """Run one simulation and return its :class:`~karpy.result.Result`.
 
@@ -42,14 +63,20 @@ def simulate(
     ``TYPE-GLOB:ZONE-GLOB:CAPACITY-TYPE``. ``cloud_provider``: a registered name (``"aws"``,
     ``"fake"``), or a CloudProvider object (then ``region``/``prices``/``unavailable`` are the
     object's business). ``progress(virtual_seconds, passes, nodeclaims)`` is called after each
-    provisioning pass. Bad input raises :class:`karpy.api.loader.ManifestError` or ``ValueError``.
+    provisioning pass. ``scheduler_config``: Karpenter's ``--scheduler-config`` -- YAML/JSON text, a
+    path to such a file, or a parsed :class:`karpy.options.SchedulerConfiguration` (default none:
+    no default topology-spread constraints, as upstream). Bad input raises
+    :class:`karpy.api.loader.ManifestError` or ``ValueError``.
     """
     _check_choice("preference_policy", preference_policy, PREFERENCE_POLICIES)
     _check_choice("min_values_policy", min_values_policy, MIN_VALUES_POLICIES)
     clock = VirtualClock()
     base = options or SimulationOptions()
-    operator = Options(**{**(base.operator or Options()).__dict__, "preference_policy": preference_policy,
-                          "min_values_policy": min_values_policy})
+    fields = {**(base.operator or Options()).__dict__, "preference_policy": preference_policy,
+              "min_values_policy": min_values_policy}
+    if scheduler_config is not None:
+        fields["scheduler_config"] = _scheduler_config(scheduler_config)
+    operator = Options(**fields)
     if isinstance(cloud_provider, str):
         factory = resolve_cloud_provider(cloud_provider)
         loaded = load_manifests(manifests, extra_kinds=getattr(factory, "EXTRA_KINDS", None))

@@ -39,6 +39,7 @@ from karpy.api.pod import Pod
 from karpy.api.poddisruptionbudget import PodDisruptionBudget
 from karpy.api.podgroup import PodGroup, Workload
 from karpy.api.priorityclass import PriorityClass
+from karpy.api.service import Service
 from karpy.api.storage import CSINode, PersistentVolume, PersistentVolumeClaim, StorageClass
 from karpy.api.workloads import DaemonSet, Deployment, Job, ReplicaSet, StatefulSet
 
@@ -54,7 +55,7 @@ _LIST_ATTR: Mapping[type[BaseModel], str] = {
     Workload: "scheduling_workloads", Deployment: "deployments", ReplicaSet: "replica_sets",
     StatefulSet: "stateful_sets", Job: "jobs", DaemonSet: "daemon_sets",
     PersistentVolumeClaim: "persistent_volume_claims", PersistentVolume: "persistent_volumes",
-    StorageClass: "storage_classes", CSINode: "csi_nodes",
+    StorageClass: "storage_classes", CSINode: "csi_nodes", Service: "services",
 }
 
 
@@ -108,6 +109,7 @@ class Manifests:
     persistent_volumes: list[PersistentVolume] = field(default_factory=list)
     storage_classes: list[StorageClass] = field(default_factory=list)
     csi_nodes: list[CSINode] = field(default_factory=list)
+    services: list[Service] = field(default_factory=list)
     #: objects of ``extra_kinds`` (e.g. ``EC2NodeClass``), by kind
     extra: dict[str, list[BaseModel]] = field(default_factory=dict)
     #: every object, in input order

@@ -117,8 +117,17 @@ class KubeScheduler:
         """The PVCs, PVs, StorageClasses and CSINodes the volume plugins read (plugins/volumes.py)."""
         self.volume_topology = volumes
 
+    def set_default_constraints(self, injector: Any) -> None:
+        """PodTopologySpread ``defaultingType: List`` with the cluster's ``defaultConstraints``: the
+        injector (karpy.provisioning.defaultconstraints) gives pods without constraints the defaults
+        with their deduced selector, as kube-scheduler's buildDefaultConstraints does."""
+        self.default_constraints = injector
+
     # ---- helpers ---------------------------------------------------------------------------------
     def _pod_info(self, pod: Any) -> PodInfo:
+        injector = getattr(self, "default_constraints", None)
+        if injector is not None and not pod.spec.topology_spread_constraints:
+            pod = injector.inject([pod])[0]
         pi = new_pod_info(pod)
         prio, _policy = resolve_priority(pod, self.priority_classes)
         pi.priority = prio

@@ -13,7 +13,8 @@ Rules and scope:
 - ``OrderByWeight``: weight desc (nil = 0), ties by name DESC (``sort.Slice`` with a total order).
 - Volume topology (karpy.provisioning.volumetopology): PVC validation and per-pod volume
   alternatives handed to the scheduler. Pods with resource claims fail with upstream's DRA error.
-  Capacity buffers, default-TSC injection and the 1-minute Solve timeout are out of scope.
+  Default topology-spread constraints from ``--scheduler-config`` (karpy.provisioning.
+  defaultconstraints). Capacity buffers and the 1-minute Solve timeout are out of scope.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from karpy.provisioning import podutils
 from karpy.provisioning.nodepoolvalidation import REASON_VALIDATION_FAILED, nodepool_is_ready, runtime_validate
 from karpy.provisioning.nodeclaimtemplate import DEFAULT_MAX_INSTANCE_TYPES, to_nodeclaim
 from karpy.provisioning.reservationmanager import ReservedOfferingMode
+from karpy.provisioning.defaultconstraints import DefaultTopologySpreadInjector
 from karpy.provisioning.volumetopology import VolumeTopology
 from karpy.provisioning.scheduler import PREFERENCE_POLICY_RESPECT, Results, Scheduler
 from karpy.provisioning.state import ClusterState
@@ -227,10 +229,13 @@ class Provisioner:
         pdbs: Sequence[Any] = (),
         now: float = 0.0,
         volumes: VolumeTopology | None = None,
+        default_constraints: DefaultTopologySpreadInjector | None = None,
     ) -> Results:
         """provisioner.go Schedule (:362-470). ``pdbs``/``now``: see
         :meth:`reschedulable_pods_of_deleting_nodes`; ``volumes``: the cluster's claims, volumes
-        and classes (PVC validation and volume topology, provisioner.go getVolumeTopologyRequirements)."""
+        and classes (PVC validation and volume topology, provisioner.go getVolumeTopologyRequirements);
+        ``default_constraints``: the ``--scheduler-config`` default topology-spread injector
+        (provisioner.go NewScheduler: injected into scheduling-time copies before NewTopology)."""
         from karpy.provisioning.topology import Topology
 
         cluster = cluster if cluster is not None else ClusterState()
@@ -266,6 +271,8 @@ class Provisioner:
                     volume_reqs[p.key] = alts
                 kept.append(p)
             all_pods = kept
+        if default_constraints is not None:
+            all_pods = default_constraints.inject(all_pods)
         state_nodes = cluster.active_nodes()
         topology = Topology(cluster, state_nodes, pools, instance_types, all_pods,
                             self.preference_policy, self.well_known)

@@ -43,6 +43,7 @@ from karpy.api.node import Node
 from karpy.api.nodeclaim import NodeClaim as NodeClaimModel
 from karpy.api.pod import Pod, PodCondition, Taint
 from karpy.options import Options
+from karpy.provisioning.defaultconstraints import DefaultTopologySpreadInjector
 from karpy.provisioning.volumetopology import VolumeTopology
 from karpy.utils.pod import DISRUPTED_TAINT_KEY
 from karpy.kubescheduler.scheduler import (BOUND, NOMINATED, UNSCHEDULABLE, KubeScheduler, ScheduleOneResult,
@@ -304,6 +305,7 @@ class Simulation:
         for pdb in m.pod_disruption_budgets:
             self.scheduler.add_pdb(pdb)
         self.scheduler.set_volume_topology(self._volumes())
+        self.scheduler.set_default_constraints(self._default_constraints())
         for grp in list(m.pod_groups) + list(m.scheduling_workloads):
             self.scheduler.add_pod_group(grp)
         for np in m.nodepools:
@@ -457,6 +459,19 @@ class Simulation:
                 getattr(m, "csi_nodes", ()))
         return vt
 
+    def _default_constraints(self) -> DefaultTopologySpreadInjector | None:
+        """The ``--scheduler-config`` default topology-spread injector (None when not configured),
+        over the manifests' Services and the pods' ReplicaSets / StatefulSets; built once."""
+        if not hasattr(self, "_injector"):
+            cfg = self.options.operator_options().scheduler_config
+            self._injector = None
+            if cfg is not None and cfg.default_constraints:
+                m = self.manifests
+                controllers = [*m.replica_sets, *(d.replica_set() for d in m.deployments), *m.stateful_sets]
+                self._injector = DefaultTopologySpreadInjector(cfg.default_constraints,
+                                                               getattr(m, "services", ()), controllers)
+        return self._injector
+
     def _provision(self) -> None:
         """One provisioning pass: Schedule, then Create each new NodeClaim."""
         self._passes += 1
@@ -466,7 +481,7 @@ class Simulation:
         results = self.provisioner.schedule(self.store.list("Pod"), self.store.list("NodePool"), cluster,
                                             self.store.list("DaemonSet"),
                                             pdbs=list(self.manifests.pod_disruption_budgets), now=self.clock.now(),
-                                            volumes=self._volumes())
+                                            volumes=self._volumes(), default_constraints=self._default_constraints())
         sched = self.provisioner.last_scheduler
         pool_types: dict[str, Sequence[Any]] = {}
         if sched is not None:
