@@ -6,6 +6,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from karpy.api.loader import load_manifests
+from karpy.api.scenario import ScenarioEvent, parse_duration, parse_event_line
 from karpy.cloudprovider.registry import ProviderOptions, resolve_cloud_provider
 from karpy.options import (MIN_VALUES_POLICIES, PREFERENCE_POLICIES, Options, SchedulerConfigError,
                            SchedulerConfiguration, parse_scheduler_config)
@@ -41,6 +42,14 @@ def _scheduler_config(value: Any) -> SchedulerConfiguration | None:
     return parse_scheduler_config(str(value))
 
 
+def _events(events: Sequence[Any]) -> list[Any]:
+    """Events as dicts or models; a ``str`` is one ``--event`` line."""
+    out: list[Any] = []
+    for ev in ([events] if isinstance(events, (str, dict, ScenarioEvent)) else events):
+        out.append(parse_event_line(ev) if isinstance(ev, str) else ev)
+    return out
+
+
 def simulate(
     manifests: Any,
     *,
@@ -54,6 +63,9 @@ def simulate(
     provider_extra: dict[str, Any] | None = None,
     progress: Callable[[float, int, int], None] | None = None,
     scheduler_config: Any = None,
+    until: str | float | None = None,
+    events: Sequence[Any] = (),
+    strict: bool = False,
 ) -> Result:
     """Run one simulation and return its :class:`~karpy.result.Result`.
 
@@ -63,10 +75,14 @@ def simulate(
     ``TYPE-GLOB:ZONE-GLOB:CAPACITY-TYPE``. ``cloud_provider``: a registered name (``"aws"``,
     ``"fake"``), or a CloudProvider object (then ``region``/``prices``/``unavailable`` are the
     object's business). ``progress(virtual_seconds, passes, nodeclaims)`` is called after each
-    provisioning pass. ``scheduler_config``: Karpenter's ``--scheduler-config`` -- YAML/JSON text, a
-    path to such a file, or a parsed :class:`karpy.options.SchedulerConfiguration` (default none:
-    no default topology-spread constraints, as upstream). Bad input raises
-    :class:`karpy.api.loader.ManifestError` or ``ValueError``.
+    provisioning pass. ``until``: the horizon (``"6h"``, or seconds), overriding a Scenario's
+    ``spec.until``. ``events``: Scenario events (dicts as in ``spec.events``, ``--event`` lines, or
+    :class:`karpy.api.scenario.ScenarioEvent` objects), added to the Scenario's own. ``strict``:
+    unknown fields are errors, not warnings (``kubectl --validate=strict``). ``scheduler_config``:
+    Karpenter's ``--scheduler-config`` -- YAML/JSON text, a path to such a file, or a parsed
+    :class:`karpy.options.SchedulerConfiguration` (default none: no default topology-spread
+    constraints, as upstream).
+    Bad input raises :class:`karpy.api.loader.ManifestError` or ``ValueError``.
     """
     _check_choice("preference_policy", preference_policy, PREFERENCE_POLICIES)
     _check_choice("min_values_policy", min_values_policy, MIN_VALUES_POLICIES)
@@ -79,15 +95,22 @@ def simulate(
     operator = Options(**fields)
     if isinstance(cloud_provider, str):
         factory = resolve_cloud_provider(cloud_provider)
-        loaded = load_manifests(manifests, extra_kinds=getattr(factory, "EXTRA_KINDS", None))
+        loaded = load_manifests(manifests, extra_kinds=getattr(factory, "EXTRA_KINDS", None), strict=strict)
         provider = factory.from_options(ProviderOptions(region=region, prices=prices, unavailable=tuple(unavailable),
                                                         clock=clock, manifests=loaded,
                                                         extra=dict(provider_extra or {}), options=operator))
     else:
         provider = cloud_provider
-        loaded = load_manifests(manifests, extra_kinds=getattr(provider, "EXTRA_KINDS", None))
-    sim_options = SimulationOptions(**{**base.__dict__, "preference_policy": preference_policy,
-                                       "min_values_policy": min_values_policy, "operator": operator})
+        loaded = load_manifests(manifests, extra_kinds=getattr(provider, "EXTRA_KINDS", None), strict=strict)
+    overrides: dict[str, Any] = {"preference_policy": preference_policy, "min_values_policy": min_values_policy,
+                                 "operator": operator}
+    if until is not None:
+        overrides["until"] = parse_duration(until, "until")
+        if overrides["until"] <= 0:
+            raise ValueError(f"until {until!r} must be greater than 0")
+    if events:
+        overrides["events"] = (*base.events, *_events(events))
+    sim_options = SimulationOptions(**{**base.__dict__, **overrides})
     simulation = Simulation(loaded, provider, sim_options, clock=clock, progress=progress)
     outcome = simulation.run()
     prices_meta = getattr(provider, "prices_metadata", None)

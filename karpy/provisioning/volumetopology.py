@@ -82,6 +82,8 @@ class VolumeTopology:
     default_class: StorageClass | None = None
     #: CSINode by node name (volume limits: karpy.provisioning.volumeusage)
     csi_nodes: dict[str, Any] = field(default_factory=dict)
+    #: StatefulSets by (namespace, name): claims of replicas created later come from their templates
+    stateful_sets: dict[tuple[str, str], Any] = field(default_factory=dict)
 
     @classmethod
     def from_objects(cls, claims: Iterable[PersistentVolumeClaim] = (), volumes: Iterable[PersistentVolume] = (),
@@ -94,6 +96,7 @@ class VolumeTopology:
                  {c.metadata.name: c for c in classes})
         vt.default_class = default_storage_class(classes)
         vt.csi_nodes = {c.metadata.name: c for c in csi_nodes}
+        vt.stateful_sets = {(s.metadata.namespace or "default", s.metadata.name): s for s in stateful_sets}
         for sts in stateful_sets:
             for i in range(sts.spec.replicas):
                 for claim in sts.claims_for(i):
@@ -132,10 +135,27 @@ class VolumeTopology:
                 "metadata": {**(tmpl.get("metadata") or {}), "name": name, "namespace": pod.metadata.namespace},
                 "spec": tmpl.get("spec") or {}}))
             claim = self.claims.get(f"{pod.metadata.namespace}/{name}")
+        if claim is None and volume.persistent_volume_claim is not None:
+            claim = self._statefulset_claim(pod, name)
         if claim is None:
             return None, _wrap(f'getting persistent volume claim, persistentvolumeclaims "{name}" not found',
                                ("PersistentVolumeClaim", name))
         return claim, None
+
+    def _statefulset_claim(self, pod: Any, name: str) -> PersistentVolumeClaim | None:
+        """The claim the StatefulSet controller creates for a replica (``<template>-<pod>``)."""
+        for ref in pod.metadata.owner_references or ():
+            if ref.kind != "StatefulSet" or not ref.controller:
+                continue
+            sts = self.stateful_sets.get((pod.metadata.namespace or "default", ref.name))
+            for tmpl in (sts.spec.volume_claim_templates if sts is not None else ()):
+                tname = (tmpl.get("metadata") or {}).get("name", "")
+                if f"{tname}-{pod.metadata.name}" == name:
+                    self._implied(PersistentVolumeClaim.model_validate({
+                        "metadata": {**(tmpl.get("metadata") or {}), "name": name, "namespace": pod.metadata.namespace},
+                        "spec": dict(tmpl.get("spec") or {})}))
+                    return self.claims.get(f"{pod.metadata.namespace}/{name}")
+        return None
 
     # -- GetRequirements ----------------------------------------------------------------------
     def requirements(self, pod: Any) -> tuple[list[Requirements | None] | None, str | None]:

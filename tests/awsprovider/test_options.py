@@ -34,7 +34,7 @@ apiVersion: v1
 kind: Pod
 metadata: {name: web}
 spec:
-  containers: [{name: c, resources: {requests: {cpu: "16", memory: 32Gi}}}]
+  containers: [{name: c, image: nginx, resources: {requests: {cpu: "16", memory: 32Gi}}}]
 """
 
 

@@ -41,7 +41,7 @@ apiVersion: v1
 kind: Pod
 metadata: {{name: {name}}}
 spec:
-  containers: [{{name: c, resources: {{requests: {{cpu: 100m}}}}}}]
+  containers: [{{name: c, image: nginx, resources: {{requests: {{cpu: 100m}}}}}}]
   volumes:{vols}
 """
 

@@ -240,7 +240,7 @@ spec:
   selector: {matchLabels: {app: web}}
   template:
     metadata: {labels: {app: web}}
-    spec: {containers: [{name: c, resources: {requests: {cpu: "1"}}}]}
+    spec: {containers: [{name: c, image: nginx, resources: {requests: {cpu: "1"}}}]}
 ---
 apiVersion: karpenter.sh/v1
 kind: NodePool

@@ -254,7 +254,7 @@ spec:
   selector: {matchLabels: {app: db}}
   template:
     metadata: {labels: {app: db}}
-    spec: {containers: [{name: c, resources: {requests: {cpu: "1"}}}]}
+    spec: {containers: [{name: c, image: nginx, resources: {requests: {cpu: "1"}}}]}
   volumeClaimTemplates:
   - metadata: {name: data}
     spec: {accessModes: [ReadWriteOnce], resources: {requests: {storage: 10Gi}}}

@@ -131,7 +131,7 @@ kind: Pod
 metadata: {name: big}
 spec:
   resources: {requests: {cpu: "3", memory: 1Gi}}
-  containers: [{name: a, resources: {requests: {cpu: 500m}}}, {name: b}]
+  containers: [{name: a, image: nginx, resources: {requests: {cpu: 500m}}}, {name: b, image: nginx}]
 ---
 apiVersion: karpenter.sh/v1
 kind: NodePool
