@@ -60,7 +60,19 @@ def _topology_terms_match(terms: Any, labels: dict[str, str]) -> bool:
     return any(all(labels.get(e.key) in set(e.values) for e in t.match_label_expressions) for t in terms)
 
 
-class VolumeBinding(Plugin):
+class _VolumePlugin(Plugin):
+    """The volume filters' shared state: the VolumeTopology callable."""
+
+    def __init__(self, volumes: VolumesFn) -> None:
+        self.volumes = volumes
+
+    def _topology(self, pod: PodInfo) -> Any:
+        """The VolumeTopology when the pod has volumes to check, else None (the plugin passes)."""
+        vt = self.volumes()
+        return vt if vt is not None and pod.spec.volumes else None
+
+
+class VolumeBinding(_VolumePlugin):
     """volumebinding: PreFilter (missing / unbound Immediate claims) and Filter (FindPodVolumes)."""
 
     name = "VolumeBinding"
@@ -68,12 +80,9 @@ class VolumeBinding(Plugin):
     has_filter = True
     _KEY = "PreFilterVolumeBinding"
 
-    def __init__(self, volumes: VolumesFn) -> None:
-        self.volumes = volumes
-
     def pre_filter(self, state: CycleState, pod: PodInfo, nodes: list[NodeInfo]) -> tuple[Status, Optional[set[str]]]:
-        vt = self.volumes()
-        if vt is None or not pod.spec.volumes:
+        vt = self._topology(pod)
+        if vt is None:
             return Status(Code.SKIP), None
         bound, delayed = [], []
         for vol, (claim, err) in _claims(vt, pod):
@@ -129,19 +138,16 @@ class VolumeBinding(Plugin):
         return unresolvable(*reasons) if reasons else SUCCESS_STATUS
 
 
-class VolumeZone(Plugin):
+class VolumeZone(_VolumePlugin):
     """volumezone: a bound PV's zone / region labels must match the node's (a label with several
     values separated by ``__`` allows any of them)."""
 
     name = "VolumeZone"
     has_filter = True
 
-    def __init__(self, volumes: VolumesFn) -> None:
-        self.volumes = volumes
-
     def filter(self, state: CycleState, pod: PodInfo, ni: NodeInfo) -> Status:
-        vt = self.volumes()
-        if vt is None or not pod.spec.volumes:
+        vt = self._topology(pod)
+        if vt is None:
             return SUCCESS_STATUS
         labels = ni.node.metadata.labels or {}
         for _vol, (claim, _err) in _claims(vt, pod):
@@ -160,19 +166,16 @@ class VolumeZone(Plugin):
         return SUCCESS_STATUS
 
 
-class NodeVolumeLimits(Plugin):
+class NodeVolumeLimits(_VolumePlugin):
     """nodevolumelimits (CSI): the distinct CSI claims on the node plus the pod's new ones, per
     driver, within the node's CSINode ``allocatable.count``."""
 
     name = "NodeVolumeLimits"
     has_filter = True
 
-    def __init__(self, volumes: VolumesFn) -> None:
-        self.volumes = volumes
-
     def filter(self, state: CycleState, pod: PodInfo, ni: NodeInfo) -> Status:
-        vt = self.volumes()
-        if vt is None or not pod.spec.volumes:
+        vt = self._topology(pod)
+        if vt is None:
             return SUCCESS_STATUS
         limits = vt.volume_limits(ni.node.metadata.name)
         if not limits:
