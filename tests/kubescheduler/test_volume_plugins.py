@@ -19,6 +19,7 @@ spec:
   template:
     spec:
       nodeClassRef: {group: karpenter.k8s.aws, kind: EC2NodeClass, name: default}
+      requirements: []
 ---
 apiVersion: v1
 kind: Node

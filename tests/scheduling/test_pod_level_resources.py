@@ -140,6 +140,7 @@ spec:
   template:
     spec:
       nodeClassRef: {group: karpenter.k8s.aws, kind: EC2NodeClass, name: default}
+      requirements: []
 """
     result = karpy.simulate(text, cloud_provider=FakeCloudProvider(), region=None)
     doc = result.to_document()
