@@ -316,6 +316,72 @@ def explain(paths: tuple[Path, ...], pod_key: str | None, nodeclaim_name: str | 
     sys.exit(0)
 
 
+def _parse_design(text: str) -> tuple[str, list[Path]]:
+    """``[NAME=]PATH[,PATH...]`` -> (name, paths); the name defaults to the first path's name."""
+    name, sep, rest = text.partition("=")
+    if not sep or "/" in name or not name:
+        name, rest = "", text
+    paths = [Path(p) for p in rest.split(",") if p]
+    if not paths:
+        _bad_input(f"design {text!r}: no path; expected [NAME=]PATH[,PATH...]")
+    for p in paths:
+        if not p.exists():
+            _bad_input(f"{p}: no such file or directory")
+    return name or (paths[0].resolve().name or str(paths[0])), paths
+
+
+@cli.command()
+@click.argument("designs", nargs=-1, required=True, metavar="DESIGN...")
+@click.option("--shared", multiple=True, type=click.Path(path_type=Path), metavar="PATH",
+              help="Manifests every design runs with (the workload, an EC2NodeClass); repeatable.")
+@_scenario_options
+@click.option("-o", "--output", type=click.Choice(["table", "json"]), default="table", show_default=True)
+@click.option("--report", "report_path", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="Also write a self-contained HTML report with the designs side by side (SVG).")
+def compare(designs: tuple[str, ...], shared: tuple[Path, ...], region: str, prices: str | None,
+            unavailable: tuple[str, ...], preference_policy: str, min_values_policy: str, cloud_provider: str,
+            output: str, report_path: Path | None) -> None:
+    """Compare two or more DESIGNs over the same workload, side by side.
+
+    Each DESIGN is [NAME=]PATH[,PATH...] (files or directories of manifests; the name defaults to
+    the first path's name); the first is the baseline. Every design runs with the --shared
+    manifests and the same scenario options. Exit 0 when every design places every pod, 3 when
+    some design leaves pods pending, 2 on bad input.
+    """
+    from karpy.comparison import CompareError
+    from karpy.comparison import compare as run_compare
+
+    parsed = [_parse_design(d) for d in designs]
+    names = [n for n, _ in parsed]
+    duplicate = next((n for n in names if names.count(n) > 1), None)
+    if duplicate is not None:
+        _bad_input(f"design name {duplicate!r} given twice; name them with NAME=PATH")
+    for p in shared:
+        if not p.exists():
+            _bad_input(f"{p}: no such file or directory")
+    try:
+        comparison = run_compare(dict(parsed), shared=list(shared), region=region, prices=prices,
+                                 unavailable=unavailable, preference_policy=preference_policy,
+                                 min_values_policy=min_values_policy, cloud_provider=cloud_provider)
+        document = comparison.to_document()
+    except (CompareError, *_input_errors()) as err:
+        _bad_input(str(err))
+    for name in names:
+        for warning in document["runs"][name].get("warnings") or ():
+            click.echo(f"karpy: {name}: warning: {warning}", err=True)
+    if output == "json":
+        click.echo(comparison.to_json(), nl=False)
+    else:
+        from karpy.report.compare import render_compare_table
+
+        click.echo(render_compare_table(document), nl=False)
+    if report_path is not None:
+        from karpy.report.compare import render_compare_html
+
+        report_path.write_text(render_compare_html(document), encoding="utf-8")
+    sys.exit(comparison.exit_code)
+
+
 def main() -> None:
     cli()
 
