@@ -382,6 +382,87 @@ def compare(designs: tuple[str, ...], shared: tuple[Path, ...], region: str, pri
     sys.exit(comparison.exit_code)
 
 
+@cli.command()
+@click.argument("sweep_file", type=click.Path(path_type=Path), metavar="SWEEP.yaml")
+@click.option("-o", "--output", type=click.Choice(["table", "csv", "jsonl"]), default="table", show_default=True,
+              help="What to print on stdout.")
+@click.option("--csv", "csv_path", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="Write the rows as CSV to this file.")
+@click.option("--jsonl", "jsonl_path", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="Write the rows as JSON lines to this file.")
+@click.option("--parquet", "parquet_path", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help='Write the rows as Parquet to this file (needs pip install "karpy[parquet]").')
+@click.option("--report", "report_path", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="Write a self-contained HTML report with SVG charts to this file.")
+@click.option("--charts", "charts_dir", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help="Also write each chart of the report as an SVG file into this directory.")
+@click.option("--executor", type=click.Choice(["sequential", "process", "dask"]), default="process",
+              show_default=True, help="Where cells run: this process, a local process pool, or a Dask cluster.")
+@click.option("--workers", type=click.IntRange(min=1), default=None,
+              help="Process-pool size (default: the CPUs this process may use).")
+@click.option("--scheduler", default=None, metavar="ADDRESS",
+              help="Dask scheduler address for --executor dask (e.g. tcp://host:8786).")
+@click.option("-q", "--quiet", is_flag=True, help="No progress bar on stderr.")
+def sweep(sweep_file: Path, output: str, csv_path: Path | None, jsonl_path: Path | None, parquet_path: Path | None,
+          report_path: Path | None, charts_dir: Path | None, executor: str, workers: int | None,
+          scheduler: str | None, quiet: bool) -> None:
+    """Run the matrix of a karpy.io/v1alpha1 Sweep: one row per cell (designs x workloads x price
+    tables x capacity scenarios x policies).
+
+    Exit 0 when every cell ran and placed every pod, 3 when some cell left pods pending, 1 when
+    some cell failed (its row carries the error), 2 on bad input.
+    """
+    from karpy.sweeps import ExecutorError, SweepError, SweepProgress, expand, load_sweep, run_cells
+    from karpy.sweeps.rows import SweepResult
+
+    if parquet_path is not None:
+        try:
+            import pyarrow  # noqa: F401
+        except ImportError:
+            _bad_input('--parquet needs pyarrow: pip install "karpy[parquet]"')
+    try:
+        spec = load_sweep(sweep_file)
+        cells = expand(spec)
+    except (SweepError, *_input_errors()) as err:
+        _bad_input(str(err))
+    progress = None if quiet else SweepProgress(len(cells))
+    try:
+        raw = run_cells(cells, executor, workers=workers, scheduler=scheduler, on_done=progress)
+    except ExecutorError as err:
+        _bad_input(str(err))
+    result = SweepResult(raw, name=spec.name)
+    for warning in result.warnings:
+        click.echo(f"karpy: warning: {warning}", err=True)
+    for row in result.errors:
+        click.echo(f"karpy: cell {row['cell']} ({row['design']}, {row['capacity']}, {row['prices'] or 'newest'}) "
+                   f"failed: {row['error']}", err=True)
+    if output == "csv":
+        click.echo(result.to_csv(), nl=False)
+    elif output == "jsonl":
+        click.echo(result.to_jsonl(), nl=False)
+    else:
+        from karpy.report.sweep import render_sweep_table
+
+        click.echo(render_sweep_table(result.rows), nl=False)
+    if csv_path is not None:
+        result.to_csv(csv_path)
+    if jsonl_path is not None:
+        result.to_jsonl(jsonl_path)
+    if parquet_path is not None:
+        result.to_parquet(parquet_path)
+    if report_path is not None or charts_dir is not None:
+        from karpy.report.sweep import render_sweep_html, sweep_charts
+
+        if report_path is not None:
+            report_path.write_text(render_sweep_html(result.rows, title=f"karpy sweep: {spec.name}",
+                                                     warnings=result.warnings), encoding="utf-8")
+        if charts_dir is not None:
+            charts_dir.mkdir(parents=True, exist_ok=True)
+            for chart_id, svg in sweep_charts(result.rows).items():
+                (charts_dir / f"{chart_id}.svg").write_text(svg + "\n", encoding="utf-8")
+    sys.exit(result.exit_code)
+
+
 def main() -> None:
     cli()
 

@@ -144,7 +144,7 @@ def grid_chart(chart_id: str, caption: str, row_labels: Sequence[str], col_label
                key_label: str = "generation") -> str:
     """A heat grid: ``cells[(row, col)] = (text, key)``; the key picks the colour (absent: grey)."""
     label_w, cell_w, cell_h, head_h = 300, max(14, min(40, 560 // max(len(col_labels), 1))), 22, 84
-    width = label_w + cell_w * len(col_labels) + 16
+    width = max(label_w + cell_w * len(col_labels), label_w + 110 * len(keys)) + 16
     height = head_h + cell_h * len(row_labels) + 30
     out = [f'<svg class="chart" id="{_e(chart_id)}" xmlns="http://www.w3.org/2000/svg" role="img" '
            f'viewBox="0 0 {width} {height}" width="{width}" height="{height}" {FONT}>',
