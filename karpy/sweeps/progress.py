@@ -36,8 +36,8 @@ class SweepProgress:
         self._now, self._start, self._last = now, now(), None
         self._label = label
 
-    def line(self) -> str:
-        elapsed = max(self._now() - self._start, 1e-9)
+    def line(self, now: float | None = None) -> str:
+        elapsed = max((self._now() if now is None else now) - self._start, 1e-9)
         rate = self.done / elapsed
         filled = BAR_WIDTH * self.done // max(self.total, 1)
         eta = _duration((self.total - self.done) / rate) if rate > 0 and self.done < self.total else "0:00"
@@ -55,7 +55,7 @@ class SweepProgress:
             return
         self._last = t
         if self._tty:
-            self._stream.write("\r" + self.line() + ("\n" if last else ""))
+            self._stream.write("\r" + self.line(t) + ("\n" if last else ""))
         else:
-            self._stream.write(self.line() + "\n")
+            self._stream.write(self.line(t) + "\n")
         self._stream.flush()
