@@ -179,6 +179,12 @@ def _scenario_options(command: Callable[..., Any]) -> Callable[..., Any]:
                      show_default=True),
         click.option("--cloud-provider", default="aws", show_default=True,
                      help="Registered cloud provider (aws, fake)."),
+        click.option("--until", default=None, metavar="DURATION",
+                     help="Run to this horizon (e.g. 6h), overriding a Scenario's spec.until."),
+        click.option("--event", "events", multiple=True, metavar="'AT ACTION ...'",
+                     help="Add a Scenario event, e.g. '30m scale deployment/web 40' (repeatable; see README)."),
+        click.option("--strict", is_flag=True, default=False,
+                     help="Unknown fields are errors (kubectl --validate=strict), not warnings."),
     ]):
         command = option(command)
     return command
@@ -216,6 +222,21 @@ class _Progress:
             click.echo("", err=True)
 
 
+def _timeline_options(options: dict[str, Any]) -> None:
+    """Turn ``--event`` lines into Scenario events and drop unset ``--until``/``--event`` (in place)."""
+    if options.get("events"):
+        from karpy.api.scenario import parse_event_line
+
+        try:
+            options["events"] = [parse_event_line(line) for line in options["events"]]
+        except ValueError as err:
+            _bad_input(str(err))
+    else:
+        options.pop("events", None)
+    if options.get("until") is None:
+        options.pop("until", None)
+
+
 def _run_scenario(paths: tuple[Path, ...], **options: Any) -> Any:
     """Run ``karpy.simulate`` on PATH... (default: the bundled example) for a command, turning bad
     input into one line on stderr and exit code 2."""
@@ -225,6 +246,7 @@ def _run_scenario(paths: tuple[Path, ...], **options: Any) -> Any:
     for p in paths:
         if not p.exists():
             _bad_input(f"{p}: no such file or directory")
+    _timeline_options(options)
     progress = _Progress()
     try:
         return simulate(sources, progress=progress, **options)
@@ -247,12 +269,14 @@ def cli() -> None:
 @click.option("--report", "report_path", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="Also write a self-contained HTML report to this file.")
 def simulate(paths: tuple[Path, ...], region: str, prices: str | None, unavailable: tuple[str, ...],
-             preference_policy: str, min_values_policy: str, cloud_provider: str, output: str,
+             preference_policy: str, min_values_policy: str, cloud_provider: str, until: str | None,
+             events: tuple[str, ...], strict: bool, output: str,
              report_path: Path | None) -> None:
     """Simulate PATH... (files or directories of manifests; default: the bundled example)."""
     result = _run_scenario(paths, region=region, prices=prices, unavailable=unavailable,
                            preference_policy=preference_policy, min_values_policy=min_values_policy,
-                           cloud_provider=cloud_provider)
+                           cloud_provider=cloud_provider, until=until, events=list(events),
+                           strict=strict)
     document = result.to_document()
     if output == "json":
         click.echo(result.to_json(), nl=False)
@@ -276,7 +300,8 @@ def simulate(paths: tuple[Path, ...], region: str, prices: str | None, unavailab
 @click.option("-o", "--output", type=click.Choice(["text", "json"]), default="text", show_default=True)
 def explain(paths: tuple[Path, ...], pod_key: str | None, nodeclaim_name: str | None, region: str,
             prices: str | None, unavailable: tuple[str, ...], preference_policy: str, min_values_policy: str,
-            cloud_provider: str, output: str) -> None:
+            cloud_provider: str, until: str | None, events: tuple[str, ...], strict: bool,
+            output: str) -> None:
     """Explain the decisions of a simulation of PATH... (default: the bundled example).
 
     Without --pod/--nodeclaim: every NodeClaim and every pending pod. For a NodeClaim: its NodePool,
@@ -299,7 +324,8 @@ def explain(paths: tuple[Path, ...], pod_key: str | None, nodeclaim_name: str | 
             pod_key = f"default/{pod_key}"
     result = _run_scenario(paths, region=region, prices=prices, unavailable=unavailable,
                            preference_policy=preference_policy, min_values_policy=min_values_policy,
-                           cloud_provider=cloud_provider)
+                           cloud_provider=cloud_provider, until=until, events=list(events),
+                           strict=strict)
     try:
         if pod_key is not None:
             trace = explain_pod(result, pod_key)
@@ -340,7 +366,8 @@ def _parse_design(text: str) -> tuple[str, list[Path]]:
               help="Also write a self-contained HTML report with the designs side by side (SVG).")
 def compare(designs: tuple[str, ...], shared: tuple[Path, ...], region: str, prices: str | None,
             unavailable: tuple[str, ...], preference_policy: str, min_values_policy: str, cloud_provider: str,
-            output: str, report_path: Path | None) -> None:
+            until: str | None, events: tuple[str, ...], strict: bool, output: str,
+            report_path: Path | None) -> None:
     """Compare two or more DESIGNs over the same workload, side by side.
 
     Each DESIGN is [NAME=]PATH[,PATH...] (files or directories of manifests; the name defaults to
@@ -359,10 +386,12 @@ def compare(designs: tuple[str, ...], shared: tuple[Path, ...], region: str, pri
     for p in shared:
         if not p.exists():
             _bad_input(f"{p}: no such file or directory")
+    options: dict[str, Any] = dict(region=region, prices=prices, unavailable=unavailable,
+                                   preference_policy=preference_policy, min_values_policy=min_values_policy,
+                                   cloud_provider=cloud_provider, until=until, events=list(events), strict=strict)
+    _timeline_options(options)
     try:
-        comparison = run_compare(dict(parsed), shared=list(shared), region=region, prices=prices,
-                                 unavailable=unavailable, preference_policy=preference_policy,
-                                 min_values_policy=min_values_policy, cloud_provider=cloud_provider)
+        comparison = run_compare(dict(parsed), shared=list(shared), **options)
         document = comparison.to_document()
     except (CompareError, *_input_errors()) as err:
         _bad_input(str(err))
@@ -461,6 +490,35 @@ def sweep(sweep_file: Path, output: str, csv_path: Path | None, jsonl_path: Path
             for chart_id, svg in sweep_charts(result.rows).items():
                 (charts_dir / f"{chart_id}.svg").write_text(svg + "\n", encoding="utf-8")
     sys.exit(result.exit_code)
+
+
+@cli.command()
+@click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=Path))
+@click.option("--strict", is_flag=True, default=False,
+              help="Unknown fields are errors (kubectl --validate=strict), not warnings.")
+@click.option("--cloud-provider", default="aws", show_default=True,
+              help="Registered cloud provider whose kinds (e.g. EC2NodeClass) are admitted too.")
+def validate(paths: tuple[Path, ...], strict: bool, cloud_provider: str) -> None:
+    """Admit PATH... as the API server would (schemas, defaults, CEL rules, names), without simulating.
+
+    Warnings (unknown fields, skipped kinds) go to stderr. Exit 0 when every manifest is accepted,
+    2 on the first one the API server would reject (one line naming file, document and field).
+    """
+    from karpy.api.loader import load_manifests
+    from karpy.cloudprovider.registry import resolve_cloud_provider
+
+    for p in paths:
+        if not p.exists():
+            _bad_input(f"{p}: no such file or directory")
+    try:
+        extra_kinds = getattr(resolve_cloud_provider(cloud_provider), "EXTRA_KINDS", None)
+        loaded = load_manifests(list(paths), extra_kinds=extra_kinds, strict=strict)
+    except _input_errors() as err:
+        _bad_input(str(err))
+    for warning in loaded.warnings:
+        click.echo(f"karpy: warning: {warning}", err=True)
+    click.echo(f"karpy: {len(loaded.objects)} object(s) admitted", err=True)
+    sys.exit(0)
 
 
 def main() -> None:

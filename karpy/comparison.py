@@ -41,6 +41,7 @@ OUTCOME_FIELDS: tuple[tuple[str, str], ...] = (
     ("failed_launches", "failed launches"),
     ("pending_pods", "pods pending"),
     ("cost_per_hour", "$/h"),
+    ("horizon", "horizon (s)"),
     ("cost_total", "$ over horizon"),
     ("node_hours_by_generation", "node-hours by generation"),
 )
@@ -72,6 +73,8 @@ def format_value(key: str, value: Any) -> str:
         return "-"
     if key == "cost_per_hour" or key == "cost_total":
         return f"{float(value):.5f}"
+    if key == "horizon":
+        return f"{float(value):g}"
     if key == "instance_types":
         return ", ".join(t if n == 1 else f"{n}x {t}" for t, n in value.items()) or "-"
     if key == "generations":

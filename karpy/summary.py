@@ -177,8 +177,8 @@ def outcome(result: Any, document: Mapping[str, Any] | None = None) -> dict[str,
     Keys: ``nodeclaims`` (launched, still running), ``instance_types`` ({type: count}),
     ``generations`` ({generation: NodeClaims}), ``capacity_types``, ``nodepools``,
     ``allocation_strategies`` (lists, document order), ``pending_pods``, ``failed_launches``,
-    ``cost_per_hour``, ``last_launch_at``; and, when the document has the timeline's ``cost`` key,
-    ``cost_total`` ($ over the horizon) and ``node_hours_by_generation``.
+    ``cost_per_hour``, ``last_launch_at``; and, from the document's ``cost`` key (the timeline's),
+    ``horizon`` (seconds), ``cost_total`` ($ over the horizon) and ``node_hours_by_generation``.
     """
     doc = dict(document) if document is not None else _document(result)
     s = summarize(result, doc)
@@ -199,15 +199,19 @@ def outcome(result: Any, document: Mapping[str, Any] | None = None) -> dict[str,
 
 
 def horizon(document: Mapping[str, Any]) -> dict[str, Any]:
-    """``cost_total`` and ``node_hours_by_generation`` from the document's ``cost`` key (the
-    timeline's; empty when the run has none)."""
+    """``horizon`` (virtual seconds the run covered), ``cost_total`` ($ over it) and
+    ``node_hours_by_generation`` from the document's ``cost`` key (:mod:`karpy.cost`; empty when
+    the document has none)."""
     cost = document.get("cost")
     if not isinstance(cost, Mapping):
         return {}
     out: dict[str, Any] = {}
+    if isinstance(cost.get("horizon"), (int, float)):
+        out["horizon"] = float(cost["horizon"])
     if isinstance(cost.get("total"), (int, float)):
         out["cost_total"] = round(float(cost["total"]), 6)
-    hours = cost.get("node_hours_by_generation")
+    hours = (cost.get("node_hours") or {}).get("by_generation") if isinstance(cost.get("node_hours"), Mapping) \
+        else None
     if isinstance(hours, Mapping):
         out["node_hours_by_generation"] = {str(g): round(float(h), 6) for g, h in
                                            sorted(hours.items(), key=lambda kv: generation_sort_key(str(kv[0])))}

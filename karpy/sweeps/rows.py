@@ -6,9 +6,11 @@ space-separated), ``status`` (``ok`` | ``error``) and ``error``, the price table
 and ``prices_source``, then the outcome: ``nodeclaims``, ``instance_types`` (``"2x m7i.large,
 c7i.xlarge"``), ``generations`` (``"7,8"``), ``capacity_types``, ``nodepools``,
 ``allocation_strategies``, ``failed_launches``, ``pending_pods``, ``cost_per_hour``,
-``last_launch_at``, ``cost_total`` ($ over the timeline horizon; empty without one), one
+``last_launch_at``, ``horizon`` (virtual seconds the run covered: a Scenario's ``until``, else until
+it settled), ``cost_total`` ($ over that horizon), one
 ``nodes_gen<N>`` column per generation launched anywhere in the sweep (NodeClaims of that
-generation), ``node_hours_gen<N>`` with a timeline, and ``warnings``.
+generation), ``node_hours_gen<N>`` (node-hours of that generation over the horizon), and
+``warnings``.
 
 Generation columns are the union over all rows in numeric order, so the schema depends only on the
 results, never on the executor. Missing values are empty in CSV and ``null`` in JSON.
@@ -35,9 +37,9 @@ FIXED_COLUMNS = ("cell", "design", "workload", "scenario", "capacity", "preferen
                  "prices", "region", "unavailable", "status", "error", "prices_date", "prices_source",
                  "nodeclaims", "instance_types", "generations", "capacity_types", "nodepools",
                  "allocation_strategies", "failed_launches", "pending_pods", "cost_per_hour", "last_launch_at",
-                 "cost_total")
+                 "horizon", "cost_total")
 _INT = {"cell", "nodeclaims", "failed_launches", "pending_pods"}
-_FLOAT = {"cost_per_hour", "last_launch_at", "cost_total"}
+_FLOAT = {"cost_per_hour", "last_launch_at", "horizon", "cost_total"}
 
 
 def _join(values: Any) -> str | None:
@@ -80,8 +82,9 @@ class SweepResult(Sequence[dict[str, Any]]):
                                          *(f"node_hours_gen{g}" for g in hours), "warnings")
         self.rows = []
         for r in flat:
-            fill = 0 if r["cell"] in ok else None
-            self.rows.append({c: r.get(c, fill if c.startswith("nodes_gen") else None) for c in self.columns})
+            done = r["cell"] in ok
+            self.rows.append({c: r.get(c, (0 if c.startswith("nodes_gen") else 0.0 if c.startswith("node_hours_gen")
+                                           else None) if done else None) for c in self.columns})
 
     # -- Sequence --------------------------------------------------------------------------------
     def __len__(self) -> int:

@@ -21,6 +21,9 @@ capacity scenarios x policies (x timeline scenarios) for ``karpy sweep``.
         8th-gen-ice: ["*8i.*:*:on-demand"]
       preferencePolicies: [Respect]     # default [Respect]
       minValuesPolicies: [Strict]       # default [Strict]
+      scenarios:                        # optional axis: timeline Scenario files ([] = settle, no Scenario)
+        settle: []
+        workday: scenarios/workday.yaml
 
 Paths are relative to the sweep file. The file is read with YAML's base loader (every scalar a
 string), so ``01`` stays ``"01"`` and dates stay text. ``prices`` omitted: the newest table only.
@@ -117,9 +120,9 @@ class _Reader:
             raise self.fail(where, "must name at least one entry")
         return out
 
-    def paths(self, value: Any, where: str) -> tuple[Path, ...]:
+    def paths(self, value: Any, where: str, *, allow_empty: bool = False) -> tuple[Path, ...]:
         out = []
-        for i, text in enumerate(self.texts(value, where, allow_empty=False)):
+        for i, text in enumerate(self.texts(value, where, allow_empty=allow_empty)):
             path = Path(text).expanduser()
             path = path if path.is_absolute() else self.base_dir / path
             if not path.exists():
@@ -212,7 +215,7 @@ def parse_sweep(document: Any, *, source: str = "<sweep>", base_dir: Path | str 
                for k, v in r.mapping(spec["designs"], "spec.designs", allow_empty=False).items()}
     workloads = {k: r.paths(v, f"spec.workloads.{k}")
                  for k, v in r.mapping(spec.get("workloads"), "spec.workloads").items()}
-    scenarios = {k: r.paths(v, f"spec.scenarios.{k}")
+    scenarios = {k: r.paths(v, f"spec.scenarios.{k}", allow_empty=True)
                  for k, v in r.mapping(spec.get("scenarios"), "spec.scenarios").items()}
     unavailable_raw = r.mapping(spec.get("unavailable"), "spec.unavailable")
     unavailable = ({k: r.texts(v, f"spec.unavailable.{k}") for k, v in unavailable_raw.items()}

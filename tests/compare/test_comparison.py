@@ -45,7 +45,12 @@ def test_diff_names_the_generation_change(document: dict[str, Any]) -> None:
     assert "$/h 0.35700 -> 0.37484 (+0.01784, +5.0%)" in weighted["changes"]
     # same number of NodeClaims, same capacity type: not reported as differences
     assert "nodeclaims" not in weighted["fields"] and "capacity_types" not in weighted["fields"]
-    assert diff["fields"] == ["instance_types", "generations", "nodepools", "cost_per_hour"]
+    assert diff["fields"] == ["instance_types", "generations", "nodepools", "cost_per_hour", "cost_total",
+                              "node_hours_by_generation"]
+    # both settle at the same virtual time, so the horizon is no difference
+    assert "horizon" not in weighted["fields"]
+    hours = weighted["fields"]["node_hours_by_generation"]
+    assert list(hours["one-pool"]) == ["7"] and list(hours["weighted"]) == ["8"]
     # every pod moved from the c7i to the c8i node
     assert len(weighted["pods"]) == 6
     assert {tuple(v.values()) for v in weighted["pods"].values()} == {("c7i.2xlarge", "c8i.2xlarge")}
