@@ -256,6 +256,14 @@ def _run_scenario(paths: tuple[Path, ...], **options: Any) -> Any:
         progress.done()
 
 
+def _emit(document: dict[str, Any], to_json: Callable[[], str], output: str, render_text: Callable[[Any], str],
+          render_report: Callable[[Any], str], report_path: Path | None) -> None:
+    """Print the document as JSON or text (``-o``) and write the HTML report (``--report``)."""
+    click.echo(to_json() if output == "json" else render_text(document), nl=False)
+    if report_path is not None:
+        report_path.write_text(render_report(document), encoding="utf-8")
+
+
 @click.group(cls=PluginGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="karpy")
 def cli() -> None:
@@ -277,17 +285,10 @@ def simulate(paths: tuple[Path, ...], region: str, prices: str | None, unavailab
                            preference_policy=preference_policy, min_values_policy=min_values_policy,
                            cloud_provider=cloud_provider, until=until, events=list(events),
                            strict=strict)
-    document = result.to_document()
-    if output == "json":
-        click.echo(result.to_json(), nl=False)
-    else:
-        from karpy.report.table import render_table
+    from karpy.report.html import render_html
+    from karpy.report.table import render_table
 
-        click.echo(render_table(document), nl=False)
-    if report_path is not None:
-        from karpy.report.html import render_html
-
-        report_path.write_text(render_html(document), encoding="utf-8")
+    _emit(result.to_document(), result.to_json, output, render_table, render_html, report_path)
     sys.exit(result.exit_code)
 
 
@@ -398,16 +399,9 @@ def compare(designs: tuple[str, ...], shared: tuple[Path, ...], region: str, pri
     for name in names:
         for warning in document["runs"][name].get("warnings") or ():
             click.echo(f"karpy: {name}: warning: {warning}", err=True)
-    if output == "json":
-        click.echo(comparison.to_json(), nl=False)
-    else:
-        from karpy.report.compare import render_compare_table
+    from karpy.report.compare import render_compare_html, render_compare_table
 
-        click.echo(render_compare_table(document), nl=False)
-    if report_path is not None:
-        from karpy.report.compare import render_compare_html
-
-        report_path.write_text(render_compare_html(document), encoding="utf-8")
+    _emit(document, comparison.to_json, output, render_compare_table, render_compare_html, report_path)
     sys.exit(comparison.exit_code)
 
 

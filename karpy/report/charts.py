@@ -34,6 +34,13 @@ def _f(x: float) -> str:
     return f"{x:.1f}"
 
 
+def _legend(keys: Sequence[str], x0: int, baseline: int, label: str) -> str:
+    """One row of colour swatches, ``label key`` each, 110 px apart."""
+    return "".join(f'<rect x="{x0 + j * 110}" y="{baseline - 10}" width="12" height="12" '
+                   f'fill="{color_for(key, list(keys))}"/><text x="{x0 + j * 110 + 16}" y="{baseline}">'
+                   f'{_e(label)} {_e(key)}</text>' for j, key in enumerate(keys))
+
+
 def line_chart(chart_id: str, caption: str, x_labels: Sequence[str],
                series: Sequence[tuple[str, Sequence[float | None]]], *, y_label: str = "$/h",
                width: int = 900, height: int = 320) -> str:
@@ -130,11 +137,7 @@ def stacked_share_bars(chart_id: str, caption: str, rows: Sequence[tuple[str, Ma
                 out.append(f'<text x="{_f(x0 + w / 2)}" y="{y0 + 15}" text-anchor="middle" fill="#fff">'
                            f'{_e(seg)}</text>')
             x0 += w
-    ly = height - 8
-    for j, seg in enumerate(segments):
-        lx = label_w + j * 110
-        out.append(f'<rect x="{lx}" y="{ly - 10}" width="12" height="12" fill="{color_for(seg, list(segments))}"/>'
-                   f'<text x="{lx + 16}" y="{ly}">{_e(segment_label)} {_e(seg)}</text>')
+    out.append(_legend(segments, label_w, height - 8, segment_label))
     out.append("</svg>")
     return "".join(out)
 
@@ -163,10 +166,6 @@ def grid_chart(chart_id: str, caption: str, row_labels: Sequence[str], col_label
             out.append(f'<rect x="{x0}" y="{y0}" width="{cell_w - 1}" height="{cell_h - 1}" fill="{fill}" '
                        f'data-row="{_e(row)}" data-col="{_e(col)}" data-key="{_e(key)}">'
                        f'<title>{_e(row)} @ {_e(col)}: {_e(text or "-")}</title></rect>')
-    ly = height - 8
-    for j, key in enumerate(keys):
-        lx = label_w + j * 110
-        out.append(f'<rect x="{lx}" y="{ly - 10}" width="12" height="12" fill="{color_for(key, list(keys))}"/>'
-                   f'<text x="{lx + 16}" y="{ly}">{_e(key_label)} {_e(key)}</text>')
+    out.append(_legend(keys, label_w, height - 8, key_label))
     out.append("</svg>")
     return "".join(out)

@@ -23,7 +23,7 @@ from __future__ import annotations
 import multiprocessing
 import os
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import Executor, ProcessPoolExecutor, as_completed
 from typing import Any
 
@@ -62,17 +62,21 @@ def _sequential(cells: Sequence[Cell], on_done: OnDone) -> list[dict[str, Any]]:
     return rows
 
 
-def _futures(executor: Executor, cells: Sequence[Cell], on_done: OnDone) -> list[dict[str, Any]]:
+def _collect(cells: Sequence[Cell], finished: Iterable[tuple[int, Any]], on_done: OnDone) -> list[dict[str, Any]]:
+    """Put each finished future's row at its cell's index (an exception becomes an error row)."""
     rows: list[dict[str, Any] | None] = [None] * len(cells)
-    index = {executor.submit(run_cell, cell): i for i, cell in enumerate(cells)}
-    for future in as_completed(index):
-        i = index[future]
+    for i, future in finished:
         try:
             rows[i] = future.result()
         except Exception as err:  # noqa: BLE001 - a dead worker loses one cell, not the sweep
             rows[i] = _failed(cells[i], err)
         on_done(rows[i])  # type: ignore[arg-type]
     return rows  # type: ignore[return-value]
+
+
+def _futures(executor: Executor, cells: Sequence[Cell], on_done: OnDone) -> list[dict[str, Any]]:
+    index = {executor.submit(run_cell, cell): i for i, cell in enumerate(cells)}
+    return _collect(cells, ((index[f], f) for f in as_completed(index)), on_done)
 
 
 def _start_method() -> str:
@@ -94,17 +98,9 @@ def _is_dask_client(obj: Any) -> bool:
 def _dask(cells: Sequence[Cell], client: Any, on_done: OnDone) -> list[dict[str, Any]]:
     from distributed import as_completed as dask_completed
 
-    rows: list[dict[str, Any] | None] = [None] * len(cells)
     futures = [client.submit(run_cell, cell, pure=False) for cell in cells]
     index = {f.key: i for i, f in enumerate(futures)}
-    for future in dask_completed(futures):
-        i = index[future.key]
-        try:
-            rows[i] = future.result()
-        except Exception as err:  # noqa: BLE001 - a lost worker loses one cell, not the sweep
-            rows[i] = _failed(cells[i], err)
-        on_done(rows[i])  # type: ignore[arg-type]
-    return rows  # type: ignore[return-value]
+    return _collect(cells, ((index[f.key], f) for f in dask_completed(futures)), on_done)
 
 
 def _dask_client(scheduler: str | None) -> Any:
