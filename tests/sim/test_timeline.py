@@ -22,6 +22,13 @@ def fake(*objects, **kwargs):
     return karpy.simulate(list(objects), cloud_provider=FakeCloudProvider(), region=None, **kwargs)
 
 
+def aws(manifests, **kwargs):
+    """A run on the AWS provider; its mocked EC2 is stopped afterwards (the records stay readable)."""
+    result = karpy.simulate(manifests, prices="2026-07-20", **kwargs)
+    result.cloud_provider.close()
+    return result
+
+
 def pending(name, **kw):
     return make_pod(name, unschedulable=False, **kw)
 
@@ -207,7 +214,7 @@ def test_byte_identical_json_on_reruns_with_events():
 # -- AWS provider: capacity outage and spot interruption ----------------------------------------------
 @pytest.fixture(scope="module")
 def outage():
-    return karpy.simulate(DATA / "generation-outage.yaml", prices="2026-07-20")
+    return aws(DATA / "generation-outage.yaml")
 
 
 def test_8th_gen_outage_1h_to_2h_falls_back_to_7th_gen_then_8th_again(outage):
@@ -231,11 +238,8 @@ def test_8th_gen_outage_1h_to_2h_falls_back_to_7th_gen_then_8th_again(outage):
 
 @pytest.fixture(scope="module")
 def interrupted():
-    first = karpy.simulate(DATA / "spot-interruption.yaml", prices="2026-07-20")
-    node = first.to_document()["nodeclaims"][0]
-    result = karpy.simulate(DATA / "spot-interruption.yaml", prices="2026-07-20", until="1h",
-                            events=[f"30m interrupt node={node['name']}"])
-    return node, result
+    node = aws(DATA / "spot-interruption.yaml").to_document()["nodeclaims"][0]
+    return node, aws(DATA / "spot-interruption.yaml", until="1h", events=[f"30m interrupt node={node['name']}"])
 
 
 def test_spot_interruption_ice_caches_the_offering_and_replaces_elsewhere(interrupted):
@@ -260,8 +264,8 @@ def test_spot_interruption_ice_caches_the_offering_and_replaces_elsewhere(interr
 def test_unavailable_until_120_waits_for_capacity_instead_of_stopping_at_61s():
     # hostile-input case moved to #9: every launch ICEs until 120 s; the ICE cache holds the
     # offerings for 3 minutes more; the run continues until pods can schedule
-    result = karpy.simulate([make_nodepool(), *[pending(f"p{i}", requests={"cpu": "1"}) for i in range(3)]],
-                            prices="2026-07-20", unavailable=["*:*:*:until=120"])
+    result = aws([make_nodepool(), *[pending(f"p{i}", requests={"cpu": "1"}) for i in range(3)]],
+                 unavailable=["*:*:*:until=120"])
     doc = result.to_document()
     assert result.exit_code == 0
     assert doc["simulation"]["virtual_seconds"] > 120
@@ -398,7 +402,7 @@ def test_reruns_are_byte_identical_across_hash_seeds(tmp_path):
 
 def test_interrupt_by_instance_type_and_zone_hits_the_spot_nodes_of_that_offering(interrupted):
     node, _ = interrupted
-    result = karpy.simulate(DATA / "spot-interruption.yaml", prices="2026-07-20", until="1h", events=[
+    result = aws(DATA / "spot-interruption.yaml", until="1h", events=[
         {"at": "20m", "interrupt": {"instance_type": node["instance_type"], "zone": node["zone"]}}])
     doc = result.to_document()
     hit = [n for n in doc["nodeclaims"] if n["deleted_by"] == "interruption"]
@@ -408,7 +412,6 @@ def test_interrupt_by_instance_type_and_zone_hits_the_spot_nodes_of_that_offerin
 
 def test_a_permanent_unavailable_rule_still_settles():
     # nothing will change: the ICE-cache expiry of an offering a rule still fails is no wake-up
-    result = karpy.simulate([make_nodepool(), pending("p0", requests={"cpu": "1"})], prices="2026-07-20",
-                            unavailable=["*:*:*"])
+    result = aws(DATA / "spot-interruption.yaml", unavailable=["*:*:*"])
     assert result.exit_code == 3
     assert result.to_document()["simulation"]["virtual_seconds"] < 180
