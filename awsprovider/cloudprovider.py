@@ -276,6 +276,14 @@ class AWSCloudProvider:
         return cls(options.region or "us-east-1", options.prices, options.clock, tuple(options.unavailable),
                    nodeclasses, overlays, options=getattr(options, "options", None))
 
+    @classmethod
+    def price_dates(cls, region: str) -> list[str]:
+        """Dates of the bundled price tables of ``region``, oldest first (``prices: all`` in a
+        ``karpy sweep``); empty for a region without tables."""
+        from awsprovider.pricing import list_tables
+
+        return [date for _, date in list_tables(region)]
+
     def prices_metadata(self) -> dict[str, Any]:
         """``{"date", "source"}`` of the price table, for the JSON document."""
         return self.pricing.prices_metadata()

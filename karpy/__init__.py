@@ -15,10 +15,12 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
-__all__ = ["Result", "simulate", "__version__"]
+__all__ = ["Result", "compare", "simulate", "sweep", "__version__"]
 
 if TYPE_CHECKING:  # pragma: no cover
+    from karpy.comparison import compare
     from karpy.result import Result
+    from karpy.sweeps import sweep
     from karpy.simulator import simulate
 
 
@@ -27,6 +29,14 @@ def __getattr__(name: str) -> Any:
         from karpy.simulator import simulate
 
         return simulate
+    if name == "compare":
+        from karpy.comparison import compare
+
+        return compare
+    if name == "sweep":
+        from karpy.sweeps import sweep
+
+        return sweep
     if name == "Result":
         from karpy.result import Result
 

@@ -239,15 +239,8 @@ class _Progress:
             click.echo("", err=True)
 
 
-def _run_scenario(paths: tuple[Path, ...], **options: Any) -> Any:
-    """Run ``karpy.simulate`` on PATH... (default: the bundled example) for a command, turning bad
-    input into one line on stderr and exit code 2."""
-    from karpy.simulator import simulate
-
-    sources: list[Any] = list(paths) if paths else [bundled_example()]
-    for p in paths:
-        if not p.exists():
-            _bad_input(f"{p}: no such file or directory")
+def _timeline_options(options: dict[str, Any]) -> None:
+    """Turn ``--event`` lines into Scenario events and drop unset ``--until``/``--event`` (in place)."""
     if options.get("events"):
         from karpy.api.scenario import parse_event_line
 
@@ -259,6 +252,18 @@ def _run_scenario(paths: tuple[Path, ...], **options: Any) -> Any:
         options.pop("events", None)
     if options.get("until") is None:
         options.pop("until", None)
+
+
+def _run_scenario(paths: tuple[Path, ...], **options: Any) -> Any:
+    """Run ``karpy.simulate`` on PATH... (default: the bundled example) for a command, turning bad
+    input into one line on stderr and exit code 2."""
+    from karpy.simulator import simulate
+
+    sources: list[Any] = list(paths) if paths else [bundled_example()]
+    for p in paths:
+        if not p.exists():
+            _bad_input(f"{p}: no such file or directory")
+    _timeline_options(options)
     progress = _Progress()
     try:
         return simulate(sources, progress=progress, **options)
@@ -266,6 +271,14 @@ def _run_scenario(paths: tuple[Path, ...], **options: Any) -> Any:
         _bad_input(str(err))
     finally:
         progress.done()
+
+
+def _emit(document: dict[str, Any], to_json: Callable[[], str], output: str, render_text: Callable[[Any], str],
+          render_report: Callable[[Any], str], report_path: Path | None) -> None:
+    """Print the document as JSON or text (``-o``) and write the HTML report (``--report``)."""
+    click.echo(to_json() if output == "json" else render_text(document), nl=False)
+    if report_path is not None:
+        report_path.write_text(render_report(document), encoding="utf-8")
 
 
 @click.group(cls=PluginGroup, context_settings={"help_option_names": ["-h", "--help"]})
@@ -289,17 +302,10 @@ def simulate(paths: tuple[Path, ...], region: str, prices: str | None, unavailab
                            preference_policy=preference_policy, min_values_policy=min_values_policy,
                            cloud_provider=cloud_provider, until=until, events=list(events),
                            strict=strict, scheduler_config=scheduler_config)
-    document = result.to_document()
-    if output == "json":
-        click.echo(result.to_json(), nl=False)
-    else:
-        from karpy.report.table import render_table
+    from karpy.report.html import render_html
+    from karpy.report.table import render_table
 
-        click.echo(render_table(document), nl=False)
-    if report_path is not None:
-        from karpy.report.html import render_html
-
-        report_path.write_text(render_html(document), encoding="utf-8")
+    _emit(result.to_document(), result.to_json, output, render_table, render_html, report_path)
     sys.exit(result.exit_code)
 
 
@@ -352,6 +358,150 @@ def explain(paths: tuple[Path, ...], pod_key: str | None, nodeclaim_name: str | 
     else:
         click.echo(render_explain(trace), nl=False)
     sys.exit(0)
+
+
+def _parse_design(text: str) -> tuple[str, list[Path]]:
+    """``[NAME=]PATH[,PATH...]`` -> (name, paths); the name defaults to the first path's name."""
+    name, sep, rest = text.partition("=")
+    if not sep or "/" in name or not name:
+        name, rest = "", text
+    paths = [Path(p) for p in rest.split(",") if p]
+    if not paths:
+        _bad_input(f"design {text!r}: no path; expected [NAME=]PATH[,PATH...]")
+    for p in paths:
+        if not p.exists():
+            _bad_input(f"{p}: no such file or directory")
+    return name or (paths[0].resolve().name or str(paths[0])), paths
+
+
+@cli.command()
+@click.argument("designs", nargs=-1, required=True, metavar="DESIGN...")
+@click.option("--shared", multiple=True, type=click.Path(path_type=Path), metavar="PATH",
+              help="Manifests every design runs with (the workload, an EC2NodeClass); repeatable.")
+@_scenario_options
+@click.option("-o", "--output", type=click.Choice(["table", "json"]), default="table", show_default=True)
+@click.option("--report", "report_path", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="Also write a self-contained HTML report with the designs side by side (SVG).")
+def compare(designs: tuple[str, ...], shared: tuple[Path, ...], region: str, prices: str | None,
+            unavailable: tuple[str, ...], preference_policy: str, min_values_policy: str, cloud_provider: str,
+            until: str | None, events: tuple[str, ...], strict: bool, output: str,
+            report_path: Path | None, scheduler_config: Path | None = None) -> None:
+    """Compare two or more DESIGNs over the same workload, side by side.
+
+    Each DESIGN is [NAME=]PATH[,PATH...] (files or directories of manifests; the name defaults to
+    the first path's name); the first is the baseline. Every design runs with the --shared
+    manifests and the same scenario options. Exit 0 when every design places every pod, 3 when
+    some design leaves pods pending, 2 on bad input.
+    """
+    from karpy.comparison import CompareError
+    from karpy.comparison import compare as run_compare
+
+    parsed = [_parse_design(d) for d in designs]
+    names = [n for n, _ in parsed]
+    duplicate = next((n for n in names if names.count(n) > 1), None)
+    if duplicate is not None:
+        _bad_input(f"design name {duplicate!r} given twice; name them with NAME=PATH")
+    for p in shared:
+        if not p.exists():
+            _bad_input(f"{p}: no such file or directory")
+    options: dict[str, Any] = dict(region=region, prices=prices, unavailable=unavailable,
+                                   preference_policy=preference_policy, min_values_policy=min_values_policy,
+                                   cloud_provider=cloud_provider, until=until, events=list(events), strict=strict,
+                                   scheduler_config=scheduler_config)
+    _timeline_options(options)
+    try:
+        comparison = run_compare(dict(parsed), shared=list(shared), **options)
+        document = comparison.to_document()
+    except (CompareError, *_input_errors()) as err:
+        _bad_input(str(err))
+    for name in names:
+        for warning in document["runs"][name].get("warnings") or ():
+            click.echo(f"karpy: {name}: warning: {warning}", err=True)
+    from karpy.report.compare import render_compare_html, render_compare_table
+
+    _emit(document, comparison.to_json, output, render_compare_table, render_compare_html, report_path)
+    sys.exit(comparison.exit_code)
+
+
+@cli.command()
+@click.argument("sweep_file", type=click.Path(path_type=Path), metavar="SWEEP.yaml")
+@click.option("-o", "--output", type=click.Choice(["table", "csv", "jsonl"]), default="table", show_default=True,
+              help="What to print on stdout.")
+@click.option("--csv", "csv_path", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="Write the rows as CSV to this file.")
+@click.option("--jsonl", "jsonl_path", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="Write the rows as JSON lines to this file.")
+@click.option("--parquet", "parquet_path", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help='Write the rows as Parquet to this file (needs pip install "karpy[parquet]").')
+@click.option("--report", "report_path", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="Write a self-contained HTML report with SVG charts to this file.")
+@click.option("--charts", "charts_dir", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help="Also write each chart of the report as an SVG file into this directory.")
+@click.option("--executor", type=click.Choice(["sequential", "process", "dask"]), default="process",
+              show_default=True, help="Where cells run: this process, a local process pool, or a Dask cluster.")
+@click.option("--workers", type=click.IntRange(min=1), default=None,
+              help="Process-pool size (default: the CPUs this process may use).")
+@click.option("--scheduler", default=None, metavar="ADDRESS",
+              help="Dask scheduler address for --executor dask (e.g. tcp://host:8786).")
+@click.option("-q", "--quiet", is_flag=True, help="No progress bar on stderr.")
+def sweep(sweep_file: Path, output: str, csv_path: Path | None, jsonl_path: Path | None, parquet_path: Path | None,
+          report_path: Path | None, charts_dir: Path | None, executor: str, workers: int | None,
+          scheduler: str | None, quiet: bool) -> None:
+    """Run the matrix of a karpy.io/v1alpha1 Sweep: one row per cell (designs x workloads x price
+    tables x capacity scenarios x policies).
+
+    Exit 0 when every cell ran and placed every pod, 3 when some cell left pods pending, 1 when
+    some cell failed (its row carries the error), 2 on bad input.
+    """
+    from karpy.sweeps import ExecutorError, SweepError, SweepProgress, expand, load_sweep, run_cells
+    from karpy.sweeps.rows import SweepResult
+
+    if parquet_path is not None:
+        try:
+            import pyarrow  # noqa: F401
+        except ImportError:
+            _bad_input('--parquet needs pyarrow: pip install "karpy[parquet]"')
+    try:
+        spec = load_sweep(sweep_file)
+        cells = expand(spec)
+    except (SweepError, *_input_errors()) as err:
+        _bad_input(str(err))
+    progress = None if quiet else SweepProgress(len(cells))
+    try:
+        raw = run_cells(cells, executor, workers=workers, scheduler=scheduler, on_done=progress)
+    except ExecutorError as err:
+        _bad_input(str(err))
+    result = SweepResult(raw, name=spec.name)
+    for warning in result.warnings:
+        click.echo(f"karpy: warning: {warning}", err=True)
+    for row in result.errors:
+        click.echo(f"karpy: cell {row['cell']} ({row['design']}, {row['capacity']}, {row['prices'] or 'newest'}) "
+                   f"failed: {row['error']}", err=True)
+    if output == "csv":
+        click.echo(result.to_csv(), nl=False)
+    elif output == "jsonl":
+        click.echo(result.to_jsonl(), nl=False)
+    else:
+        from karpy.report.sweep import render_sweep_table
+
+        click.echo(render_sweep_table(result.rows), nl=False)
+    if csv_path is not None:
+        result.to_csv(csv_path)
+    if jsonl_path is not None:
+        result.to_jsonl(jsonl_path)
+    if parquet_path is not None:
+        result.to_parquet(parquet_path)
+    if report_path is not None or charts_dir is not None:
+        from karpy.report.sweep import render_sweep_html, sweep_charts
+
+        if report_path is not None:
+            report_path.write_text(render_sweep_html(result.rows, title=f"karpy sweep: {spec.name}",
+                                                     warnings=result.warnings), encoding="utf-8")
+        if charts_dir is not None:
+            charts_dir.mkdir(parents=True, exist_ok=True)
+            for chart_id, svg in sweep_charts(result.rows).items():
+                (charts_dir / f"{chart_id}.svg").write_text(svg + "\n", encoding="utf-8")
+    sys.exit(result.exit_code)
 
 
 @cli.command()

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import fnmatch
 import json
-import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -60,13 +59,9 @@ __all__ = [
     "summarize",
 ]
 
-LABEL_INSTANCE_GENERATION = "karpenter.k8s.aws/instance-generation"
-LABEL_INSTANCE_FAMILY = "karpenter.k8s.aws/instance-family"
-LABEL_INSTANCE_TYPE = "node.kubernetes.io/instance-type"
+from karpy.summary import LABEL_INSTANCE_FAMILY, LABEL_INSTANCE_GENERATION, LABEL_INSTANCE_TYPE  # noqa: E402
 #: nodeClassRef of the EC2NodeClass the AWS provider defaults to (for NodePools built in Python)
 AWS_NODE_CLASS_REF: Mapping[str, str] = {"group": "karpenter.k8s.aws", "kind": "EC2NodeClass", "name": "default"}
-#: provider-aws instancetype/types.go instanceTypeScheme: family prefix, optional "-NNtb", generation
-_TYPE_SCHEME = re.compile(r"^([a-z]+)(-[0-9]+tb)?([0-9]+)")
 #: how many list entries the failure message spells out before "... (+N more)"
 _LIST_LIMIT = 12
 _KEPT_LABELS = (LABEL_INSTANCE_FAMILY, LABEL_INSTANCE_GENERATION, "karpenter.sh/capacity-type",
@@ -179,106 +174,20 @@ def karpy_scenario(pytestconfig: pytest.Config) -> ScenarioFactory:
     return ScenarioFactory(Path(pytestconfig.rootpath))
 
 
-# -- reading a result -----------------------------------------------------------------------------
-def _document(result: Any) -> dict[str, Any]:
-    return result.to_document() if hasattr(result, "to_document") else dict(result)
-
-
-def _deleted_names(result: Any) -> set[str]:
-    return {r.name for r in getattr(result, "launches", ()) if getattr(r, "deleted", False)}
-
-
-def family_of(instance_type: str | None) -> str | None:
-    """``"c8i.2xlarge"`` -> ``"c8i"``."""
-    return instance_type.split(".", 1)[0] if instance_type else None
-
-
-def generation_of(nodeclaim_or_type: Mapping[str, Any] | str | None) -> str | None:
-    """The instance generation: the NodeClaim's ``instance-generation`` label, else parsed from the
-    type name the way provider-aws does (``c8i.large`` -> ``"8"``, ``u-6tb1.metal`` -> ``"1"``)."""
-    if nodeclaim_or_type is None:
-        return None
-    if isinstance(nodeclaim_or_type, Mapping):
-        label = (nodeclaim_or_type.get("labels") or {}).get(LABEL_INSTANCE_GENERATION)
-        if label:
-            return str(label)
-        nodeclaim_or_type = nodeclaim_or_type.get("instance_type")
-        if not nodeclaim_or_type:
-            return None
-    m = _TYPE_SCHEME.match(str(nodeclaim_or_type))
-    return m.group(3) if m else None
-
-
-def _family(nc: Mapping[str, Any]) -> str | None:
-    return (nc.get("labels") or {}).get(LABEL_INSTANCE_FAMILY) or family_of(nc.get("instance_type"))
-
-
-def launched_nodeclaims(result: Any) -> list[dict[str, Any]]:
-    """The document's NodeClaims whose launch succeeded (and that were not deleted since)."""
-    deleted = _deleted_names(result)
-    return [nc for nc in _document(result)["nodeclaims"]
-            if nc.get("instance_type") and nc.get("launched", True) and nc["name"] not in deleted]
-
-
-def failed_nodeclaims(result: Any) -> list[dict[str, Any]]:
-    """The document's NodeClaims whose launch failed."""
-    return [nc for nc in _document(result)["nodeclaims"] if not nc.get("instance_type") or nc.get("launched") is False]
-
-
-def candidate_types(nodeclaim: Mapping[str, Any]) -> list[str]:
-    """The NodeClaim's ``node.kubernetes.io/instance-type In [...]`` values (the candidate list)."""
-    for r in nodeclaim.get("requirements") or ():
-        if r.get("key") == LABEL_INSTANCE_TYPE and r.get("operator") == "In":
-            return list(r.get("values") or ())
-    return []
-
-
-def fleet_types(nodeclaim: Mapping[str, Any]) -> list[str]:
-    """Distinct instance types of the CreateFleet overrides, in the order they were sent."""
-    out: list[str] = []
-    for o in ((nodeclaim.get("fleet") or {}).get("overrides") or ()):
-        if o.get("instance_type") not in out:
-            out.append(o["instance_type"])
-    return out
-
-
-@dataclass(frozen=True)
-class Summary:
-    """One line's worth of a run: what launched, at what cost, what stayed pending."""
-
-    instance_types: tuple[str, ...]
-    generations: tuple[str, ...]
-    capacity_types: tuple[str, ...]
-    nodepools: tuple[str, ...]
-    cost_per_hour: float
-    pending: int
-    failed_launches: int
-    allocation_strategies: tuple[str, ...]
-    #: virtual seconds from the start to the creation of the last launched NodeClaim (None: none launched)
-    last_launch_at: float | None = None
-
-
-def summarize(result: Any) -> Summary:
-    """Summarise a result (used by the cookbook's ``make_table.py``)."""
-    doc = _document(result)
-    launched = launched_nodeclaims(result)
-    pending = sum(1 for p in doc["pods"].values() if p.get("phase") == "Pending")
-
-    def distinct(values: Iterable[Any]) -> tuple[str, ...]:
-        return tuple(dict.fromkeys(str(v) for v in values if v is not None))
-
-    return Summary(
-        instance_types=distinct(nc["instance_type"] for nc in launched),
-        generations=distinct(generation_of(nc) for nc in launched),
-        capacity_types=distinct(nc.get("capacity_type") for nc in launched),
-        nodepools=distinct(nc.get("nodepool") for nc in launched),
-        cost_per_hour=float(doc.get("cost_per_hour") or 0.0),
-        pending=pending,
-        failed_launches=len(failed_nodeclaims(result)),
-        allocation_strategies=distinct((nc.get("fleet") or {}).get("allocation_strategy") for nc in launched),
-        last_launch_at=max((float(nc["created_at"]) for nc in launched if nc.get("created_at") is not None),
-                           default=None),
-    )
+# -- reading a result (karpy.summary; re-exported here for tests) -------------------------------
+from karpy.summary import (  # noqa: E402
+    Summary,
+    _deleted_names,
+    _document,
+    _family,
+    candidate_types,
+    failed_nodeclaims,
+    family_of,
+    fleet_types,
+    generation_of,
+    launched_nodeclaims,
+    summarize,
+)
 
 
 # -- failure messages -----------------------------------------------------------------------------

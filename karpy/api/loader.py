@@ -46,7 +46,7 @@ from karpy.api.service import Service
 from karpy.api.storage import CSINode, PersistentVolume, PersistentVolumeClaim, StorageClass
 from karpy.api.workloads import DaemonSet, Deployment, Job, ReplicaSet, StatefulSet
 
-__all__ = ["ManifestError", "Manifests", "load_manifests", "format_loc"]
+__all__ = ["ManifestError", "Manifests", "load_manifests", "format_loc", "manifest_files"]
 
 _EXTENSIONS = (".yaml", ".yml", ".json")
 _YAML_BOOLS = {"y", "yes", "n", "no", "true", "false", "on", "off"}
@@ -273,6 +273,12 @@ def _files_in(directory: Path) -> list[Path]:
         found.extend(Path(root) / f for f in sorted(files)
                      if not f.startswith(".") and f.endswith(_EXTENSIONS))
     return sorted(found, key=lambda p: p.relative_to(directory).parts)
+
+
+def manifest_files(path: Path) -> list[Path]:
+    """The files :func:`load_manifests` reads for ``path``, in the order it reads them: the file
+    itself, or a directory's ``*.yaml``/``*.yml``/``*.json`` files (sorted walk, hidden skipped)."""
+    return _files_in(path) if path.is_dir() else [path]
 
 
 def _read_path(path: Path) -> list[_Doc]:

@@ -368,12 +368,18 @@ def render_html(document: dict, *, title: str = "karpy simulation") -> str:
             _placement(document, nodeclaims),
         ]
     )
+    return page(title, subtitle, body)
+
+
+def page(title: str, subtitle: str, body: str, *, style: str = "") -> str:
+    """The self-contained page around ``body`` (already-escaped HTML): CSP, inline CSS, header.
+    ``style``: extra CSS appended to :data:`STYLE` (used by the compare and sweep reports)."""
     return (
         "<!DOCTYPE html>\n"
         '<html lang="en"><head><meta charset="utf-8">'
         f'<meta http-equiv="Content-Security-Policy" content="{CSP}">'
         '<meta name="viewport" content="width=device-width, initial-scale=1">'
-        f"<title>{_e(title)}</title><style>{STYLE}</style></head>\n"
+        f"<title>{_e(title)}</title><style>{STYLE}{style}</style></head>\n"
         f"<body><header><h1>{_e(title)}</h1><p>{_e(subtitle)}</p></header>\n"
         f"<main>{body}</main></body></html>\n"
     )

@@ -1,0 +1,171 @@
+"""Inline SVG charts for the compare and sweep reports (no script, no external resource).
+
+Every label is escaped; geometry is computed with fixed rounding, so the same data gives the same
+bytes. Each chart is a ``<svg class="chart" id=...>`` element whose marks carry ``data-*``
+attributes (the numbers, 5 decimals) for tests and tools to read back.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from html import escape
+
+__all__ = ["PALETTE", "color_for", "line_chart", "stacked_share_bars", "grid_chart"]
+
+#: colours for series / generations, in order (colour-blind-friendly Okabe-Ito, then greys)
+PALETTE = ("#0072b2", "#e69f00", "#009e73", "#cc79a7", "#56b4e9", "#d55e00", "#f0e442", "#000000",
+           "#7f7f7f", "#bcbcbc")
+MISSING = "#f2f2f2"
+"""Fill of a cell with no value (a failed cell, or nothing launched)."""
+
+FONT = 'font-family="DejaVu Sans, Liberation Sans, Arial, sans-serif" font-size="12"'
+
+
+def _e(value: object) -> str:
+    return escape(str(value), quote=True)
+
+
+def color_for(key: str, keys: Sequence[str]) -> str:
+    """The palette colour of ``key`` by its position in ``keys`` (cycling)."""
+    return PALETTE[keys.index(key) % len(PALETTE)] if key in keys else PALETTE[-1]
+
+
+def _f(x: float) -> str:
+    return f"{x:.1f}"
+
+
+def _legend(keys: Sequence[str], x0: int, baseline: int, label: str) -> str:
+    """One row of colour swatches, ``label key`` each, 110 px apart."""
+    return "".join(f'<rect x="{x0 + j * 110}" y="{baseline - 10}" width="12" height="12" '
+                   f'fill="{color_for(key, list(keys))}"/><text x="{x0 + j * 110 + 16}" y="{baseline}">'
+                   f'{_e(label)} {_e(key)}</text>' for j, key in enumerate(keys))
+
+
+def line_chart(chart_id: str, caption: str, x_labels: Sequence[str],
+               series: Sequence[tuple[str, Sequence[float | None]]], *, y_label: str = "$/h",
+               width: int = 900, height: int = 320) -> str:
+    """One polyline per series over the categorical ``x_labels`` (a gap where a value is None),
+    a point per value, y from 0 to the maximum, a legend below."""
+    left, right, top, bottom = 64, 16, 28, 76
+    legend_rows = (len(series) + 2) // 3
+    total_h = height + 18 * legend_rows
+    plot_w, plot_h = width - left - right, height - top - bottom
+    values = [v for _, vs in series for v in vs if v is not None]
+    y_max = max(values, default=0.0) or 1.0
+    y_max *= 1.1
+    n = max(len(x_labels), 1)
+
+    def x(i: int) -> float:
+        return left + (plot_w * (i + 0.5) / n)
+
+    def y(v: float) -> float:
+        return top + plot_h - plot_h * v / y_max
+
+    out = [f'<svg class="chart" id="{_e(chart_id)}" xmlns="http://www.w3.org/2000/svg" role="img" '
+           f'viewBox="0 0 {width} {total_h}" width="{width}" height="{total_h}" {FONT}>',
+           f'<title>{_e(caption)}</title>',
+           f'<text x="{left}" y="16" font-weight="bold">{_e(caption)}</text>']
+    for k in range(5):
+        v = y_max * k / 4
+        out.append(f'<line x1="{left}" x2="{width - right}" y1="{_f(y(v))}" y2="{_f(y(v))}" stroke="#e2e8f0"/>')
+        out.append(f'<text x="{left - 6}" y="{_f(y(v) + 4)}" text-anchor="end">{v:.3f}</text>')
+    out.append(f'<text x="14" y="{_f(top + plot_h / 2)}" transform="rotate(-90 14 {_f(top + plot_h / 2)})" '
+               f'text-anchor="middle">{_e(y_label)}</text>')
+    step = max(1, (n + 23) // 24)
+    for i, label in enumerate(x_labels):
+        if i % step == 0 or i == n - 1:
+            out.append(f'<text x="{_f(x(i))}" y="{top + plot_h + 12}" text-anchor="end" '
+                       f'transform="rotate(-45 {_f(x(i))} {top + plot_h + 12})">{_e(label)}</text>')
+    names = [name for name, _ in series]
+    for name, vs in series:
+        color = color_for(name, names)
+        run: list[str] = []
+        runs: list[list[str]] = []
+        for i, v in enumerate(vs):
+            if v is None:
+                if run:
+                    runs.append(run)
+                run = []
+                continue
+            run.append(f"{_f(x(i))},{_f(y(v))}")
+        if run:
+            runs.append(run)
+        out.append(f'<g class="series" data-series="{_e(name)}">')
+        for r in runs:
+            out.append(f'<polyline fill="none" stroke="{color}" stroke-width="2" points="{" ".join(r)}"/>')
+        for i, v in enumerate(vs):
+            if v is not None:
+                out.append(f'<circle cx="{_f(x(i))}" cy="{_f(y(v))}" r="3" fill="{color}" '
+                           f'data-x="{_e(x_labels[i])}" data-value="{v:.5f}"><title>{_e(name)} '
+                           f'{_e(x_labels[i])}: {v:.5f}</title></circle>')
+        out.append("</g>")
+    for j, name in enumerate(names):
+        lx, ly = left + (j % 3) * (plot_w / 3), height - 8 + 18 * (j // 3)
+        out.append(f'<rect x="{_f(lx)}" y="{_f(ly - 10)}" width="12" height="12" fill="{color_for(name, names)}"/>'
+                   f'<text x="{_f(lx + 16)}" y="{_f(ly)}">{_e(name)}</text>')
+    out.append("</svg>")
+    return "".join(out)
+
+
+def stacked_share_bars(chart_id: str, caption: str, rows: Sequence[tuple[str, Mapping[str, float]]],
+                       segments: Sequence[str], *, segment_label: str = "generation", width: int = 900) -> str:
+    """One horizontal 100 % bar per row, split into ``segments`` by share (a row of zeros is grey)."""
+    label_w, bar_w, row_h = 300, width - 300 - 24, 24
+    height = 40 + row_h * len(rows) + 24
+    out = [f'<svg class="chart" id="{_e(chart_id)}" xmlns="http://www.w3.org/2000/svg" role="img" '
+           f'viewBox="0 0 {width} {height}" width="{width}" height="{height}" {FONT}>',
+           f'<title>{_e(caption)}</title>', f'<text x="4" y="16" font-weight="bold">{_e(caption)}</text>']
+    for r, (label, shares) in enumerate(rows):
+        y0 = 32 + r * row_h
+        out.append(f'<text x="{label_w - 8}" y="{y0 + 15}" text-anchor="end">{_e(label)}</text>')
+        total = sum(shares.values())
+        if total <= 0:
+            out.append(f'<rect x="{label_w}" y="{y0 + 3}" width="{bar_w}" height="{row_h - 6}" fill="{MISSING}"/>'
+                       f'<text x="{label_w + 6}" y="{y0 + 15}">nothing launched</text>')
+            continue
+        x0 = float(label_w)
+        for seg in segments:
+            part = shares.get(seg, 0.0)
+            if part <= 0:
+                continue
+            w = bar_w * part / total
+            out.append(f'<rect x="{_f(x0)}" y="{y0 + 3}" width="{_f(w)}" height="{row_h - 6}" '
+                       f'fill="{color_for(seg, list(segments))}" data-row="{_e(label)}" data-segment="{_e(seg)}" '
+                       f'data-share="{part / total:.5f}"><title>{_e(label)}: {_e(segment_label)} {_e(seg)} '
+                       f'{100 * part / total:.1f}%</title></rect>')
+            if w > 28:
+                out.append(f'<text x="{_f(x0 + w / 2)}" y="{y0 + 15}" text-anchor="middle" fill="#fff">'
+                           f'{_e(seg)}</text>')
+            x0 += w
+    out.append(_legend(segments, label_w, height - 8, segment_label))
+    out.append("</svg>")
+    return "".join(out)
+
+
+def grid_chart(chart_id: str, caption: str, row_labels: Sequence[str], col_labels: Sequence[str],
+               cells: Mapping[tuple[str, str], tuple[str, str]], keys: Sequence[str], *,
+               key_label: str = "generation") -> str:
+    """A heat grid: ``cells[(row, col)] = (text, key)``; the key picks the colour (absent: grey)."""
+    label_w, cell_w, cell_h, head_h = 300, max(14, min(40, 560 // max(len(col_labels), 1))), 22, 84
+    width = max(label_w + cell_w * len(col_labels), label_w + 110 * len(keys)) + 16
+    height = head_h + cell_h * len(row_labels) + 30
+    out = [f'<svg class="chart" id="{_e(chart_id)}" xmlns="http://www.w3.org/2000/svg" role="img" '
+           f'viewBox="0 0 {width} {height}" width="{width}" height="{height}" {FONT}>',
+           f'<title>{_e(caption)}</title>', f'<text x="4" y="16" font-weight="bold">{_e(caption)}</text>']
+    for c, col in enumerate(col_labels):
+        cx = label_w + c * cell_w + cell_w / 2
+        out.append(f'<text x="{_f(cx)}" y="{head_h - 6}" transform="rotate(-60 {_f(cx)} {head_h - 6})">'
+                   f'{_e(col)}</text>')
+    for r, row in enumerate(row_labels):
+        y0 = head_h + r * cell_h
+        out.append(f'<text x="{label_w - 8}" y="{y0 + 15}" text-anchor="end">{_e(row)}</text>')
+        for c, col in enumerate(col_labels):
+            text, key = cells.get((row, col), ("", ""))
+            fill = color_for(key, list(keys)) if key else MISSING
+            x0 = label_w + c * cell_w
+            out.append(f'<rect x="{x0}" y="{y0}" width="{cell_w - 1}" height="{cell_h - 1}" fill="{fill}" '
+                       f'data-row="{_e(row)}" data-col="{_e(col)}" data-key="{_e(key)}">'
+                       f'<title>{_e(row)} @ {_e(col)}: {_e(text or "-")}</title></rect>')
+    out.append(_legend(keys, label_w, height - 8, key_label))
+    out.append("</svg>")
+    return "".join(out)

@@ -1,0 +1,166 @@
+"""Views of a comparison document (:mod:`karpy.comparison`): the ``karpy compare`` table and the
+side-by-side HTML report (inline SVG, no script).
+
+Rows are the outcome fields of :data:`karpy.comparison.OUTCOME_FIELDS`; a row where any design differs
+from the baseline is marked ``*`` in the table and highlighted in the report, and the cells that
+differ carry ``class="diff"``. Deterministic: same document, same bytes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from karpy.report.charts import FONT, MISSING, color_for
+from karpy.report.html import _e, page
+from karpy.report.table import clean, format_rows, is_launched
+from karpy.summary import generation_of, generation_sort_key
+
+__all__ = ["render_compare_html", "render_compare_table"]
+
+MARK = "*"
+STYLE = """
+td.diff{background:#fefcbf;font-weight:600}
+tr.differs th{color:#975a16}
+ul.changes li{margin:2px 0}
+""".strip()
+
+
+def _fields(document: Mapping[str, Any]) -> list[tuple[str, str]]:
+    from karpy.comparison import OUTCOME_FIELDS
+
+    outcomes = document.get("outcomes") or {}
+    return [(k, label) for k, label in OUTCOME_FIELDS if any(k in (o or {}) for o in outcomes.values())]
+
+
+def _cell(key: str, value: Any) -> str:
+    from karpy.comparison import format_value
+
+    return clean(format_value(key, value))
+
+
+def _prices_line(document: Mapping[str, Any]) -> str:
+    runs = document.get("runs") or {}
+    seen: list[str] = []
+    for run in runs.values():
+        prices = (run or {}).get("prices") or {}
+        text = f"{prices.get('date') or '-'}" + (f" ({prices['source']})" if prices.get("source") else "")
+        if text not in seen:
+            seen.append(text)
+    regions = sorted({str((run or {}).get("region")) for run in runs.values()})
+    return f"region: {clean(', '.join(regions))}  prices: {clean('; '.join(seen) or '-')}"
+
+
+def _differs(document: Mapping[str, Any], key: str, name: str) -> bool:
+    design = ((document.get("diff") or {}).get("designs") or {}).get(name) or {}
+    return key in (design.get("fields") or {})
+
+
+def render_compare_table(document: Mapping[str, Any]) -> str:
+    """The side-by-side table: one column per design, ``*`` on rows that differ, then each design's
+    changes against the baseline."""
+    names: list[str] = list(document.get("designs") or [])
+    outcomes = document.get("outcomes") or {}
+    diff = document.get("diff") or {}
+    changed = set(diff.get("fields") or [])
+    rows = []
+    for key, label in _fields(document):
+        rows.append((MARK if key in changed else "", label,
+                     *(_cell(key, (outcomes.get(n) or {}).get(key)) for n in names)))
+    out = [_prices_line(document), f"baseline: {clean(document.get('baseline'))}", ""]
+    out.extend(format_rows(("", "", *(clean(n) for n in names)), rows))
+    out.append("")
+    designs = diff.get("designs") or {}
+    if not changed and not any((d or {}).get("pods") for d in designs.values()):
+        out.append(f"no differences: every design behaves as {clean(document.get('baseline'))}")
+    for name in names[1:]:
+        changes = (designs.get(name) or {}).get("changes") or []
+        out.append(f"{clean(name)} vs {clean(document.get('baseline'))}: "
+                   + ("; ".join(clean(c) for c in changes) if changes else "same outcome"))
+    return "\n".join(out) + "\n"
+
+
+def _column_svg(name: str, run: Mapping[str, Any], generations: Sequence[str], x0: int, col_w: int,
+                box_h: int) -> list[str]:
+    out = [f'<g class="design" data-design="{_e(name)}">',
+           f'<text x="{x0}" y="20" font-weight="bold">{_e(name)}</text>']
+    y = 32
+    claims = [nc for nc in run.get("nodeclaims") or [] if isinstance(nc, Mapping)]
+    for nc in claims:
+        if not is_launched(nc):
+            continue
+        gen = str(generation_of(nc) or "")
+        price = nc.get("price")
+        label = f"{nc.get('instance_type')} \u00b7 {nc.get('capacity_type') or '-'}"
+        detail = f"${float(price or 0):.5f}/h \u00b7 {len(nc.get('pods') or [])} pods \u00b7 {nc.get('nodepool')}"
+        out.append(f'<rect class="nodeclaim" x="{x0}" y="{y}" width="{col_w - 12}" height="{box_h - 4}" rx="4" '
+                   f'fill="{color_for(gen, list(generations)) if gen else MISSING}" '
+                   f'data-instance-type="{_e(nc.get("instance_type"))}" data-generation="{_e(gen)}" '
+                   f'data-price="{float(price or 0):.5f}"><title>{_e(nc.get("name"))}: {_e(label)}</title></rect>'
+                   f'<text x="{x0 + 8}" y="{y + 16}" fill="#fff">{_e(label)}</text>'
+                   f'<text x="{x0 + 8}" y="{y + 31}" fill="#fff" font-size="11">{_e(detail)}</text>')
+        y += box_h
+    failed = sum(1 for nc in claims if not is_launched(nc))
+    pending = sum(1 for p in (run.get("pods") or {}).values() if (p or {}).get("phase") == "Pending")
+    cost = float(run.get("cost_per_hour") or 0.0)
+    out.append(f'<text x="{x0}" y="{y + 16}" data-cost="{cost:.5f}">total ${cost:.5f}/h</text>')
+    if failed:
+        out.append(f'<text x="{x0}" y="{y + 32}" fill="#9b2c2c">{failed} failed launch(es)</text>')
+    if pending:
+        out.append(f'<text x="{x0}" y="{y + 48}" fill="#c53030" data-pending="{pending}">'
+                   f'{pending} pod(s) pending</text>')
+    out.append("</g>")
+    return out
+
+
+def _side_by_side(document: Mapping[str, Any]) -> str:
+    names: list[str] = list(document.get("designs") or [])
+    runs = document.get("runs") or {}
+    generations = sorted({str(g) for o in (document.get("outcomes") or {}).values()
+                          for g in ((o or {}).get("generations") or {})}, key=generation_sort_key)
+    col_w, box_h = 300, 40
+    most = max((sum(1 for nc in (runs.get(n) or {}).get("nodeclaims") or [] if is_launched(nc)) for n in names),
+               default=0)
+    height = 32 + box_h * most + 70 + (24 if generations else 0)
+    width = col_w * max(len(names), 1) + 8
+    out = [f'<svg class="chart" id="side-by-side" xmlns="http://www.w3.org/2000/svg" role="img" '
+           f'viewBox="0 0 {width} {height}" width="{width}" height="{height}" {FONT}>',
+           "<title>NodeClaims of each design, side by side</title>"]
+    for i, name in enumerate(names):
+        out.extend(_column_svg(name, runs.get(name) or {}, generations, 8 + i * col_w, col_w, box_h))
+    for j, gen in enumerate(generations):
+        lx = 8 + j * 120
+        out.append(f'<rect x="{lx}" y="{height - 18}" width="12" height="12" fill="{color_for(gen, generations)}"/>'
+                   f'<text x="{lx + 16}" y="{height - 8}">generation {_e(gen)}</text>')
+    out.append("</svg>")
+    return "".join(out)
+
+
+def render_compare_html(document: Mapping[str, Any], *, title: str = "karpy comparison") -> str:
+    """One self-contained page: the designs' NodeClaims side by side (SVG), the outcome table with
+    differing cells highlighted, and each design's changes against the baseline."""
+    names: list[str] = list(document.get("designs") or [])
+    outcomes = document.get("outcomes") or {}
+    changed = set((document.get("diff") or {}).get("fields") or [])
+    head = "".join(f"<th>{_e(n)}</th>" for n in names)
+    body_rows = []
+    for key, label in _fields(document):
+        cells = []
+        for i, n in enumerate(names):
+            cls = ' class="diff"' if i > 0 and _differs(document, key, n) else ""
+            cells.append(f'<td{cls} data-field="{_e(key)}" data-design="{_e(n)}">'
+                         f'{_e(_cell(key, (outcomes.get(n) or {}).get(key)))}</td>')
+        tr_cls = ' class="differs"' if key in changed else ""
+        body_rows.append(f"<tr{tr_cls}><th>{_e(label)}</th>{''.join(cells)}</tr>")
+    designs = (document.get("diff") or {}).get("designs") or {}
+    changes = "".join(
+        f"<li><strong>{_e(n)}</strong>: "
+        f"{_e('; '.join((designs.get(n) or {}).get('changes') or []) or 'same outcome')}</li>"
+        for n in names[1:])
+    body = (f'<section id="side-by-side-section"><h2>NodeClaims side by side</h2>{_side_by_side(document)}</section>'
+            f'<section id="outcomes"><h2>Outcomes</h2><table><thead><tr><th></th>{head}</tr></thead>'
+            f'<tbody>{"".join(body_rows)}</tbody></table></section>'
+            f'<section id="changes"><h2>Differences against {_e(document.get("baseline"))}</h2>'
+            f'<ul class="changes">{changes}</ul></section>')
+    subtitle = _prices_line(document)
+    return page(title, subtitle, body, style=STYLE)

@@ -1,0 +1,85 @@
+"""``karpy sweep``: run a matrix of NodePool designs x workloads x price tables x capacity scenarios
+x policies, one tidy row per cell, sequentially, on a local process pool or on a Dask cluster.
+
+::
+
+    import karpy
+    rows = karpy.sweep("sweep.yaml")                       # a Sweep file (karpy.sweeps.spec)
+    rows = karpy.sweep(designs={"A": ["a/"], "B": ["b/"]}, shared=["common/"],
+                       prices=["2025-09-01", "2026-07-20"],
+                       unavailable={"normal": [], "8th-gen-ice": ["*8i.*:*:on-demand"]},
+                       executor="process")                  # or "sequential", "dask", a Client
+    rows.to_csv("rows.csv"); rows.to_pandas()
+
+Modules: :mod:`~karpy.sweeps.spec` (the Sweep kind), :mod:`~karpy.sweeps.cell` (cells and
+``run_cell``), :mod:`~karpy.sweeps.executors`, :mod:`~karpy.sweeps.rows` (``SweepResult`` and its
+formats), :mod:`~karpy.sweeps.progress`.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from karpy.sweeps.cell import AXES, Cell, expand, run_cell
+from karpy.sweeps.executors import EXECUTORS, ExecutorError, default_workers, run_cells
+from karpy.sweeps.progress import SweepProgress
+from karpy.sweeps.rows import EXIT_CELL_FAILED, SweepResult
+from karpy.sweeps.spec import API_VERSION, KIND, SweepError, SweepSpec, load_sweep, parse_sweep
+
+__all__ = ["API_VERSION", "AXES", "Cell", "EXECUTORS", "EXIT_CELL_FAILED", "ExecutorError", "KIND",
+           "SweepError", "SweepProgress", "SweepResult", "SweepSpec", "default_workers", "expand", "load_sweep",
+           "parse_sweep", "run_cell", "run_cells", "spec_from_options", "sweep"]
+
+_OPTION_KEYS = {"region": "region", "cloud_provider": "cloudProvider", "designs": "designs", "shared": "shared",
+                "workloads": "workloads", "prices": "prices", "unavailable": "unavailable",
+                "preference_policies": "preferencePolicies", "min_values_policies": "minValuesPolicies",
+                "scenarios": "scenarios"}
+
+
+def _plain(value: Any) -> Any:
+    """Keyword values as the base YAML loader would give them (strings, lists, dicts)."""
+    if isinstance(value, dict):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    if value is None:
+        return None
+    return str(value)
+
+
+def spec_from_options(name: str = "sweep", base_dir: str | Path = ".", **options: Any) -> SweepSpec:
+    """A :class:`SweepSpec` from keyword arguments (snake_case names of the Sweep's spec fields)."""
+    unknown = sorted(set(options) - set(_OPTION_KEYS))
+    if unknown:
+        raise TypeError(f"sweep() got unexpected keyword argument(s): {', '.join(unknown)}")
+    document = {"apiVersion": API_VERSION, "kind": KIND, "metadata": {"name": name},
+                "spec": {_OPTION_KEYS[k]: _plain(v) for k, v in options.items() if v is not None}}
+    return parse_sweep(document, source="<sweep()>", base_dir=Path(base_dir))
+
+
+def sweep(spec: str | Path | SweepSpec | None = None, *, executor: Any = "process", workers: int | None = None,
+          scheduler: str | None = None, progress: Any = None, **options: Any) -> SweepResult:
+    """Run a sweep and return its rows (:class:`SweepResult`, in cell order).
+
+    ``spec``: a Sweep file, a :class:`SweepSpec`, or None to build one from ``options`` (``designs``,
+    ``shared``, ``workloads``, ``prices``, ``unavailable``, ``preference_policies``,
+    ``min_values_policies``, ``scenarios``, ``region``, ``cloud_provider``; paths relative to the
+    working directory). ``executor``: ``"process"`` (default), ``"sequential"``, ``"dask"`` (with
+    ``scheduler``), a ``distributed.Client`` or a ``concurrent.futures.Executor``. ``progress``:
+    True for the stderr bar, or a callable given each finished row. Bad input raises
+    :class:`SweepError`, ``ManifestError`` or :class:`ExecutorError` before any cell runs.
+    """
+    if spec is None:
+        resolved = spec_from_options(**options)
+    elif options:
+        raise TypeError("give either a sweep spec or keyword options, not both")
+    elif isinstance(spec, SweepSpec):
+        resolved = spec
+    else:
+        resolved = load_sweep(spec)
+    cells = expand(resolved)
+    bar = SweepProgress(len(cells)) if progress is True else None
+    on_done = bar if bar is not None else (progress if callable(progress) else None)
+    rows = run_cells(cells, executor, workers=workers, scheduler=scheduler, on_done=on_done)
+    return SweepResult(rows, name=resolved.name)

@@ -1,0 +1,56 @@
+"""``karpy compare``: table, -o json, --report, exit codes 0 / 3 / 2 (as ``karpy simulate``)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+
+from click.testing import Result
+
+ROOT = Path(__file__).resolve().parents[2]
+COOKBOOK = ROOT / "examples" / "generation-preference"
+Invoke = Callable[..., Result]
+
+
+def _designs(*names: str) -> list[str]:
+    return [str(COOKBOOK / n) for n in names]
+
+
+def test_compare_json_holds_each_run_and_the_diff(invoke: Invoke, tmp_path: Path) -> None:
+    report = tmp_path / "compare.html"
+    result = invoke("compare", *_designs("01-one-nodepool", "02-weighted-nodepools"), "--shared",
+                    str(COOKBOOK / "common"), "--prices", "2026-07-20", "-o", "json", "--report", str(report))
+    assert result.exit_code == 0, result.output
+    doc = json.loads(result.stdout)
+    assert doc["kind"] == "Comparison" and doc["designs"] == ["01-one-nodepool", "02-weighted-nodepools"]
+    assert set(doc["runs"]) == {"01-one-nodepool", "02-weighted-nodepools"}
+    assert doc["runs"]["01-one-nodepool"]["nodeclaims"][0]["instance_type"] == "c7i.2xlarge"
+    assert "generation 7 -> 8" in doc["diff"]["designs"]["02-weighted-nodepools"]["changes"]
+    page = report.read_text(encoding="utf-8")
+    assert page.startswith("<!DOCTYPE html>") and 'id="side-by-side"' in page
+
+
+def test_compare_table_with_named_designs_exits_3_when_a_design_leaves_pods_pending(invoke: Invoke) -> None:
+    result = invoke("compare", f"both={COOKBOOK / '01-one-nodepool'}", f"gte8={COOKBOOK / '04-generation-gte-8'}",
+                    "--shared", str(COOKBOOK / "common"), "--unavailable", "*8i.*:*:on-demand")
+    assert result.exit_code == 3, result.output
+    lines = result.stdout.splitlines()
+    assert lines[3].split() == ["both", "gte8"]
+    pending = next(line for line in lines if "pods pending" in line)
+    assert pending.startswith("*") and pending.split()[-2:] == ["0", "6"]
+
+
+def test_compare_bad_input_is_one_line_and_exit_2(invoke: Invoke, tmp_path: Path) -> None:
+    cases = [
+        (["compare", str(tmp_path / "missing"), *_designs("01-one-nodepool")], "no such file or directory"),
+        (["compare", *_designs("01-one-nodepool", "01-one-nodepool")], "given twice"),
+        (["compare", *_designs("01-one-nodepool")], "at least two designs"),
+        (["compare", *_designs("01-one-nodepool", "02-weighted-nodepools"), "--shared", str(COOKBOOK / "common"),
+          "--prices", "1999-01-01"], "1999-01-01"),
+    ]
+    for args, message in cases:
+        result = invoke(*args)
+        assert result.exit_code == 2, (args, result.output)
+        assert message in result.stderr and len(result.stderr.strip().splitlines()) == 1, result.stderr
+        assert "Traceback" not in result.output
