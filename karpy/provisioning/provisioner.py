@@ -202,8 +202,6 @@ class Provisioner:
         daemonsets: Sequence[Any] = (),
     ) -> Results:
         """provisioner.go Schedule (:362-470)."""
-        from karpy.provisioning.topology import Topology
-
         cluster = cluster if cluster is not None else ClusterState()
         pending, ignored = self.pending_pods(pods)
         all_pods = pending + self.reschedulable_pods_of_deleting_nodes(cluster)
@@ -211,11 +209,27 @@ class Provisioner:
             r = Results([], [], {})
             r.ignored = ignored  # type: ignore[attr-defined]
             return r
-        pools = self.dynamic_nodepools(nodepools)
-        if not pools:
+        scheduler = self.new_scheduler(all_pods, nodepools, cluster, cluster.active_nodes(), daemonsets)
+        if scheduler is None:
             r = Results([], [], {p.key: ERR_NO_DYNAMIC_NODEPOOLS for p in all_pods}, {p.key: p for p in all_pods})
             r.ignored = ignored  # type: ignore[attr-defined]
             return r
+        self.last_scheduler = scheduler
+        results = scheduler.solve(all_pods)
+        results = results.truncate_instance_types(self.max_instance_types, self.min_values_policy, self.well_known)
+        results.ignored = ignored  # type: ignore[attr-defined]
+        return results
+
+    def new_scheduler(self, pods: Sequence[Any], nodepools: Sequence[Any], cluster: ClusterState,
+                      state_nodes: Sequence[Any], daemonsets: Sequence[Any] = ()) -> Scheduler | None:
+        """provisioner.go NewScheduler: the Solve for ``pods`` onto ``state_nodes`` and the dynamic
+        NodePools (None when there is none). Disruption's SimulateScheduling calls it with the
+        candidates left out of ``state_nodes``."""
+        from karpy.provisioning.topology import Topology
+
+        pools = self.dynamic_nodepools(nodepools)
+        if not pools:
+            return None
         instance_types: dict[str, list[Any]] = {}
         for np in pools:
             try:
@@ -224,19 +238,14 @@ class Provisioner:
                 continue
             if its:
                 instance_types[np.metadata.name] = its
-        state_nodes = cluster.active_nodes()
-        topology = Topology(cluster, state_nodes, pools, instance_types, all_pods,
+        state_nodes = list(state_nodes)
+        topology = Topology(cluster, state_nodes, pools, instance_types, list(pods),
                             self.preference_policy, self.well_known)
-        scheduler = Scheduler(
+        return Scheduler(
             pools, cluster, state_nodes, topology, instance_types, self.daemonset_pods(daemonsets, cluster),
             well_known=self.well_known, preference_policy=self.preference_policy,
             min_values_policy=self.min_values_policy,
         )
-        self.last_scheduler = scheduler
-        results = scheduler.solve(all_pods)
-        results = results.truncate_instance_types(self.max_instance_types, self.min_values_policy, self.well_known)
-        results.ignored = ignored  # type: ignore[attr-defined]
-        return results
 
     # -- creation -------------------------------------------------------------------------------
     def limits_exceeded(self, nodepool: Any, cluster: ClusterState) -> str | None:

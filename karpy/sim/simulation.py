@@ -85,6 +85,11 @@ class SimulationOptions:
     time_limit: float = 3600.0
     seed: int = 0
     scheduler_config: SchedulerConfig | None = None
+    #: run Karpenter's disruption controller (karpy.disruption) on the virtual clock; the run then
+    #: lasts until ``time_limit``
+    disruption: bool = False
+    #: Karpenter --feature-gates overrides (karpy.featuregates), e.g. {"SpotToSpotConsolidation": True}
+    feature_gates: dict[str, bool] = field(default_factory=dict)
 
 
 @dataclass
@@ -158,6 +163,8 @@ class SimulationResult:
     passes: list[ProvisioningPass] = field(default_factory=list)
     pod_history: dict[str, PodHistory] = field(default_factory=dict)
     options: SimulationOptions | None = None
+    #: the disruption controller (decisions, timeline, deleted_by) when disruption ran
+    disruption: Any = None
 
 
 def arrival_delay(pod: Pod) -> float:
@@ -233,6 +240,12 @@ class Simulation:
         self._workloads: dict[tuple[str, str, str], Any] = {}
         self._next_replica: dict[tuple[str, str, str], int] = {}
         self._wire()
+        self.disruption: Any = None
+        if self.options.disruption:
+            from karpy.disruption.controller import DisruptionController
+            from karpy.featuregates import resolve
+
+            self.disruption = DisruptionController(self, resolve(self.options.feature_gates))
 
     # -- wiring -----------------------------------------------------------------------------------
     def _wire(self) -> None:
@@ -416,7 +429,8 @@ class Simulation:
     # -- Karpenter --------------------------------------------------------------------------------
     def _cluster_state(self) -> ClusterState:
         claims = [rec.launched for rec in self.launches if rec.launched is not None and not rec.deleted]
-        return ClusterState.from_objects(self.store.list("Node"), claims, self.store.list("Pod"))
+        marked = self.disruption.marked if self.disruption is not None else ()
+        return ClusterState.from_objects(self.store.list("Node"), claims, self.store.list("Pod"), marked)
 
     def _provision(self) -> None:
         """One provisioning pass: Schedule, then Create each new NodeClaim."""
@@ -436,6 +450,8 @@ class Simulation:
             self._record_attempts(ps, sched)
             pool_types = sched.instance_types
         untruncated = getattr(results, "untruncated", {})
+        if self.disruption is not None:
+            self.disruption.nominate(results)
         self.pod_errors = {k: v for k, v in results.pod_errors.items()}
         for key, msg in getattr(results, "ignored", {}).items():
             self.pod_errors[key] = msg
@@ -662,4 +678,5 @@ class Simulation:
             passes=list(self._pass_log),
             pod_history=dict(self._pod_history),
             options=self.options,
+            disruption=self.disruption,
         )
