@@ -179,6 +179,12 @@ def _scenario_options(command: Callable[..., Any]) -> Callable[..., Any]:
                      show_default=True),
         click.option("--cloud-provider", default="aws", show_default=True,
                      help="Registered cloud provider (aws, fake)."),
+        click.option("--feature-gates", "feature_gates", default=None, metavar="K=V,...",
+                     help="Karpenter feature gates, e.g. SpotToSpotConsolidation=true,NodeOverlay=true "
+                          "(upstream defaults otherwise)."),
+        click.option("--disruption/--no-disruption", default=False, show_default=True,
+                     help="Run Karpenter's disruption controller (consolidation, drift, expiration) until the "
+                          "time limit."),
     ]):
         command = option(command)
     return command
@@ -227,6 +233,11 @@ def _run_scenario(paths: tuple[Path, ...], **options: Any) -> Any:
             _bad_input(f"{p}: no such file or directory")
     progress = _Progress()
     try:
+        gates = options.pop("feature_gates", None)
+        if gates:
+            from karpy.featuregates import parse_feature_gates
+
+            options["feature_gates"] = parse_feature_gates(gates)
         return simulate(sources, progress=progress, **options)
     except _input_errors() as err:
         _bad_input(str(err))
@@ -247,12 +258,12 @@ def cli() -> None:
 @click.option("--report", "report_path", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="Also write a self-contained HTML report to this file.")
 def simulate(paths: tuple[Path, ...], region: str, prices: str | None, unavailable: tuple[str, ...],
-             preference_policy: str, min_values_policy: str, cloud_provider: str, output: str,
-             report_path: Path | None) -> None:
+             preference_policy: str, min_values_policy: str, cloud_provider: str, feature_gates: str | None,
+             disruption: bool, output: str, report_path: Path | None) -> None:
     """Simulate PATH... (files or directories of manifests; default: the bundled example)."""
     result = _run_scenario(paths, region=region, prices=prices, unavailable=unavailable,
                            preference_policy=preference_policy, min_values_policy=min_values_policy,
-                           cloud_provider=cloud_provider)
+                           cloud_provider=cloud_provider, feature_gates=feature_gates, disruption=disruption)
     document = result.to_document()
     if output == "json":
         click.echo(result.to_json(), nl=False)
@@ -276,7 +287,7 @@ def simulate(paths: tuple[Path, ...], region: str, prices: str | None, unavailab
 @click.option("-o", "--output", type=click.Choice(["text", "json"]), default="text", show_default=True)
 def explain(paths: tuple[Path, ...], pod_key: str | None, nodeclaim_name: str | None, region: str,
             prices: str | None, unavailable: tuple[str, ...], preference_policy: str, min_values_policy: str,
-            cloud_provider: str, output: str) -> None:
+            cloud_provider: str, feature_gates: str | None, disruption: bool, output: str) -> None:
     """Explain the decisions of a simulation of PATH... (default: the bundled example).
 
     Without --pod/--nodeclaim: every NodeClaim and every pending pod. For a NodeClaim: its NodePool,
@@ -299,7 +310,7 @@ def explain(paths: tuple[Path, ...], pod_key: str | None, nodeclaim_name: str | 
             pod_key = f"default/{pod_key}"
     result = _run_scenario(paths, region=region, prices=prices, unavailable=unavailable,
                            preference_policy=preference_policy, min_values_policy=min_values_policy,
-                           cloud_provider=cloud_provider)
+                           cloud_provider=cloud_provider, feature_gates=feature_gates, disruption=disruption)
     try:
         if pod_key is not None:
             trace = explain_pod(result, pod_key)

@@ -97,7 +97,15 @@ class Result:
             "error": record.error,
             "created_at": record.created_at,
             "registered_at": record.registered_at,
+            **self._deletion(record),
         }
+
+    def _deletion(self, record: LaunchRecord) -> dict[str, Any]:
+        """``deleted_at`` / ``deleted_by`` when the disruption controller ran (karpy.disruption)."""
+        d = self.simulation.disruption
+        if d is None:
+            return {}
+        return {"deleted_at": d.deleted_at.get(record.name), "deleted_by": d.deleted_by.get(record.name)}
 
     def _pod(self, pod: Any) -> dict[str, Any]:
         key = pod.key
@@ -135,6 +143,9 @@ class Result:
                            "scheduling_cycles": sim.scheduling_cycles},
             "warnings": list(sim.warnings),
         }
+        if sim.disruption is not None:
+            doc["disruptions"] = list(sim.disruption.decisions)
+            doc["disruption_timeline"] = list(sim.disruption.timeline)
         doc["explain"] = self.explain if self.explain else self.explain_block()
         return doc
 

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from karpy.api.loader import load_manifests
 from karpy.cloudprovider.registry import ProviderOptions, resolve_cloud_provider
+from karpy.featuregates import DEFAULTS as FEATURE_GATE_DEFAULTS
+from karpy.featuregates import NODE_OVERLAY
+from karpy.featuregates import resolve as resolve_gates
 from karpy.result import Result
 from karpy.sim.clock import VirtualClock
 from karpy.sim.simulation import Simulation, SimulationOptions
@@ -15,6 +18,16 @@ __all__ = ["simulate"]
 
 PREFERENCE_POLICIES = ("Respect", "Ignore")
 MIN_VALUES_POLICIES = ("Strict", "BestEffort")
+
+
+def _gate_node_overlays(loaded: Any, gates: Mapping[str, bool]) -> None:
+    """Upstream does not watch NodeOverlays while the NodeOverlay gate is off: drop them, say so."""
+    if gates[NODE_OVERLAY] or not loaded.nodeoverlays:
+        return
+    names = ", ".join(o.metadata.name for o in loaded.nodeoverlays)
+    loaded.warnings.append(f"ignored {len(loaded.nodeoverlays)} NodeOverlay(s) ({names}): the NodeOverlay feature "
+                           "gate is off (Karpenter's default); pass --feature-gates NodeOverlay=true")
+    loaded.nodeoverlays = []
 
 
 def _check_choice(name: str, value: str, allowed: Sequence[str]) -> None:
@@ -34,6 +47,8 @@ def simulate(
     options: SimulationOptions | None = None,
     provider_extra: dict[str, Any] | None = None,
     progress: Callable[[float, int, int], None] | None = None,
+    disruption: bool | None = None,
+    feature_gates: Mapping[str, bool] | None = None,
 ) -> Result:
     """Run one simulation and return its :class:`~karpy.result.Result`.
 
@@ -43,23 +58,33 @@ def simulate(
     ``TYPE-GLOB:ZONE-GLOB:CAPACITY-TYPE``. ``cloud_provider``: a registered name (``"aws"``,
     ``"fake"``), or a CloudProvider object (then ``region``/``prices``/``unavailable`` are the
     object's business). ``progress(virtual_seconds, passes, nodeclaims)`` is called after each
-    provisioning pass. Bad input raises :class:`karpy.api.loader.ManifestError` or ``ValueError``.
+    provisioning pass. ``disruption=True`` runs Karpenter's disruption controller until
+    ``options.time_limit`` (see :mod:`karpy.disruption`). ``feature_gates``: Karpenter's
+    ``--feature-gates`` overrides (:mod:`karpy.featuregates`); with ``NodeOverlay`` off (upstream's
+    default) NodeOverlays are ignored and a warning says so. Bad input raises
+    :class:`karpy.api.loader.ManifestError` or ``ValueError``.
     """
     _check_choice("preference_policy", preference_policy, PREFERENCE_POLICIES)
     _check_choice("min_values_policy", min_values_policy, MIN_VALUES_POLICIES)
     clock = VirtualClock()
+    base = options or SimulationOptions()
+    gates = resolve_gates({**base.feature_gates, **dict(feature_gates or {})})
     if isinstance(cloud_provider, str):
         factory = resolve_cloud_provider(cloud_provider)
         loaded = load_manifests(manifests, extra_kinds=getattr(factory, "EXTRA_KINDS", None))
+        _gate_node_overlays(loaded, gates)
         provider = factory.from_options(ProviderOptions(region=region, prices=prices, unavailable=tuple(unavailable),
                                                         clock=clock, manifests=loaded,
                                                         extra=dict(provider_extra or {})))
     else:
         provider = cloud_provider
         loaded = load_manifests(manifests, extra_kinds=getattr(provider, "EXTRA_KINDS", None))
-    base = options or SimulationOptions()
+        _gate_node_overlays(loaded, gates)
     sim_options = SimulationOptions(**{**base.__dict__, "preference_policy": preference_policy,
-                                       "min_values_policy": min_values_policy})
+                                       "min_values_policy": min_values_policy,
+                                       "disruption": base.disruption if disruption is None else disruption,
+                                       "feature_gates": {k: v for k, v in gates.items()
+                                                         if v != FEATURE_GATE_DEFAULTS[k]}})
     simulation = Simulation(loaded, provider, sim_options, clock=clock, progress=progress)
     outcome = simulation.run()
     prices_meta = getattr(provider, "prices_metadata", None)

@@ -31,6 +31,9 @@ STRATEGIES: dict[str, str] = {
     "06-minvalues-wrong-knob": "minValues 6 (wrong knob)",
 }
 CAPACITIES: dict[str, tuple[str, ...]] = {"normal": (), "8th gen ICE": (EIGHTH_GEN_FAILING,)}
+#: Karpenter's NodeOverlay feature gate is off by default; strategy 03 needs it
+#: (CLI: ``--feature-gates NodeOverlay=true``)
+FEATURE_GATES = {"NodeOverlay": True}
 
 
 def manifests_for(strategy: str) -> list[Path]:
@@ -45,7 +48,8 @@ def manifests_for(strategy: str) -> list[Path]:
 
 def scenario(strategy: str, capacity: str = "normal", *, region: str = REGION, prices: str = PRICES) -> Scenario:
     """The Scenario of one table cell."""
-    return Scenario.of(manifests_for(strategy), region=region, prices=prices, unavailable=CAPACITIES[capacity])
+    return Scenario.of(manifests_for(strategy), region=region, prices=prices, unavailable=CAPACITIES[capacity],
+                       feature_gates=FEATURE_GATES)
 
 
 def _at(seconds: float | None) -> str:
