@@ -47,7 +47,9 @@ def _field(text: str, lo: int, hi: int, names: dict[str, int] | None) -> tuple[f
                 a, b = part, None
             start = _value(a, names)
             end = _value(b, names) if b is not None else (hi if step > 1 else start)
-        if start < lo or end > hi or start > end:
+        if start > end:
+            raise CronError(f"beginning of range ({start}) beyond end of range ({end}): {part}")
+        if start < lo or end > hi:
             raise CronError(f"value out of range ({lo}-{hi}) in {text!r}")
         values.update(range(start, end + 1, step))
     return frozenset(values), star
