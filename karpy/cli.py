@@ -179,12 +179,15 @@ def _scenario_options(command: Callable[..., Any]) -> Callable[..., Any]:
                      show_default=True),
         click.option("--cloud-provider", default="aws", show_default=True,
                      help="Registered cloud provider (aws, fake)."),
+        click.option("--until", default=None, metavar="DURATION",
+                     help="Run to this horizon (e.g. 6h), overriding a Scenario's spec.until."),
+        click.option("--event", "events", multiple=True, metavar="'AT ACTION ...'",
+                     help="Add a Scenario event, e.g. '30m scale deployment/web 40' (repeatable; see README)."),
         click.option("--feature-gates", "feature_gates", default=None, metavar="K=V,...",
                      help="Karpenter feature gates, e.g. SpotToSpotConsolidation=true,NodeOverlay=true "
                           "(upstream defaults otherwise)."),
         click.option("--disruption/--no-disruption", default=False, show_default=True,
-                     help="Run Karpenter's disruption controller (consolidation, drift, expiration) until the "
-                          "time limit."),
+                     help="Run Karpenter's disruption controller (consolidation, drift, expiration) to the horizon."),
     ]):
         command = option(command)
     return command
@@ -231,6 +234,17 @@ def _run_scenario(paths: tuple[Path, ...], **options: Any) -> Any:
     for p in paths:
         if not p.exists():
             _bad_input(f"{p}: no such file or directory")
+    if options.get("events"):
+        from karpy.api.scenario import parse_event_line
+
+        try:
+            options["events"] = [parse_event_line(line) for line in options["events"]]
+        except ValueError as err:
+            _bad_input(str(err))
+    else:
+        options.pop("events", None)
+    if options.get("until") is None:
+        options.pop("until", None)
     progress = _Progress()
     try:
         gates = options.pop("feature_gates", None)
@@ -258,12 +272,14 @@ def cli() -> None:
 @click.option("--report", "report_path", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="Also write a self-contained HTML report to this file.")
 def simulate(paths: tuple[Path, ...], region: str, prices: str | None, unavailable: tuple[str, ...],
-             preference_policy: str, min_values_policy: str, cloud_provider: str, feature_gates: str | None,
-             disruption: bool, output: str, report_path: Path | None) -> None:
+             preference_policy: str, min_values_policy: str, cloud_provider: str, until: str | None,
+             events: tuple[str, ...], feature_gates: str | None, disruption: bool, output: str,
+             report_path: Path | None) -> None:
     """Simulate PATH... (files or directories of manifests; default: the bundled example)."""
     result = _run_scenario(paths, region=region, prices=prices, unavailable=unavailable,
                            preference_policy=preference_policy, min_values_policy=min_values_policy,
-                           cloud_provider=cloud_provider, feature_gates=feature_gates, disruption=disruption)
+                           cloud_provider=cloud_provider, until=until, events=list(events),
+                           feature_gates=feature_gates, disruption=disruption)
     document = result.to_document()
     if output == "json":
         click.echo(result.to_json(), nl=False)
@@ -287,7 +303,8 @@ def simulate(paths: tuple[Path, ...], region: str, prices: str | None, unavailab
 @click.option("-o", "--output", type=click.Choice(["text", "json"]), default="text", show_default=True)
 def explain(paths: tuple[Path, ...], pod_key: str | None, nodeclaim_name: str | None, region: str,
             prices: str | None, unavailable: tuple[str, ...], preference_policy: str, min_values_policy: str,
-            cloud_provider: str, feature_gates: str | None, disruption: bool, output: str) -> None:
+            cloud_provider: str, until: str | None, events: tuple[str, ...], feature_gates: str | None,
+            disruption: bool, output: str) -> None:
     """Explain the decisions of a simulation of PATH... (default: the bundled example).
 
     Without --pod/--nodeclaim: every NodeClaim and every pending pod. For a NodeClaim: its NodePool,
@@ -310,7 +327,8 @@ def explain(paths: tuple[Path, ...], pod_key: str | None, nodeclaim_name: str | 
             pod_key = f"default/{pod_key}"
     result = _run_scenario(paths, region=region, prices=prices, unavailable=unavailable,
                            preference_policy=preference_policy, min_values_policy=min_values_policy,
-                           cloud_provider=cloud_provider, feature_gates=feature_gates, disruption=disruption)
+                           cloud_provider=cloud_provider, until=until, events=list(events),
+                           feature_gates=feature_gates, disruption=disruption)
     try:
         if pod_key is not None:
             trace = explain_pod(result, pod_key)

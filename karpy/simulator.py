@@ -6,6 +6,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from karpy.api.loader import load_manifests
+from karpy.api.scenario import ScenarioEvent, parse_duration, parse_event_line
 from karpy.cloudprovider.registry import ProviderOptions, resolve_cloud_provider
 from karpy.featuregates import DEFAULTS as FEATURE_GATE_DEFAULTS
 from karpy.featuregates import NODE_OVERLAY
@@ -35,6 +36,14 @@ def _check_choice(name: str, value: str, allowed: Sequence[str]) -> None:
         raise ValueError(f"{name} must be one of {', '.join(allowed)} (got {value!r})")
 
 
+def _events(events: Sequence[Any]) -> list[Any]:
+    """Events as dicts or models; a ``str`` is one ``--event`` line."""
+    out: list[Any] = []
+    for ev in ([events] if isinstance(events, (str, dict, ScenarioEvent)) else events):
+        out.append(parse_event_line(ev) if isinstance(ev, str) else ev)
+    return out
+
+
 def simulate(
     manifests: Any,
     *,
@@ -47,6 +56,8 @@ def simulate(
     options: SimulationOptions | None = None,
     provider_extra: dict[str, Any] | None = None,
     progress: Callable[[float, int, int], None] | None = None,
+    until: str | float | None = None,
+    events: Sequence[Any] = (),
     disruption: bool | None = None,
     feature_gates: Mapping[str, bool] | None = None,
 ) -> Result:
@@ -58,11 +69,13 @@ def simulate(
     ``TYPE-GLOB:ZONE-GLOB:CAPACITY-TYPE``. ``cloud_provider``: a registered name (``"aws"``,
     ``"fake"``), or a CloudProvider object (then ``region``/``prices``/``unavailable`` are the
     object's business). ``progress(virtual_seconds, passes, nodeclaims)`` is called after each
-    provisioning pass. ``disruption=True`` runs Karpenter's disruption controller until
-    ``options.time_limit`` (see :mod:`karpy.disruption`). ``feature_gates``: Karpenter's
-    ``--feature-gates`` overrides (:mod:`karpy.featuregates`); with ``NodeOverlay`` off (upstream's
-    default) NodeOverlays are ignored and a warning says so. Bad input raises
-    :class:`karpy.api.loader.ManifestError` or ``ValueError``.
+    provisioning pass. ``until``: the horizon (``"6h"``, or seconds), overriding a Scenario's
+    ``spec.until``. ``events``: Scenario events (dicts as in ``spec.events``, ``--event`` lines, or
+    :class:`karpy.api.scenario.ScenarioEvent` objects), added to the Scenario's own.
+    ``disruption=True`` runs Karpenter's disruption controller (:mod:`karpy.disruption`) until the
+    horizon. ``feature_gates``: Karpenter's ``--feature-gates`` overrides (:mod:`karpy.featuregates`);
+    with ``NodeOverlay`` off (upstream's default) NodeOverlays are ignored and a warning says so.
+    Bad input raises :class:`karpy.api.loader.ManifestError` or ``ValueError``.
     """
     _check_choice("preference_policy", preference_policy, PREFERENCE_POLICIES)
     _check_choice("min_values_policy", min_values_policy, MIN_VALUES_POLICIES)
@@ -80,11 +93,17 @@ def simulate(
         provider = cloud_provider
         loaded = load_manifests(manifests, extra_kinds=getattr(provider, "EXTRA_KINDS", None))
         _gate_node_overlays(loaded, gates)
-    sim_options = SimulationOptions(**{**base.__dict__, "preference_policy": preference_policy,
-                                       "min_values_policy": min_values_policy,
-                                       "disruption": base.disruption if disruption is None else disruption,
-                                       "feature_gates": {k: v for k, v in gates.items()
-                                                         if v != FEATURE_GATE_DEFAULTS[k]}})
+    overrides: dict[str, Any] = {"preference_policy": preference_policy, "min_values_policy": min_values_policy,
+                                 "feature_gates": {k: v for k, v in gates.items() if v != FEATURE_GATE_DEFAULTS[k]}}
+    if disruption is not None:
+        overrides["disruption"] = disruption
+    if until is not None:
+        overrides["until"] = parse_duration(until, "until")
+        if overrides["until"] <= 0:
+            raise ValueError(f"until {until!r} must be greater than 0")
+    if events:
+        overrides["events"] = (*base.events, *_events(events))
+    sim_options = SimulationOptions(**{**base.__dict__, **overrides})
     simulation = Simulation(loaded, provider, sim_options, clock=clock, progress=progress)
     outcome = simulation.run()
     prices_meta = getattr(provider, "prices_metadata", None)

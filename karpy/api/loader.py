@@ -39,6 +39,7 @@ from karpy.api.pod import Pod
 from karpy.api.poddisruptionbudget import PodDisruptionBudget
 from karpy.api.podgroup import PodGroup, Workload
 from karpy.api.priorityclass import PriorityClass
+from karpy.api.scenario import Scenario
 from karpy.api.workloads import DaemonSet, Deployment, Job, ReplicaSet, StatefulSet
 
 __all__ = ["ManifestError", "Manifests", "load_manifests", "format_loc"]
@@ -51,7 +52,7 @@ _LIST_ATTR: Mapping[type[BaseModel], str] = {
     Pod: "pods", Node: "nodes", NodePool: "nodepools", NodeClaim: "nodeclaims", NodeOverlay: "nodeoverlays",
     PriorityClass: "priority_classes", PodDisruptionBudget: "pod_disruption_budgets", PodGroup: "pod_groups",
     Workload: "scheduling_workloads", Deployment: "deployments", ReplicaSet: "replica_sets",
-    StatefulSet: "stateful_sets", Job: "jobs", DaemonSet: "daemon_sets",
+    StatefulSet: "stateful_sets", Job: "jobs", DaemonSet: "daemon_sets", Scenario: "scenarios",
 }
 
 
@@ -101,6 +102,8 @@ class Manifests:
     stateful_sets: list[StatefulSet] = field(default_factory=list)
     jobs: list[Job] = field(default_factory=list)
     daemon_sets: list[DaemonSet] = field(default_factory=list)
+    #: karpy.io/v1alpha1 Scenario (at most one per run)
+    scenarios: list[Scenario] = field(default_factory=list)
     #: objects of ``extra_kinds`` (e.g. ``EC2NodeClass``), by kind
     extra: dict[str, list[BaseModel]] = field(default_factory=dict)
     #: every object, in input order
@@ -425,6 +428,13 @@ def _add(result: Manifests, obj: BaseModel, seen: dict[tuple[str, str], str], fi
                                 kind=kind, name=name)
         else:
             seen[(kind, key)] = where
+    if isinstance(obj, Scenario):
+        if result.scenarios:
+            first = result.scenarios[0].source
+            raise ManifestError(file, index, "kind", "a run takes one Scenario; another was defined in "
+                                f"{first[0]}" + (f" document {first[1]}" if first[1] is not None else ""),
+                                kind=kind, name=obj.metadata.name or None)
+        obj._source = (file, index)
     attr = _LIST_ATTR.get(type(obj))
     if attr is not None:
         getattr(result, attr).append(obj)

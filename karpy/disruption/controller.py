@@ -393,6 +393,9 @@ class DisruptionController:
 
                 deadline = now + (parse_duration(tgp) or 0)
         self.deleted_by[name] = reason
+        if hasattr(rec, "deleting_at"):
+            rec.deleting_at = now
+            rec.deleted_by = reason
         self._draining[name] = {"reason": reason, "deadline": deadline, "drained_at": None}
         self._timeline("delete", name, {"reason": reason})
         self._taint(name, True)
@@ -400,7 +403,7 @@ class DisruptionController:
 
     def _evict(self, key: str, grace: float) -> None:
         self._timeline("evict", key, {"grace_seconds": grace})
-        self.sim._evict(key, grace)
+        self.sim._evict(key, grace, reason="disruption")
 
     def _drain(self, name: str) -> None:
         state = self._draining.get(name)
@@ -425,21 +428,12 @@ class DisruptionController:
         self._finish(name)
 
     def _finish(self, name: str) -> None:
-        sim = self.sim
+        """Drained: the simulation deletes the remaining pods, the Node and the instance
+        (Simulation._finish_deletion, the timeline's NodeClaim-deletion hook)."""
         state = self._draining.pop(name)
-        for p in [p for p in sim.store.list("Pod") if p.spec.node_name == name]:
-            sim.store.delete("Pod", p)
-        node = sim.store.get("Node", name)
-        if node is not None:
-            sim.store.delete("Node", node)
         rec = self._record_of(name)
-        if rec is not None:
-            if rec.launched is not None:
-                try:
-                    sim.cloud_provider.delete(rec.launched)
-                except Exception:  # noqa: BLE001 - an already-gone instance is fine (NotFound)
-                    pass
-            rec.deleted = True
+        if rec is not None and not rec.deleted:
+            self.sim._finish_deletion(rec)
         self.marked.discard(name)
         self.deleted_at[name] = self._now()
         self._timeline("terminated", name, {"reason": state["reason"]})
