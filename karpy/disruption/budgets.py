@@ -29,6 +29,7 @@ __all__ = [
     "BudgetError",
     "allowed_disruptions",
     "allowed_disruptions_by_reason",
+    "budget_window_changes",
     "budget_is_active",
     "build_disruption_budget_mapping",
     "must_get_allowed_disruptions",
@@ -60,6 +61,29 @@ def budget_is_active(budget: Any, now: float) -> bool:
     t_now = EPOCH + timedelta(seconds=now)
     nxt = sched.next(t_now - timedelta(seconds=duration))
     return nxt is not None and nxt <= t_now
+
+
+def budget_window_changes(nodepool: Any, now: float) -> list[float]:
+    """Virtual times after ``now`` at which one of the pool's budget windows opens or closes
+    (the disruption controller wakes up then even when nothing else changed)."""
+    out: list[float] = []
+    t_now = EPOCH + timedelta(seconds=now)
+    for budget in nodepool.spec.disruption.budgets:
+        if budget.schedule is None:
+            continue
+        try:
+            sched = parse_standard(budget.schedule)
+        except CronError:
+            continue
+        duration = parse_duration(budget.duration) or 0
+        for start in (sched.next(t_now - timedelta(seconds=duration)), sched.next(t_now)):
+            if start is None:
+                continue
+            for t in (start, start + timedelta(seconds=duration)):
+                secs = (t - EPOCH).total_seconds()
+                if secs > now:
+                    out.append(secs)
+    return out
 
 
 def allowed_disruptions(budget: Any, now: float, num_nodes: int) -> int:

@@ -81,9 +81,13 @@ class DisruptionController:
         self._draining: dict[str, dict[str, Any]] = {}
         self._expiry_scheduled: set[str] = set()
         self._last_pod_event: dict[str, float] = {}
+        self._wakes: list[float] = []
         sim.store.watch("Pod", self._on_pod)
         sim.store.watch("Node", self._on_node)
-        self._schedule_round(0.0)
+        # the simulation's periodic-controller hook: a 10 s poll that skips ticks at which nothing
+        # changed (the decision would be the same), woken for time-driven rules (see _wake)
+        self._ctrl = sim.add_controller("disruption", POLLING_PERIOD, lambda now: self._round(self._round_gen),
+                                        start=0.0)
 
     # -- watches ---------------------------------------------------------------------------------
     def _now(self) -> float:
@@ -176,6 +180,7 @@ class DisruptionController:
     def _round(self, gen: int) -> None:
         if gen != self._round_gen or self._parked is not None:
             return
+        self._wakes = []
         self._update_nodeclaims()
         self._reconcile_queue()
         self._cleanup_stale_taints()
@@ -204,9 +209,31 @@ class DisruptionController:
                                             self._validate)
                 return
             started = self._start(m, cmds, snapshot, validated=None)
-            self._schedule_round(0.0 if started else POLLING_PERIOD)
+            if started:
+                self._schedule_round(0.0)
+            self._wake()
             return
-        self._schedule_round(POLLING_PERIOD)
+        self._wake()
+
+    def _wake(self) -> None:
+        """Ask the simulation to run the next poll at the first time-driven change even if the
+        store does not change: a consolidateAfter window ending, a nomination or a do-not-disrupt
+        duration expiring, a budget window opening or closing."""
+        from karpy.disruption.budgets import budget_window_changes
+        from karpy.utils.pod import do_not_disrupt_until
+
+        now = self._now()
+        times = [t for t in self._wakes if t > now]
+        times += [t for t in self.nominated_until.values() if t > now]
+        for p in self.sim.store.iter("Pod"):
+            if p.spec.node_name and (p.metadata.annotations or {}).get("karpenter.sh/do-not-disrupt", "true") != "true":
+                t = do_not_disrupt_until(p)
+                if t is not None and now < t < float("inf"):
+                    times.append(t)
+        for np in self.sim.store.iter("NodePool"):
+            times += budget_window_changes(np, now)
+        if times:
+            self.sim.wake_controller(self._ctrl, min(times))
 
     def _validate(self) -> None:
         assert self._parked is not None
@@ -228,6 +255,7 @@ class DisruptionController:
         self._record_events(cluster)
         if ok and self._start(m, ok, snapshot, validated=True):
             self._schedule_round(0.0)
+            self._wake()
             return
         self._run_methods(i + 1)
 
@@ -360,7 +388,9 @@ class DisruptionController:
             pool = pools.get(rec.nodepool)
             if pool is not None:
                 update_drifted(pool, claim, now, self.sim.cloud_provider)
-                update_consolidatable(pool, claim, now)
+                until = update_consolidatable(pool, claim, now)
+                if until is not None:
+                    self._wakes.append(until)
             if rec.name not in self._expiry_scheduled:
                 self._expiry_scheduled.add(rec.name)
                 at = expires_at(claim)
