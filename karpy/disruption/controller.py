@@ -82,6 +82,7 @@ class DisruptionController:
         self._expiry_scheduled: set[str] = set()
         self._last_pod_event: dict[str, float] = {}
         self._wakes: list[float] = []
+        self._it_cache: tuple[float, dict[tuple[str, int], list[Any]]] = (-1.0, {})
         sim.store.watch("Pod", self._on_pod)
         sim.store.watch("Node", self._on_node)
         # the simulation's periodic-controller hook: a 10 s poll that skips ticks at which nothing
@@ -144,13 +145,16 @@ class DisruptionController:
         now = self._now()
         if now - self.consolidation_state >= CONSOLIDATION_STATE_RESET:
             self.consolidation_state = now
-        cache: dict[str, list[Any]] = {}
+        # one lookup per NodePool per virtual instant (availability only changes as time moves)
+        if self._it_cache[0] != now:
+            self._it_cache = (now, {})
+        cache = self._it_cache[1]
 
         def instance_types(np: Any) -> list[Any]:
-            name = np.metadata.name
-            if name not in cache:
-                cache[name] = list(sim.cloud_provider.get_instance_types(np))
-            return cache[name]
+            key = (np.metadata.name, id(np))
+            if key not in cache:
+                cache[key] = list(sim.cloud_provider.get_instance_types(np))
+            return cache[key]
 
         nodepools = {np.metadata.name: np for np in sim.store.list("NodePool")}
         return Cluster(now=now, state=sim._cluster_state(), nodepools=nodepools, pods=sim.store.list("Pod"),
@@ -218,12 +222,16 @@ class DisruptionController:
     def _wake(self) -> None:
         """Ask the simulation to run the next poll at the first time-driven change even if the
         store does not change: a consolidateAfter window ending, a nomination or a do-not-disrupt
-        duration expiring, a budget window opening or closing."""
+        duration expiring, a budget window opening or closing, the five-minute consolidation
+        state reset."""
         from karpy.disruption.budgets import budget_window_changes
         from karpy.utils.pod import do_not_disrupt_until
 
         now = self._now()
         times = [t for t in self._wakes if t > now]
+        # state/cluster.go ConsolidationState: re-evaluated at least every five minutes (capacity
+        # and prices may have changed without any object changing)
+        times.append(max(self.consolidation_state + CONSOLIDATION_STATE_RESET, now + POLLING_PERIOD))
         times += [t for t in self.nominated_until.values() if t > now]
         for p in self.sim.store.iter("Pod"):
             if p.spec.node_name and (p.metadata.annotations or {}).get("karpenter.sh/do-not-disrupt", "true") != "true":

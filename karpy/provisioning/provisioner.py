@@ -221,10 +221,13 @@ class Provisioner:
         return results
 
     def new_scheduler(self, pods: Sequence[Any], nodepools: Sequence[Any], cluster: ClusterState,
-                      state_nodes: Sequence[Any], daemonsets: Sequence[Any] = ()) -> Scheduler | None:
+                      state_nodes: Sequence[Any], daemonsets: Sequence[Any] = (),
+                      instance_types_for: Any = None) -> Scheduler | None:
         """provisioner.go NewScheduler: the Solve for ``pods`` onto ``state_nodes`` and the dynamic
         NodePools (None when there is none). Disruption's SimulateScheduling calls it with the
-        candidates left out of ``state_nodes``."""
+        candidates left out of ``state_nodes`` (and its own per-instant ``instance_types_for``
+        lookup, default ``cloud_provider.get_instance_types``)."""
+        lookup = instance_types_for or self.cloud_provider.get_instance_types
         from karpy.provisioning.topology import Topology
 
         pools = self.dynamic_nodepools(nodepools)
@@ -233,7 +236,7 @@ class Provisioner:
         instance_types: dict[str, list[Any]] = {}
         for np in pools:
             try:
-                its = list(self.cloud_provider.get_instance_types(np))
+                its = list(lookup(np))
             except Exception:  # noqa: BLE001 - upstream logs and skips the pool
                 continue
             if its:
