@@ -96,6 +96,22 @@ class Consolidation:
         """consolidation.go sortCandidates: savings ratio, descending (stable)."""
         return sorted(candidates, key=lambda c: -c.savings_ratio())
 
+    def take_within_budgets(self, candidates: Sequence[Candidate], budgets: dict[str, int]
+                            ) -> tuple[list[Candidate], bool]:
+        """The budget loop of Emptiness and multi-node consolidation (emptiness.go:70-85,
+        multinodeconsolidation.go:65-77): in ratio order, skip pools at 0, take and decrement;
+        also whether any candidate was skipped for its budget."""
+        taken: list[Candidate] = []
+        constrained = False
+        for c in self.sort_candidates(candidates):
+            pool = c.nodepool.metadata.name
+            if budgets.get(pool, 0) == 0:
+                constrained = True
+                continue
+            taken.append(c)
+            budgets[pool] -= 1
+        return taken, constrained
+
     # -- computeConsolidation -------------------------------------------------------------------
     def compute_consolidation(self, cluster: Cluster, candidates: Sequence[Candidate]) -> Command | None:
         """consolidation.go computeConsolidation (:159-254): a delete or one-replacement command,
@@ -125,12 +141,7 @@ class Consolidation:
             claim.requirements, claim.well_known))
         if all_spot and claim.requirements.get(LABEL_CAPACITY_TYPE).has(CAPACITY_TYPE_SPOT):
             return self._spot_to_spot(cluster, candidates, results, candidate_price)
-        err = remove_instance_type_options_by_price_and_min_values(claim, claim.requirements, candidate_price)
-        if err is not None:
-            unconsolidatable(f"Filtering by price: {err}")
-            return None
-        if not claim.instance_type_options:
-            unconsolidatable("Can't replace with a cheaper node")
+        if not self._filter_by_price(cluster, candidates, claim, candidate_price):
             return None
         ct = claim.requirements.get(LABEL_CAPACITY_TYPE)
         if ct.has(CAPACITY_TYPE_SPOT) and ct.has(CAPACITY_TYPE_ON_DEMAND):
@@ -155,12 +166,7 @@ class Consolidation:
         claim.requirements.add(Requirement(LABEL_CAPACITY_TYPE, OP_IN, (CAPACITY_TYPE_SPOT,)))
         claim.instance_type_options = list(InstanceTypes(claim.instance_type_options).compatible(
             claim.requirements, claim.well_known))
-        err = remove_instance_type_options_by_price_and_min_values(claim, claim.requirements, candidate_price)
-        if err is not None:
-            unconsolidatable(f"Filtering by price: {err}")
-            return None
-        if not claim.instance_type_options:
-            unconsolidatable("Can't replace with a cheaper node")
+        if not self._filter_by_price(cluster, candidates, claim, candidate_price):
             return None
         if not single:
             return self._candidate_events(cluster, Command(list(candidates), [claim], results))
@@ -175,6 +181,19 @@ class Consolidation:
             cap = max(cap, needed)
         claim.instance_type_options = claim.instance_type_options[:cap]
         return self._candidate_events(cluster, Command(list(candidates), [claim], results))
+
+    @staticmethod
+    def _filter_by_price(cluster: Cluster, candidates: Sequence[Candidate], claim: Any, candidate_price: float) -> bool:
+        """The price filter with its two single-candidate ``Unconsolidatable`` texts; False when
+        nothing cheaper is left."""
+        err = remove_instance_type_options_by_price_and_min_values(claim, claim.requirements, candidate_price)
+        msg = f"Filtering by price: {err}" if err is not None else \
+            ("Can't replace with a cheaper node" if not claim.instance_type_options else None)
+        if msg is None:
+            return True
+        if len(candidates) == 1:
+            cluster.publish("Unconsolidatable", f"node/{candidates[0].name}", msg)
+        return False
 
     @staticmethod
     def _candidate_events(cluster: Cluster, cmd: Command) -> Command:

@@ -35,15 +35,7 @@ class Emptiness(Consolidation):
         """emptiness.go ComputeCommands (:64-110), up to the validation the controller runs."""
         if self.is_consolidated(cluster):
             return []
-        taken: list[Candidate] = []
-        constrained = False
-        for c in self.sort_candidates(candidates):
-            pool = c.nodepool.metadata.name
-            if budgets.get(pool, 0) == 0:
-                constrained = True
-                continue
-            taken.append(c)
-            budgets[pool] -= 1
+        taken, constrained = self.take_within_budgets(candidates, budgets)
         if not taken:
             if not constrained:
                 self.mark_consolidated(cluster)

@@ -52,15 +52,7 @@ class MultiNodeConsolidation(Consolidation):
         """multinodeconsolidation.go ComputeCommands (:56-113), up to the validation."""
         if self.is_consolidated(cluster):
             return []
-        kept: list[Candidate] = []
-        constrained = False
-        for c in self.sort_candidates(candidates):
-            pool = c.nodepool.metadata.name
-            if budgets.get(pool, 0) == 0:
-                constrained = True
-                continue
-            kept.append(c)
-            budgets[pool] -= 1
+        kept, constrained = self.take_within_budgets(candidates, budgets)
         cmd = self.first_n_consolidation_option(cluster, kept, min(len(kept), MAX_PARALLEL))
         if cmd is None:
             if not constrained:

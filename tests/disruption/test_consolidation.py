@@ -241,13 +241,19 @@ def test_terminating_deployment_vs_statefulset_pod():
     assert [c.name for c in cmd.candidates] == ["dep"]
 
 
-# upstream: consolidation_test.go TTL "should not consolidate if a do-not-disrupt pod arrives during the wait"
-def test_validation_churn_when_do_not_disrupt_pod_arrives():
+def _replace_command():
+    """One over-sized node with one small pod: single-node consolidation's replace command."""
     env = Env()
     env.node("big", instance_type="arm-instance-type")
     env.pod("p", "big")
     m = SingleNodeConsolidation()
     [cmd], _ = compute(env, m)
+    return env, m, cmd
+
+
+# upstream: consolidation_test.go TTL "should not consolidate if a do-not-disrupt pod arrives during the wait"
+def test_validation_churn_when_do_not_disrupt_pod_arrives():
+    env, m, cmd = _replace_command()
     env.pod("late", "big", annotations={"karpenter.sh/do-not-disrupt": "true"})
     env.now += 15
     with pytest.raises(ChurnValidationError, match="1 candidates are no longer valid"):
@@ -256,11 +262,7 @@ def test_validation_churn_when_do_not_disrupt_pod_arrives():
 
 # upstream: consolidation_test.go TTL "should not replace node if a pod is added during the wait and instance types change"
 def test_validation_fails_when_the_simulation_changes():
-    env = Env()
-    env.node("big", instance_type="arm-instance-type")
-    env.pod("p", "big")
-    m = SingleNodeConsolidation()
-    [cmd], _ = compute(env, m)
+    env, m, cmd = _replace_command()
     env.pod("more", "big", cpu="3")  # the replacement must now be bigger
     env.now += 15
     with pytest.raises(SchedulingValidationError, match="scheduling simulation produced new results"):
@@ -269,11 +271,7 @@ def test_validation_fails_when_the_simulation_changes():
 
 # upstream: consolidation_test.go TTL "should consolidate after the wait if nothing changed"
 def test_validation_passes_when_nothing_changed():
-    env = Env()
-    env.node("big", instance_type="arm-instance-type")
-    env.pod("p", "big")
-    m = SingleNodeConsolidation()
-    [cmd], _ = compute(env, m)
+    env, m, cmd = _replace_command()
     env.now += 15
     assert validate_consolidation(m, env.cluster(), cmd) is cmd
 
