@@ -40,17 +40,22 @@ class Env:
         self.marked: set[str] = set()
         self.gates: dict[str, bool] = {}
         self.now = NOW
+        self._by_name: dict[str, Any] | None = None
+
+    def _types(self) -> dict[str, Any]:
+        if self._by_name is None:
+            self._by_name = {it.name: it for it in self.provider.get_instance_types(self.nodepools["default"])}
+        return self._by_name
 
     def instance_type(self, name: str) -> Any:
-        return next(it for it in self.provider.get_instance_types(self.nodepools["default"]) if it.name == name)
+        return self._types()[name]
 
     def node(self, name: str, instance_type: str = "default-instance-type", capacity_type: str = "on-demand",
              zone: str = "test-zone-1", pool: str | None = "default", initialized: bool = True,
              consolidatable: bool = True, drifted: bool = False, node_annotations: dict | None = None,
              with_node: bool = True, with_claim: bool = True, labels_drop: tuple[str, ...] = (),
              tgp: str | None = None, ready: bool = True, deleting: bool = False) -> tuple[Any, Any]:
-        it = self.instance_type(instance_type) if instance_type in {i.name for i in
-                                                                   self.provider.get_instance_types(None)} else None
+        it = self._types().get(instance_type)
         labels = {"node.kubernetes.io/instance-type": instance_type, "karpenter.sh/capacity-type": capacity_type,
                   "topology.kubernetes.io/zone": zone, "kubernetes.io/arch": "amd64", "kubernetes.io/os": "linux",
                   "karpenter.sh/registered": "true"}
