@@ -601,6 +601,8 @@ class Simulation:
             pod.metadata.creation_timestamp = self.clock.timestamp()
         if pod.spec.node_name:
             pod.status.phase = "Running"
+            if pod.status.start_time is None:  # kubelet: status.startTime when the pod starts
+                pod.status.start_time = self.clock.timestamp()
         self.store.create("Pod", pod)
         self.record("pod.created", f"Pod/{pod.key}", **({"node": pod.spec.node_name} if pod.spec.node_name else {}))
         if pod.spec.node_name:
@@ -667,6 +669,7 @@ class Simulation:
         if result.outcome == BOUND and result.node_name:
             updated = _revised(pod, node_name=result.node_name)
             updated.status.phase = "Running"
+            updated.status.start_time = self.clock.timestamp()  # kubelet sets status.startTime
             updated.status.nominated_node_name = None
             self._set_condition(updated, "True", None, None)
             self.store.update("Pod", updated, old=pod)

@@ -156,3 +156,62 @@ def test_expiration_deletes_without_budget_and_pods_come_back():
     first = [x.name for x in r.launches if x.created_at == 0 or x.created_at < 60]
     assert first and all(r.disruption.deleted_by.get(n) == "expiration" for n in first)
     assert all(p.spec.node_name for p in r.pods.values())
+
+
+# upstream: suite_test.go "should add and remove taints from NodeClaims that fail to disrupt" +
+# queue_test.go "should untaint nodes when a command times out" (the replacement never comes up:
+# an ICE on the replacement's launch) -- the candidate is untainted, unmarked and keeps running
+def test_replacement_launch_failure_rolls_back():
+    from karpy.cloudprovider.types import InsufficientCapacityError
+
+    sim = build([bare(f"p{i}") for i in range(8)])
+    scale_down(sim, 300, [f"default/p{i}" for i in range(1, 8)])
+    provider = sim.cloud_provider
+    original = provider.create
+
+    def create(nodeclaim):
+        if sim.clock.now() > 300:
+            raise InsufficientCapacityError("insufficient capacity (replacement)")
+        return original(nodeclaim)
+
+    provider.create = create
+    r = sim.run()
+    d = r.disruption
+    failed = [x for x in d.decisions if x["decision"] == "replace"]
+    assert failed and all(x.get("error") == "replacement was deleted" for x in failed)
+    node = r.pods["default/p0"].spec.node_name
+    assert node not in d.deleted_by
+    assert not any(t.key == "karpenter.sh/disrupted" for t in r.nodes[node].spec.taints)
+    kinds = [e["kind"] for e in d.timeline if e["object"] == node]
+    assert kinds[:2] == ["taint", "untaint"] or "rollback" in [e["kind"] for e in d.timeline]
+    assert node not in d.marked
+
+
+# upstream: queue_test.go "should keep nodes tainted when replacements haven't finished initialization"
+# upstream: queue_test.go "should fully handle a command when replacements are initialized"
+def test_candidate_stays_tainted_until_the_replacement_initializes():
+    sim = build([bare(f"p{i}") for i in range(8)])
+    scale_down(sim, 300, [f"default/p{i}" for i in range(1, 8)])
+    r = sim.run()
+    d = r.disruption
+    [rep] = [x for x in d.decisions if x["decision"] == "replace"]
+    old, new = rep["candidates"][0], rep["replacements"][0]
+    t_taint = next(e["t"] for e in d.timeline if e["kind"] == "taint" and e["object"] == old)
+    t_delete = next(e["t"] for e in d.timeline if e["kind"] == "delete" and e["object"] == old)
+    new_rec = next(x for x in r.launches if x.name == new)
+    init = next(c for c in new_rec.launched.status.conditions if c.type == "Initialized")
+    from karpy.utils.duration import to_seconds
+
+    # registration (30 s) + initialization (5 s) after launch, and only then the delete
+    assert t_taint == rep["t"] and t_delete == to_seconds(init.last_transition_time) >= t_taint + 35
+
+
+# upstream: consolidation_test.go "should not consolidate if the candidate is under a do-not-disrupt duration"
+# upstream: consolidation_test.go "should consolidate after the do-not-disrupt duration expires"
+def test_do_not_disrupt_duration_expires_then_consolidates():
+    keep = bare("keep", annotations={"karpenter.sh/do-not-disrupt": "20m"})
+    sim = build([keep] + [bare(f"p{i}") for i in range(7)], until=3000)
+    scale_down(sim, 300, [f"default/p{i}" for i in range(7)])
+    r = sim.run()
+    moves = [x for x in r.disruption.decisions if x.get("error") is None and x["method"] != "emptiness"]
+    assert moves and moves[0]["t"] >= 1200  # the pod started at ~36 s; protected for 20 minutes
