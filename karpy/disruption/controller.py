@@ -296,6 +296,9 @@ class DisruptionController:
         if error is not None:
             rec["error"] = error
         self.decisions.append(rec)
+        self._timeline("decision", ",".join(rec["candidates"]),
+                       {k: rec[k] for k in ("method", "decision", "replacements", "savings_per_hour", "validated")}
+                       | ({"error": error} if error is not None else {}))
 
     # -- queue operations (queue.Operations) -------------------------------------------------------
     def _taint(self, name: str, add: bool) -> None:
@@ -477,7 +480,12 @@ class DisruptionController:
         self._timeline("terminated", name, {"reason": state["reason"]})
 
     def _timeline(self, kind: str, obj: str, detail: dict[str, Any]) -> None:
+        """A disruption step, in ``disruption_timeline`` and in the simulation's timeline
+        (``disruption.taint``, ``disruption.evict`` ...)."""
         self.timeline.append({"t": self._now(), "kind": kind, "object": obj, "detail": detail})
+        record = getattr(self.sim, "record", None)
+        if record is not None:
+            record(f"disruption.{kind}", obj, **detail)
 
     def busy(self) -> bool:
         return self.queue.pending() or bool(self._draining) or self._parked is not None
