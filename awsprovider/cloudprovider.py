@@ -535,10 +535,21 @@ class AWSCloudProvider:
     def next_capacity_change(self, now: float) -> float | None:
         """The next virtual time after ``now`` at which an offering may become launchable again: an
         ICE-cache entry expires (the cache treats an entry as gone once ``now > expiration``, so
-        the next whole second after it) or an injected capacity window opens or closes."""
+        the next whole second after it) for an offering no injected rule fails then, or an
+        injected capacity window opens or closes. None when nothing will change (a permanent
+        ``--unavailable`` rule: the run settles as before)."""
         times: list[float] = []
         snap_now = float(now)
-        for cache in (self.ice_cache._offerings, self.ice_cache._capacity_types, self.ice_cache._subnets):
+        capacity = self.ec2.capacity
+        for key, exp in self.ice_cache._offerings.items.items():
+            if exp < snap_now:
+                continue
+            t = math.floor(exp) + 1.0
+            capacity_type, instance_type, zone = (key.split(":") + ["", ""])[:3]
+            # an offering an injected rule still fails at expiry would only fail again: no change
+            if capacity.check(instance_type, zone, capacity_type, t) is None:
+                times.append(t)
+        for cache in (self.ice_cache._capacity_types, self.ice_cache._subnets):
             for exp in cache.items.values():
                 if exp >= snap_now:
                     times.append(math.floor(exp) + 1.0)

@@ -188,6 +188,8 @@ def _scenario_options(command: Callable[..., Any]) -> Callable[..., Any]:
                           "(upstream defaults otherwise)."),
         click.option("--disruption/--no-disruption", default=False, show_default=True,
                      help="Run Karpenter's disruption controller (consolidation, drift, expiration) to the horizon."),
+        click.option("--strict", is_flag=True, default=False,
+                     help="Unknown fields are errors (kubectl --validate=strict), not warnings."),
     ]):
         command = option(command)
     return command
@@ -273,13 +275,14 @@ def cli() -> None:
               help="Also write a self-contained HTML report to this file.")
 def simulate(paths: tuple[Path, ...], region: str, prices: str | None, unavailable: tuple[str, ...],
              preference_policy: str, min_values_policy: str, cloud_provider: str, until: str | None,
-             events: tuple[str, ...], feature_gates: str | None, disruption: bool, output: str,
+             events: tuple[str, ...], feature_gates: str | None, disruption: bool, strict: bool,
+             output: str,
              report_path: Path | None) -> None:
     """Simulate PATH... (files or directories of manifests; default: the bundled example)."""
     result = _run_scenario(paths, region=region, prices=prices, unavailable=unavailable,
                            preference_policy=preference_policy, min_values_policy=min_values_policy,
                            cloud_provider=cloud_provider, until=until, events=list(events),
-                           feature_gates=feature_gates, disruption=disruption)
+                           feature_gates=feature_gates, disruption=disruption, strict=strict)
     document = result.to_document()
     if output == "json":
         click.echo(result.to_json(), nl=False)
@@ -304,7 +307,7 @@ def simulate(paths: tuple[Path, ...], region: str, prices: str | None, unavailab
 def explain(paths: tuple[Path, ...], pod_key: str | None, nodeclaim_name: str | None, region: str,
             prices: str | None, unavailable: tuple[str, ...], preference_policy: str, min_values_policy: str,
             cloud_provider: str, until: str | None, events: tuple[str, ...], feature_gates: str | None,
-            disruption: bool, output: str) -> None:
+            disruption: bool, strict: bool, output: str) -> None:
     """Explain the decisions of a simulation of PATH... (default: the bundled example).
 
     Without --pod/--nodeclaim: every NodeClaim and every pending pod. For a NodeClaim: its NodePool,
@@ -328,7 +331,7 @@ def explain(paths: tuple[Path, ...], pod_key: str | None, nodeclaim_name: str | 
     result = _run_scenario(paths, region=region, prices=prices, unavailable=unavailable,
                            preference_policy=preference_policy, min_values_policy=min_values_policy,
                            cloud_provider=cloud_provider, until=until, events=list(events),
-                           feature_gates=feature_gates, disruption=disruption)
+                           feature_gates=feature_gates, disruption=disruption, strict=strict)
     try:
         if pod_key is not None:
             trace = explain_pod(result, pod_key)
@@ -342,6 +345,35 @@ def explain(paths: tuple[Path, ...], pod_key: str | None, nodeclaim_name: str | 
         click.echo(json.dumps(trace, indent=2, ensure_ascii=False))
     else:
         click.echo(render_explain(trace), nl=False)
+    sys.exit(0)
+
+
+@cli.command()
+@click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=Path))
+@click.option("--strict", is_flag=True, default=False,
+              help="Unknown fields are errors (kubectl --validate=strict), not warnings.")
+@click.option("--cloud-provider", default="aws", show_default=True,
+              help="Registered cloud provider whose kinds (e.g. EC2NodeClass) are admitted too.")
+def validate(paths: tuple[Path, ...], strict: bool, cloud_provider: str) -> None:
+    """Admit PATH... as the API server would (schemas, defaults, CEL rules, names), without simulating.
+
+    Warnings (unknown fields, skipped kinds) go to stderr. Exit 0 when every manifest is accepted,
+    2 on the first one the API server would reject (one line naming file, document and field).
+    """
+    from karpy.api.loader import load_manifests
+    from karpy.cloudprovider.registry import resolve_cloud_provider
+
+    for p in paths:
+        if not p.exists():
+            _bad_input(f"{p}: no such file or directory")
+    try:
+        extra_kinds = getattr(resolve_cloud_provider(cloud_provider), "EXTRA_KINDS", None)
+        loaded = load_manifests(list(paths), extra_kinds=extra_kinds, strict=strict)
+    except _input_errors() as err:
+        _bad_input(str(err))
+    for warning in loaded.warnings:
+        click.echo(f"karpy: warning: {warning}", err=True)
+    click.echo(f"karpy: {len(loaded.objects)} object(s) admitted", err=True)
     sys.exit(0)
 
 

@@ -60,6 +60,7 @@ def simulate(
     events: Sequence[Any] = (),
     disruption: bool | None = None,
     feature_gates: Mapping[str, bool] | None = None,
+    strict: bool = False,
 ) -> Result:
     """Run one simulation and return its :class:`~karpy.result.Result`.
 
@@ -75,6 +76,7 @@ def simulate(
     ``disruption=True`` runs Karpenter's disruption controller (:mod:`karpy.disruption`) until the
     horizon. ``feature_gates``: Karpenter's ``--feature-gates`` overrides (:mod:`karpy.featuregates`);
     with ``NodeOverlay`` off (upstream's default) NodeOverlays are ignored and a warning says so.
+    ``strict``: unknown fields are errors, not warnings (``kubectl --validate=strict``).
     Bad input raises :class:`karpy.api.loader.ManifestError` or ``ValueError``.
     """
     _check_choice("preference_policy", preference_policy, PREFERENCE_POLICIES)
@@ -84,14 +86,14 @@ def simulate(
     gates = resolve_gates({**base.feature_gates, **dict(feature_gates or {})})
     if isinstance(cloud_provider, str):
         factory = resolve_cloud_provider(cloud_provider)
-        loaded = load_manifests(manifests, extra_kinds=getattr(factory, "EXTRA_KINDS", None))
+        loaded = load_manifests(manifests, extra_kinds=getattr(factory, "EXTRA_KINDS", None), strict=strict)
         _gate_node_overlays(loaded, gates)
         provider = factory.from_options(ProviderOptions(region=region, prices=prices, unavailable=tuple(unavailable),
                                                         clock=clock, manifests=loaded,
                                                         extra=dict(provider_extra or {})))
     else:
         provider = cloud_provider
-        loaded = load_manifests(manifests, extra_kinds=getattr(provider, "EXTRA_KINDS", None))
+        loaded = load_manifests(manifests, extra_kinds=getattr(provider, "EXTRA_KINDS", None), strict=strict)
         _gate_node_overlays(loaded, gates)
     overrides: dict[str, Any] = {"preference_policy": preference_policy, "min_values_policy": min_values_policy,
                                  "feature_gates": {k: v for k, v in gates.items() if v != FEATURE_GATE_DEFAULTS[k]}}

@@ -18,7 +18,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
-from karpy.sim.replicaset import ControllerHost, ManagedReplicaSet, ReplicaSetController
+from karpy.sim.replicaset import ControllerHost, ManagedReplicaSet, ManagedWorkload, ReplicaSetController
 
 __all__ = ["DEFAULT_MAX_SURGE", "DEFAULT_MAX_UNAVAILABLE", "RESTARTED_AT_ANNOTATION", "DeploymentController",
            "ManagedDeployment", "resolve_fenceposts"]
@@ -53,19 +53,10 @@ def resolve_fenceposts(strategy: dict[str, Any] | None, replicas: int) -> tuple[
 
 
 @dataclass
-class ManagedDeployment:
-    model: Any
+class ManagedDeployment(ManagedWorkload):
     #: its ReplicaSets, oldest first; the last one is the new ReplicaSet
     sets: list[ManagedReplicaSet] = field(default_factory=list)
     rolling_out: bool = False
-
-    @property
-    def key(self) -> str:
-        return f"{self.model.metadata.namespace}/{self.model.metadata.name}"
-
-    @property
-    def object(self) -> str:
-        return f"Deployment/{self.key}"
 
     @property
     def new(self) -> ManagedReplicaSet:

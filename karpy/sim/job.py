@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from karpy.sim.replicaset import ControllerHost
+from karpy.sim.replicaset import ControllerHost, ManagedWorkload, find_by_key
 
 __all__ = ["JobController", "ManagedJob"]
 
@@ -21,20 +21,11 @@ _INDEX_ANNOTATION = "batch.kubernetes.io/job-completion-index"
 
 
 @dataclass
-class ManagedJob:
-    model: Any
-    next_index: int
+class ManagedJob(ManagedWorkload):
+    next_index: int = 0
     succeeded: int = 0
     succeeded_indexes: set[int] = field(default_factory=set)
     complete: bool = False
-
-    @property
-    def uid(self) -> str:
-        return self.model.uid()
-
-    @property
-    def object(self) -> str:
-        return f"Job/{self.model.metadata.namespace}/{self.model.metadata.name}"
 
 
 @dataclass
@@ -46,6 +37,9 @@ class JobController:
         j = ManagedJob(model, model.active_pods())
         self.jobs[j.uid] = j
         return j
+
+    def get(self, key: str) -> ManagedJob | None:
+        return find_by_key(self.jobs, key)
 
     def pod_succeeded(self, j: ManagedJob, pod: Any) -> None:
         j.succeeded += 1

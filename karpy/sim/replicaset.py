@@ -25,8 +25,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-__all__ = ["POD_DELETION_COST_ANNOTATION", "ControllerHost", "ManagedReplicaSet", "ReplicaSetController",
-           "is_active", "rank_pods_for_deletion"]
+__all__ = ["POD_DELETION_COST_ANNOTATION", "ControllerHost", "ManagedReplicaSet", "ManagedWorkload",
+           "ReplicaSetController", "find_by_key", "is_active", "rank_pods_for_deletion"]
 
 #: pkg/apis/core annotation read by ActivePodsWithRanks (PodDeletionCost, GA)
 POD_DELETION_COST_ANNOTATION = "controller.kubernetes.io/pod-deletion-cost"
@@ -115,24 +115,39 @@ def rank_pods_for_deletion(pods: Sequence[Any], related: Sequence[Any], now: flo
 
 
 @dataclass
-class ManagedReplicaSet:
-    """One ReplicaSet the controller manages: the model (its ``pod_for``), the desired replicas and
-    the next pod index (indices are never reused, so names stay unique)."""
+class ManagedWorkload:
+    """A workload a controller manages (its model builds the pods: ``pod_for``)."""
 
     model: Any
-    replicas: int
-    next_index: int
-    created_at: float = 0.0
-    #: the owning Deployment's key ``namespace/name`` (None for a bare ReplicaSet)
-    deployment: str | None = None
 
     @property
     def uid(self) -> str:
         return self.model.uid()
 
     @property
+    def key(self) -> str:
+        return f"{self.model.metadata.namespace}/{self.model.metadata.name}"
+
+    @property
     def object(self) -> str:
-        return f"ReplicaSet/{self.model.metadata.namespace}/{self.model.metadata.name}"
+        return f"{self.model.kind}/{self.key}"
+
+
+def find_by_key(items: Mapping[str, Any], key: str) -> Any | None:
+    """The managed workload ``namespace/name`` among ``items`` (by uid), or None."""
+    return next((w for w in items.values() if w.key == key), None)
+
+
+@dataclass
+class ManagedReplicaSet(ManagedWorkload):
+    """One ReplicaSet the controller manages: the desired replicas and the next pod index
+    (indices are never reused, so names stay unique)."""
+
+    replicas: int = 0
+    next_index: int = 0
+    created_at: float = 0.0
+    #: the owning Deployment's key ``namespace/name`` (None for a bare ReplicaSet)
+    deployment: str | None = None
 
 
 @dataclass
@@ -141,17 +156,13 @@ class ReplicaSetController:
 
     host: ControllerHost
     sets: dict[str, ManagedReplicaSet] = field(default_factory=dict)  # by uid
-    #: ``ReplicaSet`` key ``namespace/name`` -> uid
-    by_key: dict[str, str] = field(default_factory=dict)
 
     def add(self, rs: ManagedReplicaSet) -> ManagedReplicaSet:
         self.sets[rs.uid] = rs
-        self.by_key[f"{rs.model.metadata.namespace}/{rs.model.metadata.name}"] = rs.uid
         return rs
 
     def get(self, key: str) -> ManagedReplicaSet | None:
-        uid = self.by_key.get(key)
-        return self.sets.get(uid) if uid is not None else None
+        return find_by_key(self.sets, key)
 
     def active_pods(self, rs: ManagedReplicaSet) -> list[Any]:
         return [p for p in self.host.owned_pods(rs.uid) if self.host.counts_as_active(p)]

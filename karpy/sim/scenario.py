@@ -33,6 +33,7 @@ from pydantic import ValidationError
 
 from karpy.api.loader import ManifestError, format_loc, load_manifests
 from karpy.api.scenario import Scenario, ScenarioEvent
+from karpy.sim.replicaset import ManagedReplicaSet, find_by_key
 
 if TYPE_CHECKING:
     from karpy.sim.simulation import Simulation
@@ -190,8 +191,7 @@ class ScenarioRunner:
             if rs is not None:
                 sim.replica_sets.scale(rs, ref.replicas)
         else:
-            s = next((x for x in sim.stateful_sets.sets.values()
-                      if f"{x.model.metadata.namespace}/{x.model.metadata.name}" == key), None)
+            s = sim.stateful_sets.get(key)
             if s is not None:
                 sim.stateful_sets.scale(s, ref.replicas)
 
@@ -239,23 +239,13 @@ class ScenarioRunner:
                     for p in sim.owned_pods(rs.uid):
                         sim.delete_controller_pod(p.key, "deleted")
                     sim.replica_sets.sets.pop(rs.uid, None)
-        elif ref.kind == "ReplicaSet":
-            rs = sim.replica_sets.get(key)
-            owner_uid = rs.uid if rs is not None else None
-            if rs is not None:
-                sim.replica_sets.sets.pop(rs.uid, None)
-        elif ref.kind == "StatefulSet":
-            s = next((x for x in sim.stateful_sets.sets.values()
-                      if f"{x.model.metadata.namespace}/{x.model.metadata.name}" == key), None)
-            owner_uid = s.uid if s is not None else None
-            if s is not None:
-                sim.stateful_sets.sets.pop(s.uid, None)
-        elif ref.kind == "Job":
-            j = next((x for x in sim.jobs.jobs.values()
-                      if f"{x.model.metadata.namespace}/{x.model.metadata.name}" == key), None)
-            owner_uid = j.uid if j is not None else None
-            if j is not None:
-                sim.jobs.jobs.pop(j.uid, None)
+        elif ref.kind in ("ReplicaSet", "StatefulSet", "Job"):
+            registry = {"ReplicaSet": sim.replica_sets.sets, "StatefulSet": sim.stateful_sets.sets,
+                        "Job": sim.jobs.jobs}[ref.kind]
+            managed = find_by_key(registry, key)
+            if managed is not None:
+                owner_uid = managed.uid
+                registry.pop(managed.uid, None)
         elif ref.kind == "Pod":
             pod = sim.store.get("Pod", ref.name, ref.namespace)
             if pod is not None:
@@ -281,8 +271,6 @@ class ScenarioRunner:
         self._requeue()
 
     def _do_apply(self, i: int, ev: ScenarioEvent) -> None:
-        from karpy.sim.replicaset import ManagedReplicaSet
-
         sim = self.sim
         for obj in self._applied.get(i, ()):
             kind = getattr(obj, "kind", None) or type(obj).__name__
@@ -312,15 +300,13 @@ class ScenarioRunner:
                 else:
                     sim.replica_sets.scale(rs, obj.spec.replicas)
             elif kind == "StatefulSet":
-                s = next((x for x in sim.stateful_sets.sets.values()
-                          if f"{x.model.metadata.namespace}/{x.model.metadata.name}" == key), None)
+                s = sim.stateful_sets.get(key)
                 if s is None:
                     sim.stateful_sets.sync(sim.stateful_sets.add(obj.model_copy(deep=True)))
                 else:
                     sim.stateful_sets.scale(s, obj.spec.replicas)
             elif kind == "Job":
-                if not any(f"{x.model.metadata.namespace}/{x.model.metadata.name}" == key
-                           for x in sim.jobs.jobs.values()):
+                if sim.jobs.get(key) is None:
                     j = sim.jobs.add(obj.model_copy(deep=True))
                     j.next_index = 0
                     sim.jobs.sync(j)

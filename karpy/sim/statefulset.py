@@ -12,22 +12,14 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from karpy.sim.replicaset import ControllerHost
+from karpy.sim.replicaset import ControllerHost, ManagedWorkload, find_by_key
 
 __all__ = ["ManagedStatefulSet", "StatefulSetController"]
 
 
 @dataclass
-class ManagedStatefulSet:
-    model: Any
-
-    @property
-    def uid(self) -> str:
-        return self.model.uid()
-
-    @property
-    def object(self) -> str:
-        return f"StatefulSet/{self.model.metadata.namespace}/{self.model.metadata.name}"
+class ManagedStatefulSet(ManagedWorkload):
+    pass
 
 
 @dataclass
@@ -39,6 +31,9 @@ class StatefulSetController:
         s = ManagedStatefulSet(model)
         self.sets[s.uid] = s
         return s
+
+    def get(self, key: str) -> ManagedStatefulSet | None:
+        return find_by_key(self.sets, key)
 
     def scale(self, s: ManagedStatefulSet, replicas: int) -> None:
         self.host.record("scale", s.object, replicas=replicas, previous=s.model.spec.replicas)
