@@ -23,9 +23,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
-import hashlib
 import math
-import json
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from types import TracebackType
@@ -35,6 +33,8 @@ from awsprovider.ec2.backend import MockedEC2
 from awsprovider.ec2.capacity import CapacityModel, parse_capacity_spec
 from awsprovider.interruption import InterruptionController
 from awsprovider import overlay
+from awsprovider.drift import is_drifted as _nodeclass_drift
+from awsprovider.drift import static_hash
 from awsprovider.instance import (
     LAUNCH_TEMPLATE_NOT_FOUND_CODE,
     Instance,
@@ -93,7 +93,8 @@ ANNOTATION_NODECLASS_HASH = "karpenter.k8s.aws/ec2nodeclass-hash"
 ANNOTATION_NODECLASS_HASH_VERSION = "karpenter.k8s.aws/ec2nodeclass-hash-version"
 ANNOTATION_INSTANCE_PROFILE = "karpenter.k8s.aws/instance-profile-name"
 #: pkg/apis/v1/ec2nodeclass.go EC2NodeClassHashVersion.
-NODECLASS_HASH_VERSION = "v4"
+#: aws:pkg/apis/v1/ec2nodeclass.go EC2NodeClassHashVersion
+NODECLASS_HASH_VERSION = "v6"
 EKS_CLUSTER_NAME_TAG = "eks:eks-cluster-name"
 #: pkg/apis/v1/ec2nodeclass.go RestrictedTagPatterns.
 RESTRICTED_TAG_PATTERNS = (
@@ -174,10 +175,9 @@ def instance_to_nodeclaim(instance: Instance, it: InstanceType | None, nodeclass
         labels[LABEL_NODEPOOL] = instance.tags[LABEL_NODEPOOL]
     created = _deep_copy_nodeclaim(nodeclaim)
     created.metadata.labels = {**(nodeclaim.metadata.labels or {}), **labels}
-    spec_hash = hashlib.sha256(json.dumps(nodeclass.nodeclass.spec.model_dump(mode="json"), sort_keys=True).encode()).hexdigest()
     created.metadata.annotations = {
         **(nodeclaim.metadata.annotations or {}),
-        ANNOTATION_NODECLASS_HASH: str(int(spec_hash[:16], 16)),
+        ANNOTATION_NODECLASS_HASH: static_hash(nodeclass.nodeclass),
         ANNOTATION_NODECLASS_HASH_VERSION: NODECLASS_HASH_VERSION,
         ANNOTATION_INSTANCE_PROFILE: nodeclass.nodeclass.status.instance_profile or "",
     }
@@ -262,6 +262,7 @@ class AWSCloudProvider:
         self._nodepools: dict[str, Any] = {}
         self._index_of: tuple[InstanceType, ...] | None = None
         self._index: dict[str, InstanceType] = {}
+        self._launch_security_groups: dict[str, tuple[str, ...]] = {}
 
     #: manifest kinds this provider adds to karpy's loader
     EXTRA_KINDS = EXTRA_KINDS
@@ -428,8 +429,12 @@ class AWSCloudProvider:
             raise err
         tags = self._tags(nodeclass, nodeclaim)
         its = self._types_for(nodeclass, (nodeclaim.metadata.labels or {}).get(LABEL_NODEPOOL, ""), read_only=True)
+        ctx = self._context(nodeclass)
+        # the security groups the launch template carries (moto's CreateFleet does not put them on
+        # the instance; drift compares against them then, see awsprovider.drift)
+        self._launch_security_groups[name] = ctx.security_group_ids
         try:
-            prepared = self.instances.prepare(self._context(nodeclass), nodeclaim, tags, its)
+            prepared = self.instances.prepare(ctx, nodeclaim, tags, its)
         except Exception as e:
             rec = getattr(e, "launch_record", None)
             record.error = str(e)
@@ -587,6 +592,42 @@ class AWSCloudProvider:
         deletion waits for its NodeClaims)."""
         if kind == "NodeOverlay":
             self.overlays = [o for o in self.overlays if o.metadata.name != name]
+
+    # -- drift ------------------------------------------------------------------------------------
+    def is_drifted(self, nodeclaim: Any) -> str | None:
+        """cloudprovider.go IsDrifted: the EC2NodeClass drift reason of a launched NodeClaim
+        (:mod:`awsprovider.drift`), None when not drifted or its NodeClass is unknown."""
+        nodeclass = self.resolve_nodeclass(_nodeclass_name_of(nodeclaim))
+        if nodeclass is None:
+            return None
+        instance = None
+        try:
+            _, instance_id = parse_provider_id(nodeclaim.status.provider_id or "")
+            res = self.ec2.client.describe_instances(InstanceIds=[instance_id])
+            found = [i for r in res.get("Reservations", []) for i in r.get("Instances", [])]
+            instance = dict(found[0]) if found else None
+            if instance is not None and not instance.get("SecurityGroups"):
+                instance["SecurityGroups"] = [{"GroupId": g} for g in
+                                              self._launch_security_groups.get(nodeclaim.metadata.name, ())]
+        except Exception:  # noqa: BLE001 - an unknown instance cannot be checked (upstream: error, requeue)
+            instance = None
+        return _nodeclass_drift(self, nodeclaim, nodeclass, instance, ANNOTATION_NODECLASS_HASH,
+                                ANNOTATION_NODECLASS_HASH_VERSION, NODECLASS_HASH_VERSION)
+
+    def expected_ami(self, nodeclaim: Any) -> str | None:
+        """ami.go MapToInstanceTypes for the NodeClaim's instance type: the first compatible AMI."""
+        name = (nodeclaim.metadata.labels or {}).get("node.kubernetes.io/instance-type", "")
+        nodeclass = self.resolve_nodeclass(_nodeclass_name_of(nodeclaim))
+        if nodeclass is None:
+            return None
+        it = self._type_named(list(self._types_for(nodeclass, (nodeclaim.metadata.labels or {}).get(
+            "karpenter.sh/nodepool", ""))), name)
+        if it is None:
+            return None
+        for ami in self.amis:
+            if it.requirements.is_compatible(ami.requirements, WELL_KNOWN_LABELS):
+                return ami.id
+        return None
 
     # -- delete ----------------------------------------------------------------------------------
     def delete(self, nodeclaim: Any) -> None:

@@ -196,6 +196,11 @@ def _scenario_options(command: Callable[..., Any]) -> Callable[..., Any]:
                      help="Run to this horizon (e.g. 6h), overriding a Scenario's spec.until."),
         click.option("--event", "events", multiple=True, metavar="'AT ACTION ...'",
                      help="Add a Scenario event, e.g. '30m scale deployment/web 40' (repeatable; see README)."),
+        click.option("--feature-gates", "feature_gates", default=None, metavar="K=V,...",
+                     help="Karpenter feature gates, e.g. SpotToSpotConsolidation=true,NodeOverlay=true "
+                          "(upstream defaults otherwise)."),
+        click.option("--disruption/--no-disruption", default=False, show_default=True,
+                     help="Run Karpenter's disruption controller (consolidation, drift, expiration) to the horizon."),
         click.option("--strict", is_flag=True, default=False,
                      help="Unknown fields are errors (kubectl --validate=strict), not warnings."),
         click.option("--scheduler-config", "scheduler_config", default=None, metavar="FILE",
@@ -266,6 +271,11 @@ def _run_scenario(paths: tuple[Path, ...], **options: Any) -> Any:
     _timeline_options(options)
     progress = _Progress()
     try:
+        gates = options.pop("feature_gates", None)
+        if gates:
+            from karpy.featuregates import parse_feature_gates
+
+            options["feature_gates"] = parse_feature_gates(gates)
         return simulate(sources, progress=progress, **options)
     except _input_errors() as err:
         _bad_input(str(err))
@@ -295,13 +305,14 @@ def cli() -> None:
               help="Also write a self-contained HTML report to this file.")
 def simulate(paths: tuple[Path, ...], region: str, prices: str | None, unavailable: tuple[str, ...],
              preference_policy: str, min_values_policy: str, cloud_provider: str, until: str | None,
-             events: tuple[str, ...], strict: bool, output: str,
+             events: tuple[str, ...], feature_gates: str | None, disruption: bool, strict: bool, output: str,
              report_path: Path | None, scheduler_config: Path | None = None) -> None:
     """Simulate PATH... (files or directories of manifests; default: the bundled example)."""
     result = _run_scenario(paths, region=region, prices=prices, unavailable=unavailable,
                            preference_policy=preference_policy, min_values_policy=min_values_policy,
                            cloud_provider=cloud_provider, until=until, events=list(events),
-                           strict=strict, scheduler_config=scheduler_config)
+                           feature_gates=feature_gates, disruption=disruption, strict=strict,
+                           scheduler_config=scheduler_config)
     from karpy.report.html import render_html
     from karpy.report.table import render_table
 
@@ -318,8 +329,8 @@ def simulate(paths: tuple[Path, ...], region: str, prices: str | None, unavailab
 @click.option("-o", "--output", type=click.Choice(["text", "json"]), default="text", show_default=True)
 def explain(paths: tuple[Path, ...], pod_key: str | None, nodeclaim_name: str | None, region: str,
             prices: str | None, unavailable: tuple[str, ...], preference_policy: str, min_values_policy: str,
-            cloud_provider: str, until: str | None, events: tuple[str, ...], strict: bool,
-            output: str, scheduler_config: Path | None = None) -> None:
+            cloud_provider: str, until: str | None, events: tuple[str, ...], feature_gates: str | None,
+            disruption: bool, strict: bool, output: str, scheduler_config: Path | None = None) -> None:
     """Explain the decisions of a simulation of PATH... (default: the bundled example).
 
     Without --pod/--nodeclaim: every NodeClaim and every pending pod. For a NodeClaim: its NodePool,
@@ -343,7 +354,8 @@ def explain(paths: tuple[Path, ...], pod_key: str | None, nodeclaim_name: str | 
     result = _run_scenario(paths, region=region, prices=prices, unavailable=unavailable,
                            preference_policy=preference_policy, min_values_policy=min_values_policy,
                            cloud_provider=cloud_provider, until=until, events=list(events),
-                           strict=strict, scheduler_config=scheduler_config)
+                           feature_gates=feature_gates, disruption=disruption, strict=strict,
+                           scheduler_config=scheduler_config)
     try:
         if pod_key is not None:
             trace = explain_pod(result, pod_key)
@@ -385,7 +397,8 @@ def _parse_design(text: str) -> tuple[str, list[Path]]:
 def compare(designs: tuple[str, ...], shared: tuple[Path, ...], region: str, prices: str | None,
             unavailable: tuple[str, ...], preference_policy: str, min_values_policy: str, cloud_provider: str,
             until: str | None, events: tuple[str, ...], strict: bool, output: str,
-            report_path: Path | None, scheduler_config: Path | None = None) -> None:
+            report_path: Path | None, scheduler_config: Path | None = None, feature_gates: str | None = None,
+            disruption: bool = False) -> None:
     """Compare two or more DESIGNs over the same workload, side by side.
 
     Each DESIGN is [NAME=]PATH[,PATH...] (files or directories of manifests; the name defaults to
@@ -407,7 +420,8 @@ def compare(designs: tuple[str, ...], shared: tuple[Path, ...], region: str, pri
     options: dict[str, Any] = dict(region=region, prices=prices, unavailable=unavailable,
                                    preference_policy=preference_policy, min_values_policy=min_values_policy,
                                    cloud_provider=cloud_provider, until=until, events=list(events), strict=strict,
-                                   scheduler_config=scheduler_config)
+                                   scheduler_config=scheduler_config, feature_gates=feature_gates,
+                                   disruption=disruption)
     _timeline_options(options)
     try:
         comparison = run_compare(dict(parsed), shared=list(shared), **options)

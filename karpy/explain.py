@@ -515,8 +515,17 @@ def _instance_type_count(model: Any) -> int | None:
 
 # -- public API ---------------------------------------------------------------------------------
 def explain_nodeclaim(result: Any, name: str) -> dict[str, Any]:
-    """The decision trace of one NodeClaim (see module doc). Raises ExplainLookupError."""
-    return _Explainer(result).nodeclaim(name)
+    """The decision trace of one NodeClaim (see module doc). Raises ExplainLookupError. With the
+    disruption controller on, a ``disruption`` block says why it was or was not disrupted."""
+    out = _Explainer(result).nodeclaim(name)
+    controller = getattr(result.simulation, "disruption", None)
+    if controller is not None:
+        from karpy.disruption.explain import explain_disruption
+
+        rec = next((r for r in result.simulation.launches if r.name == name), None)
+        if rec is not None:
+            out["disruption"] = explain_disruption(controller, rec)
+    return out
 
 
 def explain_pod(result: Any, key: str) -> dict[str, Any]:
@@ -809,6 +818,10 @@ def render_explain(d: Mapping[str, Any], document: Mapping[str, Any] | None = No
     kind = d.get("kind")
     if kind == "nodeclaim":
         _render_nodeclaim(d, lines)
+        if "disruption" in d:
+            from karpy.disruption.explain import render_disruption
+
+            render_disruption(d["disruption"], lines)
     elif kind == "pod":
         _render_pod(d, lines)
     else:

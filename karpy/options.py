@@ -14,11 +14,14 @@ allocator for the ``false`` setting.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
+from karpy.featuregates import parse_feature_gates
+from karpy.featuregates import resolve as resolve_gates
+
 __all__ = [
-    "DEFAULT_FEATURE_GATES",
     "MIN_VALUES_POLICIES",
     "MIN_VALUES_POLICY_BEST_EFFORT",
     "MIN_VALUES_POLICY_STRICT",
@@ -39,14 +42,12 @@ MIN_VALUES_POLICY_STRICT = "Strict"
 MIN_VALUES_POLICY_BEST_EFFORT = "BestEffort"
 MIN_VALUES_POLICIES = (MIN_VALUES_POLICY_STRICT, MIN_VALUES_POLICY_BEST_EFFORT)
 
-#: options.go ``--feature-gates`` default
-DEFAULT_FEATURE_GATES = ("NodeRepair=false,ReservedCapacity=true,SpotToSpotConsolidation=false,NodeOverlay=false,"
-                         "StaticCapacity=false,CapacityBuffer=false")
 
 
 @dataclass(frozen=True)
 class FeatureGates:
-    """options.go FeatureGates with upstream's defaults (``ReservedCapacity`` on)."""
+    """options.go FeatureGates with upstream's defaults (``ReservedCapacity`` on), as typed fields
+    over :mod:`karpy.featuregates` (the names, defaults and parsing)."""
 
     node_repair: bool = False
     reserved_capacity: bool = True
@@ -56,19 +57,21 @@ class FeatureGates:
     capacity_buffer: bool = False
 
     @classmethod
+    def from_mapping(cls, gates: Mapping[str, bool] | None = None) -> FeatureGates:
+        """The gates of :mod:`karpy.featuregates` (upstream names, ``Name -> bool`` over the defaults)."""
+        return cls(**{_GATE_FIELDS[name]: value for name, value in resolve_gates(gates).items()})
+
+    @classmethod
     def parse(cls, text: str) -> FeatureGates:
         """``"ReservedCapacity=false,NodeOverlay=true"`` over the defaults (options.go ParseFeatureGates).
         An unknown gate or a value other than true/false raises ``ValueError``."""
-        names = {"NodeRepair": "node_repair", "ReservedCapacity": "reserved_capacity",
-                 "SpotToSpotConsolidation": "spot_to_spot_consolidation", "NodeOverlay": "node_overlay",
-                 "StaticCapacity": "static_capacity", "CapacityBuffer": "capacity_buffer"}
-        values: dict[str, bool] = {}
-        for part in filter(None, (p.strip() for p in text.split(","))):
-            name, sep, value = part.partition("=")
-            if not sep or name not in names or value not in ("true", "false"):
-                raise ValueError(f"invalid feature gate {part!r} (known: {', '.join(names)}; values true/false)")
-            values[names[name]] = value == "true"
-        return replace(cls(), **values)
+        return cls.from_mapping(parse_feature_gates(text))
+
+
+#: upstream gate name -> :class:`FeatureGates` field
+_GATE_FIELDS = {"NodeRepair": "node_repair", "ReservedCapacity": "reserved_capacity",
+                "SpotToSpotConsolidation": "spot_to_spot_consolidation", "NodeOverlay": "node_overlay",
+                "StaticCapacity": "static_capacity", "CapacityBuffer": "capacity_buffer"}
 
 
 class SchedulerConfigError(ValueError):

@@ -154,6 +154,9 @@ class Result:
             "timeline": [e.to_dict() for e in sim.timeline.entries],
             "cost": self.cost(),
         }
+        if sim.disruption is not None:
+            doc["disruptions"] = list(sim.disruption.decisions)
+            doc["disruption_timeline"] = list(sim.disruption.timeline)
         doc["explain"] = self.explain if self.explain else self.explain_block()
         return doc
 

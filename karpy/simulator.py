@@ -2,20 +2,43 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from karpy.api.loader import load_manifests
 from karpy.api.scenario import ScenarioEvent, parse_duration, parse_event_line
 from karpy.cloudprovider.registry import ProviderOptions, resolve_cloud_provider
-from karpy.options import (MIN_VALUES_POLICIES, PREFERENCE_POLICIES, Options, SchedulerConfigError,
+from karpy.options import (MIN_VALUES_POLICIES, PREFERENCE_POLICIES, FeatureGates, Options, SchedulerConfigError,
                            SchedulerConfiguration, parse_scheduler_config)
+from karpy.featuregates import DEFAULTS as FEATURE_GATE_DEFAULTS
+from karpy.featuregates import NODE_OVERLAY
+from karpy.featuregates import resolve as resolve_gates
 from karpy.result import Result
 from karpy.sim.clock import VirtualClock
 from karpy.sim.simulation import Simulation, SimulationOptions
 
 __all__ = ["simulate"]
 
+
+
+def _gate_node_overlays(loaded: Any, gates: Mapping[str, bool]) -> None:
+    """Upstream does not watch NodeOverlays while the NodeOverlay gate is off: drop them, say so."""
+    if gates[NODE_OVERLAY] or not loaded.nodeoverlays:
+        return
+    names = ", ".join(o.metadata.name for o in loaded.nodeoverlays)
+    loaded.warnings.append(f"ignored {len(loaded.nodeoverlays)} NodeOverlay(s) ({names}): the NodeOverlay feature "
+                           "gate is off (Karpenter's default); pass --feature-gates NodeOverlay=true")
+    loaded.nodeoverlays = []
+
+
+def _warn_unmodelled_disruption(loaded: Any, disruption: bool) -> None:
+    """What the disruption controller does not model is said, not silently changed."""
+    if not disruption:
+        return
+    for np in loaded.nodepools:
+        if np.spec.disruption.consolidation_policy == "Balanced":
+            loaded.warnings.append(f"NodePool {np.metadata.name}: consolidationPolicy Balanced runs as "
+                                   "WhenEmptyOrUnderutilized (karpy does not model Balanced move scoring)")
 
 
 def _check_choice(name: str, value: str, allowed: Sequence[str]) -> None:
@@ -65,6 +88,8 @@ def simulate(
     scheduler_config: Any = None,
     until: str | float | None = None,
     events: Sequence[Any] = (),
+    disruption: bool | None = None,
+    feature_gates: Mapping[str, bool] | None = None,
     strict: bool = False,
 ) -> Result:
     """Run one simulation and return its :class:`~karpy.result.Result`.
@@ -77,8 +102,11 @@ def simulate(
     object's business). ``progress(virtual_seconds, passes, nodeclaims)`` is called after each
     provisioning pass. ``until``: the horizon (``"6h"``, or seconds), overriding a Scenario's
     ``spec.until``. ``events``: Scenario events (dicts as in ``spec.events``, ``--event`` lines, or
-    :class:`karpy.api.scenario.ScenarioEvent` objects), added to the Scenario's own. ``strict``:
-    unknown fields are errors, not warnings (``kubectl --validate=strict``). ``scheduler_config``:
+    :class:`karpy.api.scenario.ScenarioEvent` objects), added to the Scenario's own.
+    ``disruption=True`` runs Karpenter's disruption controller (:mod:`karpy.disruption`) until the
+    horizon. ``feature_gates``: Karpenter's ``--feature-gates`` overrides (:mod:`karpy.featuregates`);
+    with ``NodeOverlay`` off (upstream's default) NodeOverlays are ignored and a warning says so.
+    ``strict``: unknown fields are errors, not warnings (``kubectl --validate=strict``). ``scheduler_config``:
     Karpenter's ``--scheduler-config`` -- YAML/JSON text, a path to such a file, or a parsed
     :class:`karpy.options.SchedulerConfiguration` (default none: no default topology-spread
     constraints, as upstream).
@@ -88,22 +116,29 @@ def simulate(
     _check_choice("min_values_policy", min_values_policy, MIN_VALUES_POLICIES)
     clock = VirtualClock()
     base = options or SimulationOptions()
+    gates = resolve_gates({**base.feature_gates, **dict(feature_gates or {})})
     fields = {**(base.operator or Options()).__dict__, "preference_policy": preference_policy,
-              "min_values_policy": min_values_policy}
+              "min_values_policy": min_values_policy, "feature_gates": FeatureGates.from_mapping(gates)}
     if scheduler_config is not None:
         fields["scheduler_config"] = _scheduler_config(scheduler_config)
     operator = Options(**fields)
     if isinstance(cloud_provider, str):
         factory = resolve_cloud_provider(cloud_provider)
         loaded = load_manifests(manifests, extra_kinds=getattr(factory, "EXTRA_KINDS", None), strict=strict)
+        _gate_node_overlays(loaded, gates)
         provider = factory.from_options(ProviderOptions(region=region, prices=prices, unavailable=tuple(unavailable),
                                                         clock=clock, manifests=loaded,
                                                         extra=dict(provider_extra or {}), options=operator))
     else:
         provider = cloud_provider
         loaded = load_manifests(manifests, extra_kinds=getattr(provider, "EXTRA_KINDS", None), strict=strict)
+        _gate_node_overlays(loaded, gates)
     overrides: dict[str, Any] = {"preference_policy": preference_policy, "min_values_policy": min_values_policy,
-                                 "operator": operator}
+                                 "operator": operator,
+                                 "feature_gates": {k: v for k, v in gates.items() if v != FEATURE_GATE_DEFAULTS[k]}}
+    if disruption is not None:
+        overrides["disruption"] = disruption
+    _warn_unmodelled_disruption(loaded, overrides.get("disruption", base.disruption))
     if until is not None:
         overrides["until"] = parse_duration(until, "until")
         if overrides["until"] <= 0:

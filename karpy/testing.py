@@ -98,13 +98,15 @@ class Scenario:
     min_values_policy: str = "Strict"
     cloud_provider: Any = "aws"
     base_dir: Path | None = None
+    #: Karpenter --feature-gates overrides, as sorted (name, value) pairs
+    feature_gates: tuple[tuple[str, bool], ...] = ()
     _cache: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
 
     @classmethod
     def of(cls, *manifests: Any, region: str | None = "us-east-1", prices: str | None = None,
            unavailable: Iterable[str] = (), preference_policy: str = "Respect",
            min_values_policy: str = "Strict", cloud_provider: Any = "aws",
-           base_dir: str | Path | None = None) -> Scenario:
+           base_dir: str | Path | None = None, feature_gates: Mapping[str, bool] | None = None) -> Scenario:
         """Build a scenario; ``manifests`` may be given one by one or as lists."""
         flat: list[Any] = []
         for m in manifests:
@@ -113,7 +115,8 @@ class Scenario:
             unavailable = [unavailable]
         return cls(tuple(flat), region=region, prices=prices, unavailable=tuple(unavailable),
                    preference_policy=preference_policy, min_values_policy=min_values_policy,
-                   cloud_provider=cloud_provider, base_dir=Path(base_dir) if base_dir is not None else None)
+                   cloud_provider=cloud_provider, base_dir=Path(base_dir) if base_dir is not None else None,
+                   feature_gates=tuple(sorted((feature_gates or {}).items())))
 
     def with_options(self, **changes: Any) -> Scenario:
         """A copy with some of ``region``/``prices``/``unavailable``/... changed (and no cached result)."""
@@ -152,7 +155,8 @@ class Scenario:
             self._cache["result"] = simulate(
                 self.resolved_manifests(), region=self.region, prices=self.prices,
                 unavailable=list(self.unavailable), preference_policy=self.preference_policy,
-                min_values_policy=self.min_values_policy, cloud_provider=self.cloud_provider)
+                min_values_policy=self.min_values_policy, cloud_provider=self.cloud_provider,
+                feature_gates=dict(self.feature_gates))
         return self._cache["result"]
 
 

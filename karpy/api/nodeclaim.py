@@ -35,6 +35,8 @@ class NodeClaimStatus(HasConditions, KubeModel):
     capacity: ResourceQuantities = Field(default_factory=dict)
     allocatable: ResourceQuantities = Field(default_factory=dict)
     conditions: list[Condition] = Field(default_factory=list)
+    #: status.lastPodEventTime (pkg/controllers/nodeclaim/podevents): restarts consolidateAfter
+    last_pod_event_time: Any = None
 
 
 

@@ -236,8 +236,6 @@ class Provisioner:
         and classes (PVC validation and volume topology, provisioner.go getVolumeTopologyRequirements);
         ``default_constraints``: the ``--scheduler-config`` default topology-spread injector
         (provisioner.go NewScheduler: injected into scheduling-time copies before NewTopology)."""
-        from karpy.provisioning.topology import Topology
-
         cluster = cluster if cluster is not None else ClusterState()
         pending, ignored = self.pending_pods(pods, volumes)
         all_pods = pending + self.reschedulable_pods_of_deleting_nodes(cluster, pdbs, now)
@@ -245,19 +243,6 @@ class Provisioner:
             r = Results([], [], {})
             r.ignored = ignored  # type: ignore[attr-defined]
             return r
-        pools = self.dynamic_nodepools(nodepools)
-        if not pools:
-            r = Results([], [], {p.key: ERR_NO_DYNAMIC_NODEPOOLS for p in all_pods}, {p.key: p for p in all_pods})
-            r.ignored = ignored  # type: ignore[attr-defined]
-            return r
-        instance_types: dict[str, list[Any]] = {}
-        for np in pools:
-            try:
-                its = list(self.cloud_provider.get_instance_types(np))
-            except Exception:  # noqa: BLE001 - upstream logs and skips the pool
-                continue
-            if its:
-                instance_types[np.metadata.name] = its
         volume_reqs: dict[str, Any] = {}
         if volumes is not None:
             # getVolumeTopologyRequirements: pods whose lookup fails are left out (upstream logs them)
@@ -273,24 +258,56 @@ class Provisioner:
             all_pods = kept
         if default_constraints is not None:
             all_pods = default_constraints.inject(all_pods)
-        state_nodes = cluster.active_nodes()
-        topology = Topology(cluster, state_nodes, pools, instance_types, all_pods,
-                            self.preference_policy, self.well_known)
-        scheduler = Scheduler(
-            pools, cluster, state_nodes, topology, instance_types, self.daemonset_pods(daemonsets, cluster),
-            well_known=self.well_known, preference_policy=self.preference_policy,
-            min_values_policy=self.min_values_policy,
-            # provisioner.go Schedule: scheduler.DisableReservedCapacityFallback
-            reserved_offering_mode=ReservedOfferingMode.STRICT,
-            reserved_capacity=self.options.feature_gates.reserved_capacity,
-            volume_requirements=volume_reqs,
-            volumes=volumes,
-        )
+        # provisioner.go Schedule: scheduler.DisableReservedCapacityFallback
+        scheduler = self.new_scheduler(all_pods, nodepools, cluster, cluster.active_nodes(), daemonsets,
+                                       reserved_offering_mode=ReservedOfferingMode.STRICT,
+                                       volume_requirements=volume_reqs, volumes=volumes)
+        if scheduler is None:
+            r = Results([], [], {p.key: ERR_NO_DYNAMIC_NODEPOOLS for p in all_pods}, {p.key: p for p in all_pods})
+            r.ignored = ignored  # type: ignore[attr-defined]
+            return r
         self.last_scheduler = scheduler
         results = scheduler.solve(all_pods)
         results = results.truncate_instance_types(self.max_instance_types, self.min_values_policy, self.well_known)
         results.ignored = ignored  # type: ignore[attr-defined]
         return results
+
+    def new_scheduler(self, pods: Sequence[Any], nodepools: Sequence[Any], cluster: ClusterState,
+                      state_nodes: Sequence[Any], daemonsets: Sequence[Any] = (),
+                      instance_types_for: Any = None, *,
+                      reserved_offering_mode: ReservedOfferingMode = ReservedOfferingMode.FALLBACK,
+                      volume_requirements: dict[str, Any] | None = None,
+                      volumes: VolumeTopology | None = None) -> Scheduler | None:
+        """provisioner.go NewScheduler: the Solve for ``pods`` onto ``state_nodes`` and the dynamic
+        NodePools (None when there is none). Disruption's SimulateScheduling calls it with the
+        candidates left out of ``state_nodes`` (and its own per-instant ``instance_types_for``
+        lookup, default ``cloud_provider.get_instance_types``)."""
+        lookup = instance_types_for or self.cloud_provider.get_instance_types
+        from karpy.provisioning.topology import Topology
+
+        pools = self.dynamic_nodepools(nodepools)
+        if not pools:
+            return None
+        instance_types: dict[str, list[Any]] = {}
+        for np in pools:
+            try:
+                its = list(lookup(np))
+            except Exception:  # noqa: BLE001 - upstream logs and skips the pool
+                continue
+            if its:
+                instance_types[np.metadata.name] = its
+        state_nodes = list(state_nodes)
+        topology = Topology(cluster, state_nodes, pools, instance_types, list(pods),
+                            self.preference_policy, self.well_known)
+        return Scheduler(
+            pools, cluster, state_nodes, topology, instance_types, self.daemonset_pods(daemonsets, cluster),
+            well_known=self.well_known, preference_policy=self.preference_policy,
+            min_values_policy=self.min_values_policy,
+            reserved_offering_mode=reserved_offering_mode,
+            reserved_capacity=self.options.feature_gates.reserved_capacity,
+            volume_requirements=volume_requirements or {},
+            volumes=volumes,
+        )
 
     # -- creation -------------------------------------------------------------------------------
     def limits_exceeded(self, nodepool: Any, cluster: ClusterState) -> str | None:

@@ -126,6 +126,11 @@ class SimulationOptions:
     time_limit: float = 3600.0
     seed: int = 0
     scheduler_config: SchedulerConfig | None = None
+    #: run Karpenter's disruption controller (karpy.disruption) on the virtual clock; the run then
+    #: lasts until the horizon (``until``, else ``time_limit``)
+    disruption: bool = False
+    #: Karpenter --feature-gates overrides (karpy.featuregates), e.g. {"SpotToSpotConsolidation": True}
+    feature_gates: dict[str, bool] = field(default_factory=dict)
     #: the horizon in virtual seconds (None: run until settled); a Scenario's ``spec.until`` when unset
     until: float | None = None
     #: extra Scenario events (``karpy.api.scenario.ScenarioEvent``), after the Scenario's own
@@ -226,6 +231,8 @@ class SimulationResult:
     horizon: float | None = None
     #: pods whose arrival (karpy.io/arrive-after) lies after the end of the run: key -> arrival time
     not_arrived: dict[str, tuple[Pod, float]] = field(default_factory=dict)
+    #: the disruption controller (decisions, events, timeline steps) when disruption ran
+    disruption: Any = None
 
 
 def _annotation_seconds(pod: Pod, annotation: str) -> float | None:
@@ -335,6 +342,12 @@ class Simulation:
         self._deployment_syncs: set[str] = set()
         self.horizon: float | None = self.options.until
         self._wire()
+        self.disruption: Any = None
+        if self.options.disruption:
+            from karpy.disruption.controller import DisruptionController
+            from karpy.featuregates import resolve
+
+            self.disruption = DisruptionController(self, resolve(self.options.feature_gates))
 
     # -- hooks for periodic controllers (see the module docstring) --------------------------------
     def add_controller(self, name: str, interval: float, reconcile: Callable[[float], None],
@@ -617,6 +630,8 @@ class Simulation:
             pod.metadata.creation_timestamp = self.clock.timestamp()
         if pod.spec.node_name:
             pod.status.phase = "Running"
+            if pod.status.start_time is None:  # kubelet: status.startTime when the pod starts
+                pod.status.start_time = self.clock.timestamp()
         self.store.create("Pod", pod)
         self.record("pod.created", f"Pod/{pod.key}", **({"node": pod.spec.node_name} if pod.spec.node_name else {}))
         if pod.spec.node_name:
@@ -683,6 +698,7 @@ class Simulation:
         if result.outcome == BOUND and result.node_name:
             updated = _revised(pod, node_name=result.node_name)
             updated.status.phase = "Running"
+            updated.status.start_time = self.clock.timestamp()  # kubelet sets status.startTime
             updated.status.nominated_node_name = None
             self._set_condition(updated, "True", None, None)
             self.store.update("Pod", updated, old=pod)
@@ -775,6 +791,8 @@ class Simulation:
     def _cluster_state(self) -> ClusterState:
         claims = [rec.launched for rec in self.launches if rec.launched is not None and not rec.deleted]
         deleting = [rec.name for rec in self.launches if rec.deleting_at is not None and not rec.deleted]
+        if self.disruption is not None:
+            deleting += sorted(self.disruption.marked)
         return ClusterState.from_objects(self.store.list("Node"), claims, self.store.list("Pod"), deleting)
 
     def _volumes(self) -> VolumeTopology:
@@ -821,6 +839,8 @@ class Simulation:
             self._record_attempts(ps, sched)
             pool_types = sched.instance_types
         untruncated = getattr(results, "untruncated", {})
+        if self.disruption is not None:
+            self.disruption.nominate(results)
         self.pod_errors = {k: v for k, v in results.pod_errors.items()}
         for key, msg in getattr(results, "ignored", {}).items():
             self.pod_errors[key] = msg
@@ -1095,6 +1115,7 @@ class Simulation:
             passes=list(self._pass_log),
             pod_history=dict(self._pod_history),
             options=self.options,
+            disruption=self.disruption,
             timeline=self.timeline,
             horizon=self.horizon,
             not_arrived=dict(self._pending_arrivals),

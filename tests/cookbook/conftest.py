@@ -38,7 +38,8 @@ def run(cookbook: ModuleType, karpy_scenario: Any) -> Callable[..., Any]:
     def _run(strategy: str, capacity: str = "normal") -> Any:
         if (strategy, capacity) not in results:
             scenario: Scenario = karpy_scenario(cookbook.manifests_for(strategy), prices=cookbook.PRICES,
-                                                region=cookbook.REGION, unavailable=cookbook.CAPACITIES[capacity])
+                                                region=cookbook.REGION, unavailable=cookbook.CAPACITIES[capacity],
+                                                feature_gates=cookbook.FEATURE_GATES)
             results[strategy, capacity] = scenario.run()
         return results[strategy, capacity]
 

@@ -194,7 +194,7 @@ def test_make_table_prints_one_row_per_strategy_and_capacity(cookbook: Any, run:
     rows = [line for line in lines if line.startswith("| 0")]
     assert len(rows) == len(cookbook.STRATEGIES) * len(cookbook.CAPACITIES) == 12
     row = next(r for r in rows if r.startswith("| 04") and "| 8th gen ICE |" in r)
-    assert row.endswith("| - | 0.00000 | 6 |")
+    assert "| - | 0.00000 | 6 |" in row  # the first-half cells; the 2 h consolidation columns follow
     row = next(r for r in rows if r.startswith("| 01") and "| normal |" in r)
     assert "| c7i.2xlarge | 7 | lowest-price | 0 | 1 s | 0.35700 | 0 |" in row
 
@@ -203,3 +203,38 @@ def _cell(cookbook: Any, scenario: Any) -> tuple[str, str]:
     folder = next(p for p in scenario.manifests if p.parent == cookbook.HERE).name
     capacity = next(c for c, specs in cookbook.CAPACITIES.items() if tuple(specs) == scenario.unavailable)
     return folder, capacity
+
+
+# -- the second half: two hours with the disruption controller on --------------------------------
+# (README table, last three columns; examples/generation-preference/make_table.py consolidation_run)
+CONSOLIDATION_CELLS = {
+    ("01-one-nodepool", "normal"): (["7"], {"7": 2.0}, 0),
+    ("01-one-nodepool", ICE): (["7"], {"7": 2.0}, 0),
+    ("02-weighted-nodepools", "normal"): (["8"], {"8": 2.0}, 0),
+    ("02-weighted-nodepools", ICE): (["7"], {"7": 1.99}, 0),
+    ("03-nodeoverlay", "normal"): (["8"], {"8": 2.0}, 0),
+    ("03-nodeoverlay", ICE): (["8"], {"7": 1.1, "8": 0.92}, 1),
+    ("04-generation-gte-8", "normal"): (["8"], {"8": 2.0}, 0),
+    ("04-generation-gte-8", ICE): (["8"], {"8": 1.0}, 0),
+    ("05-preferred-affinity", "normal"): (["8"], {"8": 2.0}, 0),
+    ("05-preferred-affinity", ICE): (["7"], {"7": 1.99}, 0),
+    ("06-minvalues-wrong-knob", "normal"): (["7"], {"7": 2.0}, 0),
+    ("06-minvalues-wrong-knob", ICE): (["7"], {"7": 2.0}, 0),
+}
+
+
+@pytest.mark.parametrize("strategy,capacity", sorted(CONSOLIDATION_CELLS))
+def test_two_hours_with_consolidation(cookbook: Any, strategy: str, capacity: str) -> None:
+    generations, hours, replacements = CONSOLIDATION_CELLS[strategy, capacity]
+    summary = cookbook.consolidation_summary(cookbook.consolidation_run(strategy, capacity))
+    assert summary["generations_at_end"] == generations
+    assert summary["node_hours"] == pytest.approx(hours, abs=0.01)
+    assert summary["replacements"] == replacements
+    if strategy == "03-nodeoverlay" and capacity == ICE:
+        # every replacement attempt during the outage ICEs and is rolled back; the first one after
+        # the outage (at 1 h) goes through and 8th gen holds the end
+        assert summary["failed_replacements"] > 0
+        assert summary["first_replacement_at"] > 3600
+        assert summary["instance_types_at_end"] == ["c8i.2xlarge"]
+    else:
+        assert summary["failed_replacements"] == 0

@@ -1,0 +1,61 @@
+"""EC2NodeClass drift: why a launched instance no longer matches its EC2NodeClass.
+
+Mirrors aws:pkg/cloudprovider/drift.go (isNodeClassDrifted: areStaticFieldsDrifted, isAMIDrifted,
+areSecurityGroupsDrifted, isSubnetDrifted; reasons verbatim) and the static hash of
+aws:pkg/apis/v1/ec2nodeclass.go Hash: the spec *without* the selector-driven fields
+(subnetSelectorTerms, securityGroupSelectorTerms, capacityReservationSelectorTerms,
+amiSelectorTerms, ipPrefixCount, the literal amiFamily) — those drift through the resolved
+subnets, security groups and AMIs instead. karpy hashes those fields with SHA-256 (stable, not
+Go's hashstructure digits). Capacity-reservation and placement-group drift are not modelled (no
+reservations or placement groups in karpy's mocked EC2).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from typing import Any
+
+__all__ = ["AMI_DRIFT", "NODECLASS_DRIFT", "SECURITY_GROUP_DRIFT", "SUBNET_DRIFT", "is_drifted", "static_hash"]
+
+AMI_DRIFT = "AMIDrift"
+SUBNET_DRIFT = "SubnetDrift"
+SECURITY_GROUP_DRIFT = "SecurityGroupDrift"
+NODECLASS_DRIFT = "NodeClassDrift"
+#: ec2nodeclass.go Hash ignores these (hash:"ignore"); drift comes from the resolved status instead
+_DYNAMIC_FIELDS = ("subnetSelectorTerms", "securityGroupSelectorTerms", "capacityReservationSelectorTerms",
+                   "amiSelectorTerms", "ipPrefixCount", "amiFamily")
+
+
+def static_hash(nodeclass: Any) -> str:
+    """``EC2NodeClass.Hash()``: the static fields of the spec plus the resolved AMI family."""
+    spec = nodeclass.spec.model_dump(mode="json", by_alias=True, exclude_none=True)
+    for key in _DYNAMIC_FIELDS:
+        spec.pop(key, None)
+    spec["resolvedAMIFamily"] = nodeclass.ami_family()
+    digest = hashlib.sha256(json.dumps(spec, sort_keys=True).encode()).hexdigest()
+    return str(int(digest[:16], 16))
+
+
+def is_drifted(provider: Any, nodeclaim: Any, nodeclass: Any, instance: dict[str, Any] | None,
+               hash_key: str, version_key: str, version: str) -> str | None:
+    """drift.go isNodeClassDrifted: the first reason, or None. ``nodeclass`` is the resolved
+    EC2NodeClass (``awsprovider.nodeclass.ResolvedNodeClass``), ``instance`` the EC2
+    DescribeInstances entry (None: gone)."""
+    ann = nodeclaim.metadata.annotations or {}
+    if ann.get(version_key) == version and ann.get(hash_key) is not None \
+            and ann[hash_key] != static_hash(nodeclass.nodeclass):
+        return NODECLASS_DRIFT
+    expected = provider.expected_ami(nodeclaim)
+    if expected is not None and nodeclaim.status.image_id and expected != nodeclaim.status.image_id:
+        return AMI_DRIFT
+    if instance is None:
+        return None
+    status_sgs = {sg_id for sg_id, _ in nodeclass.security_groups}
+    instance_sgs = {g["GroupId"] for g in instance.get("SecurityGroups", [])}
+    if status_sgs and status_sgs != instance_sgs:
+        return SECURITY_GROUP_DRIFT
+    subnets = {s.id for s in nodeclass.subnets}
+    if subnets and instance.get("SubnetId") not in subnets:
+        return SUBNET_DRIFT
+    return None

@@ -1,0 +1,493 @@
+"""The disruption controller on the simulation's virtual clock.
+
+Mirrors pkg/controllers/disruption/controller.go (Reconcile: stale-taint cleanup, the methods in
+order Emptiness, StaticDrift, Drift, MultiNodeConsolidation, SingleNodeConsolidation, the first
+method with commands ends the round, RequeueImmediately after acting, 10 s otherwise), together
+with the controllers it relies on: the NodeClaim disruption conditions
+(:mod:`karpy.nodeclaim.disruption`), podevents (lastPodEventTime, 10 s dedupe), expiration
+(:mod:`karpy.nodeclaim.expiration`), the orchestration queue (:mod:`karpy.disruption.queue`) and
+node termination (:mod:`karpy.termination`).
+
+Modelling choices (deterministic, documented):
+
+* a graceful method's 15 s validation parks the controller until ``t + 15`` while the rest of
+  the simulation runs; a failed validation continues the round with the next method (as upstream
+  does for Emptiness and multi-node consolidation);
+* StaticDrift is not modelled (karpy does not provision static NodePools);
+* command IDs are a counter; the queue is looked at every round and whenever a Node changes;
+* the drain re-runs every second; pods are evicted through the simulation (deleted after their
+  grace period; a workload's replica comes back pending);
+* ``deleted_by``: ``emptiness``, ``drift``, ``consolidation`` (multi and single),
+  ``expiration``, or what the caller of :meth:`DisruptionController.delete_nodeclaim` names
+  (``interruption``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from karpy.api.pod import Taint
+from karpy.disruption.budgets import build_disruption_budget_mapping
+from karpy.disruption.drift import Drift
+from karpy.disruption.emptiness import Emptiness
+from karpy.disruption.helpers import build_nodepool_map, get_candidates
+from karpy.disruption.multinodeconsolidation import MultiNodeConsolidation
+from karpy.disruption.queue import Queue
+from karpy.disruption.singlenodeconsolidation import SingleNodeConsolidation
+from karpy.disruption.types import Cluster, Command, DECISION_NOOP
+from karpy.disruption.consolidation import COMMAND_VALIDATION_DELAY, CONSOLIDATION_STATE_RESET
+from karpy.disruption.validation import ValidationError, validate_consolidation, validate_emptiness
+from karpy.nodeclaim.disruption import set_condition, update_consolidatable, update_drifted
+from karpy.nodeclaim.expiration import expires_at
+from karpy.provisioning import podutils
+from karpy.scheduling.labels import NODE_INITIALIZED
+from karpy.termination.terminator import DRAIN_REQUEUE, MIN_DRAIN_TIME, Terminator
+from karpy.utils.pdb import Limits
+from karpy.utils.pod import DISRUPTED_TAINT_KEY
+
+__all__ = ["DELETED_BY", "DisruptionController", "POLLING_PERIOD"]
+
+#: controller.go pollingPeriod
+POLLING_PERIOD = 10.0
+#: podevents/controller.go dedupeTimeout
+POD_EVENT_DEDUPE = 10.0
+#: state/statenode.go nomination window: max(2 × BatchMaxDuration, 10 s)
+NOMINATION_WINDOW = 20.0
+DELETED_BY = {"emptiness": "emptiness", "drift": "drift", "multi-node-consolidation": "consolidation",
+              "single-node-consolidation": "consolidation"}
+
+
+class DisruptionController:
+    """Runs inside a :class:`karpy.sim.simulation.Simulation` (``sim``)."""
+
+    def __init__(self, sim: Any, feature_gates: dict[str, bool]) -> None:
+        self.sim = sim
+        self.feature_gates = dict(feature_gates)
+        self.methods = [Emptiness(), Drift(), MultiNodeConsolidation(), SingleNodeConsolidation()]
+        self.queue = Queue(self)
+        self.terminator = Terminator(lambda key, grace: self._evict(key, grace))
+        self.marked: set[str] = set()
+        self.nominated_until: dict[str, float] = {}
+        self.consolidation_state = 0.0
+        self.decisions: list[dict[str, Any]] = []
+        self.timeline: list[dict[str, Any]] = []
+        self.deleted_by: dict[str, str] = {}
+        self.deleted_at: dict[str, float] = {}
+        #: node name -> {(reason, message): last time} (explain output)
+        self.node_events: dict[str, dict[tuple[str, str], float]] = {}
+        self._parked: tuple[int, list[Command], dict[str, int]] | None = None
+        self._round_gen = 0
+        self._ids = 0
+        self._draining: dict[str, dict[str, Any]] = {}
+        self._expiry_scheduled: set[str] = set()
+        self._last_pod_event: dict[str, float] = {}
+        self._wakes: list[float] = []
+        self._it_cache: tuple[float, dict[tuple[str, int], list[Any]]] = (-1.0, {})
+        sim.store.watch("Pod", self._on_pod)
+        sim.store.watch("Node", self._on_node)
+        # the simulation's periodic-controller hook: a 10 s poll that skips ticks at which nothing
+        # changed (the decision would be the same), woken for time-driven rules (see _wake)
+        self._ctrl = sim.add_controller("disruption", POLLING_PERIOD, lambda now: self._round(self._round_gen),
+                                        start=0.0)
+
+    # -- watches ---------------------------------------------------------------------------------
+    def _now(self) -> float:
+        return self.sim.clock.now()
+
+    def _mark_unconsolidated(self) -> None:
+        self.consolidation_state = self._now()
+
+    def _on_pod(self, ev: Any) -> None:
+        pod, old = ev.obj, ev.old
+        bound_before = bool(old is not None and old.spec.node_name)
+        node = pod.spec.node_name
+        if ev.type == "DELETED" or bool(node) != bound_before:
+            self._mark_unconsolidated()
+        if not node or podutils.is_owned_by_daemonset(pod):
+            return
+        newly_bound = ev.type == "ADDED" or not bound_before
+        went_terminal = podutils.is_terminal(pod) and (old is None or not podutils.is_terminal(old))
+        went_terminating = pod.metadata.deletion_timestamp is not None and (
+            old is None or old.metadata.deletion_timestamp is None)
+        if ev.type == "DELETED" or newly_bound or went_terminal or went_terminating:
+            self._stamp_pod_event(node)
+
+    def _stamp_pod_event(self, node_name: str) -> None:
+        """podevents controller: lastPodEventTime = now unless stamped < 10 s ago."""
+        rec = self.sim._launch_by_node.get(node_name)
+        if rec is None or rec.launched is None:
+            return
+        now = self._now()
+        last = self._last_pod_event.get(node_name)
+        if last is not None and now - last < POD_EVENT_DEDUPE:
+            return
+        self._last_pod_event[node_name] = now
+        rec.launched.status.last_pod_event_time = self.sim.clock.timestamp(now)
+
+    def _on_node(self, ev: Any) -> None:
+        self._mark_unconsolidated()
+        if ev.type == "DELETED":
+            return
+        labels = ev.obj.metadata.labels or {}
+        was = (ev.old.metadata.labels or {}).get(NODE_INITIALIZED) if ev.old is not None else None
+        if labels.get(NODE_INITIALIZED) == "true" and was != "true":
+            rec = self.sim._launch_by_node.get(ev.obj.metadata.name)
+            if rec is not None and rec.launched is not None:
+                set_condition(rec.launched, "Initialized", "True", self._now())
+            self.sim.events.schedule_in(0.0, f"disruption queue {ev.obj.metadata.name}", self._reconcile_queue)
+
+    # -- the cluster view ------------------------------------------------------------------------
+    def live_records(self) -> list[Any]:
+        return [r for r in self.sim.launches if r.launched is not None and not r.deleted]
+
+    def view(self) -> Cluster:
+        sim = self.sim
+        now = self._now()
+        if now - self.consolidation_state >= CONSOLIDATION_STATE_RESET:
+            self.consolidation_state = now
+        # one lookup per NodePool per virtual instant (availability only changes as time moves)
+        if self._it_cache[0] != now:
+            self._it_cache = (now, {})
+        cache = self._it_cache[1]
+
+        def instance_types(np: Any) -> list[Any]:
+            key = (np.metadata.name, id(np))
+            if key not in cache:
+                cache[key] = list(sim.cloud_provider.get_instance_types(np))
+            return cache[key]
+
+        nodepools = {np.metadata.name: np for np in sim.store.list("NodePool")}
+        return Cluster(now=now, state=sim._cluster_state(), nodepools=nodepools, pods=sim.store.list("Pod"),
+                       pdbs=list(sim.manifests.pod_disruption_budgets), daemonsets=sim.store.list("DaemonSet"),
+                       provisioner=sim.provisioner, instance_types=instance_types,
+                       nominated_until=self.nominated_until, in_queue=self.queue.names(),
+                       feature_gates=self.feature_gates, consolidation_state=self.consolidation_state)
+
+    def _record_events(self, cluster: Cluster) -> None:
+        for reason, obj, msg in cluster.events:
+            name = obj.split("/", 1)[1] if obj.startswith("node/") else obj
+            self.node_events.setdefault(name, {})[(reason, msg)] = cluster.now
+
+    def nominate(self, results: Any) -> None:
+        """scheduling Results.Record: existing nodes that received pods are nominated for 20 s."""
+        until = self._now() + NOMINATION_WINDOW
+        for en in getattr(results, "existing_nodes", ()):
+            if en.pods:
+                self.nominated_until[en.name] = until
+
+    # -- the round -------------------------------------------------------------------------------
+    def _schedule_round(self, delay: float) -> None:
+        self._round_gen += 1
+        gen = self._round_gen
+        self.sim.events.schedule_in(delay, "disruption round", lambda: self._round(gen))
+
+    def _round(self, gen: int) -> None:
+        if gen != self._round_gen or self._parked is not None:
+            return
+        self._wakes = []
+        self._update_nodeclaims()
+        self._reconcile_queue()
+        self._cleanup_stale_taints()
+        self._run_methods(0)
+
+    def _run_methods(self, start: int) -> None:
+        for i in range(start, len(self.methods)):
+            m = self.methods[i]
+            cluster = self.view()
+            pool_map = build_nodepool_map(cluster)
+            cands = get_candidates(cluster, lambda c, m=m, cl=cluster: m.should_disrupt(c, cl), m.disruption_class,
+                                   pool_map)
+            if not cands:
+                self._record_events(cluster)
+                continue
+            budgets = build_disruption_budget_mapping(cluster.state.nodes, cluster.nodepools.values(), cluster.now,
+                                                      m.reason, cluster.events)
+            snapshot = dict(budgets)
+            cmds = [c for c in m.compute_commands(cluster, budgets, cands) if c.decision() != DECISION_NOOP]
+            self._record_events(cluster)
+            if not cmds:
+                continue
+            if m.validates:
+                self._parked = (i, cmds, snapshot)
+                self.sim.events.schedule_in(COMMAND_VALIDATION_DELAY, f"disruption validation {m.name}",
+                                            self._validate)
+                return
+            started = self._start(m, cmds, snapshot, validated=None)
+            if started:
+                self._schedule_round(0.0)
+            self._wake()
+            return
+        self._wake()
+
+    def _wake(self) -> None:
+        """Ask the simulation to run the next poll at the first time-driven change even if the
+        store does not change: a consolidateAfter window ending, a nomination or a do-not-disrupt
+        duration expiring, a budget window opening or closing, the five-minute consolidation
+        state reset."""
+        from karpy.disruption.budgets import budget_window_changes
+        from karpy.utils.pod import do_not_disrupt_until
+
+        now = self._now()
+        times = [t for t in self._wakes if t > now]
+        # state/cluster.go ConsolidationState: re-evaluated at least every five minutes (capacity
+        # and prices may have changed without any object changing)
+        times.append(max(self.consolidation_state + CONSOLIDATION_STATE_RESET, now + POLLING_PERIOD))
+        times += [t for t in self.nominated_until.values() if t > now]
+        for p in self.sim.store.iter("Pod"):
+            if p.spec.node_name and (p.metadata.annotations or {}).get("karpenter.sh/do-not-disrupt", "true") != "true":
+                t = do_not_disrupt_until(p)
+                if t is not None and now < t < float("inf"):
+                    times.append(t)
+        for np in self.sim.store.iter("NodePool"):
+            times += budget_window_changes(np, now)
+        if times:
+            self.sim.wake_controller(self._ctrl, min(times))
+
+    def _validate(self) -> None:
+        assert self._parked is not None
+        i, cmds, snapshot = self._parked
+        self._parked = None
+        m = self.methods[i]
+        cluster = self.view()
+        ok = []
+        for cmd in cmds:
+            try:
+                ok.append(validate_emptiness(m, cluster, cmd) if m.name == "emptiness"
+                          else validate_consolidation(m, cluster, cmd))
+            except ValidationError as err:
+                self._decision(m, cmd, snapshot, validated=False, error=f"{err.kind}: {err}")
+                for c in cmd.candidates:
+                    self.node_events.setdefault(c.name, {})[(
+                        "ConsolidationRejected", f"Consolidation rejected: {cmd.decision()}: [{c.name}], reason: "
+                        f"{err.kind} (savings: ${cmd.estimated_savings():.2f})")] = cluster.now
+        self._record_events(cluster)
+        if ok and self._start(m, ok, snapshot, validated=True):
+            self._schedule_round(0.0)
+            self._wake()
+            return
+        self._run_methods(i + 1)
+
+    def _start(self, m: Any, cmds: list[Command], budgets: dict[str, int], validated: bool | None) -> bool:
+        started = False
+        for cmd in cmds:
+            self._ids += 1
+            cmd.id, cmd.method, cmd.reason, cmd.created_at = self._ids, m.name, m.reason, self._now()
+            q = self.queue.start_command(cmd)
+            if isinstance(q, str):
+                self._decision(m, cmd, budgets, validated=validated, error=q)
+                continue
+            started = True
+            self._decision(m, cmd, budgets, validated=validated, replacements=[r.name for r in q.replacements])
+        return started
+
+    def _decision(self, m: Any, cmd: Command, budgets: dict[str, int], validated: bool | None,
+                  replacements: list[str] | None = None, error: str | None = None) -> None:
+        pools = sorted({c.nodepool.metadata.name for c in cmd.candidates})
+        rec: dict[str, Any] = {
+            "t": self._now(), "method": m.name, "reason": m.reason, "decision": cmd.decision(),
+            "candidates": [c.name for c in cmd.candidates],
+            "replacements": replacements if replacements is not None else [],
+            "replacement_instance_types": [[it.name for it in r.instance_type_options[:10]]
+                                           for r in cmd.replacements],
+            "savings_per_hour": round(cmd.estimated_savings(), 6),
+            "budget": {p: budgets.get(p, 0) for p in pools},
+            "validated": validated,
+        }
+        if error is not None:
+            rec["error"] = error
+        self.decisions.append(rec)
+        self._timeline("decision", ",".join(rec["candidates"]),
+                       {k: rec[k] for k in ("method", "decision", "replacements", "savings_per_hour", "validated")}
+                       | ({"error": error} if error is not None else {}))
+
+    # -- queue operations (queue.Operations) -------------------------------------------------------
+    def _taint(self, name: str, add: bool) -> None:
+        store = self.sim.store
+        node = store.get("Node", name)
+        if node is None:
+            return
+        has = any(t.key == DISRUPTED_TAINT_KEY and t.effect == "NoSchedule" for t in node.spec.taints or ())
+        if has == add:
+            return
+        updated = node.model_copy(deep=True)
+        taints = [t for t in updated.spec.taints or () if t.key != DISRUPTED_TAINT_KEY]
+        if add:
+            taints.append(Taint(key=DISRUPTED_TAINT_KEY, effect="NoSchedule"))
+        updated.spec.taints = taints
+        store.update("Node", updated, old=node)
+        self._timeline("taint" if add else "untaint", name, {"taint": f"{DISRUPTED_TAINT_KEY}:NoSchedule"})
+
+    def _record_of(self, name: str) -> Any | None:
+        return self.sim._launch_by_node.get(name) or next((r for r in self.sim.launches if r.name == name), None)
+
+    def mark_disrupted(self, cmd: Command) -> None:
+        for c in cmd.candidates:
+            self._taint(c.name, True)
+            rec = self._record_of(c.name)
+            if rec is not None and rec.launched is not None:
+                set_condition(rec.launched, "DisruptionReason", "True", self._now(), cmd.reason)
+
+    def unmark_disrupted(self, cmd: Command) -> None:
+        for c in cmd.candidates:
+            self._taint(c.name, False)
+            self.marked.discard(c.name)
+            rec = self._record_of(c.name)
+            if rec is not None and rec.launched is not None:
+                set_condition(rec.launched, "DisruptionReason", None, self._now())
+        self._timeline("rollback", ",".join(c.name for c in cmd.candidates), {"command": cmd.id})
+
+    def create_replacements(self, cmd: Command) -> list[Any] | str:
+        """provisioner.CreateNodeClaims for the replacements (limits checked first), then
+        MarkForDeletion of the candidates (queue.go :350-355)."""
+        sim = self.sim
+        cluster = sim._cluster_state()
+        staged = []
+        for claim in cmd.replacements:
+            pool = sim.store.get("NodePool", claim.nodepool_name)
+            if pool is not None:
+                exceeded = sim.provisioner.limits_exceeded(pool, cluster)
+                if exceeded is not None:
+                    return exceeded
+            staged.append(sim._stage_nodeclaim(claim))
+        sim._launch(staged)
+        for c in cmd.candidates:
+            self.marked.add(c.name)
+        for r in staged:
+            self._timeline("replacement", r.name, {"command": cmd.id, "for": [c.name for c in cmd.candidates],
+                                                   "instance_type": r.instance_type, "error": r.error})
+        return staged
+
+    def replacement_state(self, record: Any) -> str:
+        if record.error is not None or record.deleted:
+            return "deleted"
+        node = self.sim.store.get("Node", record.name)
+        if node is not None and (node.metadata.labels or {}).get(NODE_INITIALIZED) == "true":
+            return "initialized"
+        return "waiting"
+
+    def delete_candidates(self, cmd: Command) -> None:
+        for c in cmd.candidates:
+            self.delete_nodeclaim(c.name, DELETED_BY.get(cmd.method or "", cmd.method or ""))
+
+    def _reconcile_queue(self) -> None:
+        for q in self.queue.reconcile(self._now()):
+            if q.failure is not None:
+                for d in reversed(self.decisions):
+                    if d["candidates"] == [c.name for c in q.command.candidates]:
+                        d["error"] = q.failure
+                        break
+
+    def _cleanup_stale_taints(self) -> None:
+        """controller.go :150-164: untaint nodes neither queued nor marked for deletion."""
+        queued = self.queue.names()
+        for rec in self.live_records():
+            if rec.name in queued or rec.name in self.marked or rec.name in self._draining:
+                continue
+            node = self.sim.store.get("Node", rec.name)
+            if node is not None and any(t.key == DISRUPTED_TAINT_KEY for t in node.spec.taints or ()):
+                self._taint(rec.name, False)
+                set_condition(rec.launched, "DisruptionReason", None, self._now())
+
+    # -- NodeClaim controllers -------------------------------------------------------------------------
+    def _update_nodeclaims(self) -> None:
+        now = self._now()
+        pools = {np.metadata.name: np for np in self.sim.store.list("NodePool")}
+        for rec in self.live_records():
+            claim = rec.launched
+            if claim.metadata.deletion_timestamp is not None:
+                continue
+            pool = pools.get(rec.nodepool)
+            if pool is not None:
+                update_drifted(pool, claim, now, self.sim.cloud_provider)
+                until = update_consolidatable(pool, claim, now)
+                if until is not None:
+                    self._wakes.append(until)
+            if rec.name not in self._expiry_scheduled:
+                self._expiry_scheduled.add(rec.name)
+                at = expires_at(claim)
+                if at is not None:
+                    self.sim.events.schedule(at, f"expire {rec.name}", lambda n=rec.name: self._expire(n))
+
+    def _expire(self, name: str) -> None:
+        rec = self._record_of(name)
+        if rec is None or rec.deleted or rec.launched is None or rec.launched.metadata.deletion_timestamp is not None:
+            return
+        at = expires_at(rec.launched)
+        if at is None or self._now() < at:
+            return
+        self.delete_nodeclaim(name, "expiration")
+
+    # -- termination -----------------------------------------------------------------------------------
+    def delete_nodeclaim(self, name: str, reason: str) -> None:
+        """Delete a NodeClaim: deletionTimestamp (and the TGP deadline), taint, drain, delete."""
+        rec = self._record_of(name)
+        if rec is None or rec.deleted or name in self._draining:
+            return
+        now = self._now()
+        claim = rec.launched
+        deadline = None
+        if claim is not None:
+            claim.metadata.deletion_timestamp = self.sim.clock.timestamp(now)
+            tgp = claim.spec.termination_grace_period
+            if tgp:
+                from karpy.api.nodepool import parse_duration
+
+                deadline = now + (parse_duration(tgp) or 0)
+        self.deleted_by[name] = reason
+        if hasattr(rec, "deleting_at"):
+            rec.deleting_at = now
+            rec.deleted_by = reason
+        self._draining[name] = {"reason": reason, "deadline": deadline, "drained_at": None}
+        self._timeline("delete", name, {"reason": reason})
+        self._taint(name, True)
+        self._drain(name)
+
+    def _evict(self, key: str, grace: float) -> None:
+        self._timeline("evict", key, {"grace_seconds": grace})
+        self.sim._evict(key, grace, reason="disruption")
+
+    def _drain(self, name: str) -> None:
+        state = self._draining.get(name)
+        if state is None:
+            return
+        now = self._now()
+        pods = [p for p in self.sim.store.list("Pod") if p.spec.node_name == name]
+        limits = Limits.from_objects(self.sim.manifests.pod_disruption_budgets, self.sim.store.list("Pod"))
+        res = self.terminator.drain(pods, limits, now, state["deadline"])
+        if res.waiting:
+            if res.blocked and state.get("blocked") != res.blocked:
+                state["blocked"] = res.blocked
+                self._timeline("drain-blocked", name, {"pods": [f"{k}: {why}" for k, why in res.blocked]})
+            self.sim.events.schedule_in(DRAIN_REQUEUE, f"drain {name}", lambda: self._drain(name))
+            return
+        if state["drained_at"] is None:
+            state["drained_at"] = now
+            self._timeline("drained", name, {})
+        if now - state["drained_at"] < MIN_DRAIN_TIME:
+            self.sim.events.schedule(state["drained_at"] + MIN_DRAIN_TIME, f"drain {name}", lambda: self._drain(name))
+            return
+        self._finish(name)
+
+    def _finish(self, name: str) -> None:
+        """Drained: the simulation deletes the remaining pods, the Node and the instance
+        (Simulation._finish_deletion, the timeline's NodeClaim-deletion hook)."""
+        state = self._draining.pop(name)
+        rec = self._record_of(name)
+        if rec is not None and not rec.deleted:
+            self.sim._finish_deletion(rec)
+        self.marked.discard(name)
+        self.deleted_at[name] = self._now()
+        self._timeline("terminated", name, {"reason": state["reason"]})
+
+    def _timeline(self, kind: str, obj: str, detail: dict[str, Any]) -> None:
+        """A disruption step, in ``disruption_timeline`` and in the simulation's timeline
+        (``disruption.taint``, ``disruption.evict`` ...)."""
+        self.timeline.append({"t": self._now(), "kind": kind, "object": obj, "detail": detail})
+        record = getattr(self.sim, "record", None)
+        if record is not None:
+            record(f"disruption.{kind}", obj, **detail)
+
+    def busy(self) -> bool:
+        return self.queue.pending() or bool(self._draining) or self._parked is not None
+
+

@@ -1,0 +1,192 @@
+"""SimulateScheduling, GetCandidates and the NodePool maps every method shares.
+
+Mirrors pkg/controllers/disruption/helpers.go (SimulateScheduling, UninitializedNodeError,
+GetCandidates, BuildNodePoolMap) and the consolidation option of the provisioning scheduler
+(scheduling.IsConsolidationSimulation: an existing node still under its NodePool's
+consolidateAfter accepts only pending pods and pods of deleting nodes; scheduler.go
+addToExistingNode :628-632) plus Results.AllNonPendingPodsScheduled /
+NonPendingPodSchedulingErrors (scheduler.go :388-415).
+
+Determinism: state nodes are ordered by name before filtering (upstream: map order); pods fed to
+the scheduler are pending pods (store order), then candidate pods and deleting-node pods sorted by
+key; NonPendingPodSchedulingErrors lists pods sorted by key.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from karpy.api.nodepool import parse_duration
+from karpy.provisioning import podutils
+from karpy.provisioning.existingnode import ExistingNode
+from karpy.provisioning.scheduler import Results
+from karpy.scheduling.labels import LABEL_NODEPOOL
+from karpy.disruption.types import Candidate, CandidateError, Cluster, condition, new_candidate
+from karpy.utils.duration import to_seconds
+
+__all__ = [
+    "ERR_CANDIDATE_DELETING",
+    "SimulationResults",
+    "build_nodepool_map",
+    "get_candidates",
+    "is_under_consolidate_after",
+    "simulate_scheduling",
+]
+
+ERR_CANDIDATE_DELETING = "candidate is deleting"
+#: scheduler.go NonPendingPodSchedulingErrors MaxErrors
+MAX_ERRORS = 5
+
+
+def is_under_consolidate_after(nodepool: Any, nodeclaim: Any, now: float) -> bool:
+    """pkg/utils/disruption IsUnderConsolidateAfter: consolidateAfter set and > 0, the NodeClaim
+    initialized, and less than consolidateAfter since its lastPodEventTime (else since it became
+    Initialized)."""
+    if nodepool is None or nodeclaim is None:
+        return False
+    after = parse_duration(nodepool.spec.disruption.consolidate_after)
+    if not after:
+        return False
+    init = condition(nodeclaim, "Initialized")
+    if init is None or init.status != "True":
+        return False
+    last = to_seconds(getattr(nodeclaim.status, "last_pod_event_time", None))
+    t = last if last is not None else (to_seconds(init.last_transition_time) or 0.0)
+    return now - t < after
+
+
+def _consolidate_after_gated(deleting_keys: frozenset[str]) -> type[ExistingNode]:
+    """An ExistingNode class for nodes under consolidateAfter in a consolidation simulation: only
+    pending pods and pods of deleting nodes may land on it (scheduler.go addToExistingNode). Same
+    layout as ExistingNode (no new slots), so a node built by the Scheduler can switch to it."""
+
+    def can_add(self: ExistingNode, pod: Any, pod_data: Any) -> tuple[Any, str | None]:
+        if pod.status.phase != "Pending" and pod.key not in deleting_keys:
+            return None, "node is under consolidateAfter"
+        return ExistingNode.can_add(self, pod, pod_data)
+
+    return type("ConsolidateAfterGatedNode", (ExistingNode,), {"__slots__": (), "can_add": can_add})
+
+
+@dataclass
+class SimulationResults:
+    """scheduling.Results of a disruption simulation, with the helpers disruption reads."""
+
+    results: Results
+    pods: dict[str, Any] = field(default_factory=dict)  # key -> pod, every pod simulated
+
+    @property
+    def new_nodeclaims(self) -> list[Any]:
+        return self.results.new_nodeclaims
+
+    @property
+    def pod_errors(self) -> dict[str, str]:
+        return self.results.pod_errors
+
+    def _non_pending_errors(self) -> dict[str, str]:
+        return {k: v for k, v in self.results.pod_errors.items()
+                if not podutils.is_provisionable(self.pods.get(k) or self.results.pods.get(k))}
+
+    def all_non_pending_pods_scheduled(self) -> bool:
+        """Results.AllNonPendingPodsScheduled: every failing pod is a provisionable (pending) one."""
+        return not self._non_pending_errors()
+
+    def non_pending_pod_scheduling_errors(self) -> str:
+        """Results.NonPendingPodSchedulingErrors (pods sorted by key, at most five named)."""
+        errs = self._non_pending_errors()
+        if not errs:
+            return "No Pod Scheduling Errors"
+        msg = "not all pods would schedule, "
+        for i, k in enumerate(sorted(errs)):
+            msg += f"{k} => {errs[k]} "
+            if i + 1 >= MAX_ERRORS:
+                msg += f" and {len(errs) - MAX_ERRORS} other(s)"
+                break
+        return msg
+
+
+def simulate_scheduling(cluster: Cluster, candidates: Sequence[Candidate], consolidation: bool
+                        ) -> SimulationResults | str:
+    """helpers.go SimulateScheduling: Solve pending pods + the candidates' currently reschedulable
+    pods + deleting nodes' pods onto every active node except the candidates and new NodeClaims;
+    returns :data:`ERR_CANDIDATE_DELETING` when a candidate is already deleting."""
+    names = {c.name for c in candidates}
+    nodes = sorted(cluster.state.nodes, key=lambda n: n.name)
+    deleting = [n for n in nodes if n.marked_for_deletion()]
+    if any(n.name in names for n in deleting):
+        return ERR_CANDIDATE_DELETING
+    state_nodes = [n for n in nodes if not n.marked_for_deletion() and n.name not in names]
+    prov = cluster.provisioner
+    pending, _ = prov.pending_pods(cluster.pods)
+    limits = cluster.pdb_limits()
+    now = cluster.now
+    candidate_pods = sorted((p for c in candidates for p in c.reschedulable_pods
+                             if limits.is_currently_reschedulable(p, now)), key=lambda p: p.key)
+    deleting_pods = sorted((p for n in deleting for p in n.pods if limits.is_currently_reschedulable(p, now)),
+                           key=lambda p: p.key)
+    deleting_keys = {p.key for p in deleting_pods}
+    pods = list(pending) + candidate_pods + deleting_pods
+    all_pods = {p.key: p for p in pods}
+    scheduler = prov.new_scheduler(pods, list(cluster.nodepools.values()), cluster.state, state_nodes,
+                                   cluster.daemonsets, cluster.instance_types)
+    if scheduler is None:
+        from karpy.provisioning.provisioner import ERR_NO_DYNAMIC_NODEPOOLS
+
+        return SimulationResults(Results([], [], {p.key: ERR_NO_DYNAMIC_NODEPOOLS for p in pods},
+                                         dict(all_pods)), all_pods)
+    if consolidation:
+        gated = _consolidate_after_gated(frozenset(deleting_keys))
+        for en in scheduler.existing_nodes:
+            sn = en.state_node
+            pool = cluster.nodepools.get(sn.labels().get(LABEL_NODEPOOL, ""))
+            if sn.managed() and is_under_consolidate_after(pool, sn.nodeclaim, now):
+                en.__class__ = gated
+    results = scheduler.solve(pods)
+    results = results.truncate_instance_types(prov.max_instance_types, prov.min_values_policy, prov.well_known)
+    for en in results.existing_nodes:
+        if en.initialized():
+            continue
+        for p in en.pods:
+            if p.key not in deleting_keys:
+                nc = en.state_node.nodeclaim
+                nc_name = nc.metadata.name if nc is not None else ""
+                node_name = en.state_node.node.metadata.name if en.state_node.node is not None else ""
+                results.pod_errors[p.key] = f"would schedule against uninitialized nodeclaim/{nc_name}, node/{node_name}"
+                results.pods[p.key] = p
+    return SimulationResults(results, all_pods)
+
+
+def build_nodepool_map(cluster: Cluster) -> dict[str, dict[str, Any] | None]:
+    """helpers.go BuildNodePoolMap: per managed NodePool its instance types by name; a pool whose
+    lookup fails or returns none gets None (its nodes are then "NodePool not found")."""
+    out: dict[str, dict[str, Any] | None] = {}
+    for name in sorted(cluster.nodepools):
+        try:
+            its = cluster.instance_types(cluster.nodepools[name])
+        except Exception:  # noqa: BLE001 - upstream logs and skips the pool
+            its = []
+        out[name] = {it.name: it for it in its} if its else None
+    return out
+
+
+def get_candidates(cluster: Cluster, should_disrupt: Callable[[Candidate], bool], disruption_class: str,
+                   nodepool_map: dict[str, dict[str, Any] | None] | None = None,
+                   rejected: dict[str, str] | None = None) -> list[Candidate]:
+    """helpers.go GetCandidates: every state node that is a candidate and passes the method's
+    filter, in node-name order (upstream: map order). ``rejected`` (optional) receives
+    name -> why a node was not a candidate."""
+    nodepool_map = nodepool_map if nodepool_map is not None else build_nodepool_map(cluster)
+    out = []
+    for sn in sorted(cluster.state.nodes, key=lambda n: n.name):
+        cand = new_candidate(sn, cluster, disruption_class, nodepool_map)
+        if isinstance(cand, CandidateError):
+            if rejected is not None:
+                rejected[sn.name] = str(cand)
+            continue
+        if should_disrupt(cand):
+            out.append(cand)
+    return out
+
+

@@ -1,0 +1,322 @@
+"""Candidates and commands of the disruption controller.
+
+Mirrors pkg/controllers/disruption/types.go (Candidate, NewCandidate, Command, Decision,
+EstimatedSavings, String) and pkg/utils/disruption/disruption.go (EvictionCost,
+ReschedulingCost, LifetimeRemaining), and the disruptability checks of
+pkg/controllers/state/statenode.go (ValidateNodeDisruptable, ValidatePodsDisruptable).
+
+:class:`Cluster` is the round's view of the cluster the methods read (upstream: the state.Cluster,
+the kube client, the provisioner and the clock); the simulation builds a fresh one per look.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from karpy.provisioning.state import ClusterState, StateNode
+from karpy.scheduling.labels import (DO_NOT_DISRUPT_ANNOTATION_KEY, LABEL_CAPACITY_TYPE, LABEL_INSTANCE_TYPE,
+                                     LABEL_NODEPOOL, LABEL_ZONE)
+from karpy.utils.duration import to_seconds
+from karpy.utils.pdb import Limits
+from karpy.utils.pod import is_disruptable, is_reschedulable
+
+__all__ = [
+    "DECISION_DELETE",
+    "DECISION_NOOP",
+    "DECISION_REPLACE",
+    "EVENTUAL",
+    "GRACEFUL",
+    "Candidate",
+    "CandidateError",
+    "Cluster",
+    "Command",
+    "PER_NODE_BASE_DISRUPTION_COST",
+    "eviction_cost",
+    "lifetime_remaining",
+    "new_candidate",
+    "rescheduling_cost",
+]
+
+GRACEFUL = "graceful"
+EVENTUAL = "eventual"
+DECISION_DELETE = "delete"
+DECISION_REPLACE = "replace"
+DECISION_NOOP = "no-op"
+#: types.go PerNodeBaseDisruptionCost
+PER_NODE_BASE_DISRUPTION_COST = 1.0
+POD_DELETION_COST_ANNOTATION = "controller.kubernetes.io/pod-deletion-cost"
+
+
+def eviction_cost(pod: Any) -> float:
+    """disruption.go EvictionCost: 1 + deletionCost/2^27 + priority/2^25, clamped to [-10, 10]
+    (an unparsable deletion cost is skipped)."""
+    cost = 1.0
+    raw = (pod.metadata.annotations or {}).get(POD_DELETION_COST_ANNOTATION)
+    if raw is not None:
+        try:
+            cost += float(raw) / 2**27
+        except ValueError:
+            pass
+    if pod.spec.priority is not None:
+        cost += pod.spec.priority / 2**25
+    return min(max(cost, -10.0), 10.0)
+
+
+def rescheduling_cost(pods: Sequence[Any]) -> float:
+    """disruption.go ReschedulingCost: Σ EvictionCost (negatives kept)."""
+    return sum(eviction_cost(p) for p in pods)
+
+
+def lifetime_remaining(nodeclaim: Any, now: float) -> float:
+    """disruption.go LifetimeRemaining: ``(expireAfter − age) / expireAfter`` in [0, 1], 1 without
+    an expireAfter."""
+    expire = nodeclaim.spec.expire_after_seconds if nodeclaim is not None else None
+    if not expire:
+        return 1.0
+    created = to_seconds(nodeclaim.metadata.creation_timestamp) or 0.0
+    return min(max((expire - (now - created)) / expire, 0.0), 1.0)
+
+
+def condition(obj: Any, cond_type: str) -> Any | None:
+    for c in getattr(getattr(obj, "status", None), "conditions", None) or ():
+        if c.type == cond_type:
+            return c
+    return None
+
+
+def condition_true(obj: Any, cond_type: str) -> bool:
+    c = condition(obj, cond_type)
+    return c is not None and c.status == "True"
+
+
+@dataclass
+class Cluster:
+    """One look at the cluster (state.Cluster + kube client + provisioner + clock).
+
+    ``state`` has the marked-for-deletion nodes marked; ``nominated_until`` maps a state-node name
+    to the end of its nomination window; ``in_queue`` holds the names of candidates of in-flight
+    commands; ``instance_types(pool)`` returns the cloud provider's types for the pool (cached by
+    the caller); ``events`` collects ``(reason, object, message)`` like upstream's recorder.
+    """
+
+    now: float
+    state: ClusterState
+    nodepools: dict[str, Any]
+    pods: list[Any]
+    pdbs: list[Any]
+    daemonsets: list[Any]
+    provisioner: Any
+    instance_types: Callable[[Any], list[Any]]
+    nominated_until: dict[str, float] = field(default_factory=dict)
+    in_queue: frozenset[str] = frozenset()
+    feature_gates: dict[str, bool] = field(default_factory=dict)
+    #: state.Cluster ConsolidationState(): when the cluster last changed in a way that can open a
+    #: consolidation (methods cache it to skip unchanged clusters)
+    consolidation_state: float = 0.0
+    events: list[tuple[str, str, str]] = field(default_factory=list)
+    _limits: Limits | None = None
+
+    def pdb_limits(self) -> Limits:
+        if self._limits is None:
+            self._limits = Limits.from_objects(self.pdbs, self.pods)
+        return self._limits
+
+    def is_nominated(self, name: str) -> bool:
+        return self.nominated_until.get(name, -1.0) > self.now
+
+    def publish(self, reason: str, obj: str, message: str) -> None:
+        self.events.append((reason, obj, message))
+
+
+class CandidateError(str):
+    """Why a state node is not a candidate (upstream's error text)."""
+
+
+@dataclass
+class Candidate:
+    """types.go Candidate."""
+
+    state_node: StateNode
+    nodepool: Any
+    instance_type: Any | None
+    capacity_type: str | None
+    zone: str | None
+    reschedulable_pods: list[Any]
+    disruption_cost: float
+    price: float
+    reschedule_disruption_cost: float
+
+    @property
+    def name(self) -> str:
+        return self.state_node.name
+
+    @property
+    def nodeclaim(self) -> Any:
+        return self.state_node.nodeclaim
+
+    @property
+    def node(self) -> Any:
+        return self.state_node.node
+
+    def labels(self) -> dict[str, str]:
+        return self.state_node.labels()
+
+    def savings_ratio(self) -> float:
+        """types.go SavingsRatio = Price / RescheduleDisruptionCost."""
+        return self.price / self.reschedule_disruption_cost
+
+    def is_empty(self) -> bool:
+        """types.go IsEmpty: no reschedulable pod with a positive eviction cost."""
+        return self.reschedule_disruption_cost <= PER_NODE_BASE_DISRUPTION_COST
+
+    def owned_by_static_nodepool(self) -> bool:
+        return self.nodepool.spec.replicas is not None
+
+    def __repr__(self) -> str:
+        return f"Candidate({self.name!r})"
+
+
+def _sentence(text: str) -> str:
+    """pretty.Sentence: first letter upper-cased."""
+    return text[:1].upper() + text[1:]
+
+
+def validate_node_disruptable(sn: StateNode, cluster: Cluster) -> str | None:
+    """statenode.go ValidateNodeDisruptable (:212-237), the upstream texts in order."""
+    if sn.nodeclaim is None:
+        return "node isn't managed by karpenter"
+    if sn.node is None:
+        return "nodeclaim does not have an associated node"
+    if not sn.initialized():
+        return "node isn't initialized"
+    if sn.marked_for_deletion():
+        return "node is deleting or marked for deletion"
+    if cluster.is_nominated(sn.name):
+        return "node is nominated for a pending pod"
+    if (sn.node.metadata.annotations or {}).get(DO_NOT_DISRUPT_ANNOTATION_KEY) == "true":
+        return f'disruption is blocked through the "{DO_NOT_DISRUPT_ANNOTATION_KEY}" annotation'
+    if LABEL_NODEPOOL not in sn.labels():
+        return f"node doesn't have required label (label={LABEL_NODEPOOL})"
+    return None
+
+
+def validate_pods_disruptable(sn: StateNode, cluster: Cluster) -> tuple[list[Any], str | None, bool]:
+    """statenode.go ValidatePodsDisruptable: (pods, error, is a PodBlockEvictionError). All bound
+    pods count (DaemonSet and mirror pods can block; terminating and terminal ones cannot)."""
+    pods = sorted(sn.pods, key=lambda p: p.key)
+    for p in pods:
+        if not is_disruptable(p, cluster.now, cluster.events):
+            return pods, f'pod has "{DO_NOT_DISRUPT_ANNOTATION_KEY}" annotation (Pod={p.key})', True
+    keys, ok = cluster.pdb_limits().can_evict_pods(pods, cluster.now, cluster.events)
+    if not ok:
+        if len(keys) > 1:
+            return pods, f"eviction does not support multiple PDBs (PodDisruptionBudget(s)=[{' '.join(keys)}])", True
+        return pods, f"pdb prevents pod evictions (PodDisruptionBudget=[{' '.join(keys)}])", True
+    return pods, None, False
+
+
+def resolve_node_price(sn: StateNode, instance_type: Any | None) -> float:
+    """types.go resolveNodePrice: the *first* offering in the node's zone and capacity type,
+    whatever its availability (InstanceType.OfferingPrice); none or NaN → 0."""
+    if instance_type is None:
+        return 0.0
+    labels = sn.labels()
+    zone, ct = labels.get(LABEL_ZONE), labels.get(LABEL_CAPACITY_TYPE)
+    for o in instance_type.offerings:
+        if o.zone == zone and o.capacity_type == ct:
+            return 0.0 if math.isnan(o.price) else o.price
+    return 0.0
+
+
+def new_candidate(sn: StateNode, cluster: Cluster, disruption_class: str,
+                  instance_type_maps: dict[str, dict[str, Any] | None]) -> Candidate | CandidateError:
+    """types.go NewCandidate (:161-212): a Candidate or the reason it is not one (blocked nodes
+    also get a ``DisruptionBlocked`` event, as upstream)."""
+    if sn.name in cluster.in_queue:
+        return CandidateError("candidate is already being disrupted")
+    err = validate_node_disruptable(sn, cluster)
+    if err is not None:
+        if sn.nodeclaim is not None:
+            cluster.publish("DisruptionBlocked", f"node/{sn.name}", _sentence(err))
+        return CandidateError(err)
+    pool_name = sn.labels()[LABEL_NODEPOOL]
+    nodepool = cluster.nodepools.get(pool_name)
+    it_map = instance_type_maps.get(pool_name)
+    if nodepool is None or it_map is None:
+        cluster.publish("DisruptionBlocked", f"node/{sn.name}", f"NodePool not found (NodePool={pool_name})")
+        return CandidateError(f"nodepool not found (NodePool={pool_name})")
+    instance_type = it_map.get(sn.labels().get(LABEL_INSTANCE_TYPE, ""))
+    pods, err, block_eviction = validate_pods_disruptable(sn, cluster)
+    if err is not None:
+        eventual_ok = sn.nodeclaim.spec.termination_grace_period is not None and disruption_class == EVENTUAL
+        if not (eventual_ok and block_eviction):
+            cluster.publish("DisruptionBlocked", f"node/{sn.name}", _sentence(err))
+            return CandidateError(err)
+    reschedulable = [p for p in pods if is_reschedulable(p)]
+    return Candidate(
+        state_node=sn,
+        nodepool=nodepool,
+        instance_type=instance_type,
+        capacity_type=sn.labels().get(LABEL_CAPACITY_TYPE),
+        zone=sn.labels().get(LABEL_ZONE),
+        reschedulable_pods=reschedulable,
+        disruption_cost=rescheduling_cost(pods) * lifetime_remaining(sn.nodeclaim, cluster.now),
+        price=resolve_node_price(sn, instance_type),
+        reschedule_disruption_cost=PER_NODE_BASE_DISRUPTION_COST + sum(max(0.0, eviction_cost(p))
+                                                                     for p in reschedulable),
+    )
+
+
+@dataclass
+class Command:
+    """types.go Command: candidates to remove and the NodeClaims (provisioning claims) to launch
+    first. ``method``/``reason`` are set when the controller starts it; ``id`` is a counter."""
+
+    candidates: list[Candidate]
+    replacements: list[Any] = field(default_factory=list)
+    results: Any = None
+    method: str | None = None
+    reason: str | None = None
+    id: int = 0
+    created_at: float = 0.0
+
+    def decision(self) -> str:
+        if self.candidates and self.replacements:
+            return DECISION_REPLACE
+        if self.candidates:
+            return DECISION_DELETE
+        return DECISION_NOOP
+
+    def source_cost(self) -> float:
+        return sum(c.price for c in self.candidates)
+
+    def estimated_savings(self) -> float:
+        """types.go EstimatedSavings: delete = Σ price; replace = Σ price − the cheapest available
+        compatible offering of each replacement's first (cheapest) option."""
+        source = self.source_cost()
+        if not self.replacements:
+            return source
+        dest = 0.0
+        for nc in self.replacements:
+            if nc.instance_type_options:
+                offs = nc.instance_type_options[0].offerings.available().compatible(nc.requirements)
+                best = offs.cheapest()
+                if best is not None:
+                    dest += best.price
+        return source - dest
+
+    def __str__(self) -> str:
+        """types.go String (the full form: ``<Reason>/<id>: <decision>: nodepools=[..]: [..] ...``)."""
+        sources = ", ".join(c.name for c in self.candidates)
+        pools = ",".join(dict.fromkeys(c.nodepool.metadata.name for c in self.candidates))
+        repl = ""
+        if self.replacements:
+            n = len(self.replacements)
+            repl = f" -> [{n} {'replacement' if n == 1 else 'replacements'}]"
+        if self.method is None:
+            return f"{self.decision()}: [{sources}]{repl}"
+        return (f"{self.reason}/{self.id}: {self.decision()}: nodepools=[{pools}]: [{sources}]{repl} "
+                f"(savings: ${self.estimated_savings():.2f})")
