@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from contextlib import ExitStack
 from typing import Any
 
 from karpy.api.loader import load_manifests
@@ -44,25 +45,35 @@ def simulate(
     ``"fake"``), or a CloudProvider object (then ``region``/``prices``/``unavailable`` are the
     object's business). ``progress(virtual_seconds, passes, nodeclaims)`` is called after each
     provisioning pass. Bad input raises :class:`karpy.api.loader.ManifestError` or ``ValueError``.
+
+    A provider built here from a name is closed before ``simulate`` returns or raises (the AWS one
+    drops its mocked EC2 state; the result keeps its launch records); a provider object passed in
+    stays the caller's to close. Nothing process-wide is changed (no environment variable, no
+    global mock), and concurrent calls from several threads are safe.
     """
     _check_choice("preference_policy", preference_policy, PREFERENCE_POLICIES)
     _check_choice("min_values_policy", min_values_policy, MIN_VALUES_POLICIES)
     clock = VirtualClock()
-    if isinstance(cloud_provider, str):
-        factory = resolve_cloud_provider(cloud_provider)
-        loaded = load_manifests(manifests, extra_kinds=getattr(factory, "EXTRA_KINDS", None))
-        provider = factory.from_options(ProviderOptions(region=region, prices=prices, unavailable=tuple(unavailable),
-                                                        clock=clock, manifests=loaded,
-                                                        extra=dict(provider_extra or {})))
-    else:
-        provider = cloud_provider
-        loaded = load_manifests(manifests, extra_kinds=getattr(provider, "EXTRA_KINDS", None))
-    base = options or SimulationOptions()
-    sim_options = SimulationOptions(**{**base.__dict__, "preference_policy": preference_policy,
-                                       "min_values_policy": min_values_policy})
-    simulation = Simulation(loaded, provider, sim_options, clock=clock, progress=progress)
-    outcome = simulation.run()
-    prices_meta = getattr(provider, "prices_metadata", None)
-    meta = prices_meta() if callable(prices_meta) else {"date": None, "source": f"{provider.name} cloud provider"}
-    return Result(simulation=outcome, region=region if isinstance(cloud_provider, str) or region else None,
-                  prices=meta, cloud_provider=provider)
+    with ExitStack() as owned:
+        if isinstance(cloud_provider, str):
+            factory = resolve_cloud_provider(cloud_provider)
+            loaded = load_manifests(manifests, extra_kinds=getattr(factory, "EXTRA_KINDS", None))
+            provider = factory.from_options(ProviderOptions(region=region, prices=prices,
+                                                            unavailable=tuple(unavailable), clock=clock,
+                                                            manifests=loaded, extra=dict(provider_extra or {})))
+            close = getattr(provider, "close", None)
+            if callable(close):
+                owned.callback(close)
+        else:
+            provider = cloud_provider
+            loaded = load_manifests(manifests, extra_kinds=getattr(provider, "EXTRA_KINDS", None))
+        base = options or SimulationOptions()
+        sim_options = SimulationOptions(**{**base.__dict__, "preference_policy": preference_policy,
+                                           "min_values_policy": min_values_policy})
+        simulation = Simulation(loaded, provider, sim_options, clock=clock, progress=progress)
+        outcome = simulation.run()
+        prices_meta = getattr(provider, "prices_metadata", None)
+        meta = (prices_meta() if callable(prices_meta)
+                else {"date": None, "source": f"{provider.name} cloud provider"})
+        return Result(simulation=outcome, region=region if isinstance(cloud_provider, str) or region else None,
+                      prices=meta, cloud_provider=provider)
