@@ -6,7 +6,7 @@ from collections.abc import Callable, Sequence
 from contextlib import ExitStack
 from typing import Any
 
-from karpy.api.loader import load_manifests
+from karpy.api.loader import DEFAULT_MAX_PODS, load_manifests
 from karpy.cloudprovider.registry import ProviderOptions, resolve_cloud_provider
 from karpy.result import Result
 from karpy.sim.clock import VirtualClock
@@ -35,6 +35,7 @@ def simulate(
     options: SimulationOptions | None = None,
     provider_extra: dict[str, Any] | None = None,
     progress: Callable[[float, int, int], None] | None = None,
+    max_pods: int | None = DEFAULT_MAX_PODS,
 ) -> Result:
     """Run one simulation and return its :class:`~karpy.result.Result`.
 
@@ -44,20 +45,24 @@ def simulate(
     ``TYPE-GLOB:ZONE-GLOB:CAPACITY-TYPE``. ``cloud_provider``: a registered name (``"aws"``,
     ``"fake"``), or a CloudProvider object (then ``region``/``prices``/``unavailable`` are the
     object's business). ``progress(virtual_seconds, passes, nodeclaims)`` is called after each
-    provisioning pass. Bad input raises :class:`karpy.api.loader.ManifestError` or ``ValueError``.
+    provisioning pass. ``max_pods`` bounds the pods the manifests create (explicit pods plus workload
+    replicas; ``None``: unbounded); past it the workload that crosses it is bad input. Bad input raises :class:`karpy.api.loader.ManifestError` or ``ValueError``.
 
     A provider built here from a name is closed before ``simulate`` returns or raises (the AWS one
     drops its mocked EC2 state; the result keeps its launch records); a provider object passed in
     stays the caller's to close. Nothing process-wide is changed (no environment variable, no
     global mock), and concurrent calls from several threads are safe.
     """
+    for name, value in (("region", region), ("prices", prices)):
+        if isinstance(value, str) and not value.strip():
+            raise ValueError(f"{name} must not be empty (got {value!r}; None means the default)")
     _check_choice("preference_policy", preference_policy, PREFERENCE_POLICIES)
     _check_choice("min_values_policy", min_values_policy, MIN_VALUES_POLICIES)
     clock = VirtualClock()
     with ExitStack() as owned:
         if isinstance(cloud_provider, str):
             factory = resolve_cloud_provider(cloud_provider)
-            loaded = load_manifests(manifests, extra_kinds=getattr(factory, "EXTRA_KINDS", None))
+            loaded = load_manifests(manifests, extra_kinds=getattr(factory, "EXTRA_KINDS", None), max_pods=max_pods)
             provider = factory.from_options(ProviderOptions(region=region, prices=prices,
                                                             unavailable=tuple(unavailable), clock=clock,
                                                             manifests=loaded, extra=dict(provider_extra or {})))
@@ -66,7 +71,7 @@ def simulate(
                 owned.callback(close)
         else:
             provider = cloud_provider
-            loaded = load_manifests(manifests, extra_kinds=getattr(provider, "EXTRA_KINDS", None))
+            loaded = load_manifests(manifests, extra_kinds=getattr(provider, "EXTRA_KINDS", None), max_pods=max_pods)
         base = options or SimulationOptions()
         sim_options = SimulationOptions(**{**base.__dict__, "preference_policy": preference_policy,
                                            "min_values_policy": min_values_policy})
