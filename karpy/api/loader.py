@@ -241,6 +241,27 @@ MAX_YAML_DEPTH = 100
 MAX_ALIAS_EXPANSION = 100_000
 
 
+class _BoundedLoader(yaml.SafeLoader):
+    """PyYAML's safe loader with the nesting bounded while *scanning*: deep flow nesting (``[[[[...``)
+    is quadratic in PyYAML's scanner (every open bracket keeps a possible simple key it re-checks
+    per token) and recursive in its composer, so 100,000 brackets would hang or overflow the
+    stack before any later check could run. Past :data:`MAX_YAML_DEPTH` levels, it stops with a
+    ``ScannerError`` at the offending mark."""
+
+    def fetch_flow_collection_start(self, TokenClass: Any) -> None:  # noqa: N803 - PyYAML's name
+        super().fetch_flow_collection_start(TokenClass)
+        if self.flow_level > MAX_YAML_DEPTH:
+            raise yaml.scanner.ScannerError(None, None, f"nested deeper than {MAX_YAML_DEPTH} levels "
+                                            "(karpy's limit)", self.get_mark())
+
+    def add_indent(self, column: int) -> bool:
+        added: bool = super().add_indent(column)
+        if len(self.indents) > MAX_YAML_DEPTH:
+            raise yaml.scanner.ScannerError(None, None, f"nested deeper than {MAX_YAML_DEPTH} levels "
+                                            "(karpy's limit)", self.get_mark())
+        return added
+
+
 def _children(node: yaml.Node) -> list[yaml.Node]:
     if isinstance(node, yaml.MappingNode):
         return [n for pair in node.value for n in pair]
@@ -318,10 +339,10 @@ def _find_long_int(root: yaml.Node) -> tuple[list[Any], yaml.Node] | None:
 
 def _read_yaml(text: str, file: str) -> list[_Doc]:
     docs: list[_Doc] = []
-    loader: yaml.SafeLoader | None = None
+    loader: _BoundedLoader | None = None
     node: yaml.Node | None = None
     try:
-        loader = yaml.SafeLoader(text)  # its reader rejects NUL and other control characters
+        loader = _BoundedLoader(text)  # its reader rejects NUL and other control characters
         while loader.check_node():
             node = loader.get_node()
             if node is not None:

@@ -128,14 +128,23 @@ def test_nul_byte(run: Callable[..., tuple[Result, Path]]) -> None:
     one_line(res, str(path), "document 1", "#x0000", "line 22")
 
 
-@pytest.mark.parametrize("shape", ["[" * 5000 + "]" * 5000, "{a: " * 3000 + "1" + "}" * 3000])
+@pytest.mark.parametrize("shape", ["[" * 5000 + "]" * 5000, "{a: " * 3000 + "1" + "}" * 3000],
+                         ids=["brackets", "braces"])
 def test_very_deep_nesting_cannot_recurse_out(run: Callable[..., tuple[Result, Path]], shape: str) -> None:
     res, path = run(NODEPOOL + deployment() + f"---\napiVersion: v1\nkind: ConfigMap\ndata: {shape}\n")
-    one_line(res, str(path), "document 3", "nested too deeply", f"at most {MAX_YAML_DEPTH}")
+    one_line(res, str(path), "document 3", f"nested deeper than {MAX_YAML_DEPTH} levels", "line 25")
+
+
+def test_deep_brackets_are_refused_while_scanning_not_after_minutes(run: Callable[..., tuple[Result, Path]]) -> None:
+    """PyYAML's scanner is quadratic in open brackets: 200,000 of them must not take minutes."""
+    res, path = run("a: " + "[" * 200_000)
+    one_line(res, str(path), "document 1", f"nested deeper than {MAX_YAML_DEPTH} levels")
 
 
 def test_nesting_past_the_depth_bound_names_the_path(run: Callable[..., tuple[Result, Path]]) -> None:
-    deep = "".join(f"{'  ' * i}k{i}:\n" for i in range(MAX_YAML_DEPTH + 5)) + "  " * (MAX_YAML_DEPTH + 5) + "x: 1\n"
+    levels = MAX_YAML_DEPTH * 2 // 3  # block levels, then as many flow levels: each within the
+    # scanner's bound, together deeper than the document bound
+    deep = "".join(f"{'  ' * i}k{i}:\n" for i in range(levels)) + "  " * levels + "x: " + "[" * levels + "]" * levels
     res, path = run(NODEPOOL + "---\n" + deep)
     one_line(res, str(path), "document 2", "k0.k1.k2", f"karpy reads at most {MAX_YAML_DEPTH}")
 
