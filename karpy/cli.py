@@ -237,6 +237,12 @@ def _scenario_options(command: Callable[..., Any]) -> Callable[..., Any]:
                      show_default=True),
         click.option("--cloud-provider", default="aws", show_default=True, callback=_not_blank,
                      help="Registered cloud provider (aws, fake)."),
+        click.option("--until", default=None, metavar="DURATION",
+                     help="Run to this horizon (e.g. 6h), overriding a Scenario's spec.until."),
+        click.option("--event", "events", multiple=True, metavar="'AT ACTION ...'",
+                     help="Add a Scenario event, e.g. '30m scale deployment/web 40' (repeatable; see README)."),
+        click.option("--strict", is_flag=True, default=False,
+                     help="Unknown fields are errors (kubectl --validate=strict), not warnings."),
         click.option("--max-pods", type=click.IntRange(min=0), default=DEFAULT_MAX_PODS, show_default=True,
                      help="Bound on the pods the manifests create (explicit pods plus workload replicas)."),
     ]):
@@ -285,6 +291,17 @@ def _run_scenario(paths: tuple[Path, ...], **options: Any) -> Any:
     for p in paths:
         if not p.exists():
             _bad_input(f"{p}: no such file or directory")
+    if options.get("events"):
+        from karpy.api.scenario import parse_event_line
+
+        try:
+            options["events"] = [parse_event_line(line) for line in options["events"]]
+        except ValueError as err:
+            _bad_input(str(err))
+    else:
+        options.pop("events", None)
+    if options.get("until") is None:
+        options.pop("until", None)
     progress = _Progress()
     try:
         return simulate(sources, progress=progress, **options)
@@ -332,14 +349,16 @@ def cli() -> None:
 @click.option("--report", "report_path", type=click.Path(path_type=Path), default=None,
               help="Also write a self-contained HTML report to this file.")
 def simulate(paths: tuple[Path, ...], region: str, prices: str | None, unavailable: tuple[str, ...],
-             preference_policy: str, min_values_policy: str, cloud_provider: str, max_pods: int, output: str,
+             preference_policy: str, min_values_policy: str, cloud_provider: str, until: str | None,
+             events: tuple[str, ...], strict: bool, max_pods: int, output: str,
              report_path: Path | None) -> None:
     """Simulate PATH... (files or directories of manifests; default: the bundled example)."""
     if report_path is not None:
         _check_writable("--report", report_path)
     result = _run_scenario(paths, region=region, prices=prices, unavailable=unavailable,
                            preference_policy=preference_policy, min_values_policy=min_values_policy,
-                           cloud_provider=cloud_provider, max_pods=max_pods)
+                           cloud_provider=cloud_provider, until=until, events=list(events),
+                           strict=strict, max_pods=max_pods)
     document = result.to_document()
     if report_path is not None:  # first: a failed write is exit 2 with nothing half-printed
         from karpy.report.html import render_html
@@ -363,7 +382,8 @@ def simulate(paths: tuple[Path, ...], region: str, prices: str | None, unavailab
 @click.option("-o", "--output", type=click.Choice(["text", "json"]), default="text", show_default=True)
 def explain(paths: tuple[Path, ...], pod_key: str | None, nodeclaim_name: str | None, region: str,
             prices: str | None, unavailable: tuple[str, ...], preference_policy: str, min_values_policy: str,
-            cloud_provider: str, max_pods: int, output: str) -> None:
+            cloud_provider: str, until: str | None, events: tuple[str, ...], strict: bool, max_pods: int,
+            output: str) -> None:
     """Explain the decisions of a simulation of PATH... (default: the bundled example).
 
     Without --pod/--nodeclaim: every NodeClaim and every pending pod. For a NodeClaim: its NodePool,
@@ -386,7 +406,8 @@ def explain(paths: tuple[Path, ...], pod_key: str | None, nodeclaim_name: str | 
             pod_key = f"default/{pod_key}"
     result = _run_scenario(paths, region=region, prices=prices, unavailable=unavailable,
                            preference_policy=preference_policy, min_values_policy=min_values_policy,
-                           cloud_provider=cloud_provider, max_pods=max_pods)
+                           cloud_provider=cloud_provider, until=until, events=list(events),
+                           strict=strict, max_pods=max_pods)
     try:
         if pod_key is not None:
             trace = explain_pod(result, pod_key)
@@ -400,6 +421,35 @@ def explain(paths: tuple[Path, ...], pod_key: str | None, nodeclaim_name: str | 
         click.echo(json.dumps(trace, indent=2, ensure_ascii=False))
     else:
         click.echo(render_explain(trace), nl=False)
+    sys.exit(0)
+
+
+@cli.command()
+@click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=Path))
+@click.option("--strict", is_flag=True, default=False,
+              help="Unknown fields are errors (kubectl --validate=strict), not warnings.")
+@click.option("--cloud-provider", default="aws", show_default=True,
+              help="Registered cloud provider whose kinds (e.g. EC2NodeClass) are admitted too.")
+def validate(paths: tuple[Path, ...], strict: bool, cloud_provider: str) -> None:
+    """Admit PATH... as the API server would (schemas, defaults, CEL rules, names), without simulating.
+
+    Warnings (unknown fields, skipped kinds) go to stderr. Exit 0 when every manifest is accepted,
+    2 on the first one the API server would reject (one line naming file, document and field).
+    """
+    from karpy.api.loader import load_manifests
+    from karpy.cloudprovider.registry import resolve_cloud_provider
+
+    for p in paths:
+        if not p.exists():
+            _bad_input(f"{p}: no such file or directory")
+    try:
+        extra_kinds = getattr(resolve_cloud_provider(cloud_provider), "EXTRA_KINDS", None)
+        loaded = load_manifests(list(paths), extra_kinds=extra_kinds, strict=strict)
+    except _input_errors() as err:
+        _bad_input(str(err))
+    for warning in loaded.warnings:
+        click.echo(f"karpy: warning: {warning}", err=True)
+    click.echo(f"karpy: {len(loaded.objects)} object(s) admitted", err=True)
     sys.exit(0)
 
 

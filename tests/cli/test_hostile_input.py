@@ -22,6 +22,8 @@ spec:
   template:
     spec:
       nodeClassRef: {group: karpenter.k8s.aws, kind: EC2NodeClass, name: default}
+      requirements:
+        - {key: kubernetes.io/arch, operator: In, values: [amd64]}
 """
 
 
@@ -125,14 +127,14 @@ def test_priorityclass_value_overflow(run: Callable[..., tuple[Result, Path]]) -
 
 def test_nul_byte(run: Callable[..., tuple[Result, Path]]) -> None:
     res, path = run(NODEPOOL + deployment() + "\x00\n")
-    one_line(res, str(path), "document 1", "#x0000", "line 22")
+    one_line(res, str(path), "document 1", "#x0000", "line 24")
 
 
 @pytest.mark.parametrize("shape", ["[" * 5000 + "]" * 5000, "{a: " * 3000 + "1" + "}" * 3000],
                          ids=["brackets", "braces"])
 def test_very_deep_nesting_cannot_recurse_out(run: Callable[..., tuple[Result, Path]], shape: str) -> None:
     res, path = run(NODEPOOL + deployment() + f"---\napiVersion: v1\nkind: ConfigMap\ndata: {shape}\n")
-    one_line(res, str(path), "document 3", f"nested deeper than {MAX_YAML_DEPTH} levels", "line 25")
+    one_line(res, str(path), "document 3", f"nested deeper than {MAX_YAML_DEPTH} levels", "line 27")
 
 
 def test_deep_brackets_are_refused_while_scanning_not_after_minutes(run: Callable[..., tuple[Result, Path]]) -> None:
