@@ -64,8 +64,13 @@ def bad_input(message: str) -> NoReturn:
     sys.exit(EXIT_BAD_INPUT)
 
 
+#: characters ``str.splitlines`` breaks on, escaped in a bad-input line (a manifest value quoted in a
+#: message may hold U+2028 and friends; the line stays one line)
+_LINE_BREAKS = {ord(c): c.encode("unicode_escape").decode("ascii") for c in "\n\r\v\f\x1c\x1d\x1e\x85\u2028\u2029"}
+
+
 def _bad_input(message: str) -> NoReturn:
-    click.echo(f"karpy: {message}", err=True)
+    click.echo(f"karpy: {message.translate(_LINE_BREAKS)}", err=True)
     sys.exit(EXIT_BAD_INPUT)
 
 

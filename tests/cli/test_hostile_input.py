@@ -169,6 +169,13 @@ def test_alias_bomb_inside_a_pod_is_bounded(run: Callable[..., tuple[Result, Pat
     one_line(res, str(path), "document 2", "alias", f"at most {MAX_ALIAS_EXPANSION:,}")
 
 
+def test_line_separators_in_a_quoted_value_keep_the_error_on_one_line(
+        run: Callable[..., tuple[Result, Path]]) -> None:
+    """Found by the fuzz test: a requirement key holding U+2028 was echoed raw, two "lines"."""
+    res, path = run(NODEPOOL.replace("key: kubernetes.io/arch", "key: \"a\\u2028b\\x85c\"") + deployment())
+    one_line(res, str(path), "document 1", "\\u2028")
+
+
 def test_recursive_alias(run: Callable[..., tuple[Result, Path]]) -> None:
     res, path = run("a: &a [*a]\n")
     one_line(res, str(path), "document 1", "refers to itself")
