@@ -14,7 +14,9 @@ Instance types come from :class:`awsprovider.instancetype.InstanceTypeProvider` 
 read-only prototypes (``prototypes``), which it never mutates. NodeOverlays are applied by
 :mod:`awsprovider.overlay` when present (upstream ``InstanceTypeStore.ApplyAll``).
 
-moto keeps process-wide state: use one provider at a time per process (``close()`` or ``with``).
+Each provider's mocked EC2 is scoped to its own client and moto account (see
+:mod:`awsprovider.ec2.backend`): providers may run side by side, in threads too; ``close()`` (or
+``with``) drops its moto state.
 :meth:`AWSCloudProvider.with_scenario` re-uses the running backend and its catalogue with another
 price table or capacity scenario (the old provider must not be used afterwards).
 """

@@ -25,6 +25,8 @@ line on stderr, exit 2) and :func:`parse_requirement` (``'KEY OPERATOR [VALUES]'
 
 from __future__ import annotations
 
+import errno
+import os
 import sys
 import time
 from collections.abc import Callable, Mapping
@@ -35,6 +37,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 
 import click
 
+from karpy.api.loader import DEFAULT_MAX_PODS
 from karpy.result import EXIT_BAD_INPUT
 
 if TYPE_CHECKING:
@@ -61,8 +64,13 @@ def bad_input(message: str) -> NoReturn:
     sys.exit(EXIT_BAD_INPUT)
 
 
+#: characters ``str.splitlines`` breaks on, escaped in a bad-input line (a manifest value quoted in a
+#: message may hold U+2028 and friends; the line stays one line)
+_LINE_BREAKS = {ord(c): c.encode("unicode_escape").decode("ascii") for c in "\n\r\v\f\x1c\x1d\x1e\x85\u2028\u2029"}
+
+
 def _bad_input(message: str) -> NoReturn:
-    click.echo(f"karpy: {message}", err=True)
+    click.echo(f"karpy: {message.translate(_LINE_BREAKS)}", err=True)
     sys.exit(EXIT_BAD_INPUT)
 
 
@@ -132,12 +140,59 @@ def _broken_command(name: str, reason: str) -> click.Command:
                          context_settings={"ignore_unknown_options": True, "allow_extra_args": True})
 
 
+class OneLineError(click.ClickException):
+    """A click error shown as bad input: one line ``karpy: <message>`` on stderr, exit 2."""
+
+    exit_code = EXIT_BAD_INPUT
+
+    def show(self, file: Any = None) -> None:
+        click.echo(f"karpy: {self.message}", err=True)
+
+
+def _one_line(err: click.ClickException) -> OneLineError:
+    """``err`` (a bad option value, an unknown option or command, ...) as one line naming the
+    command, instead of click's usage block."""
+    message = " ".join(err.format_message().split())
+    ctx = getattr(err, "ctx", None)
+    if ctx is not None:
+        message = f"{message} (see '{ctx.command_path} --help')"
+        if ctx.parent is not None:
+            message = f"{ctx.info_name}: {message}"
+    return OneLineError(message)
+
+
 class PluginGroup(click.Group):
     """A click group that also offers the commands of the ``karpy.commands`` entry points (lazily).
 
     ``discover`` returns name -> entry point (default: the installed ones); tests and embedding
-    tools may pass their own.
+    tools may pass their own. Every click error below it (bad option values, unknown options or
+    commands) is reported like bad input: one line, exit 2 (:class:`OneLineError`); a bare
+    ``karpy`` still prints its help.
     """
+
+    def make_context(self, info_name: str | None, args: list[str], parent: click.Context | None = None,
+                     **extra: Any) -> click.Context:
+        try:
+            return super().make_context(info_name, args, parent, **extra)
+        except click.exceptions.NoArgsIsHelpError:
+            raise
+        except OneLineError:
+            raise
+        except click.ClickException as err:
+            raise _one_line(err) from None
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except OneLineError:
+            raise
+        except click.ClickException as err:
+            raise _one_line(err) from None
+        except OSError as err:
+            if err.errno == errno.EPIPE:  # `karpy ... | head`: click exits quietly
+                raise
+            # stdout on a full disk (`> /dev/full`) and the like: one line, not a traceback
+            raise OneLineError(f"cannot write output: {err.strerror or err}") from None
 
     def __init__(self, *args: Any, discover: Callable[[], Mapping[str, EntryPoint]] | None = None,
                  **kwargs: Any) -> None:
@@ -177,11 +232,19 @@ def _input_errors() -> tuple[type[BaseException], ...]:
     return (ManifestError, UnknownCloudProviderError, ValueError, FileNotFoundError)
 
 
+def _not_blank(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+    """Option callback: an explicitly empty value (``--region ''``) is bad input, not the default."""
+    if value is not None and not value.strip():
+        raise click.BadParameter(f"must not be empty (got {value!r})", ctx=ctx, param=param)
+    return value
+
+
 def _scenario_options(command: Callable[..., Any]) -> Callable[..., Any]:
     """The scenario options ``simulate`` and ``explain`` share (the contract's options)."""
     for option in reversed([
-        click.option("--region", default="us-east-1", show_default=True, help="AWS region of the price table."),
-        click.option("--prices", default=None, metavar="DATE|FILE",
+        click.option("--region", default="us-east-1", show_default=True, callback=_not_blank,
+                     help="AWS region of the price table."),
+        click.option("--prices", default=None, metavar="DATE|FILE", callback=_not_blank,
                      help="Price table date (e.g. 2026-07-20) or a JSON/CSV table file; "
                           "default: newest for the region."),
         click.option("--unavailable", multiple=True, metavar="SPEC",
@@ -190,7 +253,7 @@ def _scenario_options(command: Callable[..., Any]) -> Callable[..., Any]:
                      show_default=True),
         click.option("--min-values-policy", type=click.Choice(["Strict", "BestEffort"]), default="Strict",
                      show_default=True),
-        click.option("--cloud-provider", default="aws", show_default=True,
+        click.option("--cloud-provider", default="aws", show_default=True, callback=_not_blank,
                      help="Registered cloud provider (aws, fake)."),
         click.option("--until", default=None, metavar="DURATION",
                      help="Run to this horizon (e.g. 6h), overriding a Scenario's spec.until."),
@@ -207,6 +270,8 @@ def _scenario_options(command: Callable[..., Any]) -> Callable[..., Any]:
                      type=click.Path(dir_okay=False, path_type=Path),
                      help="Karpenter's --scheduler-config document (YAML/JSON): "
                           "podTopologySpread.defaultConstraints; default: none."),
+        click.option("--max-pods", type=click.IntRange(min=0), default=DEFAULT_MAX_PODS, show_default=True,
+                     help="Bound on the pods the manifests create (explicit pods plus workload replicas)."),
     ]):
         command = option(command)
     return command
@@ -283,12 +348,38 @@ def _run_scenario(paths: tuple[Path, ...], **options: Any) -> Any:
         progress.done()
 
 
+def _check_writable(option: str, path: Path) -> None:
+    """Bad input (exit 2, before any simulating) unless ``path`` can be opened for writing. Probed
+    by opening it: an existing file in append mode without writing (its content and mtime stay),
+    a new one created and removed again -- ``os.access`` would say yes to root everywhere."""
+    where = f"{option} {path}"
+    if path.is_dir():
+        _bad_input(f"{where}: is a directory")
+    try:
+        if path.exists():
+            path.open("ab").close()
+        else:
+            os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666))
+            path.unlink()
+    except OSError as err:
+        _bad_input(f"{where}: cannot write: {err.strerror or err}")
+
+
+def _write_text(option: str, path: Path, text: str) -> None:
+    """Write ``text`` to ``path``; a write error (a full disk, ``/dev/full``) is bad input, one line."""
+    try:
+        path.write_text(text, encoding="utf-8")
+    except OSError as err:
+        _bad_input(f"{option} {path}: cannot write: {err.strerror or err}")
+
+
 def _emit(document: dict[str, Any], to_json: Callable[[], str], output: str, render_text: Callable[[Any], str],
           render_report: Callable[[Any], str], report_path: Path | None) -> None:
-    """Print the document as JSON or text (``-o``) and write the HTML report (``--report``)."""
-    click.echo(to_json() if output == "json" else render_text(document), nl=False)
+    """Write the HTML report (``--report``) first -- a failed write is exit 2 with nothing
+    half-printed -- then print the document as JSON or text (``-o``)."""
     if report_path is not None:
-        report_path.write_text(render_report(document), encoding="utf-8")
+        _write_text("--report", report_path, render_report(document))
+    click.echo(to_json() if output == "json" else render_text(document), nl=False)
 
 
 @click.group(cls=PluginGroup, context_settings={"help_option_names": ["-h", "--help"]})
@@ -301,18 +392,20 @@ def cli() -> None:
 @click.argument("paths", nargs=-1, type=click.Path(path_type=Path))
 @_scenario_options
 @click.option("-o", "--output", type=click.Choice(["table", "json"]), default="table", show_default=True)
-@click.option("--report", "report_path", type=click.Path(dir_okay=False, path_type=Path), default=None,
+@click.option("--report", "report_path", type=click.Path(path_type=Path), default=None,
               help="Also write a self-contained HTML report to this file.")
 def simulate(paths: tuple[Path, ...], region: str, prices: str | None, unavailable: tuple[str, ...],
              preference_policy: str, min_values_policy: str, cloud_provider: str, until: str | None,
-             events: tuple[str, ...], feature_gates: str | None, disruption: bool, strict: bool, output: str,
-             report_path: Path | None, scheduler_config: Path | None = None) -> None:
+             events: tuple[str, ...], feature_gates: str | None, disruption: bool, strict: bool, max_pods: int,
+             output: str, report_path: Path | None, scheduler_config: Path | None = None) -> None:
     """Simulate PATH... (files or directories of manifests; default: the bundled example)."""
+    if report_path is not None:
+        _check_writable("--report", report_path)
     result = _run_scenario(paths, region=region, prices=prices, unavailable=unavailable,
                            preference_policy=preference_policy, min_values_policy=min_values_policy,
                            cloud_provider=cloud_provider, until=until, events=list(events),
                            feature_gates=feature_gates, disruption=disruption, strict=strict,
-                           scheduler_config=scheduler_config)
+                           scheduler_config=scheduler_config, max_pods=max_pods)
     from karpy.report.html import render_html
     from karpy.report.table import render_table
 
@@ -330,7 +423,7 @@ def simulate(paths: tuple[Path, ...], region: str, prices: str | None, unavailab
 def explain(paths: tuple[Path, ...], pod_key: str | None, nodeclaim_name: str | None, region: str,
             prices: str | None, unavailable: tuple[str, ...], preference_policy: str, min_values_policy: str,
             cloud_provider: str, until: str | None, events: tuple[str, ...], feature_gates: str | None,
-            disruption: bool, strict: bool, output: str, scheduler_config: Path | None = None) -> None:
+            disruption: bool, strict: bool, max_pods: int, output: str, scheduler_config: Path | None = None) -> None:
     """Explain the decisions of a simulation of PATH... (default: the bundled example).
 
     Without --pod/--nodeclaim: every NodeClaim and every pending pod. For a NodeClaim: its NodePool,
@@ -355,7 +448,7 @@ def explain(paths: tuple[Path, ...], pod_key: str | None, nodeclaim_name: str | 
                            preference_policy=preference_policy, min_values_policy=min_values_policy,
                            cloud_provider=cloud_provider, until=until, events=list(events),
                            feature_gates=feature_gates, disruption=disruption, strict=strict,
-                           scheduler_config=scheduler_config)
+                           scheduler_config=scheduler_config, max_pods=max_pods)
     try:
         if pod_key is not None:
             trace = explain_pod(result, pod_key)
@@ -398,7 +491,7 @@ def compare(designs: tuple[str, ...], shared: tuple[Path, ...], region: str, pri
             unavailable: tuple[str, ...], preference_policy: str, min_values_policy: str, cloud_provider: str,
             until: str | None, events: tuple[str, ...], strict: bool, output: str,
             report_path: Path | None, scheduler_config: Path | None = None, feature_gates: str | None = None,
-            disruption: bool = False) -> None:
+            disruption: bool = False, max_pods: int | None = None) -> None:
     """Compare two or more DESIGNs over the same workload, side by side.
 
     Each DESIGN is [NAME=]PATH[,PATH...] (files or directories of manifests; the name defaults to
@@ -409,6 +502,8 @@ def compare(designs: tuple[str, ...], shared: tuple[Path, ...], region: str, pri
     from karpy.comparison import CompareError
     from karpy.comparison import compare as run_compare
 
+    if report_path is not None:
+        _check_writable("--report", report_path)
     parsed = [_parse_design(d) for d in designs]
     names = [n for n, _ in parsed]
     duplicate = next((n for n in names if names.count(n) > 1), None)
@@ -421,7 +516,7 @@ def compare(designs: tuple[str, ...], shared: tuple[Path, ...], region: str, pri
                                    preference_policy=preference_policy, min_values_policy=min_values_policy,
                                    cloud_provider=cloud_provider, until=until, events=list(events), strict=strict,
                                    scheduler_config=scheduler_config, feature_gates=feature_gates,
-                                   disruption=disruption)
+                                   disruption=disruption, **({} if max_pods is None else {"max_pods": max_pods}))
     _timeline_options(options)
     try:
         comparison = run_compare(dict(parsed), shared=list(shared), **options)

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from contextlib import ExitStack
 from typing import Any
 
-from karpy.api.loader import load_manifests
+from karpy.api.loader import DEFAULT_MAX_PODS, load_manifests
 from karpy.api.scenario import ScenarioEvent, parse_duration, parse_event_line
 from karpy.cloudprovider.registry import ProviderOptions, resolve_cloud_provider
 from karpy.options import (MIN_VALUES_POLICIES, PREFERENCE_POLICIES, FeatureGates, Options, SchedulerConfigError,
@@ -91,6 +92,7 @@ def simulate(
     disruption: bool | None = None,
     feature_gates: Mapping[str, bool] | None = None,
     strict: bool = False,
+    max_pods: int | None = DEFAULT_MAX_PODS,
 ) -> Result:
     """Run one simulation and return its :class:`~karpy.result.Result`.
 
@@ -110,8 +112,18 @@ def simulate(
     Karpenter's ``--scheduler-config`` -- YAML/JSON text, a path to such a file, or a parsed
     :class:`karpy.options.SchedulerConfiguration` (default none: no default topology-spread
     constraints, as upstream).
+    ``max_pods`` bounds the pods the manifests create (explicit pods plus workload replicas;
+    ``None``: unbounded); past it the workload that crosses it is bad input.
     Bad input raises :class:`karpy.api.loader.ManifestError` or ``ValueError``.
+
+    A provider built here from a name is closed before ``simulate`` returns or raises (the AWS one
+    drops its mocked EC2 state; the result keeps its launch records); a provider object passed in
+    stays the caller's to close. Nothing process-wide is changed (no environment variable, no
+    global mock), and concurrent calls from several threads are safe.
     """
+    for name, value in (("region", region), ("prices", prices)):
+        if isinstance(value, str) and not value.strip():
+            raise ValueError(f"{name} must not be empty (got {value!r}; None means the default)")
     _check_choice("preference_policy", preference_policy, PREFERENCE_POLICIES)
     _check_choice("min_values_policy", min_values_policy, MIN_VALUES_POLICIES)
     clock = VirtualClock()
@@ -122,33 +134,42 @@ def simulate(
     if scheduler_config is not None:
         fields["scheduler_config"] = _scheduler_config(scheduler_config)
     operator = Options(**fields)
-    if isinstance(cloud_provider, str):
-        factory = resolve_cloud_provider(cloud_provider)
-        loaded = load_manifests(manifests, extra_kinds=getattr(factory, "EXTRA_KINDS", None), strict=strict)
-        _gate_node_overlays(loaded, gates)
-        provider = factory.from_options(ProviderOptions(region=region, prices=prices, unavailable=tuple(unavailable),
-                                                        clock=clock, manifests=loaded,
-                                                        extra=dict(provider_extra or {}), options=operator))
-    else:
-        provider = cloud_provider
-        loaded = load_manifests(manifests, extra_kinds=getattr(provider, "EXTRA_KINDS", None), strict=strict)
-        _gate_node_overlays(loaded, gates)
-    overrides: dict[str, Any] = {"preference_policy": preference_policy, "min_values_policy": min_values_policy,
-                                 "operator": operator,
-                                 "feature_gates": {k: v for k, v in gates.items() if v != FEATURE_GATE_DEFAULTS[k]}}
-    if disruption is not None:
-        overrides["disruption"] = disruption
-    _warn_unmodelled_disruption(loaded, overrides.get("disruption", base.disruption))
-    if until is not None:
-        overrides["until"] = parse_duration(until, "until")
-        if overrides["until"] <= 0:
-            raise ValueError(f"until {until!r} must be greater than 0")
-    if events:
-        overrides["events"] = (*base.events, *_events(events))
-    sim_options = SimulationOptions(**{**base.__dict__, **overrides})
-    simulation = Simulation(loaded, provider, sim_options, clock=clock, progress=progress)
-    outcome = simulation.run()
-    prices_meta = getattr(provider, "prices_metadata", None)
-    meta = prices_meta() if callable(prices_meta) else {"date": None, "source": f"{provider.name} cloud provider"}
-    return Result(simulation=outcome, region=region if isinstance(cloud_provider, str) or region else None,
-                  prices=meta, cloud_provider=provider)
+    with ExitStack() as owned:
+        if isinstance(cloud_provider, str):
+            factory = resolve_cloud_provider(cloud_provider)
+            loaded = load_manifests(manifests, extra_kinds=getattr(factory, "EXTRA_KINDS", None), strict=strict,
+                                    max_pods=max_pods)
+            _gate_node_overlays(loaded, gates)
+            provider = factory.from_options(ProviderOptions(region=region, prices=prices,
+                                                            unavailable=tuple(unavailable), clock=clock,
+                                                            manifests=loaded, extra=dict(provider_extra or {}),
+                                                            options=operator))
+            close = getattr(provider, "close", None)
+            if callable(close):
+                owned.callback(close)
+        else:
+            provider = cloud_provider
+            loaded = load_manifests(manifests, extra_kinds=getattr(provider, "EXTRA_KINDS", None), strict=strict,
+                                    max_pods=max_pods)
+            _gate_node_overlays(loaded, gates)
+        overrides: dict[str, Any] = {"preference_policy": preference_policy, "min_values_policy": min_values_policy,
+                                     "operator": operator,
+                                     "feature_gates": {k: v for k, v in gates.items()
+                                                       if v != FEATURE_GATE_DEFAULTS[k]}}
+        if disruption is not None:
+            overrides["disruption"] = disruption
+        _warn_unmodelled_disruption(loaded, overrides.get("disruption", base.disruption))
+        if until is not None:
+            overrides["until"] = parse_duration(until, "until")
+            if overrides["until"] <= 0:
+                raise ValueError(f"until {until!r} must be greater than 0")
+        if events:
+            overrides["events"] = (*base.events, *_events(events))
+        sim_options = SimulationOptions(**{**base.__dict__, **overrides})
+        simulation = Simulation(loaded, provider, sim_options, clock=clock, progress=progress)
+        outcome = simulation.run()
+        prices_meta = getattr(provider, "prices_metadata", None)
+        meta = (prices_meta() if callable(prices_meta)
+                else {"date": None, "source": f"{provider.name} cloud provider"})
+        return Result(simulation=outcome, region=region if isinstance(cloud_provider, str) or region else None,
+                      prices=meta, cloud_provider=provider)

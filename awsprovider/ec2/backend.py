@@ -23,28 +23,60 @@ untouched (and are recorded with no decisions). ``OnDemandTargetCapacity``/``Spo
 are dropped from rewritten requests: every unit uses ``DefaultTargetCapacityType`` (Karpenter never
 sets them). Capacity counters are consumed when the model decides, before moto launches.
 
-Determinism: moto's id generator is seeded at :meth:`MockedEC2.start` with the public
-``moto.moto_api._internal.mock_random.seed(seed)`` (the recorder docs' API; it is moto's own
-process-wide generator, so the same start sequence gives the same ids). Catalogue reads leave the
-generator untouched (they may be answered by the process memo without any moto call, see
-:mod:`awsprovider.ec2.catalog`), so ids never depend on what ran earlier in the process. Fleet ids of short-circuited
-requests come from a per-backend counter. ``now`` (virtual seconds) comes from ``clock`` or the
-``now`` attribute, never the wall clock.
+A good guest: scoped, not global (the host process is left as it was). :class:`MockedEC2` never
+starts ``moto.mock_aws`` -- that would put fake credentials in ``os.environ``, reset
+``boto3.DEFAULT_SESSION`` and answer *every* boto3 client of the process, whatever the service, while
+it is active. Instead each backend owns:
 
-moto's state is process-wide: run one :class:`MockedEC2` at a time per process (a second one
-started while the first is active shares its state, as nested ``mock_aws`` contexts do).
+* a private botocore session (``botocore.session.Session()``, wrapped by ``boto3.session.Session(
+  botocore_session=...)``) from which moto's process-wide ``before-send`` stubber (which ``import
+  moto`` adds to botocore's ``BUILTIN_HANDLERS`` for every new session; it answers only while a
+  ``mock_aws`` is active) is unregistered, and a client with dummy credentials and an explicit
+  ``endpoint_url`` (so ``AWS_ENDPOINT_URL*`` in the host's environment cannot redirect it);
+* a ``before-send.ec2`` handler registered first on *that client only*, which hands the request to
+  moto's EC2 dispatcher (``moto.ec2.responses.EC2Response.dispatch``, what moto's own stubber calls
+  for an EC2 URL) and wraps the answer as botocore's ``AWSResponse``. moto's generic stubber is not
+  used: it looks the service's URL table up on a backend of the *default* account, creating moto
+  state (and drawing ids) outside this backend's account;
+* its own moto account: every request carries moto's ``x-moto-account-id`` header with an account
+  id claimed at :meth:`start` (the lowest free one from :data:`KARPY_ACCOUNT_BASE`) and released at
+  :meth:`stop`, which drops that account's state from every moto backend. Backends running at the
+  same time (threads) therefore never see each other's instances, and a host's own ``mock_aws``
+  state (account ``123456789012``) is not touched;
+* its own copy of moto's id generator state: moto draws ids from one process-wide generator
+  (``moto.moto_api._internal.mock_random``); every request runs under :data:`MOTO_LOCK` with the
+  backend's state swapped in and the previous state put back, so ids depend only on the backend's
+  ``seed`` and its own request sequence -- never on other threads, earlier runs, or the host.
+  Catalogue reads (:data:`ID_NEUTRAL_OPERATIONS`) leave the backend's state as they found it, because
+  the process memo of :mod:`awsprovider.ec2.catalog` may answer them without any call.
 
-Speed: ``MOTO_EC2_LOAD_DEFAULT_AMIS`` is set to ``false`` (unless ``load_default_amis=True``) only
-while the mock starts and the region's EC2 backend is created (moto reads it then), and restored
-afterwards; this saves ~250 ms per start.
+Nothing is written to ``os.environ``. Default AMIs: moto reads ``MOTO_EC2_LOAD_DEFAULT_AMIS`` when a
+region's EC2 backend is created; with ``load_default_amis=False`` (the default, ~250 ms faster)
+:meth:`start` creates that backend itself from a subclass whose ``_load_amis`` loads nothing.
+
+Thread safety: several :class:`MockedEC2` may run at once in different threads (each request into
+moto is serialised by :data:`MOTO_LOCK`; moto's models are not thread-safe). One instance must not
+be used from two threads at once. ``seed=None`` shares moto's process-wide generator (ids then
+depend on everything else that drew from it). A host that sets ``MOTO_ACCOUNT_ID`` overrides the
+account header (moto gives the variable priority) and loses the isolation between backends.
+
+Private moto API this relies on (pinned by tests/awsprovider/test_moto_contract.py): the
+``x-moto-account-id`` header, ``EC2Response.dispatch``, ``MockRawResponse``,
+``moto.core.models.botocore_stubber``,
+``BackendDict._instances`` and ``backend_lock``, ``AmiBackend._load_amis`` and
+``moto.core.model_instances.reset_model_data``.
+
+Fleet ids of short-circuited requests come from a per-backend counter. ``now`` (virtual seconds)
+comes from ``clock`` or the ``now`` attribute, never the wall clock.
 """
 
 from __future__ import annotations
 
 import copy
 import ipaddress
-import os
-from collections.abc import Callable, Iterable, Mapping
+import threading
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from types import TracebackType
 from typing import Any
@@ -61,11 +93,62 @@ from awsprovider.ec2.fleet import (
     is_modelled_request,
 )
 
-__all__ = ["DUMMY_CREDENTIALS", "FleetRecord", "MockedEC2", "Network"]
+__all__ = [
+    "DUMMY_CREDENTIALS", "FleetRecord", "ID_NEUTRAL_OPERATIONS", "KARPY_ACCOUNT_BASE", "MOTO_LOCK", "MockedEC2",
+    "Network",
+]
 
 DUMMY_CREDENTIALS = {"aws_access_key_id": "testing", "aws_secret_access_key": "testing", "aws_session_token": "testing"}
 _CONTEXT_KEY = "karpy_fleet"
-_AMIS_ENV = "MOTO_EC2_LOAD_DEFAULT_AMIS"
+#: moto's request header naming the account a request acts in (moto/core/responses.py get_current_account)
+_ACCOUNT_HEADER = "x-moto-account-id"
+#: first moto account id karpy claims (moto's own default, 123456789012, is left to the host)
+KARPY_ACCOUNT_BASE = 100_000_000_000
+#: serialises every request into moto (its models and id generator are process-wide, not thread-safe)
+MOTO_LOCK = threading.RLock()
+#: operations that leave the backend's id-generator state unchanged (the catalogue memo may skip them)
+ID_NEUTRAL_OPERATIONS = frozenset({"DescribeInstanceTypes", "DescribeInstanceTypeOfferings"})
+_claimed_accounts: set[str] = set()
+
+
+def _claim_account() -> str:
+    with MOTO_LOCK:
+        n = KARPY_ACCOUNT_BASE
+        while f"{n:012d}" in _claimed_accounts:
+            n += 1
+        account = f"{n:012d}"
+        _claimed_accounts.add(account)
+        return account
+
+
+def _release_account(account: str) -> None:
+    """Drop ``account`` from every moto backend and forget it (under moto's own backend lock)."""
+    from moto.core.base_backend import BackendDict, backend_lock
+    from moto.core.model_instances import reset_model_data
+    from moto.core.models import MockAWS
+
+    with MOTO_LOCK, backend_lock:
+        live: dict[int, Any] = {}
+        for backends in BackendDict._instances:
+            backends.pop(account, None)
+            if len(backends):
+                live.setdefault(id(backends), backends)
+        BackendDict._instances[:] = list(live.values())
+        _claimed_accounts.discard(account)
+        if not _claimed_accounts and MockAWS._nested_count == 0:
+            # moto tracks every model object it creates in class-level lists (for its dashboard);
+            # drop them once no mock of anyone is running, as mock_aws does at stop.
+            reset_model_data()
+
+
+def _ec2_backend_without_default_amis() -> type:
+    from moto.ec2.models import EC2Backend
+
+    class _EC2BackendWithoutDefaultAmis(EC2Backend):  # type: ignore[misc, valid-type]
+        def _load_amis(self) -> None:
+            return None
+
+    return _EC2BackendWithoutDefaultAmis
 
 
 @dataclass
@@ -156,7 +239,8 @@ class MockedEC2:
         self.pco_depth_fraction = pco_depth_fraction
         self.cop_min_relative_depth = cop_min_relative_depth
         self.records: list[FleetRecord] = []
-        self._mock: Any = None
+        self._account: str | None = None
+        self._ids: tuple[Any, ...] | None = None
         self._client: Any = None
         self._catalog: InstanceTypeCatalog | None = None
         self._allocator: FleetAllocator | None = None
@@ -166,47 +250,95 @@ class MockedEC2:
 
     # -- lifecycle -----------------------------------------------------------------------------
     def start(self) -> MockedEC2:
-        """Start moto, create the client, install the hooks, create the region's EC2 state."""
-        if self._mock is not None:
+        """Claim a moto account, build the private client, install the hooks, create the region's
+        EC2 state (see the module doc: nothing process-wide is patched)."""
+        if self._client is not None:
             raise RuntimeError("MockedEC2 already started")
         import boto3
-        from moto import mock_aws
+        import botocore.session
+        from moto.core.models import botocore_stubber as moto_global_stubber
+        from moto.ec2.models import ec2_backends
         from moto.moto_api._internal import mock_random
 
-        prev = os.environ.get(_AMIS_ENV)
-        os.environ[_AMIS_ENV] = "true" if self.load_default_amis else "false"
-        mock = mock_aws()
+        self._account = _claim_account()
         try:
-            mock.start()
-            self._mock = mock
             if self.seed is not None:
-                mock_random.seed(self.seed)
-            session = boto3.session.Session(region_name=self.region, **DUMMY_CREDENTIALS)
-            self._client = session.client("ec2", region_name=self.region)
+                with MOTO_LOCK:
+                    outer = mock_random.getstate()
+                    mock_random.seed(self.seed)
+                    self._ids = mock_random.getstate()
+                    mock_random.setstate(outer)
+            core = botocore.session.Session()
+            core.unregister("before-send", moto_global_stubber)
+            session = boto3.session.Session(botocore_session=core, region_name=self.region, **DUMMY_CREDENTIALS)
+            client = session.client("ec2", region_name=self.region,
+                                    endpoint_url=f"https://ec2.{self.region}.amazonaws.com")
+            client.meta.events.register_first("before-send.ec2", self._on_before_send)
+            self._client = client
             self._install_hooks()
-            # First call creates moto's EC2 backend for the region (AMIs load now).
+            with self._moto_ids():
+                accounts = ec2_backends[self._account]
+                if not self.load_default_amis and self.region in accounts.regions:
+                    accounts[self.region] = _ec2_backend_without_default_amis()(self.region, account_id=self._account)
+            # First call creates moto's EC2 backend for the region when not created above.
             self._client.describe_availability_zones()
         except BaseException:
-            if self._mock is not None:
-                self._mock.stop()
-                self._mock = None
+            self.stop()
             raise
-        finally:
-            if prev is None:
-                os.environ.pop(_AMIS_ENV, None)
-            else:
-                os.environ[_AMIS_ENV] = prev
         return self
 
     def stop(self) -> None:
-        """Stop moto (drops its state). The records stay readable."""
-        if self._mock is not None:
-            self._mock.stop()
-            self._mock = None
+        """Drop this backend's moto state and release its account. The records stay readable."""
+        if self._account is not None:
+            _release_account(self._account)
+            self._account = None
         self._client = None
         self._catalog = None
         self._allocator = None
         self._subnet_zones.clear()
+
+    @property
+    def account_id(self) -> str | None:
+        """The moto account this backend's requests act in (None when stopped)."""
+        return self._account
+
+    @contextmanager
+    def _moto_ids(self, persist: bool = True) -> Iterator[None]:
+        """Hold :data:`MOTO_LOCK` with this backend's id-generator state swapped into moto's."""
+        from moto.moto_api._internal import mock_random
+
+        with MOTO_LOCK:
+            if self._ids is None:
+                yield
+                return
+            outer = mock_random.getstate()
+            mock_random.setstate(self._ids)
+            try:
+                yield
+            finally:
+                if persist:
+                    self._ids = mock_random.getstate()
+                mock_random.setstate(outer)
+
+    def _on_before_send(self, request: Any, event_name: str = "", **_: Any) -> Any:
+        """Answer a request of this backend's client with moto's EC2, in this backend's account."""
+        from botocore.awsrequest import AWSResponse
+        from moto.core.botocore_stubber import MockRawResponse
+        from moto.core.exceptions import HTTPException
+        from moto.ec2.responses import EC2Response
+
+        if self._account is None:
+            raise RuntimeError("MockedEC2 is not started")
+        request.headers[_ACCOUNT_HEADER] = self._account
+        for name, value in list(request.headers.items()):
+            if isinstance(value, bytes):  # moto's response classes expect text headers
+                request.headers[name] = value.decode("utf-8")
+        with self._moto_ids(persist=event_name.rsplit(".", 1)[-1] not in ID_NEUTRAL_OPERATIONS):
+            try:
+                status, headers, body = EC2Response.dispatch(request, request.url, request.headers)
+            except HTTPException as e:
+                status, headers, body = e.code, e.get_headers(), e.get_body()
+        return AWSResponse(request.url, status, headers, MockRawResponse(body))
 
     def __enter__(self) -> MockedEC2:
         return self.start()

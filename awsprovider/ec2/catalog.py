@@ -13,8 +13,9 @@ through moto costs seconds (moto serialises ~1,250 entries to XML and botocore p
 and every MockedEC2 -- every test, every ``karpy simulate`` -- would pay it again for the same
 answer. A catalogue built with :meth:`InstanceTypeCatalog.for_moto` reads through boto3 against moto
 the first time in a process and then shares the parsed answer with later moto catalogues of the
-same key ``(region, moto version, request filters)``. The first read leaves moto's id generator as
-it found it, so ids do not depend on whether the memo answered. It is safe because it holds read-only data
+same key ``(region, moto version, request filters)``. The first read leaves the backend's id
+generator as it found it (``MockedEC2`` makes these reads id-neutral), so ids do not depend on
+whether the memo answered. It is safe because it holds read-only data
 derived from moto's static data files, and nothing in it can be mutated: every entry is frozen
 (mappings are ``MappingProxyType``, lists are tuples, zone sets are frozensets), so no state can leak
 from one simulation or test to another. Catalogues over other clients (real AWS) are never memoised.
@@ -84,17 +85,10 @@ class InstanceTypeCatalog:
         key = (kind, *self._memo_key, request)
         hit = _MEMO.get(key)
         if hit is None:
-            # moto draws a request id per call from its seeded id generator; a memo hit makes no
-            # call, so the miss must not advance the generator either, or instance ids would
-            # depend on what ran earlier in the process. Restoring the state is safe: a Describe*
-            # call creates nothing (the region's backend already exists, MockedEC2.start made it).
-            from moto.moto_api._internal import mock_random
-
-            state = mock_random.getstate()
-            try:
-                hit = _MEMO[key] = read()
-            finally:
-                mock_random.setstate(state)
+            # moto draws a request id per call; a memo hit makes no call, so the miss must not
+            # advance the backend's id generator either: MockedEC2 treats these two operations as
+            # id-neutral (awsprovider.ec2.backend.ID_NEUTRAL_OPERATIONS).
+            hit = _MEMO[key] = read()
         else:
             self.from_memo = True
         return hit

@@ -21,6 +21,7 @@ walking PyYAML's node tree along the error's path).
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -40,7 +41,7 @@ from karpy.api.objects import KINDS, lookup, supported_versions
 from karpy.api.pod import Pod
 from karpy.api.poddisruptionbudget import PodDisruptionBudget
 from karpy.api.podgroup import PodGroup, Workload
-from karpy.api.priorityclass import PriorityClass
+from karpy.api.priorityclass import SYSTEM_PRIORITY_CLASS_NAMES, PriorityClass
 from karpy.api.scenario import Scenario
 from karpy.api.service import Service
 from karpy.api.storage import CSINode, PersistentVolume, PersistentVolumeClaim, StorageClass
@@ -221,8 +222,16 @@ def _describe(error: Mapping[str, Any], node: yaml.Node | None) -> str:
         if msg.startswith("Input should be"):
             msg = "must be" + msg[len("Input should be"):]
         if not isinstance(value, (dict, list)):
-            msg += f" (got {value!r})"
+            msg += f" (got {_short(value)})"
     return msg
+
+
+def _short(value: Any, limit: int = 60) -> str:
+    """``repr(value)``, cut in the middle when long (a 4,300-digit integer stays one readable line)."""
+    text = repr(value)
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit // 2]}...{text[-10:]} ({len(text):,} characters)"
 
 
 # ----------------------------------------------------------------------------------------------------
@@ -240,14 +249,129 @@ class _Doc:
     prefix: tuple[Any, ...] = ()
 
 
+#: deepest nesting karpy reads (real manifests stay under ~25 levels; deeper input is hostile or broken)
+MAX_YAML_DEPTH = 100
+#: how many nodes YAML aliases may add to a document when expanded (bounds "billion laughs")
+MAX_ALIAS_EXPANSION = 100_000
+
+
+class _BoundedLoader(yaml.SafeLoader):
+    """PyYAML's safe loader with the nesting bounded while *scanning*: deep flow nesting (``[[[[...``)
+    is quadratic in PyYAML's scanner (every open bracket keeps a possible simple key it re-checks
+    per token) and recursive in its composer, so 100,000 brackets would hang or overflow the
+    stack before any later check could run. Past :data:`MAX_YAML_DEPTH` levels, it stops with a
+    ``ScannerError`` at the offending mark."""
+
+    def fetch_flow_collection_start(self, TokenClass: Any) -> None:  # noqa: N803 - PyYAML's name
+        super().fetch_flow_collection_start(TokenClass)
+        if self.flow_level > MAX_YAML_DEPTH:
+            raise yaml.scanner.ScannerError(None, None, f"nested deeper than {MAX_YAML_DEPTH} levels "
+                                            "(karpy's limit)", self.get_mark())
+
+    def add_indent(self, column: int) -> bool:
+        added: bool = super().add_indent(column)
+        if len(self.indents) > MAX_YAML_DEPTH:
+            raise yaml.scanner.ScannerError(None, None, f"nested deeper than {MAX_YAML_DEPTH} levels "
+                                            "(karpy's limit)", self.get_mark())
+        return added
+
+
+def _children(node: yaml.Node) -> list[yaml.Node]:
+    if isinstance(node, yaml.MappingNode):
+        return [n for pair in node.value for n in pair]
+    if isinstance(node, yaml.SequenceNode):
+        return list(node.value)
+    return []
+
+
+def _step(node: yaml.Node, child: yaml.Node) -> Any:
+    """The loc part that leads from ``node`` to ``child`` (a mapping key's text or a list index)."""
+    if isinstance(node, yaml.SequenceNode):
+        return next(i for i, c in enumerate(node.value) if c is child)
+    for key, value in node.value:
+        if child is value or child is key:
+            return key.value if isinstance(key, yaml.ScalarNode) else "<key>"
+    return "?"
+
+
+def _check_shape(root: yaml.Node, file: str, index: int) -> None:
+    """Reject a composed document that is too deep or whose aliases expand too far, before anything
+    builds Python objects from it. One iterative post-order pass over the distinct nodes computes
+    each node's expanded size and depth; a recursive alias (a cycle) is rejected too."""
+    memo: dict[int, tuple[int, int]] = {}
+    opened: set[int] = set()
+    stack: list[tuple[yaml.Node, bool]] = [(root, False)]
+    while stack:
+        node, done = stack.pop()
+        key = id(node)
+        if done:
+            kids = [memo[id(c)] for c in _children(node)]
+            memo[key] = (1 + sum(k[0] for k in kids), 1 + max((k[1] for k in kids), default=0))
+            opened.discard(key)
+            continue
+        if key in memo:
+            continue
+        if key in opened:
+            raise ManifestError(file, index, "", "a YAML alias refers to itself (a recursive document)",
+                                line=node.start_mark.line + 1)
+        opened.add(key)
+        stack.append((node, True))
+        stack.extend((c, False) for c in _children(node) if id(c) not in memo)
+    size, depth = memo[id(root)]
+    if size - len(memo) > MAX_ALIAS_EXPANSION:
+        raise ManifestError(file, index, "", f"YAML aliases expand this document by {size - len(memo):,} nodes; "
+                                             f"karpy reads at most {MAX_ALIAS_EXPANSION:,} (an alias bomb?)")
+    if depth > MAX_YAML_DEPTH:
+        loc: list[Any] = []
+        node = root
+        while len(loc) < MAX_YAML_DEPTH and _children(node):
+            child = max(_children(node), key=lambda c: memo[id(c)][1])
+            loc.append(_step(node, child))
+            node = child
+        raise ManifestError(file, index, format_loc(loc), f"nested {depth} levels deep; karpy reads at most "
+                                                          f"{MAX_YAML_DEPTH}", line=node.start_mark.line + 1)
+
+
+def _find_long_int(root: yaml.Node) -> tuple[list[Any], yaml.Node] | None:
+    """The first integer scalar longer than Python converts (``sys.get_int_max_str_digits``)."""
+    limit = sys.get_int_max_str_digits()
+    seen: set[int] = set()
+    stack: list[tuple[yaml.Node, list[Any]]] = [(root, [])]
+    while stack:
+        node, loc = stack.pop()
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        if isinstance(node, yaml.ScalarNode):
+            if node.tag == "tag:yaml.org,2002:int" and limit and sum(c.isdigit() for c in node.value) > limit:
+                return loc, node
+            continue
+        for child in reversed(_children(node)):
+            stack.append((child, [*loc, _step(node, child)]))
+    return None
+
+
 def _read_yaml(text: str, file: str) -> list[_Doc]:
-    loader = yaml.SafeLoader(text)
     docs: list[_Doc] = []
+    loader: _BoundedLoader | None = None
+    node: yaml.Node | None = None
     try:
+        loader = _BoundedLoader(text)  # its reader rejects NUL and other control characters
         while loader.check_node():
             node = loader.get_node()
+            if node is not None:
+                _check_shape(node, file, len(docs) + 1)
             data = loader.construct_document(node) if node is not None else None
             docs.append(_Doc(data, file, len(docs) + 1, node))
+            node = None
+    except ManifestError:
+        raise
+    except yaml.reader.ReaderError as e:
+        line = text.count("\n", 0, e.position) + 1
+        char = ord(e.character) if isinstance(e.character, str) else e.character
+        raise ManifestError(file, len(docs) + 1, "",
+                            f"invalid YAML: character #x{char:04x} is not allowed in YAML text (line {line})",
+                            line=line) from None
     except yaml.YAMLError as e:
         mark = getattr(e, "problem_mark", None)
         where = f" (line {mark.line + 1}, column {mark.column + 1})" if mark is not None else ""
@@ -256,8 +380,24 @@ def _read_yaml(text: str, file: str) -> list[_Doc]:
         detail = f"{context}; {problem}" if context else problem
         raise ManifestError(file, len(docs) + 1, "", f"invalid YAML: {detail}{where}",
                             line=mark.line + 1 if mark is not None else None) from None
+    except RecursionError:
+        mark = loader.get_mark() if loader is not None else None
+        raise ManifestError(file, len(docs) + 1, "",
+                            "nested too deeply to read" + (f", line {mark.line + 1}" if mark is not None else "")
+                            + f" (karpy reads at most {MAX_YAML_DEPTH} levels)",
+                            line=mark.line + 1 if mark is not None else None) from None
+    except ValueError as e:  # a value the constructor cannot build: an over-long integer, a bad date
+        found = _find_long_int(node) if node is not None else None
+        if found is not None:
+            loc, scalar = found
+            raise ManifestError(file, len(docs) + 1, format_loc(loc),
+                                f"an integer of {len(scalar.value)} digits; karpy reads at most "
+                                f"{sys.get_int_max_str_digits()} (Python's limit)",
+                                line=scalar.start_mark.line + 1) from None
+        raise ManifestError(file, len(docs) + 1, "", f"cannot read a value: {e}") from None
     finally:
-        loader.dispose()
+        if loader is not None:
+            loader.dispose()
     return docs
 
 
@@ -356,27 +496,95 @@ def _own_copy(obj: BaseModel, extra_kinds: Mapping[tuple[str, str], type[BaseMod
     return cls.model_validate(obj.model_dump(mode="json", by_alias=True, exclude_unset=False))
 
 
+#: default bound on the pods one run creates (explicit pods plus workload replicas): an absurd
+#: ``replicas`` is a fast, clear error instead of an hours-long run; raise it with ``max_pods``
+#: (``karpy simulate --max-pods N``)
+DEFAULT_MAX_PODS = 10_000
+
+
+def _pod_count(obj: BaseModel) -> tuple[int, str]:
+    """How many pods ``obj`` creates at the start, and the field that says so."""
+    if isinstance(obj, Pod):
+        return 1, ""
+    if isinstance(obj, Job):
+        return obj.active_pods(), "spec.parallelism"
+    if isinstance(obj, (Deployment, ReplicaSet, StatefulSet)):
+        return obj.spec.replicas, "spec.replicas"
+    return 0, ""
+
+
+def _pod_specs(obj: BaseModel) -> list[tuple[str, Any]]:
+    """(field prefix, PodSpec) of a Pod or of a workload's pod template."""
+    if isinstance(obj, Pod):
+        return [("spec", obj.spec)]
+    if isinstance(obj, (Deployment, ReplicaSet, StatefulSet, Job, DaemonSet)):
+        return [("spec.template.spec", obj.spec.template.spec)]
+    return []
+
+
+def _check_references(result: Manifests, origins: Mapping[int, tuple[str, int | None]]) -> None:
+    """Admission-time references that would otherwise fail late or silently: a pod bound
+    (``nodeName``) to a Node that is not in the manifests would be reported Running on nothing (the
+    kubelet never starts it; PodGC deletes it), and a ``priorityClassName`` that names no
+    PriorityClass is rejected by the Priority admission plugin (admission.go: "no PriorityClass
+    with name ... was found")."""
+    nodes = {n.metadata.name for n in result.nodes}
+    classes = {pc.metadata.name for pc in result.priority_classes} | SYSTEM_PRIORITY_CLASS_NAMES
+    for obj in result.objects:
+        file, index = origins.get(id(obj), ("<object>", None))
+        for prefix, spec in _pod_specs(obj):
+            kind, name = getattr(obj, "kind", None) or type(obj).__name__, obj.metadata.name
+            if spec.node_name and spec.node_name not in nodes:
+                raise ManifestError(file, index, f"{prefix}.nodeName",
+                                    f"no Node {spec.node_name!r} in the manifests: a pod bound to a node that "
+                                    "does not exist never runs (add the Node, or drop nodeName to let the "
+                                    "scheduler place it)".replace("'", '"'), kind=kind, name=name)
+            if spec.priority_class_name and spec.priority_class_name not in classes:
+                raise ManifestError(file, index, f"{prefix}.priorityClassName",
+                                    f"no PriorityClass with name {spec.priority_class_name} was found "
+                                    "(add its scheduling.k8s.io/v1 PriorityClass manifest)", kind=kind, name=name)
+
+
 def load_manifests(sources: Any,
                    extra_kinds: Mapping[tuple[str, str], type[BaseModel]] | None = None, *,
-                   strict: bool = False) -> Manifests:
+                   strict: bool = False, max_pods: int | None = DEFAULT_MAX_PODS) -> Manifests:
     """Load ``sources`` (paths, YAML text, dicts, model objects, or a list of them) into :class:`Manifests`.
 
     ``extra_kinds`` maps ``(group, kind)`` (or ``(apiVersion, kind)``) to a pydantic model class, so a
     cloud provider can register e.g. ``("karpenter.k8s.aws", "EC2NodeClass")``. Every document is
     admitted first (:mod:`karpy.admission`: schema, defaults, CEL rules, names); unknown fields are
-    warnings, or errors with ``strict=True``. Raises :class:`ManifestError` on the first bad document.
+    warnings, or errors with ``strict=True``. ``max_pods`` bounds the pods the manifests create
+    (None: no bound). Raises :class:`ManifestError` on the first bad document (or the first workload
+    past ``max_pods``, or a dangling ``nodeName`` / ``priorityClassName``).
     """
     result = Manifests()
     skipped: dict[str, int] = {}
     seen: dict[tuple[str, str], str] = {}
+    origins: dict[int, tuple[str, int | None]] = {}
+    pods = 0
+
+    def admit(obj: BaseModel, file: str, index: int | None) -> None:
+        nonlocal pods
+        _add(result, obj, seen, file, index, extra_kinds)
+        origins[id(obj)] = (file, index)
+        count, where = _pod_count(obj)
+        pods += count
+        if max_pods is not None and pods > max_pods:
+            raise ManifestError(file, index, where,
+                                f"the manifests create {pods:,} pods so far (this one adds {count:,}), more than "
+                                f"karpy's limit of {max_pods:,} per run; raise it with --max-pods "
+                                f"(library: max_pods=)", kind=getattr(obj, "kind", None),
+                                name=getattr(getattr(obj, "metadata", None), "name", None))
+
     for entry in _expand_sources(sources):
         if isinstance(entry, BaseModel):
-            _add(result, _own_copy(entry, extra_kinds), seen, "<object>", None, extra_kinds)
+            admit(_own_copy(entry, extra_kinds), "<object>", None)
             continue
         for doc in _unpack_lists(entry):
             obj = _validate(doc, extra_kinds, skipped, strict=strict, warnings=result.warnings)
             if obj is not None:
-                _add(result, obj, seen, doc.file, doc.index, extra_kinds)
+                admit(obj, doc.file, doc.index)
+    _check_references(result, origins)
     if skipped:
         names = ", ".join(f"{k} ({n})" if n > 1 else k for k, n in skipped.items())
         result.warnings.append(f"skipped {sum(skipped.values())} document(s) of kinds karpy does not model: "

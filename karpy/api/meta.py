@@ -19,6 +19,8 @@ from karpy.api.quantity import Quantity
 
 __all__ = [
     "Condition",
+    "Int32",
+    "Int64",
     "KubeModel",
     "LabelSelector",
     "LabelSelectorRequirement",
@@ -40,6 +42,10 @@ def _non_negative(value: Quantity) -> Quantity:
 
 #: a Quantity that must be >= 0 (requests, limits, capacity, overhead, limits of a NodePool)
 NonNegativeQuantity = Annotated[Quantity, AfterValidator(_non_negative)]
+#: Go's int32 / int64 as the API types declare them (replicas, priority, ...): an out-of-range value
+#: is rejected like the API server's decoder does, instead of overflowing (or running forever) later
+Int32 = Annotated[int, Field(ge=-(2**31), le=2**31 - 1)]
+Int64 = Annotated[int, Field(ge=-(2**63), le=2**63 - 1)]
 #: a resource list as the API models hold it: resource name -> non-negative Quantity
 ResourceQuantities = dict[str, NonNegativeQuantity]
 

@@ -18,6 +18,8 @@ from pydantic import Field, field_validator, model_validator
 from karpy.api.meta import (
     Condition,
     HasConditions,
+    Int32,
+    Int64,
     KubeModel,
     LabelSelector,
     ResourceQuantities,
@@ -341,12 +343,12 @@ class PodSpec(KubeModel):
     tolerations: list[Toleration] = Field(default_factory=list)
     topology_spread_constraints: list[TopologySpreadConstraint] = Field(default_factory=list)
     priority_class_name: str | None = None
-    priority: int | None = None
+    priority: Int32 | None = None
     preemption_policy: Literal["PreemptLowerPriority", "Never"] | None = None
     scheduling_gates: list[PodSchedulingGate] = Field(default_factory=list)
     node_name: str | None = None
     scheduler_name: str = "default-scheduler"
-    termination_grace_period_seconds: int | None = 30
+    termination_grace_period_seconds: Int64 | None = 30
     runtime_class_name: str | None = None
     host_network: bool = False
     restart_policy: str = "Always"

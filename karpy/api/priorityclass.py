@@ -8,10 +8,14 @@ from pydantic import Field
 
 from karpy.api.meta import TypedObject
 
-__all__ = ["PriorityClass"]
+__all__ = ["PriorityClass", "SYSTEM_CLUSTER_CRITICAL", "SYSTEM_NODE_CRITICAL", "SYSTEM_PRIORITY_CLASS_NAMES"]
 
 #: HighestUserDefinablePriority (pkg/apis/scheduling/types.go); system classes go above it
 HIGHEST_USER_DEFINABLE_PRIORITY = 1_000_000_000
+#: the PriorityClasses every cluster has (pkg/apis/scheduling/types.go SystemClusterCritical, ...)
+SYSTEM_CLUSTER_CRITICAL = "system-cluster-critical"
+SYSTEM_NODE_CRITICAL = "system-node-critical"
+SYSTEM_PRIORITY_CLASS_NAMES = frozenset({SYSTEM_CLUSTER_CRITICAL, SYSTEM_NODE_CRITICAL})
 
 
 class PriorityClass(TypedObject):
@@ -21,7 +25,7 @@ class PriorityClass(TypedObject):
     KIND = "PriorityClass"
     CLUSTER_SCOPED = True
 
-    value: int = Field(le=2_000_001_000)
+    value: int = Field(ge=-(2**31), le=2_000_001_000)
     global_default: bool = False
     preemption_policy: Literal["PreemptLowerPriority", "Never"] = "PreemptLowerPriority"
     description: str = ""

@@ -13,6 +13,8 @@ next nano-unit (``1e-10`` -> ``1n``).
 
 from __future__ import annotations
 
+import math
+
 import re
 from decimal import Decimal, InvalidOperation, localcontext
 from functools import total_ordering
@@ -108,6 +110,8 @@ def parse_nanos(value: str | int | float | Quantity) -> int:
     if isinstance(value, int):
         return value * NANO
     if isinstance(value, float):
+        if not math.isfinite(value):  # YAML .inf / .nan / 1.0e400
+            raise QuantityError(f"a quantity must be a finite number (got {value!r})")
         n, d = Decimal(repr(value)).scaleb(9).as_integer_ratio()
         return _ceil_div_away(n, d)
     if isinstance(value, str):

@@ -32,7 +32,7 @@ from typing import Any, Literal
 
 from pydantic import Field, field_validator, model_validator
 
-from karpy.api.meta import KubeModel, LabelSelector, ObjectMeta, OwnerReference, TypedObject
+from karpy.api.meta import Int32, KubeModel, LabelSelector, ObjectMeta, OwnerReference, TypedObject
 from karpy.api.pod import (
     Affinity,
     NodeAffinity,
@@ -145,7 +145,7 @@ class _Workload(TypedObject):
 class ReplicaSetSpec(KubeModel):
     """apps/v1 ReplicaSetSpec (``replicas`` defaults to 1)."""
 
-    replicas: int = Field(default=1, ge=0)
+    replicas: Int32 = Field(default=1, ge=0)
     selector: LabelSelector | None = None
     template: PodTemplateSpec = Field(default_factory=PodTemplateSpec)
 
@@ -176,7 +176,7 @@ class ReplicaSet(_Workload):
 class DeploymentSpec(KubeModel):
     """apps/v1 DeploymentSpec (``replicas`` defaults to 1)."""
 
-    replicas: int = Field(default=1, ge=0)
+    replicas: Int32 = Field(default=1, ge=0)
     selector: LabelSelector | None = None
     template: PodTemplateSpec = Field(default_factory=PodTemplateSpec)
     strategy: dict[str, Any] | None = None
@@ -223,7 +223,7 @@ class Deployment(_Workload):
 class StatefulSetSpec(KubeModel):
     """apps/v1 StatefulSetSpec (``replicas`` defaults to 1)."""
 
-    replicas: int = Field(default=1, ge=0)
+    replicas: Int32 = Field(default=1, ge=0)
     selector: LabelSelector | None = None
     template: PodTemplateSpec = Field(default_factory=PodTemplateSpec)
     service_name: str | None = None
@@ -292,8 +292,8 @@ class StatefulSet(_Workload):
 class JobSpec(KubeModel):
     """batch/v1 JobSpec (``parallelism`` defaults to 1)."""
 
-    parallelism: int = Field(default=1, ge=0)
-    completions: int | None = Field(default=None, ge=0)
+    parallelism: Int32 = Field(default=1, ge=0)
+    completions: Int32 | None = Field(default=None, ge=0)
     completion_mode: Literal["NonIndexed", "Indexed"] = "NonIndexed"
     suspend: bool = False
     backoff_limit: int | None = 6

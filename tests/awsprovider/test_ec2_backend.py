@@ -252,20 +252,28 @@ def test_default_subnets_one_per_zone(ec2: MockedEC2, subnets: dict[str, str]) -
 
 
 def test_default_amis_not_loaded(ec2: MockedEC2) -> None:
-    # MOTO_EC2_LOAD_DEFAULT_AMIS=false while starting: moto has (almost) no amazon-owned images.
+    # load_default_amis=False: the region's backend is created without moto's default images.
     imgs = ec2.client.describe_images(Owners=["amazon"])["Images"]
     assert len(imgs) < 100
 
 
-def test_amis_env_is_restored_after_start(ec2: MockedEC2, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_start_never_touches_the_environment(ec2: MockedEC2, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("MOTO_EC2_LOAD_DEFAULT_AMIS", "sentinel")
-    nested = MockedEC2(seed=None).start()  # nested: shares the module's moto state
+    before = dict(os.environ)
+    second = MockedEC2(seed=None).start()  # a second backend beside the module's: its own account
     try:
-        assert os.environ["MOTO_EC2_LOAD_DEFAULT_AMIS"] == "sentinel"
+        assert dict(os.environ) == before
+        assert second.account_id != ec2.account_id
         with pytest.raises(RuntimeError):
-            nested.start()
+            second.start()
     finally:
-        nested.stop()
+        second.stop()
+    assert dict(os.environ) == before
+
+
+def test_default_amis_loaded_on_request() -> None:
+    with MockedEC2(load_default_amis=True) as ec2:
+        assert len(ec2.client.describe_images(Owners=["amazon"])["Images"]) >= 100
 
 
 def test_client_before_start_raises() -> None:

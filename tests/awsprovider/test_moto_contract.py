@@ -177,3 +177,42 @@ def test_create_launch_template_and_latest_resolution(ec2: Any) -> None:
 def test_default_network_has_one_default_subnet_per_zone(ec2: Any, subnets: dict[str, str]) -> None:
     zones = sorted(z["ZoneName"] for z in ec2.describe_availability_zones()["AvailabilityZones"])
     assert sorted(subnets) == zones
+
+
+# -- the private moto surface the scoped backend (awsprovider/ec2/backend.py) relies on ---------
+
+def test_moto_stubber_is_a_builtin_before_send_handler_and_answers_only_when_mocking() -> None:
+    from botocore.handlers import BUILTIN_HANDLERS
+    from moto.core.models import MockAWS, botocore_stubber
+
+    assert ("before-send", botocore_stubber) in BUILTIN_HANDLERS
+    assert botocore_stubber.enabled == (MockAWS._nested_count > 0)
+
+
+def test_account_header_routes_a_request_to_that_account() -> None:
+    from moto.core.base_backend import BackendDict, backend_lock
+    from moto.ec2.models import ec2_backends
+
+    from awsprovider.ec2.backend import MockedEC2
+
+    with MockedEC2() as ec2:
+        account = ec2.account_id
+        vpcs = {v["VpcId"] for v in ec2.client.describe_vpcs()["Vpcs"]}
+        # the default VPC moto created lives in karpy's account, not in moto's default one
+        assert vpcs == set(ec2_backends[account][REGION].vpcs)
+        assert any(account in b for b in BackendDict._instances)
+    assert backend_lock is not None and account not in ec2_backends
+
+
+def test_ami_backend_loads_defaults_through_load_amis() -> None:
+    from moto.ec2.models import EC2Backend
+    from moto.ec2.models.amis import AmiBackend
+
+    assert "_load_amis" in AmiBackend.__dict__ and issubclass(EC2Backend, AmiBackend)
+
+
+def test_ec2_urls_dispatch_to_ec2_response() -> None:
+    from moto.ec2.responses import EC2Response
+    from moto.ec2.urls import url_paths
+
+    assert list(url_paths.values()) == [EC2Response.dispatch]

@@ -1,0 +1,287 @@
+"""The fuzz cases of the loader and the CLI (issue #15), shared by the CI test (``test_fuzz.py``)
+and the long run (``run.py``).
+
+A case is a few manifest files (real-shaped documents, mutated structurally -- a leaf replaced by a
+hostile value, a key dropped or added, a kind or apiVersion changed -- then rendered as YAML or JSON
+and sometimes mutated as text: a NUL, an alias bomb, deep brackets, a truncation, bad UTF-8) and
+some command-line options (valid and invalid values). :func:`check` runs ``karpy simulate`` on it
+in-process through click's runner (the fake cloud provider keeps a run ~50 ms) and classifies the
+outcome against the contract:
+
+* ``accepted``: exit 0 or 3 and a JSON document on stdout;
+* ``clean error``: exit 2, exactly one line on stderr, starting ``karpy:``, no traceback, naming the
+  file for manifest errors;
+* ``crash``: anything else -- another exit code, an exception escaping, several lines, a changed
+  input file;
+* ``hang``: no answer within :data:`CASE_TIMEOUT_SECONDS` (a SIGALRM interrupts the case).
+"""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import json
+import math
+import signal
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+from click.testing import CliRunner
+from hypothesis import strategies as st
+
+from karpy.cli import cli
+
+__all__ = ["CASE_TIMEOUT_SECONDS", "Case", "Outcome", "cases", "check"]
+
+#: a case that takes longer than this is a hang (valid cases run in well under a second)
+CASE_TIMEOUT_SECONDS = 20
+
+NODEPOOL = {
+    "apiVersion": "karpenter.sh/v1", "kind": "NodePool", "metadata": {"name": "general"},
+    "spec": {
+        "template": {"spec": {
+            "nodeClassRef": {"group": "karpenter.k8s.aws", "kind": "EC2NodeClass", "name": "default"},
+            "requirements": [{"key": "karpenter.sh/capacity-type", "operator": "In", "values": ["on-demand"]},
+                             {"key": "kubernetes.io/arch", "operator": "In", "values": ["amd64"]}],
+            "taints": [{"key": "team", "value": "a", "effect": "NoSchedule"}],
+        }},
+        "limits": {"cpu": "64"}, "weight": 10,
+        "disruption": {"consolidationPolicy": "WhenEmptyOrUnderutilized", "consolidateAfter": "30s"},
+    },
+}
+DEPLOYMENT = {
+    "apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "web", "namespace": "default"},
+    "spec": {
+        "replicas": 2, "selector": {"matchLabels": {"app": "web"}},
+        "template": {"metadata": {"labels": {"app": "web"}}, "spec": {
+            "tolerations": [{"key": "team", "operator": "Equal", "value": "a", "effect": "NoSchedule"}],
+            "nodeSelector": {"kubernetes.io/arch": "amd64"},
+            "topologySpreadConstraints": [{"maxSkew": 1, "topologyKey": "topology.kubernetes.io/zone",
+                                           "whenUnsatisfiable": "ScheduleAnyway",
+                                           "labelSelector": {"matchLabels": {"app": "web"}}}],
+            "containers": [{"name": "app", "image": "nginx",
+                            "resources": {"requests": {"cpu": "500m", "memory": "1Gi"},
+                                          "limits": {"memory": "2Gi"}}}],
+        }},
+    },
+}
+POD = {
+    "apiVersion": "v1", "kind": "Pod", "metadata": {"name": "solo", "namespace": "default",
+                                                    "annotations": {"note": "x"}},
+    "spec": {"priorityClassName": "high", "tolerations": [{"operator": "Exists"}],
+             "containers": [{"name": "c", "image": "busybox", "resources": {"requests": {"cpu": 1}}}]},
+}
+PRIORITY_CLASS = {"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "metadata": {"name": "high"},
+                  "value": 1000}
+JOB = {
+    "apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": "batch", "namespace": "default"},
+    "spec": {"parallelism": 2, "completions": 4, "template": {"spec": {
+        "restartPolicy": "Never", "tolerations": [{"operator": "Exists"}],
+        "containers": [{"name": "w", "image": "x", "resources": {"requests": {"cpu": "250m"}}}]}}},
+}
+PDB = {"apiVersion": "policy/v1", "kind": "PodDisruptionBudget", "metadata": {"name": "web", "namespace": "default"},
+       "spec": {"maxUnavailable": 1, "selector": {"matchLabels": {"app": "web"}}}}
+CONFIGMAP = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "cfg"}, "data": {"k": "v"}}
+BASE_DOCUMENTS = (NODEPOOL, DEPLOYMENT, POD, PRIORITY_CLASS, JOB, PDB, CONFIGMAP)
+
+_BOMB = "a: &a [lol, lol, lol, lol, lol, lol, lol, lol, lol]\n" + "".join(
+    f"{b}: &{b} [{', '.join([f'*{a}'] * 9)}]\n" for a, b in zip("abcdefgh", "bcdefghi"))
+TEXT_SNIPPETS = (
+    "\x00", "\t", "\ufeff", "---\n", "...\n", "&x [*x]\n", "*undefined\n", "[" * 4000, "{a: " * 1000,
+    "!!python/object:os.system [ls]\n", "<<: *nothing\n", "key: [unclosed\n", "? complex\n: key\n",
+    "\n" + _BOMB, "x: 2026-13-45\n", "x: " + "9" * 4400 + "\n", "%YAML 1.1\n", "\"\\uD800\"\n", ": : :\n",
+)
+OPTION_CHOICES: tuple[tuple[str, ...], ...] = (
+    ("-o", "table"), ("-o", "xml"), ("-o", ""), ("--region", ""), ("--region", "us-west-2"),
+    ("--prices", ""), ("--prices", "1999-01-01"), ("--max-pods", "3"), ("--max-pods", "-5"),
+    ("--max-pods", "1e9"), ("--unavailable", "*:*:*"), ("--unavailable", "nonsense"),
+    ("--preference-policy", "Ignore"), ("--preference-policy", "respect"), ("--min-values-policy", "BestEffort"),
+    ("--no-such-option",), ("--region",),
+)
+
+#: libyaml's emitter when PyYAML has it (generation is then a small part of a case)
+_DUMPER = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
+
+hostile_scalars = st.one_of(
+    st.integers(min_value=-(2**70), max_value=2**70),
+    st.sampled_from([0, -1, 2**31 - 1, 2**31, -(2**31) - 1, 2**63, 10**30, 10**4299]),
+    st.floats(allow_nan=True, allow_infinity=True),
+    st.booleans(), st.none(),
+    st.sampled_from(["", " ", "inf", "nan", "1e400", "-1", "1Ki", "0.0001m", "100Mi", "1.5", "On", "no",
+                     "a/b", "default", "web", "ghost", "system-node-critical", "karpenter.sh/v1", "v1beta1",
+                     "In", "Exists", "Gt", "NoSchedule", "720h", "Never", "x" * 300, "\x00", "é", "\u2028"]),
+    st.text(max_size=12),
+)
+hostile_values = st.recursive(hostile_scalars, lambda inner: st.one_of(
+    st.lists(inner, max_size=3), st.dictionaries(st.text(max_size=6), inner, max_size=3)), max_leaves=6)
+
+
+@dataclass
+class Case:
+    """Files to write (relative name -> bytes) and the CLI options; ``as_directory``: pass the
+    directory instead of the file list."""
+
+    files: dict[str, bytes]
+    options: tuple[str, ...] = ()
+    as_directory: bool = False
+    notes: list[str] = field(default_factory=list)
+
+
+def _paths(doc: Any, prefix: tuple[Any, ...] = ()) -> Iterator[tuple[Any, ...]]:
+    yield prefix
+    if isinstance(doc, dict):
+        for k, v in doc.items():
+            yield from _paths(v, (*prefix, k))
+    elif isinstance(doc, list):
+        for i, v in enumerate(doc):
+            yield from _paths(v, (*prefix, i))
+
+
+def _mutate(draw: Callable[..., Any], doc: Any, notes: list[str]) -> Any:
+    paths = list(_paths(doc))
+    path = draw(st.sampled_from(paths))
+    op = draw(st.sampled_from(["replace", "replace", "replace", "delete", "add", "kind", "duplicate"]))
+    notes.append(f"{op} {path}")
+    if not path:
+        return draw(hostile_values) if op == "replace" else doc
+    parent = doc
+    for part in path[:-1]:
+        parent = parent[part]
+    last = path[-1]
+    if op == "replace":
+        parent[last] = draw(hostile_values)
+    elif op == "delete":
+        del parent[last]
+    elif op == "add" and isinstance(parent[last], dict):
+        parent[last][draw(st.sampled_from(["name", "replicas", "nodeName", "priority", "x", "kind", "items"]))] = \
+            draw(hostile_values)
+    elif op == "add" and isinstance(parent[last], list):
+        parent[last].append(draw(hostile_values))
+    elif op == "kind" and isinstance(doc, dict):
+        doc[draw(st.sampled_from(["kind", "apiVersion"]))] = draw(st.sampled_from(
+            ["NodePool", "nodepool", "Pod", "List", "PodList", "karpenter.sh/v1beta1", "v2", "", "Deployment"]))
+    elif op == "duplicate" and isinstance(parent, list):
+        parent.append(copy.deepcopy(parent[last]))
+    return doc
+
+
+def _json_safe(value: Any) -> bool:
+    if isinstance(value, float):
+        return math.isfinite(value)
+    if isinstance(value, dict):
+        return all(isinstance(k, str) and _json_safe(v) for k, v in value.items())
+    if isinstance(value, list):
+        return all(_json_safe(v) for v in value)
+    return True
+
+
+@st.composite
+def cases(draw: Callable[..., Any]) -> Case:
+    """One fuzz case (see the module doc)."""
+    notes: list[str] = []
+    chosen = draw(st.lists(st.sampled_from(range(1, len(BASE_DOCUMENTS))), min_size=1, max_size=4, unique=True))
+    if BASE_DOCUMENTS.index(POD) in chosen and BASE_DOCUMENTS.index(PRIORITY_CLASS) not in chosen:
+        chosen.append(BASE_DOCUMENTS.index(PRIORITY_CLASS))  # the pod names it
+    docs = [copy.deepcopy(BASE_DOCUMENTS[i]) for i in (0, *chosen)]
+    for _ in range(draw(st.sampled_from([0, 0, 1, 1, 1, 2, 3]))):
+        i = draw(st.integers(min_value=0, max_value=len(docs) - 1))
+        docs[i] = _mutate(draw, docs[i], notes)
+    split = draw(st.integers(min_value=1, max_value=min(3, len(docs))))
+    files: dict[str, bytes] = {}
+    for f in range(split):
+        group = docs[f::split]
+        if draw(st.booleans()) and all(_json_safe(d) for d in group) and len(group) == 1:
+            text = json.dumps(group[0], ensure_ascii=False)
+            name = f"m{f}.json"
+        else:
+            text = yaml.dump_all(group, Dumper=_DUMPER, sort_keys=False, allow_unicode=True)
+            name = f"m{f}.yaml"
+        data = text.encode("utf-8", "surrogatepass")
+        mode = draw(st.sampled_from(["none"] * 12 + ["insert", "insert", "truncate", "bytes"]))
+        if mode != "none":
+            at = draw(st.integers(min_value=0, max_value=len(data)))
+            notes.append(f"text {mode} at {at} of {name}")
+            if mode == "insert":
+                data = data[:at] + draw(st.sampled_from(TEXT_SNIPPETS)).encode("utf-8", "surrogatepass") + data[at:]
+            elif mode == "truncate":
+                data = data[:at]
+            else:
+                data = data[:at] + draw(st.sampled_from([b"\xff", b"\xc3", b"\x80\x80", b"\r", b"\x1b"])) + data[at:]
+        files[name] = data
+    options = draw(st.sampled_from(OPTION_CHOICES)) if draw(st.integers(0, 3)) == 0 else ()
+    return Case(files, options, draw(st.booleans()), notes)
+
+
+@dataclass(frozen=True)
+class Outcome:
+    kind: str  # "accepted" | "clean error" | "crash" | "hang"
+    detail: str = ""
+
+
+class _Hang(BaseException):
+    """Raised by the alarm: not an Exception, so nothing in karpy can swallow it."""
+
+
+@contextmanager
+def _deadline(seconds: int) -> Iterator[None]:
+    def ring(signum: int, frame: Any) -> None:
+        raise _Hang
+
+    previous = signal.signal(signal.SIGALRM, ring)
+    signal.alarm(seconds)
+    try:
+        yield
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+def _digest(directory: Path) -> dict[str, str]:
+    return {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in sorted(directory.iterdir())}
+
+
+def check(case: Case, workdir: Path, runner: CliRunner | None = None) -> Outcome:
+    """Run ``case`` in ``workdir`` (emptied first) and classify the outcome."""
+    for old in workdir.iterdir():
+        old.unlink()
+    for name, data in case.files.items():
+        (workdir / name).write_bytes(data)
+    before = _digest(workdir)
+    targets = [str(workdir)] if case.as_directory else [str(workdir / n) for n in sorted(case.files)]
+    args = ["simulate", *targets, "--cloud-provider", "fake", "-o", "json", *case.options]
+    try:
+        with _deadline(CASE_TIMEOUT_SECONDS):
+            res = (runner or CliRunner()).invoke(cli, args, catch_exceptions=True)
+    except _Hang:
+        return Outcome("hang", f"no answer within {CASE_TIMEOUT_SECONDS}s")
+    if _digest(workdir) != before:
+        return Outcome("crash", "an input file was changed")
+    if res.exception is not None and not isinstance(res.exception, SystemExit):
+        return Outcome("crash", f"{type(res.exception).__name__}: {res.exception}"[:300])
+    stderr_lines = [line for line in res.stderr.splitlines() if not line.startswith("karpy: simulating")]
+    if res.exit_code in (0, 3):
+        try:
+            if "-o" not in case.options:  # the last -o wins: json unless the case chose another
+                json.loads(res.stdout)
+            elif not res.stdout.strip():
+                raise ValueError("empty")
+        except ValueError:
+            return Outcome("crash", f"exit {res.exit_code} without a document on stdout")
+        if any("Traceback" in line for line in stderr_lines):
+            return Outcome("crash", "a traceback on stderr")
+        return Outcome("accepted")
+    if res.exit_code != 2:
+        return Outcome("crash", f"exit {res.exit_code}: {res.output[-300:]}")
+    if len(stderr_lines) != 1 or not stderr_lines[0].startswith("karpy: "):
+        return Outcome("crash", f"exit 2 without exactly one 'karpy:' line: {res.stderr[-300:]!r}")
+    line = stderr_lines[0]
+    if "Traceback" in res.output:
+        return Outcome("crash", "a traceback")
+    if "document " in line or ".yaml" in line or ".json" in line:
+        if not any(str(workdir / n) in line or str(workdir) in line for n in case.files):
+            return Outcome("crash", f"a manifest error that names no input file: {line}")
+    return Outcome("clean error", line)

@@ -1,0 +1,37 @@
+"""The loader and CLI under fuzzing (issue #15): >= 2,000 generated cases per run, each one
+accepted (exit 0/3 with a JSON document) or a clean error (exit 2, one line naming the file), never a
+crash, a traceback, a hang or a changed input file. Cases: tests/fuzz/fuzz_cases.py; the long run:
+``python tests/fuzz/run.py --cases 20000``."""
+
+from __future__ import annotations
+
+import sys
+import tempfile
+from collections import Counter
+from pathlib import Path
+
+from click.testing import CliRunner
+from hypothesis import HealthCheck, given, settings
+
+sys.path.insert(0, str(Path(__file__).parent))
+from fuzz_cases import Case, cases, check  # noqa: E402
+
+CI_CASES = 2000
+_seen: Counter[str] = Counter()
+_workdir = Path(tempfile.mkdtemp(prefix="karpy-fuzz-"))
+_runner = CliRunner()
+
+
+@settings(max_examples=CI_CASES, deadline=None, database=None, derandomize=False,
+          suppress_health_check=list(HealthCheck))
+@given(cases())
+def test_every_case_is_accepted_or_a_clean_error(case: Case) -> None:
+    outcome = check(case, _workdir, _runner)
+    _seen[outcome.kind] += 1
+    assert outcome.kind in ("accepted", "clean error"), (outcome, case)
+
+
+def test_the_fuzz_run_exercised_both_sides() -> None:
+    """The property above really ran its cases, and generated both valid and invalid input."""
+    assert sum(_seen.values()) >= CI_CASES
+    assert _seen["accepted"] >= CI_CASES // 20 and _seen["clean error"] >= CI_CASES // 4, _seen
