@@ -176,7 +176,8 @@ def test_unmodelled_core_kinds_are_still_admitted() -> None:
     err = error(pvc)
     assert err.field_path == "spec.volumeMode" and "must be of type string" in err.message
     m = load_manifests(pvc.replace(", volumeMode: 7", ""))
-    assert m.warnings == ["skipped 1 document(s) of kinds karpy does not model: v1 PersistentVolumeClaim"]
+    # a PersistentVolumeClaim is a modelled kind since volume topology (#12): admitted and loaded, no warning
+    assert m.warnings == [] and [c.metadata.name for c in m.persistent_volume_claims] == ["data"]
     cronjob = ("apiVersion: batch/v1\nkind: CronJob\nmetadata: {name: nightly}\nspec:\n  schedule: '@daily'\n"
                "  jobTemplate: {spec: {template: {spec: {restartPolicy: Never, containers: [{name: c}]}}}}\n")
     err = error(cronjob)
