@@ -43,6 +43,7 @@ from karpy.api.podgroup import PodGroup, Workload
 from karpy.api.priorityclass import PriorityClass
 from karpy.api.scenario import Scenario
 from karpy.api.workloads import DaemonSet, Deployment, Job, ReplicaSet, StatefulSet
+from karpy.errors import KarpyError
 
 __all__ = ["ManifestError", "Manifests", "load_manifests", "format_loc"]
 
@@ -58,7 +59,7 @@ _LIST_ATTR: Mapping[type[BaseModel], str] = {
 }
 
 
-class ManifestError(ValueError):
+class ManifestError(KarpyError, ValueError):
     """A bad manifest. ``str()`` is one line:
     ``<file>: document <n> (<Kind> "<name>"): <field.path[i]>: <message>``."""
 

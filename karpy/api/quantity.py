@@ -21,6 +21,8 @@ from typing import Any, Literal
 from pydantic import GetCoreSchemaHandler
 from pydantic_core import core_schema
 
+from karpy.errors import KarpyError
+
 __all__ = [
     "NANO",
     "Quantity",
@@ -54,7 +56,7 @@ _QUANTITY_RE = re.compile(
 )
 
 
-class QuantityError(ValueError):
+class QuantityError(KarpyError, ValueError):
     """A string that is not a Kubernetes quantity."""
 
 

@@ -15,13 +15,15 @@ from dataclasses import dataclass, field
 from importlib.metadata import entry_points
 from typing import Any
 
+from karpy.errors import KarpyError
+
 __all__ = ["ENTRY_POINT_GROUP", "ProviderOptions", "UnknownCloudProviderError", "available_cloud_providers",
            "resolve_cloud_provider"]
 
 ENTRY_POINT_GROUP = "karpy.cloudproviders"
 
 
-class UnknownCloudProviderError(ValueError):
+class UnknownCloudProviderError(KarpyError, ValueError):
     """No provider is registered under that name."""
 
 

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from typing import Any, Optional
 
+from karpy.errors import KarpyError
+
 HIGHEST_USER_DEFINABLE_PRIORITY = 1_000_000_000
 SYSTEM_CRITICAL_PRIORITY = 2 * HIGHEST_USER_DEFINABLE_PRIORITY
 SYSTEM_CLUSTER_CRITICAL = "system-cluster-critical"
@@ -18,7 +20,7 @@ BUILTIN_PRIORITY_CLASSES = {
 }
 
 
-class UnknownPriorityClass(ValueError):
+class UnknownPriorityClass(KarpyError, ValueError):
     """Admission rejects a pod naming a PriorityClass that does not exist."""
 
 
