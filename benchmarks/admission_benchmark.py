@@ -19,7 +19,8 @@ import time
 import yaml
 
 from awsprovider.apis import EXTRA_KINDS
-from karpy.admission import admit
+from karpy.admission import KARPENTER_CRDS, admit, load_crd
+from karpy.admission.schema import Schema
 from karpy.api.loader import load_manifests
 
 TARGET_SECONDS = 1.0
@@ -125,6 +126,26 @@ def manifests() -> str:
     return "---\n".join(docs)
 
 
+def _clear_rule_memos(classes: dict[tuple[str, str], type]) -> None:
+    """Empty every CEL rule's memo, so the run pays for each evaluation once."""
+    seen: set[int] = set()
+
+    def walk(schema: Schema) -> None:
+        if id(schema) in seen:
+            return
+        seen.add(id(schema))
+        for rule in schema.rules:
+            rule.memo.clear()
+        for child in (*schema.properties.values(), schema.additional, schema.items):
+            if child is not None:
+                walk(child)
+
+    sources = [*KARPENTER_CRDS.values(), *(cls.CRD for cls in classes.values())]
+    for source in sources:
+        for schema in load_crd(source).versions.values():
+            walk(schema)
+
+
 def main() -> None:
     text = manifests()
     load_manifests(text, extra_kinds=EXTRA_KINDS)  # warm-up: schemas compiled once per process
@@ -135,14 +156,19 @@ def main() -> None:
 
     docs = list(yaml.load_all(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader)))
     classes = {("karpenter.k8s.aws/v1", "EC2NodeClass"): EXTRA_KINDS[("karpenter.k8s.aws", "EC2NodeClass")]}
-    t0 = time.perf_counter()
-    for d in docs:
-        admit(d, classes.get((d["apiVersion"], d["kind"])))
-    admit_s = time.perf_counter() - t0
+    timings = []
+    for cold in (True, False):
+        if cold:
+            _clear_rule_memos(classes)
+        t0 = time.perf_counter()
+        for d in docs:
+            admit(d, classes.get((d["apiVersion"], d["kind"])))
+        timings.append(time.perf_counter() - t0)
+    cold_s, warm_s = timings
 
-    print(f"admission of 1000 manifests: {admit_s:.3f} s ({1000 / admit_s:.0f} manifests/s); "
-          f"load_manifests (YAML + admission + models): {load_s:.3f} s; target ≤ {TARGET_SECONDS:.1f} s: "
-          f"{'met' if admit_s <= TARGET_SECONDS else 'MISSED'}")
+    print(f"admission of 1000 manifests: {cold_s:.3f} s with empty CEL memos ({1000 / cold_s:.0f} manifests/s), "
+          f"{warm_s:.3f} s repeated; load_manifests (YAML + admission + models): {load_s:.3f} s; "
+          f"target ≤ {TARGET_SECONDS:.1f} s: {'met' if cold_s <= TARGET_SECONDS else 'MISSED'}")
     if "--profile" in sys.argv:
         prof = cProfile.Profile()
         prof.enable()

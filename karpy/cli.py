@@ -71,8 +71,9 @@ def parse_requirement(text: str) -> NodeSelectorRequirement:
 
     VALUES are comma- and/or space-separated (``In c7i,c8i``, ``In c7i, c8i``); ``Exists`` and
     ``DoesNotExist`` take none; ``Gt``/``Lt``/``Gte``/``Lte`` take one non-negative integer. The
-    rules are the NodePool CRD's (:data:`karpy.api.nodepool.KarpenterRequirement`). Raises
-    ``ValueError`` with a one-line message quoting ``text``.
+    rules are the NodePool CRD's. Raises
+    ``ValueError`` with a one-line message quoting ``text`` (the CRD's rules are checked by admitting the
+    requirement in a NodePool, so the message is the API server's).
     """
     from pydantic import TypeAdapter, ValidationError
 
@@ -93,12 +94,24 @@ def parse_requirement(text: str) -> NodeSelectorRequirement:
                          + f"; must be one of {', '.join(NODE_SELECTOR_OPERATORS)}")
     values = [v for v in ",".join(tokens[2:]).split(",") if v]
     try:
-        return TypeAdapter(KarpenterRequirement).validate_python(
+        requirement = TypeAdapter(KarpenterRequirement).validate_python(
             {"key": key, "operator": operator, "values": values})
     except ValidationError as err:
         first = err.errors()[0]
         msg = str(first.get("msg", err)).removeprefix("Value error, ").removeprefix(f"requirement {key!r}: ")
         raise ValueError(f"{where}: {msg}") from None
+    # the NodePool CRD's own rules on a requirement (non-negative Gt/Lt/Gte/Lte, restricted keys)
+    from karpy.admission import AdmissionError, admit
+
+    probe = {"apiVersion": "karpenter.sh/v1", "kind": "NodePool", "metadata": {"name": "requirement"},
+             "spec": {"template": {"spec": {"nodeClassRef": {"group": "g", "kind": "k", "name": "n"},
+                                            "requirements": [requirement.model_dump(mode="json", by_alias=True,
+                                                                                    exclude_none=True)]}}}}
+    try:
+        admit(probe)
+    except AdmissionError as err:
+        raise ValueError(f"{where}: {err.errors[0].body}") from None
+    return requirement
 
 
 def _command_entry_points() -> dict[str, EntryPoint]:

@@ -2,9 +2,9 @@
 kubeletconfiguration.go).
 
 camelCase aliases (explicit where Go's json tag is not ``to_camel`` of the field, e.g.
-``associatePublicIPAddress``, ``kmsKeyID``), unknown fields ignored. Reproduced CRD rules: the
-``amiFamily`` enum, ``instanceStorePolicy`` RAID0, NIC ``interfaceType`` enum, ``role`` xor
-``instanceProfile``, and the alias format ``<family>@<version>``.
+``associatePublicIPAddress``, ``kmsKeyID``), unknown fields ignored. Manifests are admitted against
+the provider's CRD (:attr:`EC2NodeClass.CRD`, checked by :mod:`karpy.admission`: enums, patterns,
+``role`` xor ``instanceProfile``, the alias rules, the CRD defaults); the model checks none of it again.
 
 karpy extension: ``amiFamily`` resolves to AL2023 when neither ``spec.amiFamily`` nor an alias
 term is given and ``amiSelectorTerms`` is empty (upstream requires amiSelectorTerms; karpy lets a
@@ -15,11 +15,11 @@ from __future__ import annotations
 
 from importlib.resources import files
 from importlib.resources.abc import Traversable
-from typing import Any, ClassVar, Literal
+from typing import Any, ClassVar
 
-from pydantic import Field, field_validator, model_validator
+from pydantic import Field, field_validator
 
-from awsprovider.labels import AMI_FAMILIES, AMI_FAMILY_AL2023, AMI_FAMILY_CUSTOM
+from awsprovider.labels import AMI_FAMILY_AL2023, AMI_FAMILY_CUSTOM
 from karpy.api.meta import Condition, KubeModel, TypedObject
 from karpy.api.quantity import Quantity
 
@@ -77,17 +77,6 @@ class AMISelectorTerm(KubeModel):
     owner: str = ""
     ssm_parameter: str = ""
 
-    @field_validator("alias")
-    @classmethod
-    def _alias(cls, value: str) -> str:
-        if value:
-            parts = value.split("@")
-            if len(parts) != 2 or not parts[1]:
-                raise ValueError(f"invalid alias {value!r}: expected '<family>@<version>'")
-            if parts[0] not in {f.lower() for f in _ALIAS_FAMILIES}:
-                raise ValueError(f"{parts[0]!r} is an invalid alias family")
-        return value
-
 
 class MetadataOptions(KubeModel):
     """MetadataOptions with the CRD defaults."""
@@ -125,7 +114,7 @@ class NetworkInterface(KubeModel):
 
     network_card_index: int = 0
     device_index: int = 0
-    interface_type: Literal["interface", "efa-only"] = "interface"
+    interface_type: str = "interface"
 
 
 class KubeletConfiguration(KubeModel):
@@ -199,7 +188,7 @@ class EC2NodeClassSpec(KubeModel):
     security_group_selector_terms: list[SecurityGroupSelectorTerm] = Field(default_factory=list)
     capacity_reservation_selector_terms: list[CapacityReservationSelectorTerm] = Field(default_factory=list)
     associate_public_ip_address: bool | None = Field(default=None, alias="associatePublicIPAddress")
-    ip_prefix_count: int | None = Field(default=None, alias="ipPrefixCount", ge=0)
+    ip_prefix_count: int | None = Field(default=None, alias="ipPrefixCount")
     ami_selector_terms: list[AMISelectorTerm] = Field(default_factory=list, alias="amiSelectorTerms")
     ami_family: str | None = None
     user_data: str | None = None
@@ -208,30 +197,12 @@ class EC2NodeClassSpec(KubeModel):
     tags: dict[str, str] = Field(default_factory=dict)
     kubelet: KubeletConfiguration = Field(default_factory=KubeletConfiguration)
     block_device_mappings: list[BlockDeviceMapping] = Field(default_factory=list)
-    instance_store_policy: Literal["RAID0"] | None = None
+    instance_store_policy: str | None = None
     network_interfaces: list[NetworkInterface] | None = None
     detailed_monitoring: bool | None = None
     metadata_options: MetadataOptions = Field(default_factory=MetadataOptions)
     context: str | None = None
 
-
-    @field_validator("ami_family")
-    @classmethod
-    def _family(cls, value: str | None) -> str | None:
-        if value is not None and value not in AMI_FAMILIES:
-            raise ValueError(f"unsupported amiFamily {value!r}; expected one of {', '.join(AMI_FAMILIES)}")
-        return value
-
-    @model_validator(mode="after")
-    def _rules(self) -> EC2NodeClassSpec:
-        if self.role is not None and self.instance_profile is not None:
-            raise ValueError("must specify exactly one of ['role', 'instanceProfile']")
-        if self.role == "":
-            raise ValueError("role cannot be empty")
-        aliases = [t for t in self.ami_selector_terms if t.alias]
-        if aliases and len(self.ami_selector_terms) != 1:
-            raise ValueError("'alias' is mutually exclusive, cannot be set with a combination of other amiSelectorTerms")
-        return self
 
 
 class EC2NodeClass(TypedObject):

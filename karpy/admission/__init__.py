@@ -6,10 +6,10 @@ Kubernetes schema of a built-in kind — and returns a pruned, defaulted copy pl
 :class:`AdmissionError` carrying the API server's field errors.
 """
 
-from karpy.admission.admit import UNKNOWN_FIELD_HINTS, AdmissionError, Admitted, admit, crd_for
+from karpy.admission.admit import ADMITTED_UNMODELLED_KINDS, UNKNOWN_FIELD_HINTS, AdmissionError, Admitted, admit, crd_for
 from karpy.admission.builtin import KUBERNETES_VERSION
 from karpy.admission.crd import CRD, KARPENTER_CRDS, load_crd
 from karpy.admission.fielderrors import FieldError
 
-__all__ = ["CRD", "KARPENTER_CRDS", "KUBERNETES_VERSION", "UNKNOWN_FIELD_HINTS", "AdmissionError", "Admitted",
+__all__ = ["ADMITTED_UNMODELLED_KINDS", "CRD", "KARPENTER_CRDS", "KUBERNETES_VERSION", "UNKNOWN_FIELD_HINTS", "AdmissionError", "Admitted",
            "FieldError", "admit", "crd_for", "load_crd"]

@@ -31,7 +31,14 @@ from karpy.admission.schema import Schema, copy_json, normalize, validate, valid
 from karpy.admission.strict import duplicate_fields
 from karpy.errors import KarpyError
 
-__all__ = ["UNKNOWN_FIELD_HINTS", "AdmissionError", "Admitted", "admit", "crd_for"]
+__all__ = ["ADMITTED_UNMODELLED_KINDS", "UNKNOWN_FIELD_HINTS", "AdmissionError", "Admitted", "admit", "crd_for"]
+
+#: built-in kinds karpy does not simulate but admits all the same (a manifest set the API server would
+#: reject must not simulate): (apiVersion, kind)
+ADMITTED_UNMODELLED_KINDS: frozenset[tuple[str, str]] = frozenset({
+    ("batch/v1", "CronJob"), ("v1", "ReplicationController"), ("v1", "PersistentVolume"),
+    ("v1", "PersistentVolumeClaim"), ("storage.k8s.io/v1", "StorageClass"),
+})
 
 #: the fields admission leaves alone at the top of an object
 _SKIP = frozenset({"status"})

@@ -42,7 +42,7 @@ import json
 import importlib.util
 import sys
 
-__all__ = ["CelEvalError", "CelRule", "KUBERNETES_FUNCTIONS", "compile_rule"]
+__all__ = ["CelEvalError", "CelRule", "KUBERNETES_FUNCTIONS", "MEMO_SIZE", "compile_rule", "evaluate_rules"]
 
 
 @lru_cache(maxsize=256)
@@ -186,39 +186,53 @@ class CelRule:
         return self.message.strip() if self.message else self.rule.strip()
 
     def evaluate(self, value: Any) -> bool:
-        """``True`` when the rule holds for ``self = value``; raises :class:`CelEvalError`.
+        """``True`` when the rule holds for ``self = value``; raises :class:`CelEvalError`."""
+        outcome = evaluate_rules((self,), value)[0]
+        if isinstance(outcome, CelEvalError):
+            raise outcome
+        return outcome
 
-        Results are memoised per rule on the value's JSON text (a rule is a pure function of
-        ``self``; manifests repeat the same requirement lists, tags and terms), bounded by
-        :data:`MEMO_SIZE` entries per rule."""
+    def _run(self, context: Any) -> bool | CelEvalError:
         try:
-            key = json.dumps(value, separators=(",", ":"), default=str)
-        except (TypeError, ValueError):
-            key = None
-        memo = self.memo
-        if key is not None:
-            found = memo.get(key)
-            if found is not None:
-                if isinstance(found, CelEvalError):
-                    raise found
-                return found
-        try:
-            result = self.program.execute(cel.Context(variables={"self": value}, functions=self.functions))
+            result = self.program.execute(context)
         except (RuntimeError, KeyError, IndexError, TypeError, ValueError) as e:
-            error = _go_error(e)
-            if key is not None:
-                self._remember(key, error)
-            raise error from None
+            return _go_error(e)
         if not isinstance(result, bool):
-            raise CelEvalError(f"rule did not evaluate to a boolean: {result!r}", no_overload=False)
-        if key is not None:
-            self._remember(key, result)
+            return CelEvalError(f"rule did not evaluate to a boolean: {result!r}")
         return result
 
     def _remember(self, key: str, result: bool | CelEvalError) -> None:
         if len(self.memo) >= MEMO_SIZE:
             self.memo.clear()
         self.memo[key] = result
+
+
+def evaluate_rules(rules: tuple[CelRule, ...] | list[CelRule], value: Any) -> list[bool | CelEvalError]:
+    """Evaluate ``rules`` (those of one schema node) for ``self = value``: each outcome is ``True``,
+    ``False`` or the :class:`CelEvalError`.
+
+    Outcomes are memoised per rule on the value's JSON text (a rule is a pure function of ``self``;
+    manifests repeat the same requirement lists, tags and terms), bounded by :data:`MEMO_SIZE`
+    entries per rule. The rules that miss share one context, so ``self`` is converted to CEL once."""
+    try:
+        key: str | None = json.dumps(value, separators=(",", ":"), default=str)
+    except (TypeError, ValueError):
+        key = None
+    outcomes: list[bool | CelEvalError] = []
+    context = None
+    for rule in rules:
+        found = rule.memo.get(key) if key is not None else None
+        if found is None:
+            if context is None:
+                functions: dict[str, Callable[..., Any]] = {}
+                for r in rules:
+                    functions.update(r.functions)
+                context = cel.Context(variables={"self": value}, functions=functions)
+            found = rule._run(context)
+            if key is not None:
+                rule._remember(key, found)
+        outcomes.append(found)
+    return outcomes
 
 
 def compile_rule(raw: Mapping[str, Any]) -> CelRule:

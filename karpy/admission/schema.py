@@ -24,7 +24,7 @@ from collections.abc import Callable, Mapping
 from datetime import date, datetime
 from typing import Any
 
-from karpy.admission.cel import CelEvalError, CelRule, compile_rule
+from karpy.admission.cel import CelEvalError, CelRule, compile_rule, evaluate_rules
 from karpy.admission.fielderrors import OMIT, FieldError
 
 __all__ = ["Key", "Schema", "compile_schema", "copy_json", "field_path", "normalize", "openapi_path",
@@ -103,8 +103,15 @@ def copy_json(value: Any) -> Any:
     return value
 
 
+_TYPE_NAMES: dict[type, str] = {str: "string", bool: "boolean", int: "integer", float: "number", dict: "object",
+                                list: "array", type(None): "null"}
+
+
 def json_type(value: Any) -> str:
     """The JSON type of a decoded YAML value (YAML timestamps are strings, as the API server gets them)."""
+    found = _TYPE_NAMES.get(type(value))
+    if found is not None:
+        return found
     t = type(value)
     if t is str:
         return "string"
@@ -350,8 +357,8 @@ def _validate(x: Any, s: Schema, path: Path, errs: list[FieldError], root: bool,
             errs.append(FieldError("TypeInvalid", name, "null",
                                    f"{name} in body must be of type {','.join(s.types)}: \"null\""))
         return
-    t = json_type(x)
-    if s.types and not _type_ok(x, t, s.types):
+    t = _TYPE_NAMES.get(type(x)) or json_type(x)
+    if s.types and t not in s.types and not _type_ok(x, t, s.types):
         name = openapi_path(_flat(path))
         errs.append(FieldError("TypeInvalid", name, t, f"{name} in body must be of type {','.join(s.types)}: \"{t}\"",
                                loc=_flat(path)))
@@ -493,15 +500,12 @@ def validate_rules(value: Any, schema: Schema, path: Path = (), *, root: bool = 
 def _rules(x: Any, s: Schema, path: Path, errs: list[FieldError], root: bool, skip: frozenset[str]) -> None:
     if x is None:
         return
-    for rule in s.rules:
-        if rule.uses_old_self:
+    rules = [r for r in s.rules if not r.uses_old_self]
+    for rule, outcome in zip(rules, evaluate_rules(rules, x) if rules else ()):
+        if isinstance(outcome, CelEvalError):
+            errs.append(FieldError("Invalid", field_path(_flat(path)), s.type_name, outcome.api_server_detail(rule)))
             continue
-        try:
-            ok = rule.evaluate(x)
-        except CelEvalError as e:
-            errs.append(FieldError("Invalid", field_path(_flat(path)), s.type_name, e.api_server_detail(rule)))
-            continue
-        if ok:
+        if outcome:
             continue
         where = field_path(_flat(path))
         if rule.field_path:

@@ -29,7 +29,7 @@ from typing import Any
 import yaml
 from pydantic import BaseModel, ValidationError
 
-from karpy.admission import AdmissionError, admit
+from karpy.admission import ADMITTED_UNMODELLED_KINDS, AdmissionError, admit
 from karpy.admission.kinds import unsupported_version, wrong_case_kind
 from karpy.api.meta import TypedObject
 from karpy.api.node import Node
@@ -402,6 +402,8 @@ def _validate(doc: _Doc, extra_kinds: Mapping[tuple[str, str], type[BaseModel]] 
         wrong_case = wrong_case_kind(api_version, kind, [*KINDS, *(extra_kinds or {})])
         if wrong_case:
             raise ManifestError(doc.file, doc.index, format_loc((*doc.prefix, "kind")), wrong_case, name=name)
+        if (api_version, kind) in ADMITTED_UNMODELLED_KINDS:
+            _admit(doc, None, kind, name, strict, warnings)  # not simulated, but the API server would check it
         label = f"{api_version} {kind}"
         skipped[label] = skipped.get(label, 0) + 1
         return None

@@ -1,18 +1,18 @@
 """karpenter.sh/v1 NodePool — the whole v1 schema (pkg/apis/v1/nodepool.go, nodepool_status.go).
 
-CRD defaults applied at validation: ``disruption.consolidateAfter: 0s``,
-``disruption.consolidationPolicy: WhenEmptyOrUnderutilized``, ``disruption.budgets: [{nodes: 10%}]``,
-``template.spec.expireAfter: 720h``. CRD validation reproduced: weight 1..100, requirement rules
-(see :class:`~karpy.api.pod.NodeSelectorRequirement`; Gt/Lt/Gte/Lte need a non-negative integer),
-duration patterns, budget ``nodes`` pattern, ``schedule`` set iff ``duration`` set.
+Manifests are admitted against the upstream CRD before they get here (:mod:`karpy.admission`:
+patterns, enums, ranges, the CEL rules, and the CRD defaults ``disruption.consolidateAfter: 0s``,
+``consolidationPolicy: WhenEmptyOrUnderutilized``, ``budgets: [{nodes: 10%}]``,
+``template.spec.expireAfter: 720h``). The model keeps the same defaults for objects built in
+Python and checks nothing the CRD checks.
 """
 
 from __future__ import annotations
 
 import re
-from typing import Annotated, Any, Literal
+from typing import Any
 
-from pydantic import AfterValidator, Field, field_validator, model_validator
+from pydantic import Field
 
 from karpy.api.meta import Condition, KubeModel, ResourceQuantities, TypedObject
 from karpy.api.pod import NodeSelectorRequirement, Taint
@@ -33,9 +33,6 @@ __all__ = [
     "parse_duration",
 ]
 
-_DURATION_RE = re.compile(r"^([0-9]+(s|m|h))+$")
-_NILLABLE_DURATION_RE = re.compile(r"^(([0-9]+(s|m|h))+|Never)$")
-_BUDGET_NODES_RE = re.compile(r"^((100|[0-9]{1,2})%|[0-9]+)$")
 _DURATION_PART_RE = re.compile(r"([0-9]+)(h|m|s)")
 _UNIT_SECONDS = {"h": 3600, "m": 60, "s": 1}
 
@@ -47,18 +44,6 @@ def parse_duration(value: str | None) -> int | None:
     return sum(int(n) * _UNIT_SECONDS[u] for n, u in _DURATION_PART_RE.findall(value))
 
 
-def _check_duration(value: Any, nillable: bool) -> Any:
-    if value is None:
-        return value
-    if not isinstance(value, str):
-        raise ValueError(f"must be a duration string such as \"720h\" (got {value!r})")
-    pattern = _NILLABLE_DURATION_RE if nillable else _DURATION_RE
-    if not pattern.match(value):
-        allowed = "hours/minutes/seconds like \"720h\" or \"1h30m\"" + (", or \"Never\"" if nillable else "")
-        raise ValueError(f"invalid duration {value!r}: use {allowed}")
-    return value
-
-
 #: Karpenter's NodeSelectorRequirementWithMinValues is the shared requirement model
 NodeSelectorRequirementWithMinValues = NodeSelectorRequirement
 
@@ -66,9 +51,9 @@ NodeSelectorRequirementWithMinValues = NodeSelectorRequirement
 class NodeClassReference(KubeModel):
     """karpenter.sh/v1 NodeClassReference (group, kind, name all required and non-empty)."""
 
-    group: str = Field(min_length=1)
-    kind: str = Field(min_length=1)
-    name: str = Field(min_length=1)
+    group: str
+    kind: str
+    name: str
 
 
 class TemplateMeta(KubeModel):
@@ -78,39 +63,21 @@ class TemplateMeta(KubeModel):
     annotations: dict[str, str] = Field(default_factory=dict)
 
 
-def _non_negative_numeric(req: NodeSelectorRequirement) -> NodeSelectorRequirement:
-    """CRD rule: Gt/Lt/Gte/Lte need a single *non-negative* integer."""
-    if req.operator in ("Gt", "Lt", "Gte", "Lte") and int(req.values[0]) < 0:
-        raise ValueError(f"requirement {req.key!r}: requirements operator 'Gt', 'Lt', 'Gte', or 'Lte' must "
-                         f"have a single positive integer value (got {req.values[0]!r})")
-    return req
-
-
-#: a NodePool/NodeClaim requirement (numeric operators take a non-negative integer)
-KarpenterRequirement = Annotated[NodeSelectorRequirementWithMinValues, AfterValidator(_non_negative_numeric)]
-#: at most 100 requirements (CRD MaxItems)
-KarpenterRequirements = Annotated[list[KarpenterRequirement], Field(max_length=100)]
+#: a NodePool/NodeClaim requirement (the CRD's rules on it are admission's)
+KarpenterRequirement = NodeSelectorRequirementWithMinValues
+#: a NodePool/NodeClaim requirement list
+KarpenterRequirements = list[KarpenterRequirement]
 
 
 class NodeClaimShape(KubeModel):
     """The fields a NodePool's template spec and a NodeClaim's spec share (taints, requirements,
-    lifetimes), with their CRD validation."""
+    lifetimes)."""
 
     taints: list[Taint] = Field(default_factory=list)
     startup_taints: list[Taint] = Field(default_factory=list)
     requirements: KarpenterRequirements = Field(default_factory=list)
     termination_grace_period: str | None = None
     expire_after: str | None = "720h"
-
-    @field_validator("termination_grace_period", mode="before")
-    @classmethod
-    def _tgp(cls, value: Any) -> Any:
-        return _check_duration(value, nillable=False)
-
-    @field_validator("expire_after", mode="before")
-    @classmethod
-    def _expire_after(cls, value: Any) -> Any:
-        return _check_duration(value, nillable=True)
 
     @property
     def expire_after_seconds(self) -> int | None:
@@ -134,43 +101,18 @@ class NodeClaimTemplate(KubeModel):
 class Budget(KubeModel):
     """karpenter.sh/v1 Budget (``nodes`` is a count or a percentage, default ``10%``)."""
 
-    reasons: list[Literal["Underutilized", "Empty", "Drifted"]] | None = None
+    reasons: list[str] | None = None
     nodes: str = "10%"
     schedule: str | None = None
     duration: str | None = None
-
-    @field_validator("nodes", mode="before")
-    @classmethod
-    def _nodes(cls, value: Any) -> Any:
-        if isinstance(value, str) and not _BUDGET_NODES_RE.match(value):
-            raise ValueError(f"must be a non-negative integer or a percentage 0%..100% (got {value!r})")
-        return value
-
-    @field_validator("duration", mode="before")
-    @classmethod
-    def _duration(cls, value: Any) -> Any:
-        if isinstance(value, str) and not re.match(r"^((([0-9]+(h|m))|([0-9]+h[0-9]+m))(0s)?)$", value):
-            raise ValueError(f"invalid duration {value!r}: use hours/minutes like \"1h\" or \"1h30m\"")
-        return value
-
-    @model_validator(mode="after")
-    def _schedule_with_duration(self) -> Budget:
-        if (self.schedule is None) != (self.duration is None):
-            raise ValueError("'schedule' must be set with 'duration'")
-        return self
 
 
 class Disruption(KubeModel):
     """karpenter.sh/v1 Disruption."""
 
     consolidate_after: str = "0s"
-    consolidation_policy: Literal["WhenEmpty", "WhenEmptyOrUnderutilized", "Balanced"] = "WhenEmptyOrUnderutilized"
-    budgets: list[Budget] = Field(default_factory=lambda: [Budget()], max_length=50)
-
-    @field_validator("consolidate_after", mode="before")
-    @classmethod
-    def _consolidate_after(cls, value: Any) -> Any:
-        return "0s" if value is None else _check_duration(value, nillable=True)
+    consolidation_policy: str = "WhenEmptyOrUnderutilized"
+    budgets: list[Budget] = Field(default_factory=lambda: [Budget()])
 
 
 class NodePoolSpec(KubeModel):
@@ -179,18 +121,8 @@ class NodePoolSpec(KubeModel):
     template: NodeClaimTemplate
     disruption: Disruption = Field(default_factory=Disruption)
     limits: ResourceQuantities | None = None
-    weight: int | None = Field(default=None, ge=1, le=100)
-    replicas: int | None = Field(default=None, ge=0)
-
-
-    @model_validator(mode="after")
-    def _static_rules(self) -> NodePoolSpec:
-        if self.replicas is not None:
-            if self.limits and set(self.limits) != {"nodes"}:
-                raise ValueError("only 'limits.nodes' is supported on static NodePools")
-            if self.weight is not None:
-                raise ValueError("'weight' is not supported on static NodePools")
-        return self
+    weight: int | None = None
+    replicas: int | None = None
 
 
 class NodePoolStatus(KubeModel):

@@ -168,3 +168,26 @@ def test_status_and_managed_fields_of_a_kubectl_dump_are_accepted(tmp_path: Path
 def test_the_loader_never_coerces_a_type_the_schema_forbids() -> None:
     err = error(NODECLASS.replace("  role: KarpenterNodeRole\n", "  role: KarpenterNodeRole\n  detailedMonitoring: 'yes'\n"))
     assert err.field_path == "spec.detailedMonitoring" and "must be of type boolean" in err.message
+
+
+def test_unmodelled_core_kinds_are_still_admitted() -> None:
+    pvc = ("apiVersion: v1\nkind: PersistentVolumeClaim\nmetadata: {name: data}\n"
+           "spec: {accessModes: [ReadWriteOnce], resources: {requests: {storage: 1Gi}}, volumeMode: 7}\n")
+    err = error(pvc)
+    assert err.field_path == "spec.volumeMode" and "must be of type string" in err.message
+    m = load_manifests(pvc.replace(", volumeMode: 7", ""))
+    assert m.warnings == ["skipped 1 document(s) of kinds karpy does not model: v1 PersistentVolumeClaim"]
+    cronjob = ("apiVersion: batch/v1\nkind: CronJob\nmetadata: {name: nightly}\nspec:\n  schedule: '@daily'\n"
+               "  jobTemplate: {spec: {template: {spec: {restartPolicy: Never, containers: [{name: c}]}}}}\n")
+    err = error(cronjob)
+    assert err.field_path == "spec.jobTemplate.spec.template.spec.containers[0].image"
+
+
+def test_simulate_strict_rejects_unknown_fields() -> None:
+    import karpy
+
+    text = NODEPOOL.replace("spec:\n  template:", "spec:\n  wieght: 10\n  template:")
+    with pytest.raises(ManifestError, match='strict decoding error: unknown field "spec.wieght"'):
+        karpy.simulate(text, cloud_provider="fake", strict=True)
+    result = karpy.simulate(text, cloud_provider="fake")
+    assert any('unknown field "spec.wieght"' in w for w in result.to_document()["warnings"])

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 from pydantic import ValidationError
 
+from karpy.admission import AdmissionError, admit
 from karpy.api.builders import (
     make_node,
     make_nodeoverlay,
@@ -203,24 +204,35 @@ def test_nodepool_full_schema() -> None:
 
 
 @pytest.mark.parametrize(("extra", "fragment"), [
-    ({"weight": 0}, "greater than or equal to 1"),
-    ({"weight": 101}, "less than or equal to 100"),
-    ({"limits": {"cpu": "-1"}}, "greater than or equal to 0"),
-    ({"disruption": {"budgets": [{"nodes": "110%"}]}}, "percentage"),
-    ({"disruption": {"budgets": [{"nodes": "1", "schedule": "@daily"}]}}, "'schedule' must be set with 'duration'"),
+    ({"weight": 0}, "spec.weight: Invalid value: 0: spec.weight in body should be greater than or equal to 1"),
+    ({"weight": 101}, "spec.weight: Invalid value: 101: spec.weight in body should be less than or equal to 100"),
+    ({"disruption": {"budgets": [{"nodes": "110%"}]}},
+     'spec.disruption.budgets[0].nodes: Invalid value: "110%": spec.disruption.budgets[0].nodes in body should match'),
+    ({"disruption": {"budgets": [{"nodes": "1", "schedule": "@daily"}]}},
+     "spec.disruption.budgets: Invalid value: 'schedule' must be set with 'duration'"),
 ])
 def test_nodepool_spec_validation(extra: dict, fragment: str) -> None:
-    data = pool()
+    # the CRD's checks are admission's (karpy.admission), with the API server's messages
+    data = {"apiVersion": "karpenter.sh/v1", "kind": "NodePool", **pool(requirements=[])}
     data["spec"].update(extra)
-    with pytest.raises(ValidationError, match=fragment):
-        NodePool.model_validate(data)
+    with pytest.raises(AdmissionError) as info:
+        admit(data)
+    assert any(str(e).startswith(fragment) for e in info.value.errors), info.value.errors
+
+
+def test_nodepool_model_keeps_its_own_quantity_check() -> None:
+    with pytest.raises(ValidationError, match="greater than or equal to 0"):
+        NodePool.model_validate({**pool(), "spec": {**pool()["spec"], "limits": {"cpu": "-1"}}})
 
 
 def test_nodepool_rejects_bad_expire_after_and_negative_gt() -> None:
-    with pytest.raises(ValidationError, match="invalid duration"):
-        NodePool.model_validate(pool(expireAfter="30d"))
-    with pytest.raises(ValidationError, match="positive integer"):
-        NodePool.model_validate(pool(requirements=[{"key": "a", "operator": "Gt", "values": ["-1"]}]))
+    base = {"apiVersion": "karpenter.sh/v1", "kind": "NodePool"}
+    with pytest.raises(AdmissionError, match="spec.template.spec.expireAfter in body should match"):
+        admit({**base, **pool(expireAfter="30d", requirements=[])})
+    with pytest.raises(AdmissionError, match="must have a single positive integer value"):
+        admit({**base, **pool(requirements=[{"key": "a", "operator": "Gt", "values": ["-1"]}])})
+    with pytest.raises(AdmissionError, match="spec.template.spec.nodeClassRef: Required value"):
+        admit({**base, "metadata": {"name": "p"}, "spec": {"template": {"spec": {"requirements": []}}}})
     with pytest.raises(ValidationError, match="nodeClassRef"):
         NodePool.model_validate({"metadata": {"name": "p"}, "spec": {"template": {"spec": {}}}})
 

@@ -6,7 +6,6 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from pydantic import ValidationError
 
 from awsprovider.apis.ec2nodeclass import EXTRA_KINDS, EC2NodeClass
 from awsprovider.ec2.backend import MockedEC2
@@ -18,6 +17,7 @@ from awsprovider.nodeclass import (
     resolve_nodeclass,
     subnet_filters,
 )
+from karpy.admission import AdmissionError, admit
 from karpy.api.loader import load_manifests
 
 YAML = """
@@ -80,18 +80,32 @@ def test_ami_family(spec: dict[str, Any], family: str) -> None:
     assert EC2NodeClass.model_validate({"spec": spec}).ami_family() == family
 
 
-@pytest.mark.parametrize("spec", [
-    {"amiFamily": "Ubuntu"},
-    {"role": "r", "instanceProfile": "p"},
-    {"amiSelectorTerms": [{"alias": "al2023"}]},
-    {"amiSelectorTerms": [{"alias": "centos@latest"}]},
-    {"amiSelectorTerms": [{"alias": "al2023@latest"}, {"id": "ami-1"}]},
-    {"instanceStorePolicy": "RAID1"},
-    {"networkInterfaces": [{"networkCardIndex": 0, "deviceIndex": 0, "interfaceType": "bogus"}]},
+VALID_SPEC = {"amiSelectorTerms": [{"alias": "al2023@latest"}], "role": "r",
+              "subnetSelectorTerms": [{"tags": {"a": "b"}}], "securityGroupSelectorTerms": [{"tags": {"a": "b"}}]}
+
+
+@pytest.mark.parametrize(("spec", "message"), [
+    ({"amiFamily": "Ubuntu"}, 'spec.amiFamily: Unsupported value: "Ubuntu": supported values: "AL2", "AL2023"'),
+    ({"instanceProfile": "p"}, "spec: Invalid value: must specify exactly one of ['role', 'instanceProfile']"),
+    ({"amiSelectorTerms": [{"alias": "al2023"}]},
+     "spec.amiSelectorTerms[0].alias: Invalid value: \"al2023\": 'alias' is improperly formatted"),
+    ({"amiSelectorTerms": [{"alias": "centos@latest"}]},
+     'spec.amiSelectorTerms[0].alias: Invalid value: "centos@latest": family is not supported'),
+    ({"amiSelectorTerms": [{"alias": "al2023@latest"}, {"id": "ami-1"}]},
+     "spec.amiSelectorTerms: Invalid value: 'alias' is mutually exclusive, cannot be set with a combination of "
+     "other amiSelectorTerms"),
+    ({"instanceStorePolicy": "RAID1"}, 'spec.instanceStorePolicy: Unsupported value: "RAID1": supported values: "RAID0"'),
+    ({"networkInterfaces": [{"networkCardIndex": 0, "deviceIndex": 0, "interfaceType": "bogus"}]},
+     'spec.networkInterfaces[0].interfaceType: Unsupported value: "bogus"'),
 ])
-def test_invalid_specs(spec: dict[str, Any]) -> None:
-    with pytest.raises(ValidationError):
-        EC2NodeClass.model_validate({"spec": spec})
+def test_invalid_specs(spec: dict[str, Any], message: str) -> None:
+    # the provider's CRD (EC2NodeClass.CRD), checked by karpy's admission with the API server's messages
+    manifest = {"apiVersion": "karpenter.k8s.aws/v1", "kind": "EC2NodeClass", "metadata": {"name": "nc"},
+                "spec": {**VALID_SPEC, **spec}}
+    with pytest.raises(AdmissionError) as info:
+        admit(manifest, EC2NodeClass)
+    assert any(str(e).startswith(message) for e in info.value.errors), info.value.errors
+    admit({**manifest, "spec": VALID_SPEC}, EC2NodeClass)
 
 
 def test_subnet_filters() -> None:
