@@ -72,7 +72,8 @@ PUBLIC: dict[str, set[str]] = {
     },
     "karpy.report": {"instance_family", "is_launched", "render_html", "render_table"},
     "karpy.admission": {
-        "AdmissionError", "Admitted", "CRD", "FieldError", "KARPENTER_CRDS", "KUBERNETES_VERSION",
+        "ADMITTED_UNMODELLED_KINDS", "AdmissionError", "Admitted", "CRD", "FieldError", "KARPENTER_CRDS",
+        "KUBERNETES_VERSION",
         "UNKNOWN_FIELD_HINTS", "admit", "crd_for", "load_crd",
     },
     "karpy.errors": {
