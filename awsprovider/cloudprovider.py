@@ -73,6 +73,7 @@ from karpy.cloudprovider.types import (
     NodeClaimNotFoundError,
     NodeClassNotReadyError,
 )
+from karpy.options import Options
 from karpy.scheduling.labels import (
     ARCHITECTURE_AMD64,
     ARCHITECTURE_ARM64,
@@ -220,6 +221,7 @@ class AWSCloudProvider:
         *,
         instance_type_source: InstanceTypeSource | None = None,
         min_values_policy: str = MIN_VALUES_POLICY_STRICT,
+        options: Options | None = None,
         cluster_name: str = "karpy",
         amis: Sequence[AMI] = DEFAULT_AMIS,
         _ec2: MockedEC2 | None = None,
@@ -233,7 +235,9 @@ class AWSCloudProvider:
         self.region = region
         self.clock = clock
         self.cluster_name = cluster_name
-        self.min_values_policy = min_values_policy
+        #: Karpenter's operator options (karpy.options); when given, its min-values policy wins
+        self.options = options or Options(min_values_policy=min_values_policy)
+        min_values_policy = self.min_values_policy = self.options.min_values_policy
         self.amis = tuple(amis)
         self.pricing = prices if isinstance(prices, PricingProvider) else PricingProvider(region, prices)
         self.unavailable_specs = tuple(unavailable)
@@ -270,7 +274,7 @@ class AWSCloudProvider:
         nodeclasses = list((getattr(manifests, "extra", None) or {}).get("EC2NodeClass", ())) if manifests else []
         overlays = list(getattr(manifests, "nodeoverlays", ())) if manifests else []
         return cls(options.region or "us-east-1", options.prices, options.clock, tuple(options.unavailable),
-                   nodeclasses, overlays)
+                   nodeclasses, overlays, options=getattr(options, "options", None))
 
     def prices_metadata(self) -> dict[str, Any]:
         """``{"date", "source"}`` of the price table, for the JSON document."""

@@ -198,6 +198,10 @@ def _scenario_options(command: Callable[..., Any]) -> Callable[..., Any]:
                      help="Add a Scenario event, e.g. '30m scale deployment/web 40' (repeatable; see README)."),
         click.option("--strict", is_flag=True, default=False,
                      help="Unknown fields are errors (kubectl --validate=strict), not warnings."),
+        click.option("--scheduler-config", "scheduler_config", default=None, metavar="FILE",
+                     type=click.Path(dir_okay=False, path_type=Path),
+                     help="Karpenter's --scheduler-config document (YAML/JSON): "
+                          "podTopologySpread.defaultConstraints; default: none."),
     ]):
         command = option(command)
     return command
@@ -279,12 +283,12 @@ def cli() -> None:
 def simulate(paths: tuple[Path, ...], region: str, prices: str | None, unavailable: tuple[str, ...],
              preference_policy: str, min_values_policy: str, cloud_provider: str, until: str | None,
              events: tuple[str, ...], strict: bool, output: str,
-             report_path: Path | None) -> None:
+             report_path: Path | None, scheduler_config: Path | None = None) -> None:
     """Simulate PATH... (files or directories of manifests; default: the bundled example)."""
     result = _run_scenario(paths, region=region, prices=prices, unavailable=unavailable,
                            preference_policy=preference_policy, min_values_policy=min_values_policy,
                            cloud_provider=cloud_provider, until=until, events=list(events),
-                           strict=strict)
+                           strict=strict, scheduler_config=scheduler_config)
     document = result.to_document()
     if output == "json":
         click.echo(result.to_json(), nl=False)
@@ -309,7 +313,7 @@ def simulate(paths: tuple[Path, ...], region: str, prices: str | None, unavailab
 def explain(paths: tuple[Path, ...], pod_key: str | None, nodeclaim_name: str | None, region: str,
             prices: str | None, unavailable: tuple[str, ...], preference_policy: str, min_values_policy: str,
             cloud_provider: str, until: str | None, events: tuple[str, ...], strict: bool,
-            output: str) -> None:
+            output: str, scheduler_config: Path | None = None) -> None:
     """Explain the decisions of a simulation of PATH... (default: the bundled example).
 
     Without --pod/--nodeclaim: every NodeClaim and every pending pod. For a NodeClaim: its NodePool,
@@ -333,7 +337,7 @@ def explain(paths: tuple[Path, ...], pod_key: str | None, nodeclaim_name: str | 
     result = _run_scenario(paths, region=region, prices=prices, unavailable=unavailable,
                            preference_policy=preference_policy, min_values_policy=min_values_policy,
                            cloud_provider=cloud_provider, until=until, events=list(events),
-                           strict=strict)
+                           strict=strict, scheduler_config=scheduler_config)
     try:
         if pod_key is not None:
             trace = explain_pod(result, pod_key)

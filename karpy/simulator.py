@@ -8,19 +8,38 @@ from typing import Any
 from karpy.api.loader import load_manifests
 from karpy.api.scenario import ScenarioEvent, parse_duration, parse_event_line
 from karpy.cloudprovider.registry import ProviderOptions, resolve_cloud_provider
+from karpy.options import (MIN_VALUES_POLICIES, PREFERENCE_POLICIES, Options, SchedulerConfigError,
+                           SchedulerConfiguration, parse_scheduler_config)
 from karpy.result import Result
 from karpy.sim.clock import VirtualClock
 from karpy.sim.simulation import Simulation, SimulationOptions
 
 __all__ = ["simulate"]
 
-PREFERENCE_POLICIES = ("Respect", "Ignore")
-MIN_VALUES_POLICIES = ("Strict", "BestEffort")
 
 
 def _check_choice(name: str, value: str, allowed: Sequence[str]) -> None:
     if value not in allowed:
         raise ValueError(f"{name} must be one of {', '.join(allowed)} (got {value!r})")
+
+
+def _scheduler_config(value: Any) -> SchedulerConfiguration | None:
+    """``--scheduler-config``: a parsed configuration, a path, or the document's text."""
+    if isinstance(value, SchedulerConfiguration):
+        return value
+    from pathlib import Path
+
+    if isinstance(value, Path) or (isinstance(value, str) and "\n" not in value and Path(value).is_file()):
+        path = Path(value)
+        try:
+            text = path.read_text(encoding="utf-8")
+        except OSError as e:
+            raise ValueError(f"{path}: {e.strerror or e}") from None
+        try:
+            return parse_scheduler_config(text)
+        except SchedulerConfigError as e:
+            raise SchedulerConfigError(f"{path}: {e}") from None
+    return parse_scheduler_config(str(value))
 
 
 def _events(events: Sequence[Any]) -> list[Any]:
@@ -43,6 +62,7 @@ def simulate(
     options: SimulationOptions | None = None,
     provider_extra: dict[str, Any] | None = None,
     progress: Callable[[float, int, int], None] | None = None,
+    scheduler_config: Any = None,
     until: str | float | None = None,
     events: Sequence[Any] = (),
     strict: bool = False,
@@ -58,23 +78,32 @@ def simulate(
     provisioning pass. ``until``: the horizon (``"6h"``, or seconds), overriding a Scenario's
     ``spec.until``. ``events``: Scenario events (dicts as in ``spec.events``, ``--event`` lines, or
     :class:`karpy.api.scenario.ScenarioEvent` objects), added to the Scenario's own. ``strict``:
-    unknown fields are errors, not warnings (``kubectl --validate=strict``).
+    unknown fields are errors, not warnings (``kubectl --validate=strict``). ``scheduler_config``:
+    Karpenter's ``--scheduler-config`` -- YAML/JSON text, a path to such a file, or a parsed
+    :class:`karpy.options.SchedulerConfiguration` (default none: no default topology-spread
+    constraints, as upstream).
     Bad input raises :class:`karpy.api.loader.ManifestError` or ``ValueError``.
     """
     _check_choice("preference_policy", preference_policy, PREFERENCE_POLICIES)
     _check_choice("min_values_policy", min_values_policy, MIN_VALUES_POLICIES)
     clock = VirtualClock()
+    base = options or SimulationOptions()
+    fields = {**(base.operator or Options()).__dict__, "preference_policy": preference_policy,
+              "min_values_policy": min_values_policy}
+    if scheduler_config is not None:
+        fields["scheduler_config"] = _scheduler_config(scheduler_config)
+    operator = Options(**fields)
     if isinstance(cloud_provider, str):
         factory = resolve_cloud_provider(cloud_provider)
         loaded = load_manifests(manifests, extra_kinds=getattr(factory, "EXTRA_KINDS", None), strict=strict)
         provider = factory.from_options(ProviderOptions(region=region, prices=prices, unavailable=tuple(unavailable),
                                                         clock=clock, manifests=loaded,
-                                                        extra=dict(provider_extra or {})))
+                                                        extra=dict(provider_extra or {}), options=operator))
     else:
         provider = cloud_provider
         loaded = load_manifests(manifests, extra_kinds=getattr(provider, "EXTRA_KINDS", None), strict=strict)
-    base = options or SimulationOptions()
-    overrides: dict[str, Any] = {"preference_policy": preference_policy, "min_values_policy": min_values_policy}
+    overrides: dict[str, Any] = {"preference_policy": preference_policy, "min_values_policy": min_values_policy,
+                                 "operator": operator}
     if until is not None:
         overrides["until"] = parse_duration(until, "until")
         if overrides["until"] <= 0:

@@ -42,6 +42,8 @@ from karpy.api.poddisruptionbudget import PodDisruptionBudget
 from karpy.api.podgroup import PodGroup, Workload
 from karpy.api.priorityclass import PriorityClass
 from karpy.api.scenario import Scenario
+from karpy.api.service import Service
+from karpy.api.storage import CSINode, PersistentVolume, PersistentVolumeClaim, StorageClass
 from karpy.api.workloads import DaemonSet, Deployment, Job, ReplicaSet, StatefulSet
 from karpy.errors import KarpyError
 
@@ -56,6 +58,8 @@ _LIST_ATTR: Mapping[type[BaseModel], str] = {
     PriorityClass: "priority_classes", PodDisruptionBudget: "pod_disruption_budgets", PodGroup: "pod_groups",
     Workload: "scheduling_workloads", Deployment: "deployments", ReplicaSet: "replica_sets",
     StatefulSet: "stateful_sets", Job: "jobs", DaemonSet: "daemon_sets", Scenario: "scenarios",
+    PersistentVolumeClaim: "persistent_volume_claims", PersistentVolume: "persistent_volumes",
+    StorageClass: "storage_classes", CSINode: "csi_nodes", Service: "services",
 }
 
 
@@ -107,6 +111,11 @@ class Manifests:
     daemon_sets: list[DaemonSet] = field(default_factory=list)
     #: karpy.io/v1alpha1 Scenario (at most one per run)
     scenarios: list[Scenario] = field(default_factory=list)
+    persistent_volume_claims: list[PersistentVolumeClaim] = field(default_factory=list)
+    persistent_volumes: list[PersistentVolume] = field(default_factory=list)
+    storage_classes: list[StorageClass] = field(default_factory=list)
+    csi_nodes: list[CSINode] = field(default_factory=list)
+    services: list[Service] = field(default_factory=list)
     #: objects of ``extra_kinds`` (e.g. ``EC2NodeClass``), by kind
     extra: dict[str, list[BaseModel]] = field(default_factory=dict)
     #: every object, in input order

@@ -29,6 +29,7 @@ __all__ = [
     "Affinity",
     "Container",
     "ContainerPort",
+    "ContainerStatus",
     "NodeAffinity",
     "NodeSelector",
     "NodeSelectorRequirement",
@@ -38,14 +39,18 @@ __all__ = [
     "PodAffinityTerm",
     "PodAntiAffinity",
     "PodCondition",
+    "PodLevelResources",
+    "PodResourceClaim",
     "PodSchedulingGate",
     "PodSpec",
     "PodStatus",
     "PreferredSchedulingTerm",
+    "ResourceClaim",
     "ResourceRequirements",
     "Taint",
     "Toleration",
     "TopologySpreadConstraint",
+    "Volume",
     "WeightedPodAffinityTerm",
     "WorkloadReference",
 ]
@@ -207,12 +212,29 @@ class TopologySpreadConstraint(KubeModel):
     match_label_keys: list[str] = Field(default_factory=list)
 
 
+class ResourceClaim(KubeModel):
+    """core/v1 ResourceClaim: a container's use of one of the pod's ``spec.resourceClaims`` (DRA)."""
+
+    name: str
+    request: str | None = None
+
+
+class PodResourceClaim(KubeModel):
+    """core/v1 PodResourceClaim: a DRA claim the pod references (by name or through a template)."""
+
+    name: str
+    resource_claim_name: str | None = None
+    resource_claim_template_name: str | None = None
+
+
 class ResourceRequirements(KubeModel):
     """core/v1 ResourceRequirements; a limit without a request is copied into requests
     (API-server defaulting), and a request above its limit is rejected as the API server does."""
 
     requests: ResourceQuantities = Field(default_factory=dict)
     limits: ResourceQuantities = Field(default_factory=dict)
+    #: DRA claims the container consumes (KEP-4381)
+    claims: list[ResourceClaim] = Field(default_factory=list)
 
     @model_validator(mode="after")
     def _default_requests_from_limits(self) -> ResourceRequirements:
@@ -223,6 +245,28 @@ class ResourceRequirements(KubeModel):
             elif request > limit:
                 raise ValueError(f"requests.{name}: {request} must be less than or equal to {name} limit of {limit}")
         return self
+
+
+class PodLevelResources(KubeModel):
+    """core/v1 ResourceRequirements at ``spec.resources`` (KEP-2837 PodLevelResources). No
+    limit-to-request copy here: the API server defaults pod-level requests from the containers'
+    aggregate first (``karpy.scheduling.resources.pod_requests`` applies that defaulting)."""
+
+    requests: ResourceQuantities = Field(default_factory=dict)
+    limits: ResourceQuantities = Field(default_factory=dict)
+
+
+class ContainerStatusResources(KubeModel):
+    requests: ResourceQuantities = Field(default_factory=dict)
+    limits: ResourceQuantities = Field(default_factory=dict)
+
+
+class ContainerStatus(KubeModel):
+    """core/v1 ContainerStatus: the fields in-place resize (InPlacePodVerticalScaling) reports."""
+
+    name: str = ""
+    allocated_resources: ResourceQuantities | None = None
+    resources: ContainerStatusResources | None = None
 
 
 class ContainerPort(KubeModel):
@@ -249,6 +293,26 @@ class Container(KubeModel):
     ports: list[ContainerPort] = Field(default_factory=list)
     restart_policy: str | None = None
 
+
+
+class PersistentVolumeClaimVolumeSource(KubeModel):
+    claim_name: str
+    read_only: bool = False
+
+
+class EphemeralVolumeSource(KubeModel):
+    """core/v1 EphemeralVolumeSource: the claim is ``<pod>-<volume>``, created from the template."""
+
+    volume_claim_template: dict[str, Any] | None = None
+
+
+class Volume(KubeModel):
+    """core/v1 Volume: the claim-backed sources (other sources do not constrain placement;
+    karpy.api.storage holds the claim and volume kinds)."""
+
+    name: str
+    persistent_volume_claim: PersistentVolumeClaimVolumeSource | None = None
+    ephemeral: EphemeralVolumeSource | None = None
 
 
 class PodSchedulingGate(KubeModel):
@@ -287,6 +351,11 @@ class PodSpec(KubeModel):
     host_network: bool = False
     restart_policy: str = "Always"
     workload_ref: WorkloadReference | None = None
+    #: DRA: ResourceClaims the pod references (KEP-4381)
+    resource_claims: list[PodResourceClaim] = Field(default_factory=list)
+    volumes: list[Volume] = Field(default_factory=list)
+    #: pod-level requests/limits (PodLevelResources, beta in k8s 1.34)
+    resources: PodLevelResources | None = None
 
     @field_validator("scheduler_name", mode="before")
     @classmethod
@@ -321,6 +390,8 @@ class PodStatus(HasConditions, KubeModel):
     conditions: list[PodCondition] = Field(default_factory=list)
     nominated_node_name: str | None = None
     start_time: Any = None
+    container_statuses: list[ContainerStatus] = Field(default_factory=list)
+    init_container_statuses: list[ContainerStatus] = Field(default_factory=list)
 
     @field_validator("phase", mode="before")
     @classmethod

@@ -229,6 +229,8 @@ class StatefulSetSpec(KubeModel):
     service_name: str | None = None
     pod_management_policy: Literal["OrderedReady", "Parallel"] = "OrderedReady"
     ordinals: dict[str, int] | None = None
+    #: PersistentVolumeClaim templates (raw claim documents; see StatefulSet.claims_for)
+    volume_claim_templates: list[dict[str, Any]] = Field(default_factory=list)
 
 
 class StatefulSet(_Workload):
@@ -257,7 +259,30 @@ class StatefulSet(_Workload):
             "statefulset.kubernetes.io/pod-name": name,
             "apps.kubernetes.io/pod-index": str(ordinal),
         })
+        if self.spec.volume_claim_templates:
+            # statefulset controller updateStorage: one volume per template, claim <template>-<pod>
+            from karpy.api.pod import Volume
+
+            names = {t.get("metadata", {}).get("name", "") for t in self.spec.volume_claim_templates}
+            pod.spec.volumes = [v for v in pod.spec.volumes if v.name not in names] + [
+                Volume.model_validate({"name": n, "persistentVolumeClaim": {"claimName": f"{n}-{name}"}})
+                for n in (t.get("metadata", {}).get("name", "") for t in self.spec.volume_claim_templates)]
         return pod
+
+    def claims_for(self, index: int) -> list[Any]:
+        """The PersistentVolumeClaims the StatefulSet controller creates for pod ``index``
+        (``<template>-<pod>``, unbound, labelled with the selector's labels as upstream)."""
+        from karpy.api.storage import PersistentVolumeClaim
+
+        ordinal = (self.spec.ordinals or {}).get("start", 0) + index
+        pod_name = f"{self.metadata.name}-{ordinal}"
+        out = []
+        for t in self.spec.volume_claim_templates:
+            meta = dict(t.get("metadata") or {})
+            meta["name"] = f"{meta.get('name', '')}-{pod_name}"
+            meta["namespace"] = self.metadata.namespace
+            out.append(PersistentVolumeClaim.model_validate({"metadata": meta, "spec": dict(t.get("spec") or {})}))
+        return out
 
     def expand_pods(self) -> list[Pod]:
         """The ``spec.replicas`` pods, in ordinal order."""

@@ -16,6 +16,7 @@ from importlib.metadata import entry_points
 from typing import Any
 
 from karpy.errors import KarpyError
+from karpy.options import Options
 
 __all__ = ["ENTRY_POINT_GROUP", "ProviderOptions", "UnknownCloudProviderError", "available_cloud_providers",
            "resolve_cloud_provider"]
@@ -41,6 +42,9 @@ class ProviderOptions:
     #: the loaded manifests (NodePools, NodeOverlays, provider kinds such as EC2NodeClass)
     manifests: Any = None
     extra: Mapping[str, Any] = field(default_factory=dict)
+    #: Karpenter's operator options (the same object the provisioner reads): min-values policy,
+    #: preference policy, feature gates
+    options: Options = field(default_factory=Options)
 
 
 def available_cloud_providers() -> list[str]:

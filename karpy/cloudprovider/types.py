@@ -77,9 +77,8 @@ MAX_INSTANCE_TYPES = 600
 #: Go's math.MaxFloat64: the "no compatible offering" price of OrderByPrice / WorstLaunchPrice.
 MAX_FLOAT64: float = sys.float_info.max
 
-#: pkg/operator/options/options.go MinValuesPolicy values (default Strict).
-MIN_VALUES_POLICY_STRICT = "Strict"
-MIN_VALUES_POLICY_BEST_EFFORT = "BestEffort"
+#: pkg/operator/options/options.go MinValuesPolicy values (default Strict), defined in karpy.options.
+from karpy.options import MIN_VALUES_POLICY_BEST_EFFORT, MIN_VALUES_POLICY_STRICT  # noqa: E402
 
 _HUGEPAGES_PREFIX = "hugepages-"  # corev1.ResourceHugePagesPrefix
 _MEMORY = "memory"

@@ -81,8 +81,28 @@ def compute_pod_requests(pod: Any, non_zero: bool = False) -> ResourceList:
             _add(use, sidecars)
         _max(init_max, use)
     _max(reqs, init_max)
+    reqs = _pod_level_and_resize(pod, reqs, non_zero)
     _add(reqs, _rl(getattr(spec, "overhead", None)))
     return {k: v for k, v in reqs.items() if v != 0 or k in (CPU, MEMORY)}
+
+
+def _pod_level_and_resize(pod: Any, reqs: ResourceList, non_zero: bool) -> ResourceList:
+    """PodRequests options the default scheduler sets (v1.34: PodLevelResources and
+    InPlacePodVerticalScaling on): ``spec.resources.requests`` replace the container aggregate for
+    cpu/memory/hugepages, and (for the Fit check, not the non-zero scoring requests) an in-place
+    resize's allocated/actuated requests raise it -- the same computation as
+    karpy.scheduling.resources.pod_requests."""
+    from karpy.scheduling import resources as krs
+
+    spec, status = pod.spec, getattr(pod, "status", None)
+    if not non_zero and status is not None and (status.container_statuses or status.init_container_statuses or any(
+            c.type == krs.POD_RESIZE_PENDING for c in status.conditions or ())):
+        reqs = krs._status_aggregate(pod, reqs)
+    res = getattr(spec, "resources", None)
+    if res is not None and (res.requests or res.limits):
+        reqs = dict(reqs)
+        reqs.update(krs._pod_level_requests(spec, krs._aggregate(spec, krs._container_requests)))
+    return reqs
 
 
 @dataclass(frozen=True)

@@ -20,6 +20,7 @@ from .framework import (ADD, ASSIGNED_POD, DELETE, NODE, UNSCHEDULED_POD, UPDATE
 from .gang import MSG_OTHERS_UNSCHEDULABLE, MSG_WAIT_SCHEDULED, GangScheduling, group_key, min_count_of
 from .nodeinfo import NodeInfo, Snapshot, node_tree_order
 from .plugins import DEFAULT_WEIGHTS, ScoringStrategy, default_plugins
+from .plugins.volumes import volume_plugins
 from .podinfo import PodInfo, new_pod_info
 from .preemption import DefaultPreemption
 from .priority import resolve_priority
@@ -100,6 +101,10 @@ class KubeScheduler:
         self._image_sizes: dict[str, tuple[Any, dict[str, int]]] = {}
         plugins = default_plugins(c.scoring_strategy, c.taint_message_style, c.default_spread_selector)
         plugins.insert(1, GangScheduling(self._lookup_group, self._count_group_members))
+        #: the cluster's claims / volumes / classes (set_volume_topology); None = no volume plugins act
+        self.volume_topology: Any = None
+        fit = next(i for i, p in enumerate(plugins) if p.name == "NodeResourcesFit")
+        plugins[fit + 1:fit + 1] = volume_plugins(lambda: self.volume_topology)
         self.framework = Framework(plugins, dict(DEFAULT_WEIGHTS), profile_name=c.scheduler_name)
         self.algorithm = Algorithm(self.framework, rng, c.percentage_of_nodes_to_score)
         self.preemption = DefaultPreemption(self.framework, rng, c.min_candidate_nodes_percentage,
@@ -108,8 +113,21 @@ class KubeScheduler:
                                    max_backoff=c.pod_max_backoff_seconds,
                                    max_in_unschedulable=c.pod_max_in_unschedulable_pods_duration)
 
+    def set_volume_topology(self, volumes: Any) -> None:
+        """The PVCs, PVs, StorageClasses and CSINodes the volume plugins read (plugins/volumes.py)."""
+        self.volume_topology = volumes
+
+    def set_default_constraints(self, injector: Any) -> None:
+        """PodTopologySpread ``defaultingType: List`` with the cluster's ``defaultConstraints``: the
+        injector (karpy.provisioning.defaultconstraints) gives pods without constraints the defaults
+        with their deduced selector, as kube-scheduler's buildDefaultConstraints does."""
+        self.default_constraints = injector
+
     # ---- helpers ---------------------------------------------------------------------------------
     def _pod_info(self, pod: Any) -> PodInfo:
+        injector = getattr(self, "default_constraints", None)
+        if injector is not None and not pod.spec.topology_spread_constraints:
+            pod = injector.inject([pod])[0]
         pi = new_pod_info(pod)
         prio, _policy = resolve_priority(pod, self.priority_classes)
         pi.priority = prio

@@ -2,7 +2,8 @@
 
 Mirrors pkg/controllers/provisioning/scheduling/existingnode.go (NewExistingNode, CanAdd,
 tryVolumeAlternative, Add). Existing nodes use *strict* label compatibility (no allowance for
-undefined well-known labels). Out of scope: volume limits/topology, DRA, consolidateAfter.
+undefined well-known labels). Volume topology alternatives are tried in order. Out of scope: volume
+limits, DRA, consolidateAfter.
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ class ExistingNode:
         "requirements",
         "host_port_usage",
         "_initialized",
+        "volume_usage",
     )
 
     def __init__(self, state_node: StateNode, topology: Any, taints: list[Any], daemon_resources: dict[str, int]) -> None:
@@ -56,6 +58,8 @@ class ExistingNode:
         self.requirements = reqs
         self.host_port_usage = state_node.host_port_usage().copy()
         self._initialized = state_node.initialized()
+        #: CSI volume limits (karpy.provisioning.volumeusage.VolumeUsage; set by the scheduler)
+        self.volume_usage: Any = None
         topology.register(LABEL_HOSTNAME, hostname)
 
     def __repr__(self) -> str:
@@ -75,6 +79,10 @@ class ExistingNode:
         err = pod_data.tolerates_taints(self, self.taints)
         if err is not None:
             return None, err
+        if self.volume_usage is not None and pod_data.volumes:
+            err = self.volume_usage.exceeds_limits(pod_data.volumes)
+            if err is not None:
+                return None, "checking volume usage, " + err
         if pod_data.host_ports:
             err = self.host_port_usage.conflicts(pod_data.key, pod_data.host_ports)
             if err is not None:
@@ -89,8 +97,28 @@ class ExistingNode:
         err = self.requirements.compatible(pod_data.requirements)
         if err is not None:
             return None, err
-        reqs = self.requirements.copy()
-        reqs.add(*pod_data.requirements.values())
+        base = self.requirements.copy()
+        base.add(*pod_data.requirements.values())
+        alternatives = pod_data.volume_requirements or (None,)
+        last: str | None = None
+        for vol in alternatives:
+            reqs, err = self._try_volume_alternative(pod, pod_data, base, vol)
+            if err is None:
+                return reqs, None
+            last = err
+        return None, last
+
+    def _try_volume_alternative(self, pod: Any, pod_data: Any, base: Requirements,
+                                vol: Requirements | None) -> tuple[Requirements | None, str | None]:
+        """existingnode.go tryVolumeAlternative: the node's labels must satisfy the volume
+        alternative, then topology."""
+        reqs = base
+        if vol is not None:
+            err = base.compatible(vol, _NO_ALLOW)
+            if err is not None:
+                return None, "incompatible volume requirements, " + err
+            reqs = base.copy()
+            reqs.add(*vol.values())
         topo_reqs, err = self.topology.add_requirements(pod, self.taints, pod_data.strict_requirements, reqs, _NO_ALLOW)
         if err is not None:
             return None, err
@@ -107,5 +135,7 @@ class ExistingNode:
             remaining[k] = remaining.get(k, 0) - v
         self.requirements = requirements
         self.topology.record(pod, self.taints, requirements, _NO_ALLOW)
+        if self.volume_usage is not None and pod_data.volumes:
+            self.volume_usage.add(pod_data.volumes)
         if pod_data.host_ports:
             self.host_port_usage.add(pod_data.key, pod_data.host_ports)

@@ -16,8 +16,13 @@ Determinism: upstream iterates daemon overhead groups in Go map order and append
 by group; we keep the claim's instance-type order (catalogue / template order) and look each type's
 group up, so ``remaining`` keeps the input order (nodeclaim.go:560-600).
 
-Out of scope: volume topology alternatives (one ``None`` alternative), DRA, reserved-offering
-reservations (``offeringsToReserve`` is a minimal hook returning no reservations).
+Reserved offerings: when the scheduler sets ``reservation_manager`` (karpy.provisioning.
+reservationmanager), ``can_add`` computes offeringsToReserve and keeps them for the ``add`` that
+follows (the scheduler always calls ``add`` right after a successful ``can_add`` on the same claim;
+upstream returns them as CanAdd's fourth value).
+
+Volume topology: ``pod_data.volume_requirements`` (karpy.provisioning.volumetopology) are tried in
+order as upstream's CanAdd does. Out of scope: DRA device allocation.
 """
 
 from __future__ import annotations
@@ -446,6 +451,10 @@ class NodeClaim:
         "well_known",
         "seq",
         "_merge_cache",
+        "reservation_manager",
+        "reserved_offering_mode",
+        "reserved_offerings",
+        "_to_reserve",
     )
 
     def __init__(
@@ -482,6 +491,11 @@ class NodeClaim:
         self.seq = 0
         #: pod requirements (by value) -> (claim reqs ∩ pod reqs, error); reset when requirements change
         self._merge_cache: dict[Any, tuple[Requirements, str | None]] = {}
+        #: reserved capacity (set by the scheduler; see module doc and reservationmanager)
+        self.reservation_manager: Any = None
+        self.reserved_offering_mode: Any = None
+        self.reserved_offerings: list[Any] = []
+        self._to_reserve: list[Any] = []
 
     def __repr__(self) -> str:
         return f"NodeClaim({self.nodepool_name!r}, {self.hostname!r}, pods={len(self.pods)})"
@@ -512,6 +526,33 @@ class NodeClaim:
             if hit[1] is not None:
                 return None, None, hit[1]
             reqs = hit[0]
+        alternatives = pod_data.volume_requirements
+        if not alternatives:
+            return self._try_volume_alternative(pod, pod_data, reqs, relax_min_values)
+        # CanAdd: try each volume topology alternative in order; the last error wins
+        last: Any = None
+        for vol in alternatives:
+            if vol is None:
+                merged = reqs
+            else:
+                e = reqs.compatible(vol, wk)
+                if e is not None:
+                    last = "incompatible volume requirements, " + e
+                    continue
+                merged = reqs.copy()
+                merged.add(*vol.values())
+            out = self._try_volume_alternative(pod, pod_data, merged, relax_min_values)
+            if out[2] is None:
+                return out
+            last = out[2]
+        return None, None, last
+
+    def _try_volume_alternative(
+        self, pod: Any, pod_data: Any, reqs: Requirements, relax_min_values: bool
+    ) -> tuple[Requirements | None, list[Any] | None, str | InstanceTypeFilterError | None]:
+        """nodeclaim.go tryVolumeAlternative: topology (last), then instance-type filtering and
+        offerings to reserve, on the claim's requirements merged with one volume alternative."""
+        wk = self.well_known
         topo_reqs, e = self.topology.add_requirements(pod, self.taints, pod_data.strict_requirements, reqs, wk)
         if e is not None:
             return None, None, e
@@ -539,7 +580,13 @@ class NodeClaim:
                 dict.__setitem__(reqs, key, Requirement._make(r.key, r.complement, r.values, r.gte, r.lte, mv))
         if ferr is not None:
             return None, None, ferr
-        # offeringsToReserve: reserved capacity is out of scope (no reservations tracked)
+        if self.reservation_manager is not None:
+            from karpy.provisioning.reservationmanager import offerings_to_reserve
+
+            ofs, rerr = offerings_to_reserve(self, remaining, reqs, wk)
+            if rerr is not None:
+                return None, None, rerr
+            self._to_reserve = ofs
         return reqs, remaining, None
 
     def add(self, pod: Any, pod_data: Any, requirements: Requirements, instance_types: list[Any]) -> None:
@@ -551,6 +598,12 @@ class NodeClaim:
         self._merge_cache = {}
         self.topology.register(LABEL_HOSTNAME, self.hostname)
         self.topology.record(pod, self.taints, requirements, self.well_known)
+        if self.reservation_manager is not None:
+            from karpy.provisioning.reservationmanager import release_reserved_offerings
+
+            self.reservation_manager.reserve(self.hostname, self._to_reserve)
+            release_reserved_offerings(self, self.reserved_offerings, self._to_reserve)
+            self.reserved_offerings, self._to_reserve = self._to_reserve, []
         if pod_data.host_ports:
             for g in self.daemon_groups:
                 g.host_port_usage.add(pod_data.key, pod_data.host_ports)
@@ -577,6 +630,10 @@ class NodeClaim:
         if LABEL_HOSTNAME in self.requirements:
             self.requirements = self.requirements.copy()
             del self.requirements[LABEL_HOSTNAME]
+        if self.reserved_offerings:
+            from karpy.provisioning.reservationmanager import finalize_reservations
+
+            finalize_reservations(self)
         self.add_daemon_requests()
 
     def to_nodeclaim(self, max_instance_types: int) -> Any:

@@ -2,7 +2,7 @@
 
 Mirrors pkg/utils/pod/scheduling.go (IsProvisionable, FailedToSchedule, IsScheduled,
 IsPreempting, IsOwnedByDaemonSet, IsOwnedByNode, HasRequiredPodAntiAffinity,
-HasPreferredNodeAffinity, IsTerminal, IsTerminating).
+HasPreferredNodeAffinity, HasDRARequirements, IsTerminal, IsTerminating).
 """
 
 from __future__ import annotations
@@ -11,6 +11,7 @@ from typing import Any
 
 __all__ = [
     "failed_to_schedule",
+    "has_dra_requirements",
     "has_preferred_node_affinity",
     "has_required_pod_anti_affinity",
     "has_pod_anti_affinity",
@@ -115,3 +116,12 @@ def has_preferred_node_affinity(pod: Any) -> bool:
         and aff.node_affinity is not None
         and aff.node_affinity.preferred_during_scheduling_ignored_during_execution
     )
+
+
+def has_dra_requirements(pod: Any) -> bool:
+    """scheduling.go HasDRARequirements: the pod references a ResourceClaim, at the pod level or
+    consumed by any init or regular container."""
+    spec = pod.spec
+    if getattr(spec, "resource_claims", None):
+        return True
+    return any(c.resources.claims for c in (*spec.init_containers, *spec.containers))

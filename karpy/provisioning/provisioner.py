@@ -6,12 +6,15 @@ Schedule, Create's limit check, getDaemonSetPods) and pkg/utils/nodepool (OrderB
 pkg/utils/daemonset (PodForDaemonSet).
 
 Rules and scope:
-- NodePool readiness: a pool is dropped when it carries a ``Ready`` condition whose status is not
-  ``True`` (karpy has no NodePool readiness controller, so pools without conditions count as ready),
-  when it is being deleted, or when it is static (``spec.replicas``; static pools are out of scope).
+- NodePool readiness (``nodepoolvalidation.nodepool_is_ready``): a pool is dropped when it carries a
+  ``Ready`` condition whose status is not ``True``, when it fails RuntimeValidate (the validation
+  controller's ``ValidationSucceeded=False``), when it is being deleted, or when it is static
+  (``spec.replicas``; static pools are out of scope).
 - ``OrderByWeight``: weight desc (nil = 0), ties by name DESC (``sort.Slice`` with a total order).
-- Volume topology, DRA, capacity buffers, default-TSC injection and the 1-minute Solve timeout are
-  out of scope. Pods with resource claims fail with upstream's DRA error.
+- Volume topology (karpy.provisioning.volumetopology): PVC validation and per-pod volume
+  alternatives handed to the scheduler. Pods with resource claims fail with upstream's DRA error.
+  Default topology-spread constraints from ``--scheduler-config`` (karpy.provisioning.
+  defaultconstraints). Capacity buffers and the 1-minute Solve timeout are out of scope.
 """
 
 from __future__ import annotations
@@ -19,8 +22,13 @@ from __future__ import annotations
 from typing import Any, Sequence
 
 from karpy.cloudprovider.types import MIN_VALUES_POLICY_STRICT
+from karpy.options import Options
 from karpy.provisioning import podutils
+from karpy.provisioning.nodepoolvalidation import REASON_VALIDATION_FAILED, nodepool_is_ready, runtime_validate
 from karpy.provisioning.nodeclaimtemplate import DEFAULT_MAX_INSTANCE_TYPES, to_nodeclaim
+from karpy.provisioning.reservationmanager import ReservedOfferingMode
+from karpy.provisioning.defaultconstraints import DefaultTopologySpreadInjector
+from karpy.provisioning.volumetopology import VolumeTopology
 from karpy.provisioning.scheduler import PREFERENCE_POLICY_RESPECT, Results, Scheduler
 from karpy.provisioning.state import ClusterState
 from karpy.scheduling.labels import CORE_WELL_KNOWN_LABELS, LABEL_NODEPOOL, OP_DOES_NOT_EXIST, validate_requirement
@@ -47,14 +55,6 @@ def order_by_weight(nodepools: Sequence[Any]) -> list[Any]:
     """pkg/utils/nodepool OrderByWeight: weight desc (nil = 0), ties name descending."""
     by_name = sorted(nodepools, key=lambda np: np.metadata.name, reverse=True)
     return sorted(by_name, key=lambda np: -(np.spec.weight or 0))
-
-
-def nodepool_is_ready(nodepool: Any) -> bool:
-    """See module doc: not ready only when a Ready condition exists and is not True."""
-    for c in nodepool.status.conditions or ():
-        if c.type == "Ready":
-            return c.status == "True"
-    return True
 
 
 def pod_for_daemonset(ds: Any) -> Any:
@@ -98,17 +98,22 @@ class Provisioner:
         preference_policy: str = PREFERENCE_POLICY_RESPECT,
         min_values_policy: str = MIN_VALUES_POLICY_STRICT,
         max_instance_types: int = DEFAULT_MAX_INSTANCE_TYPES,
+        options: Options | None = None,
     ) -> None:
+        """``options`` (karpy.options.Options), when given, supplies both policies."""
         self.cloud_provider = cloud_provider
-        self.preference_policy = preference_policy
-        self.min_values_policy = min_values_policy
+        self.options = options or Options(preference_policy=preference_policy, min_values_policy=min_values_policy)
+        self.preference_policy = self.options.preference_policy
+        self.min_values_policy = self.options.min_values_policy
         self.max_instance_types = max_instance_types
         self.well_known: frozenset[str] = CORE_WELL_KNOWN_LABELS | frozenset(cloud_provider.well_known_labels())
         self.last_scheduler: Scheduler | None = None
+        #: NodePool name -> why it was NotReady (RuntimeValidate errors), for warnings()
+        self.not_ready: dict[str, str] = {}
 
     # -- validation -----------------------------------------------------------------------------
-    def validate(self, pod: Any) -> str | None:
-        """provisioner.go Validate (without PVC validation): errors joined with "; "."""
+    def validate(self, pod: Any, volumes: VolumeTopology | None = None) -> str | None:
+        """provisioner.go Validate (PVC validation when ``volumes`` is given): errors joined with "; "."""
         errs: list[str] = []
         for r in pod_requirements(pod).values():
             if r.key == LABEL_NODEPOOL and r.operator == OP_DOES_NOT_EXIST:
@@ -134,9 +139,14 @@ class Provisioner:
                             self.well_known)
                         if e:
                             errs.append(e)
+        if volumes is not None and pod.spec.volumes:
+            e = volumes.validate(pod)
+            if e:
+                errs.append(e)
         return "; ".join(errs) if errs else None
 
-    def pending_pods(self, pods: Sequence[Any]) -> tuple[list[Any], dict[str, str]]:
+    def pending_pods(self, pods: Sequence[Any], volumes: VolumeTopology | None = None
+                     ) -> tuple[list[Any], dict[str, str]]:
         """provisioner.go GetPendingPods: provisionable pods that validate; rejected ones with
         ``ignoring pod, <err>``."""
         out: list[Any] = []
@@ -144,7 +154,7 @@ class Provisioner:
         for p in pods:
             if not podutils.is_provisionable(p):
                 continue
-            err = self.validate(p)
+            err = self.validate(p, volumes)
             if err is not None:
                 ignored[p.key] = f"ignoring pod, {err}"
                 continue
@@ -153,11 +163,24 @@ class Provisioner:
 
     # -- scheduling -----------------------------------------------------------------------------
     def dynamic_nodepools(self, nodepools: Sequence[Any]) -> list[Any]:
-        pools = [
-            np for np in nodepools
-            if not np.is_static() and nodepool_is_ready(np) and np.metadata.deletion_timestamp is None
-        ]
+        """provisioner.go NewScheduler's filter: not static, Ready, not being deleted."""
+        pools = []
+        for np in nodepools:
+            if np.is_static() or np.metadata.deletion_timestamp is not None:
+                continue
+            if not nodepool_is_ready(np):
+                self.not_ready.setdefault(np.metadata.name, "its Ready condition is not True")
+                continue
+            err = runtime_validate(np, self.well_known)
+            if err is not None:
+                self.not_ready.setdefault(np.metadata.name, f"{REASON_VALIDATION_FAILED}: {err}")
+                continue
+            pools.append(np)
         return order_by_weight(pools)
+
+    def warnings(self) -> list[str]:
+        """One line per NodePool ignored as not ready (upstream logs "ignoring nodepool, not ready")."""
+        return [f'NodePool "{name}" is not ready and was ignored ({why})' for name, why in sorted(self.not_ready.items())]
 
     def daemonset_pods(self, daemonsets: Sequence[Any], cluster: ClusterState) -> list[Any]:
         """provisioner.go getDaemonSetPods."""
@@ -179,20 +202,22 @@ class Provisioner:
             out.append(pod)
         return out
 
-    def reschedulable_pods_of_deleting_nodes(self, cluster: ClusterState) -> list[Any]:
-        """nodes.Deleting().CurrentlyReschedulablePods (PDB and do-not-disrupt checks are the
-        disruption engine's; here: active or terminating StatefulSet pods, not DaemonSet/static)."""
-        out = []
-        for sn in cluster.deleting_nodes():
-            if sn.node is None:
-                continue
-            for p in sn.pods:
-                if podutils.is_owned_by_daemonset(p) or podutils.is_owned_by_node(p):
-                    continue
-                active = not podutils.is_terminal(p) and not podutils.is_terminating(p)
-                if active or (podutils.is_terminating(p) and podutils.is_owned_by(p, "apps/v1", "StatefulSet")):
-                    out.append(p)
-        return out
+    def reschedulable_pods_of_deleting_nodes(self, cluster: ClusterState, pdbs: Sequence[Any] = (),
+                                             now: float = 0.0) -> list[Any]:
+        """nodes.Deleting().CurrentlyReschedulablePods (statenode.go -> utils/node
+        GetCurrentlyReschedulablePods): the pods bound to deleting nodes that PDB Limits call
+        currently reschedulable -- reschedulable (active, or a terminating StatefulSet pod; not a
+        DaemonSet or mirror pod), disruptable (no active ``karpenter.sh/do-not-disrupt``, including
+        its duration form) and not fully blocked by a PDB. ``pdbs``: the cluster's
+        PodDisruptionBudgets, their allowance computed over every pod the cluster state holds;
+        ``now``: virtual seconds (for the do-not-disrupt duration)."""
+        from karpy.utils.pdb import Limits
+
+        deleting = [sn for sn in cluster.deleting_nodes() if sn.node is not None]
+        if not deleting:
+            return []
+        limits = Limits.from_objects(pdbs, [p for sn in cluster.nodes for p in sn.pods])
+        return [p for sn in deleting for p in sn.pods if limits.is_currently_reschedulable(p, now)]
 
     def schedule(
         self,
@@ -200,13 +225,22 @@ class Provisioner:
         nodepools: Sequence[Any],
         cluster: ClusterState | None = None,
         daemonsets: Sequence[Any] = (),
+        *,
+        pdbs: Sequence[Any] = (),
+        now: float = 0.0,
+        volumes: VolumeTopology | None = None,
+        default_constraints: DefaultTopologySpreadInjector | None = None,
     ) -> Results:
-        """provisioner.go Schedule (:362-470)."""
+        """provisioner.go Schedule (:362-470). ``pdbs``/``now``: see
+        :meth:`reschedulable_pods_of_deleting_nodes`; ``volumes``: the cluster's claims, volumes
+        and classes (PVC validation and volume topology, provisioner.go getVolumeTopologyRequirements);
+        ``default_constraints``: the ``--scheduler-config`` default topology-spread injector
+        (provisioner.go NewScheduler: injected into scheduling-time copies before NewTopology)."""
         from karpy.provisioning.topology import Topology
 
         cluster = cluster if cluster is not None else ClusterState()
-        pending, ignored = self.pending_pods(pods)
-        all_pods = pending + self.reschedulable_pods_of_deleting_nodes(cluster)
+        pending, ignored = self.pending_pods(pods, volumes)
+        all_pods = pending + self.reschedulable_pods_of_deleting_nodes(cluster, pdbs, now)
         if not all_pods:
             r = Results([], [], {})
             r.ignored = ignored  # type: ignore[attr-defined]
@@ -224,6 +258,21 @@ class Provisioner:
                 continue
             if its:
                 instance_types[np.metadata.name] = its
+        volume_reqs: dict[str, Any] = {}
+        if volumes is not None:
+            # getVolumeTopologyRequirements: pods whose lookup fails are left out (upstream logs them)
+            kept = []
+            for p in all_pods:
+                alts, verr = volumes.requirements(p)
+                if verr is not None:
+                    ignored.setdefault(p.key, f"failed getting volume topology requirements, {verr}")
+                    continue
+                if alts:
+                    volume_reqs[p.key] = alts
+                kept.append(p)
+            all_pods = kept
+        if default_constraints is not None:
+            all_pods = default_constraints.inject(all_pods)
         state_nodes = cluster.active_nodes()
         topology = Topology(cluster, state_nodes, pools, instance_types, all_pods,
                             self.preference_policy, self.well_known)
@@ -231,6 +280,11 @@ class Provisioner:
             pools, cluster, state_nodes, topology, instance_types, self.daemonset_pods(daemonsets, cluster),
             well_known=self.well_known, preference_policy=self.preference_policy,
             min_values_policy=self.min_values_policy,
+            # provisioner.go Schedule: scheduler.DisableReservedCapacityFallback
+            reserved_offering_mode=ReservedOfferingMode.STRICT,
+            reserved_capacity=self.options.feature_gates.reserved_capacity,
+            volume_requirements=volume_reqs,
+            volumes=volumes,
         )
         self.last_scheduler = scheduler
         results = scheduler.solve(all_pods)

@@ -48,6 +48,7 @@ from karpy.provisioning.nodeclaim import (
     filter_instance_types_by_requirements,
 )
 from karpy.provisioning.nodeclaimtemplate import DEFAULT_MAX_INSTANCE_TYPES, NodeClaimTemplate
+from karpy.provisioning import podutils
 from karpy.provisioning.preferences import (
     Preferences,
     can_relax,
@@ -57,6 +58,8 @@ from karpy.provisioning.preferences import (
     tolerate_prefer_no_schedule_taints,
 )
 from karpy.provisioning.queue import Queue
+from karpy.provisioning.reservationmanager import ReservationManager, ReservedOfferingMode
+from karpy.provisioning.volumeusage import VolumeUsage, pod_volumes
 from karpy.provisioning.state import ClusterState, StateNode
 from karpy.scheduling.hostports import HostPortUsage, get_host_ports
 from karpy.scheduling.labels import CORE_WELL_KNOWN_LABELS, LABEL_NODEPOOL, NODECLAIM_MIN_VALUES_RELAXED_ANNOTATION_KEY
@@ -81,8 +84,7 @@ __all__ = [
     "filter_by_remaining_resources",
 ]
 
-PREFERENCE_POLICY_RESPECT = "Respect"
-PREFERENCE_POLICY_IGNORE = "Ignore"
+from karpy.options import PREFERENCE_POLICY_IGNORE, PREFERENCE_POLICY_RESPECT  # noqa: E402  (options.go)
 RESOURCE_NODES = "nodes"
 ERR_NO_TEMPLATES = "nodepool requirements filtered out all available instance types"
 ERR_DRA = "pod has Dynamic Resource Allocation requirements that are not yet supported by Karpenter"
@@ -171,15 +173,14 @@ class PodAttempt:
         return f"PodAttempt({self.outcome!r}, {self.target!r}, rounds={len(self.rounds)})"
 
 
-def _has_dra(pod: Any) -> bool:
-    return bool(getattr(pod.spec, "resource_claims", None))
+_has_dra = podutils.has_dra_requirements
 
 
 class PodData:
     """scheduler.go PodData (+ host ports and a per-target toleration cache)."""
 
     __slots__ = ("pod", "key", "requests", "requirements", "strict_requirements", "host_ports", "has_dra", "_tol",
-                 "req_signature")
+                 "req_signature", "volume_requirements", "volumes")
 
     def __init__(self, pod: Any, ignore_preferences: bool, interned: dict[tuple[Any, ...], int] | None = None) -> None:
         self.pod = pod
@@ -197,6 +198,10 @@ class PodData:
         self.host_ports = get_host_ports(pod)
         self.has_dra = _has_dra(pod)
         self._tol: dict[int, str | None] = {}
+        #: volume topology alternatives (PodData.VolumeRequirements; set by the scheduler)
+        self.volume_requirements: list[Any] | None = None
+        #: CSI driver -> claims the pod mounts (volumeusage.GetVolumes; set by the scheduler)
+        self.volumes: dict[str, Any] | None = None
 
     def relaxed(self, pod: Any) -> PodData:
         """The data of ``pod``, a relaxed copy of this pod whose node selector and node affinity
@@ -211,6 +216,8 @@ class PodData:
         out.req_signature = self.req_signature
         out.host_ports = self.host_ports
         out.has_dra = self.has_dra
+        out.volume_requirements = self.volume_requirements
+        out.volumes = self.volumes
         out._tol = {}
         return out
 
@@ -281,6 +288,14 @@ class Results:
         self.new_nodeclaims = valid
         return self
 
+    def dra_errors(self) -> dict[str, str]:
+        """scheduler.go Results.DRAErrors: the pod errors that are DRA errors."""
+        return {k: e for k, e in self.pod_errors.items() if isinstance(e, DRAError)}
+
+    def reserved_offering_errors(self) -> dict[str, str]:
+        """scheduler.go Results.ReservedOfferingErrors."""
+        return {k: e for k, e in self.pod_errors.items() if isinstance(e, ReservedOfferingError)}
+
     def nodepool_to_pods(self) -> dict[str, list[Any]]:
         """scheduler.go NodePoolToPodMapping."""
         out: dict[str, list[Any]] = {}
@@ -309,8 +324,23 @@ class Scheduler:
         well_known: frozenset[str] = CORE_WELL_KNOWN_LABELS,
         preference_policy: str = PREFERENCE_POLICY_RESPECT,
         min_values_policy: str = MIN_VALUES_POLICY_STRICT,
+        reserved_offering_mode: ReservedOfferingMode = ReservedOfferingMode.FALLBACK,
+        reserved_capacity: bool = True,
+        volume_requirements: dict[str, Any] | None = None,
+        volumes: Any = None,
     ) -> None:
+        """``reserved_offering_mode``: scheduler.go ReservedOfferingMode (the provisioner passes
+        STRICT, upstream's DisableReservedCapacityFallback); ``reserved_capacity``: the
+        ReservedCapacity feature gate. Without any reserved offering no manager is built (the
+        result is the same: nothing to reserve). ``volume_requirements``: pod key -> volume
+        topology alternatives (scheduler.go volumeReqsByPod); ``volumes``: the VolumeTopology
+        (CSI volume limits on existing nodes, volumeusage.py)."""
         self.well_known = well_known
+        self.volume_requirements = volume_requirements or {}
+        self.volume_topology = volumes
+        self.reserved_offering_mode = reserved_offering_mode
+        manager = ReservationManager(instance_types) if reserved_capacity else None
+        self.reservation_manager = manager if manager is not None and manager.capacity else None
         self.preference_policy = preference_policy
         self.min_values_policy = min_values_policy
         self.best_effort = min_values_policy == MIN_VALUES_POLICY_BEST_EFFORT
@@ -375,6 +405,8 @@ class Scheduler:
             taints = sn.taints()
             daemons = [p for p in self.daemonset_pods if not _has_dra(p) and self._daemon_compatible_with_node(p, taints, sn.labels())]
             existing.append(ExistingNode(sn, topology, taints, requests_for_pods(daemons)))
+            if self.volume_topology is not None:
+                self._attach_volume_usage(existing[-1], sn)
             pool = sn.labels().get(LABEL_NODEPOOL)
             if pool in self.remaining_resources:
                 rem = self.remaining_resources[pool]
@@ -472,8 +504,23 @@ class Scheduler:
         mx = self._max_capacity(instance_types)
         return {k: v - mx.get(k, 0) for k, v in remaining.items()}
 
+    def _attach_volume_usage(self, en: ExistingNode, sn: StateNode) -> None:
+        """statenode.go VolumeUsage: the node's CSINode limits and the claims its pods mount."""
+        vt = self.volume_topology
+        limits = vt.volume_limits(sn.node.metadata.name) if sn.node is not None else {}
+        if not limits:
+            return
+        usage = VolumeUsage(limits)
+        for p in sn.pods:
+            usage.add(pod_volumes(vt, p))
+        en.volume_usage = usage
+
     def _pod_data(self, pod: Any) -> PodData:
-        return PodData(pod, self.preference_policy == PREFERENCE_POLICY_IGNORE, self._interned)
+        data = PodData(pod, self.preference_policy == PREFERENCE_POLICY_IGNORE, self._interned)
+        data.volume_requirements = self.volume_requirements.get(pod.key)
+        if self.volume_topology is not None and pod.spec.volumes:
+            data.volumes = pod_volumes(self.volume_topology, pod)
+        return data
 
     def solve(self, pods: Sequence[Any]) -> Results:
         """scheduler.go Solve (:440-519)."""
@@ -487,7 +534,7 @@ class Scheduler:
                 break
             err = self._try_schedule(pod, data[id(pod)])
             if err is not None:
-                pod_errors[pod.key] = str(err)
+                pod_errors[pod.key] = err if isinstance(err, str) else str(err)  # keeps DRAError etc.
                 by_key[pod.key] = pod
                 self.topology.update(pod)
                 data[id(pod)] = self._pod_data(pod)
@@ -611,6 +658,9 @@ class Scheduler:
             nc = NodeClaim(t, self.topology, self.daemon_groups[id(t)], its, self._next_hostname(),
                            self.index, _satisfies_min_values)
             nc.seq = self._hostname_seq
+            if self.reservation_manager is not None:
+                nc.reservation_manager = self.reservation_manager
+                nc.reserved_offering_mode = self.reserved_offering_mode
             reqs, new_its, err = nc.can_add(pod, data, self.best_effort)
             if err is not None:
                 if isinstance(err, ReservedOfferingError):

@@ -75,6 +75,12 @@ class Harness:
         self.nodeclaims: list[Any] = []
         self.pods: list[Any] = []
         self.marked_for_deletion: set[str] = set()
+        #: PodDisruptionBudgets in the cluster (the deleting-node pods they fully block stay put)
+        self.pdbs: list[Any] = []
+        #: virtual seconds handed to the provisioner (do-not-disrupt durations)
+        self.now = 0.0
+        #: the cluster's PVCs / PVs / StorageClasses (karpy.provisioning.volumetopology.VolumeTopology)
+        self.volumes: Any = None
         self._seq = 0
 
     # -- cluster mutation -----------------------------------------------------------------------
@@ -129,7 +135,8 @@ class Harness:
                 self.pods.append(p)
         cluster = self.cluster()
         pending = [p for p in self.pods if not p.spec.node_name]
-        results = self.provisioner.schedule(pending, self.nodepools, cluster, self.daemonsets)
+        results = self.provisioner.schedule(pending, self.nodepools, cluster, self.daemonsets,
+                                            pdbs=self.pdbs, now=self.now, volumes=self.volumes)
         out = Provisioned(results)
         out.errors.update(getattr(results, "ignored", {}))
         out.errors.update(results.pod_errors)

@@ -146,23 +146,28 @@ def _max_into(dest: ResourceList, other: Mapping[str, int]) -> None:
             dest[name] = v
 
 
-def pod_requests(pod: Any) -> ResourceList:
-    """A pod's effective requests, plus ``pods: 1`` as Karpenter's ``RequestsForPods`` adds.
+#: component-helpers resource.IsSupportedPodLevelResource: cpu, memory and hugepages-*
+_POD_LEVEL_RESOURCES = frozenset({CPU, MEMORY})
+#: core/v1 PodResizePending condition; reason Infeasible
+POD_RESIZE_PENDING = "PodResizePending"
+REASON_INFEASIBLE = "Infeasible"
 
-    ``resource.PodRequests``: app containers summed; each restartable init container
-    (sidecar, ``restartPolicy: Always``) adds to that sum and to every later init
-    container; the result is the max of the app sum and each init container's own need;
-    then pod overhead is added. Requests only (the API models default requests from limits).
-    Not modelled: pod-level ``spec.resources`` and in-place resize status.
-    """
-    spec = pod.spec
+
+def _pod_level(name: str) -> bool:
+    return name in _POD_LEVEL_RESOURCES or name.startswith("hugepages-")
+
+
+def _aggregate(spec: Any, per_container: Any) -> ResourceList:
+    """component-helpers aggregateContainerResourcesByFn: app containers summed; each restartable
+    init container (sidecar, ``restartPolicy: Always``) adds to that sum and to every later init
+    container; the result is the max of the app sum and each init container's own need."""
     reqs: ResourceList = {}
     for c in spec.containers:
-        merge_into(reqs, _container_requests(c))
+        merge_into(reqs, per_container(c))
     sidecars: ResourceList = {}
     init_max: ResourceList = {}
     for c in spec.init_containers or ():
-        creqs = _container_requests(c)
+        creqs = per_container(c)
         if getattr(c, "restart_policy", None) == "Always":
             merge_into(reqs, creqs)
             merge_into(sidecars, creqs)
@@ -171,6 +176,73 @@ def pod_requests(pod: Any) -> ResourceList:
             need = merge(creqs, sidecars)
         _max_into(init_max, need)
     _max_into(reqs, init_max)
+    return reqs
+
+
+def _status_aggregate(pod: Any, spec_reqs: ResourceList) -> ResourceList:
+    """AggregateContainerRequests with UseStatusResources (InPlacePodVerticalScaling):
+    max(spec, actuated, allocated) per resource -- or max(actuated, allocated) when the resize is
+    Infeasible -- with allocated = status.allocatedResources (else spec unless infeasible) and
+    actuated = status.resources.requests (else allocated, else spec unless infeasible)."""
+    status = pod.status
+    by_name = {cs.name: cs for cs in (*status.init_container_statuses, *status.container_statuses)}
+    infeasible = any(c.type == POD_RESIZE_PENDING and c.reason == REASON_INFEASIBLE for c in status.conditions or ())
+
+    def allocated(c: Any) -> ResourceList:
+        cs = by_name.get(c.name)
+        if cs is not None and cs.allocated_resources is not None:
+            return from_quantities(cs.allocated_resources)
+        return {} if infeasible else _container_requests(c)
+
+    def actuated(c: Any) -> ResourceList:
+        cs = by_name.get(c.name)
+        if cs is not None and cs.resources is not None and cs.resources.requests:
+            return from_quantities(cs.resources.requests)
+        if cs is not None and cs.allocated_resources is not None:
+            return from_quantities(cs.allocated_resources)
+        return {} if infeasible else _container_requests(c)
+
+    out: ResourceList = {} if infeasible else dict(spec_reqs)
+    _max_into(out, _aggregate(pod.spec, actuated))
+    _max_into(out, _aggregate(pod.spec, allocated))
+    return out
+
+
+def _pod_level_requests(spec: Any, container_reqs: Mapping[str, int]) -> ResourceList:
+    """``spec.resources.requests`` after the API server's defaultPodRequests (pkg/apis/core/v1/
+    defaults.go): with pod-level limits set, a missing supported request defaults to the
+    containers' aggregate for it (cpu/memory: overcommit allowed), else to the pod-level limit."""
+    res = spec.resources
+    reqs = from_quantities(res.requests)
+    if res.limits:
+        for name, v in container_reqs.items():
+            if name not in reqs and name in _POD_LEVEL_RESOURCES:
+                reqs[name] = v
+        for name, v in from_quantities(res.limits).items():
+            if name not in reqs and _pod_level(name):
+                reqs[name] = v
+    return {k: v for k, v in reqs.items() if _pod_level(k)}
+
+
+def pod_requests(pod: Any) -> ResourceList:
+    """A pod's effective requests, plus ``pods: 1`` as Karpenter's ``RequestsForPods`` adds.
+
+    Karpenter's ``resources.Ceiling`` = component-helpers ``resource.PodRequests`` with
+    ``UseStatusResources``: the container aggregate (sidecar-aware, see ``_aggregate``), raised to
+    what an in-place resize holds (``status.containerStatuses[].allocatedResources`` /
+    ``.resources``); pod-level ``spec.resources.requests`` (cpu, memory, hugepages) replace the
+    aggregate for those resources; then pod overhead is added. Requests only (the API models
+    default container requests from limits).
+    """
+    spec = pod.spec
+    reqs = _aggregate(spec, _container_requests)
+    status = getattr(pod, "status", None)
+    if status is not None and (status.container_statuses or status.init_container_statuses
+                               or any(c.type == POD_RESIZE_PENDING for c in status.conditions or ())):
+        reqs = _status_aggregate(pod, reqs)
+    if getattr(spec, "resources", None) is not None and (spec.resources.requests or spec.resources.limits):
+        container_reqs = _aggregate(spec, _container_requests)
+        reqs.update(_pod_level_requests(spec, container_reqs))
     overhead = getattr(spec, "overhead", None)
     if overhead:
         merge_into(reqs, from_quantities(overhead))

@@ -70,6 +70,9 @@ from karpy.api.scenario import (ARRIVE_AFTER_ANNOTATION, DEPART_AFTER_ANNOTATION
 from karpy.api.node import Node
 from karpy.api.nodeclaim import NodeClaim as NodeClaimModel
 from karpy.api.pod import Pod, PodCondition, Taint
+from karpy.options import Options
+from karpy.provisioning.defaultconstraints import DefaultTopologySpreadInjector
+from karpy.provisioning.volumetopology import VolumeTopology
 from karpy.kubescheduler.scheduler import (BOUND, NOMINATED, UNSCHEDULABLE, KubeScheduler, ScheduleOneResult,
                                            SchedulerConfig)
 from karpy.provisioning import podutils
@@ -127,6 +130,17 @@ class SimulationOptions:
     until: float | None = None
     #: extra Scenario events (``karpy.api.scenario.ScenarioEvent``), after the Scenario's own
     events: tuple[Any, ...] = ()
+    #: Karpenter's operator options shared with the cloud provider; None = built from the two
+    #: policies above (``operator_options``)
+    operator: Options | None = None
+
+    def operator_options(self) -> Options:
+        """The :class:`karpy.options.Options` every layer reads; the two policy fields win."""
+        base = self.operator or Options()
+        if (base.preference_policy, base.min_values_policy) == (self.preference_policy, self.min_values_policy):
+            return base
+        return Options(**{**base.__dict__, "preference_policy": self.preference_policy,
+                          "min_values_policy": self.min_values_policy})
 
 
 @dataclass
@@ -263,6 +277,11 @@ def _revised(pod: Pod, node_name: str | None = None) -> Pod:
     return pod.model_copy(update={"spec": spec, "status": pod.status.model_copy()})
 
 
+def _has_disrupted_taint(node: Node) -> bool:
+    """controller.go NodeController: the node carries the karpenter.sh/disrupted:NoSchedule taint."""
+    return any(t.key == DISRUPTED_TAINT_KEY and t.effect == "NoSchedule" for t in node.spec.taints or ())
+
+
 def _suffix(seed: str) -> str:
     digest = hashlib.sha256(seed.encode()).digest()
     return "".join(_SUFFIX_ALPHABET[b % len(_SUFFIX_ALPHABET)] for b in digest[:5])
@@ -285,8 +304,7 @@ class Simulation:
         self.events = EventQueue(self.clock)
         self.store = ObjectStore()
         self.scheduler = KubeScheduler(self.clock, self.rng, self.options.scheduler_config)
-        self.provisioner = Provisioner(cloud_provider, preference_policy=self.options.preference_policy,
-                                       min_values_policy=self.options.min_values_policy,
+        self.provisioner = Provisioner(cloud_provider, options=self.options.operator_options(),
                                        max_instance_types=self.options.max_instance_types)
         self.batcher = Batcher(self.clock, self.options.batch_idle_duration, self.options.batch_max_duration)
         self.launches: list[LaunchRecord] = []
@@ -510,6 +528,8 @@ class Simulation:
                 ks.update_node(ev.obj)
             else:
                 ks.delete_node(ev.obj.metadata.name)
+            if ev.type != "DELETED" and _has_disrupted_taint(ev.obj):
+                self._trigger_node(ev.obj)
 
         self.store.watch("Pod", on_pod)
         self.store.watch("Node", on_node)
@@ -534,6 +554,13 @@ class Simulation:
         if self._requeue_at is None:
             self._requeue_at = self.clock.now() + POD_REQUEUE_SECONDS
 
+    def _trigger_node(self, node: Node) -> None:
+        """controller.go NodeController: a node carrying ``karpenter.sh/disrupted:NoSchedule``
+        triggers the batcher (and is re-queued every 10 s while it keeps the taint)."""
+        self.batcher.trigger(node.metadata.uid or node.metadata.name)
+        if self._requeue_at is None:
+            self._requeue_at = self.clock.now() + POD_REQUEUE_SECONDS
+
     # -- loading ----------------------------------------------------------------------------------
     def _load(self) -> None:
         m = self.manifests
@@ -541,6 +568,8 @@ class Simulation:
             self.scheduler.add_priority_class(pc)
         for pdb in m.pod_disruption_budgets:
             self.scheduler.add_pdb(pdb)
+        self.scheduler.set_volume_topology(self._volumes())
+        self.scheduler.set_default_constraints(self._default_constraints())
         for grp in list(m.pod_groups) + list(m.scheduling_workloads):
             self.scheduler.add_pod_group(grp)
         for np in m.nodepools:
@@ -748,6 +777,30 @@ class Simulation:
         deleting = [rec.name for rec in self.launches if rec.deleting_at is not None and not rec.deleted]
         return ClusterState.from_objects(self.store.list("Node"), claims, self.store.list("Pod"), deleting)
 
+    def _volumes(self) -> VolumeTopology:
+        """The manifests' claims, volumes and classes (plus StatefulSet / ephemeral claims), built once."""
+        vt = getattr(self, "_volume_topology", None)
+        if vt is None:
+            m = self.manifests
+            vt = self._volume_topology = VolumeTopology.from_objects(
+                getattr(m, "persistent_volume_claims", ()), getattr(m, "persistent_volumes", ()),
+                getattr(m, "storage_classes", ()), list(m.pods), list(m.stateful_sets),
+                getattr(m, "csi_nodes", ()))
+        return vt
+
+    def _default_constraints(self) -> DefaultTopologySpreadInjector | None:
+        """The ``--scheduler-config`` default topology-spread injector (None when not configured),
+        over the manifests' Services and the pods' ReplicaSets / StatefulSets; built once."""
+        if not hasattr(self, "_injector"):
+            cfg = self.options.operator_options().scheduler_config
+            self._injector = None
+            if cfg is not None and cfg.default_constraints:
+                m = self.manifests
+                controllers = [*m.replica_sets, *(d.replica_set() for d in m.deployments), *m.stateful_sets]
+                self._injector = DefaultTopologySpreadInjector(cfg.default_constraints,
+                                                               getattr(m, "services", ()), controllers)
+        return self._injector
+
     def _provision(self) -> None:
         """One provisioning pass: Schedule, then Create each new NodeClaim."""
         self._passes += 1
@@ -755,7 +808,9 @@ class Simulation:
         cluster = self._cluster_state()
         self.provisioner.last_scheduler = None
         results = self.provisioner.schedule(self.store.list("Pod"), self.store.list("NodePool"), cluster,
-                                            self.store.list("DaemonSet"))
+                                            self.store.list("DaemonSet"),
+                                            pdbs=list(self.manifests.pod_disruption_budgets), now=self.clock.now(),
+                                            volumes=self._volumes(), default_constraints=self._default_constraints())
         sched = self.provisioner.last_scheduler
         pool_types: dict[str, Sequence[Any]] = {}
         if sched is not None:
@@ -992,6 +1047,9 @@ class Simulation:
                 for pod in self.store.list("Pod"):
                     if podutils.is_provisionable(pod):
                         self._trigger(pod)
+                for node in self.store.list("Node"):
+                    if _has_disrupted_taint(node):
+                        self._trigger_node(node)
             if self.batcher.ready(now):
                 self._provision()
                 continue
@@ -1033,7 +1091,7 @@ class Simulation:
             virtual_seconds=self.clock.now(),
             provisioning_passes=self._passes,
             scheduling_cycles=self._cycles,
-            warnings=list(getattr(self.manifests, "warnings", [])),
+            warnings=list(getattr(self.manifests, "warnings", [])) + self.provisioner.warnings(),
             passes=list(self._pass_log),
             pod_history=dict(self._pod_history),
             options=self.options,

@@ -57,14 +57,16 @@ def test_load_directory_sorted_recursive_skips_hidden_and_other_extensions() -> 
     assert [d.metadata.name for d in m.deployments] == ["web"]
     assert [p.key for p in m.pods] == ["batch/solo"]
     assert len(m.extra["EC2NodeClass"]) == 1
-    assert m.warnings == ["skipped 1 document(s) of kinds karpy does not model: v1 Service"]
-    assert [type(o).__name__ for o in m.objects] == ["NodePool", "EC2NodeClass", "Deployment", "Pod"]
+    # v1 Service is modelled (its selector feeds default topology spreading), so nothing is skipped
+    assert m.warnings == []
+    assert [s.metadata.name for s in m.services] == ["web"]
+    assert [type(o).__name__ for o in m.objects] == ["NodePool", "EC2NodeClass", "Deployment", "Service", "Pod"]
     assert [p.key.split("-")[0] for p in m.all_pods()] == ["batch/solo", "default/web", "default/web"]
 
 
 def test_unregistered_extra_kind_is_skipped_with_warning() -> None:
     m = load_manifests(str(DATA))  # str path
-    assert "karpenter.k8s.aws/v1 EC2NodeClass" in m.warnings[0] and "v1 Service" in m.warnings[0]
+    assert "karpenter.k8s.aws/v1 EC2NodeClass" in m.warnings[0] and "Service" not in m.warnings[0]
 
 
 def test_sources_text_dict_model_and_list() -> None:
