@@ -45,6 +45,7 @@ from awsprovider.nodeclass import ResolvedNodeClass, ZoneInfo
 from awsprovider.unavailableofferings import UnavailableOfferings, UnavailableView
 from karpy.api.quantity import parse_nanos
 from karpy.cloudprovider.types import InstanceType, InstanceTypeOverhead, InstanceTypes, Offering, Offerings
+from karpy.errors import KarpyError
 from karpy.scheduling.labels import (
     CAPACITY_TYPE_ON_DEMAND,
     CAPACITY_TYPE_SPOT,
@@ -120,7 +121,7 @@ _EPHEMERAL = "ephemeral-storage"
 _PODS = "pods"
 
 
-class InstanceTypeError(RuntimeError):
+class InstanceTypeError(KarpyError, RuntimeError):
     """instancetype.go List/Get errors (e.g. ``no subnets found``)."""
 
 

@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping
 
 from awsprovider.apis.ec2nodeclass import EC2NodeClass, SecurityGroupSelectorTerm, SubnetSelectorTerm
+from karpy.errors import KarpyError
 
 __all__ = [
     "DEFAULT_DISCOVERY_TAG",
@@ -47,7 +48,7 @@ _DEFAULT_CIDR = "10.0.0.0/16"
 _DEFAULT_SUBNET_PREFIX = 20
 
 
-class NodeClassError(ValueError):
+class NodeClassError(KarpyError, ValueError):
     """The NodeClass cannot be resolved (e.g. no subnet matches its selector terms)."""
 
 

@@ -42,9 +42,11 @@ from awsprovider.spotmodel import (
     SpotQuote,
     load_spot_advisor,
 )
+from karpy.errors import UnknownPriceTable
 
 __all__ = [
     "PricingError",
+    "UnknownPriceTable",
     "PriceTable",
     "PricingProvider",
     "ON_DEMAND_RESOURCE_DIR",
@@ -165,13 +167,13 @@ def _check_date(date: str, where: str) -> str:
 def load_table(region: str, date: str | None = None) -> PriceTable:
     """The bundled table for ``region`` dated ``date`` (the newest when ``None``).
 
-    Raises ``PricingError`` naming the available regions / dates; never falls back to another
-    region (upstream ``Reset`` would use us-east-1 — see the module docstring).
+    Raises ``UnknownPriceTable`` (a ``PricingError``) naming the available regions / dates; never
+    falls back to another region (upstream ``Reset`` would use us-east-1 — see the module docstring).
     """
     idx = _index_by_region()
     dates = idx.get(region)
     if not dates:
-        raise PricingError(
+        raise UnknownPriceTable(
             f"no price tables for region {region!r}; available regions: {', '.join(sorted(idx))}"
         )
     if date is None:
@@ -179,7 +181,7 @@ def load_table(region: str, date: str | None = None) -> PriceTable:
     else:
         _check_date(date, f"price date for region {region!r}")
         if date not in dates:
-            raise PricingError(
+            raise UnknownPriceTable(
                 f"no {region} price table dated {date}; available dates: {', '.join(sorted(dates))}"
             )
     fname = dates[date]

@@ -45,6 +45,10 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any, Mapping
 
+# PricingError: a price table, spot feed or price request is invalid (re-exported here and by
+# awsprovider.pricing; defined in karpy.errors so every karpy error shares one base).
+from karpy.errors import PricingError
+
 __all__ = [
     "PricingError",
     "SPOT_ADVISOR_RESOURCE",
@@ -61,10 +65,6 @@ __all__ = [
     "parse_instance_type",
     "stable_fraction",
 ]
-
-
-class PricingError(ValueError):
-    """A price table, spot feed or price request is invalid (re-exported by ``awsprovider.pricing``)."""
 
 
 #: Package-data path (inside ``pricing_data``) of the bundled advisor feed.

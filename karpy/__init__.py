@@ -12,7 +12,9 @@ and why::
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from karpy._exports import lazy_exports
 
 __version__ = "0.1.0"
 __all__ = ["Result", "compare", "simulate", "sweep", "__version__"]
@@ -23,22 +25,5 @@ if TYPE_CHECKING:  # pragma: no cover
     from karpy.sweeps import sweep
     from karpy.simulator import simulate
 
-
-def __getattr__(name: str) -> Any:
-    if name == "simulate":
-        from karpy.simulator import simulate
-
-        return simulate
-    if name == "compare":
-        from karpy.comparison import compare
-
-        return compare
-    if name == "sweep":
-        from karpy.sweeps import sweep
-
-        return sweep
-    if name == "Result":
-        from karpy.result import Result
-
-        return Result
-    raise AttributeError(f"module 'karpy' has no attribute {name!r}")
+__getattr__, __dir__ = lazy_exports(
+    __name__, {"Result": "result", "compare": "comparison", "simulate": "simulator", "sweep": "sweeps"}, globals())

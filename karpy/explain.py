@@ -34,6 +34,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from karpy.cloudprovider.types import MAX_FLOAT64, InstanceTypes
+from karpy.errors import KarpyError
 from karpy.provisioning.preferences import describe_relaxations
 from karpy.provisioning.scheduler import PodAttempt
 from karpy.scheduling.hostports import get_host_ports
@@ -73,7 +74,7 @@ REASON_OTHER = "removed while the claim was built (not reproduced by its final r
 NO_LAUNCH_DETAIL = "provider gives no launch detail"
 
 
-class ExplainLookupError(LookupError):
+class ExplainLookupError(KarpyError, LookupError):
     """An unknown NodeClaim name or pod key (the CLI reports it as bad input)."""
 
 

@@ -31,6 +31,8 @@ import math
 from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
 
+from karpy.errors import KarpyError
+
 __all__ = [
     "CAPACITY_TYPES",
     "ICE_ERROR_CODE",
@@ -48,7 +50,7 @@ _KNOWN_KEYS = frozenset({"after", "fail", "from", "until", "code"})
 Pool = tuple[str, str, str]
 
 
-class CapacitySpecError(ValueError):
+class CapacitySpecError(KarpyError, ValueError):
     """A malformed ``TYPE-GLOB:ZONE-GLOB:CAPACITY-TYPE`` spec."""
 
 

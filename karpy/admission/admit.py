@@ -29,6 +29,7 @@ from karpy.admission.fielderrors import FieldError
 from karpy.admission.names import validate_object_meta
 from karpy.admission.schema import Schema, copy_json, normalize, validate, validate_rules
 from karpy.admission.strict import duplicate_fields
+from karpy.errors import KarpyError
 
 __all__ = ["ADMITTED_UNMODELLED_KINDS", "UNKNOWN_FIELD_HINTS", "AdmissionError", "Admitted", "admit", "crd_for"]
 
@@ -53,7 +54,7 @@ UNKNOWN_FIELD_HINTS: Mapping[tuple[str, str], str] = {
 }
 
 
-class AdmissionError(ValueError):
+class AdmissionError(KarpyError, ValueError):
     """The API server would reject the manifest. ``errors``: every field error, in its order."""
 
     def __init__(self, errors: list[FieldError]) -> None:

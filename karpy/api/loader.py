@@ -46,6 +46,7 @@ from karpy.api.scenario import Scenario
 from karpy.api.service import Service
 from karpy.api.storage import CSINode, PersistentVolume, PersistentVolumeClaim, StorageClass
 from karpy.api.workloads import DaemonSet, Deployment, Job, ReplicaSet, StatefulSet
+from karpy.errors import KarpyError
 
 __all__ = ["ManifestError", "Manifests", "load_manifests", "format_loc", "manifest_files"]
 
@@ -63,7 +64,7 @@ _LIST_ATTR: Mapping[type[BaseModel], str] = {
 }
 
 
-class ManifestError(ValueError):
+class ManifestError(KarpyError, ValueError):
     """A bad manifest. ``str()`` is one line:
     ``<file>: document <n> (<Kind> "<name>"): <field.path[i]>: <message>``."""
 

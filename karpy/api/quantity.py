@@ -23,6 +23,8 @@ from typing import Any, Literal
 from pydantic import GetCoreSchemaHandler
 from pydantic_core import core_schema
 
+from karpy.errors import KarpyError
+
 __all__ = [
     "NANO",
     "Quantity",
@@ -56,7 +58,7 @@ _QUANTITY_RE = re.compile(
 )
 
 
-class QuantityError(ValueError):
+class QuantityError(KarpyError, ValueError):
     """A string that is not a Kubernetes quantity."""
 
 

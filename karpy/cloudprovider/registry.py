@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from importlib.metadata import entry_points
 from typing import Any
 
+from karpy.errors import KarpyError
 from karpy.options import Options
 
 __all__ = ["ENTRY_POINT_GROUP", "ProviderOptions", "UnknownCloudProviderError", "available_cloud_providers",
@@ -23,7 +24,7 @@ __all__ = ["ENTRY_POINT_GROUP", "ProviderOptions", "UnknownCloudProviderError", 
 ENTRY_POINT_GROUP = "karpy.cloudproviders"
 
 
-class UnknownCloudProviderError(ValueError):
+class UnknownCloudProviderError(KarpyError, ValueError):
     """No provider is registered under that name."""
 
 

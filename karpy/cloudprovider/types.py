@@ -27,6 +27,7 @@ from __future__ import annotations
 import sys
 from typing import Any, Iterable, Mapping, Protocol, Sequence, runtime_checkable
 
+from karpy.errors import KarpyError
 from karpy.scheduling.labels import (
     CAPACITY_TYPE_ON_DEMAND,
     CAPACITY_TYPE_RESERVED,
@@ -596,7 +597,7 @@ class InstanceTypes(list[InstanceType]):
 # --------------------------------------------------------------------------------------------
 # Errors (types.go)
 # --------------------------------------------------------------------------------------------
-class CloudProviderError(Exception):
+class CloudProviderError(KarpyError):
     """Base of the wrapping cloud-provider errors: ``str(e)`` = prefix + wrapped error text;
     :meth:`unwrap` returns the wrapped error (Go's Unwrap)."""
 
@@ -646,7 +647,7 @@ def _go_quote(s: str) -> str:
     return '"' + s.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n").replace("\t", "\\t") + '"'
 
 
-class UnevaluatedNodePoolError(Exception):
+class UnevaluatedNodePoolError(KarpyError):
     """Mirrors types.go UnevaluatedNodePoolError: ``nodepool "<name>" is awaiting evaluation``."""
 
     def __init__(self, nodepool_name: str) -> None:

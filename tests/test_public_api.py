@@ -1,0 +1,249 @@
+"""The library surface (issue #17): each package root's exact public names, that every one of them
+imports from the root, that the roots stay cheap to import, and the one error hierarchy of
+:mod:`karpy.errors`.
+
+The expected sets are literal on purpose: adding, renaming or dropping a public name is a
+decision, made visibly here.
+"""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+import subprocess
+import sys
+import types
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+PUBLIC: dict[str, set[str]] = {
+    "karpy": {"Result", "compare", "simulate", "sweep", "__version__"},
+    "karpy.api": {
+        "Affinity", "Budget", "Condition", "Container", "ContainerPort", "DaemonSet", "Deployment", "Disruption",
+        "Job", "KarpenterRequirement", "LabelSelector", "LabelSelectorRequirement", "ManifestError", "Manifests",
+        "NANO", "NODE_SELECTOR_OPERATORS", "Node", "NodeAffinity", "NodeClaim", "NodeClaimSpec",
+        "NodeClaimStatus", "NodeClaimTemplate", "NodeClaimTemplateSpec", "NodeClassReference", "NodeCondition",
+        "NodeOverlay", "NodeOverlaySpec", "NodePool", "NodePoolSpec", "NodePoolStatus", "NodeSelector",
+        "NodeSelectorRequirement", "NodeSelectorTerm", "NodeSpec", "NodeStatus", "ObjectMeta", "OwnerReference",
+        "Pod", "PodAffinity", "PodAffinityTerm", "PodAntiAffinity", "PodCondition", "PodDisruptionBudget",
+        "PodGroup", "PodSchedulingGate", "PodSpec", "PodStatus", "PreferredSchedulingTerm", "PriorityClass",
+        "Quantity", "QuantityError", "ReplicaSet", "ResourceRequirements", "Scenario", "ScenarioEvent",
+        "StatefulSet", "Taint", "Toleration", "TopologySpreadConstraint", "WeightedPodAffinityTerm", "Workload",
+        "format_nanos", "load_manifests", "make_daemonset", "make_deployment", "make_node", "make_nodeoverlay",
+        "make_nodepool", "make_pod", "make_pods", "make_priority_class", "parse_event_line", "parse_nanos",
+        "pod_affinity_term", "requirement", "topology_spread",
+    },
+    "karpy.scheduling": {
+        "ARCHITECTURE_AMD64", "ARCHITECTURE_ARM64", "CAPACITY_TYPE_ON_DEMAND", "CAPACITY_TYPE_RESERVED",
+        "CAPACITY_TYPE_SPOT", "CORE_WELL_KNOWN_LABELS", "DO_NOT_DISRUPT_ANNOTATION_KEY", "HostPort",
+        "HostPortUsage", "KNOWN_EPHEMERAL_TAINTS", "LABEL_ARCH", "LABEL_CAPACITY_TYPE", "LABEL_HOSTNAME",
+        "LABEL_INSTANCE_TYPE", "LABEL_NODEPOOL", "LABEL_OS", "LABEL_REGION", "LABEL_WINDOWS_BUILD", "LABEL_ZONE",
+        "NODE_INITIALIZED", "NODE_REGISTERED", "OP_DOES_NOT_EXIST", "OP_EXISTS", "OP_GT", "OP_GTE", "OP_IN",
+        "OP_LT", "OP_LTE", "OP_NOT_IN", "RESTRICTED_LABELS", "RESTRICTED_LABEL_DOMAINS", "Requirement",
+        "Requirements", "ResourceList", "exceeds", "fits", "from_quantities", "get_host_ports",
+        "is_known_ephemeral_taint", "max_resources", "merge", "min_resources", "normalize_key", "pod_requests",
+        "pod_requirements", "requests_for_pods", "strict_pod_requirements", "subtract", "to_quantities",
+        "toleration_tolerates_taint", "tolerates", "validate_requirement",
+    },
+    "karpy.cloudprovider": {
+        "CloudProvider", "CloudProviderError", "CreateError", "ENTRY_POINT_GROUP", "InstanceType",
+        "InstanceTypeOverhead", "InstanceTypes", "InsufficientCapacityError", "MAX_INSTANCE_TYPES",
+        "MIN_VALUES_POLICY_BEST_EFFORT", "MIN_VALUES_POLICY_STRICT", "NodeClaimNotFoundError",
+        "NodeClassNotReadyError", "Offering", "Offerings", "ProviderOptions", "UnevaluatedNodePoolError",
+        "UnknownCloudProviderError", "available_cloud_providers", "errors_as", "ignore_nodeclaim_not_found_error",
+        "is_insufficient_capacity_error", "is_nodeclaim_not_found_error", "is_nodeclass_not_ready_error",
+        "is_unevaluated_nodepool_error", "resolve_cloud_provider",
+    },
+    "karpy.provisioning": {
+        "Batcher", "ClusterState", "ExistingNode", "NodeClaimTemplate", "OUTCOME_EXISTING_NODE", "OUTCOME_FAILED",
+        "OUTCOME_INFLIGHT_NODECLAIM", "OUTCOME_NEW_NODECLAIM", "PREFERENCE_POLICY_IGNORE",
+        "PREFERENCE_POLICY_RESPECT", "PodAttempt", "Preferences", "Provisioner", "ProvisioningResult", "Results",
+        "Scheduler", "StateNode", "Topology", "describe_relaxations",
+    },
+    "karpy.kubescheduler": {
+        "BOUND", "KubeScheduler", "NOMINATED", "ScheduleOneResult", "SchedulerConfig", "UNSCHEDULABLE", "Victim",
+    },
+    "karpy.sim": {
+        "EPOCH", "LaunchRecord", "ObjectStore", "PodHistory", "ProvisioningPass", "Simulation",
+        "SimulationOptions", "SimulationResult", "Timeline", "TimelineEntry", "VirtualClock", "WatchEvent",
+    },
+    "karpy.report": {"instance_family", "is_launched", "render_html", "render_table"},
+    "karpy.admission": {
+        "ADMITTED_UNMODELLED_KINDS", "AdmissionError", "Admitted", "CRD", "FieldError", "KARPENTER_CRDS",
+        "KUBERNETES_VERSION",
+        "UNKNOWN_FIELD_HINTS", "admit", "crd_for", "load_crd",
+    },
+    "karpy.errors": {
+        "AdmissionError", "CloudProviderError", "CreateError", "ExplainLookupError", "InsufficientCapacityError",
+        "KarpyError", "ManifestError", "NodeClaimNotFoundError", "NodeClassNotReadyError", "PricingError",
+        "QuantityError", "UnevaluatedNodePoolError", "UnknownCloudProviderError", "UnknownPriceTable",
+        "UnknownPriorityClass",
+    },
+    "awsprovider": {
+        "AWSCloudProvider", "CapacitySpecError", "EC2NodeClass", "EXTRA_KINDS", "InstanceTypeError", "MockedEC2",
+        "NodeClassError", "PriceBook", "PriceTable", "PricingError", "StaticPriceBook", "UnknownPriceTable",
+        "list_tables", "load_table", "load_table_from_path", "parse_capacity_spec", "resolve_table",
+    },
+}
+
+
+@pytest.mark.parametrize("package", sorted(PUBLIC))
+def test_package_root_exports_exactly_its_public_names(package: str) -> None:
+    module = importlib.import_module(package)
+    assert len(module.__all__) == len(set(module.__all__)), f"{package}.__all__ lists a name twice"
+    assert set(module.__all__) == PUBLIC[package]
+
+
+@pytest.mark.parametrize("package", sorted(PUBLIC))
+def test_every_public_name_imports_from_the_package_root(package: str) -> None:
+    for name in PUBLIC[package]:
+        namespace: dict[str, object] = {}
+        exec(f"from {package} import {name}", namespace)  # noqa: S102 - the statement a user writes
+        assert namespace[name] is getattr(importlib.import_module(package), name)
+        assert name in dir(importlib.import_module(package))
+
+
+@pytest.mark.parametrize("package", sorted(PUBLIC))
+def test_public_classes_and_functions_live_in_their_package(package: str) -> None:
+    """A root re-exports its own package's objects, never another package's under its name -- except
+    ``karpy`` and ``karpy.errors``, which gather from all of karpy, and the errors karpy.errors
+    defines for awsprovider (PricingError, UnknownPriceTable)."""
+    module = importlib.import_module(package)
+    home = "karpy" if package == "karpy.errors" else package
+    shared = {"karpy.errors"} if package == "awsprovider" else set()
+    for name in PUBLIC[package]:
+        obj = getattr(module, name)
+        if (isinstance(obj, type) or inspect.isfunction(obj)) and not isinstance(obj, types.GenericAlias):
+            origin = obj.__module__
+            assert origin == home or origin.startswith(home + ".") or origin in shared, (name, origin)
+
+
+def test_unknown_name_is_an_attribute_error() -> None:
+    import karpy.scheduling
+
+    with pytest.raises(AttributeError, match="karpy.scheduling.*Nope"):
+        karpy.scheduling.Nope  # noqa: B018
+    # a submodule is still importable by name next to the lazy exports
+    from karpy.scheduling import labels
+
+    assert labels.LABEL_ZONE == karpy.scheduling.LABEL_ZONE
+
+
+def _loaded_after(statement: str) -> set[str]:
+    code = f"import sys; {statement}; print('\\n'.join(sorted(sys.modules)))"
+    out = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True, cwd=ROOT,
+                         env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"})
+    return set(out.stdout.split())
+
+
+def test_package_roots_stay_cheap_to_import() -> None:
+    """``import karpy`` loads none of the engine; a package root loads none of its modules; one leaf
+    module does not drag in its siblings; ``import awsprovider`` loads neither boto3 nor moto."""
+    loaded = _loaded_after("import karpy, karpy.errors, karpy.api, karpy.scheduling, karpy.cloudprovider, "
+                           "karpy.provisioning, karpy.sim, awsprovider")
+    assert not {m for m in loaded if m.startswith(("pydantic", "boto3", "botocore", "moto", "yaml"))}
+    assert not {m for m in loaded if m.count(".") >= 2 and m.startswith("karpy.")}
+    assert not {m for m in loaded if m.startswith("awsprovider.")}
+
+    loaded = _loaded_after("from karpy.scheduling import Requirement")
+    assert "karpy.scheduling.requirement" in loaded
+    assert "karpy.scheduling.taints" not in loaded and "karpy.scheduling.hostports" not in loaded
+
+
+# -- errors ----------------------------------------------------------------------------------------
+
+def test_every_documented_error_derives_from_karpy_error() -> None:
+    import awsprovider
+    from karpy import errors
+
+    for name in PUBLIC["karpy.errors"]:
+        assert issubclass(getattr(errors, name), errors.KarpyError), name
+    for name in ("CapacitySpecError", "InstanceTypeError", "NodeClassError", "PricingError", "UnknownPriceTable"):
+        assert issubclass(getattr(awsprovider, name), errors.KarpyError), name
+
+
+def test_errors_keep_their_builtin_bases_so_existing_except_clauses_still_catch_them() -> None:
+    import awsprovider
+    from karpy import errors
+
+    for cls in (errors.ManifestError, errors.QuantityError, errors.AdmissionError, errors.UnknownPriorityClass,
+                errors.UnknownCloudProviderError, errors.PricingError, errors.UnknownPriceTable,
+                awsprovider.CapacitySpecError, awsprovider.NodeClassError):
+        assert issubclass(cls, ValueError), cls
+    assert issubclass(errors.ExplainLookupError, LookupError)
+    assert issubclass(awsprovider.InstanceTypeError, RuntimeError)
+    for cls in (errors.NodeClaimNotFoundError, errors.InsufficientCapacityError, errors.NodeClassNotReadyError,
+                errors.CreateError):
+        assert issubclass(cls, errors.CloudProviderError), cls
+
+
+def test_one_class_per_error_wherever_it_is_imported_from() -> None:
+    import awsprovider
+    import awsprovider.pricing
+    import awsprovider.spotmodel
+    import karpy.api
+    import karpy.api.loader
+    import karpy.cloudprovider
+    from karpy import errors
+
+    assert awsprovider.PricingError is awsprovider.pricing.PricingError is awsprovider.spotmodel.PricingError
+    assert awsprovider.PricingError is errors.PricingError
+    assert awsprovider.UnknownPriceTable is errors.UnknownPriceTable
+    assert karpy.api.ManifestError is karpy.api.loader.ManifestError is errors.ManifestError
+    assert karpy.cloudprovider.InsufficientCapacityError is errors.InsufficientCapacityError
+
+
+def test_manifest_error_carries_file_document_and_path(tmp_path: Path) -> None:
+    from karpy.api import load_manifests
+    from karpy.errors import KarpyError, ManifestError
+
+    bad = tmp_path / "pods.yaml"
+    bad.write_text("apiVersion: v1\nkind: Pod\nmetadata: {name: a}\n"
+                   "spec: {containers: [{name: c, image: nginx}]}\n---\n"
+                   "apiVersion: v1\nkind: Pod\nmetadata: {name: b}\n"
+                   "spec:\n  containers:\n  - name: c\n    image: nginx\n    resources: {requests: {cpu: lots}}\n")
+    with pytest.raises(KarpyError) as info:
+        load_manifests(str(bad))
+    err = info.value
+    assert isinstance(err, ManifestError)
+    assert err.file == str(bad)
+    assert err.document_index == 2  # 1-based, as the message counts
+    assert "containers[0]" in err.field_path and "cpu" in err.field_path
+    assert str(err).startswith(f'{bad}: document 2 (Pod "b"): ')
+
+
+def test_unknown_price_table_names_what_exists_and_is_still_a_pricing_error() -> None:
+    from awsprovider import PricingError, load_table
+    from karpy.errors import KarpyError, UnknownPriceTable
+
+    with pytest.raises(UnknownPriceTable, match=r"^no us-east-1 price table dated 1999-01-01; available dates: "):
+        load_table("us-east-1", "1999-01-01")
+    with pytest.raises(PricingError, match=r"^no price tables for region 'mars-1'; available regions: .*us-east-1"):
+        load_table("mars-1")
+    # a malformed date is a PricingError but not an unknown table
+    with pytest.raises(KarpyError) as info:
+        load_table("us-east-1", "yesterday")
+    assert isinstance(info.value, PricingError) and not isinstance(info.value, UnknownPriceTable)
+
+
+def test_unknown_cloud_provider_is_a_karpy_error() -> None:
+    from karpy.cloudprovider import resolve_cloud_provider
+    from karpy.errors import KarpyError, UnknownCloudProviderError
+
+    with pytest.raises(KarpyError, match="unknown cloud provider 'nimbus'") as info:
+        resolve_cloud_provider("nimbus")
+    assert isinstance(info.value, UnknownCloudProviderError)
+
+
+def test_cloud_provider_errors_keep_the_upstream_message_text() -> None:
+    from karpy.errors import CreateError, InsufficientCapacityError, KarpyError, UnevaluatedNodePoolError
+
+    # types.go: InsufficientCapacityError / CreateError / UnevaluatedNodePoolError Error()
+    err = InsufficientCapacityError("all requested instance types were unavailable during launch")
+    assert str(err) == "insufficient capacity, all requested instance types were unavailable during launch"
+    assert str(CreateError("boom", "LaunchFailed")) == "creating nodeclaim, boom"
+    assert str(UnevaluatedNodePoolError("default")) == 'nodepool "default" is awaiting evaluation'
+    assert isinstance(err, KarpyError)
