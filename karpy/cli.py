@@ -179,6 +179,9 @@ def _scenario_options(command: Callable[..., Any]) -> Callable[..., Any]:
                      show_default=True),
         click.option("--cloud-provider", default="aws", show_default=True,
                      help="Registered cloud provider (aws, fake)."),
+        click.option("--no-cache", is_flag=True, default=False,
+                     help="Read the instance-type catalogue from moto, not the on-disk cache "
+                          "(also: KARPY_NO_CACHE=1)."),
     ]):
         command = option(command)
     return command
@@ -225,6 +228,8 @@ def _run_scenario(paths: tuple[Path, ...], **options: Any) -> Any:
     for p in paths:
         if not p.exists():
             _bad_input(f"{p}: no such file or directory")
+    if options.pop("no_cache", False):
+        options["provider_extra"] = {**options.get("provider_extra", {}), "catalog_cache": False}
     progress = _Progress()
     try:
         return simulate(sources, progress=progress, **options)
@@ -248,14 +253,16 @@ def cli() -> None:
               help="Also write a self-contained HTML report to this file.")
 def simulate(paths: tuple[Path, ...], region: str, prices: str | None, unavailable: tuple[str, ...],
              preference_policy: str, min_values_policy: str, cloud_provider: str, output: str,
-             report_path: Path | None) -> None:
+             report_path: Path | None, no_cache: bool = False) -> None:
     """Simulate PATH... (files or directories of manifests; default: the bundled example)."""
     result = _run_scenario(paths, region=region, prices=prices, unavailable=unavailable,
                            preference_policy=preference_policy, min_values_policy=min_values_policy,
-                           cloud_provider=cloud_provider)
+                           cloud_provider=cloud_provider, no_cache=no_cache)
     document = result.to_document()
     if output == "json":
-        click.echo(result.to_json(), nl=False)
+        from karpy.result import document_json
+
+        click.echo(document_json(document), nl=False)  # the document built once, as to_json() prints it
     else:
         from karpy.report.table import render_table
 
@@ -276,7 +283,7 @@ def simulate(paths: tuple[Path, ...], region: str, prices: str | None, unavailab
 @click.option("-o", "--output", type=click.Choice(["text", "json"]), default="text", show_default=True)
 def explain(paths: tuple[Path, ...], pod_key: str | None, nodeclaim_name: str | None, region: str,
             prices: str | None, unavailable: tuple[str, ...], preference_policy: str, min_values_policy: str,
-            cloud_provider: str, output: str) -> None:
+            cloud_provider: str, output: str, no_cache: bool = False) -> None:
     """Explain the decisions of a simulation of PATH... (default: the bundled example).
 
     Without --pod/--nodeclaim: every NodeClaim and every pending pod. For a NodeClaim: its NodePool,
@@ -299,7 +306,7 @@ def explain(paths: tuple[Path, ...], pod_key: str | None, nodeclaim_name: str | 
             pod_key = f"default/{pod_key}"
     result = _run_scenario(paths, region=region, prices=prices, unavailable=unavailable,
                            preference_policy=preference_policy, min_values_policy=min_values_policy,
-                           cloud_provider=cloud_provider)
+                           cloud_provider=cloud_provider, no_cache=no_cache)
     try:
         if pod_key is not None:
             trace = explain_pod(result, pod_key)
