@@ -404,14 +404,25 @@ def filter_instance_types_by_requirements(
             ok = ok.difference(bad)
         remaining = [it for it in instance_types if id(it) in ok]
     elif single_total is not None:
-        total = single_total
+        # _fits_any inlined: this loop runs once per option on every successful add
+        items = tuple(single_total.items())
         for it in instance_types:
             iid = id(it)
             if iid in bad:
                 continue
             allocs = offers.get(iid)
-            if allocs and _fits_any(total, allocs):
-                append(it)
+            if not allocs:
+                continue
+            for alloc, neg in allocs:
+                if neg:
+                    continue
+                get = alloc.get
+                for name, v in items:
+                    if v > get(name, 0):
+                        break
+                else:
+                    append(it)
+                    break
     else:
         for it in instance_types:
             iid = id(it)
@@ -612,7 +623,7 @@ class NodeClaim:
         cached = self._option_ids
         options = self.instance_type_options
         if cached is None or cached[0] is not options:
-            cached = self._option_ids = (options, frozenset(id(it) for it in options))
+            cached = self._option_ids = (options, frozenset(map(id, options)))
         return cached[1]
 
     def add(self, pod: Any, pod_data: Any, requirements: Requirements, instance_types: list[Any]) -> None:

@@ -105,6 +105,10 @@ class Provisioner:
         self.max_instance_types = max_instance_types
         self.well_known: frozenset[str] = CORE_WELL_KNOWN_LABELS | frozenset(cloud_provider.well_known_labels())
         self.last_scheduler: Scheduler | None = None
+        from karpy.provisioning.topology import DomainGroupCache
+
+        #: topology domain groups kept across Solves while NodePools and instance types are unchanged
+        self.domain_groups = DomainGroupCache()
 
     # -- validation -----------------------------------------------------------------------------
     def validate(self, pod: Any) -> str | None:
@@ -226,7 +230,7 @@ class Provisioner:
                 instance_types[np.metadata.name] = its
         state_nodes = cluster.active_nodes()
         topology = Topology(cluster, state_nodes, pools, instance_types, all_pods,
-                            self.preference_policy, self.well_known)
+                            self.preference_policy, self.well_known, domain_group_cache=self.domain_groups)
         scheduler = Scheduler(
             pools, cluster, state_nodes, topology, instance_types, self.daemonset_pods(daemonsets, cluster),
             well_known=self.well_known, preference_policy=self.preference_policy,
