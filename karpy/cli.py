@@ -179,6 +179,12 @@ def _scenario_options(command: Callable[..., Any]) -> Callable[..., Any]:
                      show_default=True),
         click.option("--cloud-provider", default="aws", show_default=True,
                      help="Registered cloud provider (aws, fake)."),
+        click.option("--until", default=None, metavar="DURATION",
+                     help="Run to this horizon (e.g. 6h), overriding a Scenario's spec.until."),
+        click.option("--event", "events", multiple=True, metavar="'AT ACTION ...'",
+                     help="Add a Scenario event, e.g. '30m scale deployment/web 40' (repeatable; see README)."),
+        click.option("--strict", is_flag=True, default=False,
+                     help="Unknown fields are errors (kubectl --validate=strict), not warnings."),
         click.option("--no-cache", is_flag=True, default=False,
                      help="Read the instance-type catalogue from moto, not the on-disk cache "
                           "(also: KARPY_NO_CACHE=1)."),
@@ -230,6 +236,17 @@ def _run_scenario(paths: tuple[Path, ...], **options: Any) -> Any:
             _bad_input(f"{p}: no such file or directory")
     if options.pop("no_cache", False):
         options["provider_extra"] = {**options.get("provider_extra", {}), "catalog_cache": False}
+    if options.get("events"):
+        from karpy.api.scenario import parse_event_line
+
+        try:
+            options["events"] = [parse_event_line(line) for line in options["events"]]
+        except ValueError as err:
+            _bad_input(str(err))
+    else:
+        options.pop("events", None)
+    if options.get("until") is None:
+        options.pop("until", None)
     progress = _Progress()
     try:
         return simulate(sources, progress=progress, **options)
@@ -252,12 +269,14 @@ def cli() -> None:
 @click.option("--report", "report_path", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="Also write a self-contained HTML report to this file.")
 def simulate(paths: tuple[Path, ...], region: str, prices: str | None, unavailable: tuple[str, ...],
-             preference_policy: str, min_values_policy: str, cloud_provider: str, output: str,
+             preference_policy: str, min_values_policy: str, cloud_provider: str, until: str | None,
+             events: tuple[str, ...], strict: bool, output: str,
              report_path: Path | None, no_cache: bool = False) -> None:
     """Simulate PATH... (files or directories of manifests; default: the bundled example)."""
     result = _run_scenario(paths, region=region, prices=prices, unavailable=unavailable,
                            preference_policy=preference_policy, min_values_policy=min_values_policy,
-                           cloud_provider=cloud_provider, no_cache=no_cache)
+                           cloud_provider=cloud_provider, until=until, events=list(events),
+                           strict=strict, no_cache=no_cache)
     document = result.to_document()
     if output == "json":
         from karpy.result import document_json
@@ -283,7 +302,8 @@ def simulate(paths: tuple[Path, ...], region: str, prices: str | None, unavailab
 @click.option("-o", "--output", type=click.Choice(["text", "json"]), default="text", show_default=True)
 def explain(paths: tuple[Path, ...], pod_key: str | None, nodeclaim_name: str | None, region: str,
             prices: str | None, unavailable: tuple[str, ...], preference_policy: str, min_values_policy: str,
-            cloud_provider: str, output: str, no_cache: bool = False) -> None:
+            cloud_provider: str, until: str | None, events: tuple[str, ...], strict: bool,
+            output: str, no_cache: bool = False) -> None:
     """Explain the decisions of a simulation of PATH... (default: the bundled example).
 
     Without --pod/--nodeclaim: every NodeClaim and every pending pod. For a NodeClaim: its NodePool,
@@ -306,7 +326,8 @@ def explain(paths: tuple[Path, ...], pod_key: str | None, nodeclaim_name: str | 
             pod_key = f"default/{pod_key}"
     result = _run_scenario(paths, region=region, prices=prices, unavailable=unavailable,
                            preference_policy=preference_policy, min_values_policy=min_values_policy,
-                           cloud_provider=cloud_provider, no_cache=no_cache)
+                           cloud_provider=cloud_provider, until=until, events=list(events),
+                           strict=strict, no_cache=no_cache)
     try:
         if pod_key is not None:
             trace = explain_pod(result, pod_key)
@@ -320,6 +341,35 @@ def explain(paths: tuple[Path, ...], pod_key: str | None, nodeclaim_name: str | 
         click.echo(json.dumps(trace, indent=2, ensure_ascii=False))
     else:
         click.echo(render_explain(trace), nl=False)
+    sys.exit(0)
+
+
+@cli.command()
+@click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=Path))
+@click.option("--strict", is_flag=True, default=False,
+              help="Unknown fields are errors (kubectl --validate=strict), not warnings.")
+@click.option("--cloud-provider", default="aws", show_default=True,
+              help="Registered cloud provider whose kinds (e.g. EC2NodeClass) are admitted too.")
+def validate(paths: tuple[Path, ...], strict: bool, cloud_provider: str) -> None:
+    """Admit PATH... as the API server would (schemas, defaults, CEL rules, names), without simulating.
+
+    Warnings (unknown fields, skipped kinds) go to stderr. Exit 0 when every manifest is accepted,
+    2 on the first one the API server would reject (one line naming file, document and field).
+    """
+    from karpy.api.loader import load_manifests
+    from karpy.cloudprovider.registry import resolve_cloud_provider
+
+    for p in paths:
+        if not p.exists():
+            _bad_input(f"{p}: no such file or directory")
+    try:
+        extra_kinds = getattr(resolve_cloud_provider(cloud_provider), "EXTRA_KINDS", None)
+        loaded = load_manifests(list(paths), extra_kinds=extra_kinds, strict=strict)
+    except _input_errors() as err:
+        _bad_input(str(err))
+    for warning in loaded.warnings:
+        click.echo(f"karpy: warning: {warning}", err=True)
+    click.echo(f"karpy: {len(loaded.objects)} object(s) admitted", err=True)
     sys.exit(0)
 
 

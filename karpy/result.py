@@ -58,7 +58,15 @@ class Result:
 
     @property
     def pending_pods(self) -> list[str]:
-        return sorted(k for k, p in self.simulation.pods.items() if not p.spec.node_name)
+        return sorted([k for k, p in self.simulation.pods.items() if not p.spec.node_name]
+                      + list(self.simulation.not_arrived))
+
+    def cost(self) -> dict[str, Any]:
+        """The JSON ``cost`` key (:func:`karpy.cost.cost_integral`)."""
+        from karpy.cost import cost_integral
+
+        sim = self.simulation
+        return cost_integral(sim.launches, sim.horizon if sim.horizon is not None else sim.virtual_seconds)
 
     @property
     def cost_per_hour(self) -> float:
@@ -109,12 +117,15 @@ class Result:
             "error": record.error,
             "created_at": record.created_at,
             "registered_at": record.registered_at,
+            "launched_at": record.created_at if record.launched is not None else None,
+            "deleted_at": record.deleted_at,
+            "deleted_by": record.deleted_by,
         }
 
     def _pod(self, pod: Any) -> dict[str, Any]:
         key = pod.key
-        if pod.status.phase == "Deleted":
-            phase = "Deleted"
+        if pod.status.phase in ("Deleted", "Succeeded"):
+            phase = pod.status.phase
         elif pod.spec.node_name:
             phase = "Running"
         else:
@@ -135,8 +146,14 @@ class Result:
         sim = self.simulation
         by_node = self.pods_by_node()
         pods: dict[str, Any] = {}
-        for key in sorted(set(sim.pods) | set(sim.deleted_pods)):
-            pod = sim.pods.get(key) or sim.deleted_pods[key]
+        for key in sorted(set(sim.pods) | set(sim.deleted_pods) | set(sim.not_arrived)):
+            pod = sim.pods.get(key) or sim.deleted_pods.get(key)
+            if pod is None:
+                _, at = sim.not_arrived[key]
+                pods[key] = {"phase": "Pending", "node": None, "nominated_node": None,
+                             "message": f"not arrived: karpy.io/arrive-after puts it at {at:g}s, after the end of the "
+                                        f"run ({sim.virtual_seconds:g}s)"}
+                continue
             pods[key] = self._pod(pod)
         doc: dict[str, Any] = {
             "region": self.region,
@@ -147,6 +164,8 @@ class Result:
             "simulation": {"virtual_seconds": sim.virtual_seconds, "provisioning_passes": sim.provisioning_passes,
                            "scheduling_cycles": sim.scheduling_cycles},
             "warnings": list(sim.warnings),
+            "timeline": [e.to_dict() for e in sim.timeline.entries],
+            "cost": self.cost(),
         }
         doc["explain"] = self.explain if self.explain else self.explain_block()
         return doc

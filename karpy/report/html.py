@@ -21,6 +21,8 @@ from karpy.report.table import (
     total_cost,
 )
 
+from karpy.report.timecharts import render_time_charts
+
 __all__ = ["render_html"]
 
 CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:"
@@ -362,6 +364,7 @@ def render_html(document: dict, *, title: str = "karpy simulation") -> str:
                 "cost-by-family", "Cost by instance family", "family", "family", "Family", families, total
             ),
             _type_mix(nodeclaims),
+            render_time_charts(document),
             _placement(document, nodeclaims),
         ]
     )
