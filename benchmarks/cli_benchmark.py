@@ -4,8 +4,8 @@ Cold (a fresh ``python -m karpy ...`` process each, the on-disk catalogue cache 
 first run, which is reported separately as "cache fill"):
 
 * ``karpy simulate -o json`` on the bundled example -- target <= 2 s wall;
-* ``karpy instance-types`` and ``karpy prices diff 2025-08-25 2026-07-20 --nodepool <bundled example>``
-  -- target <= 2 s wall.
+* ``karpy instance-types`` and ``karpy prices diff 2025-08-25 2026-07-20 --nodepool
+  examples/generation-preference/01-one-nodepool/nodepool.yaml`` -- target <= 2 s wall.
 
 Warm: ``karpy.simulate`` of the bundled example again in a process that already ran it -- target
 <= 0.2 s. Each figure is the median of ``--repeat`` runs, with the child's CPU time (user+sys) and
@@ -63,14 +63,11 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--repeat", type=int, default=3)
     args = ap.parse_args()
-    sys.path.insert(0, str(ROOT))
-    from karpy.cli import bundled_example
-
-    example = str(bundled_example())
+    pool = str(ROOT / "examples" / "generation-preference" / "01-one-nodepool" / "nodepool.yaml")
     commands = {
         "simulate (bundled example)": ["simulate", "-o", "json"],
         "instance-types": ["instance-types"],
-        "prices diff": ["prices", "diff", "2025-08-25", "2026-07-20", "--nodepool", example],
+        "prices diff": ["prices", "diff", "2025-08-25", "2026-07-20", "--nodepool", pool],
     }
     rows = []
     fill = cold(commands["simulate (bundled example)"])

@@ -179,8 +179,9 @@ class InstanceTypeCatalog:
         return self.instance_types().get(instance_type)
 
 
-# operation -> how an on-disk entry (plain JSON) becomes the frozen answer the reads return
+# operation -> how an on-disk entry (parsed frozen: read-only mappings, tuples) becomes the answer
+# the reads return (entries are frozen already; only the zone lists become frozensets)
 _DECODE = {
-    "DescribeInstanceTypes": InstanceTypeCatalog._decode_instance_types,
+    "DescribeInstanceTypes": lambda frozen: MappingProxyType({name: frozen[name] for name in sorted(frozen)}),
     "DescribeInstanceTypeOfferings": InstanceTypeCatalog._decode_offerings,
 }

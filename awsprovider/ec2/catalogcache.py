@@ -36,6 +36,7 @@ import os
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any
 
 __all__ = ["CACHE_DIR_ENV", "FORMAT", "NO_CACHE_ENV", "CatalogCache", "cache_disabled_by_env", "default_cache_dir"]
@@ -120,16 +121,20 @@ class CatalogCache:
                 region, kind, json.loads(json.dumps(request))]
 
     def path(self, kind: str, region: str, request: Any) -> Path:
-        digest = hashlib.sha256(json.dumps(self.key(kind, region, request)).encode()).hexdigest()[:24]
-        return self.directory / f"{kind}-{region}-{digest}.json"
+        return self.directory / f"{kind}-{region}-{self._digest(kind, region, request)[:24]}.json"
+
+    def _digest(self, kind: str, region: str, request: Any) -> str:
+        return hashlib.sha256(json.dumps(self.key(kind, region, request)).encode()).hexdigest()
 
     def load(self, kind: str, region: str, request: Any) -> tuple[Any, int] | None:
-        """``(answer as plain JSON data, pages)`` or None on a miss (absent, foreign or unreadable)."""
+        """``(answer, pages)`` or None on a miss (absent, foreign or unreadable). The answer comes
+        back frozen as it is parsed (objects -> ``MappingProxyType``, arrays -> tuples: see
+        :func:`_frozen_object`), the same image :func:`awsprovider.ec2.catalog.freeze` makes."""
         try:
             path = self.path(kind, region, request)
             with open(path, encoding="utf-8") as f:
-                entry = json.load(f)
-            if entry.get("key") != self.key(kind, region, request):
+                entry = json.load(f, object_hook=_frozen_object)
+            if entry.get("digest") != self._digest(kind, region, request):
                 return None
             return entry["answer"], int(entry["pages"])
         except (OSError, ValueError, KeyError, TypeError):
@@ -142,8 +147,8 @@ class CatalogCache:
         try:
             path = self.path(kind, region, request)
             path.parent.mkdir(parents=True, exist_ok=True)
-            text = json.dumps({"key": self.key(kind, region, request), "pages": pages, "answer": answer},
-                              separators=(",", ":"), default=_plain)
+            text = json.dumps({"key": self.key(kind, region, request), "digest": self._digest(kind, region, request),
+                               "pages": pages, "answer": answer}, separators=(",", ":"), default=_plain)
             fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
             with os.fdopen(fd, "w", encoding="utf-8") as f:
                 f.write(text)
@@ -158,6 +163,19 @@ class CatalogCache:
                     os.unlink(tmp)
                 except OSError:
                     pass
+
+
+def _tuple(values: list[Any]) -> tuple[Any, ...]:
+    return tuple(_tuple(v) if type(v) is list else v for v in values)
+
+
+def _frozen_object(obj: dict[str, Any]) -> Any:
+    """``json`` object hook: objects are decoded innermost first, so an object's values are already
+    frozen except its arrays (the decoder has no array hook), which become tuples here."""
+    for k, v in obj.items():
+        if type(v) is list:
+            obj[k] = _tuple(v)
+    return MappingProxyType(obj)
 
 
 def _plain(value: Any) -> Any:

@@ -63,6 +63,15 @@ def test_second_catalogue_reads_the_disk_and_gets_the_same_frozen_answer(
         entry["InstanceType"] = "x"  # type: ignore[index]
     assert isinstance(entry["SupportedUsageClasses"], tuple)
     assert isinstance(second.offerings()["c8i.large"], frozenset)
+    assert _shape(second.instance_types()) == _shape(types)  # the same container types all the way down
+
+
+def _shape(value: Any) -> Any:
+    if isinstance(value, (tuple, list)):
+        return (type(value).__name__, [_shape(v) for v in value])
+    if hasattr(value, "items"):
+        return (type(value).__name__, {k: _shape(v) for k, v in value.items()})
+    return type(value).__name__
 
 
 @pytest.mark.parametrize("changed", ["moto_version", "karpy_version"])
