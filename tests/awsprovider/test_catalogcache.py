@@ -13,7 +13,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from click.testing import CliRunner
 
 from awsprovider.ec2 import catalog as catalog_module
 from awsprovider.ec2.backend import MockedEC2
@@ -23,8 +22,10 @@ from awsprovider.ec2.catalogcache import CACHE_DIR_ENV, NO_CACHE_ENV, CatalogCac
 ROOT = Path(__file__).resolve().parents[2]
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture
 def backend() -> Iterator[MockedEC2]:
+    """Per test: moto's state is process-wide, and the CLI tests below start their own backend, which
+    must not run while another is active."""
     with MockedEC2("us-east-1") as ec2:
         yield ec2
 
@@ -157,23 +158,6 @@ def test_env_var_and_disk_cache_false_bypass(backend: MockedEC2, tmp_path: Path,
 
 def test_catalogues_over_other_clients_never_use_it(backend: MockedEC2) -> None:
     assert InstanceTypeCatalog(backend.client).disk_cache is None
-
-
-@pytest.mark.parametrize("args", [["simulate", "-o", "json"], ["instance-types", "--limit", "1"]])
-def test_cli_no_cache_writes_nothing_and_the_default_fills_the_cache(
-        tmp_path: Path, no_process_memo: None, monkeypatch: pytest.MonkeyPatch, args: list[str]) -> None:
-    from karpy.cli import cli
-
-    monkeypatch.setenv(CACHE_DIR_ENV, str(tmp_path))
-    monkeypatch.delenv(NO_CACHE_ENV, raising=False)
-    bypassed = CliRunner().invoke(cli, [*args, "--no-cache"])
-    assert bypassed.exit_code == 0, bypassed.output
-    assert _entries(tmp_path / "catalog") == []
-    catalog_module._MEMO.clear()
-    cached = CliRunner().invoke(cli, args)
-    assert cached.exit_code == 0, cached.output
-    assert len(_entries(tmp_path / "catalog")) == 2
-    assert cached.stdout == bypassed.stdout  # stderr carries the wall-clock progress line
 
 
 _FILL = textwrap.dedent("""
