@@ -210,6 +210,8 @@ class AWSCloudProvider:
     ``unavailable``: capacity specs ``TYPE-GLOB:ZONE-GLOB:CAPACITY-TYPE`` for the mocked EC2.
     ``nodeclasses``: EC2NodeClass objects (a default one is used when none is given / referenced).
     ``overlays``: NodeOverlay objects (applied by :mod:`awsprovider.overlay` when available).
+    ``catalog_cache``: False reads the catalogue from moto even when the on-disk cache
+    (:mod:`awsprovider.ec2.catalogcache`) holds it.
     """
 
     def __init__(
@@ -226,6 +228,7 @@ class AWSCloudProvider:
         options: Options | None = None,
         cluster_name: str = "karpy",
         amis: Sequence[AMI] = DEFAULT_AMIS,
+        catalog_cache: bool = True,
         _ec2: MockedEC2 | None = None,
     ) -> None:
         from awsprovider.pricing import PricingProvider
@@ -246,6 +249,8 @@ class AWSCloudProvider:
         if _ec2 is None:
             self.ec2 = MockedEC2(region, price_book=self.pricing, unavailable=self.unavailable_specs, clock=clock.now)
             self.ec2.start()
+            if not catalog_cache:  # --no-cache: read the catalogue from moto, not the on-disk cache
+                self.ec2.catalog.disk_cache = None
             ensure_default_network(self.ec2.client)
         else:
             self.ec2 = _ec2
@@ -272,12 +277,14 @@ class AWSCloudProvider:
     @classmethod
     def from_options(cls, options: Any) -> AWSCloudProvider:
         """Factory for simulations (``karpy.cloudproviders`` entry point ``aws``): the region and
-        price table, injected capacity errors, and the manifests' EC2NodeClasses and NodeOverlays."""
+        price table, injected capacity errors, and the manifests' EC2NodeClasses and NodeOverlays.
+        ``options.extra["catalog_cache"] = False`` bypasses the on-disk catalogue cache."""
         manifests = options.manifests
         nodeclasses = list((getattr(manifests, "extra", None) or {}).get("EC2NodeClass", ())) if manifests else []
         overlays = list(getattr(manifests, "nodeoverlays", ())) if manifests else []
         return cls(options.region or "us-east-1", options.prices, options.clock, tuple(options.unavailable),
-                   nodeclasses, overlays, options=getattr(options, "options", None))
+                   nodeclasses, overlays, options=getattr(options, "options", None),
+                   catalog_cache=bool((getattr(options, "extra", None) or {}).get("catalog_cache", True)))
 
     @classmethod
     def price_dates(cls, region: str) -> list[str]:

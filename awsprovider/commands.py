@@ -175,12 +175,15 @@ class _Catalogue:
 
 
 @contextmanager
-def _catalogue(region: str, pool: NodePoolInput | None) -> Iterator[_Catalogue]:
-    """Start the mocked EC2 for ``region`` with karpy's default network, resolve the NodeClass."""
+def _catalogue(region: str, pool: NodePoolInput | None, cache: bool = True) -> Iterator[_Catalogue]:
+    """Start the mocked EC2 for ``region`` with karpy's default network, resolve the NodeClass.
+    ``cache=False``: read the catalogue from moto, bypassing the on-disk cache (``--no-cache``)."""
     from awsprovider.ec2.backend import MockedEC2
     from awsprovider.nodeclass import default_nodeclass, ensure_default_network, resolve_nodeclass
 
     with MockedEC2(region) as ec2:
+        if not cache:
+            ec2.catalog.disk_cache = None
         ensure_default_network(ec2.client)
         nc = pool.nodeclass if pool is not None and pool.nodeclass is not None else default_nodeclass()
         resolved = resolve_nodeclass(ec2.client, nc)
@@ -300,8 +303,8 @@ def _prices_meta(pricing: Any) -> dict[str, Any]:
 
 def instance_types_document(region: str = DEFAULT_REGION, prices: str | None = None,
                             requirements: Sequence[str] = (), nodepool: str | Path | None = None,
-                            limit: int = DEFAULT_LIMIT) -> dict[str, Any]:
-    """The ``karpy instance-types -o json`` document.
+                            limit: int = DEFAULT_LIMIT, cache: bool = True) -> dict[str, Any]:
+    """The ``karpy instance-types -o json`` document (``cache=False``: ``--no-cache``).
 
     ``requirements``: ``'KEY OP VALUES'`` strings, added to the NodePool's requirements when
     ``nodepool`` (a manifest file with one NodePool) is given. ``limit`` 0 = every matching type.
@@ -316,7 +319,7 @@ def instance_types_document(region: str = DEFAULT_REGION, prices: str | None = N
     if limit < 0:
         raise ValueError(f"--limit must be 0 (all) or positive, got {limit}")
     pricing = PricingProvider(region, prices)
-    with _catalogue(region, pool) as cat:
+    with _catalogue(region, pool, cache) as cat:
         its = cat.instance_types(pricing, pool)
         total = len(its)
         rows = [_row(it, reqs) for it in _karpenter_compatible(its, reqs)]
@@ -467,8 +470,8 @@ def _diff_section(capacity_type: str, before: list[tuple[str, float]], after: li
 
 
 def price_diff_document(date1: str, date2: str, nodepool: str | Path, region: str = DEFAULT_REGION,
-                        top: int = DEFAULT_TOP) -> dict[str, Any]:
-    """The ``karpy prices diff -o json`` document: the NodePool's ``top`` cheapest compatible types
+                        top: int = DEFAULT_TOP, cache: bool = True) -> dict[str, Any]:
+    """The ``karpy prices diff -o json`` document (``cache=False``: ``--no-cache``): the NodePool's ``top`` cheapest compatible types
     under ``date1`` ("before") and ``date2`` ("after") per capacity type the pool allows
     (on-demand, then spot), with ranks, prices, deltas and the types that entered/left the top."""
     from awsprovider.pricing import PricingProvider
@@ -484,7 +487,7 @@ def price_diff_document(date1: str, date2: str, nodepool: str | Path, region: st
     cts = [ct for ct in (CAPACITY_TYPE_ON_DEMAND, CAPACITY_TYPE_SPOT) if allowed.has(ct)]
     if not cts:
         raise ValueError(f"{pool.path}: NodePool {pool.name!r} allows neither on-demand nor spot capacity")
-    with _catalogue(region, pool) as cat:
+    with _catalogue(region, pool, cache) as cat:
         before_its = _karpenter_compatible(cat.instance_types(before_p, pool), reqs)
         after_its = _karpenter_compatible(cat.instance_types(after_p, pool), reqs)
         sections = [_diff_section(ct, _ranking(before_its, reqs, ct), _ranking(after_its, reqs, ct), top)
@@ -549,6 +552,9 @@ def _emit(document: dict[str, Any], output: str, render: Any) -> None:
 
 
 _OUTPUT = click.option("-o", "--output", type=click.Choice(["table", "json"]), default="table", show_default=True)
+_NO_CACHE = click.option("--no-cache", is_flag=True, default=False,
+                         help="Read the instance-type catalogue from moto, not the on-disk cache "
+                              "(also: KARPY_NO_CACHE=1).")
 
 
 @click.command("instance-types")
@@ -563,11 +569,12 @@ _OUTPUT = click.option("-o", "--output", type=click.Choice(["table", "json"]), d
 @click.option("--limit", type=click.IntRange(min=0), default=DEFAULT_LIMIT, show_default=True,
               help="Show at most N types (0 = all).")
 @_OUTPUT
+@_NO_CACHE
 def instance_types(region: str, prices: str | None, requirements: tuple[str, ...], nodepool: Path | None,
-                   limit: int, output: str) -> None:
+                   limit: int, output: str, no_cache: bool = False) -> None:
     """The instance-type catalogue as Karpenter sees it: labels, allocatable, on-demand and spot prices."""
     try:
-        document = instance_types_document(region, prices, requirements, nodepool, limit)
+        document = instance_types_document(region, prices, requirements, nodepool, limit, cache=not no_cache)
     except _input_errors() as err:
         bad_input(str(err))
     _emit(document, output, render_instance_types)
@@ -598,13 +605,14 @@ def prices(ctx: click.Context, region: str | None, output: str) -> None:
 @click.option("--top", type=click.IntRange(min=1), default=DEFAULT_TOP, show_default=True,
               help="How many of the cheapest types to compare.")
 @_OUTPUT
+@_NO_CACHE
 @click.pass_context
 def prices_diff(ctx: click.Context, date1: str, date2: str, nodepool: Path, region: str | None, top: int,
-                output: str) -> None:
+                output: str, no_cache: bool = False) -> None:
     """How a NodePool's cheapest instance types moved between price tables DATE1 and DATE2 (dates or files)."""
     region = region or (ctx.obj or {}).get("region") or DEFAULT_REGION
     try:
-        document = price_diff_document(date1, date2, nodepool, region, top)
+        document = price_diff_document(date1, date2, nodepool, region, top, cache=not no_cache)
     except _input_errors() as err:
         bad_input(str(err))
     _emit(document, output, render_price_diff)

@@ -272,6 +272,9 @@ def _scenario_options(command: Callable[..., Any]) -> Callable[..., Any]:
                           "podTopologySpread.defaultConstraints; default: none."),
         click.option("--max-pods", type=click.IntRange(min=0), default=DEFAULT_MAX_PODS, show_default=True,
                      help="Bound on the pods the manifests create (explicit pods plus workload replicas)."),
+        click.option("--no-cache", is_flag=True, default=False,
+                     help="Read the instance-type catalogue from moto, not the on-disk cache "
+                          "(also: KARPY_NO_CACHE=1)."),
     ]):
         command = option(command)
     return command
@@ -333,6 +336,8 @@ def _run_scenario(paths: tuple[Path, ...], **options: Any) -> Any:
     for p in paths:
         if not p.exists():
             _bad_input(f"{p}: no such file or directory")
+    if options.pop("no_cache", False):
+        options["provider_extra"] = {**options.get("provider_extra", {}), "catalog_cache": False}
     _timeline_options(options)
     progress = _Progress()
     try:
@@ -397,7 +402,8 @@ def cli() -> None:
 def simulate(paths: tuple[Path, ...], region: str, prices: str | None, unavailable: tuple[str, ...],
              preference_policy: str, min_values_policy: str, cloud_provider: str, until: str | None,
              events: tuple[str, ...], feature_gates: str | None, disruption: bool, strict: bool, max_pods: int,
-             output: str, report_path: Path | None, scheduler_config: Path | None = None) -> None:
+             output: str, report_path: Path | None, scheduler_config: Path | None = None,
+             no_cache: bool = False) -> None:
     """Simulate PATH... (files or directories of manifests; default: the bundled example)."""
     if report_path is not None:
         _check_writable("--report", report_path)
@@ -405,11 +411,14 @@ def simulate(paths: tuple[Path, ...], region: str, prices: str | None, unavailab
                            preference_policy=preference_policy, min_values_policy=min_values_policy,
                            cloud_provider=cloud_provider, until=until, events=list(events),
                            feature_gates=feature_gates, disruption=disruption, strict=strict,
-                           scheduler_config=scheduler_config, max_pods=max_pods)
+                           scheduler_config=scheduler_config, max_pods=max_pods, no_cache=no_cache)
     from karpy.report.html import render_html
     from karpy.report.table import render_table
+    from karpy.result import document_json
 
-    _emit(result.to_document(), result.to_json, output, render_table, render_html, report_path)
+    document = result.to_document()  # built once: the JSON printed is document_json of this same dict
+
+    _emit(document, lambda: document_json(document), output, render_table, render_html, report_path)
     sys.exit(result.exit_code)
 
 
@@ -423,7 +432,8 @@ def simulate(paths: tuple[Path, ...], region: str, prices: str | None, unavailab
 def explain(paths: tuple[Path, ...], pod_key: str | None, nodeclaim_name: str | None, region: str,
             prices: str | None, unavailable: tuple[str, ...], preference_policy: str, min_values_policy: str,
             cloud_provider: str, until: str | None, events: tuple[str, ...], feature_gates: str | None,
-            disruption: bool, strict: bool, max_pods: int, output: str, scheduler_config: Path | None = None) -> None:
+            disruption: bool, strict: bool, max_pods: int, output: str, scheduler_config: Path | None = None,
+            no_cache: bool = False) -> None:
     """Explain the decisions of a simulation of PATH... (default: the bundled example).
 
     Without --pod/--nodeclaim: every NodeClaim and every pending pod. For a NodeClaim: its NodePool,
@@ -448,7 +458,7 @@ def explain(paths: tuple[Path, ...], pod_key: str | None, nodeclaim_name: str | 
                            preference_policy=preference_policy, min_values_policy=min_values_policy,
                            cloud_provider=cloud_provider, until=until, events=list(events),
                            feature_gates=feature_gates, disruption=disruption, strict=strict,
-                           scheduler_config=scheduler_config, max_pods=max_pods)
+                           scheduler_config=scheduler_config, max_pods=max_pods, no_cache=no_cache)
     try:
         if pod_key is not None:
             trace = explain_pod(result, pod_key)
@@ -491,7 +501,7 @@ def compare(designs: tuple[str, ...], shared: tuple[Path, ...], region: str, pri
             unavailable: tuple[str, ...], preference_policy: str, min_values_policy: str, cloud_provider: str,
             until: str | None, events: tuple[str, ...], strict: bool, output: str,
             report_path: Path | None, scheduler_config: Path | None = None, feature_gates: str | None = None,
-            disruption: bool = False, max_pods: int | None = None) -> None:
+            disruption: bool = False, max_pods: int | None = None, no_cache: bool = False) -> None:
     """Compare two or more DESIGNs over the same workload, side by side.
 
     Each DESIGN is [NAME=]PATH[,PATH...] (files or directories of manifests; the name defaults to
@@ -517,6 +527,8 @@ def compare(designs: tuple[str, ...], shared: tuple[Path, ...], region: str, pri
                                    cloud_provider=cloud_provider, until=until, events=list(events), strict=strict,
                                    scheduler_config=scheduler_config, feature_gates=feature_gates,
                                    disruption=disruption, **({} if max_pods is None else {"max_pods": max_pods}))
+    if no_cache:
+        options["provider_extra"] = {"catalog_cache": False}
     _timeline_options(options)
     try:
         comparison = run_compare(dict(parsed), shared=list(shared), **options)

@@ -19,6 +19,10 @@ whether the memo answered. It is safe because it holds read-only data
 derived from moto's static data files, and nothing in it can be mutated: every entry is frozen
 (mappings are ``MappingProxyType``, lists are tuples, zone sets are frozensets), so no state can leak
 from one simulation or test to another. Catalogues over other clients (real AWS) are never memoised.
+
+Below the process memo sits the machine-wide one: :mod:`awsprovider.ec2.catalogcache` keeps the same
+frozen answers on disk (keyed by moto version and data files, region, request and karpy version), so
+only the first process on a machine pays the moto read. ``from_disk`` says an answer came from there.
 """
 
 from __future__ import annotations
@@ -63,6 +67,10 @@ class InstanceTypeCatalog:
 
     def __init__(self, client: Any) -> None:
         self._client = client
+        self._region: str | None = None
+        #: the on-disk cache under the process memo (moto catalogues only; None = not used)
+        self.disk_cache: Any = None
+        self.from_disk = False
         self._types: Mapping[str, Mapping[str, Any]] | None = None
         self._offerings: Mapping[str, frozenset[str]] | None = None
         self._memo_key: tuple[Any, ...] | None = None
@@ -71,13 +79,33 @@ class InstanceTypeCatalog:
         self.from_memo = False
 
     @classmethod
-    def for_moto(cls, client: Any, region: str) -> InstanceTypeCatalog:
-        """A catalogue over a moto-backed client, sharing the process memo (see module doc)."""
+    def for_moto(cls, client: Any, region: str, disk_cache: Any = None) -> InstanceTypeCatalog:
+        """A catalogue over a moto-backed client, sharing the process memo (see module doc) and the
+        on-disk cache: ``disk_cache`` None = the default :class:`~awsprovider.ec2.catalogcache.CatalogCache`
+        unless ``KARPY_NO_CACHE`` is set, False = none, or a ``CatalogCache``."""
         import moto
 
         catalog = cls(client)
         catalog._memo_key = (region, moto.__version__)
+        catalog._region = region
+        if disk_cache is None:
+            from awsprovider.ec2.catalogcache import CatalogCache, cache_disabled_by_env
+
+            disk_cache = False if cache_disabled_by_env() else CatalogCache()
+        catalog.disk_cache = disk_cache or None
         return catalog
+
+    def _read_through_disk(self, kind: str, request: tuple[Any, ...], read: Any) -> tuple[Any, int]:
+        cache, region = self.disk_cache, self._region
+        if cache is None or region is None:
+            return read()
+        hit = cache.load(kind, region, request)
+        if hit is not None:
+            self.from_disk = True
+            return _DECODE[kind](hit[0]), hit[1]
+        answer, pages = read()
+        cache.store(kind, region, request, answer, pages)
+        return answer, pages
 
     def _memoised(self, kind: str, request: tuple[Any, ...], read: Any) -> tuple[Any, int]:
         if self._memo_key is None:
@@ -88,7 +116,7 @@ class InstanceTypeCatalog:
             # moto draws a request id per call; a memo hit makes no call, so the miss must not
             # advance the backend's id generator either: MockedEC2 treats these two operations as
             # id-neutral (awsprovider.ec2.backend.ID_NEUTRAL_OPERATIONS).
-            hit = _MEMO[key] = read()
+            hit = _MEMO[key] = self._read_through_disk(kind, request, read)
         else:
             self.from_memo = True
         return hit
@@ -101,7 +129,7 @@ class InstanceTypeCatalog:
             pages += 1
             for info in page.get("InstanceTypes", []):
                 found[info["InstanceType"]] = info
-        return MappingProxyType({name: freeze(found[name]) for name in sorted(found)}), pages
+        return self._decode_instance_types(found), pages
 
     def _read_offerings(self) -> tuple[Mapping[str, frozenset[str]], int]:
         zones: dict[str, set[str]] = {}
@@ -111,7 +139,15 @@ class InstanceTypeCatalog:
             pages += 1
             for row in page.get("InstanceTypeOfferings", []):
                 zones.setdefault(row["InstanceType"], set()).add(row["Location"])
-        return MappingProxyType({name: frozenset(zones[name]) for name in sorted(zones)}), pages
+        return self._decode_offerings(zones), pages
+
+    @staticmethod
+    def _decode_instance_types(plain: Mapping[str, Any]) -> Mapping[str, Mapping[str, Any]]:
+        return MappingProxyType({name: freeze(plain[name]) for name in sorted(plain)})
+
+    @staticmethod
+    def _decode_offerings(plain: Mapping[str, Any]) -> Mapping[str, frozenset[str]]:
+        return MappingProxyType({name: frozenset(plain[name]) for name in sorted(plain)})
 
     def instance_types(self) -> Mapping[str, Mapping[str, Any]]:
         """Read-only ``InstanceTypeInfo`` mappings keyed by type (hvm, x86_64/arm64 only), sorted
@@ -135,3 +171,11 @@ class InstanceTypeCatalog:
     def get(self, instance_type: str) -> Mapping[str, Any] | None:
         """One type's ``InstanceTypeInfo`` (``None`` if filtered out or unknown)."""
         return self.instance_types().get(instance_type)
+
+
+# operation -> how an on-disk entry (parsed frozen: read-only mappings, tuples) becomes the answer
+# the reads return (entries are frozen already; only the zone lists become frozensets)
+_DECODE = {
+    "DescribeInstanceTypes": lambda frozen: MappingProxyType({name: frozen[name] for name in sorted(frozen)}),
+    "DescribeInstanceTypeOfferings": InstanceTypeCatalog._decode_offerings,
+}

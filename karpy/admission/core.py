@@ -56,7 +56,8 @@ def validate_core(kind: str, obj: Mapping[str, Any]) -> list[FieldError]:
                 errs.append(FieldError("Invalid", "spec.selector", selector, f"empty selector is invalid for {word}"))
             else:
                 labels = _get(template, ("metadata", "labels")) or {}
-                if not _matches(selector, labels):
+                # a mis-typed selector or label map is the schema's error (reported there), not a mismatch
+                if _well_typed(selector, labels) and not _matches(selector, labels):
                     errs.append(FieldError("Invalid", f"{where}.metadata.labels", labels,
                                            "`selector` does not match template `labels`"))
     return errs
@@ -82,6 +83,14 @@ def _pod_spec(spec: Any, path: str) -> list[FieldError]:
             if not c.get("image"):
                 errs.append(FieldError("Required", f"{where}.image"))
     return errs
+
+
+def _well_typed(selector: Mapping[str, Any], labels: Any) -> bool:
+    """Whether ``selector`` and ``labels`` have the shapes :func:`_matches` reads."""
+    match_labels = selector.get("matchLabels") or {}
+    expressions = selector.get("matchExpressions") or []
+    return (isinstance(labels, Mapping) and isinstance(match_labels, Mapping) and isinstance(expressions, list)
+            and all(isinstance(r, Mapping) and isinstance(r.get("values") or [], list) for r in expressions))
 
 
 def _matches(selector: Mapping[str, Any], labels: Mapping[str, Any]) -> bool:

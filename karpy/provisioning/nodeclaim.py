@@ -49,6 +49,13 @@ __all__ = [
 ]
 
 _ONE_MILLION_CPU = 1_000_000 * 1_000_000_000  # "1M" cpu in nano-units
+#: bound on the memo of InstanceTypeIndex.incompatible (cleared when reached)
+_MEMO_LIMIT = 1 << 14
+
+#: The error CanAdd returns when its caller said it will not read it (``need_error=False``): the
+#: in-flight-claim loop of scheduler.go addToInflightNode only tests ``err == nil`` and discards
+#: the per-claim errors, so their flags (a second pass over every instance type) are not built.
+INSTANCE_TYPES_FILTERED_OUT = "no instance type satisfied the pod on this NodeClaim (error not built)"
 
 
 def resources_string(rl: dict[str, int]) -> str:
@@ -108,6 +115,9 @@ class InstanceTypeIndex:
         self._bad: dict[Requirement, frozenset[int]] = {}
         self._offer: dict[tuple[Any, ...], dict[int, tuple[tuple[dict[str, int], bool], ...]]] = {}
         self._fitting: dict[tuple[int, tuple[tuple[str, int], ...]], frozenset[int]] = {}
+        self._incompatible: dict[tuple[Requirement, ...], frozenset[int]] = {}
+        self._interned: dict[frozenset[int], frozenset[int]] = {}
+        self._offered: dict[int, frozenset[int]] = {}
 
     def register(self, instance_types: Sequence[Any]) -> None:
         new = False
@@ -128,6 +138,9 @@ class InstanceTypeIndex:
             self._bad.clear()
             self._offer.clear()
             self._fitting.clear()
+            self._incompatible.clear()
+            self._interned.clear()
+            self._offered.clear()
 
     def info(self, it: Any) -> _ITInfo:
         inf = self._info.get(id(it))
@@ -155,7 +168,32 @@ class InstanceTypeIndex:
         return bad
 
     def incompatible(self, reqs: Requirements) -> frozenset[int] | set[int]:
-        """ids of instance types failing ``it.requirements.intersects(reqs)``."""
+        """ids of instance types failing ``it.requirements.intersects(reqs)``.
+
+        Memoised per requirement set (the tuple of its Requirement values, which carry their
+        keys): a pure function of ``reqs`` and the registered types, and Solve asks it again for
+        the same claim/pod/topology combination on every in-flight claim it tries."""
+        sig = tuple(dict.values(reqs))
+        hit = self._incompatible.get(sig)
+        if hit is None:
+            if len(self._incompatible) >= _MEMO_LIMIT:
+                self._incompatible.clear()
+                self._interned.clear()
+            hit = frozenset(self._incompatible_uncached(reqs))
+            # few distinct answers for many signatures: keep one copy of each set
+            hit = self._incompatible[sig] = self._interned.setdefault(hit, hit)
+        return hit
+
+    def offered(self, offers: dict[int, tuple[tuple[dict[str, int], bool], ...]]) -> frozenset[int]:
+        """ids of the instance types with at least one compatible offering in ``offers`` (an
+        :meth:`offering_allocs` answer, memoised by identity: those answers live as long as the
+        index does, until :meth:`register` adds a type)."""
+        hit = self._offered.get(id(offers))
+        if hit is None:
+            hit = self._offered[id(offers)] = frozenset(iid for iid, allocs in offers.items() if allocs)
+        return hit
+
+    def _incompatible_uncached(self, reqs: Requirements) -> frozenset[int] | set[int]:
         acc: set[int] | frozenset[int] = frozenset()
         first = True
         it_keys = self._it_keys
@@ -306,6 +344,14 @@ def _fits_any(total: dict[str, int], allocs: tuple[tuple[dict[str, int], bool], 
     return False
 
 
+def _group_totals(totals: Sequence[tuple[frozenset[int], dict[str, int]]]) -> dict[int, dict[str, int]]:
+    out: dict[int, dict[str, int]] = {}
+    for ids, t in totals:
+        for iid in ids:
+            out[iid] = t
+    return out
+
+
 def filter_instance_types_by_requirements(
     index: InstanceTypeIndex,
     instance_types: Sequence[Any],
@@ -318,16 +364,21 @@ def filter_instance_types_by_requirements(
     relax_min_values: bool,
     satisfies_min_values: Any,
     memo_fits: bool = False,
-) -> tuple[list[Any], dict[str, int], InstanceTypeFilterError | None]:
+    option_ids: frozenset[int] | None = None,
+) -> tuple[list[Any], dict[str, int], InstanceTypeFilterError | str | None]:
     """nodeclaim.go filterInstanceTypesByRequirements (:541-618).
 
     Returns ``(remaining, unsatisfiable_keys, error)``. ``satisfies_min_values(its, reqs)`` is
     ``InstanceTypes.satisfies_min_values``. Remaining keeps ``instance_types`` order (see module doc).
     ``memo_fits``: serve the per-type ``fits`` from :meth:`InstanceTypeIndex.fitting` (same result;
     worth it when ``total_requests`` recurs, e.g. for a NodeClaim that has no pods yet).
+    ``option_ids``: the ids of ``instance_types``, given by a caller that will not read the error
+    (see :data:`INSTANCE_TYPES_FILTERED_OUT`): when no option both meets the requirements and has
+    a compatible offering, that is settled by two set operations and the error is not built. The
+    same ``remaining`` results either way (every survivor must be in ``offered - bad``).
     """
     # per-group totals; groups whose host ports conflict with the pod are skipped
-    group_total: dict[int, dict[str, int]] = {}
+    totals: list[tuple[frozenset[int], dict[str, int]]] = []
     tracked: list[dict[str, int]] = []
     single_total: dict[str, int] | None = None
     for g in daemon_groups:
@@ -338,13 +389,18 @@ def filter_instance_types_by_requirements(
             t = merge(total_requests, g.daemon_overhead)
         else:
             t = total_requests
-        for iid in g.ids:
-            group_total[iid] = t
-    if len(daemon_groups) == 1 and group_total:
-        single_total = next(iter(group_total.values()))
+        if g.ids:
+            totals.append((g.ids, t))
+    if len(daemon_groups) == 1 and totals:
+        single_total = totals[0][1]
+    # type id -> its group's total: built only where a loop needs it (not on the one-group path,
+    # where building it cost one dict entry per catalogue type per call)
+    group_total: dict[int, dict[str, int]] = {} if single_total is not None else _group_totals(totals)
 
     bad = index.incompatible(requirements)
     offers = index.offering_allocs(requirements)
+    if option_ids is not None and option_ids.intersection(index.offered(offers)) <= bad:
+        return [], {}, INSTANCE_TYPES_FILTERED_OUT
     remaining: list[Any] = []
     append = remaining.append
     if single_total is not None and memo_fits:
@@ -353,14 +409,25 @@ def filter_instance_types_by_requirements(
             ok = ok.difference(bad)
         remaining = [it for it in instance_types if id(it) in ok]
     elif single_total is not None:
-        total = single_total
+        # _fits_any inlined: this loop runs once per option on every successful add
+        items = tuple(single_total.items())
         for it in instance_types:
             iid = id(it)
             if iid in bad:
                 continue
             allocs = offers.get(iid)
-            if allocs and _fits_any(total, allocs):
-                append(it)
+            if not allocs:
+                continue
+            for alloc, neg in allocs:
+                if neg:
+                    continue
+                get = alloc.get
+                for name, v in items:
+                    if v > get(name, 0):
+                        break
+                else:
+                    append(it)
+                    break
     else:
         for it in instance_types:
             iid = id(it)
@@ -383,8 +450,12 @@ def filter_instance_types_by_requirements(
                 mv_err = None
     if remaining:
         return remaining, unsat, None
+    if option_ids is not None:
+        return [], unsat, INSTANCE_TYPES_FILTERED_OUT
 
     # slow path: compute upstream's flags for the error message
+    if single_total is not None:
+        group_total = _group_totals(totals)
     err = InstanceTypeFilterError(requirements, pod_requests)
     for t in tracked:
         err.track_daemon_overhead(t)
@@ -455,6 +526,7 @@ class NodeClaim:
         "reserved_offering_mode",
         "reserved_offerings",
         "_to_reserve",
+        "_option_ids",
     )
 
     def __init__(
@@ -496,15 +568,18 @@ class NodeClaim:
         self.reserved_offering_mode: Any = None
         self.reserved_offerings: list[Any] = []
         self._to_reserve: list[Any] = []
+        self._option_ids: tuple[list[Any], frozenset[int]] | None = None
 
     def __repr__(self) -> str:
         return f"NodeClaim({self.nodepool_name!r}, {self.hostname!r}, pods={len(self.pods)})"
 
     def can_add(
-        self, pod: Any, pod_data: Any, relax_min_values: bool
+        self, pod: Any, pod_data: Any, relax_min_values: bool, need_error: bool = True
     ) -> tuple[Requirements | None, list[Any] | None, str | InstanceTypeFilterError | None]:
         """nodeclaim.go CanAdd + tryVolumeAlternative (:124-242): taints, requirements, topology
-        (last), then instance-type filtering. Returns (requirements, instance types, error)."""
+        (last), then instance-type filtering. Returns (requirements, instance types, error).
+        ``need_error=False``: the caller only tests the error for None, so a failed instance-type
+        filter returns :data:`INSTANCE_TYPES_FILTERED_OUT` instead of building upstream's flags."""
         err = pod_data.tolerates(self.template)
         if err is not None:
             return None, None, err
@@ -572,6 +647,7 @@ class NodeClaim:
             relax_min_values,
             self._satisfies_min_values,
             not self.pods,
+            None if need_error else self._options(),
         )
         if relax_min_values and unsat:
             reqs = reqs.copy()  # never mutate shared / memoised requirement sets
@@ -588,6 +664,14 @@ class NodeClaim:
                 return None, None, rerr
             self._to_reserve = ofs
         return reqs, remaining, None
+
+    def _options(self) -> frozenset[int]:
+        """ids of ``instance_type_options`` (recomputed whenever that list object is replaced)."""
+        cached = self._option_ids
+        options = self.instance_type_options
+        if cached is None or cached[0] is not options:
+            cached = self._option_ids = (options, frozenset(map(id, options)))
+        return cached[1]
 
     def add(self, pod: Any, pod_data: Any, requirements: Requirements, instance_types: list[Any]) -> None:
         """nodeclaim.go Add (:247-282)."""

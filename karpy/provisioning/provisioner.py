@@ -110,6 +110,10 @@ class Provisioner:
         self.last_scheduler: Scheduler | None = None
         #: NodePool name -> why it was NotReady (RuntimeValidate errors), for warnings()
         self.not_ready: dict[str, str] = {}
+        from karpy.provisioning.topology import DomainGroupCache
+
+        #: topology domain groups kept across Solves while NodePools and instance types are unchanged
+        self.domain_groups = DomainGroupCache()
 
     # -- validation -----------------------------------------------------------------------------
     def validate(self, pod: Any, volumes: VolumeTopology | None = None) -> str | None:
@@ -298,7 +302,7 @@ class Provisioner:
                 instance_types[np.metadata.name] = its
         state_nodes = list(state_nodes)
         topology = Topology(cluster, state_nodes, pools, instance_types, list(pods),
-                            self.preference_policy, self.well_known)
+                            self.preference_policy, self.well_known, domain_group_cache=self.domain_groups)
         return Scheduler(
             pools, cluster, state_nodes, topology, instance_types, self.daemonset_pods(daemonsets, cluster),
             well_known=self.well_known, preference_policy=self.preference_policy,

@@ -622,7 +622,7 @@ class Scheduler:
         for i, nc in enumerate(claims):
             if free is not None and nc.hostname not in free:
                 continue
-            reqs, its, err = nc.can_add(pod, data, False)
+            reqs, its, err = nc.can_add(pod, data, False, need_error=False)  # errors discarded
             if err is None:
                 nc.add(pod, data, reqs, its)
                 self._placed_outcome = OUTCOME_INFLIGHT_NODECLAIM

@@ -31,6 +31,7 @@ from karpy.scheduling.requirement import Requirement
 from karpy.scheduling.requirements import Requirements
 
 __all__ = [
+    "DomainGroupCache",
     "PREFERENCE_POLICY_IGNORE",
     "PREFERENCE_POLICY_RESPECT",
     "Topology",
@@ -149,6 +150,45 @@ def build_domain_groups(
     return groups
 
 
+class DomainGroupCache:
+    """Memo of :func:`build_domain_groups` across Solves (one per Provisioner).
+
+    Upstream rebuilds the domain groups in every NewTopology; their inputs -- each NodePool's
+    template (requirements, labels, taints) and its instance types' requirements -- rarely change
+    between provisioning passes, and the cloud provider hands out the same requirement objects
+    while its catalogue is unchanged (the AWS provider's prototypes, the fake catalogue). The key is
+    the pools' templates by value and the instance types' requirement objects by identity (the
+    entry holds them, so an id cannot be reused while it lives); the groups are only read after
+    they are built (Topology never inserts into them), so sharing them between Solves is safe.
+    Holds the last :data:`ENTRIES` answers.
+    """
+
+    ENTRIES = 4
+
+    def __init__(self) -> None:
+        self._entries: dict[tuple[Any, ...], tuple[list[Any], dict[str, TopologyDomainGroup]]] = {}
+
+    def get(self, nodepools: Sequence[Any], instance_types: Mapping[str, Sequence[Any]]) -> dict[str, TopologyDomainGroup]:
+        index = {np.metadata.name: np for np in nodepools}
+        refs: list[Any] = []
+        key: list[Any] = []
+        for np_name, its in instance_types.items():
+            np = index.get(np_name)
+            template = np.spec.template.model_dump_json() if np is not None else None
+            reqs = [it.requirements for it in its]
+            refs.extend(reqs)
+            key.append((np_name, template, tuple(map(id, reqs))))
+        k = tuple(key)
+        hit = self._entries.get(k)
+        if hit is not None:
+            return hit[1]
+        groups = build_domain_groups(nodepools, instance_types)
+        if len(self._entries) >= self.ENTRIES:
+            self._entries.pop(next(iter(self._entries)))
+        self._entries[k] = (refs, groups)
+        return groups
+
+
 def _pod_uid(pod: Any) -> str:
     return pod.metadata.uid
 
@@ -170,12 +210,14 @@ class Topology:
         pods: Sequence[Any],
         preference_policy: str = PREFERENCE_POLICY_RESPECT,
         well_known: frozenset[str] = _EMPTY,
+        domain_group_cache: DomainGroupCache | None = None,
     ) -> None:
         self.preference_policy = preference_policy
         self.well_known = well_known
         self.cluster = cluster
         self.state_nodes = list(state_nodes)
-        self.domain_groups = build_domain_groups(nodepools, instance_types)
+        self.domain_groups = (build_domain_groups(nodepools, instance_types) if domain_group_cache is None
+                              else domain_group_cache.get(nodepools, instance_types))
         self.topology_groups: dict[Any, TopologyGroup] = {}
         self.inverse_topology_groups: dict[Any, TopologyGroup] = {}
         self.excluded_pods: set[str] = {_pod_uid(p) for p in pods}

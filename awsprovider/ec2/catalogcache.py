@@ -1,0 +1,189 @@
+"""The catalogue once per machine: an on-disk, versioned memo of the two catalogue reads.
+
+DescribeInstanceTypes / DescribeInstanceTypeOfferings through boto3 against moto cost seconds per
+process (moto serialises ~1,250 entries to XML, botocore parses them back). moto stays the source of
+truth: the first process on a machine reads through boto3 as Karpenter does
+(:mod:`awsprovider.ec2.catalog`), then keeps the parsed answer here; later processes read this file
+instead of calling moto. The answer depends only on moto's static data files and the request, so an
+entry is keyed by everything that could change it:
+
+* the cache format (:data:`FORMAT`), karpy's version and a digest of the reader (``catalog.py``),
+* moto's version and a fingerprint of the data files the answer is read from (size and mtime of
+  ``moto/ec2/resources/instance_types.json*`` and of the region's
+  ``instance_type_offerings/availability-zone/<region>.json*``), so an edited or reinstalled
+  catalogue invalidates the entry even under the same version number,
+* the region, the operation and its request (filters / location type).
+
+The key is hashed into the file name and stored in the file; a file whose stored key differs (a
+hash collision, a truncated or foreign file) is a miss. Writers are safe to run at once: each writes
+a private temporary file in the cache directory and renames it into place (``os.replace`` is atomic
+on one filesystem), so a reader sees a whole old file, a whole new file or none; two processes filling
+the same entry both succeed (the second rename wins with identical content). Any error reading or
+writing the cache is a miss, never a failure: the answer then comes from moto as before.
+
+Where: ``$KARPY_CACHE_DIR`` if set, else ``platformdirs.user_cache_dir("karpy")``, in ``catalog/``.
+Bypass: ``KARPY_NO_CACHE=1`` in the environment (read, never written, by karpy), ``karpy simulate
+--no-cache`` / ``karpy instance-types --no-cache``, or ``InstanceTypeCatalog.for_moto(...,
+disk_cache=False)``. Catalogues over other clients (real AWS) never use it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import json
+import os
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any
+
+__all__ = ["CACHE_DIR_ENV", "FORMAT", "NO_CACHE_ENV", "CatalogCache", "cache_disabled_by_env", "default_cache_dir"]
+
+#: bumped when the layout of a cache file changes
+FORMAT = 1
+#: environment variable that turns the on-disk catalogue cache off (any value but "", "0", "false")
+NO_CACHE_ENV = "KARPY_NO_CACHE"
+#: environment variable naming the cache directory (default: the platform's user cache dir)
+CACHE_DIR_ENV = "KARPY_CACHE_DIR"
+_SUBDIR = "catalog"
+
+
+def cache_disabled_by_env() -> bool:
+    """Whether ``KARPY_NO_CACHE`` asks for no on-disk cache."""
+    return os.environ.get(NO_CACHE_ENV, "").strip().lower() not in ("", "0", "false", "no")
+
+
+def default_cache_dir() -> Path:
+    """``$KARPY_CACHE_DIR`` or ``platformdirs.user_cache_dir("karpy")``, plus ``catalog/``."""
+    root = os.environ.get(CACHE_DIR_ENV)
+    if not root:
+        import platformdirs
+
+        root = platformdirs.user_cache_dir("karpy", appauthor=False)
+    return Path(root) / _SUBDIR
+
+
+def _moto_root() -> Path | None:
+    spec = importlib.util.find_spec("moto")
+    if spec is None or spec.origin is None:
+        return None
+    return Path(spec.origin).parent
+
+
+def moto_data_fingerprint(region: str) -> tuple[tuple[str, int, int], ...]:
+    """(file name, size, mtime_ns) of moto's catalogue data files for ``region`` (sorted)."""
+    root = _moto_root()
+    if root is None:
+        return ()
+    resources = root / "ec2" / "resources"
+    files = sorted(resources.glob("instance_types.json*"))
+    files += sorted((resources / "instance_type_offerings" / "availability-zone").glob(f"{region}.json*"))
+    out = []
+    for f in files:
+        st = f.stat()
+        out.append((f.relative_to(resources).as_posix(), st.st_size, st.st_mtime_ns))
+    return tuple(out)
+
+
+def _karpy_version() -> str:
+    """karpy's version plus a digest of the module that reads the catalogue (a development edit
+    of the reader invalidates entries without a version bump)."""
+    from karpy import __version__
+
+    reader = Path(__file__).with_name("catalog.py")
+    try:
+        digest = hashlib.sha256(reader.read_bytes()).hexdigest()[:12]
+    except OSError:
+        digest = "unknown"
+    return f"{__version__}+reader.{digest}"
+
+
+class CatalogCache:
+    """One directory of catalogue entries (see the module doc)."""
+
+    def __init__(self, directory: Path | None = None, *, moto_version: str | None = None,
+                 karpy_version: str | None = None,
+                 fingerprint: Callable[[str], tuple[Any, ...]] = moto_data_fingerprint) -> None:
+        self.directory = Path(directory) if directory is not None else default_cache_dir()
+        if moto_version is None:
+            import moto
+
+            moto_version = moto.__version__
+        self.moto_version = moto_version
+        self.karpy_version = karpy_version if karpy_version is not None else _karpy_version()
+        self._fingerprint = fingerprint
+
+    def key(self, kind: str, region: str, request: Any) -> list[Any]:
+        """Everything the answer depends on (JSON-able; stored in the entry and hashed into its name)."""
+        return [FORMAT, self.karpy_version, self.moto_version, [list(x) for x in self._fingerprint(region)],
+                region, kind, json.loads(json.dumps(request))]
+
+    def path(self, kind: str, region: str, request: Any) -> Path:
+        return self.directory / f"{kind}-{region}-{self._digest(kind, region, request)[:24]}.json"
+
+    def _digest(self, kind: str, region: str, request: Any) -> str:
+        return hashlib.sha256(json.dumps(self.key(kind, region, request)).encode()).hexdigest()
+
+    def load(self, kind: str, region: str, request: Any) -> tuple[Any, int] | None:
+        """``(answer, pages)`` or None on a miss (absent, foreign or unreadable). The answer comes
+        back frozen as it is parsed (objects -> ``MappingProxyType``, arrays -> tuples: see
+        :func:`_frozen_object`), the same image :func:`awsprovider.ec2.catalog.freeze` makes."""
+        try:
+            path = self.path(kind, region, request)
+            with open(path, encoding="utf-8") as f:
+                entry = json.load(f, object_hook=_frozen_object)
+            if entry.get("digest") != self._digest(kind, region, request):
+                return None
+            return entry["answer"], int(entry["pages"])
+        except (OSError, ValueError, KeyError, TypeError):
+            return None
+
+    def store(self, kind: str, region: str, request: Any, answer: Any, pages: int) -> Path | None:
+        """Write an entry: a private temporary file in the cache directory, renamed into place.
+        Returns the entry's path, or None when it could not be written (a read-only home etc.)."""
+        tmp: str | None = None
+        try:
+            path = self.path(kind, region, request)
+            path.parent.mkdir(parents=True, exist_ok=True)
+            text = json.dumps({"key": self.key(kind, region, request), "digest": self._digest(kind, region, request),
+                               "pages": pages, "answer": answer}, separators=(",", ":"), default=_plain)
+            fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+            with os.fdopen(fd, "w", encoding="utf-8") as f:
+                f.write(text)
+            os.replace(tmp, path)
+            tmp = None
+            return path
+        except (OSError, TypeError, ValueError):
+            return None
+        finally:
+            if tmp is not None:
+                try:
+                    os.unlink(tmp)
+                except OSError:
+                    pass
+
+
+def _tuple(values: list[Any]) -> tuple[Any, ...]:
+    return tuple(_tuple(v) if type(v) is list else v for v in values)
+
+
+def _frozen_object(obj: dict[str, Any]) -> Any:
+    """``json`` object hook: objects are decoded innermost first, so an object's values are already
+    frozen except its arrays (the decoder has no array hook), which become tuples here."""
+    for k, v in obj.items():
+        if type(v) is list:
+            obj[k] = _tuple(v)
+    return MappingProxyType(obj)
+
+
+def _plain(value: Any) -> Any:
+    """JSON fallback for the frozen answers: read-only mappings -> dicts, zone sets -> sorted lists."""
+    from collections.abc import Mapping, Set
+
+    if isinstance(value, Mapping):
+        return dict(value)
+    if isinstance(value, Set):
+        return sorted(value)
+    raise TypeError(f"not JSON-able: {type(value).__name__}")

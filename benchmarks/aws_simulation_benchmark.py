@@ -1,0 +1,100 @@
+"""End to end on the AWS provider, as a user runs it: ``python -m karpy simulate DIR -o json``.
+
+The workload is benchmarks/workloads.py ``aws_diverse(N)`` (two NodePools, one EC2NodeClass,
+Deployments of 1-200 replicas in makeDiversePods' proportions: generic, zonal spread, hostname
+spread, zonal self-affinity, hostname anti-affinity), written as YAML to a temporary directory. Each
+size runs in a fresh process (the on-disk catalogue cache warm, as on a user's machine after the
+first run; ``--no-cache`` to measure without it). Reported per size: wall, CPU (user+sys of the
+child), peak RSS, pods/s and the document's counts, each target beside its figure; then the scaling
+exponent of CPU time between the smallest and largest size >= 1,000 (least-squares slope of
+log CPU over log N) and one JSON line.
+
+    python benchmarks/aws_simulation_benchmark.py [--sizes 1000,2000,5000,10000,20000] [--no-cache]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import yaml
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from workloads import aws_diverse  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
+#: pods -> (wall seconds) targets of issue 13
+WALL_TARGETS = {5000: 10.0, 20000: 60.0}
+RSS_TARGET_MB = 1024
+EXPONENT_TARGET = 1.2
+
+
+def _load() -> str:
+    return os.getloadavg()[0].__format__(".2f")
+
+
+def run_one(n: int, no_cache: bool) -> dict:
+    with tempfile.TemporaryDirectory(prefix=f"karpy-bench-{n}-") as tmp:
+        path = Path(tmp) / "workload.yaml"
+        path.write_text(yaml.safe_dump_all(aws_diverse(n), sort_keys=False))
+        cmd = [sys.executable, "-m", "karpy", "simulate", str(path), "-o", "json"] + (["--no-cache"] if no_cache else [])
+        env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])))
+        load = _load()
+        start = time.perf_counter()
+        with tempfile.TemporaryFile() as out:
+            proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.DEVNULL, env=env, cwd=ROOT)
+            _, status, usage = os.wait4(proc.pid, 0)
+            proc.returncode = os.waitstatus_to_exitcode(status)
+            wall = time.perf_counter() - start
+            out.seek(0)
+            doc = json.loads(out.read())
+    running = sum(1 for p in doc["pods"].values() if p["phase"] == "Running")
+    return {"pods": n, "wall_s": round(wall, 2), "cpu_s": round(usage.ru_utime + usage.ru_stime, 2),
+            "rss_mb": round(usage.ru_maxrss / 1024), "exit": proc.returncode, "running": running,
+            "nodeclaims": len(doc["nodeclaims"]), "passes": doc["simulation"]["provisioning_passes"],
+            "cycles": doc["simulation"]["scheduling_cycles"], "load": load}
+
+
+def exponent(rows: list[dict], key: str) -> float | None:
+    pts = [(math.log(r["pods"]), math.log(r[key])) for r in rows if r["pods"] >= 1000 and r[key] > 0]
+    if len(pts) < 2:
+        return None
+    mx = sum(x for x, _ in pts) / len(pts)
+    my = sum(y for _, y in pts) / len(pts)
+    return sum((x - mx) * (y - my) for x, y in pts) / sum((x - mx) ** 2 for x, _ in pts)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--sizes", default="1000,2000,5000,10000,20000")
+    ap.add_argument("--no-cache", action="store_true")
+    args = ap.parse_args()
+    rows = []
+    for n in [int(x) for x in args.sizes.split(",") if x]:
+        r = run_one(n, args.no_cache)
+        rows.append(r)
+        target = WALL_TARGETS.get(n)
+        verdict = "" if target is None else f"  target wall <= {target:g} s: {'MET' if r['wall_s'] <= target else 'MISSED'}"
+        if n == 20000:
+            verdict += f"; RSS <= {RSS_TARGET_MB} MB: {'MET' if r['rss_mb'] <= RSS_TARGET_MB else 'MISSED'}"
+        print(f"{n:>6} pods: wall {r['wall_s']:7.2f} s  cpu {r['cpu_s']:7.2f} s  rss {r['rss_mb']:5d} MB  "
+              f"{n / r['wall_s']:6.0f} pods/s  running {r['running']}, {r['nodeclaims']} nodeclaims, "
+              f"{r['passes']} passes, {r['cycles']} cycles, exit {r['exit']}  (load {r['load']}){verdict}", flush=True)
+    exp_cpu, exp_wall = exponent(rows, "cpu_s"), exponent(rows, "wall_s")
+    if exp_cpu is not None:
+        print(f"scaling exponent (CPU time, {rows[0]['pods']}..{rows[-1]['pods']} pods): {exp_cpu:.2f}  "
+              f"(wall: {exp_wall:.2f})  target <= {EXPONENT_TARGET}: {'MET' if exp_cpu <= EXPONENT_TARGET else 'MISSED'}")
+    print(json.dumps({"benchmark": "aws_simulation", "rows": rows, "exponent_cpu": exp_cpu, "exponent_wall": exp_wall,
+                      "targets": {"wall_s": WALL_TARGETS, "rss_mb": RSS_TARGET_MB, "exponent": EXPONENT_TARGET}}))
+
+
+if __name__ == "__main__":
+    main()

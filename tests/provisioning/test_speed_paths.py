@@ -1,0 +1,107 @@
+"""The Solve shortcuts of issue 13 against the plain computation they replace (CONTRIBUTING:
+every shortcut is compared with what it shortcuts)."""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+import pytest
+
+from karpy.api.builders import make_nodepool
+from karpy.cloudprovider import fake
+from karpy.provisioning.nodeclaim import (
+    INSTANCE_TYPES_FILTERED_OUT,
+    DaemonOverheadGroup,
+    InstanceTypeIndex,
+    filter_instance_types_by_requirements,
+)
+from karpy.provisioning.topology import DomainGroupCache, build_domain_groups
+from karpy.scheduling.labels import CORE_WELL_KNOWN_LABELS, LABEL_CAPACITY_TYPE, LABEL_INSTANCE_TYPE, LABEL_ZONE
+from karpy.scheduling.requirement import Requirement
+from karpy.scheduling.requirements import Requirements
+
+WELL_KNOWN = CORE_WELL_KNOWN_LABELS | fake.FakeCloudProvider().well_known_labels()
+
+
+def _groups(groups: dict[str, Any]) -> dict[str, dict[str, list[Any]]]:
+    return {k: {d: g.taint_sets(d) for d in g.domains()} for k, g in groups.items()}
+
+
+def test_domain_group_cache_answers_what_build_domain_groups_builds() -> None:
+    its = fake.instance_types(50)
+    pools = [make_nodepool("a", requirements=[(LABEL_ZONE, "In", ["test-zone-1", "test-zone-2"])]),
+             make_nodepool("b", taints=[("team", "x", "NoSchedule")])]
+    cache = DomainGroupCache()
+    first = cache.get(pools, {"a": its, "b": its})
+    assert _groups(first) == _groups(build_domain_groups(pools, {"a": its, "b": its}))
+    # same pools by value, same instance-type requirement objects: the same answer object
+    again = [make_nodepool("a", requirements=[(LABEL_ZONE, "In", ["test-zone-1", "test-zone-2"])]),
+             make_nodepool("b", taints=[("team", "x", "NoSchedule")])]
+    assert cache.get(again, {"a": its, "b": its}) is first
+
+
+def test_domain_group_cache_misses_when_a_pool_or_an_instance_type_changes() -> None:
+    its = fake.instance_types(20)
+    cache = DomainGroupCache()
+    pool = make_nodepool("a", requirements=[(LABEL_ZONE, "In", ["test-zone-1"])])
+    first = cache.get([pool], {"a": its})
+    widened = make_nodepool("a", requirements=[(LABEL_ZONE, "In", ["test-zone-1", "test-zone-3"])])
+    second = cache.get([widened], {"a": its})
+    assert second is not first
+    assert _groups(second) == _groups(build_domain_groups([widened], {"a": its}))
+    assert sorted(second[LABEL_ZONE].domains()) == ["test-zone-1", "test-zone-3"]
+    fresh = fake.instance_types(20)  # equal values, new requirement objects: rebuilt, same answer
+    third = cache.get([pool], {"a": fresh})
+    assert third is not first and _groups(third) == _groups(first)
+
+
+def _random_requirements(r: random.Random, its: list[Any]) -> Requirements:
+    reqs = Requirements()
+    if r.random() < 0.7:
+        reqs.add(Requirement(LABEL_ZONE, "In", r.sample(["test-zone-1", "test-zone-2", "test-zone-3", "nowhere"],
+                                                       r.randint(1, 2))))
+    if r.random() < 0.5:
+        reqs.add(Requirement(LABEL_CAPACITY_TYPE, "In", [r.choice(["spot", "on-demand", "reserved"])]))
+    if r.random() < 0.5:
+        reqs.add(Requirement(LABEL_INSTANCE_TYPE, "In", [it.name for it in r.sample(its, r.randint(1, 8))]))
+    return reqs
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_filter_without_the_error_pass_keeps_the_same_survivors(seed: int) -> None:
+    """``option_ids`` (CanAdd(need_error=False)) changes only the error a failure returns."""
+    r = random.Random(seed)
+    its = fake.instance_types(60)
+    index = InstanceTypeIndex(WELL_KNOWN)
+    index.register(its)
+    groups = [DaemonOverheadGroup(list(its), {})]
+    outcomes = set()
+    for _ in range(60):
+        options = r.sample(its, r.randint(1, len(its)))
+        reqs = _random_requirements(r, its)
+        cpu = r.choice([1, 4, 16, 64, 1000]) * 1_000_000_000
+        requests = {"cpu": cpu, "pods": 1_000_000_000}
+        args = (index, options, reqs, (), "ns/p", requests, groups, requests, False,
+                lambda _its, _reqs: (0, None, None))
+        plain = filter_instance_types_by_requirements(*args)
+        fast = filter_instance_types_by_requirements(*args, False, frozenset(id(it) for it in options))
+        assert [it.name for it in fast[0]] == [it.name for it in plain[0]]
+        assert (fast[2] is None) == (plain[2] is None)
+        outcomes.add(plain[2] is None)
+        if plain[2] is not None:
+            assert fast[2] == INSTANCE_TYPES_FILTERED_OUT
+            assert str(plain[2]).startswith("no instance type")
+    assert outcomes == {True, False}  # both paths were exercised
+
+
+def test_incompatible_memo_equals_the_uncached_answer() -> None:
+    r = random.Random(7)
+    its = fake.instance_types(40)
+    index = InstanceTypeIndex(WELL_KNOWN)
+    index.register(its)
+    for _ in range(50):
+        reqs = _random_requirements(r, its)
+        memo = index.incompatible(reqs)
+        assert index.incompatible(reqs) is memo
+        assert memo == frozenset(id(it) for it in its if it.requirements.intersects(reqs) is not None)
