@@ -603,7 +603,7 @@ class NodeClaim:
             reqs = hit[0]
         alternatives = pod_data.volume_requirements
         if not alternatives:
-            return self._try_volume_alternative(pod, pod_data, reqs, relax_min_values)
+            return self._try_volume_alternative(pod, pod_data, reqs, relax_min_values, need_error)
         # CanAdd: try each volume topology alternative in order; the last error wins
         last: Any = None
         for vol in alternatives:
@@ -616,14 +616,14 @@ class NodeClaim:
                     continue
                 merged = reqs.copy()
                 merged.add(*vol.values())
-            out = self._try_volume_alternative(pod, pod_data, merged, relax_min_values)
+            out = self._try_volume_alternative(pod, pod_data, merged, relax_min_values, need_error)
             if out[2] is None:
                 return out
             last = out[2]
         return None, None, last
 
     def _try_volume_alternative(
-        self, pod: Any, pod_data: Any, reqs: Requirements, relax_min_values: bool
+        self, pod: Any, pod_data: Any, reqs: Requirements, relax_min_values: bool, need_error: bool = True
     ) -> tuple[Requirements | None, list[Any] | None, str | InstanceTypeFilterError | None]:
         """nodeclaim.go tryVolumeAlternative: topology (last), then instance-type filtering and
         offerings to reserve, on the claim's requirements merged with one volume alternative."""
