@@ -6,6 +6,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from karpy.api.loader import load_manifests
+from karpy.api.nodepool import unmodelled_field_warnings
 from karpy.cloudprovider.registry import ProviderOptions, resolve_cloud_provider
 from karpy.result import Result
 from karpy.sim.clock import VirtualClock
@@ -34,6 +35,8 @@ def simulate(
     options: SimulationOptions | None = None,
     provider_extra: dict[str, Any] | None = None,
     progress: Callable[[float, int, int], None] | None = None,
+    exclude: Sequence[str] = (),
+    price_region: str | None = None,
 ) -> Result:
     """Run one simulation and return its :class:`~karpy.result.Result`.
 
@@ -43,20 +46,28 @@ def simulate(
     ``TYPE-GLOB:ZONE-GLOB:CAPACITY-TYPE``. ``cloud_provider``: a registered name (``"aws"``,
     ``"fake"``), or a CloudProvider object (then ``region``/``prices``/``unavailable`` are the
     object's business). ``progress(virtual_seconds, passes, nodeclaims)`` is called after each
-    provisioning pass. Bad input raises :class:`karpy.api.loader.ManifestError` or ``ValueError``.
+    provisioning pass. ``exclude``: glob patterns a directory walk skips. ``price_region``: price
+    the run with that region's table (a proxy; the document's ``prices.proxy`` says so). Bad
+    input raises :class:`karpy.api.loader.ManifestError` or ``ValueError``.
     """
     _check_choice("preference_policy", preference_policy, PREFERENCE_POLICIES)
     _check_choice("min_values_policy", min_values_policy, MIN_VALUES_POLICIES)
     clock = VirtualClock()
     if isinstance(cloud_provider, str):
         factory = resolve_cloud_provider(cloud_provider)
-        loaded = load_manifests(manifests, extra_kinds=getattr(factory, "EXTRA_KINDS", None))
+        loaded = load_manifests(manifests, extra_kinds=getattr(factory, "EXTRA_KINDS", None), exclude=exclude)
+        loaded.warnings.extend(unmodelled_field_warnings(loaded.nodepools))
         provider = factory.from_options(ProviderOptions(region=region, prices=prices, unavailable=tuple(unavailable),
                                                         clock=clock, manifests=loaded,
-                                                        extra=dict(provider_extra or {})))
+                                                        extra=dict(provider_extra or {}),
+                                                        price_region=price_region))
     else:
         provider = cloud_provider
-        loaded = load_manifests(manifests, extra_kinds=getattr(provider, "EXTRA_KINDS", None))
+        loaded = load_manifests(manifests, extra_kinds=getattr(provider, "EXTRA_KINDS", None), exclude=exclude)
+        loaded.warnings.extend(unmodelled_field_warnings(loaded.nodepools))
+    provider_warnings = getattr(provider, "manifest_warnings", None)
+    if callable(provider_warnings):
+        loaded.warnings.extend(provider_warnings())
     base = options or SimulationOptions()
     sim_options = SimulationOptions(**{**base.__dict__, "preference_policy": preference_policy,
                                        "min_values_policy": min_values_policy})
@@ -65,4 +76,4 @@ def simulate(
     prices_meta = getattr(provider, "prices_metadata", None)
     meta = prices_meta() if callable(prices_meta) else {"date": None, "source": f"{provider.name} cloud provider"}
     return Result(simulation=outcome, region=region if isinstance(cloud_provider, str) or region else None,
-                  prices=meta, cloud_provider=provider)
+                  prices=meta, cloud_provider=provider, terminal_pods=list(loaded.terminal_pods))

@@ -2,13 +2,18 @@
 
 ``load_manifests(sources, extra_kinds=None) -> Manifests``. Rules:
 
-* a ``Path``, or a ``str`` without a newline that does not look like YAML, is a path; a directory is
-  walked recursively in sorted order for ``*.yaml``/``*.yml``/``*.json`` (hidden entries skipped);
+* a ``Path``, or a ``str`` without a newline that does not look like YAML, is a path; ``"-"`` is
+  standard input; a directory is walked recursively in sorted order for ``*.yaml``/``*.yml``/``*.json``
+  (hidden entries skipped; so are files that are not Kubernetes manifests -- Helm's ``Chart.yaml``
+  and ``values*.yaml``, kustomize's ``kustomization.yaml`` -- files that are not regular files, e.g.
+  a FIFO, and entries matching an ``exclude`` glob; each group is said in one warning);
 * any other ``str`` is YAML text (``---``-separated documents); a ``dict`` is one document; a
   pydantic model is taken as is (deep-copied, so later simulation never touches the caller's object);
   a list/tuple mixes any of these;
 * a ``List`` (``kind: List`` or ``<Kind>List`` with ``items``, as ``kubectl get -o yaml`` prints) is
   unpacked; empty documents are skipped (they still count for the document number);
+* pods whose ``status.phase`` is ``Succeeded`` or ``Failed`` hold no capacity (kube-scheduler and
+  Karpenter skip terminal pods): they go to ``Manifests.terminal_pods``, with one warning;
 * kinds karpy does not model are skipped with one warning naming them all; a known kind at an
   unsupported apiVersion, or a document without ``apiVersion``/``kind``, is an error;
 * every error is a :class:`ManifestError` naming the file, the document (1-based) and the field path.
@@ -20,7 +25,10 @@ walking PyYAML's node tree along the error's path).
 
 from __future__ import annotations
 
+import fnmatch
 import os
+import stat
+import sys
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -39,11 +47,22 @@ from karpy.api.pod import Pod
 from karpy.api.poddisruptionbudget import PodDisruptionBudget
 from karpy.api.podgroup import PodGroup, Workload
 from karpy.api.priorityclass import PriorityClass
-from karpy.api.workloads import DaemonSet, Deployment, Job, ReplicaSet, StatefulSet
+from karpy.api.workloads import (CronJob, DaemonSet, Deployment, Job, ReplicaSet, ReplicationController,
+                                 StatefulSet)
 
 __all__ = ["ManifestError", "Manifests", "load_manifests", "format_loc"]
 
 _EXTENSIONS = (".yaml", ".yml", ".json")
+#: files a directory walk skips: not Kubernetes manifests (Helm chart metadata and values, kustomize)
+NON_MANIFEST_FILES: tuple[str, ...] = ("Chart.yaml", "Chart.yml", "values.yaml", "values.yml", "values-*.yaml",
+                                       "values-*.yml", "values.*.yaml", "values.*.yml", "kustomization.yaml",
+                                       "kustomization.yml", "Kustomization")
+#: the path that means standard input
+STDIN = "-"
+#: pod phases that hold no capacity (kube-scheduler and Karpenter skip terminal pods)
+TERMINAL_PHASES = ("Succeeded", "Failed")
+#: how many names a grouped warning spells out before "+N more"
+_WARNING_NAMES = 5
 _YAML_BOOLS = {"y", "yes", "n", "no", "true", "false", "on", "off"}
 
 #: Manifests attribute for each built-in kind
@@ -52,6 +71,7 @@ _LIST_ATTR: Mapping[type[BaseModel], str] = {
     PriorityClass: "priority_classes", PodDisruptionBudget: "pod_disruption_budgets", PodGroup: "pod_groups",
     Workload: "scheduling_workloads", Deployment: "deployments", ReplicaSet: "replica_sets",
     StatefulSet: "stateful_sets", Job: "jobs", DaemonSet: "daemon_sets",
+    ReplicationController: "replication_controllers", CronJob: "cron_jobs",
 }
 
 
@@ -101,6 +121,11 @@ class Manifests:
     stateful_sets: list[StatefulSet] = field(default_factory=list)
     jobs: list[Job] = field(default_factory=list)
     daemon_sets: list[DaemonSet] = field(default_factory=list)
+    replication_controllers: list[ReplicationController] = field(default_factory=list)
+    #: CronJobs are loaded (and validated) but not run: see :class:`karpy.api.workloads.CronJob`
+    cron_jobs: list[CronJob] = field(default_factory=list)
+    #: pods with ``status.phase`` Succeeded/Failed: reported, never scheduled, hold no capacity
+    terminal_pods: list[Pod] = field(default_factory=list)
     #: objects of ``extra_kinds`` (e.g. ``EC2NodeClass``), by kind
     extra: dict[str, list[BaseModel]] = field(default_factory=dict)
     #: every object, in input order
@@ -112,10 +137,11 @@ class Manifests:
         return [o for o in self.objects if getattr(o, "kind", None) == kind or type(o).__name__ == kind]
 
     def workload_pods(self) -> list[Pod]:
-        """Pods of the Deployments, ReplicaSets, StatefulSets and Jobs (not DaemonSets), in that
-        order and in input order within each kind."""
+        """Pods of the Deployments, ReplicaSets, StatefulSets, Jobs and ReplicationControllers (not
+        DaemonSets), in that order and in input order within each kind."""
         out: list[Pod] = []
-        for workloads in (self.deployments, self.replica_sets, self.stateful_sets, self.jobs):
+        for workloads in (self.deployments, self.replica_sets, self.stateful_sets, self.jobs,
+                          self.replication_controllers):
             for w in workloads:
                 out.extend(w.expand_pods())
         return out
@@ -252,24 +278,99 @@ def _looks_like_yaml(s: str) -> bool:
     return "\n" in s or stripped.startswith(("---", "{", "apiVersion", "kind")) or ": " in s
 
 
-def _files_in(directory: Path) -> list[Path]:
+@dataclass
+class _Walk:
+    """State of one load: ``exclude`` globs, what the directory walks skipped, stdin read once."""
+
+    exclude: tuple[str, ...] = ()
+    not_manifests: list[str] = field(default_factory=list)
+    not_regular: list[str] = field(default_factory=list)
+    excluded: list[str] = field(default_factory=list)
+    stdin_read: bool = False
+
+    def is_excluded(self, path: Path, relative: Path) -> bool:
+        rel = relative.as_posix()
+        return any(fnmatch.fnmatchcase(rel, g) or fnmatch.fnmatchcase(path.name, g)
+                   or fnmatch.fnmatchcase(str(path), g) for g in self.exclude)
+
+    def warnings(self) -> list[str]:
+        out = []
+        for what, files in (("that are not Kubernetes manifests (Helm chart/values, kustomization)",
+                             self.not_manifests),
+                            ("that are not regular files", self.not_regular),
+                            ("matching --exclude", self.excluded)):
+            if files:
+                out.append(f"skipped {len(files)} file{'s' if len(files) != 1 else ''} {what}: "
+                           f"{_names(files)}")
+        return out
+
+
+def _names(items: list[str]) -> str:
+    """``a, b, c, d, e, +2 more``."""
+    shown = ", ".join(items[:_WARNING_NAMES])
+    return shown + (f", +{len(items) - _WARNING_NAMES} more" if len(items) > _WARNING_NAMES else "")
+
+
+def _is_regular(path: Path) -> bool:
+    try:
+        return stat.S_ISREG(path.stat().st_mode)
+    except OSError:
+        return False
+
+
+def _files_in(directory: Path, walk: _Walk | None = None) -> list[Path]:
+    walk = walk or _Walk()
     found: list[Path] = []
     for root, dirs, files in os.walk(directory):
-        dirs[:] = sorted(d for d in dirs if not d.startswith("."))
-        found.extend(Path(root) / f for f in sorted(files)
-                     if not f.startswith(".") and f.endswith(_EXTENSIONS))
+        kept_dirs = []
+        for d in sorted(dirs):
+            if d.startswith("."):
+                continue
+            if walk.exclude and walk.is_excluded(Path(root) / d, (Path(root) / d).relative_to(directory)):
+                walk.excluded.append(str(Path(root) / d))
+                continue
+            kept_dirs.append(d)
+        dirs[:] = kept_dirs
+        for f in sorted(files):
+            if f.startswith(".") or not f.endswith(_EXTENSIONS):
+                continue
+            path = Path(root) / f
+            if walk.exclude and walk.is_excluded(path, path.relative_to(directory)):
+                walk.excluded.append(str(path))
+            elif any(fnmatch.fnmatchcase(f, g) for g in NON_MANIFEST_FILES):
+                walk.not_manifests.append(str(path))
+            elif not _is_regular(path):
+                walk.not_regular.append(str(path))
+            else:
+                found.append(path)
     return sorted(found, key=lambda p: p.relative_to(directory).parts)
 
 
-def _read_path(path: Path) -> list[_Doc]:
+def _read_stdin(walk: _Walk) -> list[_Doc]:
+    if walk.stdin_read:
+        raise ManifestError("<stdin>", None, "", "standard input (-) given more than once")
+    walk.stdin_read = True
+    try:
+        text = sys.stdin.read()
+    except (OSError, UnicodeDecodeError, ValueError) as e:
+        raise ManifestError("<stdin>", None, "", f"cannot read standard input: {e}") from None
+    return _read_yaml(text, "<stdin>")
+
+
+def _read_path(path: Path, walk: _Walk | None = None) -> list[_Doc]:
+    walk = walk or _Walk()
     label = str(path)
+    if label == STDIN:
+        return _read_stdin(walk)
     if path.is_dir():
         out: list[_Doc] = []
-        for f in _files_in(path):
-            out.extend(_read_path(f))
+        for f in _files_in(path, walk):
+            out.extend(_read_path(f, walk))
         return out
     if not path.exists():
         raise ManifestError(label, None, "", "no such file or directory")
+    if not _is_regular(path):
+        raise ManifestError(label, None, "", "not a regular file (a FIFO, socket or device is not read)")
     try:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as e:
@@ -277,7 +378,8 @@ def _read_path(path: Path) -> list[_Doc]:
     return _read_yaml(text, label)
 
 
-def _expand_sources(sources: Any) -> list[_Doc | BaseModel]:
+def _expand_sources(sources: Any, walk: _Walk | None = None) -> list[_Doc | BaseModel]:
+    walk = walk or _Walk()
     items: list[Any]
     if isinstance(sources, (str, Path, Mapping, BaseModel)):
         items = [sources]
@@ -290,12 +392,12 @@ def _expand_sources(sources: Any) -> list[_Doc | BaseModel]:
         elif isinstance(item, Mapping):
             out.append(_Doc(item, f"<dict {i}>", 1))
         elif isinstance(item, Path):
-            out.extend(_read_path(item))
+            out.extend(_read_path(item, walk))
         elif isinstance(item, str):
             if _looks_like_yaml(item):
                 out.extend(_read_yaml(item, "<yaml text>" if len(items) == 1 else f"<yaml text {i}>"))
             else:
-                out.extend(_read_path(Path(item)))
+                out.extend(_read_path(Path(item) if item != STDIN else Path(STDIN), walk))
         else:
             raise ManifestError(f"<source {i}>", None, "",
                                 f"cannot load a {type(item).__name__}: pass a path, YAML text, a dict or a model")
@@ -337,17 +439,20 @@ def _own_copy(obj: BaseModel, extra_kinds: Mapping[tuple[str, str], type[BaseMod
 
 
 def load_manifests(sources: Any,
-                   extra_kinds: Mapping[tuple[str, str], type[BaseModel]] | None = None) -> Manifests:
+                   extra_kinds: Mapping[tuple[str, str], type[BaseModel]] | None = None,
+                   exclude: Iterable[str] = ()) -> Manifests:
     """Load ``sources`` (paths, YAML text, dicts, model objects, or a list of them) into :class:`Manifests`.
 
     ``extra_kinds`` maps ``(group, kind)`` (or ``(apiVersion, kind)``) to a pydantic model class, so a
-    cloud provider can register e.g. ``("karpenter.k8s.aws", "EC2NodeClass")``. Raises
-    :class:`ManifestError` on the first bad document.
+    cloud provider can register e.g. ``("karpenter.k8s.aws", "EC2NodeClass")``. ``exclude``: glob
+    patterns; a directory walk skips files and directories whose name, path relative to the walked
+    directory, or full path matches one. Raises :class:`ManifestError` on the first bad document.
     """
     result = Manifests()
     skipped: dict[str, int] = {}
     seen: dict[tuple[str, str], str] = {}
-    for entry in _expand_sources(sources):
+    walk = _Walk(tuple(exclude))
+    for entry in _expand_sources(sources, walk):
         if isinstance(entry, BaseModel):
             _add(result, _own_copy(entry, extra_kinds), seen, "<object>", None, extra_kinds)
             continue
@@ -355,10 +460,19 @@ def load_manifests(sources: Any,
             obj = _validate(doc, extra_kinds, skipped)
             if obj is not None:
                 _add(result, obj, seen, doc.file, doc.index, extra_kinds)
+    result.warnings.extend(walk.warnings())
     if skipped:
-        names = ", ".join(f"{k} ({n})" if n > 1 else k for k, n in skipped.items())
-        result.warnings.append(f"skipped {sum(skipped.values())} document(s) of kinds karpy does not model: "
-                               f"{names}")
+        names = ", ".join(f"{k} \u00d7{n}" if n > 1 else k for k, n in skipped.items())
+        total = sum(skipped.values())
+        result.warnings.append(f"skipped {total} document{'s' if total != 1 else ''} of kinds karpy does "
+                               f"not model: {names}")
+    if result.terminal_pods:
+        names = [f"{p.key} ({p.status.phase})" for p in result.terminal_pods]
+        n = len(names)
+        result.warnings.append(f"ignored {n} terminal pod{'s' if n != 1 else ''} (status.phase Succeeded/Failed "
+                               f"holds no capacity; kube-scheduler and Karpenter skip them): {_names(names)}")
+    for cj in result.cron_jobs:
+        result.warnings.append(cj.not_run_warning())
     return result
 
 
@@ -426,6 +540,8 @@ def _add(result: Manifests, obj: BaseModel, seen: dict[tuple[str, str], str], fi
         else:
             seen[(kind, key)] = where
     attr = _LIST_ATTR.get(type(obj))
+    if isinstance(obj, Pod) and obj.status.phase in TERMINAL_PHASES:
+        attr = "terminal_pods"
     if attr is not None:
         getattr(result, attr).append(obj)
     else:

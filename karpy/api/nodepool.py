@@ -10,14 +10,17 @@ duration patterns, budget ``nodes`` pattern, ``schedule`` set iff ``duration`` s
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable, Mapping
 from typing import Annotated, Any, Literal
 
-from pydantic import AfterValidator, Field, field_validator, model_validator
+from pydantic import AfterValidator, BaseModel, Field, field_validator, model_validator
 
 from karpy.api.meta import Condition, KubeModel, ResourceQuantities, TypedObject
 from karpy.api.pod import NodeSelectorRequirement, Taint
 
 __all__ = [
+    "UNMODELLED_NODEPOOL_FIELDS",
+    "unmodelled_field_warnings",
     "Budget",
     "Disruption",
     "NodeClaimTemplate",
@@ -247,3 +250,42 @@ class NodePool(TypedObject):
     def is_static(self) -> bool:
         """A static NodePool (``spec.replicas`` set) is not used for dynamic provisioning."""
         return self.spec.replicas is not None
+
+
+#: NodePool fields a run does not act on, with why -- each one a separate entry so it can be
+#: dropped on its own once it is modelled (disruption: the disruption controller's issue).
+#: Keys are field paths as written in YAML; a field is reported only when the manifest sets it.
+UNMODELLED_NODEPOOL_FIELDS: Mapping[str, str] = {
+    "spec.disruption.consolidationPolicy": "disruption is not modelled",
+    "spec.disruption.consolidateAfter": "disruption is not modelled",
+    "spec.disruption.budgets": "disruption is not modelled",
+    "spec.template.spec.expireAfter": "expiration is not modelled",
+    "spec.template.spec.terminationGracePeriod": "node termination is not modelled",
+    "spec.replicas": "static NodePools are not provisioned",
+}
+
+
+def _set_fields(model: Any, path: str) -> bool:
+    """Whether the dotted YAML ``path`` was set in the manifest (pydantic ``model_fields_set``)."""
+    cur = model
+    for part in path.split("."):
+        if cur is None or not isinstance(cur, BaseModel):
+            return False
+        name = next((n for n, f in type(cur).model_fields.items() if (f.alias or n) == part or n == part), None)
+        if name is None or name not in cur.model_fields_set:
+            return False
+        cur = getattr(cur, name)
+    return True
+
+
+def unmodelled_field_warnings(nodepools: Iterable[Any],
+                              fields: Mapping[str, str] = UNMODELLED_NODEPOOL_FIELDS) -> list[str]:
+    """One warning per field of :data:`UNMODELLED_NODEPOOL_FIELDS` that some NodePool sets:
+    ``NodePool field spec.disruption.budgets is not acted on (disruption is not modelled): a, b``."""
+    out: list[str] = []
+    pools = list(nodepools)
+    for path, why in fields.items():
+        names = [np.metadata.name for np in pools if _set_fields(np, path)]
+        if names:
+            out.append(f"NodePool field {path} is not acted on ({why}): {', '.join(names)}")
+    return out

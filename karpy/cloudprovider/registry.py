@@ -39,6 +39,8 @@ class ProviderOptions:
     #: the loaded manifests (NodePools, NodeOverlays, provider kinds such as EC2NodeClass)
     manifests: Any = None
     extra: Mapping[str, Any] = field(default_factory=dict)
+    #: price the run with another region's table (a proxy, said in every output); None = ``region``
+    price_region: str | None = None
 
 
 def available_cloud_providers() -> list[str]:

@@ -57,7 +57,7 @@ def test_load_directory_sorted_recursive_skips_hidden_and_other_extensions() -> 
     assert [d.metadata.name for d in m.deployments] == ["web"]
     assert [p.key for p in m.pods] == ["batch/solo"]
     assert len(m.extra["EC2NodeClass"]) == 1
-    assert m.warnings == ["skipped 1 document(s) of kinds karpy does not model: v1 Service"]
+    assert m.warnings == ["skipped 1 document of kinds karpy does not model: v1 Service"]
     assert [type(o).__name__ for o in m.objects] == ["NodePool", "EC2NodeClass", "Deployment", "Pod"]
     assert [p.key.split("-")[0] for p in m.all_pods()] == ["batch/solo", "default/web", "default/web"]
 
