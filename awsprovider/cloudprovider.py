@@ -294,15 +294,20 @@ class AWSCloudProvider:
                        networks=list(extra.get("Network", ())))
         provider.warnings.extend(provider.pricing_warnings())
         try:
-            if manifests is not None:
-                provider.check_nodepools(list(manifests.nodepools), nodeclasses_given=bool(nodeclasses))
-            for nc in nodeclasses:
-                ensure_network_for(provider.ec2.client, nc, warnings=provider.warnings)
-            provider.warnings.extend(provider.overlay_warnings(list(manifests.nodepools) if manifests else []))
+            provider.prepare(list(manifests.nodepools) if manifests is not None else [], bool(nodeclasses))
         except BaseException:
             provider.close()
             raise
         return provider
+
+    def prepare(self, nodepools: Sequence[Any], nodeclasses_given: bool = True) -> None:
+        """What a run does before it asks for instance types (``simulate`` and the
+        ``instance-types`` / ``prices diff`` commands alike): check the NodePools against the
+        NodeClasses, build the network each given NodeClass selects, note rejected overlays."""
+        self.check_nodepools(nodepools, nodeclasses_given=nodeclasses_given)
+        for nc in list(self.nodeclasses.values()):
+            ensure_network_for(self.ec2.client, nc, warnings=self.warnings)
+        self.warnings.extend(self.overlay_warnings(nodepools))
 
     def pricing_warnings(self) -> list[str]:
         """The price table stands in for something else: another region's (``price_region``) or

@@ -147,47 +147,31 @@ def load_nodepool(path: str | Path) -> NodePoolInput:
 
 # ------------------------------------------------------------------------------------ catalogue
 
-@dataclass
-class _Catalogue:
-    """One mocked EC2 (catalogue read once) and the resolved NodeClass."""
-
-    region: str
-    ec2: Any
-    nodeclass: Any
-
-    def instance_types(self, pricing: Any, pool: NodePoolInput | None) -> list[Any]:
-        """Every catalogue type priced by ``pricing`` (NodeOverlays of ``pool`` applied)."""
-        from awsprovider.instancetype import InstanceTypeProvider
-
-        overlays = pool.overlays if pool is not None else []
-        extra_prices: dict[str, float] = {}
-        if overlays:
-            from awsprovider.overlay import overlay_prices
-
-            extra_prices = overlay_prices(overlays)
-        its = list(InstanceTypeProvider(self.region, self.ec2.catalog, pricing).list(self.nodeclass,
-                                                                                 overlay_prices=extra_prices))
-        if overlays and pool is not None:
-            from awsprovider.overlay import apply_overlays
-
-            its = list(apply_overlays(pool.nodepool, its, overlays))
-        return its
-
-
 @contextmanager
-def _catalogue(region: str, pool: NodePoolInput | None) -> Iterator[_Catalogue]:
-    """Start the mocked EC2 for ``region`` with karpy's default network, resolve the NodeClass."""
-    from awsprovider.ec2.backend import MockedEC2
-    from awsprovider.nodeclass import default_nodeclass, ensure_default_network, resolve_nodeclass
+def _provider(region: str, pricing: Any, pool: NodePoolInput | None) -> Iterator[Any]:
+    """The AWS cloud provider exactly as ``karpy simulate`` builds it for this NodePool file (its
+    EC2NodeClass and network, NodeOverlays and their prices), so ``instance-types --nodepool``
+    and ``prices diff --nodepool`` see the instance types ``simulate`` sees."""
+    from awsprovider.cloudprovider import AWSCloudProvider
 
-    with MockedEC2(region) as ec2:
-        ensure_default_network(ec2.client)
-        nc = pool.nodeclass if pool is not None and pool.nodeclass is not None else default_nodeclass()
-        resolved = resolve_nodeclass(ec2.client, nc)
-        if not resolved.subnets:
-            raise ValueError(f"EC2NodeClass {nc.metadata.name!r} selects no subnets in the mocked EC2 "
-                             f"(karpy's network is tagged karpenter.sh/discovery=karpy)")
-        yield _Catalogue(region, ec2, resolved)
+    nodeclasses = [pool.nodeclass] if pool is not None and pool.nodeclass is not None else []
+    provider = AWSCloudProvider(region, pricing, nodeclasses=nodeclasses,
+                                overlays=pool.overlays if pool is not None else ())
+    try:
+        if pool is not None:
+            provider.prepare([pool.nodepool], nodeclasses_given=bool(nodeclasses))
+            from karpy.provisioning.provisioner import nodepool_is_ready
+
+            if not nodepool_is_ready(pool.nodepool):
+                raise ValueError(f"{pool.path}: " + "; ".join(provider.warnings))
+        yield provider
+    finally:
+        provider.close()
+
+
+def _instance_types(provider: Any, pool: NodePoolInput | None) -> list[Any]:
+    """``CloudProvider.GetInstanceTypes`` of the pool (the default NodeClass without one)."""
+    return list(provider.get_instance_types(pool.nodepool if pool is not None else None))
 
 
 def _karpenter_compatible(its: Sequence[Any], reqs: Any) -> list[Any]:
@@ -293,7 +277,11 @@ def _requirements_doc(reqs: Any) -> list[dict[str, Any]]:
 
 
 def _prices_meta(pricing: Any) -> dict[str, Any]:
-    return {"date": pricing.date, "source": pricing.source, "currency": pricing.currency, "spot": SPOT_BASIS}
+    meta = {"date": pricing.date, "source": pricing.source, "currency": pricing.currency, "spot": SPOT_BASIS}
+    requested = pricing.prices_metadata().get("requested_date")
+    if requested:
+        meta["requested_date"] = requested  # no table of that date: this is the newest before it
+    return meta
 
 
 # ------------------------------------------------------------------------------ instance-types
@@ -316,8 +304,8 @@ def instance_types_document(region: str = DEFAULT_REGION, prices: str | None = N
     if limit < 0:
         raise ValueError(f"--limit must be 0 (all) or positive, got {limit}")
     pricing = PricingProvider(region, prices)
-    with _catalogue(region, pool) as cat:
-        its = cat.instance_types(pricing, pool)
+    with _provider(region, pricing, pool) as provider:
+        its = _instance_types(provider, pool)
         total = len(its)
         rows = [_row(it, reqs) for it in _karpenter_compatible(its, reqs)]
     rows.sort(key=lambda r: (r.on_demand is None, r.on_demand or 0.0, r.name))
@@ -484,9 +472,9 @@ def price_diff_document(date1: str, date2: str, nodepool: str | Path, region: st
     cts = [ct for ct in (CAPACITY_TYPE_ON_DEMAND, CAPACITY_TYPE_SPOT) if allowed.has(ct)]
     if not cts:
         raise ValueError(f"{pool.path}: NodePool {pool.name!r} allows neither on-demand nor spot capacity")
-    with _catalogue(region, pool) as cat:
-        before_its = _karpenter_compatible(cat.instance_types(before_p, pool), reqs)
-        after_its = _karpenter_compatible(cat.instance_types(after_p, pool), reqs)
+    with _provider(region, before_p, pool) as provider:
+        before_its = _karpenter_compatible(_instance_types(provider, pool), reqs)
+        after_its = _karpenter_compatible(_instance_types(provider.with_scenario(after_p), pool), reqs)
         sections = [_diff_section(ct, _ranking(before_its, reqs, ct), _ranking(after_its, reqs, ct), top)
                     for ct in cts]
     return {
@@ -507,9 +495,13 @@ def _signed(value: float | None, fmt: str) -> str:
 def render_price_diff(document: dict[str, Any]) -> str:
     """The ``-o table`` view of :func:`price_diff_document`."""
     b, a = document["before"], document["after"]
+    def said(meta: dict[str, Any]) -> str:
+        asked = meta.get("requested_date")
+        return f"  [no table dated {clean(asked)}: the newest before it]" if asked else ""
+
     out = [f"region: {clean(document['region'])}  nodepool: {clean(document['nodepool'])}  top {document['top']}",
-           f"A = {clean(b['date'])} ({clean(b['source'])})",
-           f"B = {clean(a['date'])} ({clean(a['source'])})"]
+           f"A = {clean(b['date'])} ({clean(b['source'])}){said(b)}",
+           f"B = {clean(a['date'])} ({clean(a['source'])}){said(a)}"]
     for sec in document["capacity_types"]:
         comp = sec["compatible"]
         out.append("")

@@ -280,12 +280,13 @@ def _set_fields(model: Any, path: str) -> bool:
 
 def unmodelled_field_warnings(nodepools: Iterable[Any],
                               fields: Mapping[str, str] = UNMODELLED_NODEPOOL_FIELDS) -> list[str]:
-    """One warning per field of :data:`UNMODELLED_NODEPOOL_FIELDS` that some NodePool sets:
-    ``NodePool field spec.disruption.budgets is not acted on (disruption is not modelled): a, b``."""
-    out: list[str] = []
+    """One warning per reason of :data:`UNMODELLED_NODEPOOL_FIELDS`, naming each field some
+    NodePool sets and the NodePools: ``NodePool fields not acted on (disruption is not modelled):
+    spec.disruption.consolidationPolicy (a, b), spec.disruption.budgets (a)``."""
     pools = list(nodepools)
+    by_reason: dict[str, list[str]] = {}
     for path, why in fields.items():
         names = [np.metadata.name for np in pools if _set_fields(np, path)]
         if names:
-            out.append(f"NodePool field {path} is not acted on ({why}): {', '.join(names)}")
-    return out
+            by_reason.setdefault(why, []).append(f"{path} ({', '.join(names)})")
+    return [f"NodePool fields not acted on ({why}): {', '.join(items)}" for why, items in by_reason.items()]
