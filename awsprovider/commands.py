@@ -268,8 +268,10 @@ def _row(it: Any, reqs: Any) -> TypeRow:
 
 def _requirements_doc(reqs: Any) -> list[dict[str, Any]]:
     out = []
+    from karpy.report.table import natural_sorted
+
     for key, operator, values, min_values in reqs.node_selector_fields():
-        entry: dict[str, Any] = {"key": key, "operator": operator, "values": list(values)}
+        entry: dict[str, Any] = {"key": key, "operator": operator, "values": natural_sorted(values)}
         if min_values is not None:
             entry["minValues"] = min_values
         out.append(entry)

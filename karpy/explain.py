@@ -177,7 +177,7 @@ class _Explainer:
                 source = "nodepool" if template_reqs[key] == req else "nodepool+pods"
             else:
                 source = "pods"
-            step("requirement", removed, REASON_REQUIREMENT, requirement=str(req), source=source,
+            step("requirement", removed, REASON_REQUIREMENT, requirement=req.format(natural=True), source=source,
                  upstream=UPSTREAM_REQUIREMENTS)
 
         # resources: pod requests + the DaemonSet overhead of the type's group (nodeclaim.go:560-600)

@@ -11,7 +11,10 @@ import unicodedata
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from karpy.scheduling.requirement import natural_sorted
+
 __all__ = [
+    "natural_sorted",
     "render_table",
     "prices_notes",
     "group_pending",
