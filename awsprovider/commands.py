@@ -373,8 +373,11 @@ def render_instance_types(document: dict[str, Any]) -> str:
 # ------------------------------------------------------------------------------------- prices
 
 def price_tables_document(region: str | None = None) -> dict[str, Any]:
-    """The ``karpy prices -o json`` document: per region (sorted), its tables newest first, the
-    default (newest) marked, with each table's source and number of priced types."""
+    """The ``karpy prices -o json`` document: per region that can be simulated (sorted), its
+    tables newest first, the default (newest) marked, with each table's source and number of
+    priced types; ``price_region_only``: regions whose tables can only be a ``--price-region``
+    proxy (the mocked EC2 has no offerings there), with their dates."""
+    from awsprovider.ec2.regions import simulated_regions
     from awsprovider.pricing import list_tables, load_table
 
     if region is not None:
@@ -383,6 +386,9 @@ def price_tables_document(region: str | None = None) -> dict[str, Any]:
     for r, d in list_tables(region):
         by_region.setdefault(r, []).append(d)
     regions = []
+    # a region is listed only when it can be simulated end to end; other regions' tables can only
+    # price a simulated region as a proxy (--price-region), and are listed apart
+    proxy_only = {r: sorted(by_region.pop(r), reverse=True) for r in sorted(by_region) if r not in simulated_regions()}
     for r in sorted(by_region):
         dates = sorted(by_region[r], reverse=True)
         tables = []
@@ -390,7 +396,8 @@ def price_tables_document(region: str | None = None) -> dict[str, Any]:
             t = load_table(r, d)
             tables.append({"date": d, "default": d == dates[0], "types": len(t.prices), "source": t.source})
         regions.append({"region": r, "default": dates[0], "tables": tables})
-    return {"regions": regions}
+    return {"regions": regions,
+            "price_region_only": [{"region": r, "dates": dates} for r, dates in proxy_only.items()]}
 
 
 def render_price_tables(document: dict[str, Any]) -> str:
@@ -399,6 +406,9 @@ def render_price_tables(document: dict[str, Any]) -> str:
             for r in document["regions"] for t in r["tables"]]
     out = format_rows(("REGION", "DATE", "DEFAULT", "TYPES", "SOURCE"), rows)
     out.append("* = the default table of the region (the newest)")
+    for entry in document.get("price_region_only") or ():
+        out.append(f"{clean(entry['region'])}: {len(entry['dates'])} tables usable only as --price-region "
+                   f"(the mocked EC2 cannot simulate that region)")
     return "\n".join(out) + "\n"
 
 

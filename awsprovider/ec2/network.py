@@ -123,8 +123,10 @@ def build_network(client: Any, subnets: Sequence[SubnetSpec], groups: Sequence[S
             backend.subnets[zone][spec.id] = subnet
             sid = spec.id
         created[sid] = zone
+    n_groups = len(have_groups)
     for i, g in enumerate(todo_groups):
-        name = g.name or (f"karpy-{g.id}" if g.id else f"karpy-{vpc['VpcId']}-{i}")
+        # a name unique in the account (group names are unique per VPC; ids may repeat across runs)
+        name = g.name or (f"karpy-{g.id}" if g.id else f"karpy-{vpc['VpcId']}-{n_groups + i}")
         gid = client.create_security_group(GroupName=name, Description="karpy nodes", VpcId=vpc["VpcId"],
                                            TagSpecifications=_tag_spec("security-group", g.tags))["GroupId"]
         if g.id and g.id != gid:

@@ -138,12 +138,39 @@ class Manifests:
 
     def workload_pods(self) -> list[Pod]:
         """Pods of the Deployments, ReplicaSets, StatefulSets, Jobs and ReplicationControllers (not
-        DaemonSets), in that order and in input order within each kind."""
+        DaemonSets), in that order and in input order within each kind.
+
+        A dump (``kubectl get all -o yaml``) lists a workload together with what it already made:
+        a Deployment's ReplicaSet and the ReplicaSet's pods. The controllers count those, so karpy
+        does too: a Deployment whose ReplicaSet is given (ownerReferences) is represented by that
+        ReplicaSet, and a workload's given pods (controller ownerReference, not terminal) count
+        towards its replicas -- only the missing ones are created."""
+        owned_rs = {(rs.metadata.namespace, ref.name) for rs in self.replica_sets
+                    for ref in rs.metadata.owner_references or () if ref.controller and ref.kind == "Deployment"}
+        given: dict[tuple[str, str, str], int] = {}
+        for pod in self.pods:
+            for ref in pod.metadata.owner_references or ():
+                if ref.controller:
+                    key = (ref.kind, pod.metadata.namespace, ref.name)
+                    given[key] = given.get(key, 0) + 1
+                    if ref.kind == "ReplicaSet":
+                        h = (pod.metadata.labels or {}).get("pod-template-hash")
+                        if h and ref.name.endswith(f"-{h}"):
+                            dkey = ("Deployment", pod.metadata.namespace, ref.name[: -len(h) - 1])
+                            given[dkey] = given.get(dkey, 0) + 1
+        taken = {p.key for p in self.pods}
         out: list[Pod] = []
         for workloads in (self.deployments, self.replica_sets, self.stateful_sets, self.jobs,
                           self.replication_controllers):
             for w in workloads:
-                out.extend(w.expand_pods())
+                kind, ns = type(w).__name__, w.metadata.namespace
+                if kind == "Deployment" and (ns, w.metadata.name) in owned_rs:
+                    continue
+                have = given.get((kind, ns, w.metadata.name), 0)
+                expanded = w.expand_pods()
+                fresh = [p for p in expanded if p.key not in taken]
+                have -= len(expanded) - len(fresh)  # given under the controller's own name (StatefulSets)
+                out.extend(fresh[have:] if have > 0 else fresh)
         return out
 
     def all_pods(self) -> list[Pod]:
