@@ -526,6 +526,7 @@ def _with_prices(result: Any, trace: dict[str, Any]) -> dict[str, Any]:
     prices = getattr(result, "prices", None)
     if prices:
         trace["prices"] = dict(prices)
+        trace["region"] = getattr(result, "region", None)
     return trace
 
 
@@ -834,7 +835,7 @@ def render_explain(d: Mapping[str, Any], document: Mapping[str, Any] | None = No
     if isinstance(prices, Mapping) and prices.get("date"):
         from karpy.report.table import prices_notes
 
-        lines.append("; ".join([f"prices: {prices.get('date')}", *prices_notes(prices)]))
+        lines.append("; ".join([f"prices: {prices.get('date')}", *prices_notes(prices, d.get("region"))]))
     if kind == "nodeclaim":
         _render_nodeclaim(d, lines)
     elif kind == "pod":

@@ -322,13 +322,14 @@ class _Walk:
 
     def warnings(self) -> list[str]:
         out = []
-        for what, files in (("that are not Kubernetes manifests (Helm chart/values, kustomization)",
+        for what, files in (("that {} not Kubernetes manifests (Helm chart/values, kustomization)",
                              self.not_manifests),
-                            ("that are not regular files", self.not_regular),
+                            ("that {} not a regular file", self.not_regular),
                             ("matching --exclude", self.excluded)):
             if files:
-                out.append(f"skipped {len(files)} file{'s' if len(files) != 1 else ''} {what}: "
-                           f"{_names(files)}")
+                many = len(files) != 1
+                out.append(f"skipped {len(files)} file{'s' if many else ''} {what.format('are' if many else 'is')}"
+                           f": {_names(sorted(files))}")
         return out
 
 
