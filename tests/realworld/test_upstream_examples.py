@@ -247,3 +247,28 @@ def test_cassandra_statefulset(run) -> None:
     assert ("skipped 2 documents of kinds karpy does not model: storage.k8s.io/v1 StorageClass, v1 Service"
             in doc["warnings"])
     _assert_cost(doc)
+
+
+# ------------------------------------------------------------------------------- explain: one truth
+
+def test_explain_placement_agrees_with_the_pods_node(run) -> None:
+    """blueprints od-spot-split (10 pods, several NodeClaims): the explain block's placement names the
+    node the pod is bound to (``pods[].node``) and keeps Karpenter's plan apart."""
+    from karpy.explain import explain_pod, render_explain
+
+    result, doc = run(docs(f"{BP}/od-spot-split/od-spot.yaml", f"{BP}/od-spot-split/workload.yaml"))
+    for key, entry in doc["explain"]["pods"].items():
+        pl = entry["placement"]
+        assert pl["bound_node"] == doc["pods"][key]["node"], key
+        planned = pl.get("nodeclaim") or pl.get("planned_node")
+        assert pl["as_planned"] is (planned == pl["bound_node"])
+        assert "node" not in pl  # no second, disagreeing "node"
+    key = next(iter(doc["explain"]["pods"]))
+    text = render_explain(explain_pod(result, key))
+    assert f"Pod {key}  Running  on node {doc['pods'][key]['node']}" in text
+    assert "Karpenter's plan, provisioning pass" in text
+    moved = {"kind": "pod", "pod": "default/a", "phase": "Running", "node": "n2",
+             "placement": {"pass": 1, "time": 1.0, "passes_tried": 1, "outcome": "new-nodeclaim", "nodeclaim": "n1",
+                           "bound_node": "n2", "as_planned": False}}
+    assert ("  kube-scheduler bound it to node n2 instead (Karpenter plans, kube-scheduler binds)"
+            in render_explain(moved).splitlines())
