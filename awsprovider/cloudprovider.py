@@ -22,7 +22,9 @@ price table or capacity scenario (the old provider must not be used afterwards).
 from __future__ import annotations
 
 import copy
+import dataclasses
 import hashlib
+import math
 import json
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -30,7 +32,8 @@ from types import TracebackType
 from typing import Any
 
 from awsprovider.ec2.backend import MockedEC2
-from awsprovider.ec2.capacity import CapacityModel
+from awsprovider.ec2.capacity import CapacityModel, parse_capacity_spec
+from awsprovider.interruption import InterruptionController
 from awsprovider import overlay
 from awsprovider.instance import (
     LAUNCH_TEMPLATE_NOT_FOUND_CODE,
@@ -262,6 +265,7 @@ class AWSCloudProvider:
             self.ec2 = _ec2
             self.ec2.set_scenario(self.pricing, CapacityModel.from_specs(list(self.unavailable_specs)))
         self.ice_cache = UnavailableOfferings(clock)
+        self.interruption = InterruptionController(self.ice_cache)
         self.instance_types = InstanceTypeProvider(region, self.ec2.catalog, self.pricing, self.ice_cache)
         self.instances = InstanceProvider(self.ec2, self.ice_cache, clock, well_known=WELL_KNOWN_LABELS,
                                           min_values_policy=min_values_policy, cluster_name=cluster_name)
@@ -609,6 +613,80 @@ class AWSCloudProvider:
         if rec.capacity_type == "spot":
             return self.pricing.spot_price(rec.instance.instance_type, rec.instance.zone)
         return self.pricing.on_demand_price(rec.instance.instance_type)
+
+    # -- time: capacity changes, interruptions, objects applied during a run ---------------------
+    @staticmethod
+    def check_capacity_spec(spec: str) -> None:
+        """Raise ``ValueError`` (CapacitySpecError) for a malformed capacity spec."""
+        parse_capacity_spec(spec)
+
+    def capacity_event(self, unavailable: Sequence[str] = (), available: Sequence[str] = ()) -> None:
+        """A Scenario ``capacity`` event now: each ``unavailable`` spec starts an injected capacity
+        error (its window begins now); each ``available`` spec ends every active rule written the
+        same way (e.g. one started by ``--unavailable`` or an earlier event)."""
+        now = float(self.clock.now())
+        model = self.ec2.capacity
+        for spec in available:
+            wanted = parse_capacity_spec(spec)
+            model.rules = [dataclasses.replace(r, end=min(r.end, now))
+                           if (r.type_glob, r.zone_glob, r.capacity_type) == (wanted.type_glob, wanted.zone_glob,
+                                                                             wanted.capacity_type) and r.end > now
+                           else r for r in model.rules]
+        for spec in unavailable:
+            rule = parse_capacity_spec(spec)
+            if rule.start < now:
+                rule = dataclasses.replace(rule, start=now)
+            model.add(rule)
+        self.ec2.set_scenario(capacity=model)
+
+    def next_capacity_change(self, now: float) -> float | None:
+        """The next virtual time after ``now`` at which an offering may become launchable again: an
+        ICE-cache entry expires (the cache treats an entry as gone once ``now > expiration``, so
+        the next whole second after it) for an offering no injected rule fails then, or an
+        injected capacity window opens or closes. None when nothing will change (a permanent
+        ``--unavailable`` rule: the run settles as before)."""
+        times: list[float] = []
+        snap_now = float(now)
+        capacity = self.ec2.capacity
+        for key, exp in self.ice_cache._offerings.items.items():
+            if exp < snap_now:
+                continue
+            t = math.floor(exp) + 1.0
+            capacity_type, instance_type, zone = (key.split(":") + ["", ""])[:3]
+            # an offering an injected rule still fails at expiry would only fail again: no change
+            if capacity.check(instance_type, zone, capacity_type, t) is None:
+                times.append(t)
+        for cache in (self.ice_cache._capacity_types, self.ice_cache._subnets):
+            for exp in cache.items.values():
+                if exp >= snap_now:
+                    times.append(math.floor(exp) + 1.0)
+        for rule in self.ec2.capacity.rules:
+            for t in (rule.start, rule.end):
+                if not math.isinf(t) and t > snap_now:
+                    times.append(float(t))
+        return min(times) if times else None
+
+    def interrupt(self, cluster: Any, nodeclaims: Sequence[Any]) -> bool:
+        """A spot interruption warning for ``nodeclaims`` (:mod:`awsprovider.interruption`)."""
+        return self.interruption.spot_interruption(cluster, nodeclaims)
+
+    def apply(self, obj: Any) -> None:
+        """An EC2NodeClass or NodeOverlay applied during a run replaces the one of that name."""
+        kind = getattr(obj, "kind", None) or type(obj).__name__
+        name = obj.metadata.name
+        if kind == "EC2NodeClass":
+            self.nodeclasses[name] = obj
+            self._resolved.pop(name, None)
+        elif kind == "NodeOverlay":
+            self.overlays = [o for o in self.overlays if o.metadata.name != name] + [obj]
+        else:
+            raise ValueError(f"the AWS provider does not take {kind} objects at run time")
+
+    def delete_object(self, kind: str, name: str) -> None:
+        """A NodeOverlay deleted during a run stops applying (an EC2NodeClass is kept: upstream its
+        deletion waits for its NodeClaims)."""
+        if kind == "NodeOverlay":
+            self.overlays = [o for o in self.overlays if o.metadata.name != name]
 
     # -- delete ----------------------------------------------------------------------------------
     def delete(self, nodeclaim: Any) -> None:

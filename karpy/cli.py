@@ -186,6 +186,12 @@ def _scenario_options(command: Callable[..., Any]) -> Callable[..., Any]:
                      show_default=True),
         click.option("--cloud-provider", default="aws", show_default=True,
                      help="Registered cloud provider (aws, fake)."),
+        click.option("--until", default=None, metavar="DURATION",
+                     help="Run to this horizon (e.g. 6h), overriding a Scenario's spec.until."),
+        click.option("--event", "events", multiple=True, metavar="'AT ACTION ...'",
+                     help="Add a Scenario event, e.g. '30m scale deployment/web 40' (repeatable; see README)."),
+        click.option("--strict", is_flag=True, default=False,
+                     help="Unknown fields are errors (kubectl --validate=strict), not warnings."),
     ]):
         command = option(command)
     return command
@@ -259,6 +265,17 @@ def _run_scenario(paths: tuple[Path, ...], **options: Any) -> Any:
             _bad_input(f"{p}: no such file or directory")
     options["unavailable"] = tuple(options.get("unavailable") or ())
     options["exclude"] = tuple(options.get("exclude") or ())
+    if options.get("events"):
+        from karpy.api.scenario import parse_event_line
+
+        try:
+            options["events"] = [parse_event_line(line) for line in options["events"]]
+        except ValueError as err:
+            _bad_input(str(err))
+    else:
+        options.pop("events", None)
+    if options.get("until") is None:
+        options.pop("until", None)
     progress = _Progress()
     result = None
     try:
@@ -291,13 +308,15 @@ def cli() -> None:
               help="Also write a self-contained HTML report to this file.")
 def simulate(paths: tuple[Path, ...], region: str, prices: str | None, price_region: str | None,
              exclude: tuple[str, ...], unavailable: tuple[str, ...],
-             preference_policy: str, min_values_policy: str, cloud_provider: str, output: str,
+             preference_policy: str, min_values_policy: str, cloud_provider: str, until: str | None,
+             events: tuple[str, ...], strict: bool, output: str,
              report_path: Path | None) -> None:
     """Simulate PATH... (files or directories of manifests, ``-`` for standard input; default: the
     bundled example)."""
     result = _run_scenario(paths, region=region, prices=prices, price_region=price_region, exclude=exclude,
                            unavailable=unavailable, preference_policy=preference_policy,
-                           min_values_policy=min_values_policy, cloud_provider=cloud_provider)
+                           min_values_policy=min_values_policy, cloud_provider=cloud_provider, until=until,
+                           events=list(events), strict=strict)
     document = result.to_document()
     if output == "json":
         click.echo(result.to_json(), nl=False)
@@ -321,7 +340,8 @@ def simulate(paths: tuple[Path, ...], region: str, prices: str | None, price_reg
 @click.option("-o", "--output", type=click.Choice(["text", "json"]), default="text", show_default=True)
 def explain(paths: tuple[Path, ...], pod_key: str | None, nodeclaim_name: str | None, region: str,
             prices: str | None, price_region: str | None, exclude: tuple[str, ...], unavailable: tuple[str, ...],
-            preference_policy: str, min_values_policy: str, cloud_provider: str, output: str) -> None:
+            preference_policy: str, min_values_policy: str, cloud_provider: str, until: str | None,
+            events: tuple[str, ...], strict: bool, output: str) -> None:
     """Explain the decisions of a simulation of PATH... (default: the bundled example).
 
     Without --pod/--nodeclaim: every NodeClaim and every pending pod. For a NodeClaim: its NodePool,
@@ -344,7 +364,8 @@ def explain(paths: tuple[Path, ...], pod_key: str | None, nodeclaim_name: str | 
             pod_key = f"default/{pod_key}"
     result = _run_scenario(paths, region=region, prices=prices, price_region=price_region, exclude=exclude,
                            unavailable=unavailable, preference_policy=preference_policy,
-                           min_values_policy=min_values_policy, cloud_provider=cloud_provider)
+                           min_values_policy=min_values_policy, cloud_provider=cloud_provider, until=until,
+                           events=list(events), strict=strict)
     try:
         if pod_key is not None:
             trace = explain_pod(result, pod_key)
@@ -358,6 +379,35 @@ def explain(paths: tuple[Path, ...], pod_key: str | None, nodeclaim_name: str | 
         click.echo(json.dumps(trace, indent=2, ensure_ascii=False))
     else:
         click.echo(render_explain(trace), nl=False)
+    sys.exit(0)
+
+
+@cli.command()
+@click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=Path))
+@click.option("--strict", is_flag=True, default=False,
+              help="Unknown fields are errors (kubectl --validate=strict), not warnings.")
+@click.option("--cloud-provider", default="aws", show_default=True,
+              help="Registered cloud provider whose kinds (e.g. EC2NodeClass) are admitted too.")
+def validate(paths: tuple[Path, ...], strict: bool, cloud_provider: str) -> None:
+    """Admit PATH... as the API server would (schemas, defaults, CEL rules, names), without simulating.
+
+    Warnings (unknown fields, skipped kinds) go to stderr. Exit 0 when every manifest is accepted,
+    2 on the first one the API server would reject (one line naming file, document and field).
+    """
+    from karpy.api.loader import load_manifests
+    from karpy.cloudprovider.registry import resolve_cloud_provider
+
+    for p in paths:
+        if not p.exists():
+            _bad_input(f"{p}: no such file or directory")
+    try:
+        extra_kinds = getattr(resolve_cloud_provider(cloud_provider), "EXTRA_KINDS", None)
+        loaded = load_manifests(list(paths), extra_kinds=extra_kinds, strict=strict)
+    except _input_errors() as err:
+        _bad_input(str(err))
+    for warning in loaded.warnings:
+        click.echo(f"karpy: warning: {warning}", err=True)
+    click.echo(f"karpy: {len(loaded.objects)} object(s) admitted", err=True)
     sys.exit(0)
 
 

@@ -75,7 +75,15 @@ class Result:
 
     @property
     def pending_pods(self) -> list[str]:
-        return sorted(k for k, p in self.simulation.pods.items() if not p.spec.node_name)
+        return sorted([k for k, p in self.simulation.pods.items() if not p.spec.node_name]
+                      + list(self.simulation.not_arrived))
+
+    def cost(self) -> dict[str, Any]:
+        """The JSON ``cost`` key (:func:`karpy.cost.cost_integral`)."""
+        from karpy.cost import cost_integral
+
+        sim = self.simulation
+        return cost_integral(sim.launches, sim.horizon if sim.horizon is not None else sim.virtual_seconds)
 
     @property
     def cost_per_hour(self) -> float:
@@ -129,12 +137,15 @@ class Result:
             "error": record.error,
             "created_at": record.created_at,
             "registered_at": record.registered_at,
+            "launched_at": record.created_at if record.launched is not None else None,
+            "deleted_at": record.deleted_at,
+            "deleted_by": record.deleted_by,
         }
 
     def _pod(self, pod: Any) -> dict[str, Any]:
         key = pod.key
-        if pod.status.phase == "Deleted":
-            phase = "Deleted"
+        if pod.status.phase in ("Deleted", "Succeeded"):
+            phase = pod.status.phase
         elif pod.spec.node_name:
             phase = "Running"
         else:
@@ -156,8 +167,14 @@ class Result:
         sim = self.simulation
         pods: dict[str, Any] = {}
         terminal = {p.key: p for p in self.terminal_pods}
-        for key in sorted(set(sim.pods) | set(sim.deleted_pods) | set(terminal)):
+        for key in sorted(set(sim.pods) | set(sim.deleted_pods) | set(sim.not_arrived) | set(terminal)):
             pod = sim.pods.get(key) or sim.deleted_pods.get(key)
+            if pod is None and key in sim.not_arrived:
+                _, at = sim.not_arrived[key]
+                pods[key] = {"phase": "Pending", "node": None, "nominated_node": None,
+                             "message": f"not arrived: karpy.io/arrive-after puts it at {at:g}s, after the end of the "
+                                        f"run ({sim.virtual_seconds:g}s)", "owner": None}
+                continue
             if pod is None:
                 t = terminal[key]
                 pods[key] = {"phase": t.status.phase, "node": t.spec.node_name or None, "nominated_node": None,
@@ -173,6 +190,8 @@ class Result:
             "simulation": {"virtual_seconds": sim.virtual_seconds, "provisioning_passes": sim.provisioning_passes,
                            "scheduling_cycles": sim.scheduling_cycles},
             "warnings": self.warnings,
+            "timeline": [e.to_dict() for e in sim.timeline.entries],
+            "cost": self.cost(),
         }
         doc["explain"] = self.explain if self.explain else self.explain_block()
         return doc

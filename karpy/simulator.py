@@ -7,6 +7,7 @@ from typing import Any
 
 from karpy.api.loader import load_manifests
 from karpy.api.nodepool import unmodelled_field_warnings
+from karpy.api.scenario import ScenarioEvent, parse_duration, parse_event_line
 from karpy.cloudprovider.registry import ProviderOptions, resolve_cloud_provider
 from karpy.result import Result
 from karpy.sim.clock import VirtualClock
@@ -23,6 +24,14 @@ def _check_choice(name: str, value: str, allowed: Sequence[str]) -> None:
         raise ValueError(f"{name} must be one of {', '.join(allowed)} (got {value!r})")
 
 
+def _events(events: Sequence[Any]) -> list[Any]:
+    """Events as dicts or models; a ``str`` is one ``--event`` line."""
+    out: list[Any] = []
+    for ev in ([events] if isinstance(events, (str, dict, ScenarioEvent)) else events):
+        out.append(parse_event_line(ev) if isinstance(ev, str) else ev)
+    return out
+
+
 def simulate(
     manifests: Any,
     *,
@@ -37,6 +46,9 @@ def simulate(
     progress: Callable[[float, int, int], None] | None = None,
     exclude: Sequence[str] = (),
     price_region: str | None = None,
+    until: str | float | None = None,
+    events: Sequence[Any] = (),
+    strict: bool = False,
 ) -> Result:
     """Run one simulation and return its :class:`~karpy.result.Result`.
 
@@ -46,16 +58,21 @@ def simulate(
     ``TYPE-GLOB:ZONE-GLOB:CAPACITY-TYPE``. ``cloud_provider``: a registered name (``"aws"``,
     ``"fake"``), or a CloudProvider object (then ``region``/``prices``/``unavailable`` are the
     object's business). ``progress(virtual_seconds, passes, nodeclaims)`` is called after each
-    provisioning pass. ``exclude``: glob patterns a directory walk skips. ``price_region``: price
-    the run with that region's table (a proxy; the document's ``prices.proxy`` says so). Bad
-    input raises :class:`karpy.api.loader.ManifestError` or ``ValueError``.
+    provisioning pass. ``until``: the horizon (``"6h"``, or seconds), overriding a Scenario's
+    ``spec.until``. ``events``: Scenario events (dicts as in ``spec.events``, ``--event`` lines, or
+    :class:`karpy.api.scenario.ScenarioEvent` objects), added to the Scenario's own. ``strict``:
+    unknown fields are errors, not warnings (``kubectl --validate=strict``).
+    ``exclude``: glob patterns a directory walk skips. ``price_region``: price the run with that
+    region's table (a proxy; the document's ``prices.proxy`` says so).
+    Bad input raises :class:`karpy.api.loader.ManifestError` or ``ValueError``.
     """
     _check_choice("preference_policy", preference_policy, PREFERENCE_POLICIES)
     _check_choice("min_values_policy", min_values_policy, MIN_VALUES_POLICIES)
     clock = VirtualClock()
     if isinstance(cloud_provider, str):
         factory = resolve_cloud_provider(cloud_provider)
-        loaded = load_manifests(manifests, extra_kinds=getattr(factory, "EXTRA_KINDS", None), exclude=exclude)
+        loaded = load_manifests(manifests, extra_kinds=getattr(factory, "EXTRA_KINDS", None), strict=strict,
+                                exclude=exclude)
         loaded.warnings.extend(unmodelled_field_warnings(loaded.nodepools))
         provider = factory.from_options(ProviderOptions(region=region, prices=prices, unavailable=tuple(unavailable),
                                                         clock=clock, manifests=loaded,
@@ -63,14 +80,21 @@ def simulate(
                                                         price_region=price_region))
     else:
         provider = cloud_provider
-        loaded = load_manifests(manifests, extra_kinds=getattr(provider, "EXTRA_KINDS", None), exclude=exclude)
+        loaded = load_manifests(manifests, extra_kinds=getattr(provider, "EXTRA_KINDS", None), strict=strict,
+                                exclude=exclude)
         loaded.warnings.extend(unmodelled_field_warnings(loaded.nodepools))
     provider_warnings = getattr(provider, "manifest_warnings", None)
     if callable(provider_warnings):
         loaded.warnings.extend(provider_warnings())
     base = options or SimulationOptions()
-    sim_options = SimulationOptions(**{**base.__dict__, "preference_policy": preference_policy,
-                                       "min_values_policy": min_values_policy})
+    overrides: dict[str, Any] = {"preference_policy": preference_policy, "min_values_policy": min_values_policy}
+    if until is not None:
+        overrides["until"] = parse_duration(until, "until")
+        if overrides["until"] <= 0:
+            raise ValueError(f"until {until!r} must be greater than 0")
+    if events:
+        overrides["events"] = (*base.events, *_events(events))
+    sim_options = SimulationOptions(**{**base.__dict__, **overrides})
     simulation = Simulation(loaded, provider, sim_options, clock=clock, progress=progress)
     outcome = simulation.run()
     prices_meta = getattr(provider, "prices_metadata", None)

@@ -42,6 +42,9 @@ __all__ = [
     "assert_all_running",
     "assert_cost",
     "assert_cost_at_most",
+    "assert_cost_over",
+    "assert_generation_share",
+    "assert_no_pending_longer_than",
     "assert_failed_launches",
     "assert_launched",
     "assert_offered",
@@ -521,6 +524,67 @@ def assert_cost(result: Any, dollars_per_hour: float, *, abs_tol: float = 1e-6) 
     cost = float(_document(result).get("cost_per_hour") or 0.0)
     if abs(cost - dollars_per_hour) > abs_tol:
         _fail(result, f"cost ${cost:.5f}/h != expected ${dollars_per_hour:.5f}/h")
+
+
+# -- assertions over time (the document's ``cost`` and ``timeline``) ----------------------------------
+def assert_cost_over(result: Any, *, at_most: float | None = None, at_least: float | None = None) -> None:
+    """The run's total cost integral (``cost.total``, $ over the horizon) is within the bounds."""
+    total = _document(result)["cost"]["total"]
+    if at_most is not None and total > at_most + 1e-9:
+        _fail(result, f"cost over the run is ${total:.6f}, more than ${at_most:.6f}")
+    if at_least is not None and total < at_least - 1e-9:
+        _fail(result, f"cost over the run is ${total:.6f}, less than ${at_least:.6f}")
+
+
+def assert_generation_share(result: Any, *, generation: str | int, at_least: float | None = None,
+                            at_most: float | None = None) -> None:
+    """Generation ``generation``'s share of the run's node-hours (``cost.node_hours.by_generation``)
+    is at least / at most the given fraction (0..1)."""
+    hours = _document(result)["cost"]["node_hours"]
+    total = hours["total"]
+    share = (hours["by_generation"].get(str(generation), 0.0) / total) if total else 0.0
+    if at_least is not None and share < at_least - 1e-9:
+        _fail(result, f"generation {generation} has {share:.1%} of the node-hours, less than {at_least:.1%} "
+                      f"(by generation: {hours['by_generation']})")
+    if at_most is not None and share > at_most + 1e-9:
+        _fail(result, f"generation {generation} has {share:.1%} of the node-hours, more than {at_most:.1%} "
+                      f"(by generation: {hours['by_generation']})")
+
+
+def pending_durations(result: Any) -> dict[str, float]:
+    """Per pod (``namespace/name``), the longest time it waited between creation (or an eviction
+    that left it unbound) and being bound, from the timeline; a pod still unbound at the end waits
+    until the end of the run."""
+    doc = _document(result)
+    end = doc["cost"]["horizon"]
+    since: dict[str, float] = {}
+    longest: dict[str, float] = {}
+    for e in doc["timeline"]:
+        if not e["object"].startswith("Pod/"):
+            continue
+        key = e["object"][4:]
+        if e["kind"] == "pod.created" and not e["detail"].get("node"):
+            since[key] = e["t"]
+        elif e["kind"] == "pod.bound" and key in since:
+            longest[key] = max(longest.get(key, 0.0), e["t"] - since.pop(key))
+        elif e["kind"] in ("pod.deleted", "pod.departed", "pod.completed"):
+            if key in since:
+                longest[key] = max(longest.get(key, 0.0), e["t"] - since.pop(key))
+    for key, t in since.items():
+        longest[key] = max(longest.get(key, 0.0), end - t)
+    return longest
+
+
+def assert_no_pending_longer_than(result: Any, duration: str | float) -> None:
+    """No pod waited unbound longer than ``duration`` (``"2m"``, or seconds) at any time of the run."""
+    from karpy.api.scenario import parse_duration
+
+    limit = parse_duration(duration, "duration")
+    waits = pending_durations(result)
+    worst = sorted(((w, k) for k, w in waits.items() if w > limit), reverse=True)
+    if worst:
+        shown = ", ".join(f"{k} {w:g}s" for w, k in worst[:_LIST_LIMIT])
+        _fail(result, f"{len(worst)} pod(s) pending longer than {limit:g}s: {shown}")
 
 
 def pytest_report_header(config: pytest.Config) -> str:

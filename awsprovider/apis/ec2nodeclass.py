@@ -13,7 +13,9 @@ user omit them and uses the AL2023 default).
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from importlib.resources import files
+from importlib.resources.abc import Traversable
+from typing import Any, ClassVar, Literal
 
 from pydantic import Field, field_validator, model_validator
 
@@ -238,6 +240,8 @@ class EC2NodeClass(TypedObject):
     API_VERSION = "karpenter.k8s.aws/v1"
     KIND = "EC2NodeClass"
     CLUSTER_SCOPED = True
+    #: the provider's CRD (aws/karpenter-provider-aws 1d92708), which karpy's admission checks manifests against
+    CRD: ClassVar[Traversable] = files("awsprovider") / "crds" / "karpenter.k8s.aws_ec2nodeclasses.yaml"
 
     spec: EC2NodeClassSpec = Field(default_factory=EC2NodeClassSpec)
     status: EC2NodeClassStatus = Field(default_factory=EC2NodeClassStatus)

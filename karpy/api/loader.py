@@ -37,16 +37,19 @@ from typing import Any
 import yaml
 from pydantic import BaseModel, ValidationError
 
+from karpy.admission import AdmissionError, admit
+from karpy.admission.kinds import unsupported_version, wrong_case_kind
 from karpy.api.meta import TypedObject
 from karpy.api.node import Node
 from karpy.api.nodeclaim import NodeClaim
 from karpy.api.nodeoverlay import NodeOverlay
 from karpy.api.nodepool import NodePool
-from karpy.api.objects import lookup, supported_versions
+from karpy.api.objects import KINDS, lookup, supported_versions
 from karpy.api.pod import Pod
 from karpy.api.poddisruptionbudget import PodDisruptionBudget
 from karpy.api.podgroup import PodGroup, Workload
 from karpy.api.priorityclass import PriorityClass
+from karpy.api.scenario import Scenario
 from karpy.api.workloads import (CronJob, DaemonSet, Deployment, Job, ReplicaSet, ReplicationController,
                                  StatefulSet)
 
@@ -70,7 +73,7 @@ _LIST_ATTR: Mapping[type[BaseModel], str] = {
     Pod: "pods", Node: "nodes", NodePool: "nodepools", NodeClaim: "nodeclaims", NodeOverlay: "nodeoverlays",
     PriorityClass: "priority_classes", PodDisruptionBudget: "pod_disruption_budgets", PodGroup: "pod_groups",
     Workload: "scheduling_workloads", Deployment: "deployments", ReplicaSet: "replica_sets",
-    StatefulSet: "stateful_sets", Job: "jobs", DaemonSet: "daemon_sets",
+    StatefulSet: "stateful_sets", Job: "jobs", DaemonSet: "daemon_sets", Scenario: "scenarios",
     ReplicationController: "replication_controllers", CronJob: "cron_jobs",
 }
 
@@ -126,6 +129,8 @@ class Manifests:
     cron_jobs: list[CronJob] = field(default_factory=list)
     #: pods with ``status.phase`` Succeeded/Failed: reported, never scheduled, hold no capacity
     terminal_pods: list[Pod] = field(default_factory=list)
+    #: karpy.io/v1alpha1 Scenario (at most one per run)
+    scenarios: list[Scenario] = field(default_factory=list)
     #: objects of ``extra_kinds`` (e.g. ``EC2NodeClass``), by kind
     extra: dict[str, list[BaseModel]] = field(default_factory=dict)
     #: every object, in input order
@@ -467,14 +472,16 @@ def _own_copy(obj: BaseModel, extra_kinds: Mapping[tuple[str, str], type[BaseMod
 
 
 def load_manifests(sources: Any,
-                   extra_kinds: Mapping[tuple[str, str], type[BaseModel]] | None = None,
-                   exclude: Iterable[str] = ()) -> Manifests:
+                   extra_kinds: Mapping[tuple[str, str], type[BaseModel]] | None = None, *,
+                   strict: bool = False, exclude: Iterable[str] = ()) -> Manifests:
     """Load ``sources`` (paths, YAML text, dicts, model objects, or a list of them) into :class:`Manifests`.
 
     ``extra_kinds`` maps ``(group, kind)`` (or ``(apiVersion, kind)``) to a pydantic model class, so a
-    cloud provider can register e.g. ``("karpenter.k8s.aws", "EC2NodeClass")``. ``exclude``: glob
-    patterns; a directory walk skips files and directories whose name, path relative to the walked
-    directory, or full path matches one. Raises :class:`ManifestError` on the first bad document.
+    cloud provider can register e.g. ``("karpenter.k8s.aws", "EC2NodeClass")``. Every document is
+    admitted first (:mod:`karpy.admission`: schema, defaults, CEL rules, names); unknown fields are
+    warnings, or errors with ``strict=True``. ``exclude``: glob patterns; a directory walk skips
+    files and directories whose name, path relative to the walked directory, or full path matches
+    one. Raises :class:`ManifestError` on the first bad document.
     """
     result = Manifests()
     skipped: dict[str, int] = {}
@@ -485,7 +492,7 @@ def load_manifests(sources: Any,
             _add(result, _own_copy(entry, extra_kinds), seen, "<object>", None, extra_kinds)
             continue
         for doc in _unpack_lists(entry):
-            obj = _validate(doc, extra_kinds, skipped)
+            obj = _validate(doc, extra_kinds, skipped, strict=strict, warnings=result.warnings)
             if obj is not None:
                 _add(result, obj, seen, doc.file, doc.index, extra_kinds)
     result.warnings.extend(walk.warnings())
@@ -505,7 +512,7 @@ def load_manifests(sources: Any,
 
 
 def _validate(doc: _Doc, extra_kinds: Mapping[tuple[str, str], type[BaseModel]] | None,
-              skipped: dict[str, int]) -> BaseModel | None:
+              skipped: dict[str, int], *, strict: bool = False, warnings: list[str] | None = None) -> BaseModel | None:
     data = doc.data
     if data is None:
         return None
@@ -527,15 +534,19 @@ def _validate(doc: _Doc, extra_kinds: Mapping[tuple[str, str], type[BaseModel]] 
                                 f"must be a string (got {value!r})", name=name)
     assert isinstance(kind, str) and isinstance(api_version, str)
     cls = lookup(api_version, kind, extra_kinds)
-    if cls is None:
-        versions = supported_versions(api_version, kind)
+    fixed_version = getattr(cls, "API_VERSION", "") if cls is not None else ""
+    if cls is None or (fixed_version and fixed_version != api_version):
+        versions = [fixed_version] if cls is not None else supported_versions(api_version, kind)
         if versions:
             raise ManifestError(doc.file, doc.index, format_loc((*doc.prefix, "apiVersion")),
-                                f"{api_version} {kind} is not supported; karpy reads {' or '.join(versions)}",
-                                kind=kind, name=name)
+                                unsupported_version(api_version, kind, versions), kind=kind, name=name)
+        wrong_case = wrong_case_kind(api_version, kind, [*KINDS, *(extra_kinds or {})])
+        if wrong_case:
+            raise ManifestError(doc.file, doc.index, format_loc((*doc.prefix, "kind")), wrong_case, name=name)
         label = f"{api_version} {kind}"
         skipped[label] = skipped.get(label, 0) + 1
         return None
+    data = _admit(doc, cls, kind, name, strict, warnings)
     try:
         return cls.model_validate(data)
     except ValidationError as e:
@@ -549,6 +560,39 @@ def _validate(doc: _Doc, extra_kinds: Mapping[tuple[str, str], type[BaseModel]] 
         line = node.start_mark.line + 1 if node is not None else None
         raise ManifestError(doc.file, doc.index, format_loc((*doc.prefix, *loc)), message,
                             kind=kind, name=name, line=line) from None
+
+
+def _admit(doc: _Doc, cls: type[BaseModel], kind: str, name: str | None, strict: bool,
+           warnings: list[str] | None) -> Mapping[str, Any]:
+    """The document as the API server would store it (pruned, defaulted), or a ManifestError."""
+    try:
+        admitted = admit(doc.data, cls, node=doc.node, strict=strict)
+    except AdmissionError as e:
+        first = e.errors[0]
+        more = len(e.errors) - 1
+        message = first.body + _yaml_hint(first, doc.node)
+        message += f" (and {more} more problem{'s' if more > 1 else ''} in this document)" if more else ""
+        field_path = ".".join(p for p in (format_loc(doc.prefix), first.field) if p)
+        node = _node_at(doc.node, tuple(first.loc)) if first.loc else None
+        raise ManifestError(doc.file, doc.index, field_path, message, kind=kind, name=name,
+                            line=node.start_mark.line + 1 if node is not None else None) from None
+    if warnings is not None:
+        where = str(ManifestError(doc.file, doc.index, "", "", kind=kind, name=name))[:-2]
+        warnings.extend(f"{where}: {w}" for w in admitted.warnings)
+    return admitted.data
+
+
+def _yaml_hint(error: Any, node: yaml.Node | None) -> str:
+    """For a type error on a value YAML 1.1 typed (unquoted ``no``, ``4``), say so and how to quote it."""
+    if error.type != "TypeInvalid" or error.value not in ("boolean", "integer", "number") or "type string" not in error.detail:
+        return ""
+    scalar = _node_at(node, tuple(error.loc)) if error.loc else None
+    if isinstance(scalar, yaml.ScalarNode) and scalar.style is None:
+        kind = "a boolean" if error.value == "boolean" else "a number"
+        return f"; YAML 1.1 read the unquoted value `{scalar.value}` as {kind} — quote it (\"{scalar.value}\")"
+    if error.value == "boolean":
+        return "; YAML 1.1 reads unquoted on/off/yes/no/true/false as booleans — quote the value"
+    return ""
 
 
 def _add(result: Manifests, obj: BaseModel, seen: dict[tuple[str, str], str], file: str, index: int | None,
@@ -567,6 +611,13 @@ def _add(result: Manifests, obj: BaseModel, seen: dict[tuple[str, str], str], fi
                                 kind=kind, name=name)
         else:
             seen[(kind, key)] = where
+    if isinstance(obj, Scenario):
+        if result.scenarios:
+            first = result.scenarios[0].source
+            raise ManifestError(file, index, "kind", "a run takes one Scenario; another was defined in "
+                                f"{first[0]}" + (f" document {first[1]}" if first[1] is not None else ""),
+                                kind=kind, name=obj.metadata.name or None)
+        obj._source = (file, index)
     attr = _LIST_ATTR.get(type(obj))
     if isinstance(obj, Pod) and obj.status.phase in TERMINAL_PHASES:
         attr = "terminal_pods"

@@ -15,6 +15,7 @@ from karpy.api.pod import Pod
 from karpy.api.poddisruptionbudget import PodDisruptionBudget
 from karpy.api.podgroup import PodGroup, Workload
 from karpy.api.priorityclass import PriorityClass
+from karpy.api.scenario import Scenario
 from karpy.api.workloads import CronJob, DaemonSet, Deployment, Job, ReplicaSet, ReplicationController, StatefulSet
 
 __all__ = ["KINDS", "group_of", "lookup", "supported_versions"]
@@ -23,7 +24,8 @@ __all__ = ["KINDS", "group_of", "lookup", "supported_versions"]
 KINDS: Mapping[tuple[str, str], type[BaseModel]] = MappingProxyType({
     (cls.API_VERSION, cls.KIND): cls
     for cls in (Pod, Node, NodePool, NodeClaim, NodeOverlay, PriorityClass, PodDisruptionBudget, PodGroup,
-                Workload, Deployment, ReplicaSet, StatefulSet, Job, DaemonSet, ReplicationController, CronJob)
+                Workload, Deployment, ReplicaSet, StatefulSet, Job, DaemonSet, Scenario, ReplicationController,
+                CronJob)
 })
 
 

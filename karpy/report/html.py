@@ -22,6 +22,8 @@ from karpy.report.table import (
     total_cost,
 )
 
+from karpy.report.timecharts import render_time_charts
+
 __all__ = ["render_html"]
 
 CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:"
@@ -366,6 +368,7 @@ def render_html(document: dict, *, title: str = "karpy simulation") -> str:
                 "cost-by-family", "Cost by instance family", "family", "family", "Family", families, total
             ),
             _type_mix(nodeclaims),
+            render_time_charts(document),
             _placement(document, nodeclaims),
         ]
     )

@@ -256,4 +256,82 @@ def render_table(document: dict) -> str:
 
     out.append("")
     out.append(f"total: ${total_cost(document):.5f}/h")
+    out.extend(render_time(document))
     return "\n".join(out) + "\n"
+
+
+#: timeline kinds every run has; a run with anything else (a Scenario, a deletion, a completion)
+#: gets the TIMELINE and COST sections
+_LAUNCH_KINDS = frozenset({"pod.created", "pod.bound", "pod.evicted", "pod.deleted", "nodeclaim.created",
+                           "nodeclaim.launched", "nodeclaim.launch-failed", "nodeclaim.registered",
+                           "nodeclaim.initialized"})
+_SEGMENT_KINDS = frozenset({"scale", "rollout", "apply", "delete", "capacity.unavailable", "capacity.available",
+                            "interruption"})
+
+
+def has_time_events(document: Mapping[str, Any]) -> bool:
+    """Whether the run had time-dependent events (a Scenario, a deletion, a completion, ...): only
+    then do the table and the report show the timeline, the cost integral and the charts."""
+    return any(e.get("kind") not in _LAUNCH_KINDS for e in document.get("timeline") or [])
+
+
+def clock_time(t: float) -> str:
+    """Virtual seconds as ``H:MM:SS`` (``0:00:00`` is the start of the run)."""
+    t = int(round(t))
+    return f"{t // 3600}:{t % 3600 // 60:02d}:{t % 60:02d}"
+
+
+def render_time(document: Mapping[str, Any]) -> list[str]:
+    """The compact timeline (one line per scenario event: what followed it until the next one) and
+    the cost summary; nothing for a run without time-dependent events."""
+    if not has_time_events(document):
+        return []
+    timeline = document.get("timeline") or []
+    segments: list[tuple[float, str, list[Mapping[str, Any]]]] = [(0.0, "start", [])]
+    for e in timeline:
+        if e["kind"] in _SEGMENT_KINDS and e["kind"] != "scale" or (
+                e["kind"] == "scale" and e["object"].split("/", 1)[0] != "ReplicaSet"):
+            detail = e.get("detail") or {}
+            what = f"{e['kind']} {e['object']}"
+            if e["kind"] == "scale":
+                what += f" {detail.get('previous')}->{detail.get('replicas')}"
+            elif e["kind"].startswith("capacity"):
+                what += " " + ",".join(detail.get("specs") or [])
+            segments.append((e["t"], what, []))
+        else:
+            segments[-1][2].append(e)
+    out = ["", "TIMELINE"]
+    for start, what, events in segments:
+        counts: dict[str, int] = {}
+        for e in events:
+            counts[e["kind"]] = counts.get(e["kind"], 0) + 1
+        last = max((e["t"] for e in events), default=start)
+        parts = []
+        if counts.get("pod.created"):
+            parts.append(f"{counts['pod.created']} pods created")
+        if counts.get("pod.evicted"):
+            parts.append(f"{counts['pod.evicted']} evicted")
+        if counts.get("pod.completed"):
+            parts.append(f"{counts['pod.completed']} completed")
+        if counts.get("pod.bound"):
+            parts.append(f"{counts['pod.bound']} bound")
+        claims = counts.get("nodeclaim.launched", 0)
+        summary = ", ".join(parts) or "no pod changes"
+        summary += f" -> {claims} NodeClaim{'s' if claims != 1 else ''}"
+        if counts.get("nodeclaim.launch-failed"):
+            summary += f" ({counts['nodeclaim.launch-failed']} launches failed)"
+        if counts.get("nodeclaim.deleted"):
+            summary += f", {counts['nodeclaim.deleted']} deleted"
+        out.append(f"{clock_time(start)}-{clock_time(last)}  {clean(what)}: {summary}")
+    cost = document.get("cost") or {}
+    if cost:
+        horizon = cost.get("horizon") or 0.0
+        out.append("")
+        out.append(f"COST over {clock_time(horizon)}: ${cost.get('total', 0.0):.5f} "
+                   f"({(cost.get('node_hours') or {}).get('total', 0.0):.3f} node-hours)")
+        for group, label in (("by_nodepool", "nodepool"), ("by_generation", "generation"),
+                             ("by_capacity_type", "capacity type"), ("by_family", "family")):
+            values = cost.get(group) or {}
+            if values:
+                out.append(f"  by {label}: " + ", ".join(f"{clean(k)} ${v:.5f}" for k, v in values.items()))
+    return out

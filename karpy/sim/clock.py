@@ -64,6 +64,10 @@ class EventQueue:
     def schedule_in(self, delay: float, name: str, action: Callable[[], None]) -> None:
         self.schedule(self._clock.now() + delay, name, action)
 
+    def last_time(self) -> float | None:
+        """The latest scheduled time (None when empty)."""
+        return max(ev.at for ev in self._heap) if self._heap else None
+
     def next_time(self) -> float | None:
         return self._heap[0].at if self._heap else None
 

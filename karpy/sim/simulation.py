@@ -18,7 +18,34 @@ One run follows the loop production follows, on a virtual clock:
    after their grace period; a victim owned by a workload controller is recreated as a new replica.
 
 The run ends when nothing can make progress any more — no timed event pending, no pod kube-scheduler
-can pop, no batch window open, and the last provisioning pass created nothing — or at ``time_limit``.
+can pop, no batch window open, and the last provisioning pass created nothing — or at ``time_limit``
+(counted from the last ``karpy.io/arrive-after`` arrival, so a late pod is always processed). When the
+cloud provider reports a future capacity change (``next_capacity_change(now)``: an ICE-cache entry
+expiring, an injected capacity window closing) while pods are still provisionable, the run waits for
+it instead of stopping. With a horizon (``SimulationOptions.until``, a Scenario's ``spec.until``) the
+run goes on to the horizon; events after it do not happen.
+
+Time (see :mod:`karpy.api.scenario`): Scenario events run at their ``at``
+(:mod:`karpy.sim.scenario`); Deployments, ReplicaSets, StatefulSets and Jobs are kept at their
+replicas by the workload controllers (:mod:`karpy.sim.replicaset`, :mod:`karpy.sim.deployment`,
+:mod:`karpy.sim.statefulset`, :mod:`karpy.sim.job`); ``karpy.io/run-for`` pods succeed, and
+``karpy.io/depart-after`` pods are deleted, on the virtual clock. Everything that happens is recorded
+in :attr:`Simulation.timeline` (:mod:`karpy.sim.timeline`).
+
+Hooks for periodic controllers (Karpenter's disruption controller, ``karpy/disruption``):
+
+* :meth:`Simulation.add_controller` registers ``reconcile(now)`` to run every ``interval`` virtual
+  seconds (upstream: the disruption controller's 10 s poll). Ticks at which nothing in the store
+  changed since the controller's previous run are skipped (its decision would be the same), unless
+  the controller asked for a wake-up with :meth:`Simulation.wake_controller` (time-driven rules such
+  as ``expireAfter`` or ``consolidateAfter``). A run without a horizon ends only once every
+  controller has reconciled the settled state.
+* :meth:`Simulation.delete_nodeclaim` starts Karpenter's termination of a NodeClaim with a reason
+  (``deleted_by`` in the JSON: ``interruption``, ``nodepool-deleted``, or the disruption method):
+  the node is tainted ``karpenter.sh/disrupted:NoSchedule`` and drained (pods evicted with their
+  grace period, replacements created by their controllers), then the instance is deleted through
+  the cloud provider; ``LaunchRecord.deleting_at`` / ``deleted_at`` / ``deleted_by`` record it.
+  While it drains the node is marked for deletion in the provisioner's cluster state.
 
 Modelling choices (deterministic stand-ins for what production does asynchronously):
 * a Node is named after its NodeClaim; NodeClaim names are ``<nodepool>-<5 chars>`` derived from a
@@ -33,12 +60,13 @@ from __future__ import annotations
 import hashlib
 import math
 import random
-import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from karpy.api.meta import Condition, ObjectMeta
+from karpy.api.scenario import (ARRIVE_AFTER_ANNOTATION, DEPART_AFTER_ANNOTATION, RUN_FOR_ANNOTATION,
+                                parse_duration)
 from karpy.api.node import Node
 from karpy.api.nodeclaim import NodeClaim as NodeClaimModel
 from karpy.api.pod import Pod, PodCondition, Taint
@@ -54,20 +82,30 @@ from karpy.scheduling.labels import (LABEL_CAPACITY_TYPE, LABEL_HOSTNAME, LABEL_
 from karpy.scheduling.requirements import Requirements, strict_pod_requirements
 from karpy.scheduling.taints import tolerates
 from karpy.sim.clock import EventQueue, VirtualClock
+from karpy.sim.deployment import DeploymentController
+from karpy.sim.job import JobController
+from karpy.sim.replicaset import ManagedReplicaSet, ReplicaSetController
+from karpy.sim.statefulset import StatefulSetController
 from karpy.sim.store import ObjectStore
+from karpy.sim.timeline import Timeline
 
-__all__ = ["LaunchRecord", "PodHistory", "ProvisioningPass", "Simulation", "SimulationOptions", "SimulationResult"]
+__all__ = ["LaunchRecord", "PeriodicController", "PodHistory", "ProvisioningPass", "Simulation", "SimulationOptions",
+           "SimulationResult"]
 
-#: Annotation on a Pod (or a workload's pod template): create the pod this long after the start
-#: (``"90s"``, ``"2m"``, ``"1h30m"`` or seconds as a number) instead of at time 0.
-ARRIVE_AFTER_ANNOTATION = "karpy.io/arrive-after"
 #: pkg/controllers/provisioning/controller.go: provisionable pods are re-queued every 10 s
 POD_REQUEUE_SECONDS = 10.0
 LABEL_REGISTERED = "karpenter.sh/registered"
 LABEL_INITIALIZED = "karpenter.sh/initialized"
 UNREGISTERED_TAINT_KEY = "karpenter.sh/unregistered"
+#: pkg/apis/v1/taints.go DisruptedNoScheduleTaint (the termination controller's cordon)
+DISRUPTED_TAINT_KEY = "karpenter.sh/disrupted"
+#: pkg/controllers/node/termination: the drain is re-checked every second ...
+DRAIN_REQUEUE_SECONDS = 1.0
+#: ... and lasts at least MinDrainTime after it started (terminator.go)
+MIN_DRAIN_SECONDS = 5.0
+#: v1.PodSpec default terminationGracePeriodSeconds
+DEFAULT_TERMINATION_GRACE_SECONDS = 30.0
 _SUFFIX_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"
-_DURATION_RE = re.compile(r"^(\d+(?:\.\d+)?h)?(\d+(?:\.\d+)?m)?(\d+(?:\.\d+)?s)?$")
 
 
 @dataclass(frozen=True)
@@ -85,6 +123,10 @@ class SimulationOptions:
     time_limit: float = 3600.0
     seed: int = 0
     scheduler_config: SchedulerConfig | None = None
+    #: the horizon in virtual seconds (None: run until settled); a Scenario's ``spec.until`` when unset
+    until: float | None = None
+    #: extra Scenario events (``karpy.api.scenario.ScenarioEvent``), after the Scenario's own
+    events: tuple[Any, ...] = ()
 
 
 @dataclass
@@ -103,7 +145,13 @@ class LaunchRecord:
     price: float | None = None
     node_name: str | None = None
     registered_at: float | None = None
+    initialized_at: float | None = None
     deleted: bool = False
+    #: termination: when it began (the NodeClaim got its deletionTimestamp), when the instance was
+    #: deleted, and why (``interruption``, ``nodepool-deleted``, a disruption method, ...)
+    deleting_at: float | None = None
+    deleted_at: float | None = None
+    deleted_by: str | None = None
     scheduling: Any = None  # the in-flight claim of the provisioning pass (for explain output)
     #: explain output (references, no copies): the provisioning pass that created the claim, the
     #: pass's instance types of its NodePool, the claim's instance types before the
@@ -158,25 +206,50 @@ class SimulationResult:
     passes: list[ProvisioningPass] = field(default_factory=list)
     pod_history: dict[str, PodHistory] = field(default_factory=dict)
     options: SimulationOptions | None = None
+    #: the timeline (karpy.sim.timeline) and the horizon the cost integral runs to (None: the end
+    #: of the run)
+    timeline: Timeline = field(default_factory=Timeline)
+    horizon: float | None = None
+    #: pods whose arrival (karpy.io/arrive-after) lies after the end of the run: key -> arrival time
+    not_arrived: dict[str, tuple[Pod, float]] = field(default_factory=dict)
+
+
+def _annotation_seconds(pod: Pod, annotation: str) -> float | None:
+    value = (pod.metadata.annotations or {}).get(annotation)
+    if value is None or value == "":
+        return None
+    try:
+        return parse_duration(value, f"annotation {annotation}=")
+    except ValueError:
+        raise ValueError(f"pod {pod.key}: annotation {annotation}={value!r} is not a non-negative duration "
+                         "(e.g. 90s, 2m, 1h30m)") from None
 
 
 def arrival_delay(pod: Pod) -> float:
     """Seconds after the start at which ``pod`` arrives (its ``karpy.io/arrive-after`` annotation)."""
-    value = (pod.metadata.annotations or {}).get(ARRIVE_AFTER_ANNOTATION)
-    if not value:
-        return 0.0
-    try:
-        seconds = float(value)
-    except ValueError:
-        m = _DURATION_RE.match(value.strip())
-        if not m or not any(m.groups()):
-            raise ValueError(f"pod {pod.key}: annotation {ARRIVE_AFTER_ANNOTATION}={value!r} "
-                             "is not a duration (e.g. 90s, 2m, 1h30m)") from None
-        h, mi, sec = (float(g[:-1]) if g else 0.0 for g in m.groups())
-        seconds = h * 3600 + mi * 60 + sec
-    if seconds < 0:
-        raise ValueError(f"pod {pod.key}: annotation {ARRIVE_AFTER_ANNOTATION}={value!r} must not be negative")
-    return seconds
+    return _annotation_seconds(pod, ARRIVE_AFTER_ANNOTATION) or 0.0
+
+
+@dataclass
+class PeriodicController:
+    """A controller on the virtual clock (see :meth:`Simulation.add_controller`)."""
+
+    name: str
+    interval: float
+    reconcile: Callable[[float], None]
+    next_at: float
+    #: the store's resource version after the controller's last run (None: never ran)
+    seen_version: int | None = None
+    wake_at: float | None = None
+
+    def due(self, version: int) -> float | None:
+        """The next tick at which the controller must run, or None while nothing changed for it."""
+        if self.seen_version != version:
+            return self.next_at
+        if self.wake_at is not None:
+            ticks = max(0.0, math.ceil((self.wake_at - self.next_at) / self.interval))
+            return self.next_at + ticks * self.interval
+        return None
 
 
 def _revised(pod: Pod, node_name: str | None = None) -> Pod:
@@ -230,18 +303,196 @@ class Simulation:
         self._last_pass_version: int | None = None
         self._cluster_version = 0
         self._attempted: dict[str, int] = {}
-        self._workloads: dict[tuple[str, str, str], Any] = {}
-        self._next_replica: dict[tuple[str, str, str], int] = {}
+        self.timeline = Timeline()
+        self.replica_sets = ReplicaSetController(self)
+        self.deployments = DeploymentController(self, self.replica_sets)
+        self.stateful_sets = StatefulSetController(self)
+        self.jobs = JobController(self)
+        self._launch_by_name: dict[str, LaunchRecord] = {}
+        self._owned: dict[str, dict[str, None]] = {}
+        self._bound_at: dict[str, float] = {}
+        self._condemned: set[str] = set()
+        self._controllers: list[PeriodicController] = []
+        self._pending_arrivals: dict[str, tuple[Pod, float]] = {}
+        self._deployment_syncs: set[str] = set()
+        self.horizon: float | None = self.options.until
         self._wire()
+
+    # -- hooks for periodic controllers (see the module docstring) --------------------------------
+    def add_controller(self, name: str, interval: float, reconcile: Callable[[float], None],
+                       start: float | None = None) -> PeriodicController:
+        """Run ``reconcile(now)`` every ``interval`` virtual seconds from ``start`` (default: one
+        interval from now). Returns the registration (its ``wake_at`` may be set through
+        :meth:`wake_controller`)."""
+        ctrl = PeriodicController(name, float(interval), reconcile,
+                                  float(start) if start is not None else self.clock.now() + float(interval))
+        self._controllers.append(ctrl)
+        return ctrl
+
+    def wake_controller(self, ctrl: PeriodicController, at: float) -> None:
+        """Make ``ctrl`` run at its first tick at or after ``at`` even if nothing changed."""
+        ctrl.wake_at = at if ctrl.wake_at is None else min(ctrl.wake_at, at)
+
+    def _controller_due(self) -> float | None:
+        version = self.store.resource_version
+        due = [t for t in (c.due(version) for c in self._controllers) if t is not None]
+        return min(due) if due else None
+
+    def _run_controllers(self) -> bool:
+        ran = False
+        now = self.clock.now()
+        version = self.store.resource_version
+        for ctrl in self._controllers:
+            t = ctrl.due(version)
+            while ctrl.next_at <= now:
+                ctrl.next_at += ctrl.interval
+            if t is None or t > now:
+                continue
+            if ctrl.wake_at is not None and ctrl.wake_at <= now:
+                ctrl.wake_at = None
+            ctrl.reconcile(now)
+            ctrl.seen_version = self.store.resource_version
+            version = self.store.resource_version
+            ran = True
+        return ran
+
+    def record(self, kind: str, obj: str, **detail: Any) -> None:
+        """Append to the timeline at the current virtual time."""
+        self.timeline.record(self.clock.now(), kind, obj, **detail)
+
+    def nodeclaim(self, name: str) -> LaunchRecord | None:
+        """The launch record of a NodeClaim by name."""
+        return self._launch_by_name.get(name)
+
+    def delete_nodeclaim(self, name: str, reason: str) -> bool:
+        """Begin Karpenter's termination of NodeClaim ``name`` (see the module docstring). Returns
+        False when it is unknown, never launched, or already deleting."""
+        rec = self._launch_by_name.get(name)
+        if rec is None or rec.launched is None or rec.deleted or rec.deleting_at is not None:
+            return False
+        rec.deleting_at = self.clock.now()
+        rec.deleted_by = reason
+        self.record("nodeclaim.deleting", f"NodeClaim/{name}", reason=reason)
+        node = self.store.get("Node", name)
+        if node is not None:
+            cordoned = node.model_copy(deep=True)
+            cordoned.spec.taints = [*(cordoned.spec.taints or ()),
+                                    Taint(key=DISRUPTED_TAINT_KEY, effect="NoSchedule")]
+            self.store.update("Node", cordoned, old=node)
+            for pod in self.store.list("Pod"):
+                if pod.spec.node_name != name or podutils.is_owned_by_daemonset(pod):
+                    continue
+                if tolerates([Taint(key=DISRUPTED_TAINT_KEY, effect="NoSchedule")], pod.spec.tolerations or ()) is None:
+                    continue  # terminator.go: pods tolerating the disrupted taint are not evicted
+                grace = pod.spec.termination_grace_period_seconds
+                self._evict(pod.key, DEFAULT_TERMINATION_GRACE_SECONDS if grace is None else float(grace),
+                            reason=reason)
+        self.events.schedule_in(MIN_DRAIN_SECONDS, f"terminate {name}", lambda: self._terminate(rec))
+        return True
+
+    def reclaim_at(self, name: str, t: float) -> None:
+        """The cloud takes the instance of NodeClaim ``name`` back at ``t`` (a spot reclaim) whether
+        or not its drain finished: remaining pods are deleted with it."""
+        rec = self._launch_by_name.get(name)
+        if rec is None:
+            return
+
+        def reclaim() -> None:
+            if not rec.deleted:
+                self.record("nodeclaim.reclaimed", f"NodeClaim/{name}")
+                self._finish_deletion(rec)
+
+        self.events.schedule(t, f"reclaim {name}", reclaim)
+
+    def _terminate(self, rec: LaunchRecord) -> None:
+        """Finish termination once the node is drained: delete the instance, the Node, its pods."""
+        if rec.deleted:
+            return
+        draining = [p for p in self.store.list("Pod") if p.spec.node_name == rec.name
+                    and not podutils.is_owned_by_daemonset(p) and p.metadata.deletion_timestamp is not None]
+        if draining:
+            self.events.schedule_in(DRAIN_REQUEUE_SECONDS, f"terminate {rec.name}", lambda: self._terminate(rec))
+            return
+        self._finish_deletion(rec)
+
+    def _finish_deletion(self, rec: LaunchRecord) -> None:
+        for pod in self.store.list("Pod"):
+            if pod.spec.node_name == rec.name:
+                self._delete_pod(pod.key)
+        node = self.store.get("Node", rec.name)
+        if node is not None:
+            self.store.delete("Node", node)
+        try:
+            self.cloud_provider.delete(rec.launched)
+        except Exception as err:  # noqa: BLE001 - NodeClaimNotFound etc.: the instance is gone either way
+            self.record("nodeclaim.delete-error", f"NodeClaim/{rec.name}", error=str(err))
+        rec.deleted = True
+        rec.deleted_at = self.clock.now()
+        self._cluster_version += 1
+        self.record("nodeclaim.deleted", f"NodeClaim/{rec.name}", reason=rec.deleted_by)
+
+    # -- ControllerHost (karpy.sim.replicaset) ------------------------------------------------------
+    def now(self) -> float:
+        return self.clock.now()
+
+    def owned_pods(self, owner_uid: str) -> list[Pod]:
+        out = []
+        for key in self._owned.get(owner_uid, ()):
+            pod = self.store.get("Pod", *reversed(key.split("/", 1)))
+            if pod is not None:
+                out.append(pod)
+        return out
+
+    def counts_as_active(self, pod: Pod) -> bool:
+        """A pod the workload controllers count: not finished and not condemned by a controller.
+        A pod evicted by preemption or a drain counts until it is gone, so its replacement is
+        created when it is deleted (upstream: at its deletionTimestamp; the earlier behaviour of
+        karpy is kept)."""
+        return pod.status.phase not in ("Succeeded", "Failed") and pod.key not in self._condemned
+
+    def ready_since(self, key: str) -> float | None:
+        return self._bound_at.get(key)
+
+    def create_controller_pod(self, pod: Pod) -> None:
+        ns = pod.metadata.namespace or "default"
+        pod.metadata.uid = f"uid-{ns}-{pod.metadata.name}-{self.clock.now():g}"
+        pod.metadata.creation_timestamp = self.clock.timestamp()
+        self.deleted_pods.pop(pod.key, None)
+        self._create_pod(pod)
+
+    def delete_controller_pod(self, key: str, reason: str) -> None:
+        pod = self.store.get("Pod", *reversed(key.split("/", 1)))
+        if pod is None:
+            return
+        self._condemned.add(key)
+        if not pod.spec.node_name:
+            self._delete_pod(key, reason=reason)
+            return
+        grace = pod.spec.termination_grace_period_seconds
+        self._evict(key, DEFAULT_TERMINATION_GRACE_SECONDS if grace is None else float(grace), reason=reason)
 
     # -- wiring -----------------------------------------------------------------------------------
     def _wire(self) -> None:
         ks = self.scheduler
 
+        owned = self._owned
+
         def on_pod(ev: Any) -> None:
             bound_before = bool(ev.old is not None and ev.old.spec.node_name)
-            if ev.type == "DELETED" or bool(ev.obj.spec.node_name) != bound_before:
+            changed = ev.type == "DELETED" or bool(ev.obj.spec.node_name) != bound_before
+            if changed:
                 self._cluster_version += 1
+            if ev.type != "MODIFIED" or changed:
+                for ref in ev.obj.metadata.owner_references or ():
+                    if ref.controller and ref.uid:
+                        if ev.type == "ADDED":
+                            owned.setdefault(ref.uid, {})[ev.obj.key] = None
+                        elif ev.type == "DELETED":
+                            owned.get(ref.uid, {}).pop(ev.obj.key, None)
+                        if ev.type != "ADDED" and self.deployments.deployments:
+                            d = self.deployments.owns(ref.uid)
+                            if d is not None and d.rolling_out:
+                                self._schedule_deployment_sync(d.key)
             if ev.type == "ADDED":
                 ks.add_pod(ev.obj)
             elif ev.type == "MODIFIED":
@@ -262,6 +513,20 @@ class Simulation:
 
         self.store.watch("Pod", on_pod)
         self.store.watch("Node", on_node)
+
+    def _schedule_deployment_sync(self, key: str) -> None:
+        """Re-sync a Deployment at the current instant (after the watch event that asked for it)."""
+        if key in self._deployment_syncs:
+            return
+        self._deployment_syncs.add(key)
+
+        def sync() -> None:
+            self._deployment_syncs.discard(key)
+            d = self.deployments.deployments.get(key)
+            if d is not None:
+                self.deployments.sync(d)
+
+        self.events.schedule(self.clock.now(), f"sync Deployment {key}", sync)
 
     def _trigger(self, pod: Pod) -> None:
         """controller.go: every provisionable pod triggers the batcher and is re-queued in 10 s."""
@@ -284,18 +549,37 @@ class Simulation:
             self.store.create("Node", node)
         for ds in m.daemon_sets:
             self.store.create("DaemonSet", ds)
-        for kind, items in (("Deployment", m.deployments), ("ReplicaSet", m.replica_sets),
-                            ("StatefulSet", m.stateful_sets), ("Job", m.jobs)):
-            for w in items:
-                self._workloads[(kind, w.metadata.namespace or "default", w.metadata.name)] = w
+        for w in m.deployments:
+            self.deployments.add(w)
+        for w in m.replica_sets:
+            self.replica_sets.add(ManagedReplicaSet(w, w.spec.replicas, w.spec.replicas))
+        for w in m.stateful_sets:
+            self.stateful_sets.add(w)
+        for w in m.jobs:
+            self.jobs.add(w)
         for node in m.nodes:
             self._bind_daemonset_pods(node)
         for pod in list(m.pods) + list(m.workload_pods()):
-            delay = arrival_delay(pod)
-            if delay > 0:
-                self.events.schedule(delay, f"arrive {pod.key}", lambda pod=pod: self._create_pod(pod))
-            else:
+            self._admit(pod)
+        scenarios = list(getattr(m, "scenarios", ()) or ())
+        if scenarios or self.options.events:
+            from karpy.sim.scenario import ScenarioRunner
+
+            ScenarioRunner(self, scenarios[0] if scenarios else None, self.options.events).schedule()
+
+    def _admit(self, pod: Pod) -> None:
+        """Create ``pod`` now, or when its ``karpy.io/arrive-after`` delay has passed."""
+        delay = arrival_delay(pod)
+        if delay > 0:
+            self._pending_arrivals[pod.key] = (pod, self.clock.now() + delay)
+
+            def arrive(pod: Pod = pod) -> None:
+                self._pending_arrivals.pop(pod.key, None)
                 self._create_pod(pod)
+
+            self.events.schedule(self.clock.now() + delay, f"arrive {pod.key}", arrive)
+        else:
+            self._create_pod(pod)
 
     def _create_pod(self, pod: Pod) -> None:
         if not pod.metadata.uid:
@@ -305,6 +589,42 @@ class Simulation:
         if pod.spec.node_name:
             pod.status.phase = "Running"
         self.store.create("Pod", pod)
+        self.record("pod.created", f"Pod/{pod.key}", **({"node": pod.spec.node_name} if pod.spec.node_name else {}))
+        if pod.spec.node_name:
+            self._started(pod)
+        depart = _annotation_seconds(pod, DEPART_AFTER_ANNOTATION)
+        if depart is not None:
+            key, uid = pod.key, pod.metadata.uid
+
+            def depart_now() -> None:
+                current = self.store.get("Pod", *reversed(key.split("/", 1)))
+                if current is not None and current.metadata.uid == uid:
+                    self._condemned.add(key)
+                    self._delete_pod(key, reason="departed")
+
+            self.events.schedule_in(depart, f"depart {key}", depart_now)
+
+    def _started(self, pod: Pod) -> None:
+        """A pod began running: remember when (ReplicaSet ranking), and schedule its completion
+        when it carries ``karpy.io/run-for``."""
+        self._bound_at[pod.key] = self.clock.now()
+        run_for = _annotation_seconds(pod, RUN_FOR_ANNOTATION)
+        if run_for is None:
+            return
+        key, uid = pod.key, pod.metadata.uid
+
+        def complete() -> None:
+            current = self.store.get("Pod", *reversed(key.split("/", 1)))
+            if current is None or current.metadata.uid != uid or current.metadata.deletion_timestamp is not None:
+                return
+            self._condemned.add(key)
+            self.store.delete("Pod", current)
+            current.status.phase = "Succeeded"
+            self.deleted_pods[key] = current
+            self.record("pod.completed", f"Pod/{key}", node=current.spec.node_name)
+            self._pod_gone(current, succeeded=True)
+
+        self.events.schedule_in(run_for, f"complete {key}", complete)
 
     def _daemonset_fits(self, ds: Any, node: Node) -> bool:
         template = ds.template_pod()
@@ -354,6 +674,8 @@ class Simulation:
             self._set_condition(updated, "True", None, None)
             self.store.update("Pod", updated, old=pod)
             self.pod_errors.pop(pod.key, None)
+            self.record("pod.bound", f"Pod/{pod.key}", node=result.node_name)
+            self._started(updated)
             return
         if result.outcome in (UNSCHEDULABLE, NOMINATED):
             updated = _revised(pod)
@@ -381,58 +703,66 @@ class Simulation:
         conds.append(PodCondition(type="PodScheduled", status=status, reason=reason, message=message))
         pod.status.conditions = conds
 
-    def _evict(self, key: str, grace: float) -> None:
+    def _evict(self, key: str, grace: float, reason: str = "preemption") -> None:
         pod = self.store.get("Pod", *reversed(key.split("/", 1)))
         if pod is None or pod.metadata.deletion_timestamp is not None:
             return
         terminating = pod.model_copy(deep=True)
         terminating.metadata.deletion_timestamp = self.clock.timestamp()
         self.store.update("Pod", terminating, old=pod)
-        self.events.schedule_in(float(grace or 0), f"delete {key}", lambda: self._delete_pod(key))
+        self.record("pod.evicted", f"Pod/{key}", node=pod.spec.node_name, reason=reason,
+                    grace_period_seconds=float(grace or 0))
+        uid = pod.metadata.uid
 
-    def _delete_pod(self, key: str) -> None:
+        def delete() -> None:
+            current = self.store.get("Pod", *reversed(key.split("/", 1)))
+            if current is not None and current.metadata.uid == uid:
+                self._delete_pod(key)
+
+        self.events.schedule_in(float(grace or 0), f"delete {key}", delete)
+
+    def _delete_pod(self, key: str, reason: str | None = None) -> None:
         pod = self.store.get("Pod", *reversed(key.split("/", 1)))
         if pod is None:
             return
         self.store.delete("Pod", pod)
         pod.status.phase = "Deleted"
         self.deleted_pods[key] = pod
-        self._recreate_replica(pod)
+        self.record("pod.departed" if reason == "departed" else "pod.deleted", f"Pod/{key}",
+                    **({"node": pod.spec.node_name} if pod.spec.node_name else {}))
+        self._pod_gone(pod)
 
-    def _recreate_replica(self, pod: Pod) -> None:
-        """A controller-owned evicted pod comes back as a new replica (StatefulSets: same name)."""
+    def _pod_gone(self, pod: Pod, succeeded: bool = False) -> None:
+        """A pod left the store: its controller re-syncs (a replacement, or the next Job pod).
+        A pod a controller condemned (scale-down, departure, completion) is not replaced."""
+        self._condemned.discard(pod.key)
+        self._bound_at.pop(pod.key, None)
         for ref in pod.metadata.owner_references or ():
             if not ref.controller:
                 continue
-            ns = pod.metadata.namespace or "default"
-            owner_kind = ref.kind
-            workload = self._workloads.get((owner_kind, ns, ref.name))
-            if workload is None and owner_kind == "ReplicaSet":
-                for (kind, wns, _), w in self._workloads.items():
-                    if kind == "Deployment" and wns == ns and w.replica_set().metadata.name == ref.name:
-                        workload = w
-                        break
-            if workload is None:
-                return
-            wkey = (type(workload).__name__, ns, workload.metadata.name)
-            if type(workload).__name__ == "StatefulSet":
-                ordinal = int(pod.metadata.name.rsplit("-", 1)[1])
-                fresh = workload.pod_for(ordinal)
-                self.deleted_pods.pop(pod.key, None)
-            else:
-                index = self._next_replica.get(wkey, workload.spec.replicas if hasattr(workload.spec, "replicas")
-                                               and workload.spec.replicas is not None else 1)
-                self._next_replica[wkey] = index + 1
-                fresh = workload.pod_for(index)
-            fresh.metadata.uid = f"uid-{ns}-{fresh.metadata.name}-{self.clock.now():g}"
-            fresh.metadata.creation_timestamp = self.clock.timestamp()
-            self._create_pod(fresh)
+            uid = ref.uid
+            if uid in self.replica_sets.sets:
+                rs = self.replica_sets.sets[uid]
+                d = self.deployments.deployments.get(rs.deployment) if rs.deployment else None
+                if d is not None and d.rolling_out:
+                    self._schedule_deployment_sync(d.key)
+                else:
+                    self.replica_sets.sync(rs)
+            elif uid in self.stateful_sets.sets:
+                self.stateful_sets.sync(self.stateful_sets.sets[uid])
+            elif uid in self.jobs.jobs:
+                j = self.jobs.jobs[uid]
+                if succeeded:
+                    self.jobs.pod_succeeded(j, pod)
+                else:
+                    self.jobs.sync(j)
             return
 
     # -- Karpenter --------------------------------------------------------------------------------
     def _cluster_state(self) -> ClusterState:
         claims = [rec.launched for rec in self.launches if rec.launched is not None and not rec.deleted]
-        return ClusterState.from_objects(self.store.list("Node"), claims, self.store.list("Pod"))
+        deleting = [rec.name for rec in self.launches if rec.deleting_at is not None and not rec.deleted]
+        return ClusterState.from_objects(self.store.list("Node"), claims, self.store.list("Pod"), deleting)
 
     def _provision(self) -> None:
         """One provisioning pass: Schedule, then Create each new NodeClaim."""
@@ -514,6 +844,9 @@ class Simulation:
                               untruncated=untruncated if untruncated is not None else claim.instance_type_options,
                               requirements=requirements)
         self.launches.append(record)
+        self._launch_by_name[record.name] = record
+        self.record("nodeclaim.created", f"NodeClaim/{record.name}", nodepool=record.nodepool,
+                    pods=len(claim.pods))
         for p in claim.pods:
             self._pod_claims.setdefault(p.key, set()).add(record.name)
         return record
@@ -538,6 +871,7 @@ class Simulation:
         for record, outcome in zip(records, outcomes):
             if isinstance(outcome, BaseException):
                 record.error = str(outcome)
+                self.record("nodeclaim.launch-failed", f"NodeClaim/{record.name}", error=record.error)
                 for p in record.scheduling.pods:
                     self.pod_errors.setdefault(p.key, f"launching nodeclaim, {outcome}")
             else:
@@ -554,6 +888,8 @@ class Simulation:
         launched.metadata.name = record.name
         if launched.status is not None:
             launched.status.node_name = record.name
+        self.record("nodeclaim.launched", f"NodeClaim/{record.name}", instance_type=record.instance_type,
+                    zone=record.zone, capacity_type=record.capacity_type, price=record.price)
         self.events.schedule_in(self.options.registration_delay, f"register {record.name}",
                                 lambda: self._register(record))
 
@@ -576,6 +912,10 @@ class Simulation:
         return None
 
     def _register(self, record: LaunchRecord) -> None:
+        if record.deleting_at is not None:
+            if not record.deleted:
+                self._finish_deletion(record)  # deleted before it registered: no Node to drain
+            return
         claim = record.launched
         labels = dict(claim.metadata.labels or {})
         labels[LABEL_HOSTNAME] = record.name
@@ -595,19 +935,22 @@ class Simulation:
         record.registered_at = self.clock.now()
         self._launch_by_node[record.name] = record
         self.store.create("Node", node)
+        self.record("nodeclaim.registered", f"NodeClaim/{record.name}")
         self._bind_daemonset_pods(node)
         self.events.schedule_in(self.options.initialization_delay, f"initialize {record.name}",
                                 lambda: self._initialize(record))
 
     def _initialize(self, record: LaunchRecord) -> None:
         node = self.store.get("Node", record.name)
-        if node is None:
+        if node is None or record.deleting_at is not None:
             return
         updated = node.model_copy(deep=True)
         startup = {(t.key, t.effect) for t in (record.launched.spec.startup_taints or ())}
         updated.spec.taints = [t for t in (updated.spec.taints or ()) if (t.key, t.effect) not in startup]
         updated.metadata.labels = {**(updated.metadata.labels or {}), LABEL_INITIALIZED: "true"}
         self.store.update("Node", updated, old=node)
+        record.initialized_at = self.clock.now()
+        self.record("nodeclaim.initialized", f"NodeClaim/{record.name}")
 
     # -- the loop ---------------------------------------------------------------------------------
     def _quiescent(self) -> bool:
@@ -627,9 +970,28 @@ class Simulation:
             return True
         return self._last_pass_version == self.store.resource_version
 
+    def _wake_time(self, limit: float) -> float | None:
+        """When a settled run must wake up again: a periodic controller with unseen changes (or a
+        wake-up), or — while pods are provisionable — the cloud provider's next capacity change."""
+        times = []
+        due = self._controller_due()
+        if due is not None:
+            times.append(max(due, self.clock.now()))
+        next_change = getattr(self.cloud_provider, "next_capacity_change", None)
+        if next_change is not None and any(podutils.is_provisionable(p) for p in self.store.iter("Pod")):
+            t = next_change(self.clock.now())
+            if t is not None and t > self.clock.now():
+                times.append(t)
+        times = [t for t in times if t <= limit]
+        return min(times) if times else None
+
     def run(self) -> SimulationResult:
         self._load()
-        limit = self.options.time_limit
+        if self.horizon is not None:
+            limit = self.horizon
+        else:
+            # a late arrival or scenario event is always processed: the limit counts from the last one
+            limit = self.options.time_limit + (self.events.last_time() or 0.0)
         while True:
             now = self.clock.now()
             # kube-scheduler works through everything it can pop now
@@ -649,10 +1011,21 @@ class Simulation:
             if self.batcher.ready(now):
                 self._provision()
                 continue
+            if self._controllers and self._run_controllers():
+                continue
             if self._quiescent():
-                break
+                wake = self._wake_time(limit)
+                if wake is None:
+                    break
+                if wake > now:
+                    self.clock.advance_to(wake)
+                if self._controller_due() != wake:
+                    # a capacity change: Karpenter's 10 s re-queue of provisionable pods picks it up
+                    self._requeue_at = self.clock.now()
+                continue
             candidates = [t for t in (self.events.next_time(), self.batcher.deadline(), self._requeue_at,
-                                      self.scheduler.next_event_time()) if t is not None and not math.isinf(t)]
+                                      self.scheduler.next_event_time(), self._controller_due())
+                          if t is not None and not math.isinf(t)]
             if not candidates:
                 break
             nxt = max(min(candidates), now)
@@ -665,6 +1038,8 @@ class Simulation:
                 self.clock.advance_to(nxt)
             while self.events.next_time() is not None and self.events.next_time() <= self.clock.now():
                 self.events.run_next()
+        if self.horizon is not None and self.clock.now() < self.horizon:
+            self.clock.advance_to(self.horizon)
         return SimulationResult(
             pods={p.key: p for p in self.store.list("Pod")},
             deleted_pods=dict(self.deleted_pods),
@@ -678,4 +1053,7 @@ class Simulation:
             passes=list(self._pass_log),
             pod_history=dict(self._pod_history),
             options=self.options,
+            timeline=self.timeline,
+            horizon=self.horizon,
+            not_arrived=dict(self._pending_arrivals),
         )

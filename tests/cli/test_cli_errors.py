@@ -180,7 +180,7 @@ def test_help_lists_plugin_and_builtin_commands(invoke) -> None:
     assert result.exit_code == 0
     commands = result.output.split("Commands:")[1]
     assert [line.split()[0] for line in commands.strip().splitlines()] == ["explain", "instance-types", "prices",
-                                                                                   "simulate"]
+                                                                                   "simulate", "validate"]
 
 
 def test_unregistered_commands_are_unknown(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -95,7 +95,7 @@ BAD_INPUT = [
     ("apiVersion: v1\nkind: Pod\nmetadata: {name: [unclosed\n", ["m.yaml"]),
     ("kind: NodePool\nmetadata: {name: x}\n", ["m.yaml", "document 1", "apiVersion"]),
     (POOL % '[{key: foo, operator: In, values: [on, "b"]}]', ["document 1", "values[0]", "boolean", "on"]),
-    (POOL % '[{key: foo, operator: In, values: [4]}]', ["document 1", "values[0]", "must be a string"]),
+    (POOL % '[{key: foo, operator: In, values: [4]}]', ["document 1", "values[0]", "must be of type string", "quote it"]),
     (POOL % '[{key: foo, operator: Near, values: ["a"]}]', ["document 1", "operator"]),
     (POOL % '[{key: karpenter.k8s.aws/instance-cpu, operator: Gt, values: ["four"]}]', ["document 1", "integer"]),
     (POOL % "[]" + PODS % '"-1"', ["document 2", "cpu"]),

@@ -30,6 +30,7 @@ spec:
   template:
     spec:
       nodeClassRef: {group: karpenter.test.sh, kind: TestNodeClass, name: default}
+      requirements: []
 ---
 apiVersion: v1
 kind: Pod

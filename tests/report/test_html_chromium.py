@@ -92,17 +92,22 @@ class Collect(HTMLParser):
                 self.text_by_id[ident] += data
 
 
-@pytest.fixture(scope="module")
-def rendered(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+def render_in_chromium(tmp: Path, document: dict[str, Any], width: int, height: int) -> dict[str, Any]:
+    """Write the report of ``document``, dump its DOM and take a ``width`` x ``height`` screenshot."""
     binary = find_chromium()
-    tmp = tmp_path_factory.mktemp("report")
     page = tmp / "report.html"
-    page.write_text(render_html(json.loads(SAMPLE.read_text(encoding="utf-8"))), encoding="utf-8")
+    page.write_text(render_html(document), encoding="utf-8")
     url = page.resolve().as_uri()
     dom = run_chromium(binary, tmp / "profile-dom", "--dump-dom", url)
     png = tmp / "report.png"
-    shot = run_chromium(binary, tmp / "profile-shot", f"--window-size={WIDTH},{HEIGHT}", f"--screenshot={png}", url)
+    shot = run_chromium(binary, tmp / "profile-shot", f"--window-size={width},{height}", f"--screenshot={png}", url)
     return {"dom": dom, "shot": shot, "png": png}
+
+
+@pytest.fixture(scope="module")
+def rendered(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    return render_in_chromium(tmp_path_factory.mktemp("report"), json.loads(SAMPLE.read_text(encoding="utf-8")),
+                              WIDTH, HEIGHT)
 
 
 def test_dumped_dom_shows_totals_and_nodepool_costs(rendered: dict[str, Any]) -> None:
@@ -133,3 +138,37 @@ def test_screenshot_is_a_real_picture_of_the_page(rendered: dict[str, Any]) -> N
     assert struct.unpack(">II", data[16:24]) == (WIDTH, HEIGHT)
     # a blank page of the same size is ~12 KB; text, tables and bars make it several times larger
     assert len(data) > 5 * BLANK_PAGE_PNG_BYTES, len(data)
+
+
+# -- the "Over time" charts of a Scenario run (karpy/report/timecharts.py) ------------------------------
+TIMELINE_SAMPLE = Path(__file__).parent / "sample_timeline_document.json"
+
+
+def timeline_document() -> dict[str, Any]:
+    return json.loads(TIMELINE_SAMPLE.read_text(encoding="utf-8"))
+
+
+@pytest.fixture(scope="module")
+def rendered_timeline(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    return render_in_chromium(tmp_path_factory.mktemp("timecharts"), timeline_document(), 1200, 3000)
+
+
+def test_timeline_report_charts_in_the_dumped_dom(rendered_timeline: dict[str, Any]) -> None:
+    result = rendered_timeline["dom"]
+    assert result.returncode == 0, result.stderr[-2000:]
+    parser = Collect()
+    parser.feed(result.stdout)
+    ids = {a.get("id") for _, a in parser.elements}
+    assert {"over-time", "chart-gantt", "chart-pending", "chart-cost"} <= ids
+    bars = [a for t, a in parser.elements if t == "g" and a.get("class") == "gantt-bar"]
+    assert len(bars) == sum(1 for n in timeline_document()["nodeclaims"] if n["launched"])
+    assert sum(1 for t, _ in parser.elements if t == "polyline") == 2
+    assert "Over time" in parser.text_by_id["over-time"]
+
+
+def test_timeline_report_screenshot(rendered_timeline: dict[str, Any]) -> None:
+    result, png = rendered_timeline["shot"], rendered_timeline["png"]
+    assert result.returncode == 0, result.stderr[-2000:]
+    data = png.read_bytes()
+    assert data[:8] == b"\x89PNG\r\n\x1a\n" and struct.unpack(">II", data[16:24]) == (1200, 3000)
+    assert len(data) > 60_000, len(data)

@@ -1,0 +1,201 @@
+"""The ReplicaSet controller: keep ``replicas`` active pods, delete the lowest-ranked ones first.
+
+Mirrors kubernetes ``pkg/controller/replicaset/replica_set.go`` (``manageReplicas``,
+``getPodsToDelete``) and ``pkg/controller/controller_utils.go`` (``ActivePodsWithRanks.Less``,
+``FilterActivePods``). Deterministic choices:
+
+* pods are created at once (upstream: slow-start batches of 1, 2, 4, ... — all within the same
+  instant on a virtual clock) with the next free index of the ReplicaSet (``ReplicaSet.pod_for``);
+* ``sort.Sort`` is unstable upstream; here a stable sort, with the pod UID as the final tie-break
+  (upstream's own tie-break inside the logarithmic buckets);
+* a pod is *ready* from the moment it is bound (no readiness probes, ``minReadySeconds`` 0).
+
+Ranking (``ActivePodsWithRanks.Less``, k8s v1.34; ``PodDeletionCost`` and ``LogarithmicScaleDown``
+GA): unassigned < assigned; Pending < Unknown < Running; not ready < ready; lower
+``controller.kubernetes.io/pod-deletion-cost`` first; more related pods on the same node first;
+ready more recently first (log2 buckets of the time since ready, UID inside a bucket); created more
+recently first (log2 buckets, UID inside a bucket).
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+__all__ = ["POD_DELETION_COST_ANNOTATION", "ControllerHost", "ManagedReplicaSet", "ManagedWorkload",
+           "ReplicaSetController", "find_by_key", "is_active", "rank_pods_for_deletion"]
+
+#: pkg/apis/core annotation read by ActivePodsWithRanks (PodDeletionCost, GA)
+POD_DELETION_COST_ANNOTATION = "controller.kubernetes.io/pod-deletion-cost"
+_PHASE_ORDINAL = {"Pending": 0, "Unknown": 1, "Running": 2}
+
+
+class ControllerHost(Protocol):
+    """What the workload controllers need from the simulation (:class:`karpy.sim.simulation.Simulation`)."""
+
+    def now(self) -> float: ...
+    def owned_pods(self, owner_uid: str) -> list[Any]: ...
+    def create_controller_pod(self, pod: Any) -> None: ...
+    def delete_controller_pod(self, key: str, reason: str) -> None: ...
+    def ready_since(self, key: str) -> float | None: ...
+    def counts_as_active(self, pod: Any) -> bool: ...
+    def record(self, kind: str, obj: str, **detail: Any) -> None: ...
+
+
+def is_active(pod: Any) -> bool:
+    """controller_utils.go IsPodActive: not Succeeded/Failed and not terminating."""
+    return pod.status.phase not in ("Succeeded", "Failed") and pod.metadata.deletion_timestamp is None
+
+
+def _deletion_cost(pod: Any) -> int:
+    try:
+        return int((pod.metadata.annotations or {}).get(POD_DELETION_COST_ANNOTATION, "0"))
+    except ValueError:
+        return 0  # upstream: an invalid cost is treated as 0 (GetDeletionCostFromPodAnnotations errors are ignored)
+
+
+def _log_rank(t: float | None, now: float) -> int:
+    """``int(math.Log2(float(now - t)))`` in nanoseconds, -1 for a non-positive duration."""
+    if t is None:
+        return -1
+    d = (now - t) * 1e9
+    return int(math.log2(d)) if d > 0 else -1
+
+
+def rank_pods_for_deletion(pods: Sequence[Any], related: Sequence[Any], now: float,
+                           ready_since: Callable[[str], float | None],
+                           created_at: Callable[[Any], float | None]) -> list[Any]:
+    """``pods`` in the order the ReplicaSet controller deletes them (replica_set.go getPodsToDelete
+    with getPodsRankedByRelatedPodsOnSameNode; ``related`` = the active pods of every ReplicaSet
+    of the same Deployment)."""
+    on_node: dict[str, int] = {}
+    for p in related:
+        if p.spec.node_name:
+            on_node[p.spec.node_name] = on_node.get(p.spec.node_name, 0) + 1
+    rank = {p.key: (on_node.get(p.spec.node_name, 0) if p.spec.node_name else 0) for p in pods}
+
+    def ready(p: Any) -> bool:
+        return bool(p.spec.node_name) and ready_since(p.key) is not None
+
+    def less(a: Any, b: Any) -> int:
+        if bool(a.spec.node_name) != bool(b.spec.node_name):
+            return -1 if not a.spec.node_name else 1
+        pa = _PHASE_ORDINAL.get(a.status.phase or "Pending", 0)
+        pb = _PHASE_ORDINAL.get(b.status.phase or "Pending", 0)
+        if pa != pb:
+            return -1 if pa < pb else 1
+        if ready(a) != ready(b):
+            return -1 if not ready(a) else 1
+        ca, cb = _deletion_cost(a), _deletion_cost(b)
+        if ca != cb:
+            return -1 if ca < cb else 1
+        if rank[a.key] != rank[b.key]:
+            return -1 if rank[a.key] > rank[b.key] else 1
+        if ready(a) and ready(b):
+            ra, rb = ready_since(a.key), ready_since(b.key)
+            if ra != rb:
+                diff = _log_rank(ra, now) - _log_rank(rb, now)
+                if diff != 0:
+                    return -1 if diff < 0 else 1
+                return -1 if (a.metadata.uid or "") < (b.metadata.uid or "") else 1
+        ta, tb = created_at(a), created_at(b)
+        if ta != tb and (ta is None or tb is None):
+            return -1 if ta is None else 1
+        if ta != tb:
+            diff = _log_rank(ta, now) - _log_rank(tb, now)
+            if diff != 0:
+                return -1 if diff < 0 else 1
+            return -1 if (a.metadata.uid or "") < (b.metadata.uid or "") else 1
+        return 0
+
+    return sorted(pods, key=functools.cmp_to_key(less))
+
+
+@dataclass
+class ManagedWorkload:
+    """A workload a controller manages (its model builds the pods: ``pod_for``)."""
+
+    model: Any
+
+    @property
+    def uid(self) -> str:
+        return self.model.uid()
+
+    @property
+    def key(self) -> str:
+        return f"{self.model.metadata.namespace}/{self.model.metadata.name}"
+
+    @property
+    def object(self) -> str:
+        return f"{self.model.kind}/{self.key}"
+
+
+def find_by_key(items: Mapping[str, Any], key: str) -> Any | None:
+    """The managed workload ``namespace/name`` among ``items`` (by uid), or None."""
+    return next((w for w in items.values() if w.key == key), None)
+
+
+@dataclass
+class ManagedReplicaSet(ManagedWorkload):
+    """One ReplicaSet the controller manages: the desired replicas and the next pod index
+    (indices are never reused, so names stay unique)."""
+
+    replicas: int = 0
+    next_index: int = 0
+    created_at: float = 0.0
+    #: the owning Deployment's key ``namespace/name`` (None for a bare ReplicaSet)
+    deployment: str | None = None
+
+
+@dataclass
+class ReplicaSetController:
+    """replica_set.go manageReplicas for every managed ReplicaSet (see the module docstring)."""
+
+    host: ControllerHost
+    sets: dict[str, ManagedReplicaSet] = field(default_factory=dict)  # by uid
+
+    def add(self, rs: ManagedReplicaSet) -> ManagedReplicaSet:
+        self.sets[rs.uid] = rs
+        return rs
+
+    def get(self, key: str) -> ManagedReplicaSet | None:
+        return find_by_key(self.sets, key)
+
+    def active_pods(self, rs: ManagedReplicaSet) -> list[Any]:
+        return [p for p in self.host.owned_pods(rs.uid) if self.host.counts_as_active(p)]
+
+    def available(self, rs: ManagedReplicaSet) -> int:
+        """Active pods that are bound (available; minReadySeconds 0)."""
+        return sum(1 for p in self.active_pods(rs) if p.spec.node_name)
+
+    def scale(self, rs: ManagedReplicaSet, replicas: int, reason: str = "scale") -> None:
+        if replicas != rs.replicas:
+            self.host.record("scale", rs.object, replicas=replicas, previous=rs.replicas, reason=reason)
+            rs.replicas = replicas
+        self.sync(rs)
+
+    def sync(self, rs: ManagedReplicaSet, related: Mapping[str, Any] | None = None) -> None:
+        """Create or delete pods until ``replicas`` are active."""
+        active = self.active_pods(rs)
+        diff = len(active) - rs.replicas
+        if diff < 0:
+            for _ in range(-diff):
+                pod = rs.model.pod_for(rs.next_index)
+                rs.next_index += 1
+                self.host.create_controller_pod(pod)
+        elif diff > 0:
+            related_pods = list(related.values()) if related is not None else active
+            ranked = rank_pods_for_deletion(active, related_pods, self.host.now(), self.host.ready_since,
+                                            _created_at)
+            for pod in ranked[:diff]:
+                self.host.delete_controller_pod(pod.key, "scale-down")
+
+
+def _created_at(pod: Any) -> float | None:
+    from karpy.sim.clock import EPOCH
+
+    ts = pod.metadata.creation_timestamp
+    return (ts - EPOCH).total_seconds() if ts is not None else None

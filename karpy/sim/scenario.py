@@ -1,0 +1,338 @@
+"""Running a Scenario's events on the virtual clock (:mod:`karpy.api.scenario` defines them).
+
+:class:`ScenarioRunner` checks every event before the run starts — an unknown workload, an
+``apply`` that does not load, an ``at`` after the horizon, a capacity spec the cloud provider
+rejects — and raises :class:`karpy.api.loader.ManifestError` naming the file, document, event index
+and field (``spec.events[3].scale.name``). Then it schedules each event at its ``at``.
+
+What each action does:
+
+* ``scale`` — the Deployment / ReplicaSet / StatefulSet controller (:mod:`karpy.sim.deployment`,
+  :mod:`karpy.sim.replicaset`, :mod:`karpy.sim.statefulset`) creates or deletes pods;
+* ``rollout`` — a restart of a Deployment (new pod-template hash, RollingUpdate or Recreate);
+* ``apply`` — each object is created, or updated when it exists (a Deployment with a new template
+  rolls out; new replicas scale; a NodePool is replaced in the store; a cloud-provider kind such as
+  ``EC2NodeClass`` goes to the provider's ``apply``); provisionable pods are re-queued;
+* ``delete`` — workloads delete their pods (gracefully); a NodePool's NodeClaims are terminated
+  (``deleted_by: nodepool-deleted``, as the owner-reference garbage collector does upstream);
+* ``capacity`` — the provider's ``capacity_event(unavailable=, available=)`` starts or stops
+  injected capacity errors; provisionable pods are re-queued;
+* ``interrupt`` — the provider's ``interrupt(cluster, nodeclaims)`` (the AWS provider's interruption
+  controller) handles a spot interruption of each target NodeClaim.
+
+Events at the same instant run in the Scenario's order, then the ``events=`` / ``--event`` ones.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from pydantic import ValidationError
+
+from karpy.api.loader import ManifestError, format_loc, load_manifests
+from karpy.api.scenario import Scenario, ScenarioEvent
+from karpy.sim.replicaset import ManagedReplicaSet, find_by_key
+
+if TYPE_CHECKING:
+    from karpy.sim.simulation import Simulation
+
+__all__ = ["ScenarioRunner", "validate_events"]
+
+_WORKLOAD_KINDS = ("Deployment", "ReplicaSet", "StatefulSet", "Job")
+
+
+def validate_events(events: Sequence[Any], where: str = "events") -> list[ScenarioEvent]:
+    """``ScenarioEvent`` objects from models or dicts; ``ManifestError`` on the first bad one."""
+    out: list[ScenarioEvent] = []
+    for i, ev in enumerate(events):
+        if isinstance(ev, ScenarioEvent):
+            out.append(ev)
+            continue
+        try:
+            out.append(ScenarioEvent.model_validate(ev))
+        except ValidationError as err:
+            first = err.errors()[0]
+            loc = format_loc((where, i, *[p for p in first["loc"] if isinstance(p, (int, str))
+                                          and p not in ("function-after", "function-before")]))
+            msg = str(first["msg"]).removeprefix("Value error, ")
+            if msg.startswith("Input should be"):
+                msg = "must be" + msg[len("Input should be"):] + f" (got {first.get('input')!r})"
+            raise ManifestError("<events>", None, loc, msg) from None
+    return out
+
+
+class ScenarioRunner:
+    """Validate and schedule the events of one run (see the module docstring)."""
+
+    def __init__(self, sim: Simulation, scenario: Scenario | None, extra: Sequence[Any] = ()) -> None:
+        self.sim = sim
+        self.scenario = scenario
+        self.file, self.document = scenario.source if scenario is not None else ("<events>", None)
+        self.entries: list[tuple[str, int | None, str, ScenarioEvent]] = []
+        if scenario is not None:
+            for i, ev in enumerate(scenario.spec.events):
+                self.entries.append((self.file, self.document, f"spec.events[{i}]", ev))
+        for i, ev in enumerate(validate_events(extra)):
+            self.entries.append(("<events>", None, f"events[{i}]", ev))
+        if sim.horizon is None and scenario is not None and scenario.spec.until is not None:
+            sim.horizon = scenario.spec.until
+        self._applied: dict[int, list[Any]] = {}
+
+    # -- validation -------------------------------------------------------------------------------
+    def _error(self, file: str, doc: int | None, path: str, message: str) -> ManifestError:
+        return ManifestError(file, doc, path, message, kind="Scenario" if doc is not None else None,
+                             name=self.scenario.metadata.name if self.scenario is not None and doc is not None
+                             else None)
+
+    def _known_workloads(self) -> set[tuple[str, str, str]]:
+        m = self.sim.manifests
+        known = set()
+        for kind, items in (("Deployment", m.deployments), ("ReplicaSet", m.replica_sets),
+                            ("StatefulSet", m.stateful_sets), ("Job", m.jobs), ("Pod", m.pods),
+                            ("NodePool", m.nodepools), ("DaemonSet", m.daemon_sets)):
+            for w in items:
+                known.add((kind, w.metadata.namespace or "default", w.metadata.name))
+        for kind, items in (getattr(m, "extra", {}) or {}).items():
+            for w in items:
+                known.add((kind, getattr(w.metadata, "namespace", None) or "default", w.metadata.name))
+        return known
+
+    def _load_apply(self, value: Any, file: str, doc: int | None, path: str) -> list[Any]:
+        extra = getattr(self.sim.cloud_provider, "EXTRA_KINDS", None)
+        source = value
+        if isinstance(value, str) and "\n" not in value and not value.lstrip().startswith(("{", "apiVersion")):
+            p = Path(value)
+            if not p.is_absolute() and not p.exists() and file not in ("<events>",) and Path(file).exists():
+                p = Path(file).parent / p
+            source = p
+        try:
+            loaded = load_manifests(source if not isinstance(value, list) else list(value), extra_kinds=extra)
+        except ManifestError as err:
+            raise self._error(file, doc, f"{path}.apply", str(err)) from None
+        if loaded.scenarios:
+            raise self._error(file, doc, f"{path}.apply", "an applied manifest cannot be a Scenario")
+        return list(loaded.objects)
+
+    @staticmethod
+    def _ns(obj: Any) -> str:
+        return getattr(obj.metadata, "namespace", None) or "default"
+
+    def check(self) -> None:
+        """Raise ``ManifestError`` for the first bad event (in time order of application)."""
+        known = self._known_workloads()
+        capacity_check = getattr(self.sim.cloud_provider, "check_capacity_spec", None)
+        order = sorted(range(len(self.entries)), key=lambda i: (self.entries[i][3].at, i))
+        for i in order:
+            file, doc, path, ev = self.entries[i]
+            if self.sim.horizon is not None and ev.at > self.sim.horizon:
+                raise self._error(file, doc, f"{path}.at",
+                                  f"{ev.at:g}s is after the end of the run (until {self.sim.horizon:g}s)")
+            action = ev.action
+            if action == "apply":
+                objs = self._load_apply(ev.apply, file, doc, path)
+                self._applied[i] = objs
+                for o in objs:
+                    known.add((getattr(o, "kind", type(o).__name__), self._ns(o), o.metadata.name))
+            elif action in ("scale", "rollout", "delete"):
+                ref = getattr(ev, action)
+                ns = ref.namespace or "default"
+                kinds = {k for (k, _, _) in known}
+                lookup_ns = "default" if ref.kind in ("NodePool", "EC2NodeClass", "NodeOverlay", "PriorityClass") \
+                    else ns
+                if (ref.kind, lookup_ns, ref.name) not in known:
+                    hint = "" if ref.kind in kinds else f" (no {ref.kind} is loaded)"
+                    raise self._error(file, doc, f"{path}.{action}.name",
+                                      f"unknown {ref.kind} {ns + '/' if lookup_ns != 'default' or ns != 'default' else ''}"
+                                      f"{ref.name!r}{hint}".replace("'", '"'))
+                if action == "delete":
+                    known.discard((ref.kind, lookup_ns, ref.name))
+            elif action == "capacity":
+                if capacity_check is None or not hasattr(self.sim.cloud_provider, "capacity_event"):
+                    raise self._error(file, doc, f"{path}.capacity",
+                                      f"cloud provider {getattr(self.sim.cloud_provider, 'name', '?')!r} does not "
+                                      "model injected capacity changes")
+                for field_name in ("unavailable", "available"):
+                    for j, spec in enumerate(getattr(ev.capacity, field_name)):
+                        try:
+                            capacity_check(spec)
+                        except ValueError as err:
+                            raise self._error(file, doc, f"{path}.capacity.{field_name}[{j}]", str(err)) from None
+            elif action == "interrupt":
+                if not hasattr(self.sim.cloud_provider, "interrupt"):
+                    raise self._error(file, doc, f"{path}.interrupt",
+                                      f"cloud provider {getattr(self.sim.cloud_provider, 'name', '?')!r} does not "
+                                      "model interruptions")
+
+    def schedule(self) -> None:
+        self.check()
+        for i, (_, _, _, ev) in enumerate(self.entries):
+            self.sim.events.schedule(ev.at, f"scenario {ev.action} #{i}", lambda i=i, ev=ev: self._run(i, ev))
+
+    # -- running ----------------------------------------------------------------------------------
+    def _run(self, i: int, ev: ScenarioEvent) -> None:
+        getattr(self, f"_do_{ev.action}")(i, ev)
+
+    def _requeue(self) -> None:
+        sim = self.sim
+        sim._cluster_version += 1
+        sim._requeue_at = sim.clock.now()
+
+    def _do_scale(self, i: int, ev: ScenarioEvent) -> None:
+        sim, ref = self.sim, ev.scale
+        key = f"{ref.namespace}/{ref.name}"
+        if ref.kind == "Deployment":
+            d = sim.deployments.deployments.get(key)
+            if d is not None:
+                sim.deployments.scale(d, ref.replicas)
+        elif ref.kind == "ReplicaSet":
+            rs = sim.replica_sets.get(key)
+            if rs is not None:
+                sim.replica_sets.scale(rs, ref.replicas)
+        else:
+            s = sim.stateful_sets.get(key)
+            if s is not None:
+                sim.stateful_sets.scale(s, ref.replicas)
+
+    def _do_rollout(self, i: int, ev: ScenarioEvent) -> None:
+        d = self.sim.deployments.deployments.get(f"{ev.rollout.namespace}/{ev.rollout.name}")
+        if d is not None:
+            self.sim.deployments.rollout(d)
+
+    def _do_capacity(self, i: int, ev: ScenarioEvent) -> None:
+        cap = ev.capacity
+        self.sim.cloud_provider.capacity_event(unavailable=list(cap.unavailable), available=list(cap.available))
+        if cap.unavailable:
+            self.sim.record("capacity.unavailable", "Capacity", specs=list(cap.unavailable))
+        if cap.available:
+            self.sim.record("capacity.available", "Capacity", specs=list(cap.available))
+        self._requeue()
+
+    def _do_interrupt(self, i: int, ev: ScenarioEvent) -> None:
+        sim, target = self.sim, ev.interrupt
+        records = []
+        for rec in sim.launches:
+            if rec.launched is None or rec.deleted or rec.deleting_at is not None:
+                continue
+            if target.node is not None:
+                if rec.name == target.node:
+                    records.append(rec)
+            elif rec.instance_type == target.instance_type and rec.zone == target.zone and rec.capacity_type == "spot":
+                records.append(rec)
+        if not records:
+            sim.record("interruption", f"NodeClaim/{target.node}" if target.node else
+                       f"Offering/{target.instance_type}/{target.zone}/spot", matched=0)
+            return
+        sim.cloud_provider.interrupt(sim, [r.launched for r in records])
+
+    def _do_delete(self, i: int, ev: ScenarioEvent) -> None:
+        sim, ref = self.sim, ev.delete
+        key = f"{ref.namespace}/{ref.name}"
+        sim.record("delete", f"{ref.kind}/{key if ref.kind not in ('NodePool',) else ref.name}")
+        owner_uid = None
+        if ref.kind == "Deployment":
+            d = sim.deployments.deployments.pop(key, None)
+            if d is not None:
+                for rs in d.sets:
+                    rs.replicas = 0
+                    for p in sim.owned_pods(rs.uid):
+                        sim.delete_controller_pod(p.key, "deleted")
+                    sim.replica_sets.sets.pop(rs.uid, None)
+        elif ref.kind in ("ReplicaSet", "StatefulSet", "Job"):
+            registry = {"ReplicaSet": sim.replica_sets.sets, "StatefulSet": sim.stateful_sets.sets,
+                        "Job": sim.jobs.jobs}[ref.kind]
+            managed = find_by_key(registry, key)
+            if managed is not None:
+                owner_uid = managed.uid
+                registry.pop(managed.uid, None)
+        elif ref.kind == "Pod":
+            pod = sim.store.get("Pod", ref.name, ref.namespace)
+            if pod is not None:
+                sim.delete_controller_pod(pod.key, "deleted")
+        elif ref.kind == "NodePool":
+            pool = sim.store.get("NodePool", ref.name)
+            if pool is not None:
+                sim.store.delete("NodePool", pool)
+            for rec in list(sim.launches):
+                if rec.nodepool == ref.name and rec.launched is not None and not rec.deleted:
+                    sim.delete_nodeclaim(rec.name, "nodepool-deleted")
+        elif ref.kind == "DaemonSet":
+            ds = sim.store.get("DaemonSet", ref.name, ref.namespace)
+            if ds is not None:
+                sim.store.delete("DaemonSet", ds)
+        else:
+            apply = getattr(sim.cloud_provider, "delete_object", None)
+            if apply is not None:
+                apply(ref.kind, ref.name)
+        if owner_uid is not None:
+            for p in sim.owned_pods(owner_uid):
+                sim.delete_controller_pod(p.key, "deleted")
+        self._requeue()
+
+    def _do_apply(self, i: int, ev: ScenarioEvent) -> None:
+        sim = self.sim
+        for obj in self._applied.get(i, ()):
+            kind = getattr(obj, "kind", None) or type(obj).__name__
+            ns = self._ns(obj)
+            key = f"{ns}/{obj.metadata.name}"
+            sim.record("apply", f"{kind}/{obj.metadata.name if getattr(obj, 'CLUSTER_SCOPED', False) else key}")
+            if kind == "Pod":
+                sim._admit(obj.model_copy(deep=True))
+            elif kind == "Deployment":
+                d = sim.deployments.deployments.get(key)
+                if d is None:
+                    d = sim.deployments.add(obj.model_copy(deep=True), initial_next_index=0)
+                    sim.replica_sets.sync(d.new)
+                else:
+                    if obj.spec.template != d.model.spec.template:
+                        d.model.spec.strategy = obj.spec.strategy
+                        d.model.spec.replicas = obj.spec.replicas
+                        sim.deployments.rollout(d, obj.spec.template.model_copy(deep=True))
+                    elif obj.spec.replicas != d.replicas:
+                        sim.deployments.scale(d, obj.spec.replicas)
+            elif kind == "ReplicaSet":
+                rs = sim.replica_sets.get(key)
+                if rs is None:
+                    rs = sim.replica_sets.add(ManagedReplicaSet(obj.model_copy(deep=True), obj.spec.replicas, 0,
+                                                                sim.clock.now()))
+                    sim.replica_sets.sync(rs)
+                else:
+                    sim.replica_sets.scale(rs, obj.spec.replicas)
+            elif kind == "StatefulSet":
+                s = sim.stateful_sets.get(key)
+                if s is None:
+                    sim.stateful_sets.sync(sim.stateful_sets.add(obj.model_copy(deep=True)))
+                else:
+                    sim.stateful_sets.scale(s, obj.spec.replicas)
+            elif kind == "Job":
+                if sim.jobs.get(key) is None:
+                    j = sim.jobs.add(obj.model_copy(deep=True))
+                    j.next_index = 0
+                    sim.jobs.sync(j)
+            elif kind in ("NodePool", "DaemonSet"):
+                store_ns = obj.metadata.namespace if kind == "DaemonSet" else ""
+                old = sim.store.get(kind, obj.metadata.name, store_ns or "")
+                new = obj.model_copy(deep=True)
+                if old is None:
+                    sim.store.create(kind, new)
+                else:
+                    sim.store.update(kind, new, old=old)
+                if kind == "DaemonSet" and old is None:
+                    for node in sim.store.list("Node"):
+                        if sim._daemonset_fits(new, node):
+                            pod = new.pod_for_node(node.metadata.name)
+                            pod.spec.node_name = node.metadata.name
+                            sim._create_pod(pod)
+            elif kind == "PriorityClass":
+                sim.scheduler.add_priority_class(obj)
+            elif kind == "PodDisruptionBudget":
+                sim.scheduler.add_pdb(obj)
+            else:
+                apply = getattr(sim.cloud_provider, "apply", None)
+                if apply is not None:
+                    apply(obj.model_copy(deep=True))
+                else:
+                    sim.record("apply.ignored", f"{kind}/{obj.metadata.name}",
+                               reason="the cloud provider does not take this kind at run time")
+        self._requeue()

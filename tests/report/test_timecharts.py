@@ -1,0 +1,55 @@
+"""The report's charts over time (Gantt, pending pods, $/h): inline SVG, numbers readable back,
+absent for a run without time-dependent events; checked in headless Chromium (DOM and screenshot)
+in test_html_chromium.py (the browser checks live there, beside the other report's)."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from karpy.report import render_html
+from karpy.report.timecharts import pending_series, render_time_charts
+
+
+HERE = Path(__file__).parent
+TIMELINE_DOC = HERE / "sample_timeline_document.json"  # generation-outage scenario (tests/sim/data)
+PLAIN_DOC = HERE / "sample_document.json"
+
+
+def doc():
+    return json.loads(TIMELINE_DOC.read_text(encoding="utf-8"))
+
+
+def test_no_charts_without_time_events():
+    plain = json.loads(PLAIN_DOC.read_text(encoding="utf-8"))
+    assert render_time_charts(plain) == ""
+    assert 'id="over-time"' not in render_html(plain)
+
+
+def test_gantt_bars_follow_the_nodeclaims():
+    d = doc()
+    page = render_html(d)
+    bars = {m["data-nodeclaim"]: m for m in (dict(re.findall(r'(data-[a-z-]+)="([^"]*)"', g))
+                                             for g in re.findall(r'<g class="gantt-bar"[^>]*>', page))}
+    launched = {n["name"]: n for n in d["nodeclaims"] if n["launched"]}
+    assert set(bars) == set(launched)
+    for name, a in bars.items():
+        assert float(a["data-start"]) == launched[name]["launched_at"]
+        assert float(a["data-end"]) == (launched[name]["deleted_at"] or d["cost"]["horizon"])
+        assert a["data-generation"] == launched[name]["labels"]["karpenter.k8s.aws/instance-generation"]
+    assert {a["data-generation"] for a in bars.values()} == {"7", "8"}
+    assert "<script" not in page and "http" not in page.split("</style>", 1)[1].replace("http-equiv", "")
+
+
+def test_pending_and_cost_series():
+    d = doc()
+    series = pending_series(d["timeline"])
+    assert series[0] == (0.0, 4) and max(v for _, v in series) >= 16 and series[-1][1] == 0
+    cost_svg = render_time_charts(d).split('id="chart-cost"', 1)[1]
+    cost_points = [(float(t), float(v)) for t, v in re.findall(r'data-t="([^"]*)" data-value="([^"]*)"', cost_svg)]
+    assert [(t, v) for t, v in d["cost"]["per_hour"]] == cost_points
+
+
