@@ -123,10 +123,14 @@ def build_network(client: Any, subnets: Sequence[SubnetSpec], groups: Sequence[S
             backend.subnets[zone][spec.id] = subnet
             sid = spec.id
         created[sid] = zone
-    n_groups = len(have_groups)
-    for i, g in enumerate(todo_groups):
-        # a name unique in the account (group names are unique per VPC; ids may repeat across runs)
-        name = g.name or (f"karpy-{g.id}" if g.id else f"karpy-{vpc['VpcId']}-{n_groups + i}")
+    taken_names = {x["GroupName"] for p in client.get_paginator("describe_security_groups").paginate(
+        Filters=[{"Name": "vpc-id", "Values": [vpc["VpcId"]]}]) for x in p["SecurityGroups"]}
+    for g in todo_groups:
+        name = g.name or (f"karpy-{g.id}" if g.id else "")
+        if not name:  # group names are unique per VPC (a VPC id may come back in a later run)
+            name = next(f"karpy-{vpc['VpcId']}-{n}" for n in range(len(taken_names) + 1)
+                        if f"karpy-{vpc['VpcId']}-{n}" not in taken_names)
+        taken_names.add(name)
         gid = client.create_security_group(GroupName=name, Description="karpy nodes", VpcId=vpc["VpcId"],
                                            TagSpecifications=_tag_spec("security-group", g.tags))["GroupId"]
         if g.id and g.id != gid:

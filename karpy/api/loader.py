@@ -43,7 +43,7 @@ from karpy.api.meta import TypedObject
 from karpy.api.node import Node
 from karpy.api.nodeclaim import NodeClaim
 from karpy.api.nodeoverlay import NodeOverlay
-from karpy.api.nodepool import NodePool
+from karpy.api.nodepool import NodePool, written_fields
 from karpy.api.objects import KINDS, lookup, supported_versions
 from karpy.api.pod import Pod
 from karpy.api.poddisruptionbudget import PodDisruptionBudget
@@ -546,9 +546,13 @@ def _validate(doc: _Doc, extra_kinds: Mapping[tuple[str, str], type[BaseModel]] 
         label = f"{api_version} {kind}"
         skipped[label] = skipped.get(label, 0) + 1
         return None
+    raw = data
     data = _admit(doc, cls, kind, name, strict, warnings)
     try:
-        return cls.model_validate(data)
+        obj = cls.model_validate(data)
+        if isinstance(obj, NodePool):
+            obj._written = written_fields(raw)  # what the user wrote, before admission's defaults
+        return obj
     except ValidationError as e:
         errors = e.errors()
         first = errors[0]

@@ -13,7 +13,7 @@ import re
 from collections.abc import Iterable, Mapping
 from typing import Annotated, Any, Literal
 
-from pydantic import AfterValidator, BaseModel, Field, field_validator, model_validator
+from pydantic import AfterValidator, BaseModel, Field, PrivateAttr, field_validator, model_validator
 
 from karpy.api.meta import Condition, KubeModel, ResourceQuantities, TypedObject
 from karpy.api.pod import NodeSelectorRequirement, Taint
@@ -21,6 +21,7 @@ from karpy.api.pod import NodeSelectorRequirement, Taint
 __all__ = [
     "UNMODELLED_NODEPOOL_FIELDS",
     "unmodelled_field_warnings",
+    "written_fields",
     "Budget",
     "Disruption",
     "NodeClaimTemplate",
@@ -213,6 +214,9 @@ class NodePool(TypedObject):
 
     spec: NodePoolSpec
     status: NodePoolStatus = Field(default_factory=NodePoolStatus)
+    #: the :data:`UNMODELLED_NODEPOOL_FIELDS` the manifest wrote (set by the loader, which sees the
+    #: document before admission defaults it); None = not known, ``model_fields_set`` is used
+    _written: frozenset[str] | None = PrivateAttr(default=None)
 
 
     @property
@@ -265,6 +269,20 @@ UNMODELLED_NODEPOOL_FIELDS: Mapping[str, str] = {
 }
 
 
+def written_fields(data: Any, paths: Iterable[str] = UNMODELLED_NODEPOOL_FIELDS) -> frozenset[str]:
+    """The dotted ``paths`` present in a raw manifest mapping (before any defaulting)."""
+    found = set()
+    for path in paths:
+        cur = data
+        for part in path.split("."):
+            cur = cur.get(part) if isinstance(cur, Mapping) else None
+            if cur is None:
+                break
+        if cur is not None:
+            found.add(path)
+    return frozenset(found)
+
+
 def _set_fields(model: Any, path: str) -> bool:
     """Whether the dotted YAML ``path`` was set in the manifest (pydantic ``model_fields_set``)."""
     cur = model
@@ -286,7 +304,8 @@ def unmodelled_field_warnings(nodepools: Iterable[Any],
     pools = list(nodepools)
     by_reason: dict[str, list[str]] = {}
     for path, why in fields.items():
-        names = [np.metadata.name for np in pools if _set_fields(np, path)]
+        names = [np.metadata.name for np in pools
+                 if (path in np._written if np._written is not None else _set_fields(np, path))]
         if names:
             by_reason.setdefault(why, []).append(f"{path} ({', '.join(names)})")
     return [f"NodePool fields not acted on ({why}): {', '.join(items)}" for why, items in by_reason.items()]

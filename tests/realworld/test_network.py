@@ -62,34 +62,37 @@ def test_subnets_by_id_from_a_karpy_network_manifest(run) -> None:
 
 
 def test_subnets_by_id_from_the_nodeclass_status_of_a_dump(run) -> None:
-    status = {"subnets": [{"id": SUBNET_A, "zone": "us-east-1d", "zoneID": "use1-az4"}],
-              "securityGroups": [{"id": SG, "name": "eks-cluster-sg-prod"}]}
-    result, doc = run(_general(subnetSelectorTerms=[{"id": SUBNET_A}],
-                               securityGroupSelectorTerms=[{"name": "eks-cluster-sg-prod"}], status=status))
+    subnet = "subnet-0c1d2e3f4a5b60718"  # (ids differ per test: moto's state is process-wide)
+    status = {"subnets": [{"id": subnet, "zone": "us-east-1d", "zoneID": "use1-az4"}],
+              "securityGroups": [{"id": "sg-0e1f2a3b4c5d60718", "name": "eks-cluster-sg-dump"}]}
+    result, doc = run(_general(subnetSelectorTerms=[{"id": subnet}],
+                               securityGroupSelectorTerms=[{"name": "eks-cluster-sg-dump"}], status=status))
     assert result.exit_code == 0, pending(doc)
-    assert _subnets_of(doc) == {(SUBNET_A, "us-east-1d")}
+    assert _subnets_of(doc) == {(subnet, "us-east-1d")}
     nc = launched(doc)[0]
     assert nc["zone"] == "us-east-1d" and nc["labels"]["topology.k8s.aws/zone-id"] == "use1-az4"
 
 
 def test_subnets_by_id_alone_are_placed_and_the_assumption_said(run) -> None:
-    result, doc = run(_general(subnetSelectorTerms=[{"id": SUBNET_A}, {"id": SUBNET_B}],
-                               securityGroupSelectorTerms=[{"id": SG}]))
+    a, b = "subnet-0f0e0d0c0b0a90807", "subnet-0f0e0d0c0b0a90808"
+    result, doc = run(_general(subnetSelectorTerms=[{"id": a}, {"id": b}],
+                               securityGroupSelectorTerms=[{"id": "sg-0f0e0d0c0b0a90807"}]))
     assert result.exit_code == 0, pending(doc)
-    assert _subnets_of(doc) <= {(SUBNET_A, "us-east-1a"), (SUBNET_B, "us-east-1b")}
+    assert _subnets_of(doc) <= {(a, "us-east-1a"), (b, "us-east-1b")}
     assert ("EC2NodeClass default: the zones of subnets selected by id are not known (give the EC2NodeClass "
-            f"status.subnets or a karpy.io Network); the mocked VPC puts {SUBNET_A} in us-east-1a, "
-            f"{SUBNET_B} in us-east-1b") in doc["warnings"]
+            f"status.subnets or a karpy.io Network); the mocked VPC puts {a} in us-east-1a, "
+            f"{b} in us-east-1b") in doc["warnings"]
 
 
 def test_security_group_by_name_and_subnets_by_tags_resolve() -> None:
     nc = EC2NodeClass.model_validate(next(d for d in _general(
-        securityGroupSelectorTerms=[{"name": "eks-cluster-sg-prod"}, {"id": SG}]) if d["kind"] == "EC2NodeClass"))
+        securityGroupSelectorTerms=[{"name": "eks-cluster-sg-byname"}, {"id": "sg-0a0b0c0d0e0f10203"}])
+        if d["kind"] == "EC2NodeClass"))
     with AWSCloudProvider("us-east-1", "2026-07-20", nodeclasses=[nc]) as provider:
         provider.prepare([], nodeclasses_given=True)
         resolved = resolve_nodeclass(provider.ec2.client, nc)
-        assert sorted(g for g, _ in resolved.security_groups)[0] == SG
-        assert "eks-cluster-sg-prod" in {name for _, name in resolved.security_groups}
+        assert "sg-0a0b0c0d0e0f10203" in {g for g, _ in resolved.security_groups}
+        assert "eks-cluster-sg-byname" in {name for _, name in resolved.security_groups}
         assert len(resolved.zones()) == 6  # tags: one subnet per zone of the region
 
 
