@@ -336,10 +336,11 @@ class AWSCloudProvider:
         """Stand-in for core's NodePool readiness controller and ``nodepoolutils.ListManaged``,
         which read the NodeClass through the kube client:
 
-        * a NodePool whose ``nodeClassRef`` is not ``karpenter.k8s.aws/EC2NodeClass`` (e.g. EKS
-          Auto Mode's ``eks.amazonaws.com/NodeClass``) is not managed by this provider: upstream's
-          provisioner never lists it. karpy marks it not ready (so the provisioner ignores it) and
-          warns -- it is never given a substitute NodeClass;
+        * a NodePool of EKS Auto Mode (``nodeClassRef`` ``eks.amazonaws.com/NodeClass``) is not
+          managed by this provider: upstream's provisioner never lists it (ListManaged). karpy
+          marks it not ready (so the provisioner ignores it) and warns -- it is never given a
+          substitute NodeClass. (Other groups, e.g. ``karpy.testing``'s Karpenter test NodeClass
+          ``karpenter.test.sh/TestNodeClass``, keep karpy's documented default EC2NodeClass;)
         * a NodePool referencing an EC2NodeClass the manifests do not define (when they define
           some) gets ``NodeClassReady=False`` reason ``NodeClassNotFound`` "NodeClass not found on
           cluster" and ``Ready=False`` (readiness/controller.go), and a warning. When the manifests
@@ -352,13 +353,15 @@ class AWSCloudProvider:
             if ref is None:
                 continue
             name = np.metadata.name
-            if (ref.group, ref.kind) != (NODECLASS_GROUP, NODECLASS_KIND):
+            if ref.group == EKS_AUTO_MODE_GROUP:
                 reason, message = "UnsupportedNodeClass", (
                     f"nodeClassRef {ref.group}/{ref.kind} is not supported by the AWS provider "
                     f"(it supports {NODECLASS_GROUP}/{NODECLASS_KIND})")
-                extra = (" (EKS Auto Mode: karpy models self-managed Karpenter's AWS provider, not Auto Mode's "
-                         "built-in NodeClass)" if ref.group == EKS_AUTO_MODE_GROUP else "")
-                self.warnings.append(f"NodePool {name}: {message}{extra}; Karpenter ignores the NodePool")
+                self.warnings.append(f"NodePool {name}: {message} (EKS Auto Mode: karpy models self-managed "
+                                     "Karpenter's AWS provider, not Auto Mode's built-in NodeClass); Karpenter "
+                                     "ignores the NodePool")
+            elif (ref.group, ref.kind) != (NODECLASS_GROUP, NODECLASS_KIND):
+                continue  # e.g. karpy.testing's karpenter.test.sh/TestNodeClass: the default EC2NodeClass
             elif nodeclasses_given and ref.name not in self.nodeclasses:
                 reason, message = NODECLASS_NOT_FOUND_REASON, NODECLASS_NOT_FOUND_MESSAGE
                 self.warnings.append(f"NodePool {name}: EC2NodeClass {ref.name!r} not found "

@@ -286,14 +286,17 @@ def written_fields(data: Any, paths: Iterable[str] = UNMODELLED_NODEPOOL_FIELDS)
 def _set_fields(model: Any, path: str) -> bool:
     """Whether the dotted YAML ``path`` was set in the manifest (pydantic ``model_fields_set``)."""
     cur = model
+    field = None
     for part in path.split("."):
         if cur is None or not isinstance(cur, BaseModel):
             return False
         name = next((n for n, f in type(cur).model_fields.items() if (f.alias or n) == part or n == part), None)
         if name is None or name not in cur.model_fields_set:
             return False
+        field = type(cur).model_fields[name]
         cur = getattr(cur, name)
-    return True
+    # a model built in code sets fields to their defaults explicitly: only a real value counts
+    return cur is not None and (field is None or field.is_required() or cur != field.get_default(call_default_factory=True))
 
 
 def unmodelled_field_warnings(nodepools: Iterable[Any],

@@ -148,6 +148,19 @@ class _Workload(TypedObject):
         return Pod(api_version="v1", kind="Pod", metadata=meta, spec=template.spec.model_copy(deep=True))
 
 
+class _Replicated(_Workload):
+    """ReplicaSet and ReplicationController: ``spec.replicas`` pods ``<name>-<5-char suffix>``."""
+
+    def pod_for(self, index: int) -> Pod:
+        """Pod ``index`` (``<name>-<5-char suffix>``)."""
+        name = f"{self.metadata.name}-{_suffix(f'{self.metadata.namespace}/{self.metadata.name}', index)}"
+        return self._new_pod(self.spec.template, name, self.owner_reference())  # type: ignore[attr-defined]
+
+    def expand_pods(self) -> list[Pod]:
+        """The ``spec.replicas`` pods the controller would create."""
+        return [self.pod_for(i) for i in range(self.spec.replicas)]  # type: ignore[attr-defined]
+
+
 class ReplicaSetSpec(KubeModel):
     """apps/v1 ReplicaSetSpec (``replicas`` defaults to 1)."""
 
@@ -156,7 +169,7 @@ class ReplicaSetSpec(KubeModel):
     template: PodTemplateSpec = Field(default_factory=PodTemplateSpec)
 
 
-class ReplicaSet(_Workload):
+class ReplicaSet(_Replicated):
     """apps/v1 ReplicaSet."""
 
     API_VERSION = "apps/v1"
@@ -169,14 +182,6 @@ class ReplicaSet(_Workload):
         self._check_selector(self.spec.selector, self.spec.template)
         return self
 
-    def pod_for(self, index: int) -> Pod:
-        """Pod ``index`` (``<rs>-<5-char suffix>``)."""
-        name = f"{self.metadata.name}-{_suffix(f'{self.metadata.namespace}/{self.metadata.name}', index)}"
-        return self._new_pod(self.spec.template, name, self.owner_reference())
-
-    def expand_pods(self) -> list[Pod]:
-        """The ``spec.replicas`` pods the ReplicaSet controller would create."""
-        return [self.pod_for(i) for i in range(self.spec.replicas)]
 
 
 class ReplicationControllerSpec(KubeModel):
@@ -192,7 +197,7 @@ class ReplicationControllerSpec(KubeModel):
         return 1 if value is None else value
 
 
-class ReplicationController(_Workload):
+class ReplicationController(_Replicated):
     """core/v1 ReplicationController: pods named and owned as a ReplicaSet's are."""
 
     API_VERSION = "v1"
@@ -206,14 +211,6 @@ class ReplicationController(_Workload):
             self._check_selector(LabelSelector(match_labels=dict(self.spec.selector)), self.spec.template)
         return self
 
-    def pod_for(self, index: int) -> Pod:
-        """Pod ``index`` (``<rc>-<5-char suffix>``)."""
-        name = f"{self.metadata.name}-{_suffix(f'{self.metadata.namespace}/{self.metadata.name}', index)}"
-        return self._new_pod(self.spec.template, name, self.owner_reference())
-
-    def expand_pods(self) -> list[Pod]:
-        """The ``spec.replicas`` pods the replication manager would create."""
-        return [self.pod_for(i) for i in range(self.spec.replicas)]
 
 
 class DeploymentSpec(KubeModel):
