@@ -57,19 +57,6 @@ def nodepool_is_ready(nodepool: Any) -> bool:
     return True
 
 
-def not_ready_note(nodepools: Sequence[Any]) -> str:
-    """``" (ignoring nodepool "gpu", not ready: NodeClass not found on cluster)"``: the NodePools the
-    provisioner skipped as not ready (provisioner.go logs "ignoring nodepool, not ready"), with the
-    message of their Ready condition; empty when there are none."""
-    notes = []
-    for np in sorted(nodepools, key=lambda n: n.metadata.name):
-        if np.is_static() or nodepool_is_ready(np):
-            continue
-        msg = next((c.message for c in np.status.conditions or () if c.type == "Ready"), "") or ""
-        notes.append(f'ignoring nodepool "{np.metadata.name}", not ready' + (f": {msg}" if msg else ""))
-    return f" ({'; '.join(notes)})" if notes else ""
-
-
 def pod_for_daemonset(ds: Any) -> Any:
     """pkg/utils/daemonset PodForDaemonSet: a pod from the template, owned by the DaemonSet.
     (Container limits without requests are already requests: API-model defaulting.)"""
@@ -226,8 +213,7 @@ class Provisioner:
             return r
         pools = self.dynamic_nodepools(nodepools)
         if not pools:
-            message = ERR_NO_DYNAMIC_NODEPOOLS + not_ready_note(nodepools)
-            r = Results([], [], {p.key: message for p in all_pods}, {p.key: p for p in all_pods})
+            r = Results([], [], {p.key: ERR_NO_DYNAMIC_NODEPOOLS for p in all_pods}, {p.key: p for p in all_pods})
             r.ignored = ignored  # type: ignore[attr-defined]
             return r
         instance_types: dict[str, list[Any]] = {}
