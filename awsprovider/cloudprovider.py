@@ -66,6 +66,8 @@ from awsprovider.nodeclass import (
     resolve_nodeclass,
 )
 from awsprovider.subnets import LaunchSubnet
+from awsprovider.ec2.network import build_user_network
+from awsprovider.ec2.regions import check_region
 from awsprovider.unavailableofferings import UnavailableOfferings
 from karpy.cloudprovider.types import (
     MIN_VALUES_POLICY_STRICT,
@@ -98,6 +100,14 @@ ANNOTATION_INSTANCE_PROFILE = "karpenter.k8s.aws/instance-profile-name"
 #: aws:pkg/apis/v1/ec2nodeclass.go EC2NodeClassHashVersion
 NODECLASS_HASH_VERSION = "v6"
 EKS_CLUSTER_NAME_TAG = "eks:eks-cluster-name"
+#: the NodeClass this provider supports (cloudprovider.go GetSupportedNodeClasses)
+NODECLASS_GROUP = "karpenter.k8s.aws"
+NODECLASS_KIND = "EC2NodeClass"
+#: EKS Auto Mode's built-in NodeClass group (``eks.amazonaws.com/NodeClass``): not modelled
+EKS_AUTO_MODE_GROUP = "eks.amazonaws.com"
+#: core pkg/controllers/nodepool/readiness/controller.go
+NODECLASS_NOT_FOUND_REASON = "NodeClassNotFound"
+NODECLASS_NOT_FOUND_MESSAGE = "NodeClass not found on cluster"
 #: pkg/apis/v1/ec2nodeclass.go RestrictedTagPatterns.
 RESTRICTED_TAG_PATTERNS = (
     re.compile(r"^kubernetes\.io/cluster/[0-9A-Za-z][A-Za-z0-9\-_]*$"),
@@ -229,6 +239,8 @@ class AWSCloudProvider:
         cluster_name: str = "karpy",
         amis: Sequence[AMI] = DEFAULT_AMIS,
         catalog_cache: bool = True,
+        price_region: str | None = None,
+        networks: Iterable[Any] = (),
         _ec2: MockedEC2 | None = None,
     ) -> None:
         from awsprovider.pricing import PricingProvider
@@ -244,14 +256,22 @@ class AWSCloudProvider:
         self.options = options or Options(min_values_policy=min_values_policy)
         min_values_policy = self.min_values_policy = self.options.min_values_policy
         self.amis = tuple(amis)
-        self.pricing = prices if isinstance(prices, PricingProvider) else PricingProvider(region, prices)
+        self.price_region = price_region
+        self.pricing = prices if isinstance(prices, PricingProvider) else PricingProvider(
+            region, prices, table_region=price_region)
         self.unavailable_specs = tuple(unavailable)
+        #: what the provider did not model or assumed (``karpy.simulate`` reports them)
+        self.warnings: list[str] = []
+        self.networks = list(networks)
         if _ec2 is None:
+            check_region(region)
             self.ec2 = MockedEC2(region, price_book=self.pricing, unavailable=self.unavailable_specs, clock=clock.now)
             self.ec2.start()
             if not catalog_cache:  # --no-cache: read the catalogue from moto, not the on-disk cache
                 self.ec2.catalog.disk_cache = None
             ensure_default_network(self.ec2.client)
+            for net in self.networks:
+                build_user_network(self.ec2.client, net)
         else:
             self.ec2 = _ec2
             self.ec2.set_scenario(self.pricing, CapacityModel.from_specs(list(self.unavailable_specs)))
@@ -262,6 +282,7 @@ class AWSCloudProvider:
                                           min_values_policy=min_values_policy, cluster_name=cluster_name)
         self.nodeclasses: dict[str, Any] = {nc.metadata.name: nc for nc in nodeclasses}
         self.overlays = list(overlays)
+        self._overlay_prices = overlay.overlay_prices(self.overlays) if self.overlays else {}
         self._resolved: dict[str, ResolvedNodeClass] = {}
         self._source = instance_type_source
         self.launches: dict[str, LaunchRecord] = {}
@@ -277,14 +298,108 @@ class AWSCloudProvider:
     @classmethod
     def from_options(cls, options: Any) -> AWSCloudProvider:
         """Factory for simulations (``karpy.cloudproviders`` entry point ``aws``): the region and
-        price table, injected capacity errors, and the manifests' EC2NodeClasses and NodeOverlays.
-        ``options.extra["catalog_cache"] = False`` bypasses the on-disk catalogue cache."""
+        price table (``price_region``: another region's table as a proxy), injected capacity
+        errors, and the manifests' EC2NodeClasses, NodeOverlays and ``karpy.io`` Networks.
+        ``options.extra["catalog_cache"] = False`` bypasses the on-disk catalogue cache. The
+        manifests' NodePools are checked against the NodeClasses (:meth:`check_nodepools`)."""
         manifests = options.manifests
-        nodeclasses = list((getattr(manifests, "extra", None) or {}).get("EC2NodeClass", ())) if manifests else []
+        extra = (getattr(manifests, "extra", None) or {}) if manifests else {}
+        nodeclasses = list(extra.get("EC2NodeClass", ()))
         overlays = list(getattr(manifests, "nodeoverlays", ())) if manifests else []
-        return cls(options.region or "us-east-1", options.prices, options.clock, tuple(options.unavailable),
-                   nodeclasses, overlays, options=getattr(options, "options", None),
-                   catalog_cache=bool((getattr(options, "extra", None) or {}).get("catalog_cache", True)))
+        provider = cls(options.region or "us-east-1", options.prices, options.clock, tuple(options.unavailable),
+                       nodeclasses, overlays, price_region=getattr(options, "price_region", None),
+                       networks=list(extra.get("Network", ())), options=getattr(options, "options", None),
+                       catalog_cache=bool((getattr(options, "extra", None) or {}).get("catalog_cache", True)))
+        provider.warnings.extend(provider.pricing_warnings())
+        try:
+            provider.prepare(list(manifests.nodepools) if manifests is not None else [], bool(nodeclasses))
+        except BaseException:
+            provider.close()
+            raise
+        return provider
+
+    def prepare(self, nodepools: Sequence[Any], nodeclasses_given: bool = True) -> None:
+        """What a run does before it asks for instance types (``simulate`` and the
+        ``instance-types`` / ``prices diff`` commands alike): check the NodePools against the
+        NodeClasses, build the network each given NodeClass selects, note rejected overlays."""
+        self.check_nodepools(nodepools, nodeclasses_given=nodeclasses_given)
+        for nc in list(self.nodeclasses.values()):
+            ensure_network_for(self.ec2.client, nc, warnings=self.warnings)
+        self.warnings.extend(self.overlay_warnings(nodepools))
+
+    def pricing_warnings(self) -> list[str]:
+        """The price table stands in for something else: another region's (``price_region``) or
+        another date's (no table had the asked date)."""
+        meta = self.pricing.prices_metadata()
+        out = []
+        if meta.get("proxy"):
+            out.append(f"PROXY prices: the {meta['region']} table ({meta['date']}) prices this {self.region} run "
+                       f"(--price-region); real {self.region} prices differ")
+        if meta.get("requested_date"):
+            out.append(f"no {meta['region']} price table dated {meta['requested_date']}: using {meta['date']}, "
+                       "the newest on or before it")
+        return out
+
+    def manifest_warnings(self) -> list[str]:
+        """What the provider skipped, assumed or rejected in the manifests (``karpy.simulate`` adds
+        them to the run's warnings): NodePools it ignores, subnet zones it assumed, NodeOverlays
+        that failed validation."""
+        return list(self.warnings)
+
+    def check_nodepools(self, nodepools: Sequence[Any], nodeclasses_given: bool = True) -> None:
+        """Stand-in for core's NodePool readiness controller and ``nodepoolutils.ListManaged``,
+        which read the NodeClass through the kube client:
+
+        * a NodePool of EKS Auto Mode (``nodeClassRef`` ``eks.amazonaws.com/NodeClass``) is not
+          managed by this provider: upstream's provisioner never lists it (ListManaged). karpy
+          marks it not ready (so the provisioner ignores it) and warns -- it is never given a
+          substitute NodeClass. (Other groups, e.g. ``karpy.testing``'s Karpenter test NodeClass
+          ``karpenter.test.sh/TestNodeClass``, keep karpy's documented default EC2NodeClass;)
+        * a NodePool referencing an EC2NodeClass the manifests do not define (when they define
+          some) gets ``NodeClassReady=False`` reason ``NodeClassNotFound`` "NodeClass not found on
+          cluster" and ``Ready=False`` (readiness/controller.go), and a warning. When the manifests
+          define no EC2NodeClass at all, every reference gets karpy's default one (documented).
+        """
+        from karpy.api.meta import Condition
+
+        for np in nodepools:
+            ref = np.spec.template.spec.node_class_ref
+            if ref is None:
+                continue
+            name = np.metadata.name
+            if ref.group == EKS_AUTO_MODE_GROUP:
+                reason, message = "UnsupportedNodeClass", (
+                    f"nodeClassRef {ref.group}/{ref.kind} is not supported by the AWS provider "
+                    f"(it supports {NODECLASS_GROUP}/{NODECLASS_KIND})")
+                self.warnings.append(f"NodePool {name}: {message} (EKS Auto Mode: karpy models self-managed "
+                                     "Karpenter's AWS provider, not Auto Mode's built-in NodeClass); Karpenter "
+                                     "ignores the NodePool")
+            elif (ref.group, ref.kind) != (NODECLASS_GROUP, NODECLASS_KIND):
+                continue  # e.g. karpy.testing's karpenter.test.sh/TestNodeClass: the default EC2NodeClass
+            elif nodeclasses_given and ref.name not in self.nodeclasses:
+                reason, message = NODECLASS_NOT_FOUND_REASON, NODECLASS_NOT_FOUND_MESSAGE
+                self.warnings.append(f"NodePool {name}: EC2NodeClass {ref.name!r} not found "
+                                     f"(NodeClassReady=False, {reason}: {message}); Karpenter ignores the NodePool")
+            else:
+                if not nodeclasses_given and ref.name not in self.nodeclasses:
+                    self.nodeclasses[ref.name] = default_nodeclass(ref.name)
+                continue
+            np.status.conditions = [c for c in np.status.conditions if c.type not in ("Ready", "NodeClassReady")] + [
+                Condition(type="NodeClassReady", status="False", reason=reason, message=message),
+                Condition(type="Ready", status="False", reason="NodeClassReady", message=message)]
+
+    def overlay_warnings(self, nodepools: Sequence[Any]) -> list[str]:
+        """One warning per NodeOverlay that failed validation (its ValidationSucceeded condition):
+        Karpenter does not apply it."""
+        if not self.overlays:
+            return []
+        out = []
+        for ov in overlay.order_by_weight(self.overlays):
+            err = overlay.runtime_validate(ov)
+            if err is not None:
+                out.append(f"NodeOverlay {ov.metadata.name}: rejected (ValidationSucceeded=False, RuntimeValidation: "
+                           f"{err}); Karpenter does not apply it")
+        return out
 
     @classmethod
     def price_dates(cls, region: str) -> list[str]:
@@ -340,7 +455,7 @@ class AWSCloudProvider:
             self.region, prices, self.clock, unavailable, self.nodeclasses.values(),
             self.overlays if overlays is None else overlays,
             instance_type_source=self._source, min_values_policy=self.min_values_policy,
-            cluster_name=self.cluster_name, amis=self.amis, _ec2=self.ec2,
+            cluster_name=self.cluster_name, amis=self.amis, price_region=self.price_region, _ec2=self.ec2,
         )
 
     # -- nodeclasses ---------------------------------------------------------------------------
@@ -384,9 +499,9 @@ class AWSCloudProvider:
         if self._source is not None:
             its = list(self._source(nodeclass))
         elif read_only:
-            its = self.instance_types.prototypes(nodeclass)
+            its = self.instance_types.prototypes(nodeclass, overlay_prices=self._overlay_prices)
         else:
-            its = self.instance_types.list(nodeclass)
+            its = self.instance_types.list(nodeclass, overlay_prices=self._overlay_prices)
         if self.overlays and nodepool_name:
             its = overlay.apply_overlays(self._nodepool(nodepool_name), its, self.overlays)
         return its

@@ -147,50 +147,32 @@ def load_nodepool(path: str | Path) -> NodePoolInput:
 
 # ------------------------------------------------------------------------------------ catalogue
 
-@dataclass
-class _Catalogue:
-    """One mocked EC2 (catalogue read once) and the resolved NodeClass."""
-
-    region: str
-    ec2: Any
-    nodeclass: Any
-
-    def instance_types(self, pricing: Any, pool: NodePoolInput | None) -> list[Any]:
-        """Every catalogue type priced by ``pricing`` (NodeOverlays of ``pool`` applied)."""
-        from awsprovider.instancetype import InstanceTypeProvider
-
-        overlays = pool.overlays if pool is not None else []
-        extra_prices: dict[str, float] = {}
-        if overlays:
-            from awsprovider.overlay import overlay_prices
-
-            extra_prices = overlay_prices(overlays)
-        its = list(InstanceTypeProvider(self.region, self.ec2.catalog, pricing).list(self.nodeclass,
-                                                                                 overlay_prices=extra_prices))
-        if overlays and pool is not None:
-            from awsprovider.overlay import apply_overlays
-
-            its = list(apply_overlays(pool.nodepool, its, overlays))
-        return its
-
-
 @contextmanager
-def _catalogue(region: str, pool: NodePoolInput | None, cache: bool = True) -> Iterator[_Catalogue]:
-    """Start the mocked EC2 for ``region`` with karpy's default network, resolve the NodeClass.
-    ``cache=False``: read the catalogue from moto, bypassing the on-disk cache (``--no-cache``)."""
-    from awsprovider.ec2.backend import MockedEC2
-    from awsprovider.nodeclass import default_nodeclass, ensure_default_network, resolve_nodeclass
+def _provider(region: str, pricing: Any, pool: NodePoolInput | None, cache: bool = True) -> Iterator[Any]:
+    """The AWS cloud provider exactly as ``karpy simulate`` builds it for this NodePool file (its
+    EC2NodeClass and network, NodeOverlays and their prices), so ``instance-types --nodepool``
+    and ``prices diff --nodepool`` see the instance types ``simulate`` sees. ``cache=False``: read
+    the catalogue from moto, bypassing the on-disk cache (``--no-cache``)."""
+    from awsprovider.cloudprovider import AWSCloudProvider
 
-    with MockedEC2(region) as ec2:
-        if not cache:
-            ec2.catalog.disk_cache = None
-        ensure_default_network(ec2.client)
-        nc = pool.nodeclass if pool is not None and pool.nodeclass is not None else default_nodeclass()
-        resolved = resolve_nodeclass(ec2.client, nc)
-        if not resolved.subnets:
-            raise ValueError(f"EC2NodeClass {nc.metadata.name!r} selects no subnets in the mocked EC2 "
-                             f"(karpy's network is tagged karpenter.sh/discovery=karpy)")
-        yield _Catalogue(region, ec2, resolved)
+    nodeclasses = [pool.nodeclass] if pool is not None and pool.nodeclass is not None else []
+    provider = AWSCloudProvider(region, pricing, nodeclasses=nodeclasses,
+                                overlays=pool.overlays if pool is not None else (), catalog_cache=cache)
+    try:
+        if pool is not None:
+            provider.prepare([pool.nodepool], nodeclasses_given=bool(nodeclasses))
+            from karpy.provisioning.provisioner import nodepool_is_ready
+
+            if not nodepool_is_ready(pool.nodepool):
+                raise ValueError(f"{pool.path}: " + "; ".join(provider.warnings))
+        yield provider
+    finally:
+        provider.close()
+
+
+def _instance_types(provider: Any, pool: NodePoolInput | None) -> list[Any]:
+    """``CloudProvider.GetInstanceTypes`` of the pool (the default NodeClass without one)."""
+    return list(provider.get_instance_types(pool.nodepool if pool is not None else None))
 
 
 def _karpenter_compatible(its: Sequence[Any], reqs: Any) -> list[Any]:
@@ -287,8 +269,10 @@ def _row(it: Any, reqs: Any) -> TypeRow:
 
 def _requirements_doc(reqs: Any) -> list[dict[str, Any]]:
     out = []
+    from karpy.report.table import natural_sorted
+
     for key, operator, values, min_values in reqs.node_selector_fields():
-        entry: dict[str, Any] = {"key": key, "operator": operator, "values": list(values)}
+        entry: dict[str, Any] = {"key": key, "operator": operator, "values": natural_sorted(values)}
         if min_values is not None:
             entry["minValues"] = min_values
         out.append(entry)
@@ -296,7 +280,11 @@ def _requirements_doc(reqs: Any) -> list[dict[str, Any]]:
 
 
 def _prices_meta(pricing: Any) -> dict[str, Any]:
-    return {"date": pricing.date, "source": pricing.source, "currency": pricing.currency, "spot": SPOT_BASIS}
+    meta = {"date": pricing.date, "source": pricing.source, "currency": pricing.currency, "spot": SPOT_BASIS}
+    requested = pricing.prices_metadata().get("requested_date")
+    if requested:
+        meta["requested_date"] = requested  # no table of that date: this is the newest before it
+    return meta
 
 
 # ------------------------------------------------------------------------------ instance-types
@@ -319,8 +307,8 @@ def instance_types_document(region: str = DEFAULT_REGION, prices: str | None = N
     if limit < 0:
         raise ValueError(f"--limit must be 0 (all) or positive, got {limit}")
     pricing = PricingProvider(region, prices)
-    with _catalogue(region, pool, cache) as cat:
-        its = cat.instance_types(pricing, pool)
+    with _provider(region, pricing, pool, cache) as provider:
+        its = _instance_types(provider, pool)
         total = len(its)
         rows = [_row(it, reqs) for it in _karpenter_compatible(its, reqs)]
     rows.sort(key=lambda r: (r.on_demand is None, r.on_demand or 0.0, r.name))
@@ -386,8 +374,11 @@ def render_instance_types(document: dict[str, Any]) -> str:
 # ------------------------------------------------------------------------------------- prices
 
 def price_tables_document(region: str | None = None) -> dict[str, Any]:
-    """The ``karpy prices -o json`` document: per region (sorted), its tables newest first, the
-    default (newest) marked, with each table's source and number of priced types."""
+    """The ``karpy prices -o json`` document: per region that can be simulated (sorted), its
+    tables newest first, the default (newest) marked, with each table's source and number of
+    priced types; ``price_region_only``: regions whose tables can only be a ``--price-region``
+    proxy (the mocked EC2 has no offerings there), with their dates."""
+    from awsprovider.ec2.regions import simulated_regions
     from awsprovider.pricing import list_tables, load_table
 
     if region is not None:
@@ -396,6 +387,9 @@ def price_tables_document(region: str | None = None) -> dict[str, Any]:
     for r, d in list_tables(region):
         by_region.setdefault(r, []).append(d)
     regions = []
+    # a region is listed only when it can be simulated end to end; other regions' tables can only
+    # price a simulated region as a proxy (--price-region), and are listed apart
+    proxy_only = {r: sorted(by_region.pop(r), reverse=True) for r in sorted(by_region) if r not in simulated_regions()}
     for r in sorted(by_region):
         dates = sorted(by_region[r], reverse=True)
         tables = []
@@ -403,7 +397,8 @@ def price_tables_document(region: str | None = None) -> dict[str, Any]:
             t = load_table(r, d)
             tables.append({"date": d, "default": d == dates[0], "types": len(t.prices), "source": t.source})
         regions.append({"region": r, "default": dates[0], "tables": tables})
-    return {"regions": regions}
+    return {"regions": regions,
+            "price_region_only": [{"region": r, "dates": dates} for r, dates in proxy_only.items()]}
 
 
 def render_price_tables(document: dict[str, Any]) -> str:
@@ -412,6 +407,9 @@ def render_price_tables(document: dict[str, Any]) -> str:
             for r in document["regions"] for t in r["tables"]]
     out = format_rows(("REGION", "DATE", "DEFAULT", "TYPES", "SOURCE"), rows)
     out.append("* = the default table of the region (the newest)")
+    for entry in document.get("price_region_only") or ():
+        out.append(f"{clean(entry['region'])}: {len(entry['dates'])} tables usable only as --price-region "
+                   f"(the mocked EC2 cannot simulate that region)")
     return "\n".join(out) + "\n"
 
 
@@ -487,9 +485,9 @@ def price_diff_document(date1: str, date2: str, nodepool: str | Path, region: st
     cts = [ct for ct in (CAPACITY_TYPE_ON_DEMAND, CAPACITY_TYPE_SPOT) if allowed.has(ct)]
     if not cts:
         raise ValueError(f"{pool.path}: NodePool {pool.name!r} allows neither on-demand nor spot capacity")
-    with _catalogue(region, pool, cache) as cat:
-        before_its = _karpenter_compatible(cat.instance_types(before_p, pool), reqs)
-        after_its = _karpenter_compatible(cat.instance_types(after_p, pool), reqs)
+    with _provider(region, before_p, pool, cache) as provider:
+        before_its = _karpenter_compatible(_instance_types(provider, pool), reqs)
+        after_its = _karpenter_compatible(_instance_types(provider.with_scenario(after_p), pool), reqs)
         sections = [_diff_section(ct, _ranking(before_its, reqs, ct), _ranking(after_its, reqs, ct), top)
                     for ct in cts]
     return {
@@ -510,9 +508,13 @@ def _signed(value: float | None, fmt: str) -> str:
 def render_price_diff(document: dict[str, Any]) -> str:
     """The ``-o table`` view of :func:`price_diff_document`."""
     b, a = document["before"], document["after"]
+    def said(meta: dict[str, Any]) -> str:
+        asked = meta.get("requested_date")
+        return f"  [no table dated {clean(asked)}: the newest before it]" if asked else ""
+
     out = [f"region: {clean(document['region'])}  nodepool: {clean(document['nodepool'])}  top {document['top']}",
-           f"A = {clean(b['date'])} ({clean(b['source'])})",
-           f"B = {clean(a['date'])} ({clean(a['source'])})"]
+           f"A = {clean(b['date'])} ({clean(b['source'])}){said(b)}",
+           f"B = {clean(a['date'])} ({clean(a['source'])}){said(a)}"]
     for sec in document["capacity_types"]:
         comp = sec["compatible"]
         out.append("")

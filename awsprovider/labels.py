@@ -25,6 +25,7 @@ __all__ = [
     "AWS_RESTRICTED_LABEL_DOMAINS",
     "AWS_TO_KUBE_ARCHITECTURES",
     "AWS_WELL_KNOWN_RESOURCES",
+    "CORE_WELL_KNOWN_RESOURCES",
     "WELL_KNOWN_EXOTIC_RESOURCES",
     "WELL_KNOWN_VALUES_FOR_REQUIREMENTS",
     "AMI_FAMILIES",
@@ -156,7 +157,16 @@ AWS_TO_KUBE_ARCHITECTURES: Mapping[str, str] = MappingProxyType({
     ARCHITECTURE_ARM64: ARCHITECTURE_ARM64,
 })
 
-#: labels.go WellKnownResources
+#: core's ``v1.WellKnownResources`` as the AWS provider's labels.go init() extends it (pod-eni,
+#: neuron, neuroncore, gaudi, efa -- *not* nvidia.com/gpu or amd.com/gpu): what NodeOverlay
+#: RuntimeValidate restricts (v1alpha1/nodeoverlay_validation.go validateCapacity), so a GPU
+#: time-slicing overlay of ``nvidia.com/gpu`` is valid upstream.
+CORE_WELL_KNOWN_RESOURCES: frozenset[str] = frozenset({
+    "cpu", "memory", "ephemeral-storage", "pods", RESOURCE_AWS_POD_ENI, RESOURCE_AWS_NEURON,
+    RESOURCE_AWS_NEURON_CORE, RESOURCE_HABANA_GAUDI, RESOURCE_EFA,
+})
+
+#: labels.go WellKnownResources (the AWS provider's own set)
 AWS_WELL_KNOWN_RESOURCES: frozenset[str] = frozenset({
     "cpu", "memory", "ephemeral-storage", "pods", RESOURCE_AWS_POD_ENI, RESOURCE_NVIDIA_GPU,
     RESOURCE_AMD_GPU, RESOURCE_AWS_NEURON, RESOURCE_AWS_NEURON_CORE, RESOURCE_HABANA_GAUDI, RESOURCE_EFA,

@@ -225,24 +225,63 @@ def _concrete_tags(tags: Mapping[str, str]) -> dict[str, str]:
     return {k: (k if v == "*" else v) for k, v in tags.items()}
 
 
-def ensure_network_for(client: Any, nodeclass: EC2NodeClass, zones: Iterable[str] | None = None) -> bool:
+def ensure_network_for(client: Any, nodeclass: EC2NodeClass, zones: Iterable[str] | None = None,
+                       warnings: list[str] | None = None) -> bool:
     """Make the mocked VPC hold what ``nodeclass`` selects, as the user's real VPC would.
 
     The mocked EC2 starts empty, so a user's EC2NodeClass selects nothing until its network
-    exists. When no subnet matches its subnet selector terms and the first term selects by tags,
-    a VPC is created with one subnet per zone carrying those tags, plus a security group carrying
-    the tags of the first tag-based security-group term (or the subnet tags). Terms that select by
-    id or name cannot be synthesised (moto picks ids): they must match existing resources.
-    Returns True when a network was created.
+    exists (a ``karpy.io`` Network manifest, :mod:`awsprovider.apis.network`, says what exists and
+    is built first). When the NodeClass still selects no subnet (or no security group):
+
+    * its ``status.subnets`` / ``status.securityGroups`` (a ``kubectl get -o yaml`` dump) are
+      created with their ids, zones and names, carrying the tags of the first tag term;
+    * else subnet terms by ``id`` are created with that id -- its zone is not known, so the ids
+      are spread over the region's zones in sorted order and ``warnings`` says so -- and the
+      first tag term gets one subnet per zone carrying its tags (``*`` = the key as value);
+    * security-group terms by ``id`` / ``name`` are created with that id / name, the first tag
+      term (or the subnet tags) gives a security group carrying its tags.
+
+    Returns True when something was created.
     """
-    if resolve_nodeclass(client, nodeclass).subnets:
+    from awsprovider.ec2.network import SecurityGroupSpec, SubnetSpec, build_network
+
+    resolved = resolve_nodeclass(client, nodeclass)
+    if resolved.subnets and resolved.security_groups:
         return False
-    tag_terms = [t for t in nodeclass.spec.subnet_selector_terms if t.tags and not t.id]
-    if not tag_terms:
+    spec, status = nodeclass.spec, nodeclass.status
+    tag_terms = [t for t in spec.subnet_selector_terms if t.tags and not t.id]
+    sg_tag_terms = [t for t in spec.security_group_selector_terms if t.tags and not t.id and not t.name]
+    subnet_tags = _concrete_tags(tag_terms[0].tags) if tag_terms else {}
+    sg_tags = _concrete_tags(sg_tag_terms[0].tags) if sg_tag_terms else subnet_tags
+    subnets: list[SubnetSpec] = []
+    if not resolved.subnets:
+        if status.subnets:
+            subnets = [SubnetSpec(s.zone, s.id, s.zone_id, subnet_tags) for s in status.subnets]
+        else:
+            if zones is None:
+                azs = client.describe_availability_zones()["AvailabilityZones"]
+                zones = sorted(z["ZoneName"] for z in azs if z.get("ZoneType", "availability-zone") == "availability-zone")
+            zone_list = list(zones)
+            ids = [t.id for t in spec.subnet_selector_terms if t.id]
+            for i, sid in enumerate(ids):
+                subnets.append(SubnetSpec(zone_list[i % len(zone_list)], sid))
+            if ids and warnings is not None:
+                placed = ", ".join(f"{s.id} in {s.zone}" for s in subnets)
+                warnings.append(f"EC2NodeClass {nodeclass.metadata.name}: the zones of subnets selected by id are "
+                                f"not known (give the EC2NodeClass status.subnets or a karpy.io Network); the mocked "
+                                f"VPC puts {placed}")
+            if tag_terms:
+                subnets.extend(SubnetSpec(z, tags=subnet_tags) for z in zone_list)
+    groups: list[SecurityGroupSpec] = []
+    if not resolved.security_groups:
+        if status.security_groups:
+            groups = [SecurityGroupSpec(g.id, g.name, sg_tags) for g in status.security_groups]
+        else:
+            groups = [SecurityGroupSpec(t.id, t.name, _concrete_tags(t.tags))
+                      for t in spec.security_group_selector_terms if t.id or t.name]
+            if sg_tag_terms or (subnets and not groups):
+                groups.append(SecurityGroupSpec(tags=sg_tags))
+    if not subnets and not groups:
         return False
-    sg_terms = [t for t in nodeclass.spec.security_group_selector_terms if t.tags and not t.id and not t.name]
-    subnet_tags = _concrete_tags(tag_terms[0].tags)
-    sg_tags = _concrete_tags(sg_terms[0].tags) if sg_terms else subnet_tags
-    existing = len(_describe_all(client, "describe_vpcs", "Vpcs", []))
-    _create_network(client, subnet_tags, sg_tags, f"10.{(existing + 1) % 256}.0.0/16", zones)
+    build_network(client, subnets, groups, vpc_tags=subnet_tags)
     return True

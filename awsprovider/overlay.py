@@ -36,7 +36,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping, Sequence
 
-from awsprovider.labels import AWS_WELL_KNOWN_RESOURCES, WELL_KNOWN_LABELS
+from awsprovider.labels import CORE_WELL_KNOWN_RESOURCES, WELL_KNOWN_LABELS
 from karpy.cloudprovider.types import InstanceType, Offering, Offerings, UnevaluatedNodePoolError
 from karpy.scheduling.labels import LABEL_INSTANCE_TYPE, LABEL_NODEPOOL, OP_IN, OP_NOT_IN, validate_requirement
 from karpy.scheduling.requirement import Requirement
@@ -108,8 +108,9 @@ def _capacity(overlay: Any) -> dict[str, int]:
 
 
 def runtime_validate(overlay: Any, well_known: frozenset[str] = WELL_KNOWN_LABELS,
-                     well_known_resources: frozenset[str] = AWS_WELL_KNOWN_RESOURCES) -> str | None:
-    """v1alpha1 nodeoverlay_validation.go RuntimeValidate; errors joined with "; " (multierr)."""
+                     well_known_resources: frozenset[str] = CORE_WELL_KNOWN_RESOURCES) -> str | None:
+    """v1alpha1 nodeoverlay_validation.go RuntimeValidate; errors joined with "; " (multierr).
+    Capacity is checked against core's WellKnownResources (:data:`CORE_WELL_KNOWN_RESOURCES`)."""
     errs: list[str] = []
     for req in overlay.spec.requirements:
         err = validate_requirement(_PlainReq(req.key, req.operator, list(req.values or ())), well_known)
@@ -249,7 +250,7 @@ def _overlaid_offering_keys(nodepool: Any, it: InstanceType, overlay_reqs: Requi
 
 def evaluate_overlays(overlays: Iterable[Any], nodepools: Sequence[tuple[Any, Sequence[InstanceType]]],
                       well_known: frozenset[str] = WELL_KNOWN_LABELS,
-                      well_known_resources: frozenset[str] = AWS_WELL_KNOWN_RESOURCES) -> NodeOverlayStore:
+                      well_known_resources: frozenset[str] = CORE_WELL_KNOWN_RESOURCES) -> NodeOverlayStore:
     """controller.go Reconcile: evaluate ``overlays`` against ``(nodepool, instance types)`` pairs
     (the types as ``CloudProvider.GetInstanceTypes(nodepool)`` returns them) into a store; each
     overlay's condition is in ``store.statuses``."""

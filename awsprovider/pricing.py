@@ -103,6 +103,8 @@ class PriceTable:
     unit: str = "hour"
     origin: str = ""
     notes: tuple[str, ...] = field(default=())
+    #: the date the user asked for when no table had it (this table is the newest before it)
+    requested_date: str | None = None
 
     def __post_init__(self) -> None:
         if not isinstance(self.prices, MappingProxyType):
@@ -165,7 +167,10 @@ def _check_date(date: str, where: str) -> str:
 
 
 def load_table(region: str, date: str | None = None) -> PriceTable:
-    """The bundled table for ``region`` dated ``date`` (the newest when ``None``).
+    """The bundled table for ``region`` dated ``date`` (the newest when ``None``). When no table
+    has exactly that date, the newest table dated on or before it is used and its
+    ``requested_date`` says what was asked for (prices are published as of a date and hold until
+    the next table); an error only when every table is newer.
 
     Raises ``UnknownPriceTable`` (a ``PricingError``) naming the available regions / dates; never
     falls back to another region (upstream ``Reset`` would use us-east-1 — see the module docstring).
@@ -180,14 +185,24 @@ def load_table(region: str, date: str | None = None) -> PriceTable:
         date = max(dates)
     else:
         _check_date(date, f"price date for region {region!r}")
-        if date not in dates:
+    requested: str | None = None
+    if date is not None and date not in dates:
+        before = [d for d in dates if d <= date]
+        if not before:
             raise UnknownPriceTable(
-                f"no {region} price table dated {date}; available dates: {', '.join(sorted(dates))}"
+                f"no {region} price table dated {date} or earlier; the oldest is {min(dates)} "
+                f"(available dates: {', '.join(sorted(dates))})"
             )
+        requested, date = date, max(before)
     fname = dates[date]
     text = _table_dir().joinpath(fname).read_text(encoding="utf-8")
     origin = f"pricing_data/{ON_DEMAND_RESOURCE_DIR}/{fname}"
-    return _table_from_doc(json.loads(text), origin=origin, bundled=True)
+    table = _table_from_doc(json.loads(text), origin=origin, bundled=True)
+    if requested is not None:
+        from dataclasses import replace
+
+        table = replace(table, requested_date=requested)
+    return table
 
 
 def _number(value: Any, where: str) -> float:
@@ -423,9 +438,28 @@ class PricingProvider:
     def spot_model(self) -> SpotModel | None:
         return self._spot_model
 
-    def prices_metadata(self) -> dict[str, str]:
-        """``{"date", "source"}`` for the JSON output's ``"prices"`` key."""
-        return {"date": self.table.date, "source": self.table.source}
+    def prices_metadata(self) -> dict[str, Any]:
+        """The JSON output's ``"prices"`` key: ``date`` and ``source`` of the table, plus
+
+        * ``requested_date`` -- only when no table had the asked date (this is the newest before it);
+        * ``region`` -- the table's region; ``proxy: true`` when it is not the simulated region
+          (``--price-region``: another region's prices stand in);
+        * ``spot`` -- ``"modelled"`` (advisor savings + a per-zone offset, :mod:`awsprovider.spotmodel`),
+          ``"measured"`` or ``"on-demand"`` (spot priced as on-demand);
+        * ``operating_system`` -- the OS the table prices (``"Linux"``): Windows instances are
+          ranked and reported at these prices, without the Windows licence (as upstream ranks them).
+        """
+        meta: dict[str, Any] = {"date": self.table.date, "source": self.table.source}
+        if self.table.requested_date is not None:
+            meta["requested_date"] = self.table.requested_date
+        meta["region"] = self.table.region
+        meta["proxy"] = self.table.region != self.region
+        if self._measured_spot is not None:
+            meta["spot"] = "measured"
+        else:
+            meta["spot"] = "modelled" if self._spot_model is not None else "on-demand"
+        meta["operating_system"] = self.table.operating_system
+        return meta
 
     # --- upstream Provider interface
     def instance_types(self) -> list[str]:

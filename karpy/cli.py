@@ -43,7 +43,8 @@ from karpy.result import EXIT_BAD_INPUT
 if TYPE_CHECKING:
     from karpy.api.pod import NodeSelectorRequirement
 
-__all__ = ["COMMAND_ENTRY_POINT_GROUP", "PluginGroup", "bad_input", "cli", "main", "parse_requirement"]
+__all__ = ["COMMAND_ENTRY_POINT_GROUP", "PluginGroup", "bad_input", "cli", "main", "parse_requirement",
+           "print_warnings"]
 
 #: Entry-point group of extra ``karpy`` subcommands (see the module docstring).
 COMMAND_ENTRY_POINT_GROUP = "karpy.commands"
@@ -245,8 +246,14 @@ def _scenario_options(command: Callable[..., Any]) -> Callable[..., Any]:
         click.option("--region", default="us-east-1", show_default=True, callback=_not_blank,
                      help="AWS region of the price table."),
         click.option("--prices", default=None, metavar="DATE|FILE", callback=_not_blank,
-                     help="Price table date (e.g. 2026-07-20) or a JSON/CSV table file; "
+                     help="Price table date (e.g. 2026-07-20; without a table of that date, the newest "
+                          "one before it, said in the output) or a JSON/CSV table file; "
                           "default: newest for the region."),
+        click.option("--price-region", default=None, metavar="REGION",
+                     help="Price the run with this region's bundled table (a proxy for --region, "
+                          "marked as such in every output)."),
+        click.option("--exclude", multiple=True, metavar="GLOB",
+                     help="Skip files/directories matching GLOB when walking a directory (repeatable)."),
         click.option("--unavailable", multiple=True, metavar="SPEC",
                      help="Inject capacity errors: TYPE-GLOB:ZONE-GLOB:CAPACITY-TYPE (repeatable)."),
         click.option("--preference-policy", type=click.Choice(["Respect", "Ignore"]), default="Respect",
@@ -307,9 +314,32 @@ class _Progress:
         click.echo(f"\r{line}" if self._tty else line, err=True, nl=not self._tty)
         self.shown = True
 
-    def done(self) -> None:
-        if self.shown and self._tty:
+    def done(self, virtual_seconds: float | None = None, passes: int | None = None,
+             nodeclaims: int | None = None) -> None:
+        """End the progress output: once a line was shown, a last one with the final figures (so the
+        last line on stderr is never stale), then a newline on a terminal."""
+        if not self.shown:
+            return
+        if virtual_seconds is not None:
+            line = (f"karpy: simulated virtual t={virtual_seconds:.0f}s, {passes} provisioning passes, "
+                    f"{nodeclaims} NodeClaims ({self._now() - self._start:.0f}s)")
+            click.echo(f"\r{line}" if self._tty else line, err=True, nl=not self._tty)
+        if self._tty:
             click.echo("", err=True)
+
+
+def _unavailable_message(err: BaseException) -> str:
+    """``--unavailable '<spec>': <reason>`` for a bad injected-capacity spec."""
+    return f"--unavailable {getattr(err, 'spec', '')!r}: {getattr(err, 'reason', err)}"
+
+
+def print_warnings(warnings: Any) -> None:
+    """Each warning once, on stderr, as ``karpy: warning: ...`` (every output mode)."""
+    seen: set[str] = set()
+    for w in warnings or ():
+        if w not in seen:
+            seen.add(w)
+            click.echo(f"karpy: warning: {w}", err=True)
 
 
 def _timeline_options(options: dict[str, Any]) -> None:
@@ -328,29 +358,42 @@ def _timeline_options(options: dict[str, Any]) -> None:
 
 
 def _run_scenario(paths: tuple[Path, ...], **options: Any) -> Any:
-    """Run ``karpy.simulate`` on PATH... (default: the bundled example) for a command, turning bad
-    input into one line on stderr and exit code 2."""
+    """Run ``karpy.simulate`` on PATH... (default: the bundled example; ``-`` is standard input)
+    for a command, turning bad input into one line on stderr and exit code 2; the run's warnings
+    go to stderr."""
+    from karpy.cloudprovider.types import UnavailableSpecError
     from karpy.simulator import simulate
 
-    sources: list[Any] = list(paths) if paths else [bundled_example()]
+    sources: list[Any] = [str(p) if str(p) == "-" else p for p in paths] if paths else [bundled_example()]
     for p in paths:
-        if not p.exists():
+        if str(p) != "-" and not p.exists():
             _bad_input(f"{p}: no such file or directory")
+    options["unavailable"] = tuple(options.get("unavailable") or ())
+    options["exclude"] = tuple(options.get("exclude") or ())
     if options.pop("no_cache", False):
         options["provider_extra"] = {**options.get("provider_extra", {}), "catalog_cache": False}
     _timeline_options(options)
     progress = _Progress()
+    result = None
     try:
         gates = options.pop("feature_gates", None)
         if gates:
             from karpy.featuregates import parse_feature_gates
 
             options["feature_gates"] = parse_feature_gates(gates)
-        return simulate(sources, progress=progress, **options)
+        result = simulate(sources, progress=progress, **options)
+    except UnavailableSpecError as err:
+        _bad_input(_unavailable_message(err))
     except _input_errors() as err:
         _bad_input(str(err))
     finally:
-        progress.done()
+        if result is not None:
+            sim = result.simulation
+            progress.done(sim.virtual_seconds, sim.provisioning_passes, len(sim.launches))
+        else:
+            progress.done()
+    print_warnings(result.warnings)
+    return result
 
 
 def _check_writable(option: str, path: Path) -> None:
@@ -399,15 +442,18 @@ def cli() -> None:
 @click.option("-o", "--output", type=click.Choice(["table", "json"]), default="table", show_default=True)
 @click.option("--report", "report_path", type=click.Path(path_type=Path), default=None,
               help="Also write a self-contained HTML report to this file.")
-def simulate(paths: tuple[Path, ...], region: str, prices: str | None, unavailable: tuple[str, ...],
+def simulate(paths: tuple[Path, ...], region: str, prices: str | None, price_region: str | None,
+             exclude: tuple[str, ...], unavailable: tuple[str, ...],
              preference_policy: str, min_values_policy: str, cloud_provider: str, until: str | None,
              events: tuple[str, ...], feature_gates: str | None, disruption: bool, strict: bool, max_pods: int,
              output: str, report_path: Path | None, scheduler_config: Path | None = None,
              no_cache: bool = False) -> None:
-    """Simulate PATH... (files or directories of manifests; default: the bundled example)."""
+    """Simulate PATH... (files or directories of manifests, ``-`` for standard input; default: the
+    bundled example)."""
     if report_path is not None:
         _check_writable("--report", report_path)
-    result = _run_scenario(paths, region=region, prices=prices, unavailable=unavailable,
+    result = _run_scenario(paths, region=region, prices=prices, price_region=price_region, exclude=exclude,
+                           unavailable=unavailable,
                            preference_policy=preference_policy, min_values_policy=min_values_policy,
                            cloud_provider=cloud_provider, until=until, events=list(events),
                            feature_gates=feature_gates, disruption=disruption, strict=strict,
@@ -430,7 +476,7 @@ def simulate(paths: tuple[Path, ...], region: str, prices: str | None, unavailab
 @_scenario_options
 @click.option("-o", "--output", type=click.Choice(["text", "json"]), default="text", show_default=True)
 def explain(paths: tuple[Path, ...], pod_key: str | None, nodeclaim_name: str | None, region: str,
-            prices: str | None, unavailable: tuple[str, ...], preference_policy: str, min_values_policy: str,
+            prices: str | None, price_region: str | None, exclude: tuple[str, ...], unavailable: tuple[str, ...], preference_policy: str, min_values_policy: str,
             cloud_provider: str, until: str | None, events: tuple[str, ...], feature_gates: str | None,
             disruption: bool, strict: bool, max_pods: int, output: str, scheduler_config: Path | None = None,
             no_cache: bool = False) -> None:
@@ -454,7 +500,8 @@ def explain(paths: tuple[Path, ...], pod_key: str | None, nodeclaim_name: str | 
             _bad_input(f"--pod {pod_key!r}: expected NAMESPACE/NAME")
         if "/" not in pod_key:
             pod_key = f"default/{pod_key}"
-    result = _run_scenario(paths, region=region, prices=prices, unavailable=unavailable,
+    result = _run_scenario(paths, region=region, prices=prices, price_region=price_region, exclude=exclude,
+                           unavailable=unavailable,
                            preference_policy=preference_policy, min_values_policy=min_values_policy,
                            cloud_provider=cloud_provider, until=until, events=list(events),
                            feature_gates=feature_gates, disruption=disruption, strict=strict,
@@ -501,7 +548,8 @@ def compare(designs: tuple[str, ...], shared: tuple[Path, ...], region: str, pri
             unavailable: tuple[str, ...], preference_policy: str, min_values_policy: str, cloud_provider: str,
             until: str | None, events: tuple[str, ...], strict: bool, output: str,
             report_path: Path | None, scheduler_config: Path | None = None, feature_gates: str | None = None,
-            disruption: bool = False, max_pods: int | None = None, no_cache: bool = False) -> None:
+            disruption: bool = False, max_pods: int | None = None, no_cache: bool = False,
+            price_region: str | None = None, exclude: tuple[str, ...] = ()) -> None:
     """Compare two or more DESIGNs over the same workload, side by side.
 
     Each DESIGN is [NAME=]PATH[,PATH...] (files or directories of manifests; the name defaults to
@@ -529,6 +577,10 @@ def compare(designs: tuple[str, ...], shared: tuple[Path, ...], region: str, pri
                                    disruption=disruption, **({} if max_pods is None else {"max_pods": max_pods}))
     if no_cache:
         options["provider_extra"] = {"catalog_cache": False}
+    if price_region is not None:
+        options["price_region"] = price_region
+    if exclude:
+        options["exclude"] = tuple(exclude)
     _timeline_options(options)
     try:
         comparison = run_compare(dict(parsed), shared=list(shared), **options)

@@ -178,7 +178,7 @@ class _Explainer:
                 source = "nodepool" if template_reqs[key] == req else "nodepool+pods"
             else:
                 source = "pods"
-            step("requirement", removed, REASON_REQUIREMENT, requirement=str(req), source=source,
+            step("requirement", removed, REASON_REQUIREMENT, requirement=req.format(natural=True), source=source,
                  upstream=UPSTREAM_REQUIREMENTS)
 
         # resources: pod requests + the DaemonSet overhead of the type's group (nodeclaim.go:560-600)
@@ -433,15 +433,21 @@ class _Explainer:
             target = att.target
             placement: dict[str, Any] = {"pass": ps.index, "time": ps.time, "outcome": att.outcome,
                                          "passes_tried": self.history[key].passes}
+            planned: str | None = None
             if att.outcome in ("new-nodeclaim", "in-flight-nodeclaim"):
                 rec = self.record_for(ps, target)
-                placement["nodeclaim"] = rec.name if rec is not None else None
+                placement["nodeclaim"] = planned = rec.name if rec is not None else None
                 if rec is None:
                     placement["note"] = "the NodeClaim was not created (see message)"
             elif att.outcome == "existing-node":
-                placement["node"] = target
+                placement["planned_node"] = planned = target
             else:
                 placement["error"] = att.error
+            # one truth: where the pod runs is the pod's node (kube-scheduler binds; Karpenter's
+            # plan is a plan). A Node is named after its NodeClaim.
+            bound = pod.spec.node_name or None
+            placement["bound_node"] = bound
+            placement["as_planned"] = None if bound is None or planned is None else bound == planned
             out["placement"] = placement
             names = getattr(ps, "templates", ())
             final = att.rounds[-1] if att.rounds else (None, None, None)
@@ -515,10 +521,20 @@ def _instance_type_count(model: Any) -> int | None:
 
 
 # -- public API ---------------------------------------------------------------------------------
+def _with_prices(result: Any, trace: dict[str, Any]) -> dict[str, Any]:
+    """The trace with the run's ``prices`` (date, source, proxy, how spot is priced), which the
+    text rendering states first."""
+    prices = getattr(result, "prices", None)
+    if prices:
+        trace["prices"] = dict(prices)
+        trace["region"] = getattr(result, "region", None)
+    return trace
+
+
 def explain_nodeclaim(result: Any, name: str) -> dict[str, Any]:
     """The decision trace of one NodeClaim (see module doc). Raises ExplainLookupError. With the
     disruption controller on, a ``disruption`` block says why it was or was not disrupted."""
-    out = _Explainer(result).nodeclaim(name)
+    out = _with_prices(result, _Explainer(result).nodeclaim(name))
     controller = getattr(result.simulation, "disruption", None)
     if controller is not None:
         from karpy.disruption.explain import explain_disruption
@@ -531,7 +547,7 @@ def explain_nodeclaim(result: Any, name: str) -> dict[str, Any]:
 
 def explain_pod(result: Any, key: str) -> dict[str, Any]:
     """The decision trace of one pod (``namespace/name``). Raises ExplainLookupError."""
-    return _Explainer(result).pod(key)
+    return _with_prices(result, _Explainer(result).pod(key))
 
 
 def _pending(result: Any) -> list[str]:
@@ -541,9 +557,9 @@ def _pending(result: Any) -> list[str]:
 def explain_run(result: Any) -> dict[str, Any]:
     """Every NodeClaim and every pending pod."""
     ex = _Explainer(result)
-    return {"kind": "run",
-            "nodeclaims": {r.name: ex.nodeclaim(r.name) for r in ex.records},
-            "pods": {k: ex.pod(k) for k in _pending(result)}}
+    return _with_prices(result, {"kind": "run",
+                                 "nodeclaims": {r.name: ex.nodeclaim(r.name) for r in ex.records},
+                                 "pods": {k: ex.pod(k) for k in _pending(result)}})
 
 
 def explain_document(result: Any) -> dict[str, Any]:
@@ -749,9 +765,17 @@ def _render_pod(d: Mapping[str, Any], lines: list[str]) -> None:
     if pl is None:
         lines.append("  Karpenter never scheduled this pod (it was not provisionable in any pass)")
     else:
-        target = _short(pl.get("nodeclaim") or pl.get("node") or pl.get("error") or pl.get("note") or "-", 160)
-        lines.append(f"  provisioning pass {pl['pass']} (t={pl['time']:g}s; tried in {pl['passes_tried']} "
-                     f"pass(es)): {pl['outcome']} -> {target}")
+        if pl.get("nodeclaim"):
+            target = f"NodeClaim {pl['nodeclaim']}"
+        elif pl.get("planned_node") or pl.get("node"):
+            target = f"node {pl.get('planned_node') or pl.get('node')}"
+        else:
+            target = _short(pl.get("error") or pl.get("note") or "-", 160)
+        lines.append(f"  Karpenter's plan, provisioning pass {pl['pass']} (t={pl['time']:g}s; tried in "
+                     f"{pl['passes_tried']} pass(es)): {pl['outcome']} -> {target}")
+        if pl.get("as_planned") is False:
+            lines.append(f"  kube-scheduler bound it to node {pl.get('bound_node')} instead (Karpenter plans, "
+                         "kube-scheduler binds)")
     def nodepool_lines(entries: Any, indent: str) -> None:
         for np in entries or ():
             reason = f": {_short(np['reason'])}" if np.get("reason") else ""
@@ -780,7 +804,7 @@ def _render_pod(d: Mapping[str, Any], lines: list[str]) -> None:
             lines.append(f"  nodeclaim {c}")
             continue
         state = f"launched {c['instance_type']}" if c["launched"] else f"failed: {_short(c['error'], 160)}"
-        lines.append(f"  nodeclaim {c['name']} (nodepool {c['nodepool']}, pass {c['pass']}): {state}")
+        lines.append(f"  went through NodeClaim {c['name']} (nodepool {c['nodepool']}, pass {c['pass']}): {state}")
 
 
 def _expand_claim(name: str, entry: Mapping[str, Any], document: Mapping[str, Any] | None) -> dict[str, Any]:
@@ -817,6 +841,11 @@ def render_explain(d: Mapping[str, Any], document: Mapping[str, Any] | None = No
     entries leave to the document's ``nodeclaims`` and ``pods``)."""
     lines: list[str] = []
     kind = d.get("kind")
+    prices = d.get("prices")
+    if isinstance(prices, Mapping) and prices.get("date"):
+        from karpy.report.table import prices_notes
+
+        lines.append("; ".join([f"prices: {prices.get('date')}", *prices_notes(prices, d.get("region"))]))
     if kind == "nodeclaim":
         _render_nodeclaim(d, lines)
         if "disruption" in d:

@@ -13,6 +13,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
+from karpy.scheduling.labels import LABEL_OS
 from karpy.sim.simulation import LaunchRecord, SimulationResult
 
 __all__ = ["EXIT_BAD_INPUT", "EXIT_OK", "EXIT_PENDING", "Result", "document_json"]
@@ -36,6 +37,20 @@ def _requirements(model: Any) -> list[dict[str, Any]]:
     return out
 
 
+def _owner(pod: Any) -> str | None:
+    """``"Deployment web"``: the pod's controller (a Deployment's ReplicaSet ``web-<hash>`` named by
+    its ``pod-template-hash`` label as the Deployment), else None."""
+    for ref in pod.metadata.owner_references or ():
+        if not ref.controller:
+            continue
+        if ref.kind == "ReplicaSet":
+            h = (pod.metadata.labels or {}).get("pod-template-hash")
+            if h and ref.name.endswith(f"-{h}"):
+                return f"Deployment {ref.name[: -len(h) - 1]}"
+        return f"{ref.kind} {ref.name}"
+    return None
+
+
 @dataclass
 class Result:
     """What a simulation produced, with the context needed to report it."""
@@ -45,6 +60,8 @@ class Result:
     prices: dict[str, Any]
     cloud_provider: Any
     explain: dict[str, Any] = field(default_factory=dict)
+    #: pods given with status.phase Succeeded/Failed: reported with that phase, never scheduled
+    terminal_pods: list[Any] = field(default_factory=list)
 
     # -- convenience views ----------------------------------------------------------------------
     @property
@@ -76,6 +93,21 @@ class Result:
     def exit_code(self) -> int:
         """0 when every pod was placed, 3 when some pod is still pending."""
         return EXIT_PENDING if self.pending_pods else EXIT_OK
+
+    @property
+    def warnings(self) -> list[str]:
+        """What the run did not model or skipped: the loader's and provider's warnings, then the
+        run's own (Windows NodeClaims priced without their licence). Printed on stderr by the CLI in
+        every output mode, and the document's ``warnings``."""
+        out = list(self.simulation.warnings)
+        windows = [r.name for r in self.launched
+                   if ((r.launched.metadata.labels or {}).get(LABEL_OS) == "windows")]
+        if windows:
+            out.append(f"{len(windows)} NodeClaim{'s' if len(windows) != 1 else ''} run{'' if len(windows) != 1 else 's'} "
+                       "Windows: $/h is the Linux on-demand price without the Windows licence (Karpenter ranks "
+                       f"Windows types by Linux prices too): {', '.join(windows[:5])}"
+                       + (f", +{len(windows) - 5} more" if len(windows) > 5 else ""))
+        return out
 
     def pods_on(self, node_name: str) -> list[str]:
         return sorted(k for k, p in self.simulation.pods.items() if p.spec.node_name == node_name)
@@ -140,19 +172,26 @@ class Result:
                 if message is None and pod.spec.scheduling_gates:
                     message = "pod has scheduling gates: " + ", ".join(g.name for g in pod.spec.scheduling_gates)
         return {"phase": phase, "node": pod.spec.node_name or None,
-                "nominated_node": pod.status.nominated_node_name or None, "message": message}
+                "nominated_node": pod.status.nominated_node_name or None, "message": message,
+                "owner": _owner(pod)}
 
     def to_document(self) -> dict[str, Any]:
         sim = self.simulation
         by_node = self.pods_by_node()
         pods: dict[str, Any] = {}
-        for key in sorted(set(sim.pods) | set(sim.deleted_pods) | set(sim.not_arrived)):
+        terminal = {p.key: p for p in self.terminal_pods}
+        for key in sorted(set(sim.pods) | set(sim.deleted_pods) | set(sim.not_arrived) | set(terminal)):
             pod = sim.pods.get(key) or sim.deleted_pods.get(key)
-            if pod is None:
+            if pod is None and key in sim.not_arrived:
                 _, at = sim.not_arrived[key]
                 pods[key] = {"phase": "Pending", "node": None, "nominated_node": None,
                              "message": f"not arrived: karpy.io/arrive-after puts it at {at:g}s, after the end of the "
-                                        f"run ({sim.virtual_seconds:g}s)"}
+                                        f"run ({sim.virtual_seconds:g}s)", "owner": None}
+                continue
+            if pod is None:
+                t = terminal[key]
+                pods[key] = {"phase": t.status.phase, "node": t.spec.node_name or None, "nominated_node": None,
+                             "message": "terminal pod: not scheduled, holds no capacity", "owner": _owner(t)}
                 continue
             pods[key] = self._pod(pod)
         doc: dict[str, Any] = {
@@ -163,7 +202,7 @@ class Result:
             "cost_per_hour": self.cost_per_hour,
             "simulation": {"virtual_seconds": sim.virtual_seconds, "provisioning_passes": sim.provisioning_passes,
                            "scheduling_cycles": sim.scheduling_cycles},
-            "warnings": list(sim.warnings),
+            "warnings": self.warnings,
             "timeline": [e.to_dict() for e in sim.timeline.entries],
             "cost": self.cost(),
         }

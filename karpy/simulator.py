@@ -7,6 +7,7 @@ from contextlib import ExitStack
 from typing import Any
 
 from karpy.api.loader import DEFAULT_MAX_PODS, load_manifests
+from karpy.api.nodepool import unmodelled_field_warnings
 from karpy.api.scenario import ScenarioEvent, parse_duration, parse_event_line
 from karpy.cloudprovider.registry import ProviderOptions, resolve_cloud_provider
 from karpy.options import (MIN_VALUES_POLICIES, PREFERENCE_POLICIES, FeatureGates, Options, SchedulerConfigError,
@@ -87,6 +88,8 @@ def simulate(
     provider_extra: dict[str, Any] | None = None,
     progress: Callable[[float, int, int], None] | None = None,
     scheduler_config: Any = None,
+    exclude: Sequence[str] = (),
+    price_region: str | None = None,
     until: str | float | None = None,
     events: Sequence[Any] = (),
     disruption: bool | None = None,
@@ -114,6 +117,8 @@ def simulate(
     constraints, as upstream).
     ``max_pods`` bounds the pods the manifests create (explicit pods plus workload replicas;
     ``None``: unbounded); past it the workload that crosses it is bad input.
+    ``exclude``: glob patterns a directory walk skips. ``price_region``: price the run with that
+    region's table (a proxy; the document's ``prices.proxy`` says so).
     Bad input raises :class:`karpy.api.loader.ManifestError` or ``ValueError``.
 
     A provider built here from a name is closed before ``simulate`` returns or raises (the AWS one
@@ -138,20 +143,25 @@ def simulate(
         if isinstance(cloud_provider, str):
             factory = resolve_cloud_provider(cloud_provider)
             loaded = load_manifests(manifests, extra_kinds=getattr(factory, "EXTRA_KINDS", None), strict=strict,
-                                    max_pods=max_pods)
+                                    max_pods=max_pods, exclude=exclude)
+            loaded.warnings.extend(unmodelled_field_warnings(loaded.nodepools))
             _gate_node_overlays(loaded, gates)
             provider = factory.from_options(ProviderOptions(region=region, prices=prices,
                                                             unavailable=tuple(unavailable), clock=clock,
                                                             manifests=loaded, extra=dict(provider_extra or {}),
-                                                            options=operator))
+                                                            options=operator, price_region=price_region))
             close = getattr(provider, "close", None)
             if callable(close):
                 owned.callback(close)
         else:
             provider = cloud_provider
             loaded = load_manifests(manifests, extra_kinds=getattr(provider, "EXTRA_KINDS", None), strict=strict,
-                                    max_pods=max_pods)
+                                    max_pods=max_pods, exclude=exclude)
+            loaded.warnings.extend(unmodelled_field_warnings(loaded.nodepools))
             _gate_node_overlays(loaded, gates)
+        provider_warnings = getattr(provider, "manifest_warnings", None)
+        if callable(provider_warnings):
+            loaded.warnings.extend(provider_warnings())
         overrides: dict[str, Any] = {"preference_policy": preference_policy, "min_values_policy": min_values_policy,
                                      "operator": operator,
                                      "feature_gates": {k: v for k, v in gates.items()
@@ -172,4 +182,4 @@ def simulate(
         meta = (prices_meta() if callable(prices_meta)
                 else {"date": None, "source": f"{provider.name} cloud provider"})
         return Result(simulation=outcome, region=region if isinstance(cloud_provider, str) or region else None,
-                      prices=meta, cloud_provider=provider)
+                      prices=meta, cloud_provider=provider, terminal_pods=list(loaded.terminal_pods))

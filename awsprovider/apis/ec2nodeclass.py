@@ -242,4 +242,10 @@ class EC2NodeClass(TypedObject):
 
 
 #: for ``karpy.api.loader.load_manifests(..., extra_kinds=EXTRA_KINDS)``
-EXTRA_KINDS: dict[tuple[str, str], type[EC2NodeClass]] = {("karpenter.k8s.aws", "EC2NodeClass"): EC2NodeClass}
+def _extra_kinds() -> dict[tuple[str, str], type[TypedObject]]:
+    from awsprovider.apis.network import Network
+
+    return {("karpenter.k8s.aws", "EC2NodeClass"): EC2NodeClass, ("karpy.io", "Network"): Network}
+
+
+EXTRA_KINDS: dict[tuple[str, str], type[TypedObject]] = _extra_kinds()

@@ -31,7 +31,7 @@ import math
 from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
 
-from karpy.errors import KarpyError
+from karpy.cloudprovider.types import UnavailableSpecError
 
 __all__ = [
     "CAPACITY_TYPES",
@@ -50,8 +50,8 @@ _KNOWN_KEYS = frozenset({"after", "fail", "from", "until", "code"})
 Pool = tuple[str, str, str]
 
 
-class CapacitySpecError(KarpyError, ValueError):
-    """A malformed ``TYPE-GLOB:ZONE-GLOB:CAPACITY-TYPE`` spec."""
+class CapacitySpecError(UnavailableSpecError):
+    """A malformed ``TYPE-GLOB:ZONE-GLOB:CAPACITY-TYPE`` spec (``spec``, ``reason``)."""
 
 
 @dataclass(frozen=True)
@@ -88,9 +88,9 @@ def _int_field(spec: str, key: str, value: str) -> int:
     try:
         n = int(value)
     except ValueError:
-        raise CapacitySpecError(f"capacity spec {spec!r}: {key}={value!r} is not an integer") from None
+        raise CapacitySpecError(spec, f"{key}={value!r} is not an integer") from None
     if n < 0:
-        raise CapacitySpecError(f"capacity spec {spec!r}: {key}={value!r} must be >= 0")
+        raise CapacitySpecError(spec, f"{key}={value!r} must be >= 0")
     return n
 
 
@@ -98,27 +98,25 @@ def _float_field(spec: str, key: str, value: str) -> float:
     try:
         x = float(value)
     except ValueError:
-        raise CapacitySpecError(f"capacity spec {spec!r}: {key}={value!r} is not a number") from None
+        raise CapacitySpecError(spec, f"{key}={value!r} is not a number") from None
     if math.isnan(x):
-        raise CapacitySpecError(f"capacity spec {spec!r}: {key}={value!r} is not a number")
+        raise CapacitySpecError(spec, f"{key}={value!r} is not a number")
     return x
 
 
 def parse_capacity_spec(spec: str) -> CapacityRule:
     """Parse ``TYPE-GLOB:ZONE-GLOB:CAPACITY-TYPE[:key=value...]`` into a :class:`CapacityRule`."""
     if not isinstance(spec, str):
-        raise CapacitySpecError(f"capacity spec must be a string, got {type(spec).__name__}")
+        raise CapacitySpecError(spec, f"must be a string, got {type(spec).__name__}")
     parts = spec.strip().split(":")
     if len(parts) < 3:
-        raise CapacitySpecError(
-            f"capacity spec {spec!r}: expected TYPE-GLOB:ZONE-GLOB:CAPACITY-TYPE (e.g. 'c8i.*:*:on-demand')"
+        raise CapacitySpecError(spec, f"expected TYPE-GLOB:ZONE-GLOB:CAPACITY-TYPE (e.g. 'c8i.*:*:on-demand')"
         )
     type_glob, zone_glob, capacity_type = (p.strip() for p in parts[:3])
     if not type_glob or not zone_glob:
-        raise CapacitySpecError(f"capacity spec {spec!r}: instance-type and zone globs must not be empty")
+        raise CapacitySpecError(spec, "instance-type and zone globs must not be empty")
     if capacity_type != "*" and capacity_type not in CAPACITY_TYPES:
-        raise CapacitySpecError(
-            f"capacity spec {spec!r}: capacity type {capacity_type!r} is not one of "
+        raise CapacitySpecError(spec, f"capacity type {capacity_type!r} is not one of "
             f"on-demand, spot, reserved, *"
         )
     opts: dict[str, str] = {}
@@ -126,24 +124,23 @@ def parse_capacity_spec(spec: str) -> CapacityRule:
         key, sep, value = extra.partition("=")
         key = key.strip()
         if not sep or key not in _KNOWN_KEYS:
-            raise CapacitySpecError(
-                f"capacity spec {spec!r}: unknown field {extra!r} (expected one of "
+            raise CapacitySpecError(spec, f"unknown field {extra!r} (expected one of "
                 f"{', '.join(sorted(_KNOWN_KEYS))} as key=value)"
             )
         if key in opts:
-            raise CapacitySpecError(f"capacity spec {spec!r}: field {key!r} given twice")
+            raise CapacitySpecError(spec, f"field {key!r} given twice")
         opts[key] = value.strip()
     after = _int_field(spec, "after", opts["after"]) if "after" in opts else None
     fail = _int_field(spec, "fail", opts["fail"]) if "fail" in opts else None
     if after is not None and fail is not None:
-        raise CapacitySpecError(f"capacity spec {spec!r}: 'after' and 'fail' are mutually exclusive")
+        raise CapacitySpecError(spec, "'after' and 'fail' are mutually exclusive")
     start = _float_field(spec, "from", opts["from"]) if "from" in opts else -math.inf
     end = _float_field(spec, "until", opts["until"]) if "until" in opts else math.inf
     if end <= start:
-        raise CapacitySpecError(f"capacity spec {spec!r}: 'until' must be greater than 'from'")
+        raise CapacitySpecError(spec, "'until' must be greater than 'from'")
     code = opts.get("code", ICE_ERROR_CODE)
     if not code:
-        raise CapacitySpecError(f"capacity spec {spec!r}: 'code' must not be empty")
+        raise CapacitySpecError(spec, "'code' must not be empty")
     return CapacityRule(type_glob, zone_glob, capacity_type, after, fail, start, end, code, spec.strip())
 
 

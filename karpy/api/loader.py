@@ -2,13 +2,18 @@
 
 ``load_manifests(sources, extra_kinds=None) -> Manifests``. Rules:
 
-* a ``Path``, or a ``str`` without a newline that does not look like YAML, is a path; a directory is
-  walked recursively in sorted order for ``*.yaml``/``*.yml``/``*.json`` (hidden entries skipped);
+* a ``Path``, or a ``str`` without a newline that does not look like YAML, is a path; ``"-"`` is
+  standard input; a directory is walked recursively in sorted order for ``*.yaml``/``*.yml``/``*.json``
+  (hidden entries skipped; so are files that are not Kubernetes manifests -- Helm's ``Chart.yaml``
+  and ``values*.yaml``, kustomize's ``kustomization.yaml`` -- files that are not regular files, e.g.
+  a FIFO, and entries matching an ``exclude`` glob; each group is said in one warning);
 * any other ``str`` is YAML text (``---``-separated documents); a ``dict`` is one document; a
   pydantic model is taken as is (deep-copied, so later simulation never touches the caller's object);
   a list/tuple mixes any of these;
 * a ``List`` (``kind: List`` or ``<Kind>List`` with ``items``, as ``kubectl get -o yaml`` prints) is
   unpacked; empty documents are skipped (they still count for the document number);
+* pods whose ``status.phase`` is ``Succeeded`` or ``Failed`` hold no capacity (kube-scheduler and
+  Karpenter skip terminal pods): they go to ``Manifests.terminal_pods``, with one warning;
 * kinds karpy does not model are skipped with one warning naming them all; a known kind at an
   unsupported apiVersion, or a document without ``apiVersion``/``kind``, is an error;
 * every error is a :class:`ManifestError` naming the file, the document (1-based) and the field path.
@@ -20,7 +25,9 @@ walking PyYAML's node tree along the error's path).
 
 from __future__ import annotations
 
+import fnmatch
 import os
+import stat
 import sys
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -36,7 +43,7 @@ from karpy.api.meta import TypedObject
 from karpy.api.node import Node
 from karpy.api.nodeclaim import NodeClaim
 from karpy.api.nodeoverlay import NodeOverlay
-from karpy.api.nodepool import NodePool
+from karpy.api.nodepool import NodePool, written_fields
 from karpy.api.objects import KINDS, lookup, supported_versions
 from karpy.api.pod import Pod
 from karpy.api.poddisruptionbudget import PodDisruptionBudget
@@ -45,12 +52,23 @@ from karpy.api.priorityclass import SYSTEM_PRIORITY_CLASS_NAMES, PriorityClass
 from karpy.api.scenario import Scenario
 from karpy.api.service import Service
 from karpy.api.storage import CSINode, PersistentVolume, PersistentVolumeClaim, StorageClass
-from karpy.api.workloads import DaemonSet, Deployment, Job, ReplicaSet, StatefulSet
+from karpy.api.workloads import (CronJob, DaemonSet, Deployment, Job, ReplicaSet, ReplicationController,
+                                 StatefulSet)
 from karpy.errors import KarpyError
 
 __all__ = ["ManifestError", "Manifests", "load_manifests", "format_loc", "manifest_files"]
 
 _EXTENSIONS = (".yaml", ".yml", ".json")
+#: files a directory walk skips: not Kubernetes manifests (Helm chart metadata and values, kustomize)
+NON_MANIFEST_FILES: tuple[str, ...] = ("Chart.yaml", "Chart.yml", "values.yaml", "values.yml", "values-*.yaml",
+                                       "values-*.yml", "values.*.yaml", "values.*.yml", "kustomization.yaml",
+                                       "kustomization.yml", "Kustomization")
+#: the path that means standard input
+STDIN = "-"
+#: pod phases that hold no capacity (kube-scheduler and Karpenter skip terminal pods)
+TERMINAL_PHASES = ("Succeeded", "Failed")
+#: how many names a grouped warning spells out before "+N more"
+_WARNING_NAMES = 5
 _YAML_BOOLS = {"y", "yes", "n", "no", "true", "false", "on", "off"}
 
 #: Manifests attribute for each built-in kind
@@ -61,6 +79,7 @@ _LIST_ATTR: Mapping[type[BaseModel], str] = {
     StatefulSet: "stateful_sets", Job: "jobs", DaemonSet: "daemon_sets", Scenario: "scenarios",
     PersistentVolumeClaim: "persistent_volume_claims", PersistentVolume: "persistent_volumes",
     StorageClass: "storage_classes", CSINode: "csi_nodes", Service: "services",
+    ReplicationController: "replication_controllers", CronJob: "cron_jobs",
 }
 
 
@@ -110,6 +129,11 @@ class Manifests:
     stateful_sets: list[StatefulSet] = field(default_factory=list)
     jobs: list[Job] = field(default_factory=list)
     daemon_sets: list[DaemonSet] = field(default_factory=list)
+    replication_controllers: list[ReplicationController] = field(default_factory=list)
+    #: CronJobs are loaded (and validated) but not run: see :class:`karpy.api.workloads.CronJob`
+    cron_jobs: list[CronJob] = field(default_factory=list)
+    #: pods with ``status.phase`` Succeeded/Failed: reported, never scheduled, hold no capacity
+    terminal_pods: list[Pod] = field(default_factory=list)
     #: karpy.io/v1alpha1 Scenario (at most one per run)
     scenarios: list[Scenario] = field(default_factory=list)
     persistent_volume_claims: list[PersistentVolumeClaim] = field(default_factory=list)
@@ -128,12 +152,40 @@ class Manifests:
         return [o for o in self.objects if getattr(o, "kind", None) == kind or type(o).__name__ == kind]
 
     def workload_pods(self) -> list[Pod]:
-        """Pods of the Deployments, ReplicaSets, StatefulSets and Jobs (not DaemonSets), in that
-        order and in input order within each kind."""
+        """Pods of the Deployments, ReplicaSets, StatefulSets, Jobs and ReplicationControllers (not
+        DaemonSets), in that order and in input order within each kind.
+
+        A dump (``kubectl get all -o yaml``) lists a workload together with what it already made:
+        a Deployment's ReplicaSet and the ReplicaSet's pods. The controllers count those, so karpy
+        does too: a Deployment whose ReplicaSet is given (ownerReferences) is represented by that
+        ReplicaSet, and a workload's given pods (controller ownerReference, not terminal) count
+        towards its replicas -- only the missing ones are created."""
+        owned_rs = {(rs.metadata.namespace, ref.name) for rs in self.replica_sets
+                    for ref in rs.metadata.owner_references or () if ref.controller and ref.kind == "Deployment"}
+        given: dict[tuple[str, str, str], int] = {}
+        for pod in self.pods:
+            for ref in pod.metadata.owner_references or ():
+                if ref.controller:
+                    key = (ref.kind, pod.metadata.namespace, ref.name)
+                    given[key] = given.get(key, 0) + 1
+                    if ref.kind == "ReplicaSet":
+                        h = (pod.metadata.labels or {}).get("pod-template-hash")
+                        if h and ref.name.endswith(f"-{h}"):
+                            dkey = ("Deployment", pod.metadata.namespace, ref.name[: -len(h) - 1])
+                            given[dkey] = given.get(dkey, 0) + 1
+        taken = {p.key for p in self.pods}
         out: list[Pod] = []
-        for workloads in (self.deployments, self.replica_sets, self.stateful_sets, self.jobs):
+        for workloads in (self.deployments, self.replica_sets, self.stateful_sets, self.jobs,
+                          self.replication_controllers):
             for w in workloads:
-                out.extend(w.expand_pods())
+                kind, ns = type(w).__name__, w.metadata.namespace
+                if kind == "Deployment" and (ns, w.metadata.name) in owned_rs:
+                    continue
+                have = given.get((kind, ns, w.metadata.name), 0)
+                expanded = w.expand_pods()
+                fresh = [p for p in expanded if p.key not in taken]
+                have -= len(expanded) - len(fresh)  # given under the controller's own name (StatefulSets)
+                out.extend(fresh[have:] if have > 0 else fresh)
         return out
 
     def all_pods(self) -> list[Pod]:
@@ -407,12 +459,72 @@ def _looks_like_yaml(s: str) -> bool:
     return "\n" in s or stripped.startswith(("---", "{", "apiVersion", "kind")) or ": " in s
 
 
-def _files_in(directory: Path) -> list[Path]:
+@dataclass
+class _Walk:
+    """State of one load: ``exclude`` globs, what the directory walks skipped, stdin read once."""
+
+    exclude: tuple[str, ...] = ()
+    not_manifests: list[str] = field(default_factory=list)
+    not_regular: list[str] = field(default_factory=list)
+    excluded: list[str] = field(default_factory=list)
+    stdin_read: bool = False
+
+    def is_excluded(self, path: Path, relative: Path) -> bool:
+        rel = relative.as_posix()
+        return any(fnmatch.fnmatchcase(rel, g) or fnmatch.fnmatchcase(path.name, g)
+                   or fnmatch.fnmatchcase(str(path), g) for g in self.exclude)
+
+    def warnings(self) -> list[str]:
+        out = []
+        for what, files in (("that {} not Kubernetes manifests (Helm chart/values, kustomization)",
+                             self.not_manifests),
+                            ("that {} not a regular file", self.not_regular),
+                            ("matching --exclude", self.excluded)):
+            if files:
+                many = len(files) != 1
+                out.append(f"skipped {len(files)} file{'s' if many else ''} {what.format('are' if many else 'is')}"
+                           f": {_names(sorted(files))}")
+        return out
+
+
+def _names(items: list[str]) -> str:
+    """``a, b, c, d, e, +2 more``."""
+    shown = ", ".join(items[:_WARNING_NAMES])
+    return shown + (f", +{len(items) - _WARNING_NAMES} more" if len(items) > _WARNING_NAMES else "")
+
+
+def _is_regular(path: Path) -> bool:
+    try:
+        return stat.S_ISREG(path.stat().st_mode)
+    except OSError:
+        return False
+
+
+def _files_in(directory: Path, walk: _Walk | None = None) -> list[Path]:
+    walk = walk or _Walk()
     found: list[Path] = []
     for root, dirs, files in os.walk(directory):
-        dirs[:] = sorted(d for d in dirs if not d.startswith("."))
-        found.extend(Path(root) / f for f in sorted(files)
-                     if not f.startswith(".") and f.endswith(_EXTENSIONS))
+        kept_dirs = []
+        for d in sorted(dirs):
+            if d.startswith("."):
+                continue
+            if walk.exclude and walk.is_excluded(Path(root) / d, (Path(root) / d).relative_to(directory)):
+                walk.excluded.append(str(Path(root) / d))
+                continue
+            kept_dirs.append(d)
+        dirs[:] = kept_dirs
+        for f in sorted(files):
+            if f.startswith(".") or not f.endswith(_EXTENSIONS):
+                continue
+            path = Path(root) / f
+            if walk.exclude and walk.is_excluded(path, path.relative_to(directory)):
+                walk.excluded.append(str(path))
+            elif any(fnmatch.fnmatchcase(f, g) for g in NON_MANIFEST_FILES):
+                walk.not_manifests.append(str(path))
+            elif not _is_regular(path):
+                walk.not_regular.append(str(path))
+            else:
+                found.append(path)
     return sorted(found, key=lambda p: p.relative_to(directory).parts)
 
 
@@ -422,15 +534,31 @@ def manifest_files(path: Path) -> list[Path]:
     return _files_in(path) if path.is_dir() else [path]
 
 
-def _read_path(path: Path) -> list[_Doc]:
+def _read_stdin(walk: _Walk) -> list[_Doc]:
+    if walk.stdin_read:
+        raise ManifestError("<stdin>", None, "", "standard input (-) given more than once")
+    walk.stdin_read = True
+    try:
+        text = sys.stdin.read()
+    except (OSError, UnicodeDecodeError, ValueError) as e:
+        raise ManifestError("<stdin>", None, "", f"cannot read standard input: {e}") from None
+    return _read_yaml(text, "<stdin>")
+
+
+def _read_path(path: Path, walk: _Walk | None = None) -> list[_Doc]:
+    walk = walk or _Walk()
     label = str(path)
+    if label == STDIN:
+        return _read_stdin(walk)
     if path.is_dir():
         out: list[_Doc] = []
-        for f in _files_in(path):
-            out.extend(_read_path(f))
+        for f in _files_in(path, walk):
+            out.extend(_read_path(f, walk))
         return out
     if not path.exists():
         raise ManifestError(label, None, "", "no such file or directory")
+    if not _is_regular(path):
+        raise ManifestError(label, None, "", "not a regular file (a FIFO, socket or device is not read)")
     try:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as e:
@@ -438,7 +566,8 @@ def _read_path(path: Path) -> list[_Doc]:
     return _read_yaml(text, label)
 
 
-def _expand_sources(sources: Any) -> list[_Doc | BaseModel]:
+def _expand_sources(sources: Any, walk: _Walk | None = None) -> list[_Doc | BaseModel]:
+    walk = walk or _Walk()
     items: list[Any]
     if isinstance(sources, (str, Path, Mapping, BaseModel)):
         items = [sources]
@@ -451,12 +580,12 @@ def _expand_sources(sources: Any) -> list[_Doc | BaseModel]:
         elif isinstance(item, Mapping):
             out.append(_Doc(item, f"<dict {i}>", 1))
         elif isinstance(item, Path):
-            out.extend(_read_path(item))
+            out.extend(_read_path(item, walk))
         elif isinstance(item, str):
             if _looks_like_yaml(item):
                 out.extend(_read_yaml(item, "<yaml text>" if len(items) == 1 else f"<yaml text {i}>"))
             else:
-                out.extend(_read_path(Path(item)))
+                out.extend(_read_path(Path(item) if item != STDIN else Path(STDIN), walk))
         else:
             raise ManifestError(f"<source {i}>", None, "",
                                 f"cannot load a {type(item).__name__}: pass a path, YAML text, a dict or a model")
@@ -548,7 +677,8 @@ def _check_references(result: Manifests, origins: Mapping[int, tuple[str, int | 
 
 def load_manifests(sources: Any,
                    extra_kinds: Mapping[tuple[str, str], type[BaseModel]] | None = None, *,
-                   strict: bool = False, max_pods: int | None = DEFAULT_MAX_PODS) -> Manifests:
+                   strict: bool = False, max_pods: int | None = DEFAULT_MAX_PODS,
+                   exclude: Iterable[str] = ()) -> Manifests:
     """Load ``sources`` (paths, YAML text, dicts, model objects, or a list of them) into :class:`Manifests`.
 
     ``extra_kinds`` maps ``(group, kind)`` (or ``(apiVersion, kind)``) to a pydantic model class, so a
@@ -556,7 +686,9 @@ def load_manifests(sources: Any,
     admitted first (:mod:`karpy.admission`: schema, defaults, CEL rules, names); unknown fields are
     warnings, or errors with ``strict=True``. ``max_pods`` bounds the pods the manifests create
     (None: no bound). Raises :class:`ManifestError` on the first bad document (or the first workload
-    past ``max_pods``, or a dangling ``nodeName`` / ``priorityClassName``).
+    past ``max_pods``, or a dangling ``nodeName`` / ``priorityClassName``). ``exclude``: glob patterns;
+    a directory walk skips files and directories whose name, path relative to the walked directory,
+    or full path matches one.
     """
     result = Manifests()
     skipped: dict[str, int] = {}
@@ -577,7 +709,8 @@ def load_manifests(sources: Any,
                                 f"(library: max_pods=)", kind=getattr(obj, "kind", None),
                                 name=getattr(getattr(obj, "metadata", None), "name", None))
 
-    for entry in _expand_sources(sources):
+    walk = _Walk(tuple(exclude))
+    for entry in _expand_sources(sources, walk):
         if isinstance(entry, BaseModel):
             admit(_own_copy(entry, extra_kinds), "<object>", None)
             continue
@@ -586,10 +719,19 @@ def load_manifests(sources: Any,
             if obj is not None:
                 admit(obj, doc.file, doc.index)
     _check_references(result, origins)
+    result.warnings.extend(walk.warnings())
     if skipped:
-        names = ", ".join(f"{k} ({n})" if n > 1 else k for k, n in skipped.items())
-        result.warnings.append(f"skipped {sum(skipped.values())} document(s) of kinds karpy does not model: "
-                               f"{names}")
+        names = ", ".join(f"{k} \u00d7{n}" if n > 1 else k for k, n in skipped.items())
+        total = sum(skipped.values())
+        result.warnings.append(f"skipped {total} document{'s' if total != 1 else ''} of kinds karpy does "
+                               f"not model: {names}")
+    if result.terminal_pods:
+        names = [f"{p.key} ({p.status.phase})" for p in result.terminal_pods]
+        n = len(names)
+        result.warnings.append(f"ignored {n} terminal pod{'s' if n != 1 else ''} (status.phase Succeeded/Failed "
+                               f"holds no capacity; kube-scheduler and Karpenter skip them): {_names(names)}")
+    for cj in result.cron_jobs:
+        result.warnings.append(cj.not_run_warning())
     return result
 
 
@@ -630,9 +772,13 @@ def _validate(doc: _Doc, extra_kinds: Mapping[tuple[str, str], type[BaseModel]] 
         label = f"{api_version} {kind}"
         skipped[label] = skipped.get(label, 0) + 1
         return None
+    raw = data
     data = _admit(doc, cls, kind, name, strict, warnings)
     try:
-        return cls.model_validate(data)
+        obj = cls.model_validate(data)
+        if isinstance(obj, NodePool):
+            obj._written = written_fields(raw)  # what the user wrote, before admission's defaults
+        return obj
     except ValidationError as e:
         errors = e.errors()
         first = errors[0]
@@ -703,6 +849,8 @@ def _add(result: Manifests, obj: BaseModel, seen: dict[tuple[str, str], str], fi
                                 kind=kind, name=obj.metadata.name or None)
         obj._source = (file, index)
     attr = _LIST_ATTR.get(type(obj))
+    if isinstance(obj, Pod) and obj.status.phase in TERMINAL_PHASES:
+        attr = "terminal_pods"
     if attr is not None:
         getattr(result, attr).append(obj)
     else:

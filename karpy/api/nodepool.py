@@ -10,14 +10,18 @@ Python and checks nothing the CRD checks.
 from __future__ import annotations
 
 import re
-from typing import Any
+from collections.abc import Iterable, Mapping
+from typing import Annotated, Any, Literal
 
-from pydantic import Field
+from pydantic import AfterValidator, BaseModel, Field, PrivateAttr, field_validator, model_validator
 
 from karpy.api.meta import Condition, KubeModel, ResourceQuantities, TypedObject
 from karpy.api.pod import NodeSelectorRequirement, Taint
 
 __all__ = [
+    "UNMODELLED_NODEPOOL_FIELDS",
+    "unmodelled_field_warnings",
+    "written_fields",
     "Budget",
     "Disruption",
     "NodeClaimTemplate",
@@ -142,6 +146,9 @@ class NodePool(TypedObject):
 
     spec: NodePoolSpec
     status: NodePoolStatus = Field(default_factory=NodePoolStatus)
+    #: the :data:`UNMODELLED_NODEPOOL_FIELDS` the manifest wrote (set by the loader, which sees the
+    #: document before admission defaults it); None = not known, ``model_fields_set`` is used
+    _written: frozenset[str] | None = PrivateAttr(default=None)
 
 
     @property
@@ -179,3 +186,61 @@ class NodePool(TypedObject):
     def is_static(self) -> bool:
         """A static NodePool (``spec.replicas`` set) is not used for dynamic provisioning."""
         return self.spec.replicas is not None
+
+
+#: NodePool fields a run does not act on, with why -- each one a separate entry so it can be
+#: dropped on its own once it is modelled (disruption: the disruption controller's issue).
+#: Keys are field paths as written in YAML; a field is reported only when the manifest sets it.
+UNMODELLED_NODEPOOL_FIELDS: Mapping[str, str] = {
+    "spec.disruption.consolidationPolicy": "disruption is not modelled",
+    "spec.disruption.consolidateAfter": "disruption is not modelled",
+    "spec.disruption.budgets": "disruption is not modelled",
+    "spec.template.spec.expireAfter": "expiration is not modelled",
+    "spec.template.spec.terminationGracePeriod": "node termination is not modelled",
+    "spec.replicas": "static NodePools are not provisioned",
+}
+
+
+def written_fields(data: Any, paths: Iterable[str] = UNMODELLED_NODEPOOL_FIELDS) -> frozenset[str]:
+    """The dotted ``paths`` present in a raw manifest mapping (before any defaulting)."""
+    found = set()
+    for path in paths:
+        cur = data
+        for part in path.split("."):
+            cur = cur.get(part) if isinstance(cur, Mapping) else None
+            if cur is None:
+                break
+        if cur is not None:
+            found.add(path)
+    return frozenset(found)
+
+
+def _set_fields(model: Any, path: str) -> bool:
+    """Whether the dotted YAML ``path`` was set in the manifest (pydantic ``model_fields_set``)."""
+    cur = model
+    field = None
+    for part in path.split("."):
+        if cur is None or not isinstance(cur, BaseModel):
+            return False
+        name = next((n for n, f in type(cur).model_fields.items() if (f.alias or n) == part or n == part), None)
+        if name is None or name not in cur.model_fields_set:
+            return False
+        field = type(cur).model_fields[name]
+        cur = getattr(cur, name)
+    # a model built in code sets fields to their defaults explicitly: only a real value counts
+    return cur is not None and (field is None or field.is_required() or cur != field.get_default(call_default_factory=True))
+
+
+def unmodelled_field_warnings(nodepools: Iterable[Any],
+                              fields: Mapping[str, str] = UNMODELLED_NODEPOOL_FIELDS) -> list[str]:
+    """One warning per reason of :data:`UNMODELLED_NODEPOOL_FIELDS`, naming each field some
+    NodePool sets and the NodePools: ``NodePool fields not acted on (disruption is not modelled):
+    spec.disruption.consolidationPolicy (a, b), spec.disruption.budgets (a)``."""
+    pools = list(nodepools)
+    by_reason: dict[str, list[str]] = {}
+    for path, why in fields.items():
+        names = [np.metadata.name for np in pools
+                 if (path in np._written if np._written is not None else _set_fields(np, path))]
+        if names:
+            by_reason.setdefault(why, []).append(f"{path} ({', '.join(names)})")
+    return [f"NodePool fields not acted on ({why}): {', '.join(items)}" for why, items in by_reason.items()]

@@ -18,7 +18,7 @@ from karpy.api.priorityclass import PriorityClass
 from karpy.api.scenario import Scenario
 from karpy.api.service import Service
 from karpy.api.storage import CSINode, PersistentVolume, PersistentVolumeClaim, StorageClass
-from karpy.api.workloads import DaemonSet, Deployment, Job, ReplicaSet, StatefulSet
+from karpy.api.workloads import CronJob, DaemonSet, Deployment, Job, ReplicaSet, ReplicationController, StatefulSet
 
 __all__ = ["KINDS", "group_of", "lookup", "supported_versions"]
 
@@ -27,7 +27,8 @@ KINDS: Mapping[tuple[str, str], type[BaseModel]] = MappingProxyType({
     (cls.API_VERSION, cls.KIND): cls
     for cls in (Pod, Node, NodePool, NodeClaim, NodeOverlay, PriorityClass, PodDisruptionBudget, PodGroup,
                 Workload, Deployment, ReplicaSet, StatefulSet, Job, DaemonSet, Scenario,
-                PersistentVolumeClaim, PersistentVolume, StorageClass, CSINode, Service)
+                PersistentVolumeClaim, PersistentVolume, StorageClass, CSINode, Service, ReplicationController,
+                CronJob)
 })
 
 

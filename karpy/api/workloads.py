@@ -14,6 +14,10 @@ Pod naming rule (deterministic, shaped like the controllers' names):
 * **Job** ``j``: ``<j>-<s>`` (NonIndexed) or ``<j>-<index>-<s>`` (Indexed), ``min(parallelism,
   completions)`` pods (none when suspended), with the ``batch.kubernetes.io/job-name`` /
   ``controller-uid`` labels.
+* **ReplicationController** (core/v1) ``rc``: like a ReplicaSet, ``<rc>-<5 chars>``; its selector is
+  a plain label map (defaulting to the template labels, as the API server does).
+* **CronJob** (batch/v1): loaded and validated, not run -- a run has no wall-clock schedule, so its
+  Jobs are not created; the loader says so in a warning (:meth:`CronJob.not_run_warning`).
 * **DaemonSet**: not expanded to N pods. :meth:`DaemonSet.template_pod` gives the one representative
   pod Karpenter uses as per-node overhead (provisioner.go getDaemonSetPods); :meth:`pod_for_node`
   gives the pod the controller would create for one node.
@@ -44,11 +48,13 @@ from karpy.api.pod import (
 )
 
 __all__ = [
+    "CronJob",
     "DaemonSet",
     "Deployment",
     "Job",
     "PodTemplateSpec",
     "ReplicaSet",
+    "ReplicationController",
     "StatefulSet",
     "pod_template_hash",
     "safe_encode",
@@ -142,6 +148,19 @@ class _Workload(TypedObject):
         return Pod(api_version="v1", kind="Pod", metadata=meta, spec=template.spec.model_copy(deep=True))
 
 
+class _Replicated(_Workload):
+    """ReplicaSet and ReplicationController: ``spec.replicas`` pods ``<name>-<5-char suffix>``."""
+
+    def pod_for(self, index: int) -> Pod:
+        """Pod ``index`` (``<name>-<5-char suffix>``)."""
+        name = f"{self.metadata.name}-{_suffix(f'{self.metadata.namespace}/{self.metadata.name}', index)}"
+        return self._new_pod(self.spec.template, name, self.owner_reference())  # type: ignore[attr-defined]
+
+    def expand_pods(self) -> list[Pod]:
+        """The ``spec.replicas`` pods the controller would create."""
+        return [self.pod_for(i) for i in range(self.spec.replicas)]  # type: ignore[attr-defined]
+
+
 class ReplicaSetSpec(KubeModel):
     """apps/v1 ReplicaSetSpec (``replicas`` defaults to 1)."""
 
@@ -150,7 +169,7 @@ class ReplicaSetSpec(KubeModel):
     template: PodTemplateSpec = Field(default_factory=PodTemplateSpec)
 
 
-class ReplicaSet(_Workload):
+class ReplicaSet(_Replicated):
     """apps/v1 ReplicaSet."""
 
     API_VERSION = "apps/v1"
@@ -163,14 +182,35 @@ class ReplicaSet(_Workload):
         self._check_selector(self.spec.selector, self.spec.template)
         return self
 
-    def pod_for(self, index: int) -> Pod:
-        """Pod ``index`` (``<rs>-<5-char suffix>``)."""
-        name = f"{self.metadata.name}-{_suffix(f'{self.metadata.namespace}/{self.metadata.name}', index)}"
-        return self._new_pod(self.spec.template, name, self.owner_reference())
 
-    def expand_pods(self) -> list[Pod]:
-        """The ``spec.replicas`` pods the ReplicaSet controller would create."""
-        return [self.pod_for(i) for i in range(self.spec.replicas)]
+
+class ReplicationControllerSpec(KubeModel):
+    """core/v1 ReplicationControllerSpec (``replicas`` defaults to 1; ``selector`` is a label map)."""
+
+    replicas: int = Field(default=1, ge=0)
+    selector: dict[str, str] | None = None
+    template: PodTemplateSpec = Field(default_factory=PodTemplateSpec)
+
+    @field_validator("replicas", mode="before")
+    @classmethod
+    def _default_replicas(cls, value: Any) -> Any:
+        return 1 if value is None else value
+
+
+class ReplicationController(_Replicated):
+    """core/v1 ReplicationController: pods named and owned as a ReplicaSet's are."""
+
+    API_VERSION = "v1"
+    KIND = "ReplicationController"
+
+    spec: ReplicationControllerSpec = Field(default_factory=ReplicationControllerSpec)
+
+    @model_validator(mode="after")
+    def _selector_matches(self) -> ReplicationController:
+        if self.spec.selector:
+            self._check_selector(LabelSelector(match_labels=dict(self.spec.selector)), self.spec.template)
+        return self
+
 
 
 class DeploymentSpec(KubeModel):
@@ -344,6 +384,36 @@ class Job(_Workload):
     def expand_pods(self) -> list[Pod]:
         """The pods the Job controller creates at start."""
         return [self.pod_for(i) for i in range(self.active_pods())]
+
+
+class JobTemplateSpec(KubeModel):
+    """batch/v1 JobTemplateSpec."""
+
+    metadata: ObjectMeta = Field(default_factory=ObjectMeta)
+    spec: JobSpec = Field(default_factory=JobSpec)
+
+
+class CronJobSpec(KubeModel):
+    """batch/v1 CronJobSpec (the fields karpy reads)."""
+
+    schedule: str
+    suspend: bool = False
+    job_template: JobTemplateSpec = Field(default_factory=JobTemplateSpec)
+
+
+class CronJob(_Workload):
+    """batch/v1 CronJob: validated (its job template is a Job spec) but not run -- see the module doc."""
+
+    API_VERSION = "batch/v1"
+    KIND = "CronJob"
+
+    spec: CronJobSpec
+
+    def not_run_warning(self) -> str:
+        """The loader's warning for this CronJob."""
+        state = "suspended" if self.spec.suspend else f"schedule {self.spec.schedule!r}"
+        return (f"CronJob {self.metadata.namespace}/{self.metadata.name} ({state}): not run -- a run has no "
+                "wall-clock schedule, so its Jobs' pods are not created; give a Job for the capacity one run needs")
 
 
 class DaemonSetSpec(KubeModel):

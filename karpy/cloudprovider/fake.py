@@ -25,6 +25,7 @@ from typing import Any, Iterable, Mapping, Sequence
 
 from karpy.api.quantity import NANO, Quantity, parse_nanos
 from karpy.cloudprovider.types import (
+    UnavailableSpecError,
     InstanceType,
     InstanceTypeOverhead,
     InsufficientCapacityError,
@@ -280,7 +281,7 @@ class FakeCloudProvider:
         for spec in getattr(options, "unavailable", ()) or ():
             parts = spec.split(":")
             if len(parts) != 3:
-                raise ValueError(f"unavailable offering spec {spec!r} must be TYPE-GLOB:ZONE-GLOB:CAPACITY-TYPE")
+                raise UnavailableSpecError(spec, "expected TYPE-GLOB:ZONE-GLOB:CAPACITY-TYPE")
             type_glob, zone_glob, ct = parts
             for it in its:
                 if not fnmatchcase(it.name, type_glob):

@@ -45,6 +45,8 @@ class ProviderOptions:
     #: Karpenter's operator options (the same object the provisioner reads): min-values policy,
     #: preference policy, feature gates
     options: Options = field(default_factory=Options)
+    #: price the run with another region's table (a proxy, said in every output); None = ``region``
+    price_region: str | None = None
 
 
 def available_cloud_providers() -> list[str]:

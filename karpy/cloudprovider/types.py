@@ -48,6 +48,7 @@ __all__ = [
     "AllocatableGroup",
     "CloudProvider",
     "CloudProviderError",
+    "UnavailableSpecError",
     "CreateError",
     "InstanceType",
     "InstanceTypeOverhead",
@@ -645,6 +646,17 @@ class CreateError(CloudProviderError):
 def _go_quote(s: str) -> str:
     """Go's %q for printable strings."""
     return '"' + s.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n").replace("\t", "\\t") + '"'
+
+
+class UnavailableSpecError(KarpyError, ValueError):
+    """A malformed injected-capacity spec (``TYPE-GLOB:ZONE-GLOB:CAPACITY-TYPE``): ``spec`` as
+    given and ``reason``; ``str()`` is ``capacity spec '<spec>': <reason>``. The CLI reports it as
+    ``--unavailable '<spec>': <reason>``."""
+
+    def __init__(self, spec: Any, reason: str) -> None:
+        self.spec = spec
+        self.reason = reason
+        super().__init__(f"capacity spec {spec!r}: {reason}")
 
 
 class UnevaluatedNodePoolError(KarpyError):

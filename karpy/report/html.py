@@ -14,6 +14,7 @@ from html import escape
 from typing import Any
 
 from karpy.report.table import (
+    prices_notes,
     format_price,
     instance_family,
     is_launched,
@@ -186,6 +187,9 @@ def _summary(document: Mapping[str, Any], nodeclaims: Sequence[Mapping[str, Any]
     source = prices.get("source") if isinstance(prices, Mapping) else None
     date = prices.get("date") if isinstance(prices, Mapping) else None
     src_html = f'<span class="src">{_e(source)}</span>' if source else ""
+    notes = prices_notes(prices, document.get("region"))
+    if notes:
+        src_html += "".join(f'<span class="src note">{_e(n)}</span>' for n in notes)
     return (
         '<section id="summary"><h2>Summary</h2><dl class="cards">'
         f'<div><dt>Region</dt><dd id="summary-region">{_e(document.get("region"))}</dd></div>'

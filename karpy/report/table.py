@@ -11,8 +11,13 @@ import unicodedata
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from karpy.scheduling.requirement import natural_sorted
+
 __all__ = [
+    "natural_sorted",
     "render_table",
+    "prices_notes",
+    "group_pending",
     "is_launched",
     "instance_family",
     "pods_by_phase",
@@ -115,6 +120,61 @@ def format_rows(header: Sequence[str], rows: Iterable[Sequence[str]]) -> list[st
     return lines
 
 
+#: what the document's ``prices.spot`` values mean, as every output words them
+SPOT_BASIS_TEXT = {
+    "modelled": "spot prices modelled (spot-advisor savings + a per-zone offset), not measured",
+    "measured": "spot prices measured",
+    "on-demand": "spot priced as on-demand",
+}
+
+
+def prices_notes(prices: Any, region: Any = None) -> list[str]:
+    """What the table, explain and the HTML report say about the prices beyond date and source:
+    the date fallback, a proxy region, how spot is priced, and the OS the table prices."""
+    if not isinstance(prices, Mapping):
+        return []
+    notes: list[str] = []
+    if prices.get("requested_date"):
+        notes.append(f"no table dated {prices['requested_date']}: using {prices.get('date')}, the newest on or "
+                     "before it")
+    if prices.get("proxy"):
+        notes.append(f"PROXY prices: the {prices.get('region')} table stands in for {region or 'this region'}")
+    spot = prices.get("spot")
+    if spot in SPOT_BASIS_TEXT:
+        notes.append(SPOT_BASIS_TEXT[spot])
+    if prices.get("operating_system"):
+        notes.append(f"{prices['operating_system']} prices (no Windows licence)")
+    return notes
+
+
+def group_pending(pending: Sequence[tuple[str, Mapping[str, Any]]]) -> list[tuple[str, str, str]]:
+    """Pending pods as rows ``(pod, nominated, message)``; pods with the same owner, message and
+    nomination collapse into one row ``52 × default/web-… (Deployment web)``, in first-seen order."""
+    groups: dict[tuple[Any, ...], list[str]] = {}
+    for key, st in pending:
+        owner = st.get("owner")
+        gkey = (owner, st.get("nominated_node"), st.get("message")) if owner else (key,)
+        groups.setdefault(gkey, []).append(key)
+    rows: list[tuple[str, str, str]] = []
+    for gkey, keys in groups.items():
+        st = dict(pending)[keys[0]] if len(gkey) == 1 else {"nominated_node": gkey[1], "message": gkey[2]}
+        if len(keys) == 1:
+            label = clean(keys[0]) + (f" ({clean(gkey[0])})" if len(gkey) > 1 else "")
+        else:
+            prefix = _common_prefix(keys)
+            label = f"{len(keys)} \u00d7 {clean(prefix)}\u2026 ({clean(gkey[0])})"
+        rows.append((label, clean(st.get("nominated_node")), clean(st.get("message"))))
+    return rows
+
+
+def _common_prefix(keys: Sequence[str]) -> str:
+    first, last = min(keys), max(keys)
+    n = 0
+    while n < min(len(first), len(last)) and first[n] == last[n]:
+        n += 1
+    return first[:n]
+
+
 def render_table(document: dict) -> str:
     """Render the document as a plain-text report ending in ``total: $X/h``.
 
@@ -133,6 +193,9 @@ def render_table(document: dict) -> str:
         if prices.get("source"):
             head += f" ({clean(prices.get('source'))})"
     out.append(head)
+    notes = prices_notes(prices, document.get("region"))
+    if notes:
+        out.append("prices: " + "; ".join(clean(n) for n in notes))
     out.append("")
 
     out.append(f"NODECLAIMS ({len(launched)})")
@@ -187,10 +250,7 @@ def render_table(document: dict) -> str:
         out.extend(
             format_rows(
                 ("POD", "NOMINATED", "MESSAGE"),
-                (
-                    (clean(key), clean(st.get("nominated_node")), clean(st.get("message")))
-                    for key, st in pending
-                ),
+                group_pending(pending),
             )
         )
 

@@ -86,6 +86,17 @@ def _min_opt(a: int | None, b: int | None) -> int | None:
     return a if a < b else b
 
 
+def _natural_key(value: str) -> tuple[Any, ...]:
+    return tuple((0, int(p), p) if p.isdigit() else (1, 0, p) for p in re.split(r"(\d+)", value) if p != "")
+
+
+def natural_sorted(values: Iterable[str]) -> list[str]:
+    """Values in natural order for people to read: ``4 16 32 48 64`` (not ``16 32 4 48 64``);
+    digit runs compare as numbers. Karpenter's own strings and NodeClaim requirements keep Go's
+    ``sets.List`` order; this is for display."""
+    return sorted(values, key=_natural_key)
+
+
 class Requirement:
     """One key's requirement. Mirrors requirement.go Requirement / NewRequirementWithFlexibility.
 
@@ -308,11 +319,16 @@ class Requirement:
     # --- presentation ------------------------------------------------------------------------
     def __str__(self) -> str:
         """Mirrors requirement.go String (values sorted, >5 values -> first 5 + "and N others")."""
+        return self.format()
+
+    def format(self, natural: bool = False) -> str:
+        """:meth:`__str__`; ``natural=True`` orders the values for people (:func:`natural_sorted`:
+        ``4 16 32``) instead of Go's string order (``16 32 4``), as explain output does."""
         op = self.operator
         if op == OP_EXISTS or op == OP_DOES_NOT_EXIST:
             s = f"{self.key} {op}"
         else:
-            vals: list[str] = sorted(self.values)
+            vals: list[str] = natural_sorted(self.values) if natural else sorted(self.values)
             n = len(vals)
             if n > 5:
                 vals = vals[:5] + [f"and {n - 5} others"]

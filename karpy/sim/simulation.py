@@ -679,8 +679,24 @@ class Simulation:
         labels = Requirements.from_labels(node.metadata.labels or {})
         return labels.is_compatible(strict_pod_requirements(template))
 
+    def _given_daemonset_pods(self, node_name: str) -> set[tuple[str, str]]:
+        """(namespace, DaemonSet name) of the manifests' pods already running on ``node_name`` and
+        controlled by a DaemonSet (ownerReferences): a dump lists both the DaemonSet and its pods,
+        and the controller does not create a second pod on a node that has one."""
+        out: set[tuple[str, str]] = set()
+        for pod in getattr(self.manifests, "pods", ()):
+            if pod.spec.node_name != node_name:
+                continue
+            for ref in pod.metadata.owner_references or ():
+                if ref.kind == "DaemonSet" and ref.controller:
+                    out.add((pod.metadata.namespace or "default", ref.name))
+        return out
+
     def _bind_daemonset_pods(self, node: Node) -> None:
+        given = self._given_daemonset_pods(node.metadata.name)
         for ds in self.store.list("DaemonSet"):
+            if (ds.metadata.namespace or "default", ds.metadata.name) in given:
+                continue
             if self._daemonset_fits(ds, node):
                 pod = ds.pod_for_node(node.metadata.name)
                 pod.spec.node_name = node.metadata.name

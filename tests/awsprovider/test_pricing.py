@@ -91,11 +91,18 @@ def test_explicit_older_date():
     assert "c8i.large" not in t.prices
 
 
-def test_missing_date_lists_available_dates():
+def test_date_without_table_uses_newest_before_it():
+    # issue #11: `--prices 2025-10-01` with no table of that date uses the newest on or before it
+    t = load_table("us-east-1", "2026-07-21")
+    assert t.date == "2026-07-20" and t.requested_date == "2026-07-21"
+    assert load_table("us-east-1", "2026-07-20").requested_date is None
+
+
+def test_date_before_every_table_lists_available_dates():
     with pytest.raises(PricingError) as exc:
-        load_table("us-east-1", "2026-07-21")
+        load_table("us-east-1", "2023-09-17")
     msg = str(exc.value)
-    assert "2026-07-21" in msg and "available dates" in msg
+    assert "2023-09-17 or earlier" in msg and "available dates" in msg
     assert "2023-09-18" in msg and "2026-07-20" in msg
     assert isinstance(exc.value, ValueError)
 
@@ -149,7 +156,8 @@ def test_user_json_table(tmp_path: Path):
     assert (t.region, t.date, t.source, t.currency) == ("us-east-1", "2026-08-01", "EDP", "USD")
     assert t.prices == {"c7i.large": 0.07, "c8i.large": 0.065}
     p = PricingProvider("us-east-1", str(f), ZONES, spot_mode="on-demand")
-    assert p.prices_metadata() == {"date": "2026-08-01", "source": "EDP"}
+    assert p.prices_metadata() == {"date": "2026-08-01", "source": "EDP", "region": "us-east-1", "proxy": False,
+                                   "spot": "on-demand", "operating_system": "Linux"}
     assert p.on_demand_price("c8i.large") == 0.065
     assert p.on_demand_price("m5.large") is None
 

@@ -156,9 +156,10 @@ def test_diff_takes_the_region_given_before_diff(invoke, pool: str) -> None:
                      "no price tables for region 'yy-2'")
 
 
-def test_diff_date_of_another_region(invoke, pool: str) -> None:
-    assert_bad_input(invoke("prices", "diff", "2026-07-20", "2024-11-06", "--nodepool", pool),
-                     "no us-east-1 price table dated 2024-11-06")
+def test_diff_date_before_every_table(invoke, pool: str) -> None:
+    # (a date without its own table falls back to the newest before it: tests/realworld/test_inputs.py)
+    assert_bad_input(invoke("prices", "diff", "2026-07-20", "2020-01-06", "--nodepool", pool),
+                     "no us-east-1 price table dated 2020-01-06 or earlier")
 
 
 def test_diff_missing_nodepool_file(invoke, tmp_path: Path) -> None:

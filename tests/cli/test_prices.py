@@ -46,7 +46,9 @@ def test_listing_marks_newest_us_east_1_table_as_default(invoke) -> None:
     dates = [row[1] for row in us]
     assert dates == sorted(dates, reverse=True)
     assert "zz_generated.pricing_aws.go" in " ".join(us[0])
-    assert any(line.startswith("us-gov-west-1 ") for line in lines)
+    # issue #11: a region the mocked EC2 cannot simulate is not listed as a region, only as a proxy table
+    assert not any(line.startswith("us-gov-west-1 ") for line in lines)
+    assert "us-gov-west-1: 30 tables usable only as --price-region (the mocked EC2 cannot simulate that region)" in lines
 
 
 def test_listing_json_for_one_region(invoke) -> None:

@@ -62,7 +62,7 @@ def test_table_output_and_exit_zero(tmp_path: Path) -> None:
 def test_json_output_is_the_contract_document(tmp_path: Path) -> None:
     path = manifest(tmp_path, POOL % "[]" + PODS % '"1"')
     res = simulate(str(path), "-o", "json")
-    doc = json.loads(res.output)
+    doc = json.loads(res.stdout)  # (warnings go to stderr)
     assert set(doc) >= {"region", "prices", "nodeclaims", "pods", "cost_per_hour"}
     [claim] = doc["nodeclaims"]
     assert set(claim) >= {"name", "nodepool", "instance_type", "capacity_type", "zone", "price", "labels",
