@@ -70,5 +70,5 @@ def test_options_validate_policies_and_parse_feature_gates():
     assert FeatureGates().reserved_capacity is True  # options.go default ReservedCapacity=true
     gates = FeatureGates.parse("ReservedCapacity=false,NodeOverlay=true")
     assert (gates.reserved_capacity, gates.node_overlay, gates.node_repair) == (False, True, False)
-    with pytest.raises(ValueError, match="invalid feature gate"):
+    with pytest.raises(ValueError, match="unrecognized feature gate: Reserved"):
         FeatureGates.parse("Reserved=true")
