@@ -219,7 +219,7 @@ def test_unknown_price_table_names_what_exists_and_is_still_a_pricing_error() ->
     from awsprovider import PricingError, load_table
     from karpy.errors import KarpyError, UnknownPriceTable
 
-    with pytest.raises(UnknownPriceTable, match=r"^no us-east-1 price table dated 1999-01-01; available dates: "):
+    with pytest.raises(UnknownPriceTable, match=r"^no us-east-1 price table dated 1999-01-01 or earlier; the oldest is 2023-09-18 "):
         load_table("us-east-1", "1999-01-01")
     with pytest.raises(PricingError, match=r"^no price tables for region 'mars-1'; available regions: .*us-east-1"):
         load_table("mars-1")

@@ -45,6 +45,8 @@ class Cell:
     cloud_provider: str
     #: YAML text of each manifest file, in load order
     manifests: tuple[str, ...]
+    #: Karpenter --feature-gates (sorted name, value pairs; the same for every cell of a sweep)
+    feature_gates: tuple[tuple[str, bool], ...] = ()
 
     def axes(self) -> dict[str, Any]:
         return {"cell": self.index, **{a: getattr(self, a) for a in AXES}}
@@ -114,7 +116,8 @@ def expand(spec: SweepSpec) -> list[Cell]:
         cells.append(Cell(index=len(cells), design=design, workload=workload, scenario=scenario, capacity=capacity,
                           preference_policy=pref, min_values_policy=minv, prices=price, region=spec.region,
                           unavailable=tuple(spec.unavailable[capacity]), cloud_provider=spec.cloud_provider,
-                          manifests=snapshots[design, workload, scenario]))
+                          manifests=snapshots[design, workload, scenario],
+                          feature_gates=tuple(sorted(spec.feature_gates.items()))))
     return cells
 
 
@@ -132,7 +135,8 @@ def run_cell(cell: Cell) -> dict[str, Any]:
     try:
         result = simulate(list(cell.manifests), region=cell.region, prices=cell.prices or None,
                           unavailable=list(cell.unavailable), preference_policy=cell.preference_policy,
-                          min_values_policy=cell.min_values_policy, cloud_provider=cell.cloud_provider)
+                          min_values_policy=cell.min_values_policy, cloud_provider=cell.cloud_provider,
+                          feature_gates=dict(cell.feature_gates))
         document = result.to_document()
         found = outcome(result, document)
     except Exception as err:  # noqa: BLE001 - a failing cell is a row with its error, never a lost sweep

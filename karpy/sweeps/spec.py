@@ -16,6 +16,7 @@ capacity scenarios x policies (x timeline scenarios) for ``karpy sweep``.
       workloads:                        # optional axis: name -> path(s)
         six-pods: common/workload.yaml
       prices: all                       # all | [2025-09-01, 2026-07-20] | {from: 2024-01-01, to: 2026-12-31}
+      featureGates: {NodeOverlay: true} # Karpenter --feature-gates for every cell (upstream defaults otherwise)
       unavailable:                      # capacity scenarios: name -> TYPE-GLOB:ZONE-GLOB:CAPACITY-TYPE specs
         normal: []
         8th-gen-ice: ["*8i.*:*:on-demand"]
@@ -51,7 +52,7 @@ DEFAULT_CAPACITY = "normal"
 """Name of the single capacity scenario of a sweep without ``unavailable``."""
 _DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 _SPEC_KEYS = ("region", "cloudProvider", "designs", "shared", "workloads", "prices", "unavailable",
-              "preferencePolicies", "minValuesPolicies", "scenarios")
+              "preferencePolicies", "minValuesPolicies", "scenarios", "featureGates")
 
 
 class SweepError(ValueError):
@@ -91,6 +92,8 @@ class SweepSpec:
     min_values_policies: tuple[str, ...] = ("Strict",)
     #: timeline scenarios: name -> Scenario manifest paths (empty: no timeline axis)
     scenarios: Mapping[str, tuple[Path, ...]] = field(default_factory=dict)
+    #: Karpenter ``--feature-gates`` for every cell (name -> bool; upstream defaults otherwise)
+    feature_gates: Mapping[str, bool] = field(default_factory=dict)
     source: str = "<sweep>"
 
 
@@ -233,8 +236,23 @@ def parse_sweep(document: Any, *, source: str = "<sweep>", base_dir: Path | str 
         min_values_policies=r.choices(spec.get("minValuesPolicies", ["Strict"]), "spec.minValuesPolicies",
                                       MIN_VALUES_POLICIES),
         scenarios=scenarios,
+        feature_gates=_feature_gates(r, spec.get("featureGates")),
         source=source,
     )
+
+
+def _feature_gates(r: Any, value: Any) -> dict[str, bool]:
+    """``spec.featureGates``: ``{NodeOverlay: true, ...}`` checked against karpy.featuregates."""
+    from karpy.featuregates import FeatureGateError, resolve
+
+    # the Sweep file is read with YAML's base loader (scalars stay text): true/false as written
+    gates = {k: {"true": True, "false": False}.get(v, v) if isinstance(v, str) else v
+             for k, v in r.mapping(value, "spec.featureGates").items()}
+    try:
+        resolve(gates)
+    except FeatureGateError as err:
+        raise r.fail("spec.featureGates", str(err)) from None
+    return dict(gates)
 
 
 def load_sweep(path: str | Path) -> SweepSpec:

@@ -88,8 +88,15 @@ def test_invalid_schedule_errors():
 
 # upstream: nodepool_budgets_test.go "should return zero values if a nodes value is invalid"
 def test_invalid_nodes_value_rejected_at_load():
-    with pytest.raises(ValueError):
-        Budget(nodes="1000a%")
+    # the NodePool CRD's pattern on budgets[].nodes rejects it at admission, as the API server does
+    from karpy.api.loader import ManifestError, load_manifests
+
+    text = ("apiVersion: karpenter.sh/v1\nkind: NodePool\nmetadata: {name: np}\nspec:\n"
+            "  disruption:\n    budgets: [{nodes: 1000a%}]\n  template:\n    spec:\n"
+            "      nodeClassRef: {group: karpenter.k8s.aws, kind: EC2NodeClass, name: default}\n"
+            "      requirements: []\n")
+    with pytest.raises(ManifestError, match=r"spec\.disruption\.budgets\[0\]\.nodes"):
+        load_manifests(text)
 
 
 # upstream: nodepool_budgets_test.go "should return MaxInt32 when a budget is inactive"

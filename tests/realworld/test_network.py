@@ -133,6 +133,6 @@ def test_rejected_overlay_is_a_warning(run) -> None:
     bad = copy.deepcopy(next(d for d in ds if d.get("kind") == "NodeOverlay"))
     bad["metadata"]["name"] = "pod-eni-slices"
     bad["spec"]["capacity"] = {"vpc.amazonaws.com/pod-eni": 4}
-    result, doc = run(ds + [bad])
+    result, doc = run(ds + [bad], feature_gates={"NodeOverlay": True})  # overlays need the gate
     assert ("NodeOverlay pod-eni-slices: rejected (ValidationSucceeded=False, RuntimeValidation: invalid capacity: "
             "vpc.amazonaws.com/pod-eni in resource, restricted); Karpenter does not apply it") in doc["warnings"]

@@ -133,11 +133,15 @@ def test_max_node_lifetime_fields_are_warned_not_dropped(run) -> None:
 
 # -------------------------------------------------------------- aws-samples/karpenter-blueprints 529b88c
 
+#: NodeOverlays apply only with Karpenter's NodeOverlay feature gate on (off by default upstream)
+OVERLAYS_ON = {"NodeOverlay": True}
+
 def test_node_overlay_gpu_slices_launch_one_single_gpu_instance(run) -> None:
     """blueprints/node-overlay: gpu-nodeclass, gpu-nodepool, node-overlay-gpu-slices (nvidia.com/gpu: 4 on
     1-GPU types), workload-gpu-slices (4 pods x nvidia.com/gpu 1): one 1-GPU xlarge, not a 4-GPU 12xlarge."""
     result, doc = run(docs(*[f"{BP}/node-overlay/{f}.yaml" for f in
-                             ("gpu-nodeclass", "gpu-nodepool", "node-overlay-gpu-slices", "workload-gpu-slices")]))
+                             ("gpu-nodeclass", "gpu-nodepool", "node-overlay-gpu-slices", "workload-gpu-slices")]),
+                      feature_gates=OVERLAYS_ON)
     assert result.exit_code == 0
     (nc,) = launched(doc)
     assert nc["labels"]["karpenter.k8s.aws/instance-gpu-count"] == "1"
@@ -150,7 +154,7 @@ def test_node_overlay_generation_penalties_pick_eighth_generation(run) -> None:
     """blueprints/node-overlay/node-overlay-generation.yaml (+45/30/15 % on gen 5/6/7) + workload-generation
     on the blueprints cluster's default NodePool: the 8th generation wins."""
     result, doc = run(docs(BLUEPRINTS_CLUSTER, f"{BP}/node-overlay/node-overlay-generation.yaml",
-                           f"{BP}/node-overlay/workload-generation.yaml"))
+                           f"{BP}/node-overlay/workload-generation.yaml"), feature_gates=OVERLAYS_ON)
     assert result.exit_code == 0
     (nc,) = launched(doc)
     assert nc["labels"]["karpenter.k8s.aws/instance-generation"] == "8"
@@ -216,7 +220,7 @@ def test_batch_jobs_share_one_node_with_the_deployment(run) -> None:
 
 def test_guestbook_go_replication_controllers_are_loaded(run) -> None:
     """web/guestbook-go: guestbook (ReplicationController x3), redis-master (Deployment x1), redis-replica
-    (ReplicationController x2), guestbook-service (Service: skipped with a warning)."""
+    (ReplicationController x2), guestbook-service (Service: loaded, its selector feeds default spreading)."""
     result, doc = run(docs(BLUEPRINTS_CLUSTER, *[f"k8s-examples/web/guestbook-go/{f}.yaml" for f in
                                                  ("guestbook-controller", "redis-master-controller",
                                                   "redis-replica-controller", "guestbook-service")]))
@@ -224,7 +228,7 @@ def test_guestbook_go_replication_controllers_are_loaded(run) -> None:
     owners = sorted(v["owner"] for v in doc["pods"].values())
     assert owners == (["Deployment redis-master"] + ["ReplicationController guestbook"] * 3
                       + ["ReplicationController redis-replica"] * 2)
-    assert "skipped 1 document of kinds karpy does not model: v1 Service" in doc["warnings"]
+    assert not [w for w in doc["warnings"] if w.startswith("skipped")]  # v1 Service is modelled (#12)
     _assert_cost(doc)
 
 
@@ -233,19 +237,22 @@ def test_guestbook_all_in_one_services_are_grouped_in_one_warning(run) -> None:
     result, doc = run(docs(BLUEPRINTS_CLUSTER, "k8s-examples/web/guestbook/all-in-one/guestbook-all-in-one.yaml"))
     assert result.exit_code == 0
     assert len(doc["pods"]) == 6 and len(launched(doc)) == 1
-    assert [w for w in doc["warnings"] if w.startswith("skipped")] == [
-        "skipped 3 documents of kinds karpy does not model: v1 Service \u00d73"]
+    assert [w for w in doc["warnings"] if w.startswith("skipped")] == []  # v1 Service is modelled (#12)
 
 
 def test_cassandra_statefulset(run) -> None:
     """databases/cassandra: cassandra-statefulset.yaml (StatefulSet x3 + StorageClass), cassandra-service.yaml."""
     result, doc = run(docs(BLUEPRINTS_CLUSTER, "k8s-examples/databases/cassandra/cassandra-statefulset.yaml",
                            "k8s-examples/databases/cassandra/cassandra-service.yaml"))
-    assert result.exit_code == 0
+    # StorageClass and Service are modelled since volume topology (#12): the claim templates name no
+    # storage class and no class is the default, so upstream's provisioner ignores the pods
+    # (provisioner.go volume validation) -- they stay pending with its message, nothing launches
+    assert result.exit_code == 3
     assert sorted(doc["pods"]) == ["default/cassandra-0", "default/cassandra-1", "default/cassandra-2"]
-    assert ("skipped 2 documents of kinds karpy does not model: storage.k8s.io/v1 StorageClass, v1 Service"
-            in doc["warnings"])
-    _assert_cost(doc)
+    assert {p["message"] for p in doc["pods"].values()} == {
+        f"ignoring pod, unbound pvc must define a storage class (PersistentVolumeClaim=default/"
+        f"cassandra-data-cassandra-{i}, StorageClass=)" for i in range(3)}
+    assert not [w for w in doc["warnings"] if w.startswith("skipped")]
 
 
 # ------------------------------------------------------------------------------- explain: one truth

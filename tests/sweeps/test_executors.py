@@ -21,7 +21,8 @@ from karpy.sweeps import SweepResult, expand, load_sweep
 
 from .conftest import ROOT
 
-MATRIX = """designs:
+MATRIX = """featureGates: {NodeOverlay: true}
+designs:
   one-pool: [@01-one-nodepool, @common/workload.yaml]
   overlay: [@03-nodeoverlay, @common/workload.yaml]
   min-values: [@06-minvalues-wrong-knob, @common/workload.yaml]
