@@ -119,7 +119,7 @@ class NodePoolInput:
 def load_nodepool(path: str | Path) -> NodePoolInput:
     """Load a manifest file holding exactly one NodePool (plus optionally its EC2NodeClass and
     NodeOverlays). Raises ``ManifestError`` / ``ValueError`` naming the file."""
-    from awsprovider.apis import EXTRA_KINDS
+    from awsprovider.apis import EXTRA_KINDS, EC2NodeClass
     from karpy.api.loader import load_manifests
 
     p = Path(path)
@@ -133,7 +133,7 @@ def load_nodepool(path: str | Path) -> NodePoolInput:
         names = ", ".join(np.metadata.name for np in pools)
         raise ValueError(f"{p}: holds {len(pools)} NodePools ({names}); pass a file with one NodePool")
     nodepool = pools[0]
-    nodeclasses = {nc.metadata.name: nc for nc in loaded.extra.get("EC2NodeClass", [])}
+    nodeclasses = {nc.metadata.name: nc for nc in loaded.extra.get("EC2NodeClass", []) if isinstance(nc, EC2NodeClass)}
     ref = nodepool.spec.template.spec.node_class_ref
     nodeclass = None
     if nodeclasses:
@@ -203,7 +203,8 @@ def _label(it: Any, key: str) -> str | None:
     req = it.requirements.get(key)
     if req.complement or len(req.values) != 1:
         return None
-    return next(iter(req.values))
+    value: str = next(iter(req.values))
+    return value
 
 
 def _int_label(it: Any, key: str) -> int | None:

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from awsprovider.batcher import BatchTicket, CreateFleetBatcher
 from awsprovider.filters import ALL_UNAVAILABLE_MESSAGE, FilterTrace, filter_instance_types
@@ -52,6 +52,9 @@ from karpy.scheduling.labels import (
 )
 from karpy.scheduling.requirement import Requirement
 from karpy.scheduling.requirements import Requirements
+
+if TYPE_CHECKING:  # pragma: no cover
+    from awsprovider.ec2.fleet import FleetDecision
 
 __all__ = [
     "FLEET_ERROR_PREFIX",
@@ -145,7 +148,7 @@ class LaunchRecord:
     error: str | None = None
 
     @property
-    def decisions(self) -> tuple[Any, ...]:
+    def decisions(self) -> tuple[FleetDecision, ...]:
         """The fleet model's unit decisions (FleetDecision) of the CreateFleet call."""
         return tuple(self.fleet_record.decisions) if self.fleet_record is not None else ()
 
@@ -550,9 +553,9 @@ class InstanceProvider:
         self._update_unavailable_offerings(errors, prepared.capacity_type, str(out.get("FleetId") or ""))
         instances = out.get("Instances") or []
         if not instances or not instances[0].get("InstanceIds"):
-            e = combine_fleet_errors(errors)
-            record.error = str(e)
-            raise e
+            fleet_error = combine_fleet_errors(errors)
+            record.error = str(fleet_error)
+            raise fleet_error
         inst = instances[0]
         ovr = (inst.get("LaunchTemplateAndOverrides") or {}).get("Overrides") or {}
         instance = Instance(

@@ -47,6 +47,7 @@ from karpy.api.quantity import parse_nanos
 from karpy.cloudprovider.types import InstanceType, InstanceTypeOverhead, InstanceTypes, Offering, Offerings
 from karpy.errors import KarpyError
 from karpy.scheduling.labels import (
+    ARCHITECTURE_AMD64,
     CAPACITY_TYPE_ON_DEMAND,
     CAPACITY_TYPE_SPOT,
     LABEL_ARCH,
@@ -299,7 +300,7 @@ def compute_requirements(info: Mapping[str, Any], region: str, offering_zones: I
     available_zones = sorted(set(offering_zones) & nc_zones)
     arch = _architecture(info)
     if is_windows:
-        os_values: tuple[str, ...] = ("windows",) if arch == L.ARCHITECTURE_AMD64 else ()
+        os_values: tuple[str, ...] = ("windows",) if arch == ARCHITECTURE_AMD64 else ()
     else:
         os_values = ("linux",)
     network = info.get("NetworkInfo") or {}
@@ -497,7 +498,7 @@ def compute_capacity(info: Mapping[str, Any], settings: InstanceTypeSettings) ->
         L.RESOURCE_EFA: _efas(info, settings.network_interfaces) * NANO,
     }
     # NewInstanceType: requirements compatible with os=windows <=> Windows family on amd64
-    if _canonical_family(settings.ami_family) in _WINDOWS_FAMILIES and _architecture(info) == L.ARCHITECTURE_AMD64:
+    if _canonical_family(settings.ami_family) in _WINDOWS_FAMILIES and _architecture(info) == ARCHITECTURE_AMD64:
         capacity[L.RESOURCE_PRIVATE_IPV4_ADDRESS] = ((limits[0] - 1) if limits is not None else 0) * NANO
     return capacity
 

@@ -286,7 +286,7 @@ class SpotModel:
                     int(statistics.median_low(e.interruption_bucket for e in rows)),
                     "sibling-family", f"{cat}{fgen}{attrs}",
                 )
-            rows = self._by_category.get(cat)
+            rows = self._by_category.get(cat, [])
             if rows:
                 return SpotEstimate(
                     float(statistics.median(e.savings_percent for e in rows)),

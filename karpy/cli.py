@@ -582,10 +582,11 @@ def compare(designs: tuple[str, ...], shared: tuple[Path, ...], region: str, pri
     if exclude:
         options["exclude"] = tuple(exclude)
     _timeline_options(options)
+    bad_input: tuple[type[BaseException], ...] = (CompareError, *_input_errors())
     try:
         comparison = run_compare(dict(parsed), shared=list(shared), **options)
         document = comparison.to_document()
-    except (CompareError, *_input_errors()) as err:
+    except bad_input as err:
         _bad_input(str(err))
     for name in names:
         for warning in document["runs"][name].get("warnings") or ():
@@ -634,10 +635,11 @@ def sweep(sweep_file: Path, output: str, csv_path: Path | None, jsonl_path: Path
             import pyarrow  # noqa: F401
         except ImportError:
             _bad_input('--parquet needs pyarrow: pip install "karpy[parquet]"')
+    bad_input: tuple[type[BaseException], ...] = (SweepError, *_input_errors())
     try:
         spec = load_sweep(sweep_file)
         cells = expand(spec)
-    except (SweepError, *_input_errors()) as err:
+    except bad_input as err:
         _bad_input(str(err))
     progress = None if quiet else SweepProgress(len(cells))
     try:

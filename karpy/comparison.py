@@ -160,7 +160,8 @@ class Comparison:
 
     @property
     def diff(self) -> dict[str, Any]:
-        return self.to_document()["diff"]
+        diff: dict[str, Any] = self.to_document()["diff"]
+        return diff
 
     def to_json(self, indent: int | None = 2) -> str:
         return json.dumps(self.to_document(), indent=indent, ensure_ascii=False) + "\n"

@@ -509,7 +509,8 @@ def _condition(pod: Any) -> str | None:
     """The kube-scheduler's PodScheduled=False message (reason when there is no message)."""
     for c in pod.status.conditions or ():
         if c.type == "PodScheduled" and c.status == "False":
-            return c.message or c.reason
+            said: str | None = c.message or c.reason
+            return said
     return None
 
 

@@ -42,8 +42,9 @@ class FeatureGateError(ValueError):
     """An unknown gate or a value other than true/false."""
 
 
-def resolve(overrides: Mapping[str, bool] | None = None) -> dict[str, bool]:
-    """The defaults with ``overrides`` applied; unknown names raise :class:`FeatureGateError`."""
+def resolve(overrides: Mapping[str, object] | None = None) -> dict[str, bool]:
+    """The defaults with ``overrides`` applied; unknown names or non-bool values raise
+    :class:`FeatureGateError` (so unchecked input, e.g. a parsed file, may be passed)."""
     out = dict(DEFAULTS)
     for name, value in (overrides or {}).items():
         if name not in DEFAULTS:

@@ -101,7 +101,7 @@ class Result:
         every output mode, and the document's ``warnings``."""
         out = list(self.simulation.warnings)
         windows = [r.name for r in self.launched
-                   if ((r.launched.metadata.labels or {}).get(LABEL_OS) == "windows")]
+                   if r.launched is not None and (r.launched.metadata.labels or {}).get(LABEL_OS) == "windows"]
         if windows:
             out.append(f"{len(windows)} NodeClaim{'s' if len(windows) != 1 else ''} run{'' if len(windows) != 1 else 's'} "
                        "Windows: $/h is the Linux on-demand price without the Windows licence (Karpenter ranks "
@@ -128,7 +128,8 @@ class Result:
         getter = getattr(self.cloud_provider, "fleet_record", None)
         if getter is None:
             return None
-        return getter(record.name)
+        fleet: dict[str, Any] | None = getter(record.name)
+        return fleet
 
     def _nodeclaim(self, record: LaunchRecord, pods_by_node: dict[str, list[str]] | None = None) -> dict[str, Any]:
         model = record.launched if record.launched is not None else record.requested

@@ -157,7 +157,8 @@ class Scenario:
                 unavailable=list(self.unavailable), preference_policy=self.preference_policy,
                 min_values_policy=self.min_values_policy, cloud_provider=self.cloud_provider,
                 feature_gates=dict(self.feature_gates))
-        return self._cache["result"]
+        result: Result = self._cache["result"]
+        return result
 
 
 class ScenarioFactory:
@@ -265,7 +266,7 @@ def _matches_any(name: str, patterns: Iterable[str]) -> bool:
     return any(fnmatch.fnmatchcase(name, p) for p in patterns)
 
 
-def _as_set(values: str | Iterable[Any] | None) -> set[str] | None:
+def _as_set(values: str | int | Iterable[Any] | None) -> set[str] | None:
     if values is None:
         return None
     if isinstance(values, (str, int)):
@@ -316,9 +317,10 @@ def assert_launched(result: Any, *, count: int | None = None, instance_types: st
         _fail(result, f"expected {count} launched NodeClaim(s), got {len(launched)}")
     if count is None and not launched:
         _fail(result, "expected at least one launched NodeClaim, got none")
-    criteria = dict(instance_types=_as_set(instance_types), family_in=_as_set(family_in),
-                    generation=_as_set(generation), capacity_type=capacity_type, nodepool=nodepool, zone=zone,
-                    allocation_strategy=allocation_strategy, annotations=annotations)
+    criteria: dict[str, Any] = dict(
+        instance_types=_as_set(instance_types), family_in=_as_set(family_in), generation=_as_set(generation),
+        capacity_type=capacity_type, nodepool=nodepool, zone=zone, allocation_strategy=allocation_strategy,
+        annotations=annotations)
     problems = [f"{nc['name']}: {p}" for nc in launched for p in _check_nodeclaim(nc, **criteria)]
     if problems:
         _fail(result, "launched NodeClaims do not match:\n  " + "\n  ".join(problems))

@@ -129,11 +129,12 @@ def _release_account(account: str) -> None:
 
     with MOTO_LOCK, backend_lock:
         live: dict[int, Any] = {}
-        for backends in BackendDict._instances:
+        # moto annotates the class-level registry without ClassVar, so mypy sees an instance variable
+        for backends in BackendDict._instances:  # type: ignore[misc]
             backends.pop(account, None)
             if len(backends):
                 live.setdefault(id(backends), backends)
-        BackendDict._instances[:] = list(live.values())
+        BackendDict._instances[:] = list(live.values())  # type: ignore[misc]  # (same registry)
         _claimed_accounts.discard(account)
         if not _claimed_accounts and MockAWS._nested_count == 0:
             # moto tracks every model object it creates in class-level lists (for its dashboard);
@@ -144,7 +145,7 @@ def _release_account(account: str) -> None:
 def _ec2_backend_without_default_amis() -> type:
     from moto.ec2.models import EC2Backend
 
-    class _EC2BackendWithoutDefaultAmis(EC2Backend):  # type: ignore[misc, valid-type]
+    class _EC2BackendWithoutDefaultAmis(EC2Backend):
         def _load_amis(self) -> None:
             return None
 
@@ -269,7 +270,9 @@ class MockedEC2:
                     self._ids = mock_random.getstate()
                     mock_random.setstate(outer)
             core = botocore.session.Session()
-            core.unregister("before-send", moto_global_stubber)
+            # botocore-stubs type a handler as __call__(**kwargs) -> None; botocore passes event_name and
+            # request as keywords, which moto's BotocoreStubber accepts (and returns the response)
+            core.unregister("before-send", moto_global_stubber)  # type: ignore[arg-type]
             session = boto3.session.Session(botocore_session=core, region_name=self.region, **DUMMY_CREDENTIALS)
             client = session.client("ec2", region_name=self.region,
                                     endpoint_url=f"https://ec2.{self.region}.amazonaws.com")
@@ -324,8 +327,8 @@ class MockedEC2:
         """Answer a request of this backend's client with moto's EC2, in this backend's account."""
         from botocore.awsrequest import AWSResponse
         from moto.core.botocore_stubber import MockRawResponse
-        from moto.core.exceptions import HTTPException
         from moto.ec2.responses import EC2Response
+        from werkzeug.exceptions import HTTPException  # what moto's responses raise (moto depends on werkzeug)
 
         if self._account is None:
             raise RuntimeError("MockedEC2 is not started")
@@ -541,7 +544,8 @@ class MockedEC2:
             "Errors": copy.deepcopy(pending.errors),
             "ResponseMetadata": {"HTTPStatusCode": 200, "HTTPHeaders": {}, "RetryAttempts": 0},
         }
-        return AWSResponse(f"https://ec2.{self.region}.amazonaws.com/", 200, {}, None), parsed
+        # botocore-stubs ask for HTTPHeaders; AWSResponse copies any mapping into a HeadersDict
+        return AWSResponse(f"https://ec2.{self.region}.amazonaws.com/", 200, {}, None), parsed  # type: ignore[arg-type]
 
     def _on_after_call(self, http_response: Any, parsed: dict[str, Any], context: dict[str, Any], **_: Any) -> None:
         pending: _Pending | None = context.get(_CONTEXT_KEY)

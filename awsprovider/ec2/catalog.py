@@ -27,7 +27,7 @@ only the first process on a machine pays the moto read. ``from_disk`` says an an
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from types import MappingProxyType
 from typing import Any
 
@@ -95,7 +95,8 @@ class InstanceTypeCatalog:
         catalog.disk_cache = disk_cache or None
         return catalog
 
-    def _read_through_disk(self, kind: str, request: tuple[Any, ...], read: Any) -> tuple[Any, int]:
+    def _read_through_disk(self, kind: str, request: tuple[Any, ...],
+                           read: Callable[[], tuple[Any, int]]) -> tuple[Any, int]:
         cache, region = self.disk_cache, self._region
         if cache is None or region is None:
             return read()
@@ -107,7 +108,7 @@ class InstanceTypeCatalog:
         cache.store(kind, region, request, answer, pages)
         return answer, pages
 
-    def _memoised(self, kind: str, request: tuple[Any, ...], read: Any) -> tuple[Any, int]:
+    def _memoised(self, kind: str, request: tuple[Any, ...], read: Callable[[], tuple[Any, int]]) -> tuple[Any, int]:
         if self._memo_key is None:
             return read()
         key = (kind, *self._memo_key, request)

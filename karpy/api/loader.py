@@ -253,7 +253,7 @@ def _describe(error: Mapping[str, Any], node: yaml.Node | None) -> str:
     value = error.get("input")
     written = node.value if isinstance(node, yaml.ScalarNode) else None
     if etype == "string_type" and isinstance(value, bool):
-        if written is not None and node is not None and node.style is None:
+        if written is not None and isinstance(node, yaml.ScalarNode) and node.style is None:
             return (f"must be a string; YAML 1.1 read the unquoted value `{written}` as a boolean — "
                     f"quote it (\"{written}\")")
         return (f"must be a string, got the boolean {value}; YAML 1.1 reads unquoted on/off/yes/no/true/false "
@@ -661,6 +661,8 @@ def _check_references(result: Manifests, origins: Mapping[int, tuple[str, int | 
     nodes = {n.metadata.name for n in result.nodes}
     classes = {pc.metadata.name for pc in result.priority_classes} | SYSTEM_PRIORITY_CLASS_NAMES
     for obj in result.objects:
+        if not isinstance(obj, TypedObject):  # only Pods and workloads (typed objects) carry pod specs
+            continue
         file, index = origins.get(id(obj), ("<object>", None))
         for prefix, spec in _pod_specs(obj):
             kind, name = getattr(obj, "kind", None) or type(obj).__name__, obj.metadata.name
@@ -726,10 +728,10 @@ def load_manifests(sources: Any,
         result.warnings.append(f"skipped {total} document{'s' if total != 1 else ''} of kinds karpy does "
                                f"not model: {names}")
     if result.terminal_pods:
-        names = [f"{p.key} ({p.status.phase})" for p in result.terminal_pods]
-        n = len(names)
+        terminal = [f"{p.key} ({p.status.phase})" for p in result.terminal_pods]
+        n = len(terminal)
         result.warnings.append(f"ignored {n} terminal pod{'s' if n != 1 else ''} (status.phase Succeeded/Failed "
-                               f"holds no capacity; kube-scheduler and Karpenter skip them): {_names(names)}")
+                               f"holds no capacity; kube-scheduler and Karpenter skip them): {_names(terminal)}")
     for cj in result.cron_jobs:
         result.warnings.append(cj.not_run_warning())
     return result
@@ -792,7 +794,7 @@ def _validate(doc: _Doc, extra_kinds: Mapping[tuple[str, str], type[BaseModel]] 
                             kind=kind, name=name, line=line) from None
 
 
-def _admit(doc: _Doc, cls: type[BaseModel], kind: str, name: str | None, strict: bool,
+def _admit(doc: _Doc, cls: type[BaseModel] | None, kind: str, name: str | None, strict: bool,
            warnings: list[str] | None) -> Mapping[str, Any]:
     """The document as the API server would store it (pruned, defaulted), or a ManifestError."""
     try:

@@ -11,7 +11,7 @@ fills ``storageClassName`` of claims created without one; with several, the newe
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any, Final, Literal
 
 from pydantic import Field, field_validator
 
@@ -37,8 +37,8 @@ __all__ = [
 ANN_BIND_COMPLETED = "pv.kubernetes.io/bind-completed"
 #: storage/v1 IsDefaultStorageClassAnnotation
 ANN_DEFAULT_STORAGE_CLASS = "storageclass.kubernetes.io/is-default-class"
-VOLUME_BINDING_IMMEDIATE = "Immediate"
-VOLUME_BINDING_WAIT_FOR_FIRST_CONSUMER = "WaitForFirstConsumer"
+VOLUME_BINDING_IMMEDIATE: Final = "Immediate"
+VOLUME_BINDING_WAIT_FOR_FIRST_CONSUMER: Final = "WaitForFirstConsumer"
 
 
 class PersistentVolumeClaimSpec(KubeModel):

@@ -569,7 +569,7 @@ class InstanceTypes(list[InstanceType]):
                 acc.update(it_reqs.get(key).values)
             for key, mv in min_keys:
                 n = len(values_for_key[key])
-                if n < mv:  # type: ignore[operator]
+                if n < mv:
                     incompatible[key] = n
                 else:
                     incompatible.pop(key, None)

@@ -122,7 +122,7 @@ def must_get_allowed_disruptions(nodepool: Any, now: float, num_nodes: int, reas
 def _condition_true(obj: Any, cond_type: str) -> bool:
     for c in getattr(getattr(obj, "status", None), "conditions", None) or ():
         if c.type == cond_type:
-            return c.status == "True"
+            return bool(c.status == "True")
     return False
 
 

@@ -24,7 +24,8 @@ Modelling choices (deterministic, documented):
 
 from __future__ import annotations
 
-from typing import Any
+import functools
+from typing import TYPE_CHECKING, Any
 
 from karpy.api.pod import Taint
 from karpy.disruption.budgets import build_disruption_budget_mapping
@@ -34,7 +35,7 @@ from karpy.disruption.helpers import build_nodepool_map, get_candidates
 from karpy.disruption.multinodeconsolidation import MultiNodeConsolidation
 from karpy.disruption.queue import Queue
 from karpy.disruption.singlenodeconsolidation import SingleNodeConsolidation
-from karpy.disruption.types import Cluster, Command, DECISION_NOOP
+from karpy.disruption.types import Cluster, Command, DECISION_NOOP, Method
 from karpy.disruption.consolidation import COMMAND_VALIDATION_DELAY, CONSOLIDATION_STATE_RESET
 from karpy.disruption.validation import ValidationError, validate_consolidation, validate_emptiness
 from karpy.nodeclaim.disruption import set_condition, update_consolidatable, update_drifted
@@ -44,6 +45,9 @@ from karpy.scheduling.labels import NODE_INITIALIZED
 from karpy.termination.terminator import DRAIN_REQUEUE, MIN_DRAIN_TIME, Terminator
 from karpy.utils.pdb import Limits
 from karpy.utils.pod import DISRUPTED_TAINT_KEY
+
+if TYPE_CHECKING:  # pragma: no cover
+    from karpy.sim.simulation import Simulation
 
 __all__ = ["DELETED_BY", "DisruptionController", "POLLING_PERIOD"]
 
@@ -60,10 +64,10 @@ DELETED_BY = {"emptiness": "emptiness", "drift": "drift", "multi-node-consolidat
 class DisruptionController:
     """Runs inside a :class:`karpy.sim.simulation.Simulation` (``sim``)."""
 
-    def __init__(self, sim: Any, feature_gates: dict[str, bool]) -> None:
+    def __init__(self, sim: Simulation, feature_gates: dict[str, bool]) -> None:
         self.sim = sim
         self.feature_gates = dict(feature_gates)
-        self.methods = [Emptiness(), Drift(), MultiNodeConsolidation(), SingleNodeConsolidation()]
+        self.methods: list[Method] = [Emptiness(), Drift(), MultiNodeConsolidation(), SingleNodeConsolidation()]
         self.queue = Queue(self)
         self.terminator = Terminator(lambda key, grace: self._evict(key, grace))
         self.marked: set[str] = set()
@@ -195,7 +199,7 @@ class DisruptionController:
             m = self.methods[i]
             cluster = self.view()
             pool_map = build_nodepool_map(cluster)
-            cands = get_candidates(cluster, lambda c, m=m, cl=cluster: m.should_disrupt(c, cl), m.disruption_class,
+            cands = get_candidates(cluster, functools.partial(m.should_disrupt, cluster=cluster), m.disruption_class,
                                    pool_map)
             if not cands:
                 self._record_events(cluster)
@@ -406,7 +410,7 @@ class DisruptionController:
                 self._expiry_scheduled.add(rec.name)
                 at = expires_at(claim)
                 if at is not None:
-                    self.sim.events.schedule(at, f"expire {rec.name}", lambda n=rec.name: self._expire(n))
+                    self.sim.events.schedule(at, f"expire {rec.name}", functools.partial(self._expire, rec.name))
 
     def _expire(self, name: str) -> None:
         rec = self._record_of(name)

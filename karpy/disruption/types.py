@@ -14,7 +14,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from karpy.provisioning.state import ClusterState, StateNode
 from karpy.scheduling.labels import (DO_NOT_DISRUPT_ANNOTATION_KEY, LABEL_CAPACITY_TYPE, LABEL_INSTANCE_TYPE,
@@ -73,7 +73,7 @@ def rescheduling_cost(pods: Sequence[Any]) -> float:
 def lifetime_remaining(nodeclaim: Any, now: float) -> float:
     """disruption.go LifetimeRemaining: ``(expireAfter − age) / expireAfter`` in [0, 1], 1 without
     an expireAfter."""
-    expire = nodeclaim.spec.expire_after_seconds if nodeclaim is not None else None
+    expire: float | None = nodeclaim.spec.expire_after_seconds if nodeclaim is not None else None
     if not expire:
         return 1.0
     created = to_seconds(nodeclaim.metadata.creation_timestamp) or 0.0
@@ -251,6 +251,7 @@ def new_candidate(sn: StateNode, cluster: Cluster, disruption_class: str,
     instance_type = it_map.get(sn.labels().get(LABEL_INSTANCE_TYPE, ""))
     pods, err, block_eviction = validate_pods_disruptable(sn, cluster)
     if err is not None:
+        assert sn.nodeclaim is not None  # validate_node_disruptable turned unmanaged nodes away
         eventual_ok = sn.nodeclaim.spec.termination_grace_period is not None and disruption_class == EVENTUAL
         if not (eventual_ok and block_eviction):
             cluster.publish("DisruptionBlocked", f"node/{sn.name}", _sentence(err))
@@ -268,6 +269,22 @@ def new_candidate(sn: StateNode, cluster: Cluster, disruption_class: str,
         reschedule_disruption_cost=PER_NODE_BASE_DISRUPTION_COST + sum(max(0.0, eviction_cost(p))
                                                                      for p in reschedulable),
     )
+
+
+class Method(Protocol):
+    """types.go Method: what the controller asks of each disruption method (emptiness, drift,
+    multi- and single-node consolidation)."""
+
+    name: str
+    reason: str
+    disruption_class: str
+    #: whether its commands wait COMMAND_VALIDATION_DELAY and are validated before they start
+    validates: bool
+
+    def should_disrupt(self, c: Candidate, cluster: Cluster) -> bool: ...
+
+    def compute_commands(self, cluster: Cluster, budgets: dict[str, int],
+                         candidates: Sequence[Candidate]) -> list[Command]: ...
 
 
 @dataclass

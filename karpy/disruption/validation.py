@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from karpy.disruption.budgets import build_disruption_budget_mapping
 from karpy.disruption.helpers import get_candidates, simulate_scheduling
-from karpy.disruption.types import Cluster, Command
+from karpy.disruption.types import Candidate, Cluster, Command, Method
 
 __all__ = ["BudgetValidationError", "ChurnValidationError", "SchedulingValidationError", "ValidationError",
            "validate_command", "validate_consolidation", "validate_emptiness"]
@@ -36,16 +36,16 @@ class ChurnValidationError(ValidationError):
     kind = "churn"
 
 
-def validate_emptiness(method: object, cluster: Cluster, cmd: Command) -> Command:
+def validate_emptiness(method: Method, cluster: Cluster, cmd: Command) -> Command:
     """EmptinessValidator.Validate (:116-148, :222-253): lenient, may keep a subset."""
     names = {c.name for c in cmd.candidates}
-    now_valid = [c for c in get_candidates(cluster, lambda c: method.should_disrupt(c, cluster),  # type: ignore[attr-defined]
-                                           method.disruption_class)  # type: ignore[attr-defined]
+    now_valid = [c for c in get_candidates(cluster, lambda c: method.should_disrupt(c, cluster),
+                                           method.disruption_class)
                  if c.name in names]
     if not now_valid:
         raise ChurnValidationError(f"{len(cmd.candidates)} candidates are no longer valid")
     budgets = build_disruption_budget_mapping(cluster.state.nodes, cluster.nodepools.values(), cluster.now,
-                                              method.reason)  # type: ignore[attr-defined]
+                                              method.reason)
     kept = []
     by_name = {c.name: c for c in now_valid}
     for orig in cmd.candidates:
@@ -63,15 +63,15 @@ def validate_emptiness(method: object, cluster: Cluster, cmd: Command) -> Comman
     return Command(kept, [], cmd.results)
 
 
-def _validate_candidates(method: object, cluster: Cluster, cmd: Command) -> list:
+def _validate_candidates(method: Method, cluster: Cluster, cmd: Command) -> list[Candidate]:
     names = {c.name for c in cmd.candidates}
-    valid = [c for c in get_candidates(cluster, lambda c: method.should_disrupt(c, cluster),  # type: ignore[attr-defined]
-                                       method.disruption_class)  # type: ignore[attr-defined]
+    valid = [c for c in get_candidates(cluster, lambda c: method.should_disrupt(c, cluster),
+                                       method.disruption_class)
              if c.name in names]
     if len(valid) != len(cmd.candidates):
         raise ChurnValidationError(f"{len(cmd.candidates) - len(valid)} candidates are no longer valid")
     budgets = build_disruption_budget_mapping(cluster.state.nodes, cluster.nodepools.values(), cluster.now,
-                                              method.reason)  # type: ignore[attr-defined]
+                                              method.reason)
     for c in valid:
         if cluster.is_nominated(c.name):
             raise BudgetValidationError("a candidate was nominated during validation")
@@ -82,7 +82,7 @@ def _validate_candidates(method: object, cluster: Cluster, cmd: Command) -> list
     return valid
 
 
-def validate_command(cluster: Cluster, cmd: Command, candidates: list) -> None:
+def validate_command(cluster: Cluster, cmd: Command, candidates: list[Candidate]) -> None:
     """validation.go validateCommand: the re-simulation must give the same shape, and a
     replacement's options must be a subset (by name) of the new simulation's."""
     results = simulate_scheduling(cluster, candidates, consolidation=True)
@@ -102,7 +102,7 @@ def validate_command(cluster: Cluster, cmd: Command, candidates: list) -> None:
         raise SchedulingValidationError("scheduling simulation produced new results")
 
 
-def validate_consolidation(method: object, cluster: Cluster, cmd: Command) -> Command:
+def validate_consolidation(method: Method, cluster: Cluster, cmd: Command) -> Command:
     """ConsolidationValidator.Validate (:156-220): all or nothing."""
     candidates = _validate_candidates(method, cluster, cmd)
     validate_command(cluster, cmd, candidates)

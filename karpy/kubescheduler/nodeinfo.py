@@ -160,7 +160,7 @@ def have_pods_with_required_anti_affinity(nodes: list[NodeInfo]) -> list[NodeInf
 
 def zone_key(node: Any) -> str:
     """utilnode.GetZoneKey: region + ":\\x00:" + zone ("" when neither label is set)."""
-    labels = node.metadata.labels or {}
+    labels: dict[str, str] = node.metadata.labels or {}
     region = labels.get(LABEL_REGION, "")
     zone = labels.get(LABEL_ZONE, "")
     if not region and not zone:

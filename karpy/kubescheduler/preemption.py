@@ -85,7 +85,8 @@ def pdb_allowed(pdb: Any, pods: list[PodInfo]) -> int:
 def filter_pods_with_pdb_violation(pods: list[PodInfo], pdbs: list[Any], allowed: dict[int, int]) -> tuple[list[PodInfo], list[PodInfo]]:
     """filterPodsWithPDBViolation: (violating, non-violating), order preserved."""
     allowed = dict(allowed)
-    violating, non = [], []
+    violating: list[PodInfo] = []
+    non: list[PodInfo] = []
     for p in pods:
         bad = False
         if p.labels:

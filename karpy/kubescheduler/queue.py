@@ -69,11 +69,11 @@ class PriorityQueue:
         self.max_in_unschedulable = max_in_unschedulable
         self._seq = 0
         # activeQ ordered by PrioritySort Less: priority desc, timestamp asc (seq keeps it a total order)
-        self._active = SortedList()
+        self._active: SortedList[tuple[Any, ...]] = SortedList()
         self._active_entries: dict[str, tuple[Any, ...]] = {}
-        self._backoff = SortedList()
+        self._backoff: SortedList[tuple[Any, ...]] = SortedList()
         self._backoff_entries: dict[str, tuple[Any, ...]] = {}
-        self._error_backoff = SortedList()
+        self._error_backoff: SortedList[tuple[Any, ...]] = SortedList()
         self._error_entries: dict[str, tuple[Any, ...]] = {}
         self.unschedulable: dict[str, QueuedPodInfo] = {}
         self.infos: dict[str, QueuedPodInfo] = {}
@@ -133,6 +133,7 @@ class PriorityQueue:
     def _push_backoff(self, q: QueuedPodInfo) -> None:
         self._remove_everywhere(q.key)
         exp = self.backoff_expiry(q)
+        e: tuple[Any, ...]
         if not q.unschedulable_plugins and not q.pending_plugins:
             e = (exp, q.seq, q.key)
             self._error_backoff.add(e)
@@ -380,7 +381,7 @@ class PriorityQueue:
 
     def _next_backoff_due(self) -> float:
         """The next 1 s tick at which a backoff pod completes (ticks with nothing to move are skipped)."""
-        heads = [sl[0][0] for sl in (self._backoff, self._error_backoff) if sl]
+        heads: list[float] = [sl[0][0] for sl in (self._backoff, self._error_backoff) if sl]
         if not heads:
             return math.inf
         leave = min(heads) + 1.0  # first whole-second tick with floor(tick) > truncated expiry

@@ -495,9 +495,10 @@ class KubeScheduler:
                 self.conditions.pop(q.key, None)
                 self._event(ClusterEvent(ASSIGNED_POD, ADD), None, q.pod_info.pod)
                 results.append(ScheduleOneResult(q.key, BOUND, node))
-            for q, fe in failed:
-                q.unschedulable_plugins = set(fe.diagnosis.unschedulable_plugins) if fe else set()
-                results.append(self._fail(q, fe.message() if fe else ERR_NO_NODES_AVAILABLE, REASON_UNSCHEDULABLE, None))
+            for q, fit_error in failed:
+                q.unschedulable_plugins = set(fit_error.diagnosis.unschedulable_plugins) if fit_error else set()
+                results.append(self._fail(q, fit_error.message() if fit_error else ERR_NO_NODES_AVAILABLE,
+                                          REASON_UNSCHEDULABLE, None))
             outcome = BOUND
         else:
             for q, _node in placed:

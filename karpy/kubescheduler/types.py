@@ -92,7 +92,7 @@ class _EmptyReasons(list):  # type: ignore[type-arg]
     def _immutable(self, *a: object, **k: object) -> None:
         raise TypeError("the shared Success status is immutable; create Status() to modify one")
 
-    append = extend = insert = remove = pop = clear = sort = reverse = _immutable  # type: ignore[assignment]
+    append = extend = insert = remove = pop = clear = sort = reverse = _immutable
     __setitem__ = __delitem__ = __iadd__ = __imul__ = _immutable  # type: ignore[assignment]
 
 

@@ -30,6 +30,7 @@ REQUIREMENTS_DRIFTED = "RequirementsDrifted"
 
 
 def _get(nodeclaim: Any, cond_type: str) -> Condition | None:
+    c: Condition
     for c in nodeclaim.status.conditions or ():
         if c.type == cond_type:
             return c

@@ -16,7 +16,7 @@ __all__ = ["expires_at"]
 
 def expires_at(nodeclaim: Any) -> float | None:
     """Virtual time at which the NodeClaim expires (creation + spec.expireAfter), None = never."""
-    ttl = nodeclaim.spec.expire_after_seconds
+    ttl: float | None = nodeclaim.spec.expire_after_seconds
     if ttl is None:
         return None
     return (to_seconds(nodeclaim.metadata.creation_timestamp) or 0.0) + ttl

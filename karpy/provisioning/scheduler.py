@@ -32,7 +32,7 @@ from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
 from dataclasses import dataclass, field
-from typing import Any, Sequence
+from typing import Any, Mapping, Sequence
 
 from karpy.cloudprovider.types import (
     MIN_VALUES_POLICY_BEST_EFFORT,
@@ -318,7 +318,7 @@ class Scheduler:
         cluster: ClusterState,
         state_nodes: Sequence[StateNode],
         topology: Any,
-        instance_types: dict[str, Sequence[Any]],
+        instance_types: Mapping[str, Sequence[Any]],
         daemonset_pods: Sequence[Any] = (),
         *,
         well_known: frozenset[str] = CORE_WELL_KNOWN_LABELS,
@@ -597,6 +597,7 @@ class Scheduler:
         for en in self.existing_nodes:
             reqs, err = en.can_add(pod, data)
             if err is None:
+                assert reqs is not None  # can_add returns the requirements whenever there is no error
                 en.add(pod, data, reqs)
                 self._placed_outcome = OUTCOME_EXISTING_NODE
                 self._placed_target = en.name
@@ -618,13 +619,14 @@ class Scheduler:
             if occupied:
                 free = self._claim_hostnames.difference(*occupied)
                 if not free:
-                    claims = ()
+                    claims = []
         for i, nc in enumerate(claims):
             if free is not None and nc.hostname not in free:
                 continue
-            reqs, its, err = nc.can_add(pod, data, False, need_error=False)  # errors discarded
-            if err is None:
-                nc.add(pod, data, reqs, its)
+            creqs, its, cerr = nc.can_add(pod, data, False, need_error=False)  # errors discarded
+            if cerr is None:
+                assert creqs is not None and its is not None  # can_add returns both whenever there is no error
+                nc.add(pod, data, creqs, its)
                 self._placed_outcome = OUTCOME_INFLIGHT_NODECLAIM
                 self._placed_target = nc.hostname
                 n = len(nc.pods)
@@ -668,6 +670,7 @@ class Scheduler:
                     return err
                 errs.append(str(err))
                 continue
+            assert reqs is not None and new_its is not None  # can_add returns both whenever there is no error
             relaxed = False
             for k, orig in nc.requirements.items():
                 upd = reqs.get(k).min_values

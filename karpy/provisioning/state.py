@@ -92,17 +92,22 @@ class StateNode:
     @property
     def name(self) -> str:
         """statenode.go Name: the NodeClaim name until the Node registers."""
-        if self.node is None:
-            return self.nodeclaim.metadata.name
-        if self.nodeclaim is None:
-            return self.node.metadata.name
-        if not self.registered():
-            return self.nodeclaim.metadata.name
-        return self.node.metadata.name
+        name: str = self._meta().name
+        return name
+
+    def _claim(self) -> Any:
+        """The NodeClaim where there must be one: managed, or no Node (``__init__`` needs one of the two)."""
+        assert self.nodeclaim is not None, "a StateNode has a node or a nodeclaim"
+        return self.nodeclaim
+
+    def _node(self) -> Any:
+        """The Node where there must be one: unmanaged, or initialized (``__init__`` needs one of the two)."""
+        assert self.node is not None, "a StateNode has a node or a nodeclaim"
+        return self.node
 
     def _meta(self) -> Any:
         if self.node is None:
-            return self.nodeclaim.metadata
+            return self._claim().metadata
         if self.nodeclaim is None:
             return self.node.metadata
         if not self.registered():
@@ -130,11 +135,11 @@ class StateNode:
         drop known ephemeral taints and taints matching the NodeClaim's startup taints."""
 
         if (not self.registered() and self.managed()) or self.node is None:
-            taints = list(self.nodeclaim.spec.taints or ())
+            taints = list(self._claim().spec.taints or ())
         else:
             taints = list(self.node.spec.taints or ())
         if not self.initialized() and self.managed():
-            startup = list(self.nodeclaim.spec.startup_taints or ())
+            startup = list(self._claim().spec.startup_taints or ())
             return [
                 t
                 for t in taints
@@ -170,7 +175,7 @@ class StateNode:
             else:
                 ret = from_quantities(self.nodeclaim.status.capacity)
         else:
-            ret = from_quantities(self.node.status.capacity)
+            ret = from_quantities(self._node().status.capacity)
         ret[RESOURCE_NODES] = NANO
         return ret
 
@@ -184,7 +189,7 @@ class StateNode:
                         ret[k] = v
                 return ret
             return from_quantities(self.nodeclaim.status.allocatable)
-        return from_quantities(self.node.status.allocatable)
+        return from_quantities(self._node().status.allocatable)
 
     def _compute_requests(self) -> None:
         from karpy.scheduling.resources import pod_requests
@@ -290,9 +295,9 @@ class ClusterState:
                 sn.mark_for_deletion()
         cs = cls(state_nodes, pods)
         for p in pods:
-            sn = cs.node_for_pod(p)
-            if sn is not None:
-                sn.add_pod(p)
+            bound = cs.node_for_pod(p)
+            if bound is not None:
+                bound.add_pod(p)
         return cs
 
     def active_nodes(self) -> list[StateNode]:

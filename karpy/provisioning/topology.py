@@ -190,7 +190,8 @@ class DomainGroupCache:
 
 
 def _pod_uid(pod: Any) -> str:
-    return pod.metadata.uid
+    uid: str = pod.metadata.uid
+    return uid
 
 
 class Topology:

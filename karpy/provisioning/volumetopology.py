@@ -30,6 +30,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from karpy.api.pod import Volume
 from karpy.api.storage import (ANN_BIND_COMPLETED, VOLUME_BINDING_IMMEDIATE, PersistentVolume,
                                PersistentVolumeClaim, StorageClass, default_storage_class)
 from karpy.scheduling.labels import LABEL_HOSTNAME, OP_IN
@@ -39,7 +40,7 @@ from karpy.scheduling.requirements import Requirements
 __all__ = ["VolumeTopology", "claim_name_of"]
 
 
-def claim_name_of(pod: Any, volume: Any) -> str | None:
+def claim_name_of(pod: Any, volume: Volume) -> str | None:
     """pkg/utils/volume GetPersistentVolumeClaim's claim name (ephemeral: ``<pod>-<volume>``)."""
     if volume.persistent_volume_claim is not None:
         return volume.persistent_volume_claim.claim_name
@@ -123,7 +124,7 @@ class VolumeTopology:
         return {d.name: d.count for d in csi.spec.drivers if d.count is not None}
 
     # -- lookups ------------------------------------------------------------------------------
-    def _claim(self, pod: Any, volume: Any) -> tuple[PersistentVolumeClaim | None, str | None]:
+    def _claim(self, pod: Any, volume: Volume) -> tuple[PersistentVolumeClaim | None, str | None]:
         name = claim_name_of(pod, volume)
         if name is None:
             return None, None

@@ -12,7 +12,11 @@ in-tree names karpy meets on AWS: ``kubernetes.io/aws-ebs`` -> ``ebs.csi.aws.com
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # pragma: no cover
+    from karpy.api.storage import PersistentVolumeClaim
+    from karpy.provisioning.volumetopology import VolumeTopology
 
 __all__ = ["IN_TREE_TO_CSI", "VolumeUsage", "pod_volumes", "resolve_driver"]
 
@@ -23,7 +27,7 @@ AWS_EBS_DRIVER = "ebs.csi.aws.com"
 Volumes = dict[str, frozenset[str]]
 
 
-def resolve_driver(vt: Any, claim: Any) -> str:
+def resolve_driver(vt: VolumeTopology, claim: PersistentVolumeClaim) -> str:
     """ResolveDriver: the bound PV's CSI driver (or EBS for an in-tree EBS source), else the
     claim's StorageClass provisioner (translated); "" when unknown."""
     if claim.spec.volume_name:
@@ -42,7 +46,7 @@ def resolve_driver(vt: Any, claim: Any) -> str:
     return IN_TREE_TO_CSI.get(sc.provisioner, sc.provisioner)
 
 
-def pod_volumes(vt: Any, pod: Any) -> Volumes:
+def pod_volumes(vt: VolumeTopology, pod: Any) -> Volumes:
     """GetVolumes: driver -> the ``namespace/name`` of the claims the pod mounts (missing claims
     are skipped, as upstream logs and continues)."""
     out: dict[str, set[str]] = {}

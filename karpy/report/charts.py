@@ -66,9 +66,9 @@ def line_chart(chart_id: str, caption: str, x_labels: Sequence[str],
            f'<title>{_e(caption)}</title>',
            f'<text x="{left}" y="16" font-weight="bold">{_e(caption)}</text>']
     for k in range(5):
-        v = y_max * k / 4
-        out.append(f'<line x1="{left}" x2="{width - right}" y1="{_f(y(v))}" y2="{_f(y(v))}" stroke="#e2e8f0"/>')
-        out.append(f'<text x="{left - 6}" y="{_f(y(v) + 4)}" text-anchor="end">{v:.3f}</text>')
+        tick = y_max * k / 4
+        out.append(f'<line x1="{left}" x2="{width - right}" y1="{_f(y(tick))}" y2="{_f(y(tick))}" stroke="#e2e8f0"/>')
+        out.append(f'<text x="{left - 6}" y="{_f(y(tick) + 4)}" text-anchor="end">{tick:.3f}</text>')
     out.append(f'<text x="14" y="{_f(top + plot_h / 2)}" transform="rotate(-90 14 {_f(top + plot_h / 2)})" '
                f'text-anchor="middle">{_e(y_label)}</text>')
     step = max(1, (n + 23) // 24)

@@ -279,7 +279,7 @@ def _claim_card(nc: Mapping[str, Any]) -> str:
         )
     fleet = nc.get("fleet") or {}
     errors = (fleet.get("errors") or []) if isinstance(fleet, Mapping) else []
-    items = "".join(
+    error_items = "".join(
         f'<li data-error-code="{_e(err.get("error_code"))}">{_e(err.get("error_code"))}: '
         f'{_e(err.get("instance_type"))} in {_e(err.get("zone"))}</li>'
         for err in errors
@@ -289,7 +289,7 @@ def _claim_card(nc: Mapping[str, Any]) -> str:
         f'<article class="nodeclaim failed" data-nodeclaim="{_e(name)}" data-nodepool="{_e(nc.get("nodepool"))}" '
         f'data-launched="false"><h4>{_e(name)}<span class="badge err">launch failed</span></h4>'
         f'<p class="meta">{_e(nc.get("nodepool"))} \u00b7 {_e(nc.get("capacity_type"))}</p>'
-        + (f"<ul>{items}</ul>" if items else '<p class="empty">no fleet errors reported</p>')
+        + (f"<ul>{error_items}</ul>" if error_items else '<p class="empty">no fleet errors reported</p>')
         + "</article>"
     )
 
@@ -346,7 +346,7 @@ def _warnings(document: Mapping[str, Any]) -> str:
     return f'<section id="warnings"><h2>Warnings</h2><ul>{items}</ul></section>'
 
 
-def render_html(document: dict, *, title: str = "karpy simulation") -> str:
+def render_html(document: dict[str, Any], *, title: str = "karpy simulation") -> str:
     """Render the document as one self-contained HTML page (inline CSS + SVG, no script, no URLs)."""
     nodeclaims: list[Mapping[str, Any]] = [
         nc for nc in document.get("nodeclaims") or [] if isinstance(nc, Mapping)

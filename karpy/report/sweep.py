@@ -66,12 +66,12 @@ def sweep_charts(rows: Sequence[Mapping[str, Any]]) -> dict[str, str]:
     groups: dict[str, list[Mapping[str, Any]]] = {}
     for r in rows:
         groups.setdefault(_label(r, others), []).append(r)
-    for g, (label, members) in enumerate(groups.items()):
+    for n, (label, members) in enumerate(groups.items()):
         by = {(str(r["design"]), _price_label(r)): r for r in members}
         series = [(d, [float(by[d, x]["cost_per_hour"]) if (d, x) in by and _usable(by[d, x]) else None
                        for x in dates]) for d in designs]
         caption = "Cost by price date per design ($/h)" + (f" \u2014 {label}" if others else "")
-        charts[f"cost-by-date-{g}"] = line_chart(f"cost-by-date-{g}", caption, dates, series)
+        charts[f"cost-by-date-{n}"] = line_chart(f"cost-by-date-{n}", caption, dates, series)
     row_axes = ["design", *others]
     row_labels = list(dict.fromkeys(_label(r, row_axes) for r in rows))
     cells: dict[tuple[str, str], tuple[str, str]] = {}

@@ -175,7 +175,7 @@ def _common_prefix(keys: Sequence[str]) -> str:
     return first[:n]
 
 
-def render_table(document: dict) -> str:
+def render_table(document: dict[str, Any]) -> str:
     """Render the document as a plain-text report ending in ``total: $X/h``.
 
     Sections: NodeClaims that launched (name, pool, type, capacity type, zone, $/h, pods), failed

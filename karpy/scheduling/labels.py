@@ -353,8 +353,8 @@ def validate_requirement(req: Any, well_known: frozenset[str]) -> str | None:
     if operator in (OP_GT, OP_LT, OP_GTE, OP_LTE):
         bad = len(values) != 1
         if not bad:
-            value, ok = go_atoi(values[0])
-            bad = not ok or value < 0
+            number, ok = go_atoi(values[0])
+            bad = not ok or number < 0
         if bad:
             errs.append(f"key {key} with operator {operator} must have a single positive integer value")
     return "; ".join(errs) if errs else None

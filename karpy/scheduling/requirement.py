@@ -124,7 +124,7 @@ class Requirement:
         self.min_values = min_values
         self.gte = None
         self.lte = None
-        self._hash = None
+        self._hash: int | None = None
         if operator == OP_IN:
             self.complement = False
             self.values = frozenset(values)

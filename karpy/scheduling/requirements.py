@@ -147,9 +147,9 @@ class Requirements(dict[str, Requirement]):
                         return False
         else:
             for key, inc in incoming.items():
-                existing = dict.get(self, key)
-                if existing is not None and not existing.has_intersection(inc) and not (
-                    _not_in_or_dne(inc) and _not_in_or_dne(existing)
+                found = dict.get(self, key)
+                if found is not None and not found.has_intersection(inc) and not (
+                    _not_in_or_dne(inc) and _not_in_or_dne(found)
                 ):
                     return False
         return True

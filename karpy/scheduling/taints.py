@@ -67,7 +67,7 @@ def _value(t: Any) -> str:
 
 def match_taint(a: Any, b: Any) -> bool:
     """``Taint.MatchTaint``: same key and effect (the value is not compared)."""
-    return a.key == b.key and a.effect == b.effect
+    return bool(a.key == b.key and a.effect == b.effect)
 
 
 def _match_exact(a: Any, b: Any) -> bool:

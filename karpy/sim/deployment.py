@@ -64,7 +64,8 @@ class ManagedDeployment(ManagedWorkload):
 
     @property
     def replicas(self) -> int:
-        return self.model.spec.replicas
+        replicas: int = self.model.spec.replicas
+        return replicas
 
 
 @dataclass

@@ -52,9 +52,11 @@ class JobController:
         spec = j.model.spec
         if spec.suspend:
             return 0
-        if spec.completions is None:
-            return 0 if j.succeeded > 0 else spec.parallelism
-        return max(0, min(spec.parallelism, spec.completions - j.succeeded))
+        parallelism: int = spec.parallelism
+        completions: int | None = spec.completions
+        if completions is None:
+            return 0 if j.succeeded > 0 else parallelism
+        return max(0, min(parallelism, completions - j.succeeded))
 
     def sync(self, j: ManagedJob) -> None:
         spec = j.model.spec

@@ -122,7 +122,8 @@ class ManagedWorkload:
 
     @property
     def uid(self) -> str:
-        return self.model.uid()
+        uid: str = self.model.uid()
+        return uid
 
     @property
     def key(self) -> str:

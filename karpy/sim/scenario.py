@@ -25,6 +25,7 @@ Events at the same instant run in the Scenario's order, then the ``events=`` / `
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -168,7 +169,7 @@ class ScenarioRunner:
     def schedule(self) -> None:
         self.check()
         for i, (_, _, _, ev) in enumerate(self.entries):
-            self.sim.events.schedule(ev.at, f"scenario {ev.action} #{i}", lambda i=i, ev=ev: self._run(i, ev))
+            self.sim.events.schedule(ev.at, f"scenario {ev.action} #{i}", functools.partial(self._run, i, ev))
 
     # -- running ----------------------------------------------------------------------------------
     def _run(self, i: int, ev: ScenarioEvent) -> None:
@@ -181,6 +182,7 @@ class ScenarioRunner:
 
     def _do_scale(self, i: int, ev: ScenarioEvent) -> None:
         sim, ref = self.sim, ev.scale
+        assert ref is not None  # ScenarioEvent holds exactly the field its action names
         key = f"{ref.namespace}/{ref.name}"
         if ref.kind == "Deployment":
             d = sim.deployments.deployments.get(key)
@@ -196,12 +198,14 @@ class ScenarioRunner:
                 sim.stateful_sets.scale(s, ref.replicas)
 
     def _do_rollout(self, i: int, ev: ScenarioEvent) -> None:
+        assert ev.rollout is not None  # ScenarioEvent holds exactly the field its action names
         d = self.sim.deployments.deployments.get(f"{ev.rollout.namespace}/{ev.rollout.name}")
         if d is not None:
             self.sim.deployments.rollout(d)
 
     def _do_capacity(self, i: int, ev: ScenarioEvent) -> None:
         cap = ev.capacity
+        assert cap is not None  # ScenarioEvent holds exactly the field its action names
         self.sim.cloud_provider.capacity_event(unavailable=list(cap.unavailable), available=list(cap.available))
         if cap.unavailable:
             self.sim.record("capacity.unavailable", "Capacity", specs=list(cap.unavailable))
@@ -211,6 +215,7 @@ class ScenarioRunner:
 
     def _do_interrupt(self, i: int, ev: ScenarioEvent) -> None:
         sim, target = self.sim, ev.interrupt
+        assert target is not None  # ScenarioEvent holds exactly the field its action names
         records = []
         for rec in sim.launches:
             if rec.launched is None or rec.deleted or rec.deleting_at is not None:
@@ -228,6 +233,7 @@ class ScenarioRunner:
 
     def _do_delete(self, i: int, ev: ScenarioEvent) -> None:
         sim, ref = self.sim, ev.delete
+        assert ref is not None  # ScenarioEvent holds exactly the field its action names
         key = f"{ref.namespace}/{ref.name}"
         sim.record("delete", f"{ref.kind}/{key if ref.kind not in ('NodePool',) else ref.name}")
         owner_uid = None
@@ -240,8 +246,9 @@ class ScenarioRunner:
                         sim.delete_controller_pod(p.key, "deleted")
                     sim.replica_sets.sets.pop(rs.uid, None)
         elif ref.kind in ("ReplicaSet", "StatefulSet", "Job"):
-            registry = {"ReplicaSet": sim.replica_sets.sets, "StatefulSet": sim.stateful_sets.sets,
-                        "Job": sim.jobs.jobs}[ref.kind]
+            registries: dict[str, dict[str, Any]] = {"ReplicaSet": sim.replica_sets.sets,
+                                                     "StatefulSet": sim.stateful_sets.sets, "Job": sim.jobs.jobs}
+            registry = registries[ref.kind]
             managed = find_by_key(registry, key)
             if managed is not None:
                 owner_uid = managed.uid

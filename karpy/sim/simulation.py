@@ -974,7 +974,8 @@ class Simulation:
         the matching offering."""
         launch_price = getattr(self.cloud_provider, "launch_price", None)
         if launch_price is not None:
-            return launch_price(record.name)
+            price: float | None = launch_price(record.name)
+            return price
         pool = self.store.get("NodePool", record.nodepool)
         if pool is None or record.instance_type is None:
             return None
@@ -983,7 +984,8 @@ class Simulation:
                 continue
             for o in it.offerings:
                 if o.zone == record.zone and o.capacity_type == record.capacity_type:
-                    return o.price
+                    offering_price: float = o.price
+                    return offering_price
         return None
 
     def _register(self, record: LaunchRecord) -> None:
@@ -992,6 +994,7 @@ class Simulation:
                 self._finish_deletion(record)  # deleted before it registered: no Node to drain
             return
         claim = record.launched
+        assert claim is not None  # registration is scheduled only once the claim launched
         labels = dict(claim.metadata.labels or {})
         labels[LABEL_HOSTNAME] = record.name
         labels[LABEL_REGISTERED] = "true"
@@ -1020,6 +1023,7 @@ class Simulation:
         if node is None or record.deleting_at is not None:
             return
         updated = node.model_copy(deep=True)
+        assert record.launched is not None  # it registered, so it launched
         startup = {(t.key, t.effect) for t in (record.launched.spec.startup_taints or ())}
         updated.spec.taints = [t for t in (updated.spec.taints or ()) if (t.key, t.effect) not in startup]
         updated.metadata.labels = {**(updated.metadata.labels or {}), LABEL_INITIALIZED: "true"}
@@ -1114,7 +1118,7 @@ class Simulation:
                 continue
             if nxt > now:
                 self.clock.advance_to(nxt)
-            while self.events.next_time() is not None and self.events.next_time() <= self.clock.now():
+            while (due := self.events.next_time()) is not None and due <= self.clock.now():
                 self.events.run_next()
         if self.horizon is not None and self.clock.now() < self.horizon:
             self.clock.advance_to(self.horizon)

@@ -109,7 +109,7 @@ def expand(spec: SweepSpec) -> list[Cell]:
         paths = (*spec.designs[design], *workloads[workload], *scenarios[scenario], *spec.shared)
         load_manifests(list(paths), extra_kinds=extra_kinds)  # bad input fails here, naming the file
         snapshots[design, workload, scenario] = _snapshot(paths)
-    cells = []
+    cells: list[Cell] = []
     for design, workload, scenario, capacity, pref, minv, price in itertools.product(
             spec.designs, workloads, scenarios, spec.unavailable, spec.preference_policies,
             spec.min_values_policies, prices):

@@ -33,7 +33,8 @@ class SweepProgress:
         self.total, self.done, self.failed = total, 0, 0
         self._stream = stream if stream is not None else sys.stderr
         self._tty = self._stream.isatty() if tty is None else tty
-        self._now, self._start, self._last = now, now(), None
+        self._now, self._start = now, now()
+        self._last: float | None = None
         self._label = label
 
     def line(self, now: float | None = None) -> str:

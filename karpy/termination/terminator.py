@@ -102,7 +102,7 @@ class Terminator:
         if is_terminating(pod):
             deleted = to_seconds(pod.metadata.deletion_timestamp)
             return deleted is not None and deleted > deadline
-        tgps = pod.spec.termination_grace_period_seconds
+        tgps: float | None = pod.spec.termination_grace_period_seconds
         if tgps is None:
             return False
         return now > deadline - tgps

@@ -61,7 +61,8 @@ def to_seconds(value: Any) -> float | None:
         return float(value)
     if isinstance(value, str):
         value = datetime.fromisoformat(value.replace("Z", "+00:00"))
-    return (value - EPOCH).total_seconds()
+    since: timedelta = value - EPOCH
+    return since.total_seconds()
 
 
 def to_rfc3339(seconds: float) -> str:

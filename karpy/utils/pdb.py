@@ -63,7 +63,7 @@ def is_fully_blocking(pdb: Any) -> bool:
     """newPdb isFullyBlocking: ``maxUnavailable: 0`` or ``"0%"``, or ``minAvailable: "100%"`` (an
     integer minAvailable equal to the replicas is *not* fully blocking)."""
     mu, ma = pdb.spec.max_unavailable, pdb.spec.min_available
-    return (mu is not None and not isinstance(mu, str) and mu == 0) or mu == "0%" or ma == "100%"
+    return bool((mu is not None and not isinstance(mu, str) and mu == 0) or mu == "0%" or ma == "100%")
 
 
 @dataclass(frozen=True)

@@ -73,7 +73,7 @@ def is_owned_by_statefulset(pod: Any) -> bool:
 
 def is_pending(pod: Any) -> bool:
     """IsPending: phase Pending."""
-    return pod.status.phase == "Pending"
+    return bool(pod.status.phase == "Pending")
 
 
 def is_reschedulable(pod: Any) -> bool:

@@ -9,7 +9,7 @@ imagelocality/image_locality.go}.
 
 from __future__ import annotations
 
-from typing import Any, Optional
+from typing import TYPE_CHECKING, Any, Optional
 
 from ..framework import (ADD, ASSIGNED_POD, DELETE, NODE, UNSCHEDULED_POD, UPDATE_NODE_LABEL,
                          UPDATE_NODE_TAINT, UPDATE_POD_SCHEDULING_GATES_ELIMINATED, UPDATE_POD_TOLERATION,
@@ -20,6 +20,9 @@ from ..types import MAX_NODE_SCORE, SUCCESS_STATUS, TAINT_NODE_UNSCHEDULABLE, St
 from .helpers import (NO_EXECUTE, NO_SCHEDULE, PREFER_NO_SCHEDULE, find_matching_untolerated_taint,
                       node_selector_matches, required_node_affinity_matches, term_matches,
                       tolerations_tolerate_taint)
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..queue import QueuedPodInfo
 
 Q, SKIP = QueueingHint.QUEUE, QueueingHint.QUEUE_SKIP
 
@@ -49,7 +52,7 @@ class SchedulingGates(Plugin):
         return [(ClusterEvent(UNSCHEDULED_POD, UPDATE_POD_SCHEDULING_GATES_ELIMINATED), hint)]
 
 
-def priority_sort_less(a: Any, b: Any) -> bool:
+def priority_sort_less(a: QueuedPodInfo, b: QueuedPodInfo) -> bool:
     """queuesort.PrioritySort.Less: priority desc, then queue timestamp asc."""
     if a.pod_info.priority != b.pod_info.priority:
         return a.pod_info.priority > b.pod_info.priority

@@ -66,7 +66,7 @@ def requirement_matches(req: Any, labels: dict[str, str]) -> bool:
     if op in ("Exists", "DoesNotExist"):
         if values:
             raise ValueError("no values allowed")
-        return (key in labels) == (op == "Exists")
+        return (key in labels) == bool(op == "Exists")
     if op in ("Gt", "Lt"):
         if len(values) != 1 or _parse_int(values[0]) is None:
             raise ValueError("one int value required")

@@ -87,7 +87,8 @@ def count_matching_on_node(ni: NodeInfo, c: Constraint, ns: str) -> int:
     hit = memo.get(key)
     gen = ni.generation
     if hit is not None and hit[0] == gen:
-        return hit[1]
+        count: int = hit[1]
+        return count
     n = count_pods_match_selector(ni.pods, sel, ns)
     if len(memo) >= _MEMO_LIMIT:
         memo.clear()
