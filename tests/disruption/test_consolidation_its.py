@@ -1,0 +1,318 @@
+"""More ports of pkg/controllers/disruption/consolidation_test.go (core 2266468), on the hand-built
+cluster of karpy.disruption.testing and Karpenter's fake catalogue. Like upstream's suite (suite_test.go
+BeforeEach) the catalogue is ``fake.InstanceTypesAssorted`` and the default NodePool disrupts away
+(WhenEmptyOrUnderutilized, consolidateAfter 0s, budget 100%).
+
+Events: upstream publishes each ``Unconsolidatable`` event on the Node *and* the NodeClaim
+(disruptionevents.Unconsolidatable returns two); karpy records one per candidate (``node/NAME``), so
+upstream's ``recorder.Calls`` counts are twice karpy's.
+"""
+
+from __future__ import annotations
+
+from karpy.api.builders import make_nodepool
+from karpy.cloudprovider.fake import FakeCloudProvider, instance_types_assorted
+from karpy.disruption.budgets import build_disruption_budget_mapping
+from karpy.disruption.drift import Drift
+from karpy.disruption.emptiness import Emptiness
+from karpy.disruption.helpers import build_nodepool_map, get_candidates
+from karpy.disruption.multinodeconsolidation import MultiNodeConsolidation
+from karpy.disruption.singlenodeconsolidation import SingleNodeConsolidation
+from karpy.disruption.testing import Env, owner
+
+_ASSORTED = instance_types_assorted()
+
+
+def _by_price(capacity_type: str) -> list:
+    """suite_test.go BeforeEach: the types with an available offering of ``capacity_type``, cheapest
+    first (stable, so ties keep catalogue order)."""
+    its = [it for it in _ASSORTED if any(o.capacity_type == capacity_type for o in it.offerings.available())]
+    return sorted(its, key=lambda it: it.offerings.cheapest().price)
+
+
+ON_DEMAND = _by_price("on-demand")
+SPOT = _by_price("spot")
+MOST_EXPENSIVE, MOST_EXPENSIVE_SPOT = ON_DEMAND[-1], SPOT[-1]
+
+
+def env_(**pool: object) -> Env:
+    env = Env(FakeCloudProvider(instance_types_assorted()))
+    env.nodepools["default"] = make_nodepool(disruption={"consolidateAfter": "0s", "budgets": [{"nodes": "100%"}],
+                                                         **pool})
+    return env
+
+
+def node(env: Env, name: str, it=None, pool: str = "default", **kw):
+    it = it or MOST_EXPENSIVE
+    o = it.offerings[0]
+    return env.node(name, instance_type=it.name, capacity_type=o.capacity_type, zone=o.zone, pool=pool, **kw)
+
+
+def rs_pod(env: Env, name: str, node_name: str | None, cpu: str = "1", **kw):
+    return env.pod(name, node_name, cpu=cpu, owner_references=owner("ReplicaSet"), labels={"app": "test"}, **kw)
+
+
+def compute(env: Env, method):
+    """BuildDisruptionBudgetMapping + GetCandidates + ComputeCommands, each pool with its own budgets."""
+    cl = env.cluster()
+    cands = get_candidates(cl, lambda c: method.should_disrupt(c, cl), method.disruption_class,
+                           build_nodepool_map(cl))
+    budgets = build_disruption_budget_mapping(cl.state.nodes, cl.nodepools.values(), cl.now, method.reason)
+    return method.compute_commands(cl, budgets, cands), cl, budgets
+
+
+def reconcile(env: Env):
+    """One disruption-controller round as upstream's suite runs it (NewMethodsWithNopValidator:
+    Drift, Emptiness, multi-node, single-node; StaticDrift is not modelled): the first method with a
+    command ends the round. Returns (method, commands, cluster)."""
+    cl = env.cluster()
+    pool_map = build_nodepool_map(cl)
+    for m in (Drift(), Emptiness(), MultiNodeConsolidation(), SingleNodeConsolidation()):
+        cands = get_candidates(cl, lambda c, m=m: m.should_disrupt(c, cl), m.disruption_class, pool_map)
+        if not cands:
+            continue
+        budgets = build_disruption_budget_mapping(cl.state.nodes, cl.nodepools.values(), cl.now, m.reason)
+        cmds = [c for c in m.compute_commands(cl, budgets, cands) if c.decision() != "no-op"]
+        if cmds:
+            return m, cmds, cl
+    return None, [], cl
+
+
+def unconsolidatable(cl) -> list[tuple[str, str]]:
+    return [(o, m) for r, o, m in cl.events if r == "Unconsolidatable"]
+
+
+# -- Events -----------------------------------------------------------------------------------------
+# upstream: consolidation_test.go Events "should not fire an event for ConsolidationDisabled when the NodePool has consolidation set to WhenEmptyOrUnderutilized"
+def test_no_consolidation_disabled_event_for_when_empty_or_underutilized():
+    env = env_(consolidationPolicy="WhenEmptyOrUnderutilized")
+    node(env, "n")
+    _, _, cl = reconcile(env)
+    assert unconsolidatable(cl) == []
+
+
+# upstream: consolidation_test.go Events "should fire an event for ConsolidationDisabled when the NodePool has consolidation set to WhenEmpty"
+def test_consolidation_disabled_event_for_when_empty():
+    env = env_(consolidationPolicy="WhenEmpty", consolidateAfter="1m")
+    node(env, "n")
+    env.pod("p", "n")
+    _, cmds, cl = reconcile(env)
+    assert cmds == []
+    # upstream: 4 calls = (multi-node, single-node) x (Node, NodeClaim)
+    assert unconsolidatable(cl) == [("node/n", 'NodePool "default" has consolidation policy WhenEmpty, but node is '
+                                               'not empty')] * 2
+
+
+# upstream: consolidation_test.go Events "should fire an event for ConsolidationDisabled when the NodePool has consolidateAfter set to 'Never'"
+def test_consolidation_disabled_event_for_never():
+    env = env_(consolidateAfter="Never")
+    node(env, "n")
+    env.pod("p", "n")
+    _, cmds, cl = reconcile(env)
+    assert cmds == []
+    # upstream: 6 calls = (Emptiness, multi-node, single-node) x (Node, NodeClaim)
+    assert unconsolidatable(cl) == [("node/n", 'NodePool "default" has consolidation disabled')] * 3
+
+
+# upstream: consolidation_test.go Events "should fire an event when a candidate does not have a resolvable instance type"
+# upstream: consolidation_test.go Events "should fire an event when a candidate does not have the capacity type label"
+# upstream: consolidation_test.go Events "should fire an event when a candidate does not have the zone label"
+def test_unconsolidatable_events_for_missing_price_labels():
+    for label, msg in (("node.kubernetes.io/instance-type", 'Instance Type "" not found'),
+                       ("karpenter.sh/capacity-type", 'Node does not have label "karpenter.sh/capacity-type"'),
+                       ("topology.kubernetes.io/zone", 'Node does not have label "topology.kubernetes.io/zone"')):
+        env = env_()
+        node(env, "n", labels_drop=(label,))
+        env.pod("p", "n")
+        _, cmds, cl = reconcile(env)
+        assert cmds == []
+        # upstream: 4 calls = (multi-node, single-node) x (Node, NodeClaim); none from Emptiness
+        assert unconsolidatable(cl) == [("node/n", msg)] * 2, label
+
+
+# -- Budgets ----------------------------------------------------------------------------------------
+def _ten_pools(env: Env, nodes: str, pods: bool = False) -> None:
+    """test.NodePools(10, ...) with 3 NodeClaims of the most expensive type each (Budgets context)."""
+    for i in range(10):
+        name = f"np-{i}"
+        env.nodepools[name] = make_nodepool(name, disruption={"consolidateAfter": "0s", "budgets": [{"nodes": nodes}]})
+        for j in range(3):
+            node(env, f"{name}-n{j}", pool=name)
+            if pods:
+                rs_pod(env, f"{name}-p{j}", f"{name}-n{j}")
+
+
+# upstream: consolidation_test.go Budgets "should allow 2 nodes from each nodePool to be deleted"
+# upstream: consolidation_test.go Budgets "should allow all nodes from each nodePool to be deleted"
+# upstream: consolidation_test.go Budgets "should allow no nodes from each nodePool to be deleted"
+def test_empty_nodes_deleted_per_pool_budget():
+    for nodes, allowed, deleted in (("50%", 2, 20), ("100%", 3, 30), ("0%", 0, 0)):
+        env = env_()
+        _ten_pools(env, nodes)
+        m, cmds, cl = reconcile(env)
+        budgets = build_disruption_budget_mapping(cl.state.nodes, cl.nodepools.values(), cl.now, "Empty")
+        # karpenter_nodepools_allowed_disruptions: 50% of 3 rounds up to 2
+        assert all(budgets[f"np-{i}"] == allowed for i in range(10)), nodes
+        if deleted == 0:
+            assert cmds == []
+            continue
+        [cmd] = cmds
+        assert m.name == "emptiness" and cmd.decision() == "delete"
+        assert len(cmd.candidates) == deleted  # 30 - deleted NodeClaims remain
+        per_pool = {}
+        for c in cmd.candidates:
+            per_pool[c.nodepool.metadata.name] = per_pool.get(c.nodepool.metadata.name, 0) + 1
+        assert set(per_pool.values()) == {allowed}
+
+
+# upstream: consolidation_test.go Budgets "should not mark empty node consolidated if the candidates can't be disrupted due to budgets with one nodepool"
+# upstream: consolidation_test.go Budgets "should not mark empty node consolidated if all candidates can't be disrupted due to budgets with many nodepools"
+def test_emptiness_not_marked_consolidated_when_budget_blocked():
+    one = env_(budgets=[{"nodes": "0%"}])
+    for i in range(10):
+        node(one, f"n{i}")
+    many = env_()
+    _ten_pools(many, "0%")
+    for env in (one, many):
+        m = Emptiness()
+        cmds, _, _ = compute(env, m)
+        assert cmds == []
+        assert not m.is_consolidated(env.cluster())
+
+
+# upstream: consolidation_test.go Budgets "should not mark multi node consolidated if the candidates can't be disrupted due to budgets with one nodepool"
+# upstream: consolidation_test.go Budgets "should not mark multi node consolidated if all candidates can't be disrupted due to budgets with many nodepools"
+# upstream: consolidation_test.go Budgets "should not mark single node consolidated if the candidates can't be disrupted due to budgets with one nodepool"
+# upstream: consolidation_test.go Budgets "should not mark single node consolidated if all candidates can't be disrupted due to budgets with many nodepools"
+def test_consolidation_not_marked_consolidated_when_budget_blocked():
+    for method in (MultiNodeConsolidation, SingleNodeConsolidation):
+        one = env_(budgets=[{"nodes": "0%"}])
+        for i in range(10):
+            node(one, f"n{i}")
+            rs_pod(one, f"p{i}", f"n{i}")
+        many = env_()
+        _ten_pools(many, "0%", pods=True)
+        for env in (one, many):
+            m = method()
+            cmds, _, _ = compute(env, m)
+            assert cmds == []
+            assert not m.is_consolidated(env.cluster()), method.__name__
+    # the contrast: with budget left and nothing to do, the method is marked consolidated
+    env = env_()
+    node(env, "n", it=ON_DEMAND[0])
+    rs_pod(env, "p", "n", cpu="100m")
+    m = SingleNodeConsolidation()
+    assert compute(env, m)[0] == [] and m.is_consolidated(env.cluster())
+
+
+# -- Replace ----------------------------------------------------------------------------------------
+def offering(ct: str, zone: str, price: float, available: bool = True):
+    from karpy.cloudprovider.fake import _offering
+
+    o = _offering(ct, zone, price)
+    o.available = available
+    return o
+
+
+def spot_env(its, **pool) -> Env:
+    env = Env(FakeCloudProvider(its))
+    env.gates["SpotToSpotConsolidation"] = True  # consolidation_test.go BeforeEach turns the gate on
+    env.nodepools["default"] = make_nodepool(disruption={"consolidateAfter": "0s", "budgets": [{"nodes": "100%"}]},
+                                             **pool)
+    return env
+
+
+def eighteen_spot():
+    """Replace Its: the first 18 spot types of the assorted catalogue priced 1.0, 1.1, ... 2.7, then
+    the 17th forced to 0.001 (outside the 15 by position, cheapest by price)."""
+    spot = [it for it in instance_types_assorted() if any(o.capacity_type == "spot" for o in it.offerings)][:18]
+    for i, it in enumerate(spot):
+        it.offerings[0].price = 1.0 + i * 0.1
+    spot[16].offerings[0].price = 0.001
+    return spot
+
+
+def _single_spot_replacement(env: Env, it):
+    node(env, "spot", it=it)
+    rs_pod(env, "p", "spot", cpu="100m")
+    m, cmds, _ = reconcile(env)
+    return m, cmds
+
+
+# upstream: consolidation_test.go Replace "cannot replace spot with spot if it is part of the 15 cheapest instance types."
+def test_spot_to_spot_refused_within_the_15_cheapest():
+    its = instance_types_assorted()[:20]
+    its[0].offerings[0].price = 0.001
+    its.sort(key=lambda it: it.offerings.cheapest().price)
+    spot = [it for it in its if any(o.capacity_type == "spot" for o in it.offerings)]
+    env = spot_env(its)
+    m, cmds = _single_spot_replacement(env, spot[1])
+    assert cmds == []  # no new NodeClaim, the candidate stays
+
+
+# upstream: consolidation_test.go Replace "spot to spot consolidation should order the instance types by price before enforcing minimum flexibility."
+# upstream: consolidation_test.go Replace "spot to spot consolidation should consider the default for truncation if minimum number of instanceTypeOptions from minValues in requirement is less than 15."
+# upstream: consolidation_test.go Replace "spot to spot consolidation should consider the max of default and minimum number of instanceTypeOptions from minValues in requirement for truncation if minimum number of instanceTypeOptions from minValues in requirement is greater than 15."
+def test_spot_to_spot_orders_by_price_then_truncates_to_max_of_15_and_min_values():
+    for min_values, expected in ((None, 15), (10, 15), (16, 16)):
+        spot = eighteen_spot()
+        reqs = [] if min_values is None else [
+            {"key": "node.kubernetes.io/instance-type", "operator": "Exists", "minValues": min_values}]
+        env = spot_env(spot, requirements=reqs)
+        m, [cmd] = _single_spot_replacement(env, spot[17])
+        assert m.name == "multi-node-consolidation" or m.name == "single-node-consolidation"
+        [claim] = cmd.replacements
+        names = [it.name for it in claim.instance_type_options]
+        cheapest = [it.name for it in sorted(spot, key=lambda it: it.offerings[0].price)[:expected]]
+        assert len(names) == expected, min_values
+        assert set(names) == set(cheapest)
+        assert spot[16].name in names and spot[17].name not in names
+        assert claim.requirements.get("karpenter.sh/capacity-type").values == frozenset({"spot"})
+
+
+# upstream: consolidation_test.go Replace "should handle failing filterOutSameInstanceType correctly (without a panic) when minValues isn't satisfied"
+def test_failing_filter_out_same_instance_type_with_min_values():
+    from karpy.cloudprovider.fake import new_instance_type
+
+    current = new_instance_type("current-on-demand", resources={"cpu": "5"},
+                                offerings=[offering("on-demand", "test-zone-1a", 0.5)])
+    other = new_instance_type("other-on-demand", resources={"cpu": "5"},
+                              offerings=[offering("on-demand", "test-zone-1a", 0.4)])
+    env = Env(FakeCloudProvider([current, other]))
+    env.nodepools["default"] = make_nodepool(
+        requirements=[{"key": "node.kubernetes.io/instance-type", "operator": "Exists", "minValues": 2},
+                      ("karpenter.sh/capacity-type", "In", ["on-demand"])],
+        disruption={"consolidateAfter": "0s", "budgets": [{"nodes": "100%"}]})
+    for i in range(3):
+        node(env, f"n{i}", it=current)
+    for i, n in enumerate(("n0", "n1", "n2", "n2")):
+        env.pod(f"p{i}", n, cpu="2")
+    m, cmds, _ = reconcile(env)
+    # multi-node's [n0, n1] -> {other} fails minValues after filterOutSameInstanceType; single-node
+    # then deletes one node: 2 NodeClaims remain
+    [cmd] = cmds
+    assert cmd.decision() == "delete" and len(cmd.candidates) == 1
+
+
+# upstream: consolidation_test.go Replace "won't replace node if any spot replacement is more expensive"
+# upstream: consolidation_test.go Replace "won't replace on-demand node if on-demand replacement is more expensive"
+def test_no_replacement_when_the_worst_launch_price_is_higher():
+    from karpy.cloudprovider.fake import new_instance_type
+
+    cases = [
+        ([offering("spot", "test-zone-1a", 1.0), offering("spot", "test-zone-1b", 0.2),
+          offering("spot", "test-zone-1c", 0.4)], ()),
+        ([offering("on-demand", "test-zone-1a", 0.6), offering("on-demand", "test-zone-1b", 0.6),
+          offering("spot", "test-zone-1b", 0.2), offering("spot", "test-zone-1c", 0.3)],
+         (("karpenter.sh/capacity-type", "In", ["on-demand"]),)),
+    ]
+    for offs, reqs in cases:
+        current = new_instance_type("current-on-demand",
+                                    offerings=[offering("on-demand", "test-zone-1a", 0.5, available=False)])
+        replacement = new_instance_type("replacement", offerings=offs)
+        env = spot_env([current, replacement], requirements=list(reqs))
+        node(env, "n", it=current)
+        rs_pod(env, "p", "n", cpu="100m")
+        _, cmds, cl = reconcile(env)
+        assert cmds == []
+        assert ("node/n", "Can't replace with a cheaper node") in unconsolidatable(cl)
