@@ -54,7 +54,11 @@ class Env:
              zone: str = "test-zone-1", pool: str | None = "default", initialized: bool = True,
              consolidatable: bool = True, drifted: bool = False, node_annotations: dict | None = None,
              with_node: bool = True, with_claim: bool = True, labels_drop: tuple[str, ...] = (),
-             tgp: str | None = None, ready: bool = True, deleting: bool = False) -> tuple[Any, Any]:
+             tgp: str | None = None, ready: bool = True, deleting: bool = False,
+             allocatable: dict[str, str] | None = None, extra_labels: dict[str, str] | None = None
+             ) -> tuple[Any, Any]:
+        """A Node + NodeClaim pair (``allocatable`` overrides the instance type's capacity, as
+        upstream's tests set ``Status.Allocatable``; ``extra_labels`` are added to both)."""
         it = self._types().get(instance_type)
         labels = {"node.kubernetes.io/instance-type": instance_type, "karpenter.sh/capacity-type": capacity_type,
                   "topology.kubernetes.io/zone": zone, "kubernetes.io/arch": "amd64", "kubernetes.io/os": "linux",
@@ -63,9 +67,12 @@ class Env:
             labels["karpenter.sh/nodepool"] = pool
         if initialized:
             labels["karpenter.sh/initialized"] = "true"
+        labels.update(extra_labels or {})
         for k in labels_drop:
             labels.pop(k, None)
         cap = {"cpu": "4", "memory": "16Gi", "pods": "110"} if it is None else _quantities(it)
+        if allocatable is not None:
+            cap = dict(allocatable)
         pid = f"fake://{name}"
         node = make_node(name, labels=labels, capacity=cap, provider_id=pid, annotations=node_annotations,
                          ready=ready)

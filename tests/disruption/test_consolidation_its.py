@@ -316,3 +316,176 @@ def test_no_replacement_when_the_worst_launch_price_is_higher():
         _, cmds, cl = reconcile(env)
         assert cmds == []
         assert ("node/n", "Can't replace with a cheaper node") in unconsolidatable(cl)
+
+
+# -- Delete -----------------------------------------------------------------------------------------
+BIG = {"cpu": "32", "pods": "100"}
+DND = "karpenter.sh/do-not-disrupt"
+
+
+def delete_env(pod_annotations=(None, None, None), owned: bool = True, tgp: str | None = None,
+               node1_annotations: dict | None = None, **pool) -> Env:
+    """The Delete context: two NodeClaims of the cheapest on-demand type with 32 cpu / 100 pods
+    allocatable; pods[0], pods[1] on nodes[0] and pods[2] on nodes[1]."""
+    env = env_(**pool)
+    node(env, "node-0", it=ON_DEMAND[0], allocatable=BIG, tgp=tgp)
+    node(env, "node-1", it=ON_DEMAND[0], allocatable=BIG, tgp=tgp, node_annotations=node1_annotations)
+    for i, (n, ann) in enumerate(zip(("node-0", "node-0", "node-1"), pod_annotations)):
+        kw = {"annotations": ann} if ann else {}
+        if owned:
+            rs_pod(env, f"pod-{i}", n, cpu="100m", **kw)
+        else:
+            env.pod(f"pod-{i}", n, labels={"app": "test"}, **kw)
+    return env
+
+
+def deleted(env: Env) -> list[str]:
+    """The NodeClaims the round's command deletes (empty when there is no command)."""
+    _, cmds, _ = reconcile(env)
+    return sorted(c.name for cmd in cmds for c in cmd.candidates if cmd.decision() == "delete")
+
+
+# upstream: consolidation_test.go Delete "can delete nodes, when non-Karpenter capacity can fit pods"
+def test_delete_onto_non_karpenter_capacity():
+    env = env_()
+    node(env, "node-0", it=ON_DEMAND[0], allocatable=BIG)
+    env.node("unmanaged", pool=None, with_claim=False, allocatable=BIG, labels_drop=(
+        "node.kubernetes.io/instance-type", "karpenter.sh/capacity-type", "karpenter.sh/registered",
+        "karpenter.sh/initialized"))
+    for i in range(3):
+        rs_pod(env, f"pod-{i}", "node-0", cpu="100m")
+    assert deleted(env) == ["node-0"]  # 0 NodeClaims, 1 Node (the unmanaged one) remain
+
+
+# upstream: consolidation_test.go Delete "can delete nodes, considers karpenter.sh/do-not-disrupt set to true on nodes"
+def test_delete_considers_do_not_disrupt_on_nodes():
+    env = delete_env(node1_annotations={DND: "true"})
+    assert deleted(env) == ["node-0"]  # node-1 cannot go; node-0's pods move onto it
+
+
+# upstream: consolidation_test.go Delete "can delete nodes, considers karpenter.sh/do-not-disrupt set to true on pods"
+def test_delete_considers_do_not_disrupt_on_pods():
+    env = delete_env(pod_annotations=(None, None, {DND: "true"}))
+    assert deleted(env) == ["node-0"]
+
+
+# upstream: consolidation_test.go Delete "does not consolidate nodes with karpenter.sh/do-not-disrupt set to true on pods when the NodePool's TerminationGracePeriod is not nil"
+# upstream: consolidation_test.go Delete "does not consolidate nodes with pods with blocking PDBs when the NodePool's TerminationGracePeriod is not nil"
+def test_tgp_does_not_lift_pod_blocks_for_consolidation():
+    from karpy.api.meta import LabelSelector, ObjectMeta
+    from karpy.api.poddisruptionbudget import PodDisruptionBudget, PodDisruptionBudgetSpec
+
+    env = delete_env(pod_annotations=({DND: "true"},) * 3, tgp="300s")
+    assert deleted(env) == [] and reconcile(env)[1] == []
+    env = delete_env(tgp="300s")
+    env.pdbs.append(PodDisruptionBudget(metadata=ObjectMeta(name="pdb"), spec=PodDisruptionBudgetSpec(
+        selector=LabelSelector(match_labels={"app": "test"}), max_unavailable=0)))
+    assert reconcile(env)[1] == []  # 2 NodeClaims, 2 Nodes remain
+
+
+# upstream: consolidation_test.go Delete "does not consolidate nodes with pods that have a duration-based do-not-disrupt annotation that is still active"
+def test_active_duration_do_not_disrupt_protects_its_node():
+    env = delete_env(pod_annotations=(None, None, {DND: "2m"}))
+    from karpy.disruption.testing import ts
+
+    env.pods[2].status.start_time = ts(env.now)
+    assert deleted(env) == ["node-0"]
+
+
+# upstream: consolidation_test.go Delete "can consolidate nodes after duration-based do-not-disrupt annotation expires"
+def test_consolidates_after_duration_do_not_disrupt_expires():
+    from karpy.disruption.testing import ts
+
+    env = delete_env(pod_annotations=({DND: "2m"},) * 3)
+    for p in env.pods:
+        p.status.start_time = ts(env.now)
+    assert reconcile(env)[1] == []
+    env.now += 180  # env.Clock.Step(3 * time.Minute)
+    [cmd] = reconcile(env)[1]
+    assert cmd.decision() == "delete"
+
+
+# upstream: consolidation_test.go Delete "can delete nodes, considers invalid do-not-disrupt annotation format as not blocking"
+def test_invalid_do_not_disrupt_format_does_not_block():
+    env = delete_env(pod_annotations=(None, None, {DND: "invalid-format"}))
+    assert deleted(env) == ["node-1"]
+
+
+# upstream: consolidation_test.go Delete "can delete nodes, evicts pods without an ownerRef"
+def test_delete_evicts_pods_without_an_owner():
+    env = delete_env(owned=False)
+    assert deleted(env) == ["node-1"]
+
+
+# upstream: consolidation_test.go Delete "won't delete node if it would require pods to schedule on an uninitialized node"
+def test_no_delete_onto_an_uninitialized_node():
+    env = env_()
+    node(env, "node-0", it=ON_DEMAND[0], allocatable=BIG)
+    node(env, "node-1", it=ON_DEMAND[0], allocatable=BIG, initialized=False)
+    for i, n in enumerate(("node-0", "node-0", "node-1")):
+        rs_pod(env, f"pod-{i}", n, cpu="100m")
+    _, cmds, cl = reconcile(env)
+    assert cmds == []
+    msgs = [m for o, m in unconsolidatable(cl) if o == "node/node-0"]
+    assert any("Not all pods would schedule" in m for m in msgs)
+    assert any("would schedule against uninitialized nodeclaim/node-1, node/node-1" in m for m in msgs)
+
+
+def _initialized_now(env: Env) -> None:
+    from karpy.api.meta import Condition
+    from karpy.disruption.testing import ts
+
+    for nc in env.claims:
+        nc.status.conditions = [c for c in nc.status.conditions if c.type != "Initialized"] + [
+            Condition(type="Initialized", status="True", last_transition_time=ts(env.now))]
+
+
+# upstream: consolidation_test.go Delete "should not consolidate pods onto a destination node that is under its consolidateAfter window"
+def test_destination_under_consolidate_after_window():
+    env = delete_env(consolidateAfter="1m")
+    _initialized_now(env)
+    assert reconcile(env)[1] == []
+    env.now += 120  # env.Clock.Step(2 * time.Minute)
+    assert deleted(env) == ["node-1"]
+
+
+# upstream: consolidation_test.go Delete "should consolidate pods onto a destination node with consolidateAfter set to Never"
+def test_destination_with_consolidate_after_never_accepts_pods():
+    env = env_()
+    env.nodepools["destination"] = make_nodepool("destination", disruption={
+        "consolidateAfter": "Never", "budgets": [{"nodes": "100%"}]})
+    node(env, "node-0", it=ON_DEMAND[0], allocatable=BIG)
+    node(env, "destination", it=ON_DEMAND[0], allocatable=BIG, pool="destination")
+    rs_pod(env, "pod", "node-0", cpu="100m")
+    _initialized_now(env)
+    assert deleted(env) == ["node-0"]
+
+
+# upstream: consolidation_test.go Delete "should replace a node with a cheaper one even when consolidateAfter has not expired"
+def test_replace_even_when_consolidate_after_has_not_expired_for_the_new_node():
+    env = env_(consolidateAfter="1m")
+    node(env, "n", allocatable={"cpu": "32"})
+    rs_pod(env, "p", "n")
+    env.now += 120
+    [cmd] = reconcile(env)[1]
+    assert cmd.decision() == "replace" and [c.name for c in cmd.candidates] == ["n"]
+
+
+# upstream: consolidation_test.go Delete "won't delete nodes if it would make a non-pending pod go pending"
+def test_no_delete_that_would_strand_a_bound_pod():
+    env = env_()
+    node(env, "node-0", it=ON_DEMAND[0], allocatable=BIG, extra_labels={"foo": "1"})
+    node(env, "node-1", it=ON_DEMAND[0], allocatable=BIG, extra_labels={"foo": "2"})
+    for i, (n, v) in enumerate((("node-0", "1"), ("node-0", "1"), ("node-1", "2"))):
+        rs_pod(env, f"pod-{i}", n, cpu="100m", node_selector={"foo": v})
+    assert reconcile(env)[1] == []  # 2 NodeClaims, 2 Nodes remain
+
+
+# upstream: consolidation_test.go Delete "can delete nodes while an invalid node pool exists"
+def test_delete_while_an_invalid_nodepool_exists():
+    env = delete_env()
+    env.nodepools["bad-nodepool"] = make_nodepool("bad-nodepool", node_class_ref={"group": "karpenter.test.sh",
+                                                                                  "kind": "TestNodeClass",
+                                                                                  "name": "non-existent"})
+    env.provider.errors_for_nodepool["bad-nodepool"] = RuntimeError("unable to fetch instance types")
+    assert deleted(env) == ["node-1"]

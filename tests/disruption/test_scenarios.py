@@ -52,8 +52,8 @@ def test_over_provisioned_node_is_replaced_by_a_cheaper_one():
     assert kinds.index(("replacement", new)) < kinds.index(("delete", old))
 
 
-# upstream: emptiness_test.go "should ignore nodes without consolidatable status condition" +
-# nodeclaim/disruption/consolidation_test.go "should mark NodeClaims as consolidatable after consolidateAfter"
+# scenario after emptiness_test.go "should ignore nodes without the consolidatable status condition" and
+# nodeclaim/disruption/consolidation_test.go "should mark NodeClaims as consolidatable"
 def test_empty_node_goes_after_consolidate_after():
     np = make_nodepool(requirements=OD)
     np.spec.disruption.consolidate_after = "5m"
@@ -66,7 +66,7 @@ def test_empty_node_goes_after_consolidate_after():
     assert r.disruption.deleted_by[dec["candidates"][0]] == "emptiness"
 
 
-# upstream: emptiness_test.go Budgets "should not allow any empty nodes to be disrupted if the budget is 0"
+# scenario after emptiness_test.go Budgets "should allow no empty nodes to be disrupted" (a cron window)
 # (a `nodes: "0"` budget during a cron window blocks; outside the window the node goes)
 def test_zero_budget_in_cron_window_blocks_then_allows():
     np = make_nodepool(requirements=OD)
@@ -84,7 +84,7 @@ def test_zero_budget_in_cron_window_blocks_then_allows():
     assert any(reason == "DisruptionBlocked" and "due to blocking budget" in msg for reason, msg in events)
 
 
-# upstream: consolidation_test.go Delete "should not consolidate if a pod has the do-not-disrupt annotation"
+# scenario after suite_test.go "should not consider candidates that have do-not-disrupt pods scheduled and no terminationGracePeriod"
 def test_do_not_disrupt_pod_keeps_its_node():
     keep = bare("keep", cpu="1", annotations={"karpenter.sh/do-not-disrupt": "true"})
     sim = build([keep] + [bare(f"p{i}") for i in range(7)])
@@ -95,7 +95,7 @@ def test_do_not_disrupt_pod_keeps_its_node():
     assert any("do-not-disrupt" in msg for _, msg in r.disruption.node_events[node])
 
 
-# upstream: consolidation_test.go Delete "should not consolidate if a pod is blocked by a PDB" (blocking PDB)
+# scenario after suite_test.go "should not consider candidates that have fully blocking PDBs"
 def test_blocking_pdb_keeps_its_node():
     pods = [bare(f"p{i}", labels={"app": "x"} if i == 0 else {}) for i in range(8)]
     pdb = PodDisruptionBudget(metadata=ObjectMeta(name="pdb"), spec=PodDisruptionBudgetSpec(
@@ -109,7 +109,7 @@ def test_blocking_pdb_keeps_its_node():
                for _, msg in r.disruption.node_events[node])
 
 
-# upstream: consolidation_test.go "spot to spot consolidation is disabled" (SpotToSpotConsolidation gate off)
+# scenario after consolidation_test.go Replace "cannot replace spot with spot if the spotToSpotConsolidation is disabled"
 def test_spot_node_is_not_replaced_while_the_gate_is_off():
     sim = build([bare(f"p{i}") for i in range(8)], pool=make_nodepool())
     scale_down(sim, 300, [f"default/p{i}" for i in range(1, 8)])
@@ -120,7 +120,7 @@ def test_spot_node_is_not_replaced_while_the_gate_is_off():
         in r.disruption.node_events[node]
 
 
-# upstream: drift_test.go "should replace drifted nodes" / "should disrupt one non-empty node at a time"
+# scenario after drift_test.go "should replace drifted nodes" / "should drift one non-empty node at a time, starting with the earliest drift"
 # -- a NodePool template change (the nodepool-hash) drifts every node; Drift replaces them one per round
 def test_nodepool_change_drifts_and_replaces_nodes_one_at_a_time():
     pods = [bare(f"p{i}", cpu="3") for i in range(3)]
@@ -206,8 +206,7 @@ def test_candidate_stays_tainted_until_the_replacement_initializes():
     assert t_taint == rep["t"] and t_delete == to_seconds(init.last_transition_time) >= t_taint + 35
 
 
-# upstream: consolidation_test.go "should not consolidate if the candidate is under a do-not-disrupt duration"
-# upstream: consolidation_test.go "should consolidate after the do-not-disrupt duration expires"
+# scenario after consolidation_test.go Delete "can consolidate nodes after duration-based do-not-disrupt annotation expires"
 def test_do_not_disrupt_duration_expires_then_consolidates():
     keep = bare("keep", annotations={"karpenter.sh/do-not-disrupt": "20m"})
     sim = build([keep] + [bare(f"p{i}") for i in range(7)], until=3000)
