@@ -489,3 +489,150 @@ def test_delete_while_an_invalid_nodepool_exists():
                                                                                   "name": "non-existent"})
     env.provider.errors_for_nodepool["bad-nodepool"] = RuntimeError("unable to fetch instance types")
     assert deleted(env) == ["node-1"]
+
+
+# -- TTL (the 15 s validation) ------------------------------------------------------------------------
+def validate(m, env: Env, cmd):
+    """The validator the method runs after commandValidationDelay (NewMethodsWithRealValidator)."""
+    from karpy.disruption.consolidation import COMMAND_VALIDATION_DELAY
+    from karpy.disruption.validation import validate_consolidation, validate_emptiness
+
+    env.now += COMMAND_VALIDATION_DELAY
+    fn = validate_emptiness if m.name == "emptiness" else validate_consolidation
+    return fn(m, env.cluster(), cmd)
+
+
+def blocking_pdb():
+    from karpy.api.meta import LabelSelector, ObjectMeta
+    from karpy.api.poddisruptionbudget import PodDisruptionBudget, PodDisruptionBudgetSpec
+
+    return PodDisruptionBudget(metadata=ObjectMeta(name="pdb"), spec=PodDisruptionBudgetSpec(
+        selector=LabelSelector(match_labels={"app": "test"}), max_unavailable=0))
+
+
+# upstream: consolidation_test.go TTL "should not consolidate if the action becomes invalid during the node TTL wait"
+def test_empty_node_gains_a_do_not_disrupt_pod_during_the_wait():
+    import pytest
+
+    from karpy.disruption.validation import ChurnValidationError
+
+    env = env_()
+    node(env, "node-0", allocatable=BIG)
+    m, [cmd], _ = reconcile(env)
+    assert m.name == "emptiness" and [c.name for c in cmd.candidates] == ["node-0"]
+    env.pod("dnd", "node-0", annotations={DND: "true"})
+    with pytest.raises(ChurnValidationError, match="1 candidates are no longer valid"):
+        validate(m, env, cmd)
+
+
+# upstream: consolidation_test.go TTL "should not replace node if a pod schedules with a blocking PDB during the TTL wait"
+# upstream: consolidation_test.go TTL "should not delete node if pods schedule with karpenter.sh/do-not-disrupt set to true during the TTL wait"
+# upstream: consolidation_test.go TTL "should not delete node if pods schedule with a blocking PDB during the TTL wait"
+def test_pods_that_block_arriving_during_the_wait_invalidate_the_command():
+    import pytest
+
+    from karpy.disruption.validation import ChurnValidationError
+
+    # replace: one expensive node, a PDB-blocked pod binds during the wait
+    env = env_()
+    node(env, "n", allocatable={"cpu": "32"})
+    env.pod("p", "n")
+    m, [cmd], _ = reconcile(env)
+    assert cmd.decision() == "replace"
+    env.pod("blocked", "n", labels={"app": "test"})
+    env.pdbs.append(blocking_pdb())
+    with pytest.raises(ChurnValidationError):
+        validate(m, env, cmd)
+    # delete/merge of two nodes: do-not-disrupt pods, or PDB-blocked pods, bind to both during the wait
+    for late in ("dnd", "pdb"):
+        env = env_()
+        for i in range(2):
+            node(env, f"node-{i}", allocatable=BIG)
+            env.pod(f"p{i}", f"node-{i}")
+        m, [cmd], _ = reconcile(env)
+        for i in range(2):
+            if late == "dnd":
+                env.pod(f"late{i}", f"node-{i}", annotations={DND: "true"})
+            else:
+                env.pod(f"late{i}", f"node-{i}", labels={"app": "test"})
+        if late == "pdb":
+            env.pdbs.append(blocking_pdb())
+        with pytest.raises(ChurnValidationError):
+            validate(m, env, cmd)
+
+
+# -- Multi-NodeClaim, Node Lifetime, Topology -----------------------------------------------------------
+# upstream: consolidation_test.go Multi-NodeClaim "can merge 3 nodes into 1 if the candidates have both spot and on-demand"
+def test_merge_three_mixed_capacity_nodes_into_one():
+    env = env_()
+    node(env, "node-0", allocatable=BIG)
+    node(env, "node-1", allocatable=BIG)
+    node(env, "node-2", it=MOST_EXPENSIVE_SPOT, allocatable=BIG)
+    for i in range(3):
+        rs_pod(env, f"pod-{i}", f"node-{i}", cpu="100m")
+    m, [cmd], _ = reconcile(env)
+    assert m.name == "multi-node-consolidation"
+    assert sorted(c.name for c in cmd.candidates) == ["node-0", "node-1", "node-2"]
+    assert cmd.decision() == "replace" and len(cmd.replacements) == 1  # 1 NodeClaim remains
+
+
+# upstream: consolidation_test.go Node Lifetime Consideration "should consolidate the node with best savings ratio first"
+def test_best_savings_ratio_consolidates_first():
+    from karpy.disruption.testing import ts
+
+    env = env_()
+    env.nodepools["default"].spec.template.spec.expire_after = "3s"
+    _, old = node(env, "node-0", it=ON_DEMAND[0], allocatable=BIG)
+    _, new = node(env, "node-1", it=ON_DEMAND[0], allocatable=BIG)
+    for nc, created in ((old, env.now - 2), (new, env.now)):  # node-0 is the oldest
+        nc.spec.expire_after = "3s"
+        nc.metadata.creation_timestamp = ts(created)
+    for i, n in enumerate(("node-0", "node-0", "node-1")):
+        rs_pod(env, f"pod-{i}", n, cpu="100m")
+    assert deleted(env) == ["node-1"]  # one pod to move: the better price / disruption-cost ratio
+
+
+def zonal_env() -> Env:
+    """Topology Consideration BeforeEach: three 1-cpu NodeClaims, the cheapest in zones 1 and 3 and
+    the most expensive in zone 2."""
+    def in_zone(zone: str, cheapest: bool):
+        its = [it for it in ON_DEMAND if any(o.zone == zone for o in it.offerings)]
+        return its[0] if cheapest else its[-1]
+
+    env = env_()
+    for i, (zone, cheap) in enumerate((("test-zone-1", True), ("test-zone-2", False), ("test-zone-3", True))):
+        node(env, f"node-{i}", it=in_zone(zone, cheap), allocatable={"cpu": "1"})
+    return env
+
+
+# upstream: consolidation_test.go Topology Consideration "can replace node maintaining zonal topology spread"
+def test_replace_keeps_zonal_spread():
+    from karpy.api.builders import topology_spread
+
+    env = zonal_env()
+    tsc = topology_spread("topology.kubernetes.io/zone", {"app": "test-zonal-spread"})
+    for i in range(3):
+        env.pod(f"pod-{i}", f"node-{i}", cpu="1", labels={"app": "test-zonal-spread"},
+                owner_references=owner("ReplicaSet"), topology_spread_constraints=[tsc])
+    m, [cmd], _ = reconcile(env)
+    assert cmd.decision() == "replace" and [c.name for c in cmd.candidates] == ["node-1"]
+    [claim] = cmd.replacements
+    # the replacement stays in zone 2, so the spread stays (1, 1, 1)
+    assert claim.requirements.get("topology.kubernetes.io/zone").values == frozenset({"test-zone-2"})
+
+
+# upstream: consolidation_test.go Topology Consideration "won't delete node if it would violate pod anti-affinity"
+def test_no_delete_that_would_violate_pod_anti_affinity():
+    from karpy.api.builders import pod_affinity_term
+
+    env = env_()
+    zone2 = next(it for it in ON_DEMAND if any(o.zone == "test-zone-2" for o in it.offerings))
+    # upstream gives each node 1 cpu, so nothing could move even without the anti-affinity; with 2 cpu
+    # a delete would be possible, and only the anti-affinity prevents it
+    node(env, "node-0", it=ON_DEMAND[0], allocatable={"cpu": "2", "pods": "100"})
+    node(env, "node-1", it=zone2, allocatable={"cpu": "2", "pods": "100"})
+    node(env, "node-2", it=ON_DEMAND[0], allocatable={"cpu": "2", "pods": "100"})
+    for i in range(3):
+        env.pod(f"pod-{i}", f"node-{i}", cpu="1", labels={"app": "test"}, owner_references=owner("ReplicaSet"),
+                pod_anti_affinity=[pod_affinity_term({"app": "test"})])
+    assert reconcile(env)[1] == []  # all three NodeClaims remain
