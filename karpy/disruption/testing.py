@@ -39,6 +39,8 @@ class Env:
         self.in_queue: set[str] = set()
         self.marked: set[str] = set()
         self.gates: dict[str, bool] = {}
+        #: Provisioner keyword options (``preference_policy``, ``min_values_policy``)
+        self.provisioner_options: dict[str, Any] = {}
         self.now = NOW
         self._by_name: dict[str, Any] | None = None
 
@@ -107,7 +109,8 @@ class Env:
     def cluster(self) -> Cluster:
         state = ClusterState.from_objects(self.nodes, self.claims, self.pods, self.marked)
         return Cluster(now=self.now, state=state, nodepools=dict(self.nodepools), pods=list(self.pods),
-                       pdbs=list(self.pdbs), daemonsets=[], provisioner=Provisioner(self.provider),
+                       pdbs=list(self.pdbs), daemonsets=[],
+                       provisioner=Provisioner(self.provider, **self.provisioner_options),
                        instance_types=lambda np: self.provider.get_instance_types(np),
                        nominated_until=dict(self.nominated), in_queue=frozenset(self.in_queue),
                        feature_gates=dict(self.gates))

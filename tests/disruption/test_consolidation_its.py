@@ -636,3 +636,63 @@ def test_no_delete_that_would_violate_pod_anti_affinity():
         env.pod(f"pod-{i}", f"node-{i}", cpu="1", labels={"app": "test"}, owner_references=owner("ReplicaSet"),
                 pod_anti_affinity=[pod_affinity_term({"app": "test"})])
     assert reconcile(env)[1] == []  # all three NodeClaims remain
+
+
+# -- Preferences, MinValuesPolicy, Static NodePool ------------------------------------------------------
+# upstream: consolidation_test.go Preferences "should consolidate a node through deletion when ignoring preferences"
+def test_delete_when_ignoring_preferences():
+    from karpy.api.builders import pod_affinity_term
+    from karpy.api.pod import WeightedPodAffinityTerm
+
+    env = env_()
+    env.provisioner_options["preference_policy"] = "Ignore"
+    for i in range(2):
+        node(env, f"node-{i}", it=ON_DEMAND[0], allocatable={"cpu": "5", "pods": "100"})
+    anti = [WeightedPodAffinityTerm(weight=1, pod_affinity_term=pod_affinity_term({"app": "foo"}))]
+    for i, n in enumerate(("node-0", "node-0", "node-1")):
+        env.pod(f"pod-{i}", n, labels={"app": "foo"}, pod_anti_affinity_preferences=anti)
+    assert deleted(env) == ["node-1"]
+
+
+# upstream: consolidation_test.go Preferences "should consolidate a node through replacement when ignoring preferences"
+def test_replace_when_ignoring_preferences():
+    env = env_()
+    env.provisioner_options["preference_policy"] = "Ignore"
+    node(env, "n", allocatable={"cpu": "32"})
+    env.pod("p", "n", labels={"app": "foo"},
+            node_preferences=[("node.kubernetes.io/instance-type", "In", [MOST_EXPENSIVE.name])])
+    [cmd] = reconcile(env)[1]
+    [claim] = cmd.replacements
+    assert cmd.decision() == "replace"
+    assert MOST_EXPENSIVE.name not in {it.name for it in claim.instance_type_options}
+
+
+# upstream: consolidation_test.go MinValuesPolicy "should not consolidate a node by relaxing min values when policy is set to BestEffort"
+def test_best_effort_min_values_is_not_relaxed_for_consolidation():
+    env = Env(FakeCloudProvider([ON_DEMAND[0], MOST_EXPENSIVE]))
+    env.provisioner_options["min_values_policy"] = "BestEffort"
+    node(env, "n", pool="min-values", allocatable={"cpu": "5", "pods": "100"})
+    # the only NodePool (upstream applies just this one)
+    env.nodepools = {"min-values": make_nodepool("min-values", weight=100, requirements=[
+        {"key": "node.kubernetes.io/instance-type", "operator": "In",
+         "values": [it.name for it in _ASSORTED], "minValues": 3}],  # the catalogue before it shrinks to 2
+        disruption={"consolidateAfter": "0s", "budgets": [{"nodes": "100%"}]})}
+    env.pod("p", "n")
+    _, cmds, cl = reconcile(env)
+    assert cmds == []  # the NodeClaim and Node stay
+    # upstream: 2 events (Node, NodeClaim) from single-node consolidation
+    msgs = [m for o, m in unconsolidatable(cl) if o == "node/n"]
+    [msg] = msgs
+    assert "minValues requirement is not met for label(s) (label(s)=[node.kubernetes.io/instance-type])" in msg
+
+
+# upstream: consolidation_test.go Static NodePool "should not consolidate static NodePool nodes"
+def test_static_nodepool_nodes_are_not_consolidated():
+    env = env_()
+    env.nodepools["static"] = make_nodepool("static", replicas=2)
+    for i in range(2):
+        env.node(f"static-{i}", pool="static", allocatable={"cpu": "10", "memory": "1000Mi", "pods": "2"})
+    m, cmds, cl = reconcile(env)
+    assert cmds == []  # both NodeClaims remain
+    budgets = build_disruption_budget_mapping(cl.state.nodes, cl.nodepools.values(), cl.now, "Underutilized")
+    assert budgets["static"] > 0  # not held back by a budget: the method filter rejects them
