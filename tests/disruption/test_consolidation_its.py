@@ -696,3 +696,73 @@ def test_static_nodepool_nodes_are_not_consolidated():
     assert cmds == []  # both NodeClaims remain
     budgets = build_disruption_budget_mapping(cl.state.nodes, cl.nodepools.values(), cl.now, "Underutilized")
     assert budgets["static"] > 0  # not held back by a budget: the method filter rejects them
+
+
+# -- Budgets (one NodePool of ten nodes) ----------------------------------------------------------------
+# upstream: consolidation_test.go Budgets "should allow all empty nodes to be disrupted"
+# upstream: consolidation_test.go Budgets "should allow no empty nodes to be disrupted"
+# upstream: emptiness_test.go Budgets "should only allow 3 empty nodes to be disrupted"
+def test_empty_nodes_of_one_pool_per_budget():
+    for nodes, allowed in (("100%", 10), ("0%", 0), ("30%", 3)):
+        env = env_(budgets=[{"nodes": nodes}])
+        for i in range(10):
+            node(env, f"n{i}", it=ON_DEMAND[0] if nodes == "30%" else MOST_EXPENSIVE, allocatable=BIG)
+        m, cmds, cl = reconcile(env)
+        assert build_disruption_budget_mapping(cl.state.nodes, cl.nodepools.values(), cl.now, "Empty")["default"] \
+            == allowed
+        if allowed == 0:
+            assert cmds == []  # all 10 NodeClaims remain
+        else:
+            [cmd] = cmds
+            assert m.name == "emptiness" and len(cmd.candidates) == allowed  # 10 - allowed remain
+
+
+# upstream: consolidation_test.go Budgets "should only allow 3 nodes to be deleted in single node consolidation delete"
+def test_single_node_deletes_stop_at_the_budget_with_commands_in_flight():
+    env = env_(budgets=[{"nodes": "30%"}])
+    for i in range(10):
+        node(env, f"n{i}", allocatable=BIG)
+        rs_pod(env, f"p{i}", f"n{i}", cpu="15")
+    started = []
+    for _ in range(5):  # five disruption rounds; started commands stay in the queue
+        m, cmds, _ = reconcile(env)
+        for cmd in cmds:
+            # multi-node consolidation acts first here (all three within the budget at once), as upstream's
+            # NopValidator order does; the It only counts what remains
+            assert cmd.decision() == "delete"
+            for c in cmd.candidates:
+                env.in_queue.add(c.name)
+                env.marked.add(c.name)  # queue.StartCommand marks the candidates for deletion
+                started.append(c.name)
+    assert len(started) == 3  # 7 NodeClaims remain
+
+
+# upstream: emptiness_test.go Emptiness "can delete empty nodes"
+# upstream: emptiness_test.go Emptiness "should ignore nodes with the consolidatable status condition set to false"
+def test_emptiness_deletes_an_empty_node_unless_consolidatable_is_false():
+    from karpy.api.meta import Condition
+
+    env = env_()
+    node(env, "n", allocatable=BIG)
+    m, [cmd], _ = reconcile(env)
+    assert m.name == "emptiness" and [c.name for c in cmd.candidates] == ["n"]
+    env = env_()
+    _, nc = node(env, "n", allocatable=BIG)
+    nc.status.conditions = [c for c in nc.status.conditions if c.type != "Consolidatable"] + [
+        Condition(type="Consolidatable", status="False", reason="NotEmpty")]
+    assert reconcile(env)[1] == []
+
+
+# upstream: emptiness_test.go "considers pending pods when consolidating"
+def test_pending_pods_count_in_the_consolidation_simulation():
+    # the cheapest 64-cpu type (on-demand: upstream's unstable sort may pick either capacity type at equal
+    # price, and a spot one could not be replaced at all with SpotToSpotConsolidation off)
+    large = next(it for it in ON_DEMAND if it.capacity["cpu"] >= 64 * 10**9)
+    env = env_()
+    node(env, "n", it=large, allocatable={"cpu": "64", "pods": "110"})
+    env.pod("p", "n", cpu="1")
+    env.pod("unsched", None, cpu="62")
+    assert reconcile(env)[1] == []  # the NodeClaim stays: a replacement must also hold the 62-cpu pod
+    env.pods.pop()  # without the pending pod the node would be replaced by a smaller one
+    [cmd] = reconcile(env)[1]
+    assert cmd.decision() == "replace"
