@@ -766,3 +766,104 @@ def test_pending_pods_count_in_the_consolidation_simulation():
     env.pods.pop()  # without the pending pod the node would be replaced by a smaller one
     [cmd] = reconcile(env)[1]
     assert cmd.decision() == "replace"
+
+
+# -- Replace tables (each Entry: "if the candidate is on-demand node" / "if the candidate is spot node") --
+def replace_env(spot_to_spot: bool):
+    """consolidation_test.go BeforeEach: ``nodeClaim`` (the most expensive on-demand type) or
+    ``spotNodeClaim`` (the most expensive spot type), 32 cpu allocatable, gate on."""
+    env = env_()
+    env.gates["SpotToSpotConsolidation"] = True
+    it = MOST_EXPENSIVE_SPOT if spot_to_spot else MOST_EXPENSIVE
+    node(env, "candidate", it=it, allocatable={"cpu": "32"})
+    return env, it
+
+
+def pdb(namespace: str = "default", **spec):
+    from karpy.api.meta import LabelSelector, ObjectMeta
+    from karpy.api.poddisruptionbudget import PodDisruptionBudget, PodDisruptionBudgetSpec
+
+    return PodDisruptionBudget(metadata=ObjectMeta(name="pdb", namespace=namespace), spec=PodDisruptionBudgetSpec(
+        selector=LabelSelector(match_labels={"app": "test"}), max_unavailable=0, **spec))
+
+
+def _replaced(env: Env, it) -> bool:
+    """One replace command for the candidate whose options exclude the candidate's own type."""
+    _, cmds, _ = reconcile(env)
+    if len(cmds) != 1 or cmds[0].decision() != "replace":
+        return False
+    [cmd] = cmds
+    [claim] = cmd.replacements
+    return [c.name for c in cmd.candidates] == ["candidate"] and it.name not in {
+        o.name for o in claim.instance_type_options}
+
+
+ENTRIES = [False, True]  # Entry("if the candidate is on-demand node", false), Entry("if the candidate is spot node", true)
+
+
+# upstream: consolidation_test.go Replace DescribeTable "can replace nodes if another nodePool returns no instance types"
+def test_replace_when_another_nodepool_returns_no_instance_types():
+    for spot in ENTRIES:
+        env, it = replace_env(spot)
+        rs_pod(env, "p", "candidate", cpu="100m")
+        env.nodepools["nodepool-2"] = make_nodepool("nodepool-2")
+        env.provider.instance_types_for_nodepool["nodepool-2"] = []
+        assert _replaced(env, it), spot
+
+
+# upstream: consolidation_test.go Replace DescribeTable "can replace nodes, considers PDB policy"
+def test_replace_evicts_unhealthy_pods_under_an_always_allow_pdb():
+    from karpy.api.pod import PodCondition
+
+    for spot in ENTRIES:
+        env, it = replace_env(spot)
+        for i in range(3):
+            p = rs_pod(env, f"pod-{i}", "candidate", cpu="100m")
+            p.status.conditions = [PodCondition(type="Ready", status="False")]
+        env.pdbs.append(pdb(unhealthy_pod_eviction_policy="AlwaysAllow"))
+        assert _replaced(env, it), spot
+        env.pdbs[0].spec.unhealthy_pod_eviction_policy = None  # the contrast: the PDB blocks again
+        assert reconcile(env)[1] == []
+
+
+# upstream: consolidation_test.go Replace DescribeTable "can replace nodes, PDB namespace must match"
+def test_replace_ignores_a_pdb_in_another_namespace():
+    for spot in ENTRIES:
+        env, it = replace_env(spot)
+        rs_pod(env, "p", "candidate", cpu="100m")
+        env.pdbs.append(pdb(namespace="other-namespace"))
+        assert _replaced(env, it), spot
+
+
+# upstream: consolidation_test.go Replace DescribeTable "can replace nodes, considers karpenter.sh/do-not-disrupt set to true on nodes"
+# upstream: consolidation_test.go Replace DescribeTable "can replace nodes, considers karpenter.sh/do-not-disrupt set to true on pods"
+def test_replace_skips_the_node_or_pod_that_does_not_disrupt():
+    for where in ("node", "pod"):
+        for spot in ENTRIES:
+            env, it = replace_env(spot)
+            other = MOST_EXPENSIVE_SPOT if spot else MOST_EXPENSIVE
+            node(env, "other", it=other, allocatable={"cpu": "5", "pods": "100"},
+                 node_annotations={DND: "true"} if where == "node" else None)
+            rs_pod(env, "pod-0", "candidate", cpu="2")
+            rs_pod(env, "pod-1", "candidate", cpu="2")
+            rs_pod(env, "pod-2", "other", cpu="2", annotations={DND: "true"} if where == "pod" else None)
+            # the candidate is replaced; the protected NodeClaim stays (2 NodeClaims remain)
+            assert _replaced(env, it), (where, spot)
+
+
+# upstream: consolidation_test.go Replace DescribeTable "Consolidation should fail if filterByPrice breaks the minimum requirement from the NodePools."
+def test_no_replacement_when_the_price_filter_breaks_min_values():
+    # upstream applies and binds spotNode/spotNodeClaim in both Entries (the on-demand Entry only appends
+    # on-demand types to the catalogue), so both Entries consolidate the spot candidate
+    env = env_(budgets=[{"nodes": "100%"}])
+    env.gates["SpotToSpotConsolidation"] = True
+    env.nodepools["default"].spec.template.spec.requirements = make_nodepool(requirements=[
+        {"key": "node.kubernetes.io/instance-type", "operator": "Exists", "minValues": 16}]
+    ).spec.template.spec.requirements
+    # the 16th of the first 18 spot types: only 15 are cheaper
+    node(env, "candidate", it=SPOT[:18][15], allocatable={"cpu": "32"})
+    rs_pod(env, "p", "candidate", cpu="100m")
+    _, cmds, cl = reconcile(env)
+    assert cmds == []  # the NodeClaim and Node stay
+    assert ("node/candidate", "Filtering by price: minValues requirement is not met for label(s) "
+                              "(label(s)=[node.kubernetes.io/instance-type])") in unconsolidatable(cl)
