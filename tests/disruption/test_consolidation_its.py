@@ -867,3 +867,63 @@ def test_no_replacement_when_the_price_filter_breaks_min_values():
     assert cmds == []  # the NodeClaim and Node stay
     assert ("node/candidate", "Filtering by price: minValues requirement is not met for label(s) "
                               "(label(s)=[node.kubernetes.io/instance-type])") in unconsolidatable(cl)
+
+
+# -- Metrics: invalidated commands (validation_test.go's validators change the cluster mid-wait) ----------
+def _invalidate(env: Env, how: str) -> None:
+    """validation_test.go blockingBudget / churn / nominated."""
+    if how == "budget":
+        env.nodepools["default"].spec.disruption.budgets = make_nodepool(
+            disruption={"budgets": [{"nodes": "0%"}]}).spec.disruption.budgets
+    elif how == "churn":
+        first = sorted(n.metadata.name for n in env.nodes)[0]
+        rs_pod(env, "churn", first, cpu="100m")
+        env.nominated[first] = env.now + 100
+    else:
+        for n in env.nodes:
+            env.nominated[n.metadata.name] = env.now + 100
+
+
+INVALIDATIONS = {  # Entry -> the ValidationError kind karpy reports (upstream: the failed-validations metric)
+    "budget": "budget",  # Entry("when a candidate is blocked by budgets", ...)
+    "churn": "churn",  # Entry("when candidates are filtered out due to pod churn", ...)
+    "nominated": "churn",  # Entry("when candidates are filtered out due to candidate being nominated", ...)
+}
+
+
+# upstream: consolidation_test.go Metrics DescribeTable "should correctly report invalidated commands for emptiness disruption"
+# upstream: consolidation_test.go Metrics DescribeTable "should correctly report invalidated commands for multi node disruption"
+# upstream: consolidation_test.go Metrics DescribeTable "should correctly report invalidated commands for single node disruption"
+def test_invalidated_commands_are_reported_and_not_marked_consolidated():
+    import pytest
+
+    from karpy.disruption.validation import ValidationError
+
+    def emptiness():
+        env = env_()
+        node(env, "node-0", allocatable={"cpu": "32"})
+        return env, Emptiness()
+
+    def multi():
+        env = env_()
+        node(env, "node-0", allocatable={"cpu": "32"})
+        node(env, "node-1", allocatable={"cpu": "1"})
+        rs_pod(env, "pod-0", "node-0", cpu="100m")
+        rs_pod(env, "pod-1", "node-1", cpu="100m")
+        return env, MultiNodeConsolidation()
+
+    def single():
+        env = env_()
+        node(env, "node-0", allocatable={"cpu": "32"})
+        rs_pod(env, "pod", "node-0", cpu="100m")
+        return env, SingleNodeConsolidation()
+
+    for setup in (emptiness, multi, single):
+        for how, kind in INVALIDATIONS.items():
+            env, m = setup()
+            [cmd], _, _ = compute(env, m)
+            _invalidate(env, how)
+            with pytest.raises(ValidationError) as err:
+                validate(m, env, cmd)
+            assert err.value.kind == kind, (setup.__name__, how)
+            assert not m.is_consolidated(env.cluster())
