@@ -927,3 +927,41 @@ def test_invalidated_commands_are_reported_and_not_marked_consolidated():
                 validate(m, env, cmd)
             assert err.value.kind == kind, (setup.__name__, how)
             assert not m.is_consolidated(env.cluster())
+
+
+# -- Multi-NodeClaim tables with the real validator ------------------------------------------------------
+# upstream: consolidation_test.go Multi-NodeClaim DescribeTable "should consolidate multiple empty nodes via multi-nodeclaim consolidation"
+def test_three_empty_nodes_go_in_one_command():
+    for it in (MOST_EXPENSIVE, MOST_EXPENSIVE_SPOT):  # the two Entries
+        env = env_()
+        for i in range(3):
+            node(env, f"node-{i}", it=it, allocatable=BIG)
+            rs_pod(env, f"pod-{i}", None, cpu="100m")  # applied, never bound: the nodes are empty
+        m, [cmd], _ = reconcile(env)
+        assert cmd.decision() == "delete" and len(cmd.candidates) == 3
+        assert [c.name for c in validate(m, env, cmd).candidates] == ["node-0", "node-1", "node-2"]  # 0 remain
+
+
+# upstream: consolidation_test.go Multi-NodeClaim DescribeTable "should continue to single nodeclaim consolidation when multi-nodeclaim consolidation fails validation after the node ttl"
+def test_single_node_runs_after_multi_node_fails_validation():
+    import pytest
+
+    from karpy.disruption.validation import ValidationError
+
+    for it in (MOST_EXPENSIVE, MOST_EXPENSIVE_SPOT):
+        env = env_()
+        env.gates["SpotToSpotConsolidation"] = True
+        for i in range(3):
+            node(env, f"node-{i}", it=it, allocatable=BIG)
+            rs_pod(env, f"pod-{i}", f"node-{i}", cpu="100m")
+        multi = MultiNodeConsolidation()
+        [cmd], _, _ = compute(env, multi)
+        assert len(cmd.candidates) == 3
+        env.pod("extra-0", "node-0", cpu="1")  # two pods bind during the wait
+        env.pod("extra-1", "node-1", cpu="1")
+        with pytest.raises(ValidationError):
+            validate(multi, env, cmd)
+        single = SingleNodeConsolidation()
+        [cmd], _, _ = compute(env, single)
+        assert [c.name for c in cmd.candidates] == ["node-2"]
+        assert validate(single, env, cmd) is cmd  # 2 NodeClaims remain
