@@ -99,8 +99,11 @@ class Env:
             self.claims.append(claim)
         return node, claim
 
-    def pod(self, name: str, node: str | None, cpu: str = "100m", **kw: Any) -> Any:
-        p = make_pod(name, requests={"cpu": cpu}, node_name=node, unschedulable=node is None,
+    def pod(self, name: str, node: str | None, cpu: str = "100m", requests: dict[str, str] | None = None,
+            **kw: Any) -> Any:
+        """A pod bound to ``node`` (Running), or pending when ``node`` is None; ``requests`` replaces the
+        cpu-only request."""
+        p = make_pod(name, requests=requests or {"cpu": cpu}, node_name=node, unschedulable=node is None,
                      phase="Running" if node else "Pending", **kw)
         p.status.start_time = ts(0) if node else None
         self.pods.append(p)

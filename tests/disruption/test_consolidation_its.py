@@ -965,3 +965,67 @@ def test_single_node_runs_after_multi_node_fails_validation():
         [cmd], _, _ = compute(env, single)
         assert [c.name for c in cmd.candidates] == ["node-2"]
         assert validate(single, env, cmd) is cmd  # 2 NodeClaims remain
+
+
+# -- eligible nodes (karpenter_voluntary_disruption_eligible_nodes = the method's candidates) --------------
+def eligible(env: Env, method) -> list[str]:
+    cl = env.cluster()
+    return [c.name for c in get_candidates(cl, lambda c: method.should_disrupt(c, cl), method.disruption_class,
+                                           build_nodepool_map(cl))]
+
+
+# upstream: consolidation_test.go Metrics "should correctly report eligible nodes"
+def test_eligible_nodes_for_underutilized():
+    env = env_()
+    node(env, "n", allocatable={"cpu": "32"})
+    p = env.pod("p", "n", annotations={DND: "true"})
+    assert eligible(env, SingleNodeConsolidation()) == []  # {reason="underutilized"} == 0
+    p.metadata.annotations = {}
+    assert eligible(env, SingleNodeConsolidation()) == ["n"]  # == 1
+
+
+# upstream: emptiness_test.go Metrics "should correctly report eligible nodes"
+def test_eligible_nodes_for_empty():
+    env = env_()
+    node(env, "n", it=SPOT[0], allocatable=BIG)
+    env.pod("p", "n")
+    assert eligible(env, Emptiness()) == []  # {reason="empty"} == 0
+    env.pods.clear()  # ExpectDeleted(pod)
+    assert eligible(env, Emptiness()) == ["n"]  # == 1
+
+
+# upstream: consolidation_test.go Delete "does not delete nodes with pod churn, deletes nodes without pod churn"
+def test_emptiness_validation_keeps_the_nodes_without_churn():
+    env = env_()
+    node(env, "node-0", it=ON_DEMAND[0], allocatable=BIG)
+    node(env, "node-1", it=ON_DEMAND[0], allocatable=BIG)
+    m = Emptiness()
+    [cmd], _, _ = compute(env, m)
+    assert len(cmd.candidates) == 2
+    _invalidate(env, "churn")  # a pod binds to node-0, which is nominated
+    kept = validate(m, env, cmd)
+    assert [c.name for c in kept.candidates] == ["node-1"] and kept.decision() == "delete"
+    assert not m.is_consolidated(env.cluster())
+
+
+# upstream: consolidation_test.go Delete "should consider initialized nodes before uninitialized nodes"
+def test_initialized_destinations_are_used_before_uninitialized_ones():
+    from karpy.cloudprovider.fake import new_instance_type
+
+    default = new_instance_type("default-instance-type", resources={"cpu": "3", "memory": "3Gi", "pods": "110"})
+    small = new_instance_type("small-instance-type", resources={"cpu": "1", "memory": "1Gi", "pods": "10"})
+    env = Env(FakeCloudProvider([default, small]))
+    env.nodepools["default"] = make_nodepool(disruption={"consolidateAfter": "0s", "budgets": [{"nodes": "100%"}]})
+    alloc = {"cpu": "3", "memory": "3Gi", "pods": "100"}
+    for i in range(100):
+        # one of them (upstream: a random one; here the first by name, so order alone cannot hide it) is never
+        # initialized
+        env.node(f"node-{i:03d}", instance_type=default.name, allocatable=alloc, initialized=i != 0,
+                 consolidatable=i != 0)
+        rs_pod(env, f"pod-{i:03d}", f"node-{i:03d}", requests={"cpu": "2", "memory": "2Gi"})
+    env.node("consolidatable", instance_type=small.name, allocatable={"cpu": "1", "memory": "1Gi", "pods": "100"})
+    rs_pod(env, "consolidatable-pod", "consolidatable", requests={"cpu": "1", "memory": "1Gi"})
+    m, cmds, cl = reconcile(env)
+    [cmd] = cmds
+    assert [c.name for c in cmd.candidates] == ["consolidatable"] and cmd.decision() == "delete"
+    assert not any("would schedule against uninitialized nodeclaim" in msg for _, msg in unconsolidatable(cl))
