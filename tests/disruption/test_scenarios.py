@@ -226,3 +226,32 @@ def test_balanced_policy_is_said_to_run_as_when_empty_or_underutilized():
     assert any("consolidationPolicy Balanced runs as WhenEmptyOrUnderutilized" in w for w in r.to_document()["warnings"])
     r = karpy.simulate([np, bare("p0")], cloud_provider=FakeCloudProvider(), region=None)
     assert not any("Balanced" in w for w in r.to_document()["warnings"])
+
+
+# upstream: suite_test.go Disruption Taints "should remove taints from NodeClaims that were left tainted from a previous disruption action"
+def test_stale_disrupted_taint_is_removed_by_the_next_round():
+    from karpy.api.pod import Taint
+    from karpy.nodeclaim.disruption import set_condition
+
+    np = make_nodepool(requirements=OD)
+    np.spec.disruption.consolidate_after = "Never"
+    sim = build([bare("p0", cpu="100m")], until=400, pool=np)
+    seen = {}
+
+    def leave_tainted():
+        [n] = sim.store.list("Node")
+        updated = n.model_copy(deep=True)
+        updated.spec.taints = list(updated.spec.taints or ()) + [Taint(key="karpenter.sh/disrupted",
+                                                                       effect="NoSchedule")]
+        sim.store.update("Node", updated, old=n)
+        rec = sim._launch_by_node[n.metadata.name]
+        set_condition(rec.launched, "DisruptionReason", "True", sim.clock.now(), "Drifted")
+        seen["node"], seen["claim"] = n.metadata.name, rec.launched
+
+    sim.events.schedule(200, "a previous action left its taint", leave_tainted)
+    r = sim.run()
+    name = seen["node"]
+    assert not any(t.key == "karpenter.sh/disrupted" for t in r.nodes[name].spec.taints)
+    assert not any(c.type == "DisruptionReason" for c in seen["claim"].status.conditions)
+    untaints = [e["t"] for e in r.disruption.timeline if e["kind"] == "untaint" and e["object"] == name]
+    assert untaints and 200 <= untaints[0] <= 200 + 10  # the next 10 s round cleans it up
