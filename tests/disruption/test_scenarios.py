@@ -255,3 +255,24 @@ def test_stale_disrupted_taint_is_removed_by_the_next_round():
     assert not any(c.type == "DisruptionReason" for c in seen["claim"].status.conditions)
     untaints = [e["t"] for e in r.disruption.timeline if e["kind"] == "untaint" and e["object"] == name]
     assert untaints and 200 <= untaints[0] <= 200 + 10  # the next 10 s round cleans it up
+
+
+# upstream: emptiness_test.go "should wait for the node TTL for empty nodes before consolidating"
+# upstream: consolidation_test.go TTL "should wait for the node TTL for non-empty nodes before consolidating"
+def test_commands_wait_the_15_second_validation_before_acting():
+    from karpy.disruption.consolidation import COMMAND_VALIDATION_DELAY
+
+    # emptiness: the 300 s round finds the empty nodes, they go at 315; single-node: the emptiness command
+    # goes first, the 320 s round finds the replace, it starts at 335 (without the wait: 300 and 320)
+    for keep, method, started in ((0, "emptiness", 315.0), (1, "single-node-consolidation", 335.0)):
+        sim = build([bare(f"p{i}") for i in range(8)])
+        scale_down(sim, 300, [f"default/p{i}" for i in range(keep, 8)])
+        r = sim.run()
+        [dec] = [x for x in r.disruption.decisions if x["method"] == method and x.get("error") is None][:1]
+        assert dec["validated"] is True
+        # the pods left at t=300; the round that found the command ran at or after that, and the command
+        # started only after the 15 s wait: nothing was tainted or deleted before
+        assert dec["t"] == started and (started - COMMAND_VALIDATION_DELAY) % 10 == 0
+        old = dec["candidates"][0]
+        first = min(e["t"] for e in r.disruption.timeline if e["object"] == old and e["kind"] in ("taint", "delete"))
+        assert first == dec["t"]
