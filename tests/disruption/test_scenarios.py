@@ -276,3 +276,41 @@ def test_commands_wait_the_15_second_validation_before_acting():
         old = dec["candidates"][0]
         first = min(e["t"] for e in r.disruption.timeline if e["object"] == old and e["kind"] in ("taint", "delete"))
         assert first == dec["t"]
+
+
+# upstream: drift_test.go Drift "should untaint nodes when drift replacement fails"
+def test_drifted_node_is_untainted_when_its_replacement_fails():
+    from karpy.cloudprovider.types import InsufficientCapacityError
+
+    np = make_nodepool(requirements=OD)
+    sim = build([bare("p0", cpu="100m")], pool=np, until=900)
+    provider = sim.cloud_provider
+    original = provider.create
+
+    def create(nodeclaim):
+        if sim.clock.now() >= 200:
+            raise InsufficientCapacityError("insufficient capacity (drift replacement)")
+        return original(nodeclaim)
+
+    def apply():
+        old = sim.store.get("NodePool", "default")
+        new = old.model_copy(deep=True)
+        new.spec.template.metadata.labels = {"team": "b"}
+        sim.store.update("NodePool", new, old=old)
+
+    provider.create = create
+    sim.events.schedule(200, "apply", apply)
+    r = sim.run()
+    drifts = [x for x in r.disruption.decisions if x["method"] == "drift"]
+    assert drifts and all(x["decision"] == "replace" for x in drifts)
+    # every command but one still in flight at the end fails; Drift tries again on the next 10 s poll
+    # (not in a zero-time loop: the queue sees the failed launch at its first requeue)
+    assert all(x.get("error") == "replacement was deleted" for x in drifts[:-1]) and len(drifts) > 2
+    assert {b["t"] - a["t"] for a, b in zip(drifts, drifts[1:])} == {10.0}
+    node = r.pods["default/p0"].spec.node_name
+    assert node not in r.disruption.deleted_by  # the drifted node keeps running, untainted
+    # each failed command untaints the node (queueBaseDelay after it started); the last one is in flight
+    steps = [(e["kind"], e["t"]) for e in r.disruption.timeline if e["object"] == node and
+             e["kind"] in ("taint", "untaint")]
+    assert [k for k, _ in steps] == ["taint", "untaint"] * (len(drifts) - 1) + ["taint"]
+    assert all(u - t == 1.0 for (_, t), (_, u) in zip(steps[::2], steps[1::2]))
