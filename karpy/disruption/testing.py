@@ -4,7 +4,7 @@ fake catalogue. Used by tests/disruption; public so users can test their own Nod
 
 from __future__ import annotations
 
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
 from karpy.api.builders import make_node, make_nodepool, make_pod
@@ -21,7 +21,7 @@ __all__ = ["Env", "NOW", "meta", "owner", "ts"]
 NOW = 3600.0
 
 
-def ts(t: float):
+def ts(t: float) -> datetime:
     return EPOCH + timedelta(seconds=t)
 
 
@@ -54,7 +54,7 @@ class Env:
 
     def node(self, name: str, instance_type: str = "default-instance-type", capacity_type: str = "on-demand",
              zone: str = "test-zone-1", pool: str | None = "default", initialized: bool = True,
-             consolidatable: bool = True, drifted: bool = False, node_annotations: dict | None = None,
+             consolidatable: bool = True, drifted: bool = False, node_annotations: dict[str, str] | None = None,
              with_node: bool = True, with_claim: bool = True, labels_drop: tuple[str, ...] = (),
              tgp: str | None = None, ready: bool = True, deleting: bool = False,
              allocatable: dict[str, str] | None = None, extra_labels: dict[str, str] | None = None

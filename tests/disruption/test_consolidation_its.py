@@ -1029,3 +1029,39 @@ def test_initialized_destinations_are_used_before_uninitialized_ones():
     [cmd] = cmds
     assert [c.name for c in cmd.candidates] == ["consolidatable"] and cmd.decision() == "delete"
     assert not any("would schedule against uninitialized nodeclaim" in msg for _, msg in unconsolidatable(cl))
+
+
+# upstream: consolidation_test.go Replace DescribeTable "can replace nodes, considers PDB"
+def test_no_replacement_when_a_pdb_blocks_the_candidates_pods():
+    for spot in ENTRIES:
+        env, _ = replace_env(spot)
+        for i in range(3):
+            rs_pod(env, f"pod-{i}", "candidate", cpu="100m")
+        env.pdbs.append(pdb())
+        _, cmds, _ = reconcile(env)
+        assert cmds == [], spot  # the NodeClaim and Node stay
+
+
+# upstream: consolidation_test.go Delete "can delete nodes, considers PDB"
+def test_delete_the_node_whose_pods_no_pdb_blocks():
+    env = env_()
+    node(env, "node-0", it=ON_DEMAND[0], allocatable=BIG)
+    node(env, "node-1", it=ON_DEMAND[0], allocatable=BIG)
+    env.pod("pod-0", "node-0", owner_references=owner("ReplicaSet"))
+    env.pod("pod-1", "node-0", owner_references=owner("ReplicaSet"))
+    rs_pod(env, "pod-2", "node-1", cpu="100m")  # labelled app=test: the PDB covers only this one
+    env.pdbs.append(pdb())
+    assert deleted(env) == ["node-0"]  # without the PDB node-1 would go (see "can delete nodes")
+
+
+# upstream: emptiness_test.go Budgets "should allow all nodes from each nodePool to be deleted"
+def test_emptiness_deletes_every_empty_node_of_ten_when_empty_pools():
+    env = env_()
+    for i in range(10):
+        name = f"np-{i}"
+        env.nodepools[name] = make_nodepool(name, disruption={
+            "consolidateAfter": "30s", "consolidationPolicy": "WhenEmpty", "budgets": [{"nodes": "100%"}]})
+        for j in range(3):
+            node(env, f"{name}-n{j}", it=ON_DEMAND[0], pool=name, allocatable=BIG)  # Consolidatable=True
+    m, [cmd], _ = reconcile(env)
+    assert m.name == "emptiness" and len(cmd.candidates) == 30  # 0 NodeClaims remain
