@@ -33,7 +33,7 @@ from karpy.disruption.drift import Drift
 from karpy.disruption.emptiness import Emptiness
 from karpy.disruption.helpers import build_nodepool_map, get_candidates
 from karpy.disruption.multinodeconsolidation import MultiNodeConsolidation
-from karpy.disruption.queue import Queue
+from karpy.disruption.queue import QUEUE_BASE_DELAY, Queue
 from karpy.disruption.singlenodeconsolidation import SingleNodeConsolidation
 from karpy.disruption.types import Cluster, Command, DECISION_NOOP, Method
 from karpy.disruption.consolidation import COMMAND_VALIDATION_DELAY, CONSOLIDATION_STATE_RESET
@@ -282,6 +282,9 @@ class DisruptionController:
                 continue
             started = True
             self._decision(m, cmd, budgets, validated=validated, replacements=[r.name for r in q.replacements])
+            if q.replacements:
+                # the queue's first requeue (queueBaseDelay) looks at the replacements again
+                self.sim.events.schedule_in(QUEUE_BASE_DELAY, f"disruption queue {cmd.id}", self._reconcile_queue)
         return started
 
     def _decision(self, m: Any, cmd: Command, budgets: dict[str, int], validated: bool | None,

@@ -14,8 +14,11 @@ from typing import Any, Protocol
 
 from karpy.disruption.types import Command
 
-__all__ = ["MAX_RETRY_DURATION", "MIN_RETRY_DURATION", "Operations", "Queue", "QueuedCommand", "retry_duration"]
+__all__ = ["MAX_RETRY_DURATION", "MIN_RETRY_DURATION", "QUEUE_BASE_DELAY", "Operations", "Queue", "QueuedCommand",
+           "retry_duration"]
 
+#: queue.go queueBaseDelay: the first requeue of a command still waiting on its replacements
+QUEUE_BASE_DELAY = 1.0
 #: queue.go minRetryDuration / maxRetryDuration / retryDurationScale (80 ms per queued candidate)
 MIN_RETRY_DURATION = 600.0
 MAX_RETRY_DURATION = 3600.0
@@ -84,6 +87,10 @@ class Queue:
                 continue
             err = None
             states = [self.ops.replacement_state(r) for r in q.replacements]
+            if "deleted" in states and now - q.command.created_at < QUEUE_BASE_DELAY:
+                # upstream creates the replacement NodeClaim and returns; its launch fails later and the
+                # queue sees it gone at a requeue (queueBaseDelay), not in the instant it started
+                continue
             if "deleted" in states:
                 err = "replacement was deleted"
             elif "waiting" in states:

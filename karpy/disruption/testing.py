@@ -39,6 +39,8 @@ class Env:
         self.in_queue: set[str] = set()
         self.marked: set[str] = set()
         self.gates: dict[str, bool] = {}
+        #: Provisioner keyword options (``preference_policy``, ``min_values_policy``)
+        self.provisioner_options: dict[str, Any] = {}
         self.now = NOW
         self._by_name: dict[str, Any] | None = None
 
@@ -54,7 +56,11 @@ class Env:
              zone: str = "test-zone-1", pool: str | None = "default", initialized: bool = True,
              consolidatable: bool = True, drifted: bool = False, node_annotations: dict[str, str] | None = None,
              with_node: bool = True, with_claim: bool = True, labels_drop: tuple[str, ...] = (),
-             tgp: str | None = None, ready: bool = True, deleting: bool = False) -> tuple[Any, Any]:
+             tgp: str | None = None, ready: bool = True, deleting: bool = False,
+             allocatable: dict[str, str] | None = None, extra_labels: dict[str, str] | None = None
+             ) -> tuple[Any, Any]:
+        """A Node + NodeClaim pair (``allocatable`` overrides the instance type's capacity, as
+        upstream's tests set ``Status.Allocatable``; ``extra_labels`` are added to both)."""
         it = self._types().get(instance_type)
         labels = {"node.kubernetes.io/instance-type": instance_type, "karpenter.sh/capacity-type": capacity_type,
                   "topology.kubernetes.io/zone": zone, "kubernetes.io/arch": "amd64", "kubernetes.io/os": "linux",
@@ -63,9 +69,12 @@ class Env:
             labels["karpenter.sh/nodepool"] = pool
         if initialized:
             labels["karpenter.sh/initialized"] = "true"
+        labels.update(extra_labels or {})
         for k in labels_drop:
             labels.pop(k, None)
         cap = {"cpu": "4", "memory": "16Gi", "pods": "110"} if it is None else _quantities(it)
+        if allocatable is not None:
+            cap = dict(allocatable)
         pid = f"fake://{name}"
         node = make_node(name, labels=labels, capacity=cap, provider_id=pid, annotations=node_annotations,
                          ready=ready)
@@ -90,8 +99,11 @@ class Env:
             self.claims.append(claim)
         return node, claim
 
-    def pod(self, name: str, node: str | None, cpu: str = "100m", **kw: Any) -> Any:
-        p = make_pod(name, requests={"cpu": cpu}, node_name=node, unschedulable=node is None,
+    def pod(self, name: str, node: str | None, cpu: str = "100m", requests: dict[str, str] | None = None,
+            **kw: Any) -> Any:
+        """A pod bound to ``node`` (Running), or pending when ``node`` is None; ``requests`` replaces the
+        cpu-only request."""
+        p = make_pod(name, requests=requests or {"cpu": cpu}, node_name=node, unschedulable=node is None,
                      phase="Running" if node else "Pending", **kw)
         p.status.start_time = ts(0) if node else None
         self.pods.append(p)
@@ -100,7 +112,8 @@ class Env:
     def cluster(self) -> Cluster:
         state = ClusterState.from_objects(self.nodes, self.claims, self.pods, self.marked)
         return Cluster(now=self.now, state=state, nodepools=dict(self.nodepools), pods=list(self.pods),
-                       pdbs=list(self.pdbs), daemonsets=[], provisioner=Provisioner(self.provider),
+                       pdbs=list(self.pdbs), daemonsets=[],
+                       provisioner=Provisioner(self.provider, **self.provisioner_options),
                        instance_types=lambda np: self.provider.get_instance_types(np),
                        nominated_until=dict(self.nominated), in_queue=frozenset(self.in_queue),
                        feature_gates=dict(self.gates))

@@ -57,7 +57,7 @@ def test_can_delete_node_when_pods_fit_elsewhere():
     assert cmd.decision() == "delete" and len(cmd.candidates) == 1
 
 
-# upstream: consolidation_test.go "should not replace a node with a more expensive node" ("Can't replace with a cheaper node")
+# consolidation.go: the cheapest node has no cheaper replacement ("Can't replace with a cheaper node")
 def test_cheapest_node_is_not_replaced():
     env = Env()
     env.node("small", instance_type="small-instance-type", capacity_type="spot")
@@ -68,7 +68,7 @@ def test_cheapest_node_is_not_replaced():
     assert unconsolidatable(cl, "small") == ["Can't replace with a cheaper node"]
 
 
-# upstream: consolidation_test.go "spot to spot consolidation is disabled" (the default gate)
+# upstream: consolidation_test.go Replace "cannot replace spot with spot if the spotToSpotConsolidation is disabled" (the default gate)
 def test_spot_to_spot_disabled_by_default():
     env = Env()
     env.node("big", instance_type="arm-instance-type", capacity_type="spot")
@@ -91,7 +91,8 @@ def test_spot_to_spot_needs_15_cheaper_types():
                           "candidate to consolidate, got ")
 
 
-# upstream: consolidation_test.go "spot to spot consolidation: truncates to the 15 cheapest" (many cheaper types)
+# spot-to-spot truncation to the 15 cheapest without minValues (karpy; upstream's price-order and
+# minValues cases are in test_consolidation_its.py)
 def test_spot_to_spot_truncates_to_15():
     from karpy.cloudprovider.fake import FakeCloudProvider, instance_types
 
@@ -105,8 +106,8 @@ def test_spot_to_spot_truncates_to_15():
     assert [it.name for it in claim.instance_type_options] == [f"fake-it-{i}" for i in range(15)]
 
 
-# upstream: consolidation_test.go "should not consolidate when the NodePool has consolidation disabled" (Never)
-# upstream: consolidation_test.go "WhenEmpty ... but node is not empty"
+# consolidation.go ShouldDisrupt's two texts (Never; WhenEmpty with pods); upstream's Events Its
+# that count them are in test_consolidation_its.py
 @pytest.mark.parametrize("field,value,message", [
     ("consolidate_after", "Never", 'NodePool "default" has consolidation disabled'),
     ("consolidation_policy", "WhenEmpty", 'NodePool "default" has consolidation policy WhenEmpty, but node is not empty'),
@@ -120,7 +121,7 @@ def test_should_disrupt_rejections(field, value, message):
     assert cmds == [] and message in unconsolidatable(cl, "n1")
 
 
-# upstream: consolidation_test.go "should not consolidate nodes without the Consolidatable condition"
+# consolidation.go ShouldDisrupt: no Consolidatable condition, no candidate
 def test_not_consolidatable_is_skipped():
     env = Env()
     env.node("n1", consolidatable=False, instance_type="arm-instance-type")
@@ -140,20 +141,8 @@ def test_permanently_pending_pod_does_not_block_delete():
     assert cmd.decision() == "delete"
 
 
-# upstream: consolidation_test.go "won't delete node if it would require pods to schedule on an uninitialized node"
-def test_uninitialized_destination_blocks():
-    env = Env()
-    env.node("a")
-    env.node("b", initialized=False, consolidatable=False)
-    env.pod("pa", "a")
-    cmds, cl = compute(env, SingleNodeConsolidation())
-    assert all(c.decision() != "delete" for c in cmds)
-    msgs = unconsolidatable(cl, "a")
-    if not cmds:
-        assert any("would schedule against uninitialized nodeclaim/b, node/b" in m for m in msgs)
-
-
-# upstream: consolidation_test.go "should not consolidate onto a node that is under consolidateAfter"
+# the replace variant of Delete "should not consolidate pods onto a destination node that is under its
+# consolidateAfter window" (ported in test_consolidation_its.py)
 def test_destination_under_consolidate_after_is_not_used():
     from karpy.api.meta import Condition
     from karpy.disruption.testing import ts
@@ -213,7 +202,7 @@ def test_multi_node_budget_prefilter():
     assert len(cmd.candidates) <= 3
 
 
-# upstream: emptiness_test.go "should not consider nodes with a do-not-disrupt pod"
+# emptiness: non-empty nodes are not candidates; empty ones go most expensive first (ratio = price)
 def test_emptiness_ignores_non_empty_and_uses_ratio_order():
     env = Env()
     env.node("small", instance_type="small-instance-type")
@@ -225,8 +214,8 @@ def test_emptiness_ignores_non_empty_and_uses_ratio_order():
     assert [c.name for c in cmd.candidates] == ["big"]
 
 
-# upstream: emptiness_test.go "should consider a node with only a terminating Deployment pod empty"
-# upstream: emptiness_test.go "should not consider a node with a terminating StatefulSet pod empty"
+# upstream: emptiness_test.go "will consider a node with terminating Deployment pods as empty"
+# upstream: emptiness_test.go "will not consider a node with a terminating StatefulSet pod as empty"
 def test_terminating_deployment_vs_statefulset_pod():
     from karpy.disruption.testing import ts
 
@@ -251,7 +240,7 @@ def _replace_command():
     return env, m, cmd
 
 
-# upstream: consolidation_test.go TTL "should not consolidate if a do-not-disrupt pod arrives during the wait"
+# upstream: consolidation_test.go TTL "should not replace node if a pod schedules with karpenter.sh/do-not-disrupt set to true during the TTL wait"
 def test_validation_churn_when_do_not_disrupt_pod_arrives():
     env, m, cmd = _replace_command()
     env.pod("late", "big", annotations={"karpenter.sh/do-not-disrupt": "true"})
@@ -260,7 +249,7 @@ def test_validation_churn_when_do_not_disrupt_pod_arrives():
         validate_consolidation(m, env.cluster(), cmd)
 
 
-# upstream: consolidation_test.go TTL "should not replace node if a pod is added during the wait and instance types change"
+# upstream: consolidation_test.go TTL "should not consolidate if the action picks different instance types after the node TTL wait"
 def test_validation_fails_when_the_simulation_changes():
     env, m, cmd = _replace_command()
     env.pod("more", "big", cpu="3")  # the replacement must now be bigger
@@ -269,14 +258,14 @@ def test_validation_fails_when_the_simulation_changes():
         validate_consolidation(m, env.cluster(), cmd)
 
 
-# upstream: consolidation_test.go TTL "should consolidate after the wait if nothing changed"
+# validation.go: an unchanged cluster passes the 15 s re-check
 def test_validation_passes_when_nothing_changed():
     env, m, cmd = _replace_command()
     env.now += 15
     assert validate_consolidation(m, env.cluster(), cmd) is cmd
 
 
-# upstream: emptiness_test.go "should not delete an empty node that was nominated during the wait"
+# validation.go EmptinessValidator: a candidate nominated during the wait is dropped, the rest go
 def test_emptiness_validation_drops_nominated():
     env = Env()
     env.node("a")

@@ -50,14 +50,16 @@ def test_marks_consolidatable_after_consolidate_after():
     assert cond(nc, CONSOLIDATABLE).status == "True"
 
 
-# upstream: nodeclaim/disruption/consolidation_test.go "should use the initialized time when lastPodEventTime is zero"
+# upstream: nodeclaim/disruption/consolidation_test.go "should mark NodeClaims as consolidatable based on the nodeclaim initialized time"
 def test_uses_initialized_time_without_pod_events():
     nc = claim(initialized_at=100)
-    assert update_consolidatable(pool("30s"), nc, 120.0) == 130.0  # requeue at the window's end
+    assert update_consolidatable(pool("30s"), nc, 100.0) == 130.0  # requeue at the window's end
     assert cond(nc, CONSOLIDATABLE) is None
+    assert update_consolidatable(pool("30s"), nc, 160.0) is None  # env.Clock.Step(1 * time.Minute)
+    assert cond(nc, CONSOLIDATABLE).status == "True"
 
 
-# upstream: nodeclaim/disruption/consolidation_test.go "should remove the status condition from the nodeClaim if a pod event happened recently"
+# upstream: nodeclaim/disruption/consolidation_test.go "should remove the status condition from the nodeClaim when lastPodEvent is too recent"
 def test_recent_pod_event_clears():
     nc = claim(initialized_at=0)
     update_consolidatable(pool("30s"), nc, 100.0)
@@ -75,14 +77,20 @@ def test_never_clears():
     assert cond(nc, CONSOLIDATABLE) is None
 
 
-# upstream: nodeclaim/disruption/consolidation_test.go "should remove the status condition from non-initialized nodeClaims"
+# upstream: nodeclaim/disruption/consolidation_test.go "should remove the status condition from the nodeClaim when the nodeClaim initialization condition is unknown"
+# upstream: nodeclaim/disruption/consolidation_test.go "should remove the status condition from the nodeClaim when the nodeClaim is not initialized"
 def test_uninitialized_clears():
-    nc = claim(initialized_at=None)
-    assert update_consolidatable(pool("0s"), nc, 100.0) is None
-    assert cond(nc, CONSOLIDATABLE) is None
+    for status in ("Unknown", "False"):
+        nc = claim(initialized_at=0)
+        assert update_consolidatable(pool("0s"), nc, 100.0) is None
+        assert cond(nc, CONSOLIDATABLE).status == "True"
+        nc.status.conditions = [c for c in nc.status.conditions if c.type != "Initialized"] + [
+            Condition(type="Initialized", status=status, last_transition_time=ts(100))]
+        assert update_consolidatable(pool("0s"), nc, 100.0) is None
+        assert cond(nc, CONSOLIDATABLE) is None, status
 
 
-# upstream: nodeclaim/disruption/suite_test.go "should not set Consolidatable for static NodePools"
+# upstream: nodeclaim/disruption/suite_test.go "should not set consolidatable condition for Static Nodepool"
 def test_static_nodepool_gets_no_condition():
     nc = claim(initialized_at=0)
     assert update_consolidatable(pool("0s", replicas=2), nc, 100.0) is None
@@ -177,7 +185,8 @@ def test_hash_annotation_rules():
                                                "karpenter.sh/nodepool-hash-version": "test-version-1"})) == NODEPOOL_DRIFTED
 
 
-# upstream: nodeclaim/disruption/drift_test.go "should not detect drift if the nodeClaim is not launched" + "should remove the status condition from the nodeClaim if the nodeClaim is no longer drifted"
+# upstream: nodeclaim/disruption/drift_test.go "should remove the status condition from the nodeClaim if the nodeClaim is no longer drifted"
+# (and a NodeClaim whose Launched condition is False is never marked)
 def test_launched_gating_and_undrift():
     np_old = make_nodepool()
     nc = claim(annotations={"karpenter.sh/nodepool-hash": np_old.hash(),
@@ -209,3 +218,84 @@ def test_expires_at():
     assert expires_at(nc) == 600.0
     nc.spec.expire_after = "Never"
     assert expires_at(nc) is None
+
+
+class _DriftedProvider:
+    """fake.CloudProvider with ``cp.Drifted = "drifted"``."""
+
+    def is_drifted(self, nc):
+        return "drifted"
+
+
+def _hashed(np, **kw):
+    return claim(annotations={"karpenter.sh/nodepool-hash": np.hash(),
+                              "karpenter.sh/nodepool-hash-version": NODEPOOL_HASH_VERSION}, **kw)
+
+
+# upstream: nodeclaim/disruption/drift_test.go "should detect static drift before cloud provider drift"
+def test_static_drift_before_cloud_provider_drift():
+    np = make_nodepool(annotations=None)
+    np.metadata.annotations = {"karpenter.sh/nodepool-hash": "test-123456789",
+                               "karpenter.sh/nodepool-hash-version": NODEPOOL_HASH_VERSION}
+    nc = claim(annotations={"karpenter.sh/nodepool-hash": "test-123",
+                            "karpenter.sh/nodepool-hash-version": NODEPOOL_HASH_VERSION}, launched=True)
+    assert update_drifted(np, nc, 1.0, _DriftedProvider()) == NODEPOOL_DRIFTED
+    assert cond(nc, DRIFTED).status == "True" and cond(nc, DRIFTED).reason == NODEPOOL_DRIFTED
+
+
+# upstream: nodeclaim/disruption/drift_test.go "should detect node requirement drift before cloud provider drift"
+def test_requirement_drift_before_cloud_provider_drift():
+    np = make_nodepool(requirements=[("node.kubernetes.io/instance-type", "DoesNotExist")])
+    nc = _hashed(np, labels={"node.kubernetes.io/instance-type": "default-instance-type"}, launched=True)
+    assert update_drifted(np, nc, 1.0, _DriftedProvider()) == REQUIREMENTS_DRIFTED
+    assert cond(nc, DRIFTED).reason == REQUIREMENTS_DRIFTED
+
+
+# upstream: nodeclaim/disruption/drift_test.go "should remove the status condition from the nodeClaim when the nodeClaim launch condition is unknown"
+# upstream: nodeclaim/disruption/drift_test.go "should remove the status condition from the nodeClaim when the nodeClaim launch condition is false"
+def test_launch_condition_not_true_clears_drifted():
+    for status in ("Unknown", "False"):
+        np = make_nodepool()
+        nc = _hashed(np, launched=True)
+        assert update_drifted(np, nc, 1.0, _DriftedProvider()) == "drifted"
+        nc.status.conditions = [c for c in nc.status.conditions if c.type != "Launched"] + [
+            Condition(type="Launched", status=status)]
+        assert update_drifted(np, nc, 2.0, _DriftedProvider()) is None
+        assert cond(nc, DRIFTED) is None, status
+
+
+# upstream: nodeclaim/disruption/drift_test.go NodeRequirement Drift "should return drifted only on NodeClaims that are drifted from an updated nodePool"
+def test_requirement_drift_only_on_the_claims_it_excludes():
+    both = [(CT, "In", ["on-demand"]), (OS, "In", ["linux", "windows"])]
+    np = make_nodepool(requirements=both)
+    linux = _hashed(np, labels={CT: "on-demand", OS: "linux"}, launched=True)
+    windows = _hashed(np, labels={CT: "on-demand", OS: "windows"}, launched=True)
+    assert update_drifted(np, linux, 1.0) is None and update_drifted(np, windows, 1.0) is None
+    np.spec.template.spec.requirements = make_nodepool(requirements=[(CT, "In", ["on-demand"]),
+                                                                     (OS, "In", ["linux"])]).spec.template.spec.requirements
+    np.metadata.annotations = {"karpenter.sh/nodepool-hash": linux.metadata.annotations["karpenter.sh/nodepool-hash"],
+                               "karpenter.sh/nodepool-hash-version": NODEPOOL_HASH_VERSION}  # requirements are not hashed
+    assert update_drifted(np, linux, 2.0) is None and cond(linux, DRIFTED) is None
+    assert update_drifted(np, windows, 2.0) == REQUIREMENTS_DRIFTED and cond(windows, DRIFTED).status == "True"
+
+
+# upstream: nodeclaim/disruption/suite_test.go "should set multiple disruption conditions simultaneously"
+def test_sets_drifted_and_consolidatable_together():
+    np = pool("30s", disruption={"consolidationPolicy": "WhenEmpty"})
+    np.spec.disruption.consolidate_after = "30s"
+    nc = _hashed(np, initialized_at=0, launched=True)
+    now = 60.0  # env.Clock.Step(60 * time.Second)
+    update_drifted(np, nc, now, _DriftedProvider())
+    update_consolidatable(np, nc, now)
+    assert cond(nc, DRIFTED).status == "True" and cond(nc, CONSOLIDATABLE).status == "True"
+
+
+# upstream: nodeclaim/disruption/suite_test.go "should remove multiple disruption conditions simultaneously"
+def test_removes_drifted_and_consolidatable_together():
+    np = pool("Never")
+    nc = _hashed(np, initialized_at=0, launched=True)
+    nc.status.conditions += [Condition(type=DRIFTED, status="True", last_transition_time=ts(0)),
+                             Condition(type=CONSOLIDATABLE, status="True", last_transition_time=ts(0))]
+    update_drifted(np, nc, 10.0)
+    update_consolidatable(np, nc, 10.0)
+    assert cond(nc, DRIFTED) is None and cond(nc, CONSOLIDATABLE) is None

@@ -52,8 +52,8 @@ def test_over_provisioned_node_is_replaced_by_a_cheaper_one():
     assert kinds.index(("replacement", new)) < kinds.index(("delete", old))
 
 
-# upstream: emptiness_test.go "should ignore nodes without consolidatable status condition" +
-# nodeclaim/disruption/consolidation_test.go "should mark NodeClaims as consolidatable after consolidateAfter"
+# scenario after emptiness_test.go "should ignore nodes without the consolidatable status condition" and
+# nodeclaim/disruption/consolidation_test.go "should mark NodeClaims as consolidatable"
 def test_empty_node_goes_after_consolidate_after():
     np = make_nodepool(requirements=OD)
     np.spec.disruption.consolidate_after = "5m"
@@ -66,7 +66,7 @@ def test_empty_node_goes_after_consolidate_after():
     assert r.disruption.deleted_by[dec["candidates"][0]] == "emptiness"
 
 
-# upstream: emptiness_test.go Budgets "should not allow any empty nodes to be disrupted if the budget is 0"
+# scenario after emptiness_test.go Budgets "should allow no empty nodes to be disrupted" (a cron window)
 # (a `nodes: "0"` budget during a cron window blocks; outside the window the node goes)
 def test_zero_budget_in_cron_window_blocks_then_allows():
     np = make_nodepool(requirements=OD)
@@ -84,7 +84,7 @@ def test_zero_budget_in_cron_window_blocks_then_allows():
     assert any(reason == "DisruptionBlocked" and "due to blocking budget" in msg for reason, msg in events)
 
 
-# upstream: consolidation_test.go Delete "should not consolidate if a pod has the do-not-disrupt annotation"
+# scenario after suite_test.go "should not consider candidates that have do-not-disrupt pods scheduled and no terminationGracePeriod"
 def test_do_not_disrupt_pod_keeps_its_node():
     keep = bare("keep", cpu="1", annotations={"karpenter.sh/do-not-disrupt": "true"})
     sim = build([keep] + [bare(f"p{i}") for i in range(7)])
@@ -95,7 +95,7 @@ def test_do_not_disrupt_pod_keeps_its_node():
     assert any("do-not-disrupt" in msg for _, msg in r.disruption.node_events[node])
 
 
-# upstream: consolidation_test.go Delete "should not consolidate if a pod is blocked by a PDB" (blocking PDB)
+# scenario after suite_test.go "should not consider candidates that have fully blocking PDBs"
 def test_blocking_pdb_keeps_its_node():
     pods = [bare(f"p{i}", labels={"app": "x"} if i == 0 else {}) for i in range(8)]
     pdb = PodDisruptionBudget(metadata=ObjectMeta(name="pdb"), spec=PodDisruptionBudgetSpec(
@@ -109,7 +109,7 @@ def test_blocking_pdb_keeps_its_node():
                for _, msg in r.disruption.node_events[node])
 
 
-# upstream: consolidation_test.go "spot to spot consolidation is disabled" (SpotToSpotConsolidation gate off)
+# scenario after consolidation_test.go Replace "cannot replace spot with spot if the spotToSpotConsolidation is disabled"
 def test_spot_node_is_not_replaced_while_the_gate_is_off():
     sim = build([bare(f"p{i}") for i in range(8)], pool=make_nodepool())
     scale_down(sim, 300, [f"default/p{i}" for i in range(1, 8)])
@@ -120,7 +120,7 @@ def test_spot_node_is_not_replaced_while_the_gate_is_off():
         in r.disruption.node_events[node]
 
 
-# upstream: drift_test.go "should replace drifted nodes" / "should disrupt one non-empty node at a time"
+# scenario after drift_test.go "should replace drifted nodes" / "should drift one non-empty node at a time, starting with the earliest drift"
 # -- a NodePool template change (the nodepool-hash) drifts every node; Drift replaces them one per round
 def test_nodepool_change_drifts_and_replaces_nodes_one_at_a_time():
     pods = [bare(f"p{i}", cpu="3") for i in range(3)]
@@ -206,8 +206,7 @@ def test_candidate_stays_tainted_until_the_replacement_initializes():
     assert t_taint == rep["t"] and t_delete == to_seconds(init.last_transition_time) >= t_taint + 35
 
 
-# upstream: consolidation_test.go "should not consolidate if the candidate is under a do-not-disrupt duration"
-# upstream: consolidation_test.go "should consolidate after the do-not-disrupt duration expires"
+# scenario after consolidation_test.go Delete "can consolidate nodes after duration-based do-not-disrupt annotation expires"
 def test_do_not_disrupt_duration_expires_then_consolidates():
     keep = bare("keep", annotations={"karpenter.sh/do-not-disrupt": "20m"})
     sim = build([keep] + [bare(f"p{i}") for i in range(7)], until=3000)
@@ -227,3 +226,91 @@ def test_balanced_policy_is_said_to_run_as_when_empty_or_underutilized():
     assert any("consolidationPolicy Balanced runs as WhenEmptyOrUnderutilized" in w for w in r.to_document()["warnings"])
     r = karpy.simulate([np, bare("p0")], cloud_provider=FakeCloudProvider(), region=None)
     assert not any("Balanced" in w for w in r.to_document()["warnings"])
+
+
+# upstream: suite_test.go Disruption Taints "should remove taints from NodeClaims that were left tainted from a previous disruption action"
+def test_stale_disrupted_taint_is_removed_by_the_next_round():
+    from karpy.api.pod import Taint
+    from karpy.nodeclaim.disruption import set_condition
+
+    np = make_nodepool(requirements=OD)
+    np.spec.disruption.consolidate_after = "Never"
+    sim = build([bare("p0", cpu="100m")], until=400, pool=np)
+    seen = {}
+
+    def leave_tainted():
+        [n] = sim.store.list("Node")
+        updated = n.model_copy(deep=True)
+        updated.spec.taints = list(updated.spec.taints or ()) + [Taint(key="karpenter.sh/disrupted",
+                                                                       effect="NoSchedule")]
+        sim.store.update("Node", updated, old=n)
+        rec = sim._launch_by_node[n.metadata.name]
+        set_condition(rec.launched, "DisruptionReason", "True", sim.clock.now(), "Drifted")
+        seen["node"], seen["claim"] = n.metadata.name, rec.launched
+
+    sim.events.schedule(200, "a previous action left its taint", leave_tainted)
+    r = sim.run()
+    name = seen["node"]
+    assert not any(t.key == "karpenter.sh/disrupted" for t in r.nodes[name].spec.taints)
+    assert not any(c.type == "DisruptionReason" for c in seen["claim"].status.conditions)
+    untaints = [e["t"] for e in r.disruption.timeline if e["kind"] == "untaint" and e["object"] == name]
+    assert untaints and 200 <= untaints[0] <= 200 + 10  # the next 10 s round cleans it up
+
+
+# upstream: emptiness_test.go "should wait for the node TTL for empty nodes before consolidating"
+# upstream: consolidation_test.go TTL "should wait for the node TTL for non-empty nodes before consolidating"
+def test_commands_wait_the_15_second_validation_before_acting():
+    from karpy.disruption.consolidation import COMMAND_VALIDATION_DELAY
+
+    # emptiness: the 300 s round finds the empty nodes, they go at 315; single-node: the emptiness command
+    # goes first, the 320 s round finds the replace, it starts at 335 (without the wait: 300 and 320)
+    for keep, method, started in ((0, "emptiness", 315.0), (1, "single-node-consolidation", 335.0)):
+        sim = build([bare(f"p{i}") for i in range(8)])
+        scale_down(sim, 300, [f"default/p{i}" for i in range(keep, 8)])
+        r = sim.run()
+        [dec] = [x for x in r.disruption.decisions if x["method"] == method and x.get("error") is None][:1]
+        assert dec["validated"] is True
+        # the pods left at t=300; the round that found the command ran at or after that, and the command
+        # started only after the 15 s wait: nothing was tainted or deleted before
+        assert dec["t"] == started and (started - COMMAND_VALIDATION_DELAY) % 10 == 0
+        old = dec["candidates"][0]
+        first = min(e["t"] for e in r.disruption.timeline if e["object"] == old and e["kind"] in ("taint", "delete"))
+        assert first == dec["t"]
+
+
+# upstream: drift_test.go Drift "should untaint nodes when drift replacement fails"
+def test_drifted_node_is_untainted_when_its_replacement_fails():
+    from karpy.cloudprovider.types import InsufficientCapacityError
+
+    np = make_nodepool(requirements=OD)
+    sim = build([bare("p0", cpu="100m")], pool=np, until=900)
+    provider = sim.cloud_provider
+    original = provider.create
+
+    def create(nodeclaim):
+        if sim.clock.now() >= 200:
+            raise InsufficientCapacityError("insufficient capacity (drift replacement)")
+        return original(nodeclaim)
+
+    def apply():
+        old = sim.store.get("NodePool", "default")
+        new = old.model_copy(deep=True)
+        new.spec.template.metadata.labels = {"team": "b"}
+        sim.store.update("NodePool", new, old=old)
+
+    provider.create = create
+    sim.events.schedule(200, "apply", apply)
+    r = sim.run()
+    drifts = [x for x in r.disruption.decisions if x["method"] == "drift"]
+    assert drifts and all(x["decision"] == "replace" for x in drifts)
+    # every command but one still in flight at the end fails; Drift tries again on the next 10 s poll
+    # (not in a zero-time loop: the queue sees the failed launch at its first requeue)
+    assert all(x.get("error") == "replacement was deleted" for x in drifts[:-1]) and len(drifts) > 2
+    assert {b["t"] - a["t"] for a, b in zip(drifts, drifts[1:])} == {10.0}
+    node = r.pods["default/p0"].spec.node_name
+    assert node not in r.disruption.deleted_by  # the drifted node keeps running, untainted
+    # each failed command untaints the node (queueBaseDelay after it started); the last one is in flight
+    steps = [(e["kind"], e["t"]) for e in r.disruption.timeline if e["object"] == node and
+             e["kind"] in ("taint", "untaint")]
+    assert [k for k, _ in steps] == ["taint", "untaint"] * (len(drifts) - 1) + ["taint"]
+    assert all(u - t == 1.0 for (_, t), (_, u) in zip(steps[::2], steps[1::2]))

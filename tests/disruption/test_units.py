@@ -18,7 +18,7 @@ def test_retry_duration(n, seconds):
     assert retry_duration(n) == pytest.approx(seconds)
 
 
-# upstream: suite_test.go "Pod Eviction Cost" (pkg/utils/disruption EvictionCost)
+# pkg/utils/disruption EvictionCost: the formula, its clamp and an unparsable deletion cost (karpy values table)
 @pytest.mark.parametrize("annotations,priority,expected", [
     ({}, None, 1.0),
     ({"controller.kubernetes.io/pod-deletion-cost": "134217728"}, None, 2.0),
@@ -41,3 +41,36 @@ def test_drain_tiers_critical_and_daemonset_last():
     critds = make_pod("critds", priority_class_name="system-node-critical", owner_references=[ds])
     tiers = group_pods_by_priority([critds, crit, dspod, plain])
     assert [[p.metadata.name for p in t] for t in tiers] == [["plain"], ["ds"], ["crit"], ["critds"]]
+
+
+DELETION_COST = "controller.kubernetes.io/pod-deletion-cost"
+STANDARD_POD_COST = 1.0
+
+
+def _cost(deletion_cost: str | None = None, priority: int | None = None) -> float:
+    ann = {DELETION_COST: deletion_cost} if deletion_cost is not None else {}
+    return eviction_cost(make_pod("p", annotations=ann, priority=priority))
+
+
+# upstream: suite_test.go Pod Eviction Cost "should have a standard disruptionCost for a pod with no priority or disruptionCost specified"
+def test_standard_eviction_cost():
+    assert _cost() == STANDARD_POD_COST
+
+
+# upstream: suite_test.go Pod Eviction Cost "should have a higher disruptionCost for a pod with a positive deletion disruptionCost"
+# upstream: suite_test.go Pod Eviction Cost "should have a lower disruptionCost for a pod with a positive deletion disruptionCost"
+def test_eviction_cost_follows_the_deletion_cost_sign():
+    assert _cost("100") > STANDARD_POD_COST
+    assert _cost("-100") < STANDARD_POD_COST  # upstream's It text says "positive"; its pod has -100
+
+
+# upstream: suite_test.go Pod Eviction Cost "should have higher costs for higher deletion costs"
+def test_eviction_cost_is_monotonic_in_deletion_cost():
+    assert _cost("101") > _cost("100") > _cost("99")
+
+
+# upstream: suite_test.go Pod Eviction Cost "should have a higher disruptionCost for a pod with a higher priority"
+# upstream: suite_test.go Pod Eviction Cost "should have a lower disruptionCost for a pod with a lower priority"
+def test_eviction_cost_follows_priority():
+    assert _cost(priority=1) > STANDARD_POD_COST
+    assert _cost(priority=-1) < STANDARD_POD_COST
