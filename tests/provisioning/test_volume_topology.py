@@ -23,6 +23,7 @@ from karpy.provisioning.volumetopology import VolumeTopology
 
 sys.path.insert(0, str(Path(__file__).parent))
 from volume_helpers import pv, pvc, storage_class, with_volumes  # noqa: E402
+from tests.manifests import DEFAULT_NODEPOOL
 
 ZONE = "topology.kubernetes.io/zone"
 HOST = "kubernetes.io/hostname"
@@ -259,15 +260,7 @@ spec:
   - metadata: {name: data}
     spec: {accessModes: [ReadWriteOnce], resources: {requests: {storage: 10Gi}}}
 ---
-apiVersion: karpenter.sh/v1
-kind: NodePool
-metadata: {name: default}
-spec:
-  template:
-    spec:
-      nodeClassRef: {group: karpenter.k8s.aws, kind: EC2NodeClass, name: default}
-      requirements: []
-"""
+""" + DEFAULT_NODEPOOL
 
 
 def test_statefulset_claims_follow_the_default_storage_class_zones():
