@@ -784,6 +784,9 @@ class AWSCloudProvider:
             if instance is not None and not instance.get("SecurityGroups"):
                 instance["SecurityGroups"] = [{"GroupId": g} for g in
                                               self._launch_security_groups.get(nodeclaim.metadata.name, ())]
+            rid = self.ec2.reservations.reservation_of(instance_id) if self.reserved_capacity else None
+            if instance is not None and rid:  # types.go NewInstance: reserved iff the gate and a reservation id
+                instance["CapacityReservationId"] = rid
         except Exception:  # noqa: BLE001 - an unknown instance cannot be checked (upstream: error, requeue)
             instance = None
         return _nodeclass_drift(self, nodeclaim, nodeclass, instance, ANNOTATION_NODECLASS_HASH,

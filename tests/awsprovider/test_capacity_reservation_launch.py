@@ -229,3 +229,33 @@ def test_gate_off_gives_no_reserved_offerings(made: list[Any]) -> None:
     it = _it(p, "m7i.large")
     assert [o for o in it.offerings if o.capacity_type == "reserved"] == []
     assert not it.requirements.get(CT).has("reserved")
+
+
+# -- pkg/cloudprovider/suite_test.go drift ------------------------------------------------------
+def test_drifts_nodeclaims_whose_capacity_reservation_left_the_nodeclass(made: list[Any]) -> None:
+    # upstream: cloudprovider/suite_test.go "should dynamically drift nodeclaims for capacity reservations"
+    from karpy.sim.clock import VirtualClock
+
+    clock = VirtualClock()
+    p = provider([{"id": "cr-foo"}], [cr("cr-foo", available=2)], clock=clock)
+    made.append(p)
+    created = p.create(nodeclaim(requirements=RESERVED))
+    assert p.is_drifted(created) is None
+    p.ec2.client.cancel_capacity_reservation(CapacityReservationId="cr-foo")
+    clock.advance(60)  # the nodeclass controller re-lists reservations every minute
+    assert p.is_drifted(created) == "CapacityReservationDrift"
+
+
+def test_no_drift_for_an_on_demand_instance_when_reservations_change(made: list[Any]) -> None:
+    # upstream: cloudprovider/suite_test.go "should not drift when capacity reservation falls back to on-demand"
+    from karpy.sim.clock import VirtualClock
+
+    clock = VirtualClock()
+    p = provider([{"id": "cr-foo"}], [cr("cr-foo", available=1)], clock=clock)
+    made.append(p)
+    created = p.create(nodeclaim(requirements=[{"key": CT, "operator": "In", "values": ["on-demand"]}]))
+    assert created.metadata.labels[CT] == "on-demand"
+    p.ec2.client.cancel_capacity_reservation(CapacityReservationId="cr-foo")
+    clock.advance(60)
+    assert p.resolve_nodeclass("default").capacity_reservations == ()
+    assert p.is_drifted(created) is None
