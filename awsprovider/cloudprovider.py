@@ -285,6 +285,7 @@ class AWSCloudProvider:
         else:
             self.ec2 = _ec2
             self.ec2.set_scenario(self.pricing, CapacityModel.from_specs(list(self.unavailable_specs)))
+            self.ec2.reservations.restore()  # a new run: the reservations as the manifests define them
         self.ice_cache = UnavailableOfferings(clock)
         self.interruption = InterruptionController(self.ice_cache)
         #: the ReservedCapacity feature gate (karpy.featuregates; on by default as upstream)

@@ -170,6 +170,7 @@ class CapacityReservationStore:
         self.reservations: dict[str, CapacityReservation] = {}
         self._counter = 0
         self._instance_reservation: dict[str, str] = {}
+        self._initial: dict[str, CapacityReservation] = {}
 
     # -- management ------------------------------------------------------------------------------
     def next_id(self) -> str:
@@ -183,7 +184,14 @@ class CapacityReservationStore:
         if not reservation.zone_id:
             reservation = replace(reservation, zone_id=self.zone_ids.get(reservation.availability_zone, ""))
         self.reservations[reservation.id] = reservation
+        self._initial[reservation.id] = replace(reservation, tags=dict(reservation.tags), instances=[])
         return reservation
+
+    def restore(self) -> None:
+        """Every reservation as it was added (available counts, states; no instances in them):
+        a backend re-used for another run (``AWSCloudProvider.with_scenario``) starts afresh."""
+        self.reservations = {rid: replace(r, tags=dict(r.tags), instances=[]) for rid, r in self._initial.items()}
+        self._instance_reservation.clear()
 
     def get(self, reservation_id: str) -> CapacityReservation | None:
         return self.reservations.get(reservation_id)

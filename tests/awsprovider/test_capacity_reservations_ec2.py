@@ -161,3 +161,12 @@ def test_capacity_block_fleet_launches_although_moto_would_not(ec2: MockedEC2) -
     assert len(out["Instances"]) == 1 and len(out["Instances"][0]["InstanceIds"]) == 1
     assert ec2.records[-1].sent["TargetCapacitySpecification"]["DefaultTargetCapacityType"] == "on-demand"
     assert _available(ec2, "cr-block1") == 0
+
+
+def test_restore_gives_a_reused_backend_its_reservations_as_added(ec2: MockedEC2) -> None:
+    # AWSCloudProvider.with_scenario re-uses a running backend for another run
+    rid = _create(ec2.client, count=1)["CapacityReservationId"]
+    _reserved_fleet(ec2, rid, "reserved-r")
+    assert _available(ec2, rid) == 0
+    ec2.reservations.restore()
+    assert _available(ec2, rid) == 1
