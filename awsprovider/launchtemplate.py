@@ -170,47 +170,34 @@ class LaunchTemplateProvider:
                     if not reservation_type:  # offerings are prefiltered to one reservation type
                         reservation_type = o.requirements.get(LABEL_CAPACITY_RESERVATION_TYPE).any()
                         interruptible = o.requirements.get(LABEL_CAPACITY_RESERVATION_INTERRUPTIBLE).any() == "true"
-            if reservation_ids:
-                for rid in reservation_ids:
-                    rkey: tuple[Any, ...] = (common_id, ami.id, max_pods, tuple(kube), tuple(system), rid,
-                                             reservation_type, interruptible)
-                    hit = self._names.get(rkey)
-                    if hit is None:
-                        options = {
-                            "cluster": self.cluster_name, "nodeclass": nodeclass_name, "image_id": ami.id,
-                            "max_pods": max_pods, "kube_reserved": kube, "system_reserved": system,
-                            "security_groups": sgs, "tags": tag_items, "capacity_type": capacity_type,
-                            "tenancy": tenancy, "capacity_reservation_id": rid,
-                            "capacity_reservation_type": reservation_type,
-                            "capacity_reservation_interruptible": interruptible,
-                        }
-                        hit = self._names[rkey] = (launch_template_name(options), options)
-                    name, options = hit
-                    if name not in groups:
-                        groups[name] = (dict(options), [])
-                    groups[name][1].append(it)
-                continue
-            # The name is a hash of the options: memoise it by a hashable image of the same values.
-            key = (common_id, ami.id, max_pods, tuple(kube), tuple(system))
-            hit = self._names.get(key)
-            if hit is None:
-                options = {
-                    "cluster": self.cluster_name,
-                    "nodeclass": nodeclass_name,
-                    "image_id": ami.id,
-                    "max_pods": max_pods,
-                    "kube_reserved": kube,
-                    "system_reserved": system,
-                    "security_groups": sgs,
-                    "tags": tag_items,
-                    "capacity_type": capacity_type,
-                    "tenancy": tenancy,
-                }
-                hit = self._names[key] = (launch_template_name(options), options)
-            name, options = hit
-            if name not in groups:
-                groups[name] = (dict(options), [])
-            groups[name][1].append(it)
+            # resolver.go resolveLaunchTemplates: one template per reservation id ("" = none)
+            for rid in reservation_ids or [""]:
+                # The name is a hash of the options: memoise it by a hashable image of the same values.
+                key: tuple[Any, ...] = (common_id, ami.id, max_pods, tuple(kube), tuple(system))
+                if rid:
+                    key += (rid, reservation_type, interruptible)
+                hit = self._names.get(key)
+                if hit is None:
+                    options: dict[str, Any] = {
+                        "cluster": self.cluster_name,
+                        "nodeclass": nodeclass_name,
+                        "image_id": ami.id,
+                        "max_pods": max_pods,
+                        "kube_reserved": kube,
+                        "system_reserved": system,
+                        "security_groups": sgs,
+                        "tags": tag_items,
+                        "capacity_type": capacity_type,
+                        "tenancy": tenancy,
+                    }
+                    if rid:  # only reserved templates carry these (the others keep their names)
+                        options.update(capacity_reservation_id=rid, capacity_reservation_type=reservation_type,
+                                       capacity_reservation_interruptible=interruptible)
+                    hit = self._names[key] = (launch_template_name(options), options)
+                name, opts = hit
+                if name not in groups:
+                    groups[name] = (dict(opts), [])
+                groups[name][1].append(it)
         return [(name, opts, its) for name, (opts, its) in groups.items()]
 
     # -- EC2 (launchtemplate.go ensureLaunchTemplate) --------------------------------------
