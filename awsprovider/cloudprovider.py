@@ -339,10 +339,13 @@ class AWSCloudProvider:
     def prepare(self, nodepools: Sequence[Any], nodeclasses_given: bool = True) -> None:
         """What a run does before it asks for instance types (``simulate`` and the
         ``instance-types`` / ``prices diff`` commands alike): check the NodePools against the
-        NodeClasses, build the network each given NodeClass selects, note rejected overlays."""
+        NodeClasses, build the network each given NodeClass selects (and list its capacity
+        reservations), note rejected overlays."""
         self.check_nodepools(nodepools, nodeclasses_given=nodeclasses_given)
         for nc in list(self.nodeclasses.values()):
             ensure_network_for(self.ec2.client, nc, warnings=self.warnings)
+            if nc.spec.capacity_reservation_selector_terms:
+                self.resolve_nodeclass(nc.metadata.name)  # lists the reservations now: their warnings are said
         self.warnings.extend(self.overlay_warnings(nodepools))
 
     def pricing_warnings(self) -> list[str]:

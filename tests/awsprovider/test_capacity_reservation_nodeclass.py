@@ -223,3 +223,33 @@ def _term(**kw: Any) -> Any:
     from awsprovider.apis.ec2nodeclass import CapacityReservationSelectorTerm
 
     return CapacityReservationSelectorTerm.model_validate(kw)
+
+
+def test_a_dumped_status_reservation_missing_from_ec2_is_said() -> None:
+    # karpy reads reservations from the mocked EC2 (a Network defines them), never from a dumped
+    # status (no instance counts): an entry the selector does not find is a warning, not silence
+    import karpy
+
+    text = """
+apiVersion: karpenter.k8s.aws/v1
+kind: EC2NodeClass
+metadata: {name: default}
+spec:
+  role: KarpenterNodeRole
+  amiSelectorTerms: [{alias: al2023@latest}]
+  subnetSelectorTerms: [{tags: {karpenter.sh/discovery: prod}}]
+  securityGroupSelectorTerms: [{tags: {karpenter.sh/discovery: prod}}]
+  capacityReservationSelectorTerms: [{id: cr-0123456789abcdef0}]
+status:
+  capacityReservations:
+  - {id: cr-0123456789abcdef0, availabilityZone: us-east-1a, instanceType: m7i.large, ownerID: "012345678901",
+     instanceMatchCriteria: targeted, reservationType: default, state: active}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: p}
+spec: {containers: [{name: c, image: nginx, resources: {requests: {cpu: "1"}}}]}
+"""
+    result = karpy.simulate(text, prices="2026-07-20")
+    assert any("status.capacityReservations cr-0123456789abcdef0 are not in the mocked EC2" in w for w in result.warnings)
+    assert all(c["capacity_type"] != "reserved" for c in result.to_document()["nodeclaims"])
