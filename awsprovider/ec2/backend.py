@@ -17,9 +17,13 @@ event hooks on *that client only* (public botocore API, no moto patching):
     appends the model's ``Errors`` (partial success is reported like EC2 does) and records the
     response.
 
-Requests the model does not decide (``DryRun``, non-instant fleets, ``capacity-block`` /
-``reserved-capacity`` default capacity types, attribute-based overrides) pass through to moto
-untouched (and are recorded with no decisions). ``OnDemandTargetCapacity``/``SpotTargetCapacity``
+A fleet whose launch templates target a capacity reservation is decided by the capacity
+reservation extension instead (:mod:`awsprovider.ec2.capacityreservations`, whose API --
+Create/Describe/CancelCapacityReservation -- is answered at ``before-call`` on this client too) and
+sent to moto as ``on-demand``. Other requests the model does not decide (``DryRun``, non-instant
+fleets, ``capacity-block`` / ``reserved-capacity`` default capacity types without a reservation
+target, attribute-based overrides) pass through to moto untouched (and are recorded with no
+decisions). ``OnDemandTargetCapacity``/``SpotTargetCapacity``
 are dropped from rewritten requests: every unit uses ``DefaultTargetCapacityType`` (Karpenter never
 sets them). Capacity counters are consumed when the model decides, before moto launches.
 
@@ -63,8 +67,10 @@ account header (moto gives the variable priority) and loses the isolation betwee
 Private moto API this relies on (pinned by tests/awsprovider/test_moto_contract.py): the
 ``x-moto-account-id`` header, ``EC2Response.dispatch``, ``MockRawResponse``,
 ``moto.core.models.botocore_stubber``,
-``BackendDict._instances`` and ``backend_lock``, ``AmiBackend._load_amis`` and
-``moto.core.model_instances.reset_model_data``.
+``BackendDict._instances`` and ``backend_lock``, ``AmiBackend._load_amis``,
+``moto.core.model_instances.reset_model_data``, and (capacity reservation answers)
+``moto.core.serialize.EC2Serializer`` with ``moto.core.utils.get_service_model`` (pinned by
+tests/awsprovider/test_capacity_reservations_ec2.py).
 
 Fleet ids of short-circuited requests come from a per-backend counter. ``now`` (virtual seconds)
 comes from ``clock`` or the ``now`` attribute, never the wall clock.
@@ -520,6 +526,7 @@ class MockedEC2:
         from botocore.parsers import create_parser
         from moto.core.serialize import EC2Serializer
         from moto.core.utils import get_service_model
+        from xml.sax.saxutils import escape
 
         params = context.get("karpy_params") or {}
         moto_op = get_service_model("ec2").operation_model(model.name)
@@ -528,8 +535,8 @@ class MockedEC2:
             with MOTO_LOCK:
                 result: Any = self.reservations.call(model.name, params)
         except CapacityReservationError as e:
-            body = (f'<?xml version="1.0" encoding="UTF-8"?>\n<Response><Errors><Error><Code>{e.code}</Code>'
-                    f"<Message>{e.message}</Message></Error></Errors><RequestID>karpy</RequestID></Response>")
+            body = (f'<?xml version="1.0" encoding="UTF-8"?>\n<Response><Errors><Error><Code>{escape(e.code)}</Code>'
+                    f"<Message>{escape(e.message)}</Message></Error></Errors><RequestID>karpy</RequestID></Response>")
             raw = {"body": body.encode(), "headers": {}, "status_code": 400}
         else:
             out = EC2Serializer(moto_op).serialize(result)

@@ -170,3 +170,9 @@ def test_restore_gives_a_reused_backend_its_reservations_as_added(ec2: MockedEC2
     assert _available(ec2, rid) == 0
     ec2.reservations.restore()
     assert _available(ec2, rid) == 1
+
+
+def test_error_text_is_escaped(ec2: MockedEC2) -> None:
+    with pytest.raises(ClientError) as err:
+        ec2.client.describe_capacity_reservations(CapacityReservationIds=["cr-<&>"])
+    assert err.value.response["Error"]["Message"] == "The capacity reservation ID 'cr-<&>' does not exist"
