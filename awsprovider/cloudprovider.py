@@ -31,6 +31,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from types import TracebackType
 from typing import Any
 
+from awsprovider.capacityreservation import RESERVATION_CACHE_TTL, CapacityReservationProvider
 from awsprovider.ec2.backend import MockedEC2
 from awsprovider.ec2.capacity import CapacityModel, parse_capacity_spec
 from awsprovider.interruption import InterruptionController
@@ -66,6 +67,7 @@ from awsprovider.nodeclass import (
     resolve_nodeclass,
 )
 from awsprovider.subnets import LaunchSubnet
+from awsprovider.ec2.capacityreservations import build_user_reservations
 from awsprovider.ec2.network import build_user_network
 from awsprovider.ec2.regions import check_region
 from awsprovider.unavailableofferings import UnavailableOfferings
@@ -81,6 +83,7 @@ from karpy.options import Options
 from karpy.scheduling.labels import (
     ARCHITECTURE_AMD64,
     ARCHITECTURE_ARM64,
+    CAPACITY_TYPE_RESERVED,
     LABEL_ARCH,
     LABEL_CAPACITY_TYPE,
     LABEL_NODEPOOL,
@@ -169,7 +172,8 @@ def instance_to_nodeclaim(instance: Instance, it: InstanceType | None, nodeclass
     core's launch does (``lo.Assign(nodeClaim.Labels, created.Labels)``: the provider's labels win).
 
     Labels: every single-valued instance-type requirement (no reservation labels), zone, zone id
-    (from the NodeClass subnet of that zone), capacity type, tenancy, nodepool (from the tags).
+    (from the NodeClass subnet of that zone), capacity type, tenancy, the reservation id / type /
+    interruptible of a reserved launch, nodepool (from the tags).
     """
     labels: dict[str, str] = {}
     if it is not None:
@@ -183,6 +187,11 @@ def instance_to_nodeclaim(instance: Instance, it: InstanceType | None, nodeclass
         labels[LABEL_TOPOLOGY_ZONE_ID] = zone_id
     labels[LABEL_CAPACITY_TYPE] = instance.capacity_type
     labels[LABEL_INSTANCE_TENANCY] = instance.tenancy
+    if instance.capacity_type == CAPACITY_TYPE_RESERVED and instance.capacity_reservation is not None:
+        rid, rtype, interruptible = instance.capacity_reservation
+        labels[LABEL_CAPACITY_RESERVATION_ID] = rid
+        labels[LABEL_CAPACITY_RESERVATION_TYPE] = rtype
+        labels[LABEL_CAPACITY_RESERVATION_INTERRUPTIBLE] = "true" if interruptible else "false"
     if instance.tags.get(LABEL_NODEPOOL):
         labels[LABEL_NODEPOOL] = instance.tags[LABEL_NODEPOOL]
     created = _deep_copy_nodeclaim(nodeclaim)
@@ -272,14 +281,23 @@ class AWSCloudProvider:
             ensure_default_network(self.ec2.client)
             for net in self.networks:
                 build_user_network(self.ec2.client, net)
+                build_user_reservations(self.ec2.reservations, net)
         else:
             self.ec2 = _ec2
             self.ec2.set_scenario(self.pricing, CapacityModel.from_specs(list(self.unavailable_specs)))
+            self.ec2.reservations.restore()  # a new run: the reservations as the manifests define them
         self.ice_cache = UnavailableOfferings(clock)
         self.interruption = InterruptionController(self.ice_cache)
-        self.instance_types = InstanceTypeProvider(region, self.ec2.catalog, self.pricing, self.ice_cache)
+        #: the ReservedCapacity feature gate (karpy.featuregates; on by default as upstream)
+        self.reserved_capacity = self.options.feature_gates.reserved_capacity
+        self.capacity_reservations = CapacityReservationProvider(self.ec2.client, clock.now)
+        self.instance_types = InstanceTypeProvider(region, self.ec2.catalog, self.pricing, self.ice_cache,
+                                                   capacity_reservations=self.capacity_reservations,
+                                                   reserved_capacity=self.reserved_capacity)
         self.instances = InstanceProvider(self.ec2, self.ice_cache, clock, well_known=WELL_KNOWN_LABELS,
-                                          min_values_policy=min_values_policy, cluster_name=cluster_name)
+                                          min_values_policy=min_values_policy, cluster_name=cluster_name,
+                                          capacity_reservations=self.capacity_reservations,
+                                          reserved_capacity=self.reserved_capacity)
         self.nodeclasses: dict[str, Any] = {nc.metadata.name: nc for nc in nodeclasses}
         self.overlays = list(overlays)
         self._overlay_prices = overlay.overlay_prices(self.overlays) if self.overlays else {}
@@ -321,10 +339,13 @@ class AWSCloudProvider:
     def prepare(self, nodepools: Sequence[Any], nodeclasses_given: bool = True) -> None:
         """What a run does before it asks for instance types (``simulate`` and the
         ``instance-types`` / ``prices diff`` commands alike): check the NodePools against the
-        NodeClasses, build the network each given NodeClass selects, note rejected overlays."""
+        NodeClasses, build the network each given NodeClass selects (and list its capacity
+        reservations), note rejected overlays."""
         self.check_nodepools(nodepools, nodeclasses_given=nodeclasses_given)
         for nc in list(self.nodeclasses.values()):
             ensure_network_for(self.ec2.client, nc, warnings=self.warnings)
+            if nc.spec.capacity_reservation_selector_terms:
+                self.resolve_nodeclass(nc.metadata.name)  # lists the reservations now: their warnings are said
         self.warnings.extend(self.overlay_warnings(nodepools))
 
     def pricing_warnings(self) -> list[str]:
@@ -456,6 +477,7 @@ class AWSCloudProvider:
             self.overlays if overlays is None else overlays,
             instance_type_source=self._source, min_values_policy=self.min_values_policy,
             cluster_name=self.cluster_name, amis=self.amis, price_region=self.price_region, _ec2=self.ec2,
+            options=self.options,
         )
 
     # -- nodeclasses ---------------------------------------------------------------------------
@@ -463,6 +485,9 @@ class AWSCloudProvider:
         """The NodeClass with its resolved subnets/security groups (cached); None when unknown."""
         hit = self._resolved.get(name)
         if hit is not None:
+            if (hit.nodeclass.spec.capacity_reservation_selector_terms and self.reserved_capacity
+                    and float(self.clock.now()) - hit.reservations_listed_at >= RESERVATION_CACHE_TTL):
+                hit = self._resolved[name] = self._with_reservations(hit)
             return hit
         nc = self.nodeclasses.get(name)
         if nc is None:
@@ -471,9 +496,32 @@ class AWSCloudProvider:
             nc = default_nodeclass(name)
             self.nodeclasses[name] = nc
         ensure_network_for(self.ec2.client, nc)
-        resolved = resolve_nodeclass(self.ec2.client, nc)
+        resolved = self._with_reservations(resolve_nodeclass(self.ec2.client, nc))
         self._resolved[name] = resolved
         return resolved
+
+    def _with_reservations(self, resolved: ResolvedNodeClass) -> ResolvedNodeClass:
+        """The NodeClass's ``status.capacityReservations`` (nodeclass/capacityreservation.go, which
+        runs only with the ReservedCapacity gate), listed now. A ``kubectl get -o yaml`` status
+        whose reservations the selector does not find is reported (karpy lists reservations from
+        the mocked EC2, where a karpy.io Network defines them)."""
+        nc = resolved.nodeclass
+        terms = nc.spec.capacity_reservation_selector_terms
+        if not terms or not self.reserved_capacity:
+            return resolved
+        reservations = self.capacity_reservations.resolve(terms)
+        found = {r.id for r in reservations}
+        missing = [r.id for r in nc.status.capacity_reservations if r.id not in found]
+        note = (f"EC2NodeClass {nc.metadata.name}: status.capacityReservations {', '.join(missing)} are not in the "
+                "mocked EC2 (define them in a karpy.io/v1alpha1 Network spec.capacityReservations); Karpenter "
+                "would not launch into them")
+        if missing and note not in self.warnings:
+            self.warnings.append(note)
+        for err in self.capacity_reservations.errors:
+            if err not in self.warnings:
+                self.warnings.append(f"EC2NodeClass {nc.metadata.name}: {err}")
+        return dataclasses.replace(resolved, capacity_reservations=reservations,
+                                   reservations_listed_at=float(self.clock.now()))
 
     # -- instance types ------------------------------------------------------------------------
     def _nodepool(self, name: str) -> Any:
@@ -584,6 +632,13 @@ class AWSCloudProvider:
 
     def _finish(self, prepared: PreparedLaunch, nodeclass: ResolvedNodeClass, its: Sequence[InstanceType]) -> Any:
         instance = self.instances.complete(prepared)
+        if instance.capacity_type == CAPACITY_TYPE_RESERVED and instance.capacity_reservation is not None:
+            rid, rtype, interruptible = instance.capacity_reservation
+            self.capacity_reservations.mark_launched(rid)  # cloudprovider.go Create
+            prepared.record.capacity_reservation = {
+                "id": rid, "type": rtype, "interruptible": interruptible,
+                "offering_price": self.launch_price(prepared.record.nodeclaim),
+                "on_demand_price": self.pricing.on_demand_price(instance.instance_type)}
         it = self._type_named(its, instance.instance_type)
         created = instance_to_nodeclaim(instance, it, nodeclass, prepared.nodeclaim)
         self._by_provider_id[created.status.provider_id] = instance.id
@@ -733,6 +788,9 @@ class AWSCloudProvider:
             if instance is not None and not instance.get("SecurityGroups"):
                 instance["SecurityGroups"] = [{"GroupId": g} for g in
                                               self._launch_security_groups.get(nodeclaim.metadata.name, ())]
+            rid = self.ec2.reservations.reservation_of(instance_id) if self.reserved_capacity else None
+            if instance is not None and rid:  # types.go NewInstance: reserved iff the gate and a reservation id
+                instance["CapacityReservationId"] = rid
         except Exception:  # noqa: BLE001 - an unknown instance cannot be checked (upstream: error, requeue)
             instance = None
         return _nodeclass_drift(self, nodeclaim, nodeclass, instance, ANNOTATION_NODECLASS_HASH,
@@ -769,5 +827,9 @@ class AWSCloudProvider:
             raise NodeClaimNotFoundError(f"instance not found (id={instance_id})") from e
         states = [i["State"]["Name"] for r in res.get("Reservations", []) for i in r.get("Instances", [])]
         if not states or all(s in ("shutting-down", "terminated") for s in states):
+            # cloudprovider.go Delete: a reserved instance that is gone gives its reservation back
+            rid = (nodeclaim.metadata.labels or {}).get(LABEL_CAPACITY_RESERVATION_ID, "")
+            if rid:
+                self.capacity_reservations.mark_terminated(rid)
             raise NodeClaimNotFoundError(f"instance terminated (id={instance_id})")
         self.ec2.client.terminate_instances(InstanceIds=[instance_id])

@@ -6,8 +6,11 @@ aws:pkg/apis/v1/ec2nodeclass.go Hash: the spec *without* the selector-driven fie
 (subnetSelectorTerms, securityGroupSelectorTerms, capacityReservationSelectorTerms,
 amiSelectorTerms, ipPrefixCount, the literal amiFamily) — those drift through the resolved
 subnets, security groups and AMIs instead. karpy hashes those fields with SHA-256 (stable, not
-Go's hashstructure digits). Capacity-reservation and placement-group drift are not modelled (no
-reservations or placement groups in karpy's mocked EC2).
+Go's hashstructure digits). Capacity-reservation drift (isCapacityReservationDrifted): a reserved
+instance whose reservation is no longer in the EC2NodeClass's status (the instance's
+``CapacityReservationId`` comes from the mocked EC2's reservation store; only with the
+ReservedCapacity gate, as NewInstance reads it). Placement-group drift is not modelled (no
+placement groups in karpy's mocked EC2).
 """
 
 from __future__ import annotations
@@ -16,12 +19,13 @@ import hashlib
 import json
 from typing import Any
 
-__all__ = ["AMI_DRIFT", "NODECLASS_DRIFT", "SECURITY_GROUP_DRIFT", "SUBNET_DRIFT", "is_drifted", "static_hash"]
+__all__ = ["AMI_DRIFT", "CAPACITY_RESERVATION_DRIFT", "NODECLASS_DRIFT", "SECURITY_GROUP_DRIFT", "SUBNET_DRIFT", "is_drifted", "static_hash"]
 
 AMI_DRIFT = "AMIDrift"
 SUBNET_DRIFT = "SubnetDrift"
 SECURITY_GROUP_DRIFT = "SecurityGroupDrift"
 NODECLASS_DRIFT = "NodeClassDrift"
+CAPACITY_RESERVATION_DRIFT = "CapacityReservationDrift"
 #: ec2nodeclass.go Hash ignores these (hash:"ignore"); drift comes from the resolved status instead
 _DYNAMIC_FIELDS = ("subnetSelectorTerms", "securityGroupSelectorTerms", "capacityReservationSelectorTerms",
                    "amiSelectorTerms", "ipPrefixCount", "amiFamily")
@@ -58,4 +62,7 @@ def is_drifted(provider: Any, nodeclaim: Any, nodeclass: Any, instance: dict[str
     subnets = {s.id for s in nodeclass.subnets}
     if subnets and instance.get("SubnetId") not in subnets:
         return SUBNET_DRIFT
+    reservation = instance.get("CapacityReservationId")
+    if reservation and reservation not in {r.id for r in nodeclass.capacity_reservations}:
+        return CAPACITY_RESERVATION_DRIFT
     return None

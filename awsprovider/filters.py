@@ -38,6 +38,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from awsprovider.labels import (
+    CAPACITY_RESERVATION_TYPE_CAPACITY_BLOCK,
+    CAPACITY_RESERVATION_TYPE_DEFAULT,
     LABEL_CAPACITY_RESERVATION_INTERRUPTIBLE,
     LABEL_CAPACITY_RESERVATION_TYPE,
     LABEL_INSTANCE_SIZE,
@@ -78,8 +80,6 @@ __all__ = [
 #: instance.go filterInstanceTypes: the error text when a filter leaves nothing.
 ALL_UNAVAILABLE_MESSAGE = "all requested instance types were unavailable during launch"
 
-CAPACITY_RESERVATION_TYPE_DEFAULT = "default"
-CAPACITY_RESERVATION_TYPE_CAPACITY_BLOCK = "capacity-block"
 
 #: filter.go ExoticInstanceTypeFilter: resources whose non-zero capacity makes a type "exotic".
 EXOTIC_RESOURCES: tuple[str, ...] = (

@@ -28,6 +28,9 @@ from typing import TYPE_CHECKING, Any
 from awsprovider.batcher import BatchTicket, CreateFleetBatcher
 from awsprovider.filters import ALL_UNAVAILABLE_MESSAGE, FilterTrace, filter_instance_types
 from awsprovider.labels import (
+    CAPACITY_RESERVATION_TYPE_CAPACITY_BLOCK,
+    LABEL_CAPACITY_RESERVATION_INTERRUPTIBLE,
+    LABEL_CAPACITY_RESERVATION_TYPE,
     LABEL_INSTANCE_TENANCY,
     TENANCY_DEDICATED,
     TENANCY_DEFAULT,
@@ -69,7 +72,9 @@ __all__ = [
     "LaunchRecord",
     "PreparedLaunch",
     "build_create_fleet_input",
+    "capacity_reservation_details",
     "combine_fleet_errors",
+    "get_capacity_reservation_type",
     "get_capacity_type",
     "get_tenancy_type",
 ]
@@ -127,6 +132,8 @@ class Instance:
     tags: dict[str, str]
     launch_time: float
     efa_count: int = 0
+    #: types.go CapacityReservationDetails of a reserved launch: (id, type, interruptible)
+    capacity_reservation: tuple[str, str, bool] | None = None
 
 
 @dataclass
@@ -146,6 +153,8 @@ class LaunchRecord:
     filters: FilterTrace = field(default_factory=FilterTrace)
     instance: Instance | None = None
     error: str | None = None
+    #: a reserved launch: {"id", "type", "interruptible", "offering_price", "on_demand_price"}
+    capacity_reservation: dict[str, Any] | None = None
 
     @property
     def decisions(self) -> tuple[FleetDecision, ...]:
@@ -177,13 +186,18 @@ class LaunchRecord:
         return out
 
     def fleet_block(self) -> dict[str, Any]:
-        """The JSON document's ``fleet`` block (DESIGN.md)."""
-        return {
+        """The JSON document's ``fleet`` block (DESIGN.md); a reserved launch adds
+        ``capacity_reservation`` (the reservation it launched into, Karpenter's offering price --
+        on-demand / 10^7 -- unrounded, and the on-demand price EC2 bills the reservation at)."""
+        out: dict[str, Any] = {
             "allocation_strategy": self.allocation_strategy,
             "capacity_type": self.capacity_type,
             "overrides": self.overrides(),
             "errors": self.errors(),
         }
+        if self.capacity_reservation is not None:
+            out["capacity_reservation"] = dict(self.capacity_reservation)
+        return out
 
     def explain(self) -> dict[str, Any]:
         """fleet block + the fleet model's decisions and the launch-path cuts."""
@@ -255,26 +269,70 @@ def get_tenancy_type(reqs: Requirements) -> str:
     return TENANCY_DEFAULT
 
 
+def get_capacity_reservation_type(instance_types: Sequence[InstanceType]) -> tuple[str, bool] | None:
+    """instance.go getCapacityReservationType / getCapacityReservationInterruptible: the type and
+    interruptibility of the first offering carrying the reservation-type label (None: none)."""
+    for it in instance_types:
+        for o in it.offerings:
+            if o.requirements.has(LABEL_CAPACITY_RESERVATION_TYPE):
+                rtype = o.requirements.get(LABEL_CAPACITY_RESERVATION_TYPE).any()
+                interruptible = (o.requirements.has(LABEL_CAPACITY_RESERVATION_INTERRUPTIBLE)
+                                 and o.requirements.get(LABEL_CAPACITY_RESERVATION_INTERRUPTIBLE).any() == "true")
+                return rtype, interruptible
+    return None
+
+
+def capacity_reservation_details(instance_type: str, zone: str,
+                                 instance_types: Sequence[InstanceType]) -> tuple[str, str, bool] | None:
+    """instance.go getCapacityReservationDetailsForInstance: (id, type, interruptible) of the type's
+    reserved offering in ``zone`` (the filters left one per zone); None when there is none
+    (upstream panics: an invariant of the caller)."""
+    for it in instance_types:
+        if it.name != instance_type:
+            continue
+        for o in it.offerings:
+            if o.capacity_type != CAPACITY_TYPE_RESERVED or o.zone != zone:
+                continue
+            rtype = o.requirements.get(LABEL_CAPACITY_RESERVATION_TYPE).any()
+            interruptible = o.requirements.get(LABEL_CAPACITY_RESERVATION_INTERRUPTIBLE).any() == "true"
+            return o.reservation_id, rtype, interruptible
+    return None
+
+
 def build_create_fleet_input(
     capacity_type: str, tags: Mapping[str, str], launch_template_configs: list[dict[str, Any]],
     overlay: bool = False, context: str | None = None,
+    reservation: tuple[str, bool] | None = None,
 ) -> dict[str, Any]:
-    """types.go CreateFleetInputBuilder.Build for on-demand and spot launches (the reserved
-    variants -- capacity-block / interruptible ODCR -- are not modelled)."""
-    if capacity_type not in (CAPACITY_TYPE_ON_DEMAND, CAPACITY_TYPE_SPOT):
+    """types.go CreateFleetInputBuilder.Build. ``reservation``: (reservation type, interruptible)
+    of a reserved launch -- default target capacity ``capacity-block`` for capacity blocks,
+    ``reserved-capacity`` (+ ReservedCapacityOptions) for interruptible reservations, else
+    ``on-demand``; OnDemandOptions for every launch but a capacity block."""
+    if capacity_type not in (CAPACITY_TYPE_ON_DEMAND, CAPACITY_TYPE_SPOT, CAPACITY_TYPE_RESERVED):
         raise ValueError(f'invalid capacity type "{capacity_type}" provided to create fleet input')
+    block = interruptible = False
+    if capacity_type == CAPACITY_TYPE_RESERVED:
+        if reservation is None:
+            raise ValueError(f"{LABEL_CAPACITY_RESERVATION_TYPE} label isn't set for instance types in reserved launch")
+        block = reservation[0] == CAPACITY_RESERVATION_TYPE_CAPACITY_BLOCK
+        interruptible = reservation[1]
+    dtct = capacity_type
+    if capacity_type == CAPACITY_TYPE_RESERVED:
+        dtct = "capacity-block" if block else "reserved-capacity" if interruptible else CAPACITY_TYPE_ON_DEMAND
     tag_list = [{"Key": k, "Value": v} for k, v in sorted(tags.items())]  # utils.EC2MergeTags (sorted)
     req: dict[str, Any] = {"Type": "instant"}
     if context is not None:
         req["Context"] = context
     req["LaunchTemplateConfigs"] = launch_template_configs
-    req["TargetCapacitySpecification"] = {"DefaultTargetCapacityType": capacity_type, "TotalTargetCapacity": 1}
+    req["TargetCapacitySpecification"] = {"DefaultTargetCapacityType": dtct, "TotalTargetCapacity": 1}
     req["TagSpecifications"] = [
         {"ResourceType": rt, "Tags": [dict(t) for t in tag_list]} for rt in ("instance", "volume", "fleet")
     ]
     if capacity_type == CAPACITY_TYPE_SPOT:
         req["SpotOptions"] = {"AllocationStrategy": "capacity-optimized-prioritized" if overlay else "price-capacity-optimized"}
-    else:
+    elif interruptible:
+        req["ReservedCapacityOptions"] = {"ReservationTypes": ["interruptible-capacity-reservation"]}
+    elif not block:
         req["OnDemandOptions"] = {"AllocationStrategy": "prioritized" if overlay else "lowest-price"}
     return req
 
@@ -314,13 +372,18 @@ class InstanceProvider:
         well_known: frozenset[str] = WELL_KNOWN_LABELS,
         min_values_policy: str = MIN_VALUES_POLICY_STRICT,
         cluster_name: str = "karpy",
+        capacity_reservations: Any = None,
+        reserved_capacity: bool = True,
     ) -> None:
         self.ec2 = ec2
+        #: the capacity reservation provider's availability cache (MarkUnavailable on reserved ICE)
+        self.capacity_reservations = capacity_reservations
         self.unavailable = unavailable
         self.clock = clock
         self.well_known = well_known
         self.min_values_policy = min_values_policy
-        self.launch_templates = LaunchTemplateProvider(ec2.client, cluster_name, well_known)
+        self.launch_templates = LaunchTemplateProvider(ec2.client, cluster_name, well_known,
+                                                       launch_mode_targeted=reserved_capacity)
         self.subnets = SubnetTracker()
         self.batcher = CreateFleetBatcher(self._create_fleet, clock)
         self.events: list[str] = []
@@ -438,7 +501,8 @@ class InstanceProvider:
             configs = self._launch_template_configs(ctx, reqs, its, zonal, capacity_type, dict(tags), tenancy, shared)
             overlay = PRICE_OVERLAY_APPLIED_ANNOTATION in _annotations(nodeclaim)
             context = ctx.context if ctx.context is not None and _annotations(nodeclaim).get(MIN_VALUES_RELAXED_ANNOTATION) != "true" else None
-            request = build_create_fleet_input(capacity_type, tags, configs, overlay, context)
+            reservation = get_capacity_reservation_type(its) if capacity_type == CAPACITY_TYPE_RESERVED else None
+            request = build_create_fleet_input(capacity_type, tags, configs, overlay, context, reservation)
         except Exception as e:
             record.error = str(e)
             raise
@@ -471,7 +535,7 @@ class InstanceProvider:
         # template of this launch (the requirement objects stay alive with ``its``).
         verdicts: dict[int, str | None] = {}
         for lt in lts:
-            overrides = self._overrides(lt.instance_types, zonal, r, lt.image_id, verdicts)
+            overrides = self._overrides(lt.instance_types, zonal, r, lt.image_id, verdicts, lt.capacity_reservation_id)
             if overrides:
                 configs.append({
                     "LaunchTemplateSpecification": {"LaunchTemplateName": lt.name, "Version": LAUNCH_TEMPLATE_VERSION},
@@ -483,9 +547,11 @@ class InstanceProvider:
         return configs
 
     def _overrides(self, its: Sequence[InstanceType], zonal: Mapping[str, LaunchSubnet], reqs: Requirements,
-                   image_id: str, verdicts: dict[int, str | None] | None = None) -> list[dict[str, Any]]:
+                   image_id: str, verdicts: dict[int, str | None] | None = None,
+                   capacity_reservation_id: str = "") -> list[dict[str, Any]]:
         """instance.go getOverrides: type x available compatible offering, dedup (type, zone), the
-        zone's subnet, Priority = offering price (possibly overlaid)."""
+        zone's subnet, Priority = offering price (possibly overlaid). A reserved launch template
+        takes only the offering of its reservation (``reservation-id In [id]``)."""
         seen: set[tuple[str, str]] = set()
         out: list[dict[str, Any]] = []
         # Offering requirement objects are shared (one per capacity type x zone): evaluate each
@@ -501,6 +567,8 @@ class InstanceProvider:
                 else:
                     zone = verdicts[rid] = o.zone if o.is_compatible(reqs, self.well_known) else None
                 if zone is None:
+                    continue
+                if capacity_reservation_id and o.reservation_id != capacity_reservation_id:
                     continue
                 key = (it.name, zone)
                 if key in seen:
@@ -550,7 +618,8 @@ class InstanceProvider:
                                          prepared.zonal_subnets.values(), prepared.capacity_type,
                                          prepared.min_pods_by_zone)
         errors = list(out.get("Errors") or [])
-        self._update_unavailable_offerings(errors, prepared.capacity_type, str(out.get("FleetId") or ""))
+        self._update_unavailable_offerings(errors, prepared.capacity_type, str(out.get("FleetId") or ""),
+                                           prepared.instance_types)
         instances = out.get("Instances") or []
         if not instances or not instances[0].get("InstanceIds"):
             fleet_error = combine_fleet_errors(errors)
@@ -569,11 +638,16 @@ class InstanceProvider:
             tags=dict(prepared.tags),
             launch_time=self._now(),
         )
+        if prepared.capacity_type == CAPACITY_TYPE_RESERVED:
+            instance.capacity_reservation = capacity_reservation_details(
+                instance.instance_type, instance.zone, prepared.instance_types)
         record.instance = instance
         return instance
 
-    def _update_unavailable_offerings(self, errors: Sequence[Mapping[str, Any]], capacity_type: str, fleet_id: str) -> None:
-        """instance.go updateUnavailableOfferingsCache (no placement groups / reservations)."""
+    def _update_unavailable_offerings(self, errors: Sequence[Mapping[str, Any]], capacity_type: str, fleet_id: str,
+                                      instance_types: Sequence[InstanceType] = ()) -> None:
+        """instance.go updateUnavailableOfferingsCache (no placement groups): a reserved launch's
+        unfulfillable-capacity errors mark their reservations unavailable (count 0)."""
         for e in errors:
             ovr = (e.get("LaunchTemplateAndOverrides") or {}).get("Overrides") or {}
             subnet = ovr.get("SubnetId") or ""
@@ -581,6 +655,17 @@ class InstanceProvider:
                 self.unavailable.mark_subnet_unavailable(subnet)
                 self.subnets.update_iced_subnet(subnet)
         if capacity_type == CAPACITY_TYPE_RESERVED:
+            ids = []
+            for e in errors:
+                if _error_code(e) not in UNFULFILLABLE_CAPACITY_ERROR_CODES:
+                    continue
+                ovr = (e.get("LaunchTemplateAndOverrides") or {}).get("Overrides") or {}
+                details = capacity_reservation_details(str(ovr.get("InstanceType")),
+                                                       str(ovr.get("AvailabilityZone") or ""), instance_types)
+                if details is not None:
+                    ids.append(details[0])
+            if ids and self.capacity_reservations is not None:
+                self.capacity_reservations.mark_unavailable(*ids)
             return
         for e in errors:
             code = _error_code(e)

@@ -17,8 +17,15 @@ Mirrors aws/karpenter-provider-aws v1.14.1 (1d927085):
 Deterministic rules (Go map order): ``list`` returns types sorted by name (the catalogue order);
 offerings are ordered by zone name, then capacity type (``on-demand`` before ``spot``).
 
-Not simulated: capacity reservations (the reservation labels are always DoesNotExist and no
-``reserved`` offerings exist), placement groups, zonal shift, CEL kubelet expressions (the
+* pkg/providers/instancetype/offering/reserved_capacity_resolver.go -- one ``reserved`` offering
+  per NodeClass capacity reservation of the type (``status.capacityReservations``,
+  :mod:`awsprovider.capacityreservation`): price = on-demand / :data:`RESERVED_PRICE_DIVISOR`
+  (0 without an on-demand price), ``reservation_capacity`` = the availability cache's count,
+  available iff compatible, count != 0, zone in the type's zones and not ``expiring``; the type's
+  requirements gain ``reserved`` and the reservation id / type / interruptible labels (types.go
+  computeRequirements). Only with the ``ReservedCapacity`` gate (on by default).
+
+Not simulated: placement groups, zonal shift, CEL kubelet expressions (the
 NodeClassCEL gate defaults off: string ``maxPods`` and non-quantity reserved values are ignored,
 as upstream does with the gate off), the discovered-capacity cache, nested-virtualisation and
 connection-tracking compatibility checks.
@@ -49,6 +56,7 @@ from karpy.errors import KarpyError
 from karpy.scheduling.labels import (
     ARCHITECTURE_AMD64,
     CAPACITY_TYPE_ON_DEMAND,
+    CAPACITY_TYPE_RESERVED,
     CAPACITY_TYPE_SPOT,
     LABEL_ARCH,
     LABEL_CAPACITY_TYPE,
@@ -70,6 +78,7 @@ __all__ = [
     "MEMORY_AVAILABLE",
     "NODEFS_AVAILABLE",
     "RESERVED_ENIS",
+    "RESERVED_PRICE_DIVISOR",
     "VM_MEMORY_OVERHEAD_PERCENT",
     "AMIFamilyFlags",
     "InstanceTypeError",
@@ -95,6 +104,9 @@ GIB = 1 << 30
 
 #: pkg/operator/options/options.go VMMemoryOverheadPercent default (a fraction)
 VM_MEMORY_OVERHEAD_PERCENT = 0.075
+#: offering/reserved_capacity_resolver.go: a reserved offering costs on-demand / 10 000 000 ("free",
+#: but keeping the relative order for consolidation)
+RESERVED_PRICE_DIVISOR = 10_000_000.0
 #: pkg/operator/options/options.go ReservedENIs default
 RESERVED_ENIS = 0
 #: types.go pods(): pod count without ENI-limited density (Windows)
@@ -289,13 +301,17 @@ def _in(key: str, *values: str) -> Requirement:
 
 
 def compute_requirements(info: Mapping[str, Any], region: str, offering_zones: Iterable[str],
-                         zone_info: Sequence[ZoneInfo], ami_family: str) -> Requirements:
-    """types.go computeRequirements (no capacity reservations: their labels are DoesNotExist)."""
+                         zone_info: Sequence[ZoneInfo], ami_family: str,
+                         capacity_reservations: Sequence[Any] = ()) -> Requirements:
+    """types.go computeRequirements. ``capacity_reservations``: the NodeClass status reservations
+    of this type (``reserved`` and the reservation labels; none: the labels are DoesNotExist)."""
     name: str = info["InstanceType"]
     family = _canonical_family(ami_family)
     is_windows = family in _WINDOWS_FAMILIES
     capacity_types = [uc for uc in info.get("SupportedUsageClasses") or []
                       if uc in (CAPACITY_TYPE_ON_DEMAND, CAPACITY_TYPE_SPOT)]
+    if capacity_reservations:
+        capacity_types.append(CAPACITY_TYPE_RESERVED)
     nc_zones = {z.zone for z in zone_info}
     available_zones = sorted(set(offering_zones) & nc_zones)
     arch = _architecture(info)
@@ -378,9 +394,16 @@ def compute_requirements(info: Mapping[str, Any], region: str, offering_zones: I
     zone_ids = [z.zone_id for z in zone_info if z.zone in set(available_zones)]
     if zone_ids:
         reqs.append(Requirement(L.LABEL_TOPOLOGY_ZONE_ID, OP_IN, zone_ids))
-    reqs.append(dne(L.LABEL_CAPACITY_RESERVATION_ID))
-    reqs.append(dne(L.LABEL_CAPACITY_RESERVATION_TYPE))
-    reqs.append(dne(L.LABEL_CAPACITY_RESERVATION_INTERRUPTIBLE))
+    if capacity_reservations:
+        reqs.append(Requirement(L.LABEL_CAPACITY_RESERVATION_ID, OP_IN, [r.id for r in capacity_reservations]))
+        reqs.append(Requirement(L.LABEL_CAPACITY_RESERVATION_TYPE, OP_IN,
+                                [r.reservation_type for r in capacity_reservations]))
+        reqs.append(Requirement(L.LABEL_CAPACITY_RESERVATION_INTERRUPTIBLE, OP_IN,
+                                ["true" if r.interruptible else "false" for r in capacity_reservations]))
+    else:
+        reqs.append(dne(L.LABEL_CAPACITY_RESERVATION_ID))
+        reqs.append(dne(L.LABEL_CAPACITY_RESERVATION_TYPE))
+        reqs.append(dne(L.LABEL_CAPACITY_RESERVATION_INTERRUPTIBLE))
     out = Requirements()
     for r in reqs:
         dict.__setitem__(out, r.key, r)
@@ -681,10 +704,11 @@ class _Prototypes:
     __slots__ = ("by_name", "all", "stamp")
 
     def __init__(self) -> None:
-        self.by_name: dict[str, tuple[tuple[int, int], InstanceType]] = {}
+        self.by_name: dict[str, tuple[tuple[int, int, tuple[int, ...]], InstanceType]] = {}
         self.all: tuple[InstanceType, ...] | None = None
         #: the ICE view's (global version, per-type versions) when ``all`` was last validated
-        self.stamp: tuple[int, dict[str, int]] | None = None
+        #: ... and the reserved offerings' available counts per type
+        self.stamp: tuple[int, dict[str, int], dict[str, tuple[int, ...]]] | None = None
 
 
 class InstanceTypeProvider:
@@ -708,8 +732,13 @@ class InstanceTypeProvider:
                  unavailable: UnavailableOfferings | None = None, *,
                  reserved_enis: int = RESERVED_ENIS,
                  vm_memory_overhead_percent: float = VM_MEMORY_OVERHEAD_PERCENT,
-                 well_known: frozenset[str] = L.WELL_KNOWN_LABELS) -> None:
+                 well_known: frozenset[str] = L.WELL_KNOWN_LABELS,
+                 capacity_reservations: Any = None, reserved_capacity: bool = True) -> None:
         self.region = region
+        #: the availability cache (awsprovider.capacityreservation.CapacityReservationProvider) or None
+        self.capacity_reservations = capacity_reservations
+        #: the ReservedCapacity feature gate (reserved_capacity_resolver.go)
+        self.reserved_capacity = reserved_capacity
         self._catalog = catalog
         self.pricing = pricing
         self.unavailable = unavailable
@@ -786,8 +815,9 @@ class InstanceTypeProvider:
         """The NodeClass inputs of the instance-type formulas."""
         return InstanceTypeSettings.from_nodeclass(nodeclass, self.reserved_enis, self.vm_memory_overhead_percent)
 
-    def _static_for(self, settings: InstanceTypeSettings, zone_info: tuple[ZoneInfo, ...]) -> dict[str, _Static]:
-        key = (settings, zone_info)
+    def _static_for(self, settings: InstanceTypeSettings, zone_info: tuple[ZoneInfo, ...],
+                    reservations: tuple[Any, ...] = ()) -> dict[str, _Static]:
+        key = (settings, zone_info, reservations)
         cached = self._static.get(key)
         if cached is None:
             types = self._load()
@@ -795,8 +825,9 @@ class InstanceTypeProvider:
             for name, info in types.items():
                 zones = self._type_zones.get(name, frozenset())
                 capacity = compute_capacity(info, settings)
-                reqs = compute_requirements(info, self.region, zones, zone_info, settings.ami_family)
-                cts = tuple(sorted(v for v in reqs.get(LABEL_CAPACITY_TYPE).values))
+                own = tuple(r for r in reservations if r.instance_type == name)
+                reqs = compute_requirements(info, self.region, zones, zone_info, settings.ami_family, own)
+                cts = tuple(sorted(v for v in reqs.get(LABEL_CAPACITY_TYPE).values if v != CAPACITY_TYPE_RESERVED))
                 cached[name] = _Static(reqs, capacity, compute_overhead(info, settings, capacity),
                                        frozenset(reqs.get(LABEL_ZONE).values),
                                        is_compatible_with_nodeclass(info, settings), cts)
@@ -822,7 +853,8 @@ class InstanceTypeProvider:
 
     def _resolve_offerings(self, name: str, static: _Static, zone_info: tuple[ZoneInfo, ...],
                            unavailable: UnavailableView | None,
-                           overlay_prices: Mapping[str, float]) -> list[Offering]:
+                           overlay_prices: Mapping[str, float],
+                           reservations: tuple[Any, ...] = ()) -> list[Offering]:
         by_zone = {z.zone: z for z in zone_info}
         out: list[Offering] = []
         pricing = self.pricing
@@ -841,6 +873,36 @@ class InstanceTypeProvider:
                     float(price) if price is not None else 0.0,
                     static.compatible and not is_unavailable and has_price and zone in static.zones,
                 ))
+        if self.reserved_capacity and reservations:
+            out.extend(self._reserved_offerings(name, static, zone_info, reservations))
+        return out
+
+    def _reserved_offerings(self, name: str, static: _Static, zone_info: tuple[ZoneInfo, ...],
+                            reservations: tuple[Any, ...]) -> list[Offering]:
+        """reserved_capacity_resolver.go ResolveOfferings: one offering per reservation of the type."""
+        by_zone = {z.zone: z for z in zone_info}
+        od = self.pricing.on_demand_price(name)
+        price = od / RESERVED_PRICE_DIVISOR if od is not None else 0.0
+        cache = self.capacity_reservations
+        out: list[Offering] = []
+        for r in reservations:
+            if r.instance_type != name:
+                continue
+            zi = by_zone.get(r.availability_zone)
+            count = cache.get_available_instance_count(r.id) if cache is not None else 0
+            reqs = Requirements(
+                _in(LABEL_CAPACITY_TYPE, CAPACITY_TYPE_RESERVED),
+                _in(LABEL_ZONE, r.availability_zone),
+                _in(L.LABEL_CAPACITY_RESERVATION_ID, r.id),
+                _in(L.LABEL_CAPACITY_RESERVATION_TYPE, r.reservation_type),
+                _in(L.LABEL_CAPACITY_RESERVATION_INTERRUPTIBLE, "true" if r.interruptible else "false"),
+            )
+            if zi is not None:
+                reqs.add(_in(L.LABEL_TOPOLOGY_ZONE_ID, zi.zone_id))
+            out.append(Offering(
+                reqs, price,
+                static.compatible and count != 0 and r.availability_zone in static.zones and r.state != "expiring",
+                reservation_capacity=count, reservation_id_label=L.LABEL_CAPACITY_RESERVATION_ID))
         return out
 
     # -- List -----------------------------------------------------------------------------------
@@ -872,7 +934,8 @@ class InstanceTypeProvider:
         if not zone_info:
             raise InstanceTypeError("no subnets found")
         settings = self.settings_for(nodeclass)
-        statics = self._static_for(settings, zone_info)
+        reservations = tuple(nodeclass.capacity_reservations) if self.reserved_capacity else ()
+        statics = self._static_for(settings, zone_info, reservations)
         uo = unavailable if unavailable is not None else self.unavailable
         prices = dict(overlay_prices or {})
         prices_key = tuple(sorted(prices.items()))
@@ -881,7 +944,13 @@ class InstanceTypeProvider:
         tv = view.type_versions if view is not None else {}
         # The full settings (not only the ones offerings depend on): a prototype also carries the
         # settings-dependent capacity and overhead.
-        base_key = (settings, zone_info, prices_key,
+        # the reserved offerings' available counts, per type (part of each type's stamp)
+        cr = self.capacity_reservations
+        avail: dict[str, tuple[int, ...]] = {}
+        for r in reservations:
+            avail[r.instance_type] = avail.get(r.instance_type, ()) + (
+                cr.get_available_instance_count(r.id) if cr is not None else 0,)
+        base_key = (settings, zone_info, prices_key, reservations,
                     id(uo), self._pricing_generation, self._pricing_version())
         cached = self._offering_cache.get(base_key)  # hashed once per call, not once per type
         if cached is None:
@@ -890,23 +959,25 @@ class InstanceTypeProvider:
         # Every name's stamp below is (gv, tv.get(name, 0)), and each entry of ``by_name`` was
         # set to exactly that stamp at that time; with equal gv and tv every entry still matches,
         # the loop would rebuild nothing and return ``all`` -- so return it without the loop.
-        if cached.all is not None and cached.stamp is not None and cached.stamp[0] == gv and cached.stamp[1] == tv:
+        if (cached.all is not None and cached.stamp is not None and cached.stamp[0] == gv and cached.stamp[1] == tv
+                and cached.stamp[2] == avail):
             return cached.all
         by_name = cached.by_name
         wk = self.well_known
         changed = cached.all is None
         for name, static in statics.items():
-            stamp = (gv, tv.get(name, 0))
+            stamp = (gv, tv.get(name, 0), avail.get(name, ()))
             hit = by_name.get(name)
             if hit is None or hit[0] != stamp:
                 proto = InstanceType(name, static.requirements,
-                                     Offerings(self._resolve_offerings(name, static, zone_info, view, prices)),
+                                     Offerings(self._resolve_offerings(name, static, zone_info, view, prices,
+                                                                       reservations)),
                                      static.capacity, static.overhead, wk)
                 by_name[name] = (stamp, proto)
                 changed = True
         if changed:
             cached.all = tuple(by_name[name][1] for name in statics)
-        cached.stamp = (gv, dict(tv))
+        cached.stamp = (gv, dict(tv), avail)
         assert cached.all is not None
         return cached.all
 

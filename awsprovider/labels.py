@@ -19,6 +19,8 @@ from karpy.scheduling.labels import (
 )
 
 __all__ = [
+    "CAPACITY_RESERVATION_TYPE_CAPACITY_BLOCK",
+    "CAPACITY_RESERVATION_TYPE_DEFAULT",
     "GROUP",
     "AWS_WELL_KNOWN_LABELS",
     "WELL_KNOWN_LABELS",
@@ -37,6 +39,9 @@ GROUP = "karpenter.k8s.aws"
 LABEL_CAPACITY_RESERVATION_ID = GROUP + "/capacity-reservation-id"
 LABEL_CAPACITY_RESERVATION_TYPE = GROUP + "/capacity-reservation-type"
 LABEL_CAPACITY_RESERVATION_INTERRUPTIBLE = GROUP + "/capacity-reservation-interruptible"
+#: ec2nodeclass_status.go CapacityReservationType values
+CAPACITY_RESERVATION_TYPE_DEFAULT = "default"
+CAPACITY_RESERVATION_TYPE_CAPACITY_BLOCK = "capacity-block"
 LABEL_INSTANCE_HYPERVISOR = GROUP + "/instance-hypervisor"
 LABEL_INSTANCE_ENCRYPTION_IN_TRANSIT_SUPPORTED = GROUP + "/instance-encryption-in-transit-supported"
 LABEL_INSTANCE_NITRO_ENCLAVES_SUPPORTED = GROUP + "/nitro-sandbox"

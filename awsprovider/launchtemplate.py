@@ -7,7 +7,12 @@ system-reserved), the name ``karpenter.k8s.aws/<hash of the options>``, find-or-
 (DescribeLaunchTemplates by name, CreateLaunchTemplate on NotFound), ``$Latest``, the per-provider
 cache and its invalidation (``InvalidateCache`` on LaunchTemplateNotFound). What is stubbed: the
 template contents beyond ``ImageId`` and the security groups (user data, block devices, metadata
-options), EFA/reservation parameters (karpy models no EFA launches or capacity reservations).
+options) and EFA parameters. Reserved launches (amifamily/resolver.go ``resolveLaunchTemplates``,
+launchtemplate/types.go) get one template per capacity reservation id of the group, carrying
+``CapacityReservationSpecification`` (``capacity-reservations-only`` + the target) and, for
+capacity blocks / interruptible reservations, ``InstanceMarketOptions``; with the
+``ReservedCapacity`` gate (``LaunchModeTargeted``) every other template says
+``CapacityReservationPreference: none``.
 
 Determinism. Upstream iterates Go maps (AMI -> types, params -> types), so the order of launch
 template configs is random. karpy orders groups by the first appearance of their instance types in
@@ -24,9 +29,14 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from awsprovider.labels import (
+    CAPACITY_RESERVATION_TYPE_CAPACITY_BLOCK,
+    LABEL_CAPACITY_RESERVATION_INTERRUPTIBLE,
+    LABEL_CAPACITY_RESERVATION_TYPE,
+)
 from karpy.api.quantity import NANO
 from karpy.cloudprovider.types import InstanceType
-from karpy.scheduling.labels import CORE_WELL_KNOWN_LABELS
+from karpy.scheduling.labels import CAPACITY_TYPE_RESERVED, CORE_WELL_KNOWN_LABELS
 from karpy.scheduling.requirements import Requirements
 
 __all__ = [
@@ -63,6 +73,7 @@ class LaunchTemplate:
     instance_types: tuple[InstanceType, ...]
     max_pods: int
     zone: str = ""
+    capacity_reservation_id: str = ""
 
 
 def launch_template_name(options: Mapping[str, Any]) -> str:
@@ -82,8 +93,11 @@ class LaunchTemplateProvider:
     ``security_group_ids`` go into the template options (and so into the hash).
     """
 
-    def __init__(self, client: Any, cluster_name: str = "karpy", well_known: frozenset[str] = CORE_WELL_KNOWN_LABELS) -> None:
+    def __init__(self, client: Any, cluster_name: str = "karpy", well_known: frozenset[str] = CORE_WELL_KNOWN_LABELS,
+                 launch_mode_targeted: bool = True) -> None:
         self.client = client
+        #: launchtemplate/types.go LaunchMode: targeted with the ReservedCapacity gate, else open
+        self.launch_mode_targeted = launch_mode_targeted
         self.cluster_name = cluster_name
         self.well_known = well_known
         self._cache: dict[str, str] = {}
@@ -146,27 +160,44 @@ class LaunchTemplateProvider:
             max_pods = int(it.capacity.get("pods", 0)) // NANO
             kube = _resources_key(it.overhead.kube_reserved)
             system = _resources_key(it.overhead.system_reserved)
-            # The name is a hash of the options: memoise it by a hashable image of the same values.
-            key = (common_id, ami.id, max_pods, tuple(kube), tuple(system))
-            hit = self._names.get(key)
-            if hit is None:
-                options = {
-                    "cluster": self.cluster_name,
-                    "nodeclass": nodeclass_name,
-                    "image_id": ami.id,
-                    "max_pods": max_pods,
-                    "kube_reserved": kube,
-                    "system_reserved": system,
-                    "security_groups": sgs,
-                    "tags": tag_items,
-                    "capacity_type": capacity_type,
-                    "tenancy": tenancy,
-                }
-                hit = self._names[key] = (launch_template_name(options), options)
-            name, options = hit
-            if name not in groups:
-                groups[name] = (dict(options), [])
-            groups[name][1].append(it)
+            reservation_ids: list[str] = []
+            reservation_type, interruptible = "", False
+            if capacity_type == CAPACITY_TYPE_RESERVED:
+                for o in it.offerings:
+                    if o.capacity_type != CAPACITY_TYPE_RESERVED:
+                        continue
+                    reservation_ids.append(o.reservation_id)
+                    if not reservation_type:  # offerings are prefiltered to one reservation type
+                        reservation_type = o.requirements.get(LABEL_CAPACITY_RESERVATION_TYPE).any()
+                        interruptible = o.requirements.get(LABEL_CAPACITY_RESERVATION_INTERRUPTIBLE).any() == "true"
+            # resolver.go resolveLaunchTemplates: one template per reservation id ("" = none)
+            for rid in reservation_ids or [""]:
+                # The name is a hash of the options: memoise it by a hashable image of the same values.
+                key: tuple[Any, ...] = (common_id, ami.id, max_pods, tuple(kube), tuple(system))
+                if rid:
+                    key += (rid, reservation_type, interruptible)
+                hit = self._names.get(key)
+                if hit is None:
+                    options: dict[str, Any] = {
+                        "cluster": self.cluster_name,
+                        "nodeclass": nodeclass_name,
+                        "image_id": ami.id,
+                        "max_pods": max_pods,
+                        "kube_reserved": kube,
+                        "system_reserved": system,
+                        "security_groups": sgs,
+                        "tags": tag_items,
+                        "capacity_type": capacity_type,
+                        "tenancy": tenancy,
+                    }
+                    if rid:  # only reserved templates carry these (the others keep their names)
+                        options.update(capacity_reservation_id=rid, capacity_reservation_type=reservation_type,
+                                       capacity_reservation_interruptible=interruptible)
+                    hit = self._names[key] = (launch_template_name(options), options)
+                name, opts = hit
+                if name not in groups:
+                    groups[name] = (dict(opts), [])
+                groups[name][1].append(it)
         return [(name, opts, its) for name, (opts, its) in groups.items()]
 
     # -- EC2 (launchtemplate.go ensureLaunchTemplate) --------------------------------------
@@ -184,6 +215,16 @@ class LaunchTemplateProvider:
             data: dict[str, Any] = {"ImageId": options["image_id"]}
             if options.get("security_groups"):
                 data["SecurityGroupIds"] = list(options["security_groups"])
+            rid = options.get("capacity_reservation_id") or ""
+            if self.launch_mode_targeted:
+                data["CapacityReservationSpecification"] = (
+                    {"CapacityReservationPreference": "capacity-reservations-only",
+                     "CapacityReservationTarget": {"CapacityReservationId": rid}} if rid
+                    else {"CapacityReservationPreference": "none"})
+                if rid and options.get("capacity_reservation_type") == CAPACITY_RESERVATION_TYPE_CAPACITY_BLOCK:
+                    data["InstanceMarketOptions"] = {"MarketType": "capacity-block"}
+                elif rid and options.get("capacity_reservation_interruptible"):
+                    data["InstanceMarketOptions"] = {"MarketType": "interruptible-capacity-reservation"}
             kwargs: dict[str, Any] = {"LaunchTemplateName": name, "LaunchTemplateData": data}
             tag_list = [{"Key": k, "Value": v} for k, v in sorted((tags or {}).items())]
             if tag_list:
@@ -204,7 +245,8 @@ class LaunchTemplateProvider:
             instance_types, amis, nodeclass_name, security_group_ids, tags, capacity_type, tenancy
         ):
             lt_id = self.ensure(name, options, tags)
-            out.append(LaunchTemplate(name, lt_id, options["image_id"], tuple(its), options["max_pods"]))
+            out.append(LaunchTemplate(name, lt_id, options["image_id"], tuple(its), options["max_pods"],
+                                      capacity_reservation_id=options.get("capacity_reservation_id") or ""))
         return out
 
     def invalidate(self, name: str) -> None:

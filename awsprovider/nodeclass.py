@@ -78,6 +78,10 @@ class ResolvedNodeClass:
     nodeclass: EC2NodeClass
     subnets: tuple[ResolvedSubnet, ...]
     security_groups: tuple[tuple[str, str], ...] = ()
+    #: status.capacityReservations (awsprovider.capacityreservation; empty with the ReservedCapacity gate off)
+    capacity_reservations: tuple[Any, ...] = ()
+    #: virtual time the reservations were listed at (they are re-listed after a minute)
+    reservations_listed_at: float = 0.0
     _zone_info: tuple[ZoneInfo, ...] = field(default=(), repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -101,6 +105,10 @@ class ResolvedNodeClass:
 
     def ami_family(self) -> str:
         return self.nodeclass.ami_family()
+
+    def capacity_reservations_for(self, instance_type: str) -> tuple[Any, ...]:
+        """The status reservations of ``instance_type`` (types.go: ``cr.InstanceType == name``)."""
+        return tuple(r for r in self.capacity_reservations if r.instance_type == instance_type)
 
     def zone_id(self, zone: str) -> str | None:
         """The zone id of ``zone`` among the NodeClass subnets."""

@@ -7,8 +7,11 @@ Mirrors pkg/operator/options/options.go (FeatureGates, ParseFeatureGates): a com
   (off: spot nodes are only deleted);
 * ``NodeOverlay`` — NodeOverlay objects adjust prices and capacity (off: they are ignored with a
   warning, as upstream does not watch them);
-* ``ReservedCapacity``, ``StaticCapacity``, ``NodeRepair``, ``CapacityBuffer`` are accepted and
-  reported (karpy does not model what they switch).
+* ``ReservedCapacity`` (on) -- capacity reservations: Solve's reservation manager and strict
+  reserved mode, and on AWS the EC2NodeClass ``capacityReservationSelectorTerms``, ``reserved``
+  offerings and launches into the reservation (off: no reserved offerings, Solve ignores them);
+* ``StaticCapacity``, ``NodeRepair``, ``CapacityBuffer`` are accepted and reported (karpy does not
+  model what they switch).
 """
 
 from __future__ import annotations

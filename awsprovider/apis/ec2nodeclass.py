@@ -36,6 +36,7 @@ __all__ = [
     "MetadataOptions",
     "NetworkInterface",
     "SecurityGroupSelectorTerm",
+    "StatusCapacityReservation",
     "StatusSubnet",
     "SubnetSelectorTerm",
 ]
@@ -59,7 +60,8 @@ class SecurityGroupSelectorTerm(KubeModel):
 
 
 class CapacityReservationSelectorTerm(KubeModel):
-    """CapacityReservationSelectorTerm (parsed; reservations are not simulated)."""
+    """CapacityReservationSelectorTerm: ``id``, or ``tags`` / ``instanceMatchCriteria`` with an
+    optional ``ownerID`` (the CRD checks the rules; resolved by :mod:`awsprovider.capacityreservation`)."""
 
     tags: dict[str, str] = Field(default_factory=dict)
     id: str = ""
@@ -172,10 +174,26 @@ class StatusSecurityGroup(KubeModel):
     name: str = ""
 
 
+class StatusCapacityReservation(KubeModel):
+    """Status CapacityReservation (ec2nodeclass_status.go), as a ``kubectl get -o yaml`` dump
+    carries it. karpy resolves reservations from the mocked EC2, not from this status (it has no
+    instance counts); a dump's entries are reported when the selector finds none of them."""
+
+    id: str
+    instance_type: str = ""
+    availability_zone: str = ""
+    owner_id: str = Field(default="", alias="ownerID")
+    instance_match_criteria: str = ""
+    reservation_type: str = "default"
+    state: str = "active"
+    interruptible: bool = False
+
+
 class EC2NodeClassStatus(KubeModel):
     """EC2NodeClassStatus (the parts karpy resolves)."""
 
     subnets: list[StatusSubnet] = Field(default_factory=list)
+    capacity_reservations: list[StatusCapacityReservation] = Field(default_factory=list)
     security_groups: list[StatusSecurityGroup] = Field(default_factory=list)
     instance_profile: str = ""
     conditions: list[Condition] = Field(default_factory=list)

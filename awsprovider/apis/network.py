@@ -15,21 +15,37 @@ tags -- in the mocked VPC::
         - {id: subnet-0a1b2c3d4e5f60002, zone: us-east-1b, availableIPs: 250}
       securityGroups:
         - {id: sg-0a1b2c3d4e5f60001, name: eks-cluster-sg-prod, tags: {karpenter.sh/discovery: prod}}
+      capacityReservations:                   # EC2 capacity reservations of the account (ODCRs, blocks)
+        - {id: cr-0a1b2c3d4e5f60001, instanceType: m7i.xlarge, zone: us-east-1a, instanceCount: 4,
+           availableCount: 3, instanceMatchCriteria: targeted, tags: {karpenter.sh/discovery: prod}}
+        - {instanceType: p5.48xlarge, zone: us-east-1b, instanceCount: 2, reservationType: capacity-block,
+           endTime: "2026-01-02T00:00:00Z"}
 
 Every subnet needs a ``zone`` (or ``zoneID``); ``id`` is optional (moto picks one); ``cidr`` is
 optional (consecutive blocks of the VPC, sized for ``availableIPs`` when given, else /20). The
 status of an ``EC2NodeClass`` (``status.subnets``: id, zone, zoneID; ``status.securityGroups``:
 id, name), as ``kubectl get ec2nodeclass -o yaml`` prints it, is read the same way
 (:mod:`awsprovider.nodeclass`).
+
+A capacity reservation (:class:`NetworkCapacityReservation`) needs ``instanceType``, ``zone`` (or
+``zoneID``) and ``instanceCount`` (EC2's TotalInstanceCount); ``availableCount`` (default: all)
+is how many are free at the start; ``id`` (``cr-`` + lowercase hex/letters, default: the mocked
+EC2 picks one), ``ownerID`` (default: the mocked account), ``instanceMatchCriteria`` (``open``,
+the EC2 default, or ``targeted``), ``reservationType`` (``default`` or ``capacity-block``),
+``interruptible``, ``tags`` and ``endTime`` (RFC 3339; virtual time 0 is 2026-01-01T00:00:00Z)
+as EC2 describes them. An EC2NodeClass selects them with ``capacityReservationSelectorTerms``.
 """
 
 from __future__ import annotations
+
+from datetime import datetime
+from typing import Literal
 
 from pydantic import Field, model_validator
 
 from karpy.api.meta import KubeModel, TypedObject
 
-__all__ = ["Network", "NetworkSecurityGroup", "NetworkSpec", "NetworkSubnet"]
+__all__ = ["Network", "NetworkCapacityReservation", "NetworkSecurityGroup", "NetworkSpec", "NetworkSubnet"]
 
 
 class NetworkSubnet(KubeModel):
@@ -57,10 +73,36 @@ class NetworkSecurityGroup(KubeModel):
     tags: dict[str, str] = Field(default_factory=dict)
 
 
+class NetworkCapacityReservation(KubeModel):
+    """One EC2 capacity reservation (see the module doc)."""
+
+    id: str = Field(default="", pattern=r"^(cr-[0-9a-z]+)?$")
+    instance_type: str = Field(min_length=1)
+    zone: str = ""
+    zone_id: str = Field(default="", alias="zoneID")
+    instance_count: int = Field(ge=1)
+    available_count: int | None = Field(default=None, ge=0)
+    owner_id: str = Field(default="", alias="ownerID", pattern=r"^([0-9]{12})?$")
+    instance_match_criteria: Literal["open", "targeted"] = "open"
+    reservation_type: Literal["default", "capacity-block"] = "default"
+    interruptible: bool = False
+    tags: dict[str, str] = Field(default_factory=dict)
+    end_time: datetime | None = None
+
+    @model_validator(mode="after")
+    def _check(self) -> NetworkCapacityReservation:
+        if not self.zone and not self.zone_id:
+            raise ValueError("a capacity reservation needs a zone (or zoneID)")
+        if self.available_count is not None and self.available_count > self.instance_count:
+            raise ValueError(f"availableCount {self.available_count} exceeds instanceCount {self.instance_count}")
+        return self
+
+
 class NetworkSpec(KubeModel):
     cidr: str = ""
     subnets: list[NetworkSubnet] = Field(default_factory=list)
     security_groups: list[NetworkSecurityGroup] = Field(default_factory=list)
+    capacity_reservations: list[NetworkCapacityReservation] = Field(default_factory=list)
 
 
 class Network(TypedObject):

@@ -17,9 +17,13 @@ event hooks on *that client only* (public botocore API, no moto patching):
     appends the model's ``Errors`` (partial success is reported like EC2 does) and records the
     response.
 
-Requests the model does not decide (``DryRun``, non-instant fleets, ``capacity-block`` /
-``reserved-capacity`` default capacity types, attribute-based overrides) pass through to moto
-untouched (and are recorded with no decisions). ``OnDemandTargetCapacity``/``SpotTargetCapacity``
+A fleet whose launch templates target a capacity reservation is decided by the capacity
+reservation extension instead (:mod:`awsprovider.ec2.capacityreservations`, whose API --
+Create/Describe/CancelCapacityReservation -- is answered at ``before-call`` on this client too) and
+sent to moto as ``on-demand``. Other requests the model does not decide (``DryRun``, non-instant
+fleets, ``capacity-block`` / ``reserved-capacity`` default capacity types without a reservation
+target, attribute-based overrides) pass through to moto untouched (and are recorded with no
+decisions). ``OnDemandTargetCapacity``/``SpotTargetCapacity``
 are dropped from rewritten requests: every unit uses ``DefaultTargetCapacityType`` (Karpenter never
 sets them). Capacity counters are consumed when the model decides, before moto launches.
 
@@ -63,8 +67,10 @@ account header (moto gives the variable priority) and loses the isolation betwee
 Private moto API this relies on (pinned by tests/awsprovider/test_moto_contract.py): the
 ``x-moto-account-id`` header, ``EC2Response.dispatch``, ``MockRawResponse``,
 ``moto.core.models.botocore_stubber``,
-``BackendDict._instances`` and ``backend_lock``, ``AmiBackend._load_amis`` and
-``moto.core.model_instances.reset_model_data``.
+``BackendDict._instances`` and ``backend_lock``, ``AmiBackend._load_amis``,
+``moto.core.model_instances.reset_model_data``, and (capacity reservation answers)
+``moto.core.serialize.EC2Serializer`` with ``moto.core.utils.get_service_model`` (pinned by
+tests/awsprovider/test_capacity_reservations_ec2.py).
 
 Fleet ids of short-circuited requests come from a per-backend counter. ``now`` (virtual seconds)
 comes from ``clock`` or the ``now`` attribute, never the wall clock.
@@ -82,6 +88,13 @@ from types import TracebackType
 from typing import Any
 
 from awsprovider.ec2.capacity import CapacityModel, CapacityRule
+from awsprovider.ec2.capacityreservations import (
+    RESERVATION_OPERATIONS,
+    CapacityReservationError,
+    CapacityReservationStore,
+    allocate_reserved,
+    reservation_target,
+)
 from awsprovider.ec2.catalog import InstanceTypeCatalog
 from awsprovider.ec2.fleet import (
     DEFAULT_COP_MIN_RELATIVE_DEPTH,
@@ -184,6 +197,8 @@ class _Pending:
     errors: list[dict[str, Any]] = field(default_factory=list)
     all_failed: bool = False
     extra_requests: list[dict[str, Any]] = field(default_factory=list)
+    #: reserved launches: the reservation of the first request, then of each extra request
+    reservation_ids: list[str] = field(default_factory=list)
 
 
 def _dedupe_errors(decisions: Iterable[FleetDecision]) -> list[dict[str, Any]]:
@@ -248,6 +263,9 @@ class MockedEC2:
         self._subnet_zones: dict[str, str | None] = {}
         self._bypass = False
         self._fleet_counter = 0
+        self._reservations: CapacityReservationStore | None = None
+        #: launch template name -> (reservation id, market type) it targets (None: no reservation)
+        self._template_targets: dict[str, tuple[str, str] | None] = {}
 
     # -- lifecycle -----------------------------------------------------------------------------
     def start(self) -> MockedEC2:
@@ -284,7 +302,9 @@ class MockedEC2:
                 if not self.load_default_amis and self.region in accounts.regions:
                     accounts[self.region] = _ec2_backend_without_default_amis()(self.region, account_id=self._account)
             # First call creates moto's EC2 backend for the region when not created above.
-            self._client.describe_availability_zones()
+            azs = self._client.describe_availability_zones()["AvailabilityZones"]
+            self._reservations = CapacityReservationStore(
+                self._account, self.current_time, {z["ZoneName"]: z.get("ZoneId", "") for z in azs})
         except BaseException:
             self.stop()
             raise
@@ -299,6 +319,7 @@ class MockedEC2:
         self._catalog = None
         self._allocator = None
         self._subnet_zones.clear()
+        self._template_targets.clear()
 
     @property
     def account_id(self) -> str | None:
@@ -382,6 +403,13 @@ class MockedEC2:
                 cop_min_relative_depth=self.cop_min_relative_depth,
             )
         return self._allocator
+
+    @property
+    def reservations(self) -> CapacityReservationStore:
+        """The capacity reservations of this backend's account (:mod:`awsprovider.ec2.capacityreservations`)."""
+        if self._reservations is None:
+            raise RuntimeError("MockedEC2 is not started")
+        return self._reservations
 
     @property
     def decisions(self) -> list[FleetDecision]:
@@ -482,6 +510,66 @@ class MockedEC2:
         ev.register("provide-client-params.ec2.CreateFleet", self._on_provide_params)
         ev.register("before-call.ec2.CreateFleet", self._on_before_call)
         ev.register("after-call.ec2.CreateFleet", self._on_after_call)
+        for op in (*RESERVATION_OPERATIONS, "CreateLaunchTemplate", "TerminateInstances"):
+            ev.register(f"provide-client-params.ec2.{op}", self._stash_params)
+        for op in RESERVATION_OPERATIONS:
+            ev.register(f"before-call.ec2.{op}", self._on_reservation_call)
+        ev.register("after-call.ec2.CreateLaunchTemplate", self._on_launch_template_created)
+        ev.register("after-call.ec2.TerminateInstances", self._on_instances_terminated)
+
+    # -- capacity reservations (awsprovider.ec2.capacityreservations) ---------------------------
+    @staticmethod
+    def _stash_params(params: dict[str, Any], context: dict[str, Any], **_: Any) -> None:
+        context["karpy_params"] = dict(params)
+
+    def _on_reservation_call(self, model: Any, context: dict[str, Any], **_: Any) -> Any:
+        """Answer a capacity reservation operation from the store: serialised to EC2's XML by
+        moto's EC2 serializer, parsed back by botocore's EC2 parser (the real response shapes)."""
+        from botocore.awsrequest import AWSResponse
+        from botocore.parsers import create_parser
+        from moto.core.serialize import EC2Serializer
+        from moto.core.utils import get_service_model
+        from xml.sax.saxutils import escape
+
+        params = context.get("karpy_params") or {}
+        moto_op = get_service_model("ec2").operation_model(model.name)
+        raw: dict[str, Any]
+        try:
+            with MOTO_LOCK:
+                result: Any = self.reservations.call(model.name, params)
+        except CapacityReservationError as e:
+            body = (f'<?xml version="1.0" encoding="UTF-8"?>\n<Response><Errors><Error><Code>{escape(e.code)}</Code>'
+                    f"<Message>{escape(e.message)}</Message></Error></Errors><RequestID>karpy</RequestID></Response>")
+            raw = {"body": body.encode(), "headers": {}, "status_code": 400}
+        else:
+            out = EC2Serializer(moto_op).serialize(result)
+            raw = {"body": out["body"].encode(), "headers": dict(out["headers"]), "status_code": out["status_code"]}
+        parsed = create_parser("ec2").parse(raw, model.output_shape)
+        url = f"https://ec2.{self.region}.amazonaws.com/"
+        return AWSResponse(url, raw["status_code"], raw["headers"], None), parsed
+
+    def _on_launch_template_created(self, http_response: Any, parsed: dict[str, Any], context: dict[str, Any],
+                                    **_: Any) -> None:
+        params = context.get("karpy_params") or {}
+        if getattr(http_response, "status_code", 200) < 300 and "Error" not in parsed and params:
+            self._template_targets[str(params["LaunchTemplateName"])] = reservation_target(
+                params.get("LaunchTemplateData") or {})
+
+    def _on_instances_terminated(self, http_response: Any, parsed: dict[str, Any], context: dict[str, Any],
+                                 **_: Any) -> None:
+        params = context.get("karpy_params") or {}
+        if getattr(http_response, "status_code", 200) < 300 and "Error" not in parsed and self._reservations:
+            self._reservations.release(str(i) for i in params.get("InstanceIds") or [])
+
+    def _reservation_targets(self, params: Mapping[str, Any]) -> list[tuple[str, str] | None] | None:
+        """Per launch template config, the reservation its template targets; None when no template
+        of the request targets one (not a reserved launch)."""
+        if params.get("DryRun") or params.get("Type", "maintain") != "instant":
+            return None
+        targets = [self._template_targets.get(str((ltc.get("LaunchTemplateSpecification") or {})
+                                                  .get("LaunchTemplateName") or ""))
+                   for ltc in params.get("LaunchTemplateConfigs") or []]
+        return targets if any(t is not None for t in targets) else None
 
     def _next_fleet_id(self) -> str:
         self._fleet_counter += 1
@@ -500,10 +588,14 @@ class MockedEC2:
         self.records.append(record)
         pending = _Pending(record)
         context[_CONTEXT_KEY] = pending
-        if not is_modelled_request(params):
+        targets = self._reservation_targets(params)
+        if targets is None and not is_modelled_request(params):
             record.sent = record.request
             return None
-        decisions = self.allocator.allocate(params, now)
+        if targets is not None:
+            decisions = allocate_reserved(params, self.allocator.overrides(params), targets, self.reservations, now)
+        else:
+            decisions = self.allocator.allocate(params, now)
         record.decisions = tuple(decisions)
         pending.errors = _dedupe_errors(decisions)
         groups: dict[int, int] = {}
@@ -514,6 +606,7 @@ class MockedEC2:
             pending.all_failed = True
             return None
         flat = [(ltc, ovr) for ltc in params["LaunchTemplateConfigs"] for ovr in (ltc.get("Overrides") or [])]
+        flat_config = [ci for ci, ltc in enumerate(params["LaunchTemplateConfigs"]) for _ in (ltc.get("Overrides") or [])]
         requests: list[dict[str, Any]] = []
         for index, count in groups.items():
             ltc, ovr = flat[index]
@@ -526,11 +619,22 @@ class MockedEC2:
             tcs = {k: v for k, v in params["TargetCapacitySpecification"].items()
                    if k not in ("OnDemandTargetCapacity", "SpotTargetCapacity")}
             tcs["TotalTargetCapacity"] = count
+            if targets is not None:
+                # moto launches nothing for capacity-block / reserved-capacity: the reservation
+                # decided, moto stores an on-demand instance
+                tcs["DefaultTargetCapacityType"] = "on-demand"
+                target = targets[flat_config[index]]
+                pending.reservation_ids.append(target[0] if target is not None else "")
             new["TargetCapacitySpecification"] = tcs
             requests.append(new)
         record.sent = requests[0]
         pending.extra_requests = requests[1:]
         return requests[0]
+
+    def _bind_reservation(self, reservation_id: str, instances: Iterable[Mapping[str, Any]]) -> None:
+        if reservation_id:
+            self.reservations.bind((str(i) for inst in instances for i in inst.get("InstanceIds") or []),
+                                   reservation_id)
 
     def _on_before_call(self, context: dict[str, Any], **_: Any) -> Any:
         pending: _Pending | None = context.get(_CONTEXT_KEY)
@@ -553,12 +657,15 @@ class MockedEC2:
             return
         ok = getattr(http_response, "status_code", 200) < 300 and "Error" not in parsed
         if ok and not pending.all_failed:
+            rids = iter(pending.reservation_ids)
+            self._bind_reservation(next(rids, ""), parsed.get("Instances") or [])
             for extra in pending.extra_requests:
                 self._bypass = True
                 try:
                     more = self._client.create_fleet(**extra)
                 finally:
                     self._bypass = False
+                self._bind_reservation(next(rids, ""), more.get("Instances") or [])
                 parsed.setdefault("Instances", []).extend(more.get("Instances", []))
             if pending.errors:
                 parsed.setdefault("Errors", []).extend(copy.deepcopy(pending.errors))

@@ -114,6 +114,10 @@ class Provisioner:
 
         #: topology domain groups kept across Solves while NodePools and instance types are unchanged
         self.domain_groups = DomainGroupCache()
+        #: the cluster's claims, volumes and classes (upstream: the provisioner's volumeTopology over
+        #: the kube client); every NewScheduler -- provisioning and disruption's SimulateScheduling
+        #: alike -- computes the pods' volume topology requirements from it
+        self.volumes: VolumeTopology | None = None
 
     # -- validation -----------------------------------------------------------------------------
     def validate(self, pod: Any, volumes: VolumeTopology | None = None) -> str | None:
@@ -240,6 +244,8 @@ class Provisioner:
         and classes (PVC validation and volume topology, provisioner.go getVolumeTopologyRequirements);
         ``default_constraints``: the ``--scheduler-config`` default topology-spread injector
         (provisioner.go NewScheduler: injected into scheduling-time copies before NewTopology)."""
+        if volumes is not None:
+            self.volumes = volumes
         cluster = cluster if cluster is not None else ClusterState()
         pending, ignored = self.pending_pods(pods, volumes)
         all_pods = pending + self.reschedulable_pods_of_deleting_nodes(cluster, pdbs, now)
@@ -247,25 +253,18 @@ class Provisioner:
             r = Results([], [], {})
             r.ignored = ignored  # type: ignore[attr-defined]
             return r
-        volume_reqs: dict[str, Any] = {}
-        if volumes is not None:
-            # getVolumeTopologyRequirements: pods whose lookup fails are left out (upstream logs them)
-            kept = []
-            for p in all_pods:
-                alts, verr = volumes.requirements(p)
-                if verr is not None:
-                    ignored.setdefault(p.key, f"failed getting volume topology requirements, {verr}")
-                    continue
-                if alts:
-                    volume_reqs[p.key] = alts
-                kept.append(p)
-            all_pods = kept
+        # getVolumeTopologyRequirements (inside NewScheduler upstream): pods whose lookup fails are
+        # left out (upstream logs them; karpy reports them as ignored)
+        volume_reqs, volume_errors = self.volume_topology_requirements(all_pods)
+        for key, err in volume_errors.items():
+            ignored.setdefault(key, err)
+        all_pods = [p for p in all_pods if p.key not in volume_errors]
         if default_constraints is not None:
             all_pods = default_constraints.inject(all_pods)
         # provisioner.go Schedule: scheduler.DisableReservedCapacityFallback
         scheduler = self.new_scheduler(all_pods, nodepools, cluster, cluster.active_nodes(), daemonsets,
                                        reserved_offering_mode=ReservedOfferingMode.STRICT,
-                                       volume_requirements=volume_reqs, volumes=volumes)
+                                       volume_requirements=volume_reqs)
         if scheduler is None:
             r = Results([], [], {p.key: ERR_NO_DYNAMIC_NODEPOOLS for p in all_pods}, {p.key: p for p in all_pods})
             r.ignored = ignored  # type: ignore[attr-defined]
@@ -276,16 +275,38 @@ class Provisioner:
         results.ignored = ignored  # type: ignore[attr-defined]
         return results
 
+    def volume_topology_requirements(self, pods: Sequence[Any]) -> tuple[dict[str, Any], dict[str, str]]:
+        """provisioner.go getVolumeTopologyRequirements over :attr:`volumes`: pod key -> the
+        alternatives of its volumes' zonal requirements (pods without any are left out), and pod
+        key -> why the lookup failed. Nothing when the provisioner knows no volumes."""
+        reqs: dict[str, Any] = {}
+        errors: dict[str, str] = {}
+        if self.volumes is None:
+            return reqs, errors
+        for p in pods:
+            alts, err = self.volumes.requirements(p)
+            if err is not None:
+                errors[p.key] = f"failed getting volume topology requirements, {err}"
+            elif alts:
+                reqs[p.key] = alts
+        return reqs, errors
+
     def new_scheduler(self, pods: Sequence[Any], nodepools: Sequence[Any], cluster: ClusterState,
                       state_nodes: Sequence[Any], daemonsets: Sequence[Any] = (),
                       instance_types_for: Any = None, *,
                       reserved_offering_mode: ReservedOfferingMode = ReservedOfferingMode.FALLBACK,
-                      volume_requirements: dict[str, Any] | None = None,
-                      volumes: VolumeTopology | None = None) -> Scheduler | None:
+                      volume_requirements: dict[str, Any] | None = None) -> Scheduler | None:
         """provisioner.go NewScheduler: the Solve for ``pods`` onto ``state_nodes`` and the dynamic
         NodePools (None when there is none). Disruption's SimulateScheduling calls it with the
         candidates left out of ``state_nodes`` (and its own per-instant ``instance_types_for``
-        lookup, default ``cloud_provider.get_instance_types``)."""
+        lookup, default ``cloud_provider.get_instance_types``).
+
+        The pods' volume topology requirements come from :meth:`volume_topology_requirements`, as
+        upstream computes them inside NewScheduler, for every caller (``volume_requirements``:
+        already computed by :meth:`schedule` for the same pods). A pod whose lookup fails gets
+        none here (upstream Solves it too; :meth:`schedule` leaves it out beforehand)."""
+        if volume_requirements is None:
+            volume_requirements, _ = self.volume_topology_requirements(pods)
         lookup = instance_types_for or self.cloud_provider.get_instance_types
         from karpy.provisioning.topology import Topology
 
@@ -309,8 +330,8 @@ class Provisioner:
             min_values_policy=self.min_values_policy,
             reserved_offering_mode=reserved_offering_mode,
             reserved_capacity=self.options.feature_gates.reserved_capacity,
-            volume_requirements=volume_requirements or {},
-            volumes=volumes,
+            volume_requirements=volume_requirements,
+            volumes=self.volumes,
         )
 
     # -- creation -------------------------------------------------------------------------------

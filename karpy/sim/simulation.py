@@ -313,6 +313,7 @@ class Simulation:
         self.scheduler = KubeScheduler(self.clock, self.rng, self.options.scheduler_config)
         self.provisioner = Provisioner(cloud_provider, options=self.options.operator_options(),
                                        max_instance_types=self.options.max_instance_types)
+        self.provisioner.volumes = self._volumes()  # every NewScheduler (consolidation too) reads them
         self.batcher = Batcher(self.clock, self.options.batch_idle_duration, self.options.batch_max_duration)
         self.launches: list[LaunchRecord] = []
         self.pod_errors: dict[str, str] = {}

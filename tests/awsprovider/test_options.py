@@ -16,20 +16,11 @@ from karpy.cloudprovider.registry import ProviderOptions
 from karpy.options import FeatureGates, Options
 from karpy.sim.clock import VirtualClock
 from karpy.sim.simulation import SimulationOptions
+from tests.manifests import nodepool_yaml
 
-ARM_50_FAMILIES = """
-apiVersion: karpenter.sh/v1
-kind: NodePool
-metadata: {name: default}
-spec:
-  template:
-    spec:
-      nodeClassRef: {group: karpenter.k8s.aws, kind: EC2NodeClass, name: default}
-      requirements:
-      - {key: karpenter.k8s.aws/instance-family, operator: Exists, minValues: 50}
-      - {key: karpenter.sh/capacity-type, operator: In, values: [on-demand]}
-      - {key: kubernetes.io/arch, operator: In, values: [arm64]}
----
+ARM_50_FAMILIES = nodepool_yaml("{key: karpenter.k8s.aws/instance-family, operator: Exists, minValues: 50}",
+                                "{key: karpenter.sh/capacity-type, operator: In, values: [on-demand]}",
+                                "{key: kubernetes.io/arch, operator: In, values: [arm64]}") + """---
 apiVersion: v1
 kind: Pod
 metadata: {name: web}

@@ -13,19 +13,10 @@ import pytest
 
 import karpy
 from karpy.sim.simulation import SimulationOptions
+from tests.manifests import nodepool_yaml
 
-POOL = """
-apiVersion: karpenter.sh/v1
-kind: NodePool
-metadata: {name: default}
-spec:
-  template:
-    spec:
-      nodeClassRef: {group: karpenter.k8s.aws, kind: EC2NodeClass, name: default}
-      requirements:
-      - {key: karpenter.sh/capacity-type, operator: In, values: [on-demand]}
-      - {key: karpenter.k8s.aws/instance-family, operator: In, values: [m7i, c7i, r7i]}
-"""
+POOL = nodepool_yaml("{key: karpenter.sh/capacity-type, operator: In, values: [on-demand]}",
+                     "{key: karpenter.k8s.aws/instance-family, operator: In, values: [m7i, c7i, r7i]}")
 
 VOLUMES = POOL + """
 ---
@@ -138,3 +129,89 @@ spec:
     assert len({c["zone"] for c in spread["nodeclaims"]}) == 3
     packed = karpy.simulate(text, prices="2026-07-20", options=OPTS).to_document()
     assert len(packed["nodeclaims"]) == 1 and spread["cost_per_hour"] > packed["cost_per_hour"]
+
+
+RESERVED_NETWORK = """
+apiVersion: karpy.io/v1alpha1
+kind: Network
+metadata: {name: prod}
+spec:
+  subnets:
+  - {zone: us-east-1a, tags: {karpenter.sh/discovery: prod}}
+  - {zone: us-east-1b, tags: {karpenter.sh/discovery: prod}}
+  securityGroups:
+  - {tags: {karpenter.sh/discovery: prod}}
+  capacityReservations:
+  - {id: cr-0a1b2c3d4e5f60001, instanceType: m7i.xlarge, zone: us-east-1a, instanceCount: 4, availableCount: 3,
+     instanceMatchCriteria: targeted, tags: {team: web}}
+---
+apiVersion: karpenter.k8s.aws/v1
+kind: EC2NodeClass
+metadata: {name: default}
+spec:
+  role: KarpenterNodeRole-prod
+  amiSelectorTerms: [{alias: al2023@latest}]
+  subnetSelectorTerms: [{tags: {karpenter.sh/discovery: prod}}]
+  securityGroupSelectorTerms: [{tags: {karpenter.sh/discovery: prod}}]
+  capacityReservationSelectorTerms: [{tags: {team: web}}]
+---
+""" + nodepool_yaml("{key: karpenter.sh/capacity-type, operator: In, values: [reserved, on-demand]}",
+                    "{key: karpenter.k8s.aws/instance-family, operator: In, values: [m7i]}") + """---
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: web}
+spec:
+  replicas: 5
+  selector: {matchLabels: {app: web}}
+  template:
+    metadata: {labels: {app: web}}
+    spec: {containers: [{name: web, image: nginx, resources: {requests: {cpu: "3", memory: 8Gi}}}]}
+"""
+
+
+def test_a_reservation_absorbs_the_first_pods_on_real_prices():
+    # Reserved capacity (issue #12): the 3 available instances of the ODCR take the first 3 pods
+    # (reserved is ordered first; strict reserved mode holds the other pods back while the
+    # reservation is held), the other 2 pods go on-demand in the next provisioning pass.
+    result = karpy.simulate(RESERVED_NETWORK, prices="2026-07-20", options=OPTS)
+    doc = result.to_document()
+    assert result.exit_code == 0
+    created = [(t["t"], t["detail"]["pods"]) for t in doc["timeline"] if t["kind"] == "nodeclaim.created"]
+    assert created == [(1.0, 1), (1.0, 1), (1.0, 1), (11.0, 2)]
+    reserved = [c for c in doc["nodeclaims"] if c["capacity_type"] == "reserved"]
+    others = [c for c in doc["nodeclaims"] if c["capacity_type"] != "reserved"]
+    assert len(reserved) == 3 and sum(len(c["pods"]) for c in reserved) == 3
+    for c in reserved:
+        assert (c["instance_type"], c["zone"]) == ("m7i.xlarge", "us-east-1a")
+        assert c["labels"]["karpenter.k8s.aws/capacity-reservation-id"] == "cr-0a1b2c3d4e5f60001"
+        assert c["labels"]["karpenter.k8s.aws/capacity-reservation-type"] == "default"
+        crv = c["fleet"]["capacity_reservation"]
+        # Karpenter's reserved offering price: on-demand / 10^7 (the reservation is paid for anyway)
+        assert crv["on_demand_price"] == pytest.approx(0.2016)
+        assert crv["offering_price"] == pytest.approx(0.2016 / 10_000_000)
+        assert c["price"] == pytest.approx(0.0, abs=1e-6)
+    assert others and {c["capacity_type"] for c in others} == {"on-demand"}
+    assert sum(len(c["pods"]) for c in others) == 2
+    assert all(c["price"] > 0 for c in others)
+    assert all("capacity_reservation" not in c["fleet"] for c in others)
+    assert doc["cost_per_hour"] == pytest.approx(sum(c["price"] for c in others), abs=1e-5)
+
+
+def test_reserved_capacity_gate_off_ignores_the_reservation_on_real_prices():
+
+    doc = karpy.simulate(RESERVED_NETWORK, prices="2026-07-20", options=OPTS,
+                         feature_gates={"ReservedCapacity": False}).to_document()
+    assert doc["nodeclaims"] and all(c["capacity_type"] != "reserved" for c in doc["nodeclaims"])
+
+
+def test_a_capacity_block_launches_into_its_block_on_real_prices():
+    text = RESERVED_NETWORK.replace(
+        "instanceCount: 4, availableCount: 3,\n     instanceMatchCriteria: targeted,",
+        "instanceCount: 1, reservationType: capacity-block, endTime: '2026-01-03T00:00:00Z',\n"
+        "     instanceMatchCriteria: targeted,").replace("replicas: 5", "replicas: 1")
+    doc = karpy.simulate(text, prices="2026-07-20", options=OPTS).to_document()
+    [claim] = doc["nodeclaims"]
+    assert claim["capacity_type"] == "reserved"
+    assert claim["labels"]["karpenter.k8s.aws/capacity-reservation-type"] == "capacity-block"
+    assert claim["fleet"]["capacity_reservation"]["type"] == "capacity-block"
+    assert claim["fleet"]["allocation_strategy"] == ""  # types.go Build: no OnDemandOptions for a capacity block

@@ -10,17 +10,9 @@ from __future__ import annotations
 
 import karpy
 from karpy.cloudprovider.fake import FakeCloudProvider
+from tests.manifests import DEFAULT_NODEPOOL
 
-BASE = """
-apiVersion: karpenter.sh/v1
-kind: NodePool
-metadata: {name: default}
-spec:
-  template:
-    spec:
-      nodeClassRef: {group: karpenter.k8s.aws, kind: EC2NodeClass, name: default}
-      requirements: []
----
+BASE = DEFAULT_NODEPOOL + """---
 apiVersion: v1
 kind: Node
 metadata:

@@ -18,6 +18,7 @@ from karpy.api.workloads import ReplicaSet, StatefulSet
 from karpy.cloudprovider.fake import FakeCloudProvider
 from karpy.options import SchedulerConfigError, parse_scheduler_config
 from karpy.provisioning.defaultconstraints import DefaultTopologySpreadInjector
+from tests.manifests import DEFAULT_NODEPOOL
 
 ZONE = "topology.kubernetes.io/zone"
 ZONE_DEFAULT = TopologySpreadConstraint(max_skew=1, topology_key=ZONE, when_unsatisfiable="DoNotSchedule")
@@ -242,15 +243,7 @@ spec:
     metadata: {labels: {app: web}}
     spec: {containers: [{name: c, image: nginx, resources: {requests: {cpu: "1"}}}]}
 ---
-apiVersion: karpenter.sh/v1
-kind: NodePool
-metadata: {name: default}
-spec:
-  template:
-    spec:
-      nodeClassRef: {group: karpenter.k8s.aws, kind: EC2NodeClass, name: default}
-      requirements: []
-"""
+""" + DEFAULT_NODEPOOL
 SPREAD = ("podTopologySpread:\n  defaultConstraints:\n"
           "    - {maxSkew: 1, topologyKey: topology.kubernetes.io/zone, whenUnsatisfiable: DoNotSchedule}\n")
 

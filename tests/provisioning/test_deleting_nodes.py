@@ -17,6 +17,7 @@ from karpy.cloudprovider.fake import FakeCloudProvider
 from karpy.provisioning.testing import Harness
 from karpy.sim.simulation import Simulation, SimulationOptions
 from karpy.api.loader import load_manifests
+from tests.manifests import DEFAULT_NODEPOOL
 
 IT = "node.kubernetes.io/instance-type"
 CT_REQ = ("karpenter.sh/capacity-type", "In", ["spot", "on-demand", "reserved"])
@@ -91,16 +92,7 @@ def test_do_not_disrupt_pods_on_deleting_nodes(value, start, now, rescheduled):
     assert len(h.nodes) == (2 if rescheduled else 1)
 
 
-DISRUPTED = """
-apiVersion: karpenter.sh/v1
-kind: NodePool
-metadata: {name: default}
-spec:
-  template:
-    spec:
-      nodeClassRef: {group: karpenter.k8s.aws, kind: EC2NodeClass, name: default}
-      requirements: []
----
+DISRUPTED = DEFAULT_NODEPOOL + """---
 apiVersion: v1
 kind: Node
 metadata:

@@ -16,6 +16,7 @@ from karpy.cloudprovider.fake import FakeCloudProvider
 from karpy.provisioning import podutils
 from karpy.provisioning.scheduler import ERR_DRA, DRAError
 from karpy.provisioning.testing import expect_provisioned
+from tests.manifests import DEFAULT_NODEPOOL
 
 
 def _with_claims(pod: Pod, container: list[str] = (), init: list[str] = (), pod_level: list[str] = ()) -> Pod:
@@ -91,15 +92,7 @@ spec:
       requests: {cpu: "1"}
       claims: [{name: gpu}]
 ---
-apiVersion: karpenter.sh/v1
-kind: NodePool
-metadata: {name: default}
-spec:
-  template:
-    spec:
-      nodeClassRef: {group: karpenter.k8s.aws, kind: EC2NodeClass, name: default}
-      requirements: []
-"""
+""" + DEFAULT_NODEPOOL
 
 
 def test_real_yaml_keeps_claims_and_the_pod_stays_pending_with_the_dra_error():

@@ -14,6 +14,7 @@ from karpy.cloudprovider.fake import FakeCloudProvider
 from karpy.kubescheduler.podinfo import compute_pod_requests
 from karpy.provisioning.testing import expect_provisioned
 from karpy.scheduling.resources import from_quantities, pod_requests
+from tests.manifests import DEFAULT_NODEPOOL
 
 GI = 1 << 30
 NANO = 10**9
@@ -133,15 +134,7 @@ spec:
   resources: {requests: {cpu: "3", memory: 1Gi}}
   containers: [{name: a, image: nginx, resources: {requests: {cpu: 500m}}}, {name: b, image: nginx}]
 ---
-apiVersion: karpenter.sh/v1
-kind: NodePool
-metadata: {name: default}
-spec:
-  template:
-    spec:
-      nodeClassRef: {group: karpenter.k8s.aws, kind: EC2NodeClass, name: default}
-      requirements: []
-"""
+""" + DEFAULT_NODEPOOL
     result = karpy.simulate(text, cloud_provider=FakeCloudProvider(), region=None)
     doc = result.to_document()
     assert result.exit_code == 0
