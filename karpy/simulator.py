@@ -139,12 +139,13 @@ def simulate(
     if scheduler_config is not None:
         fields["scheduler_config"] = _scheduler_config(scheduler_config)
     operator = Options(**fields)
+    disruption_on = bool(base.disruption if disruption is None else disruption)
     with ExitStack() as owned:
         if isinstance(cloud_provider, str):
             factory = resolve_cloud_provider(cloud_provider)
             loaded = load_manifests(manifests, extra_kinds=getattr(factory, "EXTRA_KINDS", None), strict=strict,
                                     max_pods=max_pods, exclude=exclude)
-            loaded.warnings.extend(unmodelled_field_warnings(loaded.nodepools))
+            loaded.warnings.extend(unmodelled_field_warnings(loaded.nodepools, disruption=disruption_on))
             _gate_node_overlays(loaded, gates)
             provider = factory.from_options(ProviderOptions(region=region, prices=prices,
                                                             unavailable=tuple(unavailable), clock=clock,
@@ -157,7 +158,7 @@ def simulate(
             provider = cloud_provider
             loaded = load_manifests(manifests, extra_kinds=getattr(provider, "EXTRA_KINDS", None), strict=strict,
                                     max_pods=max_pods, exclude=exclude)
-            loaded.warnings.extend(unmodelled_field_warnings(loaded.nodepools))
+            loaded.warnings.extend(unmodelled_field_warnings(loaded.nodepools, disruption=disruption_on))
             _gate_node_overlays(loaded, gates)
         provider_warnings = getattr(provider, "manifest_warnings", None)
         if callable(provider_warnings):
