@@ -33,16 +33,6 @@ def _gate_node_overlays(loaded: Any, gates: Mapping[str, bool]) -> None:
     loaded.nodeoverlays = []
 
 
-def _warn_unmodelled_disruption(loaded: Any, disruption: bool) -> None:
-    """What the disruption controller does not model is said, not silently changed."""
-    if not disruption:
-        return
-    for np in loaded.nodepools:
-        if np.spec.disruption.consolidation_policy == "Balanced":
-            loaded.warnings.append(f"NodePool {np.metadata.name}: consolidationPolicy Balanced runs as "
-                                   "WhenEmptyOrUnderutilized (karpy does not model Balanced move scoring)")
-
-
 def _check_choice(name: str, value: str, allowed: Sequence[str]) -> None:
     if value not in allowed:
         raise ValueError(f"{name} must be one of {', '.join(allowed)} (got {value!r})")
@@ -169,7 +159,6 @@ def simulate(
                                                        if v != FEATURE_GATE_DEFAULTS[k]}}
         if disruption is not None:
             overrides["disruption"] = disruption
-        _warn_unmodelled_disruption(loaded, overrides.get("disruption", base.disruption))
         if until is not None:
             overrides["until"] = parse_duration(until, "until")
             if overrides["until"] <= 0:

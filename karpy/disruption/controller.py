@@ -24,13 +24,14 @@ Modelling choices (deterministic, documented):
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Any
 
 from karpy.api.pod import Taint
 from karpy.disruption.budgets import build_disruption_budget_mapping
 from karpy.disruption.drift import Drift
 from karpy.disruption.emptiness import Emptiness
-from karpy.disruption.helpers import build_nodepool_map, get_candidates
+from karpy.disruption.helpers import build_nodepool_map, get_candidates_with_totals
 from karpy.disruption.multinodeconsolidation import MultiNodeConsolidation
 from karpy.disruption.queue import Queue
 from karpy.disruption.singlenodeconsolidation import SingleNodeConsolidation
@@ -63,7 +64,7 @@ class DisruptionController:
     def __init__(self, sim: Any, feature_gates: dict[str, bool]) -> None:
         self.sim = sim
         self.feature_gates = dict(feature_gates)
-        self.methods = [Emptiness(), Drift(), MultiNodeConsolidation(), SingleNodeConsolidation()]
+        self.methods: list[Any] = [Emptiness(), Drift(), MultiNodeConsolidation(), SingleNodeConsolidation()]
         self.queue = Queue(self)
         self.terminator = Terminator(lambda key, grace: self._evict(key, grace))
         self.marked: set[str] = set()
@@ -92,7 +93,7 @@ class DisruptionController:
 
     # -- watches ---------------------------------------------------------------------------------
     def _now(self) -> float:
-        return self.sim.clock.now()
+        return float(self.sim.clock.now())
 
     def _mark_unconsolidated(self) -> None:
         self.consolidation_state = self._now()
@@ -195,11 +196,15 @@ class DisruptionController:
             m = self.methods[i]
             cluster = self.view()
             pool_map = build_nodepool_map(cluster)
-            cands = get_candidates(cluster, lambda c, m=m, cl=cluster: m.should_disrupt(c, cl), m.disruption_class,
-                                   pool_map)
+            cands, totals = get_candidates_with_totals(
+                cluster, partial(m.should_disrupt, cluster=cluster), m.disruption_class, pool_map)
             if not cands:
                 self._record_events(cluster)
                 continue
+            # controller.go: consolidation methods score Balanced pools against this round's totals
+            set_totals = getattr(m, "set_nodepool_totals", None)
+            if set_totals is not None:
+                set_totals(totals)
             budgets = build_disruption_budget_mapping(cluster.state.nodes, cluster.nodepools.values(), cluster.now,
                                                       m.reason, cluster.events)
             snapshot = dict(budgets)
@@ -347,7 +352,7 @@ class DisruptionController:
             if pool is not None:
                 exceeded = sim.provisioner.limits_exceeded(pool, cluster)
                 if exceeded is not None:
-                    return exceeded
+                    return str(exceeded)
             staged.append(sim._stage_nodeclaim(claim))
         sim._launch(staged)
         for c in cmd.candidates:
