@@ -191,13 +191,13 @@ class NodePool(TypedObject):
 
 #: NodePool fields a run without the disruption controller does not act on, with why -- each one
 #: a separate entry so it can be dropped on its own. Keys are field paths as written in YAML; a
-#: field is reported only when the manifest sets it.
+#: field is reported only when the manifest sets it. (terminationGracePeriod is acted on in every
+#: run: interruptions and NodePool deletions drain through karpy.termination.controller.)
 UNMODELLED_NODEPOOL_FIELDS: Mapping[str, str] = {
     "spec.disruption.consolidationPolicy": "disruption is off; run with --disruption",
     "spec.disruption.consolidateAfter": "disruption is off; run with --disruption",
     "spec.disruption.budgets": "disruption is off; run with --disruption",
     "spec.template.spec.expireAfter": "expiration is off; run with --disruption",
-    "spec.template.spec.terminationGracePeriod": "node termination runs the timeline's simple drain; run with --disruption",
     "spec.replicas": "static NodePools are not provisioned",
 }
 #: What is still not acted on when the disruption controller runs (``--disruption``).
