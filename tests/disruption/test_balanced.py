@@ -364,3 +364,37 @@ def test_balanced_rejects_a_high_disruption_move_the_other_policy_takes(policy, 
         assert not per_pool["default"].approved()
         assert any(r == "ConsolidationScore" and o == "node/heavy" and "< threshold 0.50" in m
                    for r, o, m in cl.events)
+
+
+# -------------------------------------------------- a Balanced pool on real prices (AWS provider, moto)
+
+def _cookbook_run(policy):
+    from pathlib import Path
+
+    import yaml
+
+    import karpy
+
+    cookbook = Path(__file__).resolve().parents[2] / "examples" / "generation-preference"
+    np = yaml.safe_load((cookbook / "01-one-nodepool" / "nodepool.yaml").read_text())
+    np["spec"].setdefault("disruption", {}).update(consolidationPolicy=policy, consolidateAfter="0s")
+    return karpy.simulate([np, cookbook / "common"], prices="2026-07-20", disruption=True, until="1h",
+                          events=["5m scale deployment/web 40", "20m scale deployment/web 30"])
+
+
+def test_balanced_declines_a_replace_that_saves_too_little_for_its_disruption_on_real_prices():
+    """The cookbook's one-NodePool design, 40 web replicas scaled to 30: WhenEmptyOrUnderutilized replaces the big
+    node with a cheaper one; under Balanced the same move saves 25 % of the pool's cost for 100 % of its disruption
+    (score 0.25 < 1/k) and is declined, while the earlier delete (score 0.86) goes ahead in both."""
+    default, balanced = _cookbook_run("WhenEmptyOrUnderutilized"), _cookbook_run("Balanced")
+    moves = {name: [(d["method"], d["decision"]) for d in r.to_document()["disruptions"] if d["t"] >= 1200]
+             for name, r in (("default", default), ("balanced", balanced))}
+    assert ("single-node-consolidation", "replace") in moves["default"]
+    assert moves["balanced"] == []
+    first = [(d["decision"], d["t"]) for d in balanced.to_document()["disruptions"]]
+    assert first and first[0] == next((d["decision"], d["t"]) for d in default.to_document()["disruptions"])
+    events = [m for v in balanced.simulation.disruption.node_events.values() for (r, m) in v
+              if r in ("ConsolidationApproved", "ConsolidationScore")]
+    assert any(m.startswith("score ") and "< threshold 0.50 (k: 2" in m for m in events)
+    assert any(">= threshold 0.50 (k: 2" in m for m in events)
+    assert not any("Balanced" in w for w in balanced.to_document()["warnings"])
