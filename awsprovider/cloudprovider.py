@@ -309,9 +309,12 @@ class AWSCloudProvider:
         self._index_of: tuple[InstanceType, ...] | None = None
         self._index: dict[str, InstanceType] = {}
         self._launch_security_groups: dict[str, tuple[str, ...]] = {}
+        self._status_amis: dict[int, tuple[Any, tuple[AMI, ...]]] = {}
 
     #: manifest kinds this provider adds to karpy's loader
     EXTRA_KINDS = EXTRA_KINDS
+    #: apis/v1/doc.go cloudprovider.ReservedCapacityLabels (InstanceTypeNotFound drift of a reserved node)
+    reserved_capacity_labels = frozenset({LABEL_CAPACITY_RESERVATION_ID, LABEL_CAPACITY_RESERVATION_TYPE})
 
     @classmethod
     def from_options(cls, options: Any) -> AWSCloudProvider:
@@ -584,7 +587,7 @@ class AWSCloudProvider:
         return LaunchContext(
             nodeclass_name=nodeclass.name,
             subnets=tuple(LaunchSubnet(s.id, s.zone, s.zone_id, s.available_ip_address_count) for s in nodeclass.subnets),
-            amis=self.amis,
+            amis=self.amis_for(nodeclass),
             security_group_ids=tuple(g for g, _ in nodeclass.security_groups),
             context=nodeclass.nodeclass.spec.context,
         )
@@ -603,7 +606,7 @@ class AWSCloudProvider:
         its = self._types_for(nodeclass, (nodeclaim.metadata.labels or {}).get(LABEL_NODEPOOL, ""), read_only=True)
         ctx = self._context(nodeclass)
         # the security groups the launch template carries (moto's CreateFleet does not put them on
-        # the instance; drift compares against them then, see awsprovider.drift)
+        # the instance; drift compares against them, see is_drifted)
         self._launch_security_groups[name] = ctx.security_group_ids
         try:
             prepared = self.instances.prepare(ctx, nodeclaim, tags, its)
@@ -785,9 +788,12 @@ class AWSCloudProvider:
             res = self.ec2.client.describe_instances(InstanceIds=[instance_id])
             found = [i for r in res.get("Reservations", []) for i in r.get("Instances", [])]
             instance = dict(found[0]) if found else None
-            if instance is not None and not instance.get("SecurityGroups"):
-                instance["SecurityGroups"] = [{"GroupId": g} for g in
-                                              self._launch_security_groups.get(nodeclaim.metadata.name, ())]
+            launch_sgs = self._launch_security_groups.get(nodeclaim.metadata.name)
+            if instance is not None and (launch_sgs or not instance.get("SecurityGroups")):
+                # an EC2 instance keeps its launch template's security groups; moto's CreateFleet
+                # reports the VPC's "default" group (or none) instead, so karpy's record of what
+                # the launch asked for is the instance's truth
+                instance["SecurityGroups"] = [{"GroupId": g} for g in launch_sgs or ()]
             rid = self.ec2.reservations.reservation_of(instance_id) if self.reserved_capacity else None
             if instance is not None and rid:  # types.go NewInstance: reserved iff the gate and a reservation id
                 instance["CapacityReservationId"] = rid
@@ -795,6 +801,22 @@ class AWSCloudProvider:
             instance = None
         return _nodeclass_drift(self, nodeclaim, nodeclass, instance, ANNOTATION_NODECLASS_HASH,
                                 ANNOTATION_NODECLASS_HASH_VERSION, NODECLASS_HASH_VERSION)
+
+    def amis_for(self, nodeclass: ResolvedNodeClass) -> tuple[AMI, ...]:
+        """``nodeClass.Status.AMIs``: the EC2NodeClass's ``status.amis`` when it gives them (in their
+        order, deprecated ones last, as the AMI provider sorts them), else karpy's stub AMIs (one tuple per NodeClass
+        object, so the launch-template memo keeps hitting)."""
+        status = nodeclass.nodeclass.status.amis
+        if not status:
+            return self.amis
+        key = id(nodeclass.nodeclass)
+        hit = self._status_amis.get(key)
+        if hit is None or hit[0] is not nodeclass.nodeclass:
+            # ami.go compareAMI: non-deprecated AMIs first (stable: otherwise the status order)
+            amis = tuple(AMI(a.id, Requirements.from_node_selector_requirements(a.requirements), a.name)
+                         for a in sorted(status, key=lambda a: a.deprecated))
+            hit = self._status_amis[key] = (nodeclass.nodeclass, amis)
+        return hit[1]
 
     def expected_ami(self, nodeclaim: Any) -> str | None:
         """ami.go MapToInstanceTypes for the NodeClaim's instance type: the first compatible AMI."""
@@ -806,7 +828,7 @@ class AWSCloudProvider:
             "karpenter.sh/nodepool", ""))), name)
         if it is None:
             return None
-        for ami in self.amis:
+        for ami in self.amis_for(nodeclass):
             if it.requirements.is_compatible(ami.requirements, WELL_KNOWN_LABELS):
                 return ami.id
         return None

@@ -6,11 +6,21 @@ aws:pkg/apis/v1/ec2nodeclass.go Hash: the spec *without* the selector-driven fie
 (subnetSelectorTerms, securityGroupSelectorTerms, capacityReservationSelectorTerms,
 amiSelectorTerms, ipPrefixCount, the literal amiFamily) — those drift through the resolved
 subnets, security groups and AMIs instead. karpy hashes those fields with SHA-256 (stable, not
-Go's hashstructure digits). Capacity-reservation drift (isCapacityReservationDrifted): a reserved
-instance whose reservation is no longer in the EC2NodeClass's status (the instance's
-``CapacityReservationId`` comes from the mocked EC2's reservation store; only with the
-ReservedCapacity gate, as NewInstance reads it). Placement-group drift is not modelled (no
-placement groups in karpy's mocked EC2).
+Go's hashstructure digits).
+
+The reasons, in upstream's order: NodeClassDrift (static hash, equal hash versions), AMIDrift (the
+NodeClaim's ``status.imageID`` is not the AMI the NodeClass's AMIs map its instance type to --
+``status.amis`` of the EC2NodeClass when given, else karpy's stub AMIs), then the first of
+SecurityGroupDrift, SubnetDrift, CapacityReservationDrift, PlacementGroupDrift.
+
+CapacityReservationDrift (isCapacityReservationDrifted): a reserved instance whose reservation is
+no longer in the EC2NodeClass's status -- the instance's ``CapacityReservationId`` comes from the
+mocked EC2's reservation store, only with the ReservedCapacity gate, as NewInstance reads it --
+against the NodeClass's reservations (``capacity_reservations`` of the resolved NodeClass or of its
+status: ids or objects with ``id``). PlacementGroupDrift is written against a small interface,
+because karpy's mocked EC2 has no placement groups: the NodeClaim's
+``karpenter.k8s.aws/placement-group-id`` label against the NodeClass's ``placement_group_id`` (karpy does not parse ``placementGroupSelector``, so that is "" and a
+NodeClaim carrying the label drifts, as upstream's does when the selector is removed).
 """
 
 from __future__ import annotations
@@ -19,13 +29,17 @@ import hashlib
 import json
 from typing import Any
 
-__all__ = ["AMI_DRIFT", "CAPACITY_RESERVATION_DRIFT", "NODECLASS_DRIFT", "SECURITY_GROUP_DRIFT", "SUBNET_DRIFT", "is_drifted", "static_hash"]
+from awsprovider.labels import LABEL_PLACEMENT_GROUP_ID
+
+__all__ = ["AMI_DRIFT", "CAPACITY_RESERVATION_DRIFT", "NODECLASS_DRIFT", "PLACEMENT_GROUP_DRIFT",
+           "SECURITY_GROUP_DRIFT", "SUBNET_DRIFT", "is_drifted", "static_hash"]
 
 AMI_DRIFT = "AMIDrift"
 SUBNET_DRIFT = "SubnetDrift"
 SECURITY_GROUP_DRIFT = "SecurityGroupDrift"
-NODECLASS_DRIFT = "NodeClassDrift"
 CAPACITY_RESERVATION_DRIFT = "CapacityReservationDrift"
+PLACEMENT_GROUP_DRIFT = "PlacementGroupDrift"
+NODECLASS_DRIFT = "NodeClassDrift"
 #: ec2nodeclass.go Hash ignores these (hash:"ignore"); drift comes from the resolved status instead
 _DYNAMIC_FIELDS = ("subnetSelectorTerms", "securityGroupSelectorTerms", "capacityReservationSelectorTerms",
                    "amiSelectorTerms", "ipPrefixCount", "amiFamily")
@@ -63,6 +77,17 @@ def is_drifted(provider: Any, nodeclaim: Any, nodeclass: Any, instance: dict[str
     if subnets and instance.get("SubnetId") not in subnets:
         return SUBNET_DRIFT
     reservation = instance.get("CapacityReservationId")
-    if reservation and reservation not in {r.id for r in nodeclass.capacity_reservations}:
+    if reservation and reservation not in _reservation_ids(nodeclass):
         return CAPACITY_RESERVATION_DRIFT
+    if (nodeclaim.metadata.labels or {}).get(LABEL_PLACEMENT_GROUP_ID, "") != \
+            (getattr(nodeclass, "placement_group_id", "") or ""):
+        return PLACEMENT_GROUP_DRIFT
     return None
+
+
+def _reservation_ids(nodeclass: Any) -> frozenset[str]:
+    """The NodeClass's capacity reservation ids (``status.capacityReservations`` upstream)."""
+    found = getattr(nodeclass, "capacity_reservations", None)
+    if found is None:
+        found = getattr(getattr(getattr(nodeclass, "nodeclass", None), "status", None), "capacity_reservations", None)
+    return frozenset(r if isinstance(r, str) else str(getattr(r, "id", "")) for r in found or ())

@@ -33,16 +33,6 @@ def _gate_node_overlays(loaded: Any, gates: Mapping[str, bool]) -> None:
     loaded.nodeoverlays = []
 
 
-def _warn_unmodelled_disruption(loaded: Any, disruption: bool) -> None:
-    """What the disruption controller does not model is said, not silently changed."""
-    if not disruption:
-        return
-    for np in loaded.nodepools:
-        if np.spec.disruption.consolidation_policy == "Balanced":
-            loaded.warnings.append(f"NodePool {np.metadata.name}: consolidationPolicy Balanced runs as "
-                                   "WhenEmptyOrUnderutilized (karpy does not model Balanced move scoring)")
-
-
 def _check_choice(name: str, value: str, allowed: Sequence[str]) -> None:
     if value not in allowed:
         raise ValueError(f"{name} must be one of {', '.join(allowed)} (got {value!r})")
@@ -139,12 +129,13 @@ def simulate(
     if scheduler_config is not None:
         fields["scheduler_config"] = _scheduler_config(scheduler_config)
     operator = Options(**fields)
+    disruption_on = bool(base.disruption if disruption is None else disruption)
     with ExitStack() as owned:
         if isinstance(cloud_provider, str):
             factory = resolve_cloud_provider(cloud_provider)
             loaded = load_manifests(manifests, extra_kinds=getattr(factory, "EXTRA_KINDS", None), strict=strict,
                                     max_pods=max_pods, exclude=exclude)
-            loaded.warnings.extend(unmodelled_field_warnings(loaded.nodepools))
+            loaded.warnings.extend(unmodelled_field_warnings(loaded.nodepools, disruption=disruption_on))
             _gate_node_overlays(loaded, gates)
             provider = factory.from_options(ProviderOptions(region=region, prices=prices,
                                                             unavailable=tuple(unavailable), clock=clock,
@@ -157,7 +148,7 @@ def simulate(
             provider = cloud_provider
             loaded = load_manifests(manifests, extra_kinds=getattr(provider, "EXTRA_KINDS", None), strict=strict,
                                     max_pods=max_pods, exclude=exclude)
-            loaded.warnings.extend(unmodelled_field_warnings(loaded.nodepools))
+            loaded.warnings.extend(unmodelled_field_warnings(loaded.nodepools, disruption=disruption_on))
             _gate_node_overlays(loaded, gates)
         provider_warnings = getattr(provider, "manifest_warnings", None)
         if callable(provider_warnings):
@@ -168,7 +159,6 @@ def simulate(
                                                        if v != FEATURE_GATE_DEFAULTS[k]}}
         if disruption is not None:
             overrides["disruption"] = disruption
-        _warn_unmodelled_disruption(loaded, overrides.get("disruption", base.disruption))
         if until is not None:
             overrides["until"] = parse_duration(until, "until")
             if overrides["until"] <= 0:

@@ -21,6 +21,7 @@ from pydantic import Field, field_validator
 
 from awsprovider.labels import AMI_FAMILY_AL2023, AMI_FAMILY_CUSTOM
 from karpy.api.meta import Condition, KubeModel, TypedObject
+from karpy.api.pod import NodeSelectorRequirement
 from karpy.api.quantity import Quantity
 
 __all__ = [
@@ -189,12 +190,25 @@ class StatusCapacityReservation(KubeModel):
     interruptible: bool = False
 
 
+class StatusAMI(KubeModel):
+    """Status AMI (ec2nodeclass_status.go AMI): ``id``, ``name``, ``deprecated`` and the
+    requirements an instance type must meet to use it."""
+
+    id: str
+    name: str = ""
+    deprecated: bool = False
+    requirements: list[NodeSelectorRequirement] = Field(default_factory=list)
+
+
 class EC2NodeClassStatus(KubeModel):
-    """EC2NodeClassStatus (the parts karpy resolves)."""
+    """EC2NodeClassStatus (the parts karpy resolves). ``amis``, when given (a ``kubectl get -o
+    yaml`` dump, or an ``apply`` event with the AMIs the selector now resolves to), are the AMIs
+    the NodeClass launches with and drift is checked against; else karpy's stub AMIs."""
 
     subnets: list[StatusSubnet] = Field(default_factory=list)
     capacity_reservations: list[StatusCapacityReservation] = Field(default_factory=list)
     security_groups: list[StatusSecurityGroup] = Field(default_factory=list)
+    amis: list[StatusAMI] = Field(default_factory=list)
     instance_profile: str = ""
     conditions: list[Condition] = Field(default_factory=list)
 

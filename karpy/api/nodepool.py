@@ -20,6 +20,7 @@ from karpy.api.pod import NodeSelectorRequirement, Taint
 
 __all__ = [
     "UNMODELLED_NODEPOOL_FIELDS",
+    "UNMODELLED_NODEPOOL_FIELDS_WITH_DISRUPTION",
     "unmodelled_field_warnings",
     "written_fields",
     "Budget",
@@ -188,15 +189,19 @@ class NodePool(TypedObject):
         return self.spec.replicas is not None
 
 
-#: NodePool fields a run does not act on, with why -- each one a separate entry so it can be
-#: dropped on its own once it is modelled (disruption: the disruption controller's issue).
-#: Keys are field paths as written in YAML; a field is reported only when the manifest sets it.
+#: NodePool fields a run without the disruption controller does not act on, with why -- each one
+#: a separate entry so it can be dropped on its own. Keys are field paths as written in YAML; a
+#: field is reported only when the manifest sets it. (terminationGracePeriod is acted on in every
+#: run: interruptions and NodePool deletions drain through karpy.termination.controller.)
 UNMODELLED_NODEPOOL_FIELDS: Mapping[str, str] = {
-    "spec.disruption.consolidationPolicy": "disruption is not modelled",
-    "spec.disruption.consolidateAfter": "disruption is not modelled",
-    "spec.disruption.budgets": "disruption is not modelled",
-    "spec.template.spec.expireAfter": "expiration is not modelled",
-    "spec.template.spec.terminationGracePeriod": "node termination is not modelled",
+    "spec.disruption.consolidationPolicy": "disruption is off; run with --disruption",
+    "spec.disruption.consolidateAfter": "disruption is off; run with --disruption",
+    "spec.disruption.budgets": "disruption is off; run with --disruption",
+    "spec.template.spec.expireAfter": "expiration is off; run with --disruption",
+    "spec.replicas": "static NodePools are not provisioned",
+}
+#: What is still not acted on when the disruption controller runs (``--disruption``).
+UNMODELLED_NODEPOOL_FIELDS_WITH_DISRUPTION: Mapping[str, str] = {
     "spec.replicas": "static NodePools are not provisioned",
 }
 
@@ -231,11 +236,15 @@ def _set_fields(model: Any, path: str) -> bool:
     return cur is not None and (field is None or field.is_required() or cur != field.get_default(call_default_factory=True))
 
 
-def unmodelled_field_warnings(nodepools: Iterable[Any],
-                              fields: Mapping[str, str] = UNMODELLED_NODEPOOL_FIELDS) -> list[str]:
-    """One warning per reason of :data:`UNMODELLED_NODEPOOL_FIELDS`, naming each field some
-    NodePool sets and the NodePools: ``NodePool fields not acted on (disruption is not modelled):
-    spec.disruption.consolidationPolicy (a, b), spec.disruption.budgets (a)``."""
+def unmodelled_field_warnings(nodepools: Iterable[Any], fields: Mapping[str, str] | None = None, *,
+                              disruption: bool = False) -> list[str]:
+    """One warning per reason of ``fields`` (default: :data:`UNMODELLED_NODEPOOL_FIELDS`, or
+    :data:`UNMODELLED_NODEPOOL_FIELDS_WITH_DISRUPTION` when the disruption controller runs),
+    naming each field some NodePool sets and the NodePools: ``NodePool fields not acted on
+    (disruption is off; run with --disruption): spec.disruption.consolidationPolicy (a, b),
+    spec.disruption.budgets (a)``."""
+    if fields is None:
+        fields = UNMODELLED_NODEPOOL_FIELDS_WITH_DISRUPTION if disruption else UNMODELLED_NODEPOOL_FIELDS
     pools = list(nodepools)
     by_reason: dict[str, list[str]] = {}
     for path, why in fields.items():

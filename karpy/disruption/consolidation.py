@@ -1,7 +1,7 @@
 """What Emptiness, multi- and single-node consolidation share.
 
 Mirrors pkg/controllers/disruption/consolidation.go (ShouldDisrupt, sortCandidates,
-computeConsolidation, computeSpotToSpotConsolidation, markConsolidated/IsConsolidated) and
+SetNodePoolTotals and the Balanced evaluator (:mod:`karpy.disruption.balanced`), computeConsolidation, computeSpotToSpotConsolidation, markConsolidated/IsConsolidated) and
 pkg/controllers/provisioning/scheduling/nodeclaim.go RemoveInstanceTypeOptionsByPriceAndMinValues.
 
 Every ``Unconsolidatable`` text is upstream's. Determinism: candidates are pre-ordered by name
@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from karpy.cloudprovider.types import InstanceTypes
+from karpy.disruption.balanced import BalancedEvaluator, Evaluator, NodePoolTotals
 from karpy.disruption.helpers import ERR_CANDIDATE_DELETING, simulate_scheduling
 from karpy.disruption.types import Candidate, Cluster, Command, condition_true
 from karpy.featuregates import SPOT_TO_SPOT_CONSOLIDATION
@@ -58,6 +59,12 @@ class Consolidation:
 
     def __init__(self) -> None:
         self.last_consolidation_state: float | None = None
+        #: consolidation.go evaluator: the noop one until the controller hands over the round's totals
+        self.evaluator: Evaluator = Evaluator()
+
+    def set_nodepool_totals(self, totals: dict[str, NodePoolTotals]) -> None:
+        """consolidation.go SetNodePoolTotals: Balanced scoring against this round's totals."""
+        self.evaluator = BalancedEvaluator(totals)
 
     # -- the "recently evaluated" cache (consolidation.go:89-97) -------------------------------
     def is_consolidated(self, cluster: Cluster) -> bool:

@@ -13,7 +13,12 @@ Modelling choices (deterministic, documented):
 * a graceful method's 15 s validation parks the controller until ``t + 15`` while the rest of
   the simulation runs; a failed validation continues the round with the next method (as upstream
   does for Emptiness and multi-node consolidation);
-* StaticDrift is not modelled (karpy does not provision static NodePools);
+* StaticDrift (controller.go NewMethods, between Emptiness and Drift) is not run: karpy does not
+  provision static NodePools, so no NodeClaim of a run can be a static one;
+* consolidation methods get the round's Balanced NodePool totals before computing
+  (controller.go SetNodePoolTotals, :mod:`karpy.disruption.balanced`);
+* deletions go through the simulation's termination controller
+  (:mod:`karpy.termination.controller`), whose steps this controller's timeline records;
 * command IDs are a counter; the queue is looked at every round and whenever a Node changes;
 * the drain re-runs every second; pods are evicted through the simulation (deleted after their
   grace period; a workload's replica comes back pending);
@@ -24,26 +29,23 @@ Modelling choices (deterministic, documented):
 
 from __future__ import annotations
 
-import functools
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
-from karpy.api.pod import Taint
 from karpy.disruption.budgets import build_disruption_budget_mapping
 from karpy.disruption.drift import Drift
 from karpy.disruption.emptiness import Emptiness
-from karpy.disruption.helpers import build_nodepool_map, get_candidates
+from karpy.disruption.helpers import build_nodepool_map, get_candidates_with_totals
 from karpy.disruption.multinodeconsolidation import MultiNodeConsolidation
 from karpy.disruption.queue import QUEUE_BASE_DELAY, Queue
 from karpy.disruption.singlenodeconsolidation import SingleNodeConsolidation
 from karpy.disruption.types import Cluster, Command, DECISION_NOOP, Method
 from karpy.disruption.consolidation import COMMAND_VALIDATION_DELAY, CONSOLIDATION_STATE_RESET
 from karpy.disruption.validation import ValidationError, validate_consolidation, validate_emptiness
-from karpy.nodeclaim.disruption import set_condition, update_consolidatable, update_drifted
+from karpy.nodeclaim.disruption import InstanceTypeCheckCache, set_condition, update_consolidatable, update_drifted
 from karpy.nodeclaim.expiration import expires_at
 from karpy.provisioning import podutils
 from karpy.scheduling.labels import NODE_INITIALIZED
-from karpy.termination.terminator import DRAIN_REQUEUE, MIN_DRAIN_TIME, Terminator
-from karpy.utils.pdb import Limits
 from karpy.utils.pod import DISRUPTED_TAINT_KEY
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -69,7 +71,11 @@ class DisruptionController:
         self.feature_gates = dict(feature_gates)
         self.methods: list[Method] = [Emptiness(), Drift(), MultiNodeConsolidation(), SingleNodeConsolidation()]
         self.queue = Queue(self)
-        self.terminator = Terminator(lambda key, grace: self._evict(key, grace))
+        #: the simulation's termination controller drains every deletion; its steps go to this
+        #: controller's timeline (``disruption.<step>``)
+        self.termination = sim.termination
+        self.termination.on_step = self._timeline
+        self.termination.on_terminated.append(self._terminated)
         self.marked: set[str] = set()
         self.nominated_until: dict[str, float] = {}
         self.consolidation_state = 0.0
@@ -82,11 +88,12 @@ class DisruptionController:
         self._parked: tuple[int, list[Command], dict[str, int]] | None = None
         self._round_gen = 0
         self._ids = 0
-        self._draining: dict[str, dict[str, Any]] = {}
         self._expiry_scheduled: set[str] = set()
         self._last_pod_event: dict[str, float] = {}
         self._wakes: list[float] = []
         self._it_cache: tuple[float, dict[tuple[str, int], list[Any]]] = (-1.0, {})
+        #: drift.go instanceTypeNotFoundCheckCache
+        self._instance_type_checks = InstanceTypeCheckCache()
         sim.store.watch("Pod", self._on_pod)
         sim.store.watch("Node", self._on_node)
         # the simulation's periodic-controller hook: a 10 s poll that skips ticks at which nothing
@@ -96,7 +103,7 @@ class DisruptionController:
 
     # -- watches ---------------------------------------------------------------------------------
     def _now(self) -> float:
-        return self.sim.clock.now()
+        return float(self.sim.clock.now())
 
     def _mark_unconsolidated(self) -> None:
         self.consolidation_state = self._now()
@@ -199,11 +206,15 @@ class DisruptionController:
             m = self.methods[i]
             cluster = self.view()
             pool_map = build_nodepool_map(cluster)
-            cands = get_candidates(cluster, functools.partial(m.should_disrupt, cluster=cluster), m.disruption_class,
-                                   pool_map)
+            cands, totals = get_candidates_with_totals(
+                cluster, partial(m.should_disrupt, cluster=cluster), m.disruption_class, pool_map)
             if not cands:
                 self._record_events(cluster)
                 continue
+            # controller.go: consolidation methods score Balanced pools against this round's totals
+            set_totals = getattr(m, "set_nodepool_totals", None)
+            if set_totals is not None:
+                set_totals(totals)
             budgets = build_disruption_budget_mapping(cluster.state.nodes, cluster.nodepools.values(), cluster.now,
                                                       m.reason, cluster.events)
             snapshot = dict(budgets)
@@ -309,20 +320,7 @@ class DisruptionController:
 
     # -- queue operations (queue.Operations) -------------------------------------------------------
     def _taint(self, name: str, add: bool) -> None:
-        store = self.sim.store
-        node = store.get("Node", name)
-        if node is None:
-            return
-        has = any(t.key == DISRUPTED_TAINT_KEY and t.effect == "NoSchedule" for t in node.spec.taints or ())
-        if has == add:
-            return
-        updated = node.model_copy(deep=True)
-        taints = [t for t in updated.spec.taints or () if t.key != DISRUPTED_TAINT_KEY]
-        if add:
-            taints.append(Taint(key=DISRUPTED_TAINT_KEY, effect="NoSchedule"))
-        updated.spec.taints = taints
-        store.update("Node", updated, old=node)
-        self._timeline("taint" if add else "untaint", name, {"taint": f"{DISRUPTED_TAINT_KEY}:NoSchedule"})
+        self.termination.taint(name, add)
 
     def _record_of(self, name: str) -> Any | None:
         return self.sim._launch_by_node.get(name) or next((r for r in self.sim.launches if r.name == name), None)
@@ -354,7 +352,7 @@ class DisruptionController:
             if pool is not None:
                 exceeded = sim.provisioner.limits_exceeded(pool, cluster)
                 if exceeded is not None:
-                    return exceeded
+                    return str(exceeded)
             staged.append(sim._stage_nodeclaim(claim))
         sim._launch(staged)
         for c in cmd.candidates:
@@ -388,7 +386,7 @@ class DisruptionController:
         """controller.go :150-164: untaint nodes neither queued nor marked for deletion."""
         queued = self.queue.names()
         for rec in self.live_records():
-            if rec.name in queued or rec.name in self.marked or rec.name in self._draining:
+            if rec.name in queued or rec.name in self.marked or self.termination.is_draining(rec.name):
                 continue
             node = self.sim.store.get("Node", rec.name)
             if node is not None and any(t.key == DISRUPTED_TAINT_KEY for t in node.spec.taints or ()):
@@ -399,13 +397,14 @@ class DisruptionController:
     def _update_nodeclaims(self) -> None:
         now = self._now()
         pools = {np.metadata.name: np for np in self.sim.store.list("NodePool")}
+        provider = _RoundProvider(self.sim.cloud_provider)
         for rec in self.live_records():
             claim = rec.launched
             if claim.metadata.deletion_timestamp is not None:
                 continue
             pool = pools.get(rec.nodepool)
             if pool is not None:
-                update_drifted(pool, claim, now, self.sim.cloud_provider)
+                update_drifted(pool, claim, now, provider, self._instance_type_checks)
                 until = update_consolidatable(pool, claim, now)
                 if until is not None:
                     self._wakes.append(until)
@@ -413,7 +412,7 @@ class DisruptionController:
                 self._expiry_scheduled.add(rec.name)
                 at = expires_at(claim)
                 if at is not None:
-                    self.sim.events.schedule(at, f"expire {rec.name}", functools.partial(self._expire, rec.name))
+                    self.sim.events.schedule(at, f"expire {rec.name}", partial(self._expire, rec.name))
 
     def _expire(self, name: str) -> None:
         rec = self._record_of(name)
@@ -424,67 +423,27 @@ class DisruptionController:
             return
         self.delete_nodeclaim(name, "expiration")
 
-    # -- termination -----------------------------------------------------------------------------------
+    # -- termination ----------------------------------------------------------------------------------
     def delete_nodeclaim(self, name: str, reason: str) -> None:
-        """Delete a NodeClaim: deletionTimestamp (and the TGP deadline), taint, drain, delete."""
+        """Delete a NodeClaim through the simulation's termination controller
+        (:mod:`karpy.termination.controller`: deletionTimestamp and the TGP deadline, taint,
+        four-tier drain, delete)."""
         rec = self._record_of(name)
-        if rec is None or rec.deleted or name in self._draining:
+        if rec is None or rec.deleted or self.termination.is_draining(name):
             return
-        now = self._now()
-        claim = rec.launched
-        deadline = None
-        if claim is not None:
-            claim.metadata.deletion_timestamp = self.sim.clock.timestamp(now)
-            tgp = claim.spec.termination_grace_period
-            if tgp:
-                from karpy.api.nodepool import parse_duration
-
-                deadline = now + (parse_duration(tgp) or 0)
         self.deleted_by[name] = reason
-        if hasattr(rec, "deleting_at"):
-            rec.deleting_at = now
-            rec.deleted_by = reason
-        self._draining[name] = {"reason": reason, "deadline": deadline, "drained_at": None}
-        self._timeline("delete", name, {"reason": reason})
-        self._taint(name, True)
-        self._drain(name)
+        if not self.sim.delete_nodeclaim(rec.name, reason, evict_reason="disruption"):
+            self.termination.delete(rec, reason, evict_reason="disruption")  # a record the simulation refuses
 
-    def _evict(self, key: str, grace: float) -> None:
-        self._timeline("evict", key, {"grace_seconds": grace})
-        self.sim._evict(key, grace, reason="disruption")
-
-    def _drain(self, name: str) -> None:
-        state = self._draining.get(name)
-        if state is None:
-            return
-        now = self._now()
-        pods = [p for p in self.sim.store.list("Pod") if p.spec.node_name == name]
-        limits = Limits.from_objects(self.sim.manifests.pod_disruption_budgets, self.sim.store.list("Pod"))
-        res = self.terminator.drain(pods, limits, now, state["deadline"])
-        if res.waiting:
-            if res.blocked and state.get("blocked") != res.blocked:
-                state["blocked"] = res.blocked
-                self._timeline("drain-blocked", name, {"pods": [f"{k}: {why}" for k, why in res.blocked]})
-            self.sim.events.schedule_in(DRAIN_REQUEUE, f"drain {name}", lambda: self._drain(name))
-            return
-        if state["drained_at"] is None:
-            state["drained_at"] = now
-            self._timeline("drained", name, {})
-        if now - state["drained_at"] < MIN_DRAIN_TIME:
-            self.sim.events.schedule(state["drained_at"] + MIN_DRAIN_TIME, f"drain {name}", lambda: self._drain(name))
-            return
-        self._finish(name)
-
-    def _finish(self, name: str) -> None:
-        """Drained: the simulation deletes the remaining pods, the Node and the instance
-        (Simulation._finish_deletion, the timeline's NodeClaim-deletion hook)."""
-        state = self._draining.pop(name)
-        rec = self._record_of(name)
-        if rec is not None and not rec.deleted:
-            self.sim._finish_deletion(rec)
+    def _terminated(self, name: str) -> None:
+        """The termination controller finished ``name`` (whoever deleted it)."""
         self.marked.discard(name)
         self.deleted_at[name] = self._now()
-        self._timeline("terminated", name, {"reason": state["reason"]})
+        self.deleted_by.setdefault(name, self.termination_reason(name))
+
+    def termination_reason(self, name: str) -> str:
+        rec = self._record_of(name)
+        return str(getattr(rec, "deleted_by", None) or "")
 
     def _timeline(self, kind: str, obj: str, detail: dict[str, Any]) -> None:
         """A disruption step, in ``disruption_timeline`` and in the simulation's timeline
@@ -495,6 +454,22 @@ class DisruptionController:
             record(f"disruption.{kind}", obj, **detail)
 
     def busy(self) -> bool:
-        return self.queue.pending() or bool(self._draining) or self._parked is not None
+        return self.queue.pending() or bool(self.termination.draining) or self._parked is not None
 
 
+class _RoundProvider:
+    """The cloud provider as the NodeClaim drift check sees it in one round: GetInstanceTypes asked
+    once per NodePool (upstream's provider caches it too), IsDrifted and the reserved-capacity
+    labels passed through."""
+
+    def __init__(self, cloud_provider: Any) -> None:
+        self._cp = cloud_provider
+        self._types: dict[tuple[str, int], list[Any]] = {}
+        self.is_drifted = getattr(cloud_provider, "is_drifted", None)
+        self.reserved_capacity_labels = frozenset(getattr(cloud_provider, "reserved_capacity_labels", ()))
+
+    def get_instance_types(self, nodepool: Any) -> list[Any]:
+        key = (nodepool.metadata.name, id(nodepool))
+        if key not in self._types:
+            self._types[key] = list(self._cp.get_instance_types(nodepool))
+        return self._types[key]

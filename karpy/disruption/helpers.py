@@ -31,6 +31,7 @@ __all__ = [
     "SimulationResults",
     "build_nodepool_map",
     "get_candidates",
+    "get_candidates_with_totals",
     "is_under_consolidate_after",
     "simulate_scheduling",
 ]
@@ -177,16 +178,30 @@ def get_candidates(cluster: Cluster, should_disrupt: Callable[[Candidate], bool]
     """helpers.go GetCandidates: every state node that is a candidate and passes the method's
     filter, in node-name order (upstream: map order). ``rejected`` (optional) receives
     name -> why a node was not a candidate."""
+    return get_candidates_with_totals(cluster, should_disrupt, disruption_class, nodepool_map, rejected,
+                                      totals=False)[0]
+
+
+def get_candidates_with_totals(cluster: Cluster, should_disrupt: Callable[[Candidate], bool], disruption_class: str,
+                               nodepool_map: dict[str, dict[str, Any] | None] | None = None,
+                               rejected: dict[str, str] | None = None, totals: bool = True
+                               ) -> tuple[list[Candidate], dict[str, Any]]:
+    """helpers.go GetCandidatesWithTotals: the candidates, and the Balanced NodePool totals
+    (:func:`karpy.disruption.balanced.compute_nodepool_totals`) over *all* candidates before the
+    method's filter and all nodes (``totals=False``: skip them, GetCandidates)."""
+    from karpy.disruption.balanced import compute_nodepool_totals, is_balanced
+
     nodepool_map = nodepool_map if nodepool_map is not None else build_nodepool_map(cluster)
-    out = []
-    for sn in sorted(cluster.state.nodes, key=lambda n: n.name):
+    nodes = sorted(cluster.state.nodes, key=lambda n: n.name)
+    every: list[Candidate] = []
+    for sn in nodes:
         cand = new_candidate(sn, cluster, disruption_class, nodepool_map)
         if isinstance(cand, CandidateError):
             if rejected is not None:
                 rejected[sn.name] = str(cand)
             continue
-        if should_disrupt(cand):
-            out.append(cand)
-    return out
-
-
+        every.append(cand)
+    # the totals are only read for Balanced pools: skipping them when no pool is Balanced changes nothing
+    balanced = totals and any(is_balanced(np) for np in cluster.nodepools.values())
+    pool_totals = compute_nodepool_totals(cluster, every, nodes) if balanced else {}
+    return [c for c in every if should_disrupt(c)], pool_totals

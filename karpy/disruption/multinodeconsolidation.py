@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from karpy.disruption.balanced import ScoreResult
 from karpy.disruption.consolidation import Consolidation, remove_instance_type_options_by_price_and_min_values
 from karpy.disruption.types import Candidate, Cluster, Command
 from karpy.scheduling.requirements import Requirements
@@ -53,30 +54,48 @@ class MultiNodeConsolidation(Consolidation):
         if self.is_consolidated(cluster):
             return []
         kept, constrained = self.take_within_budgets(candidates, budgets)
-        cmd = self.first_n_consolidation_option(cluster, kept, min(len(kept), MAX_PARALLEL))
+        cmd, per_pool = self.first_n_consolidation_option(cluster, kept, min(len(kept), MAX_PARALLEL))
         if cmd is None:
             if not constrained:
                 self.mark_consolidated(cluster)
             return []
+        if per_pool:
+            self.evaluator.emit_multi_node_events(cluster, cmd, per_pool, True)
         return [cmd]
 
-    def first_n_consolidation_option(self, cluster: Cluster, candidates: list[Candidate], max_n: int) -> Command | None:
-        """firstNConsolidationOption (:117-191): binary search on the prefix length; tries
-        ``candidates[:mid + 1]`` (so with more than 100 candidates up to 101 nodes, as upstream)."""
+    def first_n_consolidation_option(self, cluster: Cluster, candidates: list[Candidate], max_n: int
+                                     ) -> tuple[Command | None, dict[str, ScoreResult]]:
+        """firstNConsolidationOption (:117-206): binary search on the prefix length; tries
+        ``candidates[:mid + 1]`` (so with more than 100 candidates up to 101 nodes, as upstream).
+        A valid batch the Balanced score rejects shrinks the window like an invalid one; when no
+        batch is found, the last rejection's scores are emitted once. Returns the command and the
+        per-pool scores of the kept batch."""
         if len(candidates) < 2:
-            return None
+            return None, {}
         lo_, hi = 1, max_n
         if len(candidates) <= hi:
             hi = len(candidates) - 1
         last: Command | None = None
+        last_per_pool: dict[str, ScoreResult] = {}
+        rejected: tuple[Command, dict[str, ScoreResult]] | None = None
         while lo_ <= hi:
             mid = (lo_ + hi) // 2
             batch = candidates[:mid + 1]
             cmd = self.compute_consolidation(cluster, batch)
             valid = cmd is not None and (not cmd.replacements or filter_out_same_instance_type(cmd))
             if valid:
+                assert cmd is not None
+                approved, per_pool = self.evaluator.approve_command(cluster, cmd)
+                if not approved:
+                    valid = False
+                    rejected = (cmd, per_pool)
+                elif per_pool:
+                    last_per_pool = per_pool
+            if valid:
                 last = cmd
                 lo_ = mid + 1
             else:
                 hi = mid - 1
-        return last
+        if last is None and rejected is not None and rejected[1]:
+            self.evaluator.emit_multi_node_events(cluster, rejected[0], rejected[1], False)
+        return last, last_per_pool

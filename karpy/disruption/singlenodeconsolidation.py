@@ -39,7 +39,8 @@ class SingleNodeConsolidation(Consolidation):
     def compute_commands(self, cluster: Cluster, budgets: dict[str, int],
                          candidates: Sequence[Candidate]) -> list[Command]:
         """singlenodeconsolidation.go ComputeCommands (:55-118), up to the validation: the first
-        candidate (ratio order, pools interleaved) with a delete or cheaper replace."""
+        candidate (ratio order, pools interleaved) with a delete or cheaper replace that its pool's
+        Balanced score approves (CanPassThreshold first, ApproveCommand after)."""
         if self.is_consolidated(cluster):
             return []
         constrained = False
@@ -47,8 +48,15 @@ class SingleNodeConsolidation(Consolidation):
             if budgets.get(c.nodepool.metadata.name, 0) == 0:
                 constrained = True
                 continue
+            # a delete is the best case: if even that cannot pass the Balanced threshold, skip
+            if not self.evaluator.can_pass_threshold(c):
+                continue
             cmd = self.compute_consolidation(cluster, [c])
             if cmd is None:
+                continue
+            # Balanced pools may reject the move; other policies pass through
+            approved, _ = self.evaluator.approve_command(cluster, cmd)
+            if not approved:
                 continue
             return [cmd]
         if not constrained:

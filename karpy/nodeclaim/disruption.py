@@ -3,9 +3,13 @@
 Mirrors pkg/controllers/nodeclaim/disruption/consolidation.go (Consolidatable: consolidateAfter
 from the last pod event, else from Initialized; ``Never`` clears it; static pools get none) and
 drift.go (isDrifted: NodePoolDrifted by ``karpenter.sh/nodepool-hash`` with equal hash versions,
-then RequirementsDrifted, then the cloud provider's ``is_drifted``). InstanceTypeNotFound (an
-hour-old NodeClaim whose type disappeared from the catalogue) is not modelled: karpy's catalogue
-does not change during a run.
+then RequirementsDrifted, then InstanceTypeNotFound, then the cloud provider's ``is_drifted``).
+InstanceTypeNotFound (:func:`instance_type_not_found`) is checked only for a NodeClaim older than an
+hour and then at most every 30 minutes after a successful check (:class:`InstanceTypeCheckCache`,
+upstream's go-cache keyed by the NodeClaim's UID; karpy keys by name when the UID is empty): the
+NodeClaim's instance type must still be among the NodePool's instance types with an offering
+compatible with its labels -- a NodeClass whose subnets leave the node's zone, a NodePool whose
+NodeClass now filters the type out, or an EC2NodeClass change that drops the family all do it.
 """
 
 from __future__ import annotations
@@ -14,19 +18,60 @@ from typing import Any
 
 from karpy.api.meta import Condition
 from karpy.api.nodepool import parse_duration
-from karpy.scheduling.labels import NODEPOOL_HASH_ANNOTATION_KEY, NODEPOOL_HASH_VERSION_ANNOTATION_KEY
+from karpy.scheduling.labels import (CAPACITY_TYPE_ON_DEMAND, CAPACITY_TYPE_RESERVED, LABEL_CAPACITY_TYPE,
+                                     LABEL_INSTANCE_TYPE, NODEPOOL_HASH_ANNOTATION_KEY,
+                                     NODEPOOL_HASH_VERSION_ANNOTATION_KEY, OP_IN)
+from karpy.scheduling.requirement import Requirement
 from karpy.scheduling.requirements import Requirements
 from karpy.sim.clock import EPOCH
 from karpy.utils.duration import to_seconds
 
-__all__ = ["CONSOLIDATABLE", "DRIFTED", "NODEPOOL_DRIFTED", "REQUIREMENTS_DRIFTED", "drift_reason",
-           "set_condition", "update_consolidatable", "update_drifted"]
+__all__ = ["CONSOLIDATABLE", "DRIFTED", "INSTANCE_TYPE_NOT_FOUND", "INSTANCE_TYPE_NOT_FOUND_CHECK_AFTER",
+           "INSTANCE_TYPE_NOT_FOUND_CHECK_TTL", "InstanceTypeCheckCache", "NODEPOOL_DRIFTED", "REQUIREMENTS_DRIFTED",
+           "drift_reason", "instance_type_not_found", "set_condition", "update_consolidatable", "update_drifted"]
 
 CONSOLIDATABLE = "Consolidatable"
 DRIFTED = "Drifted"
 #: drift.go reasons
 NODEPOOL_DRIFTED = "NodePoolDrifted"
 REQUIREMENTS_DRIFTED = "RequirementsDrifted"
+INSTANCE_TYPE_NOT_FOUND = "InstanceTypeNotFound"
+#: drift.go: the instance-type check starts an hour after the NodeClaim's creation ...
+INSTANCE_TYPE_NOT_FOUND_CHECK_AFTER = 3600.0
+#: ... and a successful check is not repeated for 30 minutes (controller.go cache.New(30m, 1m))
+INSTANCE_TYPE_NOT_FOUND_CHECK_TTL = 1800.0
+
+
+class InstanceTypeCheckCache:
+    """drift.go instanceTypeNotFoundCheckCache: NodeClaim key -> when its successful check expires."""
+
+    def __init__(self) -> None:
+        self._until: dict[str, float] = {}
+
+    def fresh(self, key: str, now: float) -> bool:
+        return self._until.get(key, -1.0) > now
+
+    def mark(self, key: str, now: float) -> None:
+        self._until[key] = now + INSTANCE_TYPE_NOT_FOUND_CHECK_TTL
+
+
+def instance_type_not_found(instance_types: Any, nodeclaim: Any, reserved_labels: frozenset[str] = frozenset()
+                            ) -> str | None:
+    """drift.go instanceTypeNotFound: the type is gone, or none of its offerings is compatible with
+    the NodeClaim's labels (a reserved NodeClaim also matches on-demand, without the provider's
+    reservation labels, since it may have been demoted)."""
+    labels = nodeclaim.metadata.labels or {}
+    name = labels.get(LABEL_INSTANCE_TYPE)
+    it = next((t for t in instance_types if t.name == name), None) if name is not None else None
+    if it is None:
+        return INSTANCE_TYPE_NOT_FOUND
+    if labels.get(LABEL_CAPACITY_TYPE) == CAPACITY_TYPE_RESERVED:
+        labels = {k: v for k, v in labels.items() if k not in reserved_labels and k != LABEL_CAPACITY_TYPE}
+        reqs = Requirements.from_labels(labels)
+        reqs.add(Requirement(LABEL_CAPACITY_TYPE, OP_IN, (CAPACITY_TYPE_RESERVED, CAPACITY_TYPE_ON_DEMAND)))
+    else:
+        reqs = Requirements.from_labels(labels)
+    return None if it.offerings.has_compatible(reqs) else INSTANCE_TYPE_NOT_FOUND
 
 
 def _get(nodeclaim: Any, cond_type: str) -> Condition | None:
@@ -77,8 +122,10 @@ def update_consolidatable(nodepool: Any, nodeclaim: Any, now: float) -> float | 
     return None
 
 
-def drift_reason(nodepool: Any, nodeclaim: Any, cloud_provider: Any = None) -> str | None:
-    """drift.go isDrifted: the first reason that applies, or None."""
+def drift_reason(nodepool: Any, nodeclaim: Any, cloud_provider: Any = None, now: float | None = None,
+                 check_cache: InstanceTypeCheckCache | None = None) -> str | None:
+    """drift.go isDrifted: the first reason that applies, or None. InstanceTypeNotFound needs
+    ``now`` (and is checked only with a ``cloud_provider``)."""
     np_ann = nodepool.metadata.annotations or {}
     nc_ann = nodeclaim.metadata.annotations or {}
     from karpy.provisioning.nodeclaimtemplate import NODEPOOL_HASH_VERSION
@@ -93,6 +140,18 @@ def drift_reason(nodepool: Any, nodeclaim: Any, cloud_provider: Any = None) -> s
     labels = Requirements.from_labels(nodeclaim.metadata.labels or {})
     if labels.compatible(reqs) is not None:
         return REQUIREMENTS_DRIFTED
+    if cloud_provider is not None and now is not None:
+        key = nodeclaim.metadata.uid or nodeclaim.metadata.name
+        created = to_seconds(nodeclaim.metadata.creation_timestamp) or 0.0
+        cached = check_cache is not None and check_cache.fresh(key, now)
+        if not cached and now - created > INSTANCE_TYPE_NOT_FOUND_CHECK_AFTER:
+            its = cloud_provider.get_instance_types(nodepool)
+            reason = instance_type_not_found(its, nodeclaim,
+                                             frozenset(getattr(cloud_provider, "reserved_capacity_labels", ())))
+            if reason is not None:
+                return reason
+            if check_cache is not None:
+                check_cache.mark(key, now)
     is_drifted = getattr(cloud_provider, "is_drifted", None)
     if is_drifted is not None:
         reason = is_drifted(nodeclaim)
@@ -101,12 +160,13 @@ def drift_reason(nodepool: Any, nodeclaim: Any, cloud_provider: Any = None) -> s
     return None
 
 
-def update_drifted(nodepool: Any, nodeclaim: Any, now: float, cloud_provider: Any = None) -> str | None:
+def update_drifted(nodepool: Any, nodeclaim: Any, now: float, cloud_provider: Any = None,
+                   check_cache: InstanceTypeCheckCache | None = None) -> str | None:
     """drift.go Reconcile: not Launched → clear; else set or clear Drifted. Returns the reason."""
     launched = _get(nodeclaim, "Launched")
     if launched is not None and launched.status != "True":
         set_condition(nodeclaim, DRIFTED, None, now)
         return None
-    reason = drift_reason(nodepool, nodeclaim, cloud_provider)
+    reason = drift_reason(nodepool, nodeclaim, cloud_provider, now, check_cache)
     set_condition(nodeclaim, DRIFTED, "True" if reason else None, now, reason)
     return reason

@@ -41,10 +41,13 @@ Hooks for periodic controllers (Karpenter's disruption controller, ``karpy/disru
   as ``expireAfter`` or ``consolidateAfter``). A run without a horizon ends only once every
   controller has reconciled the settled state.
 * :meth:`Simulation.delete_nodeclaim` starts Karpenter's termination of a NodeClaim with a reason
-  (``deleted_by`` in the JSON: ``interruption``, ``nodepool-deleted``, or the disruption method):
-  the node is tainted ``karpenter.sh/disrupted:NoSchedule`` and drained (pods evicted with their
-  grace period, replacements created by their controllers), then the instance is deleted through
-  the cloud provider; ``LaunchRecord.deleting_at`` / ``deleted_at`` / ``deleted_by`` record it.
+  (``deleted_by`` in the JSON: ``interruption``, ``nodepool-deleted``, or the disruption method)
+  through Karpenter's termination controller (:mod:`karpy.termination.controller`): the node is
+  tainted ``karpenter.sh/disrupted:NoSchedule`` and drained in upstream's four tiers, PDB-respecting
+  and bounded by the NodeClaim's terminationGracePeriod (pods evicted with their grace period,
+  replacements created by their controllers), then the instance is deleted through the cloud
+  provider; its steps are in the timeline as ``termination.<step>`` (``disruption.<step>`` when
+  the disruption controller runs); ``LaunchRecord.deleting_at`` / ``deleted_at`` / ``deleted_by`` record it.
   While it drains the node is marked for deletion in the provisioner's cluster state.
 
 Modelling choices (deterministic stand-ins for what production does asynchronously):
@@ -91,6 +94,7 @@ from karpy.sim.replicaset import ManagedReplicaSet, ReplicaSetController
 from karpy.sim.statefulset import StatefulSetController
 from karpy.sim.store import ObjectStore
 from karpy.sim.timeline import Timeline
+from karpy.termination.controller import TerminationController
 
 __all__ = ["LaunchRecord", "PeriodicController", "PodHistory", "ProvisioningPass", "Simulation", "SimulationOptions",
            "SimulationResult"]
@@ -102,10 +106,6 @@ LABEL_INITIALIZED = "karpenter.sh/initialized"
 UNREGISTERED_TAINT_KEY = "karpenter.sh/unregistered"
 #: pkg/apis/v1/taints.go DisruptedNoScheduleTaint (the termination controller's cordon)
 DISRUPTED_TAINT_KEY = "karpenter.sh/disrupted"
-#: pkg/controllers/node/termination: the drain is re-checked every second ...
-DRAIN_REQUEUE_SECONDS = 1.0
-#: ... and lasts at least MinDrainTime after it started (terminator.go)
-MIN_DRAIN_SECONDS = 5.0
 #: v1.PodSpec default terminationGracePeriodSeconds
 DEFAULT_TERMINATION_GRACE_SECONDS = 30.0
 _SUFFIX_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"
@@ -343,6 +343,8 @@ class Simulation:
         self._deployment_syncs: set[str] = set()
         self.horizon: float | None = self.options.until
         self._wire()
+        #: Karpenter's termination controller: every NodeClaim deletion drains through it
+        self.termination = TerminationController(self)
         self.disruption: Any = None
         if self.options.disruption:
             from karpy.disruption.controller import DisruptionController
@@ -396,30 +398,18 @@ class Simulation:
         """The launch record of a NodeClaim by name."""
         return self._launch_by_name.get(name)
 
-    def delete_nodeclaim(self, name: str, reason: str) -> bool:
-        """Begin Karpenter's termination of NodeClaim ``name`` (see the module docstring). Returns
-        False when it is unknown, never launched, or already deleting."""
+    def delete_nodeclaim(self, name: str, reason: str, evict_reason: str | None = None) -> bool:
+        """Begin Karpenter's termination of NodeClaim ``name`` (see the module docstring): the
+        termination controller (:class:`karpy.termination.controller.TerminationController`) taints,
+        drains in four tiers respecting PDBs and terminationGracePeriod, and deletes. Returns False
+        when it is unknown, never launched, or already deleting."""
         rec = self._launch_by_name.get(name)
         if rec is None or rec.launched is None or rec.deleted or rec.deleting_at is not None:
             return False
         rec.deleting_at = self.clock.now()
         rec.deleted_by = reason
         self.record("nodeclaim.deleting", f"NodeClaim/{name}", reason=reason)
-        node = self.store.get("Node", name)
-        if node is not None:
-            cordoned = node.model_copy(deep=True)
-            cordoned.spec.taints = [*(cordoned.spec.taints or ()),
-                                    Taint(key=DISRUPTED_TAINT_KEY, effect="NoSchedule")]
-            self.store.update("Node", cordoned, old=node)
-            for pod in self.store.list("Pod"):
-                if pod.spec.node_name != name or podutils.is_owned_by_daemonset(pod):
-                    continue
-                if tolerates([Taint(key=DISRUPTED_TAINT_KEY, effect="NoSchedule")], pod.spec.tolerations or ()) is None:
-                    continue  # terminator.go: pods tolerating the disrupted taint are not evicted
-                grace = pod.spec.termination_grace_period_seconds
-                self._evict(pod.key, DEFAULT_TERMINATION_GRACE_SECONDS if grace is None else float(grace),
-                            reason=reason)
-        self.events.schedule_in(MIN_DRAIN_SECONDS, f"terminate {name}", lambda: self._terminate(rec))
+        self.termination.delete(rec, reason, evict_reason)
         return True
 
     def reclaim_at(self, name: str, t: float) -> None:
@@ -435,17 +425,6 @@ class Simulation:
                 self._finish_deletion(rec)
 
         self.events.schedule(t, f"reclaim {name}", reclaim)
-
-    def _terminate(self, rec: LaunchRecord) -> None:
-        """Finish termination once the node is drained: delete the instance, the Node, its pods."""
-        if rec.deleted:
-            return
-        draining = [p for p in self.store.list("Pod") if p.spec.node_name == rec.name
-                    and not podutils.is_owned_by_daemonset(p) and p.metadata.deletion_timestamp is not None]
-        if draining:
-            self.events.schedule_in(DRAIN_REQUEUE_SECONDS, f"terminate {rec.name}", lambda: self._terminate(rec))
-            return
-        self._finish_deletion(rec)
 
     def _finish_deletion(self, rec: LaunchRecord) -> None:
         for pod in self.store.list("Pod"):

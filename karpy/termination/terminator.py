@@ -90,6 +90,7 @@ class Terminator:
                                         else "eviction does not support multiple PDBs"))
                     continue
                 self._evict(p.key, float(p.spec.termination_grace_period_seconds or 0))
+                limits.record_eviction(p)  # the API server decrements the PDB's allowance
                 res.evicted.append(p.key)
             break
         return res
@@ -105,4 +106,4 @@ class Terminator:
         tgps: float | None = pod.spec.termination_grace_period_seconds
         if tgps is None:
             return False
-        return now > deadline - tgps
+        return bool(now > deadline - tgps)

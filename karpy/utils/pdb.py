@@ -19,7 +19,7 @@ the first blocking PDB reported is stable.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from karpy.api.poddisruptionbudget import scaled_value
@@ -100,6 +100,13 @@ class Limits:
                 can_always_evict_unhealthy_pods=pdb.spec.unhealthy_pod_eviction_policy == ALWAYS_ALLOW,
             ))
         return cls(items)
+
+    def record_eviction(self, pod: Any) -> None:
+        """The API server's eviction handler (registry/core/pod/storage/eviction.go): an allowed
+        eviction decrements ``status.disruptionsAllowed`` of the PDB that covers the pod, so a
+        second eviction in the same drain pass sees the lower allowance."""
+        self.items = [replace(i, disruptions_allowed=max(0, i.disruptions_allowed - 1)) if _selects(i.pdb, pod) else i
+                      for i in self.items]
 
     def _is_evictable(self, pod: Any, now: float, events: Events, blocker: int) -> tuple[list[str], bool]:
         """pdb.go isEvictable: (blocking PDB keys, evictable)."""

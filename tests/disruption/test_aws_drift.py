@@ -63,3 +63,98 @@ def test_static_hash_ignores_selector_terms():
                                                   securityGroupSelectorTerms=[{"tags": {"x": "y"}}]))
     tagged = EC2NodeClass.model_validate(nodeclass(tags={"team": "b"}))
     assert static_hash(base) == static_hash(moved) != static_hash(tagged)
+
+
+def test_an_unchanged_default_nodeclass_does_not_drift():
+    """Regression: moto's CreateFleet reports the VPC's "default" security group on the instance, not the
+    launch template's; karpy's launch record is the instance's truth, so nothing drifts (it used to drift
+    every node with SecurityGroupDrift, replacing them in a loop)."""
+    docs = [yaml.safe_load((ROOT / "tests" / "sim" / "data" / "spot-interruption.yaml").read_text().split("---")[0])]
+    docs[0]["spec"]["disruption"] = {"consolidateAfter": "Never"}
+    docs.append({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "web"},
+                 "spec": {"replicas": 2, "selector": {"matchLabels": {"app": "web"}},
+                          "template": {"metadata": {"labels": {"app": "web"}},
+                                       "spec": {"containers": [{"name": "c", "image": "x",
+                                                                "resources": {"requests": {"cpu": "1"}}}]}}}})
+    result = karpy.simulate(docs, prices="2026-07-20", disruption=True, until="10m")
+    doc = result.to_document()
+    assert doc["nodeclaims"] and all(n["launched"] for n in doc["nodeclaims"])
+    assert [d for d in doc["disruptions"] if d["method"] == "drift"] == []
+    assert not any(c.type == "Drifted" for rec in result.simulation.launches for c in rec.launched.status.conditions)
+
+
+# -- AMIDrift from the EC2NodeClass's status.amis; CapacityReservationDrift and PlacementGroupDrift ------------
+
+def _amis(*pairs):
+    return [{"id": ami, "name": ami, "requirements": [{"key": "kubernetes.io/arch", "operator": "In", "values": [arch]}]}
+            for ami, arch in pairs]
+
+
+# upstream: aws:pkg/cloudprovider/suite_test.go "should return drifted if the AMI is not valid" (AMIDrift: the
+# selector now resolves to other AMIs, so the node's image is no longer the one its instance type maps to)
+# and "should not return drifted if the NodeClaim is valid" (the replacement, on the new AMI)
+def test_ami_no_longer_selected_is_ami_drift_and_replacements_use_the_new_ami():
+    old = nodeclass()
+    old["status"] = {"amis": _amis(("ami-0aaaaaaaaaaaaaaa1", "amd64"), ("ami-0aaaaaaaaaaaaaaa2", "arm64"))}
+    new = nodeclass(amiSelectorTerms=[{"id": "ami-0bbbbbbbbbbbbbbb1"}, {"id": "ami-0bbbbbbbbbbbbbbb2"}])
+    new["status"] = {"amis": _amis(("ami-0bbbbbbbbbbbbbbb1", "amd64"), ("ami-0bbbbbbbbbbbbbbb2", "arm64"))}
+    result = karpy.simulate([COOKBOOK / "01-one-nodepool", COOKBOOK / "common" / "workload.yaml", old],
+                            prices="2026-07-20", disruption=True, until="30m", events=[{"at": "10m", "apply": new}])
+    first = result.simulation.launches[0].launched
+    assert first.status.image_id.startswith("ami-0aaaaaaaaaaaaaaa")  # launched with the status AMI
+    drifted = [c for c in first.status.conditions if c.type == "Drifted"]
+    assert drifted and drifted[0].reason == "AMIDrift"
+    doc = result.to_document()
+    drifts = [d for d in doc["disruptions"] if d["method"] == "drift"]
+    assert drifts and drifts[0]["t"] >= 600
+    new_claim = next(r.launched for r in result.simulation.launches if r.name in drifts[0]["replacements"])
+    assert new_claim.status.image_id.startswith("ami-0bbbbbbbbbbbbbbb")
+    assert not any(c.type == "Drifted" for c in new_claim.status.conditions)  # no drift loop
+
+
+class _Provider:
+    def expected_ami(self, nodeclaim):
+        return None
+
+
+def _drift(nodeclaim_labels=None, instance=None, nodeclass_attrs=None):
+    from types import SimpleNamespace
+
+    from awsprovider.drift import is_drifted
+
+    nc = SimpleNamespace(metadata=SimpleNamespace(annotations={}, labels=dict(nodeclaim_labels or {})),
+                         status=SimpleNamespace(image_id="ami-1"))
+    rnc = SimpleNamespace(security_groups=(("sg-1", "default"),), subnets=(SimpleNamespace(id="subnet-1"),),
+                          nodeclass=SimpleNamespace(status=SimpleNamespace()), **(nodeclass_attrs or {}))
+    inst = {"SecurityGroups": [{"GroupId": "sg-1"}], "SubnetId": "subnet-1", **(instance or {})}
+    return is_drifted(_Provider(), nc, rnc, inst, "h", "v", "v1")
+
+
+# upstream: aws:pkg/cloudprovider/suite_test.go "should dynamically drift nodeclaims for capacity reservations" and
+# "should not drift when capacity reservation falls back to on-demand" (drift.go isCapacityReservationDrifted)
+def test_capacity_reservation_no_longer_selected_is_capacity_reservation_drift():
+    assert _drift(instance={"CapacityReservationId": "cr-1"}, nodeclass_attrs={"capacity_reservations": ["cr-2"]}) \
+        == "CapacityReservationDrift"
+    assert _drift(instance={"CapacityReservationId": "cr-1"}, nodeclass_attrs={"capacity_reservations": ["cr-1"]}) \
+        is None
+    assert _drift(nodeclass_attrs={"capacity_reservations": []}) is None  # not launched into a reservation
+
+
+# aws:pkg/cloudprovider/drift.go isPlacementGroupDrifted ("placementGroupSelector was added, removed, or changed";
+# the provider's suite has no It for it at 1d92708)
+def test_placement_group_label_against_the_nodeclass_placement_group():
+    label = {"karpenter.k8s.aws/placement-group-id": "pg-1"}
+    assert _drift(nodeclaim_labels=label) == "PlacementGroupDrift"  # selector removed
+    assert _drift(nodeclass_attrs={"placement_group_id": "pg-1"}) == "PlacementGroupDrift"  # selector added
+    assert _drift(nodeclaim_labels=label, nodeclass_attrs={"placement_group_id": "pg-1"}) is None
+    assert _drift() is None
+
+
+# upstream: aws:pkg/cloudprovider/suite_test.go "should return drifted if there are multiple drift reasons"
+# (drift.go isNodeClassDrifted: security groups, then subnets, then capacity reservations, then placement)
+def test_aws_drift_reason_order():
+    both = _drift(nodeclaim_labels={"karpenter.k8s.aws/placement-group-id": "pg-1"},
+                  instance={"SubnetId": "subnet-9", "CapacityReservationId": "cr-1"})
+    assert both == "SubnetDrift"
+    assert _drift(nodeclaim_labels={"karpenter.k8s.aws/placement-group-id": "pg-1"},
+                  instance={"CapacityReservationId": "cr-1"}) == "CapacityReservationDrift"

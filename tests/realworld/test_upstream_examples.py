@@ -15,7 +15,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).parent))
 from realworld_helpers import BLUEPRINTS_CLUSTER, docs, launched, on_demand, pending, scale  # noqa: E402
 
-NOT_ACTED_DISRUPTION = "NodePool fields not acted on (disruption is not modelled)"
+NOT_ACTED_DISRUPTION = "NodePool fields not acted on (disruption is off; run with --disruption)"
 BP = "blueprints/blueprints"
 
 
@@ -124,11 +124,20 @@ def test_max_node_lifetime_fields_are_warned_not_dropped(run) -> None:
     result, doc = run(scale(docs("aws/examples/v1/max-node-lifetime.yaml", "aws/examples/workloads/inflate.yaml"),
                             "inflate", 2))
     assert result.exit_code == 0 and len(launched(doc)) == 1
-    assert "NodePool fields not acted on (expiration is not modelled): spec.template.spec.expireAfter (default)" \
-        in doc["warnings"]
-    assert ("NodePool fields not acted on (node termination is not modelled): "
-            "spec.template.spec.terminationGracePeriod (default)") in doc["warnings"]
+    assert "NodePool fields not acted on (expiration is off; run with --disruption): " \
+        "spec.template.spec.expireAfter (default)" in doc["warnings"]
+    # node termination (terminationGracePeriod) runs in every run: interruptions drain through it
+    assert not any("terminationGracePeriod" in w for w in doc["warnings"])
     _assert_cost(doc)
+
+
+def test_max_node_lifetime_with_disruption_acts_on_every_field(run) -> None:
+    """The same manifests with the disruption controller on: expireAfter, terminationGracePeriod and
+    the disruption block are acted on, so no "not acted on" warning names them."""
+    result, doc = run(scale(docs("aws/examples/v1/max-node-lifetime.yaml", "aws/examples/workloads/inflate.yaml"),
+                            "inflate", 2), disruption=True, until="10m")
+    assert result.exit_code == 0 and len(launched(doc)) == 1
+    assert not any(w.startswith("NodePool fields not acted on") for w in doc["warnings"]), doc["warnings"]
 
 
 # -------------------------------------------------------------- aws-samples/karpenter-blueprints 529b88c
@@ -172,7 +181,7 @@ def test_od_spot_split_spreads_over_both_pools(run) -> None:
     assert by_pool == {"node-od": 2, "node-spot": 8}  # maxSkew 1 over 5 capacity-spread values
     assert {nc["capacity_type"] for nc in ncs if nc["nodepool"] == "node-spot"} == {"spot"}
     _assert_cost(doc)
-    assert ("NodePool fields not acted on (disruption is not modelled): spec.disruption.consolidationPolicy "
+    assert ("NodePool fields not acted on (disruption is off; run with --disruption): spec.disruption.consolidationPolicy "
             "(node-od, node-spot), spec.disruption.consolidateAfter (node-od, node-spot)") in doc["warnings"]
 
 

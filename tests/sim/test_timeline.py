@@ -261,6 +261,52 @@ def test_spot_interruption_ice_caches_the_offering_and_replaces_elsewhere(interr
     assert result.exit_code == 0
 
 
+def _interrupt_with_pdb(max_unavailable, **kwargs):
+    import yaml
+
+    docs = list(yaml.safe_load_all((DATA / "spot-interruption.yaml").read_text()))
+    if kwargs.get("disruption"):  # keep consolidation from replacing the node before the interruption
+        docs[0]["spec"]["disruption"] = {"consolidateAfter": "Never"}
+    docs.append({"apiVersion": "policy/v1", "kind": "PodDisruptionBudget", "metadata": {"name": "web"},
+                 "spec": {"maxUnavailable": max_unavailable, "selector": {"matchLabels": {"app": "web"}}}})
+    node = aws(docs).to_document()["nodeclaims"][0]
+    return node, aws(docs, until="1h", events=[f"30m interrupt node={node['name']}"], **kwargs)
+
+
+def _evictions(doc, node):
+    return [e for e in doc["timeline"] if e["kind"] == "pod.evicted" and e["detail"].get("node") == node]
+
+
+# upstream: interruption deletes the NodeClaim and the termination controller drains it like any other
+# (node/termination/terminator/eviction.go: the Eviction API refuses what a PDB does not allow)
+def test_interruption_drain_respects_a_blocking_pdb_until_the_spot_reclaim():
+    node, result = _interrupt_with_pdb(0)
+    doc = result.to_document()
+    kinds = [e["kind"] for e in doc["timeline"] if e["object"] in (node["name"], f"NodeClaim/{node['name']}")]
+    assert "termination.drain-blocked" in kinds and "nodeclaim.reclaimed" in kinds
+    assert _evictions(doc, node["name"]) == []  # no eviction passes a maxUnavailable: 0 PDB
+    victim = next(n for n in doc["nodeclaims"] if n["name"] == node["name"])
+    assert victim["deleted_by"] == "interruption" and victim["deleted_at"] == 1800 + 120  # EC2 took it back
+
+
+def test_interruption_drain_evicts_one_pod_at_a_time_under_max_unavailable_1():
+    node, result = _interrupt_with_pdb(1)
+    doc = result.to_document()
+    evicted = _evictions(doc, node["name"])
+    assert evicted and evicted[0]["t"] == 1800
+    assert len([e for e in evicted if e["t"] == 1800]) == 1  # the simple drain evicted all three at once
+    assert all(p["phase"] == "Running" for p in doc["pods"].values() if p["phase"] != "Deleted")
+
+
+def test_interruption_drain_steps_are_in_the_disruption_timeline_with_disruption_on():
+    node, result = _interrupt_with_pdb(1, disruption=True)
+    doc = result.to_document()
+    steps = [e["kind"] for e in doc["disruption_timeline"] if e["object"] == node["name"]]
+    assert steps[:2] == ["delete", "taint"] and "terminated" in steps
+    victim = next(n for n in doc["nodeclaims"] if n["name"] == node["name"])
+    assert victim["deleted_by"] == "interruption"
+
+
 def test_unavailable_until_120_waits_for_capacity_instead_of_stopping_at_61s():
     # hostile-input case moved to #9: every launch ICEs until 120 s; the ICE cache holds the
     # offerings for 3 minutes more; the run continues until pods can schedule
@@ -357,11 +403,14 @@ def test_periodic_controller_runs_on_changes_and_can_delete_a_nodeclaim():
     sim = _simulation(make_nodepool(), web(3))
     calls: list[float] = []
 
+    deleted: list[str] = []
+
     def reconcile(now: float) -> None:
         calls.append(now)
-        if now >= 600:
+        if now >= 600 and not deleted:  # delete the first NodeClaim once (not its replacements)
             for rec in sim.launches:
                 if rec.launched is not None and rec.deleting_at is None:
+                    deleted.append(rec.name)
                     sim.delete_nodeclaim(rec.name, "test-method")
 
     ctrl = sim.add_controller("disruption", 10.0, reconcile)
