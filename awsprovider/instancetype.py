@@ -990,13 +990,13 @@ class InstanceTypeProvider:
         shared_key: tuple[Any, ...] | None = None
         if cached.all is None and _view_is_empty(view):
             shared_key = self._shared_prototypes_key(settings, zone_info, prices_key)
-            hit = self.shared.prototypes(shared_key) if shared_key is not None and self.shared is not None else None
-            if hit is not None:
-                for proto in hit:
+            shared = self.shared.prototypes(shared_key) if shared_key is not None and self.shared is not None else None
+            if shared is not None:
+                for proto in shared:
                     by_name[proto.name] = ((gv, tv.get(proto.name, 0)), proto)
-                cached.all = hit
+                cached.all = shared
                 cached.stamp = (gv, dict(tv))
-                return hit
+                return shared
         changed = cached.all is None
         for name, static in statics.items():
             stamp = (gv, tv.get(name, 0))
