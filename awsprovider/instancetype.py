@@ -36,12 +36,28 @@ the ICE cache changed for that type (or globally), or the overlay prices / prici
 while none of that changed, ``list`` hands out the previous call's InstanceType objects again (so
 their allocatable groups, available offerings and compatibility forms stay computed).
 Offering requirements are shared, immutable objects per (capacity type, zone).
+
+Across providers in one process (a second ``karpy.simulate``, a sweep's cells): upstream builds its
+instance-type cache once per process and keys entries by the inputs that change them
+(instancetype.go ``List``: the NodeClass hash, the unavailable-offerings sequence number, the
+pricing and capacity state). karpy's providers are per run, so :data:`SHARED_CACHE` plays that
+process role: the static parts per (catalogue, region, NodeClass settings, zone info), and the
+prototypes of an *empty* ICE cache per (those, price table, overlay prices). It is consulted only
+when every input has a content key -- the moto catalogue (:attr:`InstanceTypeCatalog.cache_token`,
+a frozen answer of moto's static data) and a pricing provider whose prices are a pure function of
+bundled or given data (:attr:`PricingProvider.cache_token`: no ``update_*`` calls, the bundled spot
+feed) -- and the ICE view is empty; otherwise the provider computes its own, as before. What it
+shares is read-only by the same contract as within a run (callers get copies from ``list``; the
+launch path copies on write), so no state passes from one run to the next: equal inputs give equal
+objects, and a run whose ICE cache fills rebuilds those types in its own table.
 """
 
 from __future__ import annotations
 
 import math
 import re
+import threading
+from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any, Iterable, Mapping, Protocol, Sequence
 
@@ -84,6 +100,8 @@ __all__ = [
     "InstanceTypeError",
     "InstanceTypeProvider",
     "InstanceTypeSettings",
+    "SHARED_CACHE",
+    "SharedInstanceTypeCache",
     "ami_family_flags",
     "compute_capacity",
     "compute_overhead",
@@ -711,6 +729,63 @@ class _Prototypes:
         self.stamp: tuple[int, dict[str, int], dict[str, tuple[int, ...]]] | None = None
 
 
+class SharedInstanceTypeCache:
+    """The process-wide memo of static parts and empty-ICE prototypes (see the module doc).
+
+    Two bounded LRU tables (``size`` entries each) under one lock; values are never mutated after
+    they are stored. :meth:`clear` empties both (tests; a host that wants the memory back)."""
+
+    def __init__(self, size: int = 8) -> None:
+        self.size = size
+        self._lock = threading.Lock()
+        self._static: OrderedDict[tuple[Any, ...], dict[str, _Static]] = OrderedDict()
+        self._prototypes: OrderedDict[tuple[Any, ...], tuple[InstanceType, ...]] = OrderedDict()
+        self.hits = 0
+
+    def _get(self, table: OrderedDict[tuple[Any, ...], Any], key: tuple[Any, ...]) -> Any:
+        with self._lock:
+            value = table.get(key)
+            if value is not None:
+                table.move_to_end(key)
+                self.hits += 1
+            return value
+
+    def _put(self, table: OrderedDict[tuple[Any, ...], Any], key: tuple[Any, ...], value: Any) -> Any:
+        with self._lock:
+            value = table.setdefault(key, value)  # a concurrent builder's equal value wins
+            table.move_to_end(key)
+            while len(table) > self.size:
+                table.popitem(last=False)
+            return value
+
+    def static(self, key: tuple[Any, ...]) -> dict[str, _Static] | None:
+        return self._get(self._static, key)  # type: ignore[no-any-return]
+
+    def put_static(self, key: tuple[Any, ...], value: dict[str, _Static]) -> dict[str, _Static]:
+        return self._put(self._static, key, value)  # type: ignore[no-any-return]
+
+    def prototypes(self, key: tuple[Any, ...]) -> tuple[InstanceType, ...] | None:
+        return self._get(self._prototypes, key)  # type: ignore[no-any-return]
+
+    def put_prototypes(self, key: tuple[Any, ...], value: tuple[InstanceType, ...]) -> tuple[InstanceType, ...]:
+        return self._put(self._prototypes, key, value)  # type: ignore[no-any-return]
+
+    def clear(self) -> None:
+        with self._lock:
+            self._static.clear()
+            self._prototypes.clear()
+            self.hits = 0
+
+
+#: the process-wide instance-type memo (module doc, "Across providers")
+SHARED_CACHE = SharedInstanceTypeCache()
+
+
+def _view_is_empty(view: UnavailableView | None) -> bool:
+    """Whether an ICE view marks nothing unavailable (its offerings equal those of no view)."""
+    return view is None or not (view.offerings or view.capacity_types or view.subnets)
+
+
 class InstanceTypeProvider:
     """Mirrors instancetype.go DefaultProvider + offering.DefaultProvider (base resolver).
 
@@ -733,12 +808,15 @@ class InstanceTypeProvider:
                  reserved_enis: int = RESERVED_ENIS,
                  vm_memory_overhead_percent: float = VM_MEMORY_OVERHEAD_PERCENT,
                  well_known: frozenset[str] = L.WELL_KNOWN_LABELS,
-                 capacity_reservations: Any = None, reserved_capacity: bool = True) -> None:
+                 capacity_reservations: Any = None, reserved_capacity: bool = True,
+                 shared: SharedInstanceTypeCache | None = SHARED_CACHE) -> None:
         self.region = region
         #: the availability cache (awsprovider.capacityreservation.CapacityReservationProvider) or None
         self.capacity_reservations = capacity_reservations
         #: the ReservedCapacity feature gate (reserved_capacity_resolver.go)
         self.reserved_capacity = reserved_capacity
+        #: the process-wide memo consulted when the inputs have content keys (None: never)
+        self.shared = shared
         self._catalog = catalog
         self.pricing = pricing
         self.unavailable = unavailable
@@ -815,11 +893,25 @@ class InstanceTypeProvider:
         """The NodeClass inputs of the instance-type formulas."""
         return InstanceTypeSettings.from_nodeclass(nodeclass, self.reserved_enis, self.vm_memory_overhead_percent)
 
+    def _shared_static_key(self, settings: InstanceTypeSettings, zone_info: tuple[ZoneInfo, ...],
+                           reservations: tuple[Any, ...] = ()) -> tuple[Any, ...] | None:
+        """The process-wide key of a static table, or None when the catalogue has no content key."""
+        token = getattr(self._catalog, "cache_token", None)
+        if self.shared is None or token is None:
+            return None
+        return (token, self.region, settings, zone_info, reservations)
+
     def _static_for(self, settings: InstanceTypeSettings, zone_info: tuple[ZoneInfo, ...],
                     reservations: tuple[Any, ...] = ()) -> dict[str, _Static]:
         key = (settings, zone_info, reservations)
         cached = self._static.get(key)
         if cached is None:
+            shared_key = self._shared_static_key(settings, zone_info, reservations)
+            if shared_key is not None and self.shared is not None:
+                cached = self.shared.static(shared_key)
+                if cached is not None:
+                    self._static[key] = cached
+                    return cached
             types = self._load()
             cached = {}
             for name, info in types.items():
@@ -831,6 +923,8 @@ class InstanceTypeProvider:
                 cached[name] = _Static(reqs, capacity, compute_overhead(info, settings, capacity),
                                        frozenset(reqs.get(LABEL_ZONE).values),
                                        is_compatible_with_nodeclass(info, settings), cts)
+            if shared_key is not None and self.shared is not None:
+                cached = self.shared.put_static(shared_key, cached)
             self._static[key] = cached
         return cached
 
@@ -964,6 +1058,16 @@ class InstanceTypeProvider:
             return cached.all
         by_name = cached.by_name
         wk = self.well_known
+        shared_key: tuple[Any, ...] | None = None
+        if cached.all is None and _view_is_empty(view) and not avail:  # reserved counts change per launch
+            shared_key = self._shared_prototypes_key(settings, zone_info, prices_key)
+            shared = self.shared.prototypes(shared_key) if shared_key is not None and self.shared is not None else None
+            if shared is not None:
+                for proto in shared:
+                    by_name[proto.name] = ((gv, tv.get(proto.name, 0), ()), proto)
+                cached.all = shared
+                cached.stamp = (gv, dict(tv), avail)
+                return shared
         changed = cached.all is None
         for name, static in statics.items():
             stamp = (gv, tv.get(name, 0), avail.get(name, ()))
@@ -977,9 +1081,24 @@ class InstanceTypeProvider:
                 changed = True
         if changed:
             cached.all = tuple(by_name[name][1] for name in statics)
+            if shared_key is not None and self.shared is not None:
+                cached.all = self.shared.put_prototypes(shared_key, cached.all)
+                for proto in cached.all:
+                    by_name[proto.name] = ((gv, tv.get(proto.name, 0), avail.get(proto.name, ())), proto)
         cached.stamp = (gv, dict(tv), avail)
         assert cached.all is not None
         return cached.all
+
+    def _shared_prototypes_key(self, settings: InstanceTypeSettings, zone_info: tuple[ZoneInfo, ...],
+                               prices_key: tuple[tuple[str, float], ...]) -> tuple[Any, ...] | None:
+        """The process-wide key of an empty-ICE prototype table: the static key, the pricing's
+        content key, the overlay prices and the well-known labels (None when one has no key, or
+        after :meth:`invalidate_offerings`, which says prices changed by other means)."""
+        static_key = self._shared_static_key(settings, zone_info)
+        pricing = getattr(self.pricing, "cache_token", None)
+        if static_key is None or pricing is None or self._pricing_generation:
+            return None
+        return (static_key, pricing, prices_key, self.well_known)
 
     def get(self, nodeclass: ResolvedNodeClass, name: str, unavailable: UnavailableOfferings | None = None,
             overlay_prices: Mapping[str, float] | None = None) -> InstanceType:

@@ -40,7 +40,7 @@ from awsprovider.spotmodel import (
     SpotAdvisorFeed,
     SpotModel,
     SpotQuote,
-    load_spot_advisor,
+    bundled_spot_advisor,
 )
 from karpy.errors import UnknownPriceTable
 
@@ -413,8 +413,22 @@ class PricingProvider:
         self._spot_model: SpotModel | None = None
         #: bumped by every ``update_*`` call (consumers cache prices by it)
         self.version = 0
+        self._bundled_feed = spot_feed is None
         if spot_mode == "model":
-            self._spot_model = SpotModel(region, self._on_demand, spot_feed or load_spot_advisor())
+            self._spot_model = SpotModel(region, self._on_demand, spot_feed or bundled_spot_advisor())
+
+    @property
+    def cache_token(self) -> tuple[Any, ...] | None:
+        """A content key of every price this provider answers, for process-wide caches of what is
+        derived from them (:data:`awsprovider.instancetype.SHARED_CACHE`): the region, the table's
+        identity and prices, the spot mode and zones; None once ``update_*`` changed a price or
+        when a spot feed other than the bundled one was given (no content key for it)."""
+        if self.version or self._measured_spot is not None or not self._bundled_feed:
+            return None
+        t = self.table
+        zone_variation = self._spot_model.zone_variation if self._spot_model is not None else None
+        return (self.region, t.region, t.date, t.source, t.currency, t.capacity_type, t.operating_system,
+                tuple(sorted(t.prices.items())), self.spot_mode, self._zones, zone_variation)
 
     # --- metadata
     @property

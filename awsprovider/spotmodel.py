@@ -40,6 +40,7 @@ import json
 import re
 import statistics
 from dataclasses import dataclass
+from functools import lru_cache
 from importlib import resources
 from pathlib import Path
 from types import MappingProxyType
@@ -61,6 +62,7 @@ __all__ = [
     "SpotEstimate",
     "SpotQuote",
     "SpotModel",
+    "bundled_spot_advisor",
     "load_spot_advisor",
     "parse_instance_type",
     "stable_fraction",
@@ -186,6 +188,13 @@ def load_spot_advisor(path: str | Path | None = None, *, date: str | None = None
     except json.JSONDecodeError as exc:
         raise PricingError(f"{p}: invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}") from exc
     return _feed_from_dict(doc, origin=str(p), date=date or "unknown", source=source or str(p))
+
+
+@lru_cache(maxsize=1)
+def bundled_spot_advisor() -> SpotAdvisorFeed:
+    """The bundled feed, parsed once per process (package data; the feed is frozen: read-only
+    mappings of frozen rows, so sharing it cannot carry state between runs)."""
+    return load_spot_advisor()
 
 
 @dataclass(frozen=True, slots=True)

@@ -32,7 +32,12 @@ WARM_TARGET_S = 0.2
 
 
 def _env() -> dict[str, str]:
-    return dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])))
+    """The children's environment: karpy on the path, and bytecode caching on (as after ``pip
+    install``): with ``PYTHONDONTWRITEBYTECODE`` set, every edited module is compiled again in every
+    cold process, which is not what a user's process does."""
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])))
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    return env
 
 
 def cold(args: list[str]) -> tuple[float, float, int]:

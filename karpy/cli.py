@@ -43,8 +43,8 @@ from karpy.result import EXIT_BAD_INPUT
 if TYPE_CHECKING:
     from karpy.api.pod import NodeSelectorRequirement
 
-__all__ = ["COMMAND_ENTRY_POINT_GROUP", "PluginGroup", "bad_input", "cli", "main", "parse_requirement",
-           "print_warnings"]
+__all__ = ["CLI_GC_THRESHOLDS", "COMMAND_ENTRY_POINT_GROUP", "PluginGroup", "bad_input", "cli", "main",
+           "parse_requirement", "print_warnings", "tune_gc"]
 
 #: Entry-point group of extra ``karpy`` subcommands (see the module docstring).
 COMMAND_ENTRY_POINT_GROUP = "karpy.commands"
@@ -708,7 +708,27 @@ def validate(paths: tuple[Path, ...], strict: bool, cloud_provider: str) -> None
     sys.exit(0)
 
 
+#: CPython's cyclic-GC thresholds for the ``karpy`` process (see :func:`tune_gc`)
+CLI_GC_THRESHOLDS = (10_000, 10, 10)
+
+
+def tune_gc() -> None:
+    """Tune CPython's cyclic garbage collector for a ``karpy`` process (never for a host: the
+    library leaves ``gc`` alone). A run allocates millions of short-lived, mostly acyclic objects
+    over a large long-lived heap (moto's models, botocore's service data, the catalogue); with the
+    default thresholds (700, 10, 10) the collector rescans that heap often -- about 15 % of the
+    bundled example's CPU time (issue #13, measured with ``gc.disable()``). What import created is
+    frozen (moved out of the collector's generations: it lives until exit anyway) and the young
+    generation is collected every 10,000 allocations instead of 700; cyclic garbage is still
+    collected, so memory stays bounded (peak RSS of the 1,000-pod benchmark unchanged)."""
+    import gc
+
+    gc.freeze()
+    gc.set_threshold(*CLI_GC_THRESHOLDS)
+
+
 def main() -> None:
+    tune_gc()
     cli()
 
 

@@ -95,6 +95,15 @@ class InstanceTypeCatalog:
         catalog.disk_cache = disk_cache or None
         return catalog
 
+    @property
+    def cache_token(self) -> tuple[Any, ...] | None:
+        """A content key of this catalogue's answers for process-wide caches of what is derived from
+        them (:data:`awsprovider.instancetype.SHARED_CACHE`): the memo key of a moto catalogue --
+        whose answers are moto's static data for the region and version -- or None (real AWS)."""
+        if self._memo_key is None:
+            return None
+        return ("moto", *self._memo_key, _filters_key(INSTANCE_TYPE_FILTERS), OFFERINGS_LOCATION_TYPE)
+
     def _read_through_disk(self, kind: str, request: tuple[Any, ...],
                            read: Callable[[], tuple[Any, int]]) -> tuple[Any, int]:
         cache, region = self.disk_cache, self._region

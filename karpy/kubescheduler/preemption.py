@@ -202,8 +202,14 @@ class DefaultPreemption:
         non_viol: list[Candidate] = []
         viol: list[Candidate] = []
         statuses: dict[str, Status] = {}
+        priority = pod.priority
         for i in range(len(potential)):
             ni = potential[(offset + i) % len(potential)]
+            if not any(p.priority < priority for p in ni.pods):
+                # SelectVictimsOnNode's first answer, given before the copies are touched: skip
+                # copying the node and the cycle state (DryRunPreemption's Snapshot / Clone) for it
+                statuses[ni.name] = unresolvable(MSG_NO_VICTIMS)
+                continue
             victims, nv, st = self.select_victims_on_node(state.clone(), pod, ni.clone(), pdbs, allowed, nominated, now)
             if st.is_success():
                 c = Candidate(ni.name, victims, nv)

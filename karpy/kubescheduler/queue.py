@@ -256,16 +256,22 @@ class PriorityQueue:
         self._move_to_active(q)
         return strategy
 
-    def _worth_requeuing(self, q: QueuedPodInfo, event: ClusterEvent, old: Any, new: Any) -> Strategy:
-        """isPodWorthRequeuing."""
-        rejectors = q.unschedulable_plugins | q.pending_plugins
-        if not rejectors:
+    def _matching(self, event: ClusterEvent) -> list[tuple[str, Any]]:
+        """(plugin, hint) of every registration matching ``event``, in registration order."""
+        return [(plugin, fn) for plugin, registered, fn in self._events if registered.matches(event)]
+
+    def _worth_requeuing(self, q: QueuedPodInfo, event: ClusterEvent, old: Any, new: Any,
+                         matching: Optional[list[tuple[str, Any]]] = None) -> Strategy:
+        """isPodWorthRequeuing. ``matching``: :meth:`_matching` of ``event``, when the caller asks
+        for many pods about one event (the registrations are matched once, not once per pod)."""
+        if not q.unschedulable_plugins and not q.pending_plugins:
             return Strategy.QUEUE_AFTER_BACKOFF
         if event.is_wildcard():
             return Strategy.QUEUE_AFTER_BACKOFF
+        rejectors = q.unschedulable_plugins | q.pending_plugins
         result = Strategy.QUEUE_SKIP
-        for plugin, registered, fn in self._events:
-            if plugin not in rejectors or not registered.matches(event):
+        for plugin, fn in (self._matching(event) if matching is None else matching):
+            if plugin not in rejectors:
                 continue
             try:
                 hint = fn(q.pod_info, old, new)
@@ -288,6 +294,7 @@ class PriorityQueue:
         if not self.is_event_of_interest(event):
             return []
         moved = []
+        matching = self._matching(event)
         for key, q in list(self.unschedulable.items()):
             if only is not None and key not in only:
                 continue
@@ -295,7 +302,7 @@ class PriorityQueue:
                 gating_events = [reg for p, reg, _ in self._events if p == q.gating_plugin]
                 if not any(reg.matches(event) for reg in gating_events):
                     continue
-            s = self._worth_requeuing(q, event, old, new)
+            s = self._worth_requeuing(q, event, old, new, matching)
             if s == Strategy.QUEUE_SKIP:
                 continue
             self._requeue(q, s)
