@@ -209,6 +209,10 @@ class ReplicationController(_Replicated):
     def _selector_matches(self) -> ReplicationController:
         if self.spec.selector:
             self._check_selector(LabelSelector(match_labels=dict(self.spec.selector)), self.spec.template)
+        else:
+            # pkg/apis/core/v1/defaults.go SetDefaults_ReplicationController: an empty selector
+            # defaults to the template's labels
+            self.spec.selector = dict(self.spec.template.metadata.labels) or None
         return self
 
 
