@@ -109,7 +109,6 @@ class PodTemplateSpec(KubeModel):
     spec: PodSpec = Field(default_factory=PodSpec)
 
 
-
 def pod_template_hash(template: PodTemplateSpec, collision_count: int | None = None) -> str:
     """A deterministic pod-template-hash (FNV-32a of the canonical JSON of the template, encoded
     like controller.ComputeHash + rand.SafeEncodeString; not bit-identical to Go's spew-based hash)."""
@@ -207,7 +206,6 @@ class ReplicaSet(_Replicated):
     spec: ReplicaSetSpec = Field(default_factory=ReplicaSetSpec)
 
 
-
 class ReplicationControllerSpec(KubeModel):
     """core/v1 ReplicationControllerSpec (``replicas`` defaults to 1; ``selector`` is a label map)."""
 
@@ -231,7 +229,6 @@ class ReplicationController(_Replicated):
             # pkg/apis/core/v1/defaults.go SetDefaults_ReplicationController: an empty selector
             # defaults to the template's labels
             self.spec.selector = dict(self.spec.template.metadata.labels) or None
-
 
 
 class DeploymentSpec(KubeModel):
