@@ -229,3 +229,17 @@ def test_simulate_strict_rejects_unknown_fields() -> None:
         karpy.simulate(text, cloud_provider="fake", strict=True)
     result = karpy.simulate(text, cloud_provider="fake")
     assert any('unknown field "spec.wieght"' in w for w in result.to_document()["warnings"])
+
+
+@pytest.mark.parametrize("value, got", [("true", "boolean"), ("3", "integer")])
+@pytest.mark.parametrize("group", ["containers", "initContainers"])
+def test_container_list_of_the_wrong_type_is_the_schemas_error_not_a_crash(group: str, value: str, got: str) -> None:
+    # found by tests/fuzz/run.py --cases 20000 --seed 1115: core validation iterated a boolean
+    # ("TypeError: 'bool' object is not iterable")
+    spec = "      containers: [{name: web, image: nginx}]\n"
+    text = DEPLOYMENT.replace(spec, spec.replace("[{name: web, image: nginx}]", value) if group == "containers"
+                              else spec + f"      initContainers: {value}\n")
+    err = error(text)
+    field = f"spec.template.spec.{group}"
+    assert err.field_path == field
+    assert err.message == f'Invalid value: "{got}": {field} in body must be of type array: "{got}"'
