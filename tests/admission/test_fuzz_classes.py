@@ -243,3 +243,10 @@ def test_container_list_of_the_wrong_type_is_the_schemas_error_not_a_crash(group
     field = f"spec.template.spec.{group}"
     assert err.field_path == field
     assert err.message == f'Invalid value: "{got}": {field} in body must be of type array: "{got}"'
+
+
+def test_a_pods_container_list_of_the_wrong_type_too() -> None:
+    # the same run's Pod case ("TypeError: 'int' object is not iterable")
+    err = error("apiVersion: v1\nkind: Pod\nmetadata: {name: solo}\nspec:\n  containers: 7\n")
+    assert err.field_path == "spec.containers"
+    assert err.message == 'Invalid value: "integer": spec.containers in body must be of type array: "integer"'
