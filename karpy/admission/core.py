@@ -71,7 +71,10 @@ def _pod_spec(spec: Any, path: str) -> list[FieldError]:
     if not containers:
         errs.append(FieldError("Required", f"{path}.containers"))
     for group in ("initContainers", "containers"):
-        for i, c in enumerate(spec.get(group) or ()):
+        items = spec.get(group)
+        if not isinstance(items, list):
+            continue  # absent, or mis-typed: the schema's "must be of type array"
+        for i, c in enumerate(items):
             if not isinstance(c, Mapping):
                 continue
             where = f"{path}.{group}[{i}]"

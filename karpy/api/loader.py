@@ -637,9 +637,9 @@ def _pod_count(obj: BaseModel) -> tuple[int, str]:
     if isinstance(obj, Pod):
         return 1, ""
     if isinstance(obj, Job):
-        return obj.active_pods(), "spec.parallelism"
-    if isinstance(obj, (Deployment, ReplicaSet, StatefulSet)):
-        return obj.spec.replicas, "spec.replicas"
+        return obj.pod_count(), "spec.parallelism"
+    if isinstance(obj, (Deployment, ReplicaSet, ReplicationController, StatefulSet)):
+        return obj.pod_count(), "spec.replicas"
     return 0, ""
 
 
@@ -647,7 +647,7 @@ def _pod_specs(obj: BaseModel) -> list[tuple[str, Any]]:
     """(field prefix, PodSpec) of a Pod or of a workload's pod template."""
     if isinstance(obj, Pod):
         return [("spec", obj.spec)]
-    if isinstance(obj, (Deployment, ReplicaSet, StatefulSet, Job, DaemonSet)):
+    if isinstance(obj, (Deployment, ReplicaSet, ReplicationController, StatefulSet, Job, DaemonSet)):
         return [("spec.template.spec", obj.spec.template.spec)]
     return []
 

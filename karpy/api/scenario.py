@@ -71,7 +71,7 @@ RUN_FOR_ANNOTATION = "karpy.io/run-for"
 
 #: The actions an event may carry (exactly one per event).
 EVENT_ACTIONS = ("scale", "apply", "delete", "rollout", "capacity", "interrupt")
-_SCALABLE = ("Deployment", "ReplicaSet", "StatefulSet")
+_SCALABLE = ("Deployment", "ReplicaSet", "ReplicationController", "StatefulSet")
 _DURATION_RE = re.compile(r"^(\d+(?:\.\d+)?h)?(\d+(?:\.\d+)?m)?(\d+(?:\.\d+)?s)?$")
 EVENT_LINE_SYNTAX = ("'AT scale KIND/NAME REPLICAS [-n NS]' | 'AT rollout deployment/NAME [-n NS]' | "
                      "'AT delete KIND/NAME [-n NS]' | 'AT apply FILE' | 'AT capacity unavailable|available SPEC...' | "

@@ -32,9 +32,9 @@ from __future__ import annotations
 
 import json
 import uuid
-from typing import Any, Literal
+from typing import Annotated, Any, Literal, Self
 
-from pydantic import Field, field_validator, model_validator
+from pydantic import BeforeValidator, Field, model_validator
 
 from karpy.api.meta import Int32, KubeModel, LabelSelector, ObjectMeta, OwnerReference, TypedObject
 from karpy.api.pod import (
@@ -66,6 +66,8 @@ ALPHANUMS = "bcdfghjklmnpqrstvwxz2456789"
 _SUFFIX_LEN = 5
 _SUFFIX_SPACE = len(ALPHANUMS) ** _SUFFIX_LEN
 _UID_NAMESPACE = uuid.UUID("6f1c3a52-3d0e-4f6e-9b7a-6b61727079a1")
+#: an int32 whose explicit ``null`` means the API server's default, 1 (RC ``replicas``, Job ``parallelism``)
+_NullIsOne = Annotated[Int32, BeforeValidator(lambda value: 1 if value is None else value)]
 
 
 def _fnv32a(data: bytes) -> int:
@@ -107,7 +109,6 @@ class PodTemplateSpec(KubeModel):
     spec: PodSpec = Field(default_factory=PodSpec)
 
 
-
 def pod_template_hash(template: PodTemplateSpec, collision_count: int | None = None) -> str:
     """A deterministic pod-template-hash (FNV-32a of the canonical JSON of the template, encoded
     like controller.ComputeHash + rand.SafeEncodeString; not bit-identical to Go's spew-based hash)."""
@@ -120,7 +121,33 @@ def pod_template_hash(template: PodTemplateSpec, collision_count: int | None = N
 
 
 class _Workload(TypedObject):
-    """Shared behaviour: owner reference, pod construction from the template."""
+    """Shared behaviour: owner reference, the selector check, pod construction from the template and
+    expansion (``pod_for(i)`` for ``i < pod_count()``)."""
+
+    @model_validator(mode="after")
+    def _selector_matches(self) -> Self:
+        """The API server's "`selector` does not match template `labels`" (every workload kind with a
+        ``spec.selector`` and a ``spec.template``)."""
+        self._check_spec_selector()
+        return self
+
+    def _check_spec_selector(self) -> None:
+        spec = getattr(self, "spec", None)
+        selector, template = getattr(spec, "selector", None), getattr(spec, "template", None)
+        if isinstance(selector, LabelSelector) and template is not None:
+            self._check_selector(selector, template)
+
+    def pod_count(self) -> int:
+        """How many pods the controller creates at start."""
+        return 0
+
+    def pod_for(self, index: int) -> Pod:
+        """Pod ``index`` of the workload."""
+        raise NotImplementedError(f"{type(self).__name__} has no pods of its own")
+
+    def expand_pods(self) -> list[Pod]:
+        """The pods the controller would create at start: ``pod_for(i)`` for ``i < pod_count()``."""
+        return [self.pod_for(i) for i in range(self.pod_count())]
 
     def uid(self) -> str:
         """``metadata.uid`` or a deterministic one."""
@@ -156,9 +183,10 @@ class _Replicated(_Workload):
         name = f"{self.metadata.name}-{_suffix(f'{self.metadata.namespace}/{self.metadata.name}', index)}"
         return self._new_pod(self.spec.template, name, self.owner_reference())  # type: ignore[attr-defined]
 
-    def expand_pods(self) -> list[Pod]:
-        """The ``spec.replicas`` pods the controller would create."""
-        return [self.pod_for(i) for i in range(self.spec.replicas)]  # type: ignore[attr-defined]
+    def pod_count(self) -> int:
+        """``spec.replicas``."""
+        replicas: int = self.spec.replicas  # type: ignore[attr-defined]
+        return replicas
 
 
 class ReplicaSetSpec(KubeModel):
@@ -177,24 +205,13 @@ class ReplicaSet(_Replicated):
 
     spec: ReplicaSetSpec = Field(default_factory=ReplicaSetSpec)
 
-    @model_validator(mode="after")
-    def _selector_matches(self) -> ReplicaSet:
-        self._check_selector(self.spec.selector, self.spec.template)
-        return self
-
-
 
 class ReplicationControllerSpec(KubeModel):
     """core/v1 ReplicationControllerSpec (``replicas`` defaults to 1; ``selector`` is a label map)."""
 
-    replicas: int = Field(default=1, ge=0)
+    replicas: _NullIsOne = Field(default=1, ge=0)
     selector: dict[str, str] | None = None
     template: PodTemplateSpec = Field(default_factory=PodTemplateSpec)
-
-    @field_validator("replicas", mode="before")
-    @classmethod
-    def _default_replicas(cls, value: Any) -> Any:
-        return 1 if value is None else value
 
 
 class ReplicationController(_Replicated):
@@ -205,12 +222,13 @@ class ReplicationController(_Replicated):
 
     spec: ReplicationControllerSpec = Field(default_factory=ReplicationControllerSpec)
 
-    @model_validator(mode="after")
-    def _selector_matches(self) -> ReplicationController:
+    def _check_spec_selector(self) -> None:
         if self.spec.selector:
             self._check_selector(LabelSelector(match_labels=dict(self.spec.selector)), self.spec.template)
-        return self
-
+        else:
+            # pkg/apis/core/v1/defaults.go SetDefaults_ReplicationController: an empty selector
+            # defaults to the template's labels
+            self.spec.selector = dict(self.spec.template.metadata.labels) or None
 
 
 class DeploymentSpec(KubeModel):
@@ -231,11 +249,6 @@ class Deployment(_Workload):
 
     spec: DeploymentSpec = Field(default_factory=DeploymentSpec)
 
-    @model_validator(mode="after")
-    def _selector_matches(self) -> Deployment:
-        self._check_selector(self.spec.selector, self.spec.template)
-        return self
-
     def replica_set(self) -> ReplicaSet:
         """The ReplicaSet the Deployment controller would create for the current template."""
         h = pod_template_hash(self.spec.template)
@@ -255,8 +268,12 @@ class Deployment(_Workload):
         """Pod ``index`` of the current ReplicaSet."""
         return self.replica_set().pod_for(index)
 
+    def pod_count(self) -> int:
+        """``spec.replicas``."""
+        return self.spec.replicas
+
     def expand_pods(self) -> list[Pod]:
-        """The Deployment's pods (owned by its ReplicaSet)."""
+        """The Deployment's pods (owned by its ReplicaSet, built once)."""
         return self.replica_set().expand_pods()
 
 
@@ -280,11 +297,6 @@ class StatefulSet(_Workload):
     KIND = "StatefulSet"
 
     spec: StatefulSetSpec = Field(default_factory=StatefulSetSpec)
-
-    @model_validator(mode="after")
-    def _selector_matches(self) -> StatefulSet:
-        self._check_selector(self.spec.selector, self.spec.template)
-        return self
 
     def revision(self) -> str:
         """The ``controller-revision-hash`` label value (``<name>-<hash>``)."""
@@ -324,26 +336,21 @@ class StatefulSet(_Workload):
             out.append(PersistentVolumeClaim.model_validate({"metadata": meta, "spec": dict(t.get("spec") or {})}))
         return out
 
-    def expand_pods(self) -> list[Pod]:
-        """The ``spec.replicas`` pods, in ordinal order."""
-        return [self.pod_for(i) for i in range(self.spec.replicas)]
+    def pod_count(self) -> int:
+        """``spec.replicas`` (expanded in ordinal order)."""
+        return self.spec.replicas
 
 
 class JobSpec(KubeModel):
     """batch/v1 JobSpec (``parallelism`` defaults to 1)."""
 
-    parallelism: Int32 = Field(default=1, ge=0)
+    parallelism: _NullIsOne = Field(default=1, ge=0)
     completions: Int32 | None = Field(default=None, ge=0)
     completion_mode: Literal["NonIndexed", "Indexed"] = "NonIndexed"
     suspend: bool = False
     backoff_limit: int | None = 6
     selector: LabelSelector | None = None
     template: PodTemplateSpec = Field(default_factory=PodTemplateSpec)
-
-    @field_validator("parallelism", mode="before")
-    @classmethod
-    def _default_parallelism(cls, value: Any) -> Any:
-        return 1 if value is None else value
 
 
 class Job(_Workload):
@@ -355,7 +362,8 @@ class Job(_Workload):
     spec: JobSpec = Field(default_factory=JobSpec)
 
     def active_pods(self) -> int:
-        """How many pods the Job controller starts with (0 when suspended)."""
+        """How many pods the Job controller starts with (0 when suspended): ``min(parallelism,
+        completions)``."""
         if self.spec.suspend:
             return 0
         if self.spec.completions is None:
@@ -381,9 +389,9 @@ class Job(_Workload):
             pod.metadata.annotations["batch.kubernetes.io/job-completion-index"] = str(index)
         return pod
 
-    def expand_pods(self) -> list[Pod]:
-        """The pods the Job controller creates at start."""
-        return [self.pod_for(i) for i in range(self.active_pods())]
+    def pod_count(self) -> int:
+        """:meth:`active_pods`."""
+        return self.active_pods()
 
 
 class JobTemplateSpec(KubeModel):
@@ -430,11 +438,6 @@ class DaemonSet(_Workload):
     KIND = "DaemonSet"
 
     spec: DaemonSetSpec = Field(default_factory=DaemonSetSpec)
-
-    @model_validator(mode="after")
-    def _selector_matches(self) -> DaemonSet:
-        self._check_selector(self.spec.selector, self.spec.template)
-        return self
 
     def template_pod(self) -> Pod:
         """The representative pod Karpenter builds from the template (provisioner.go getDaemonSetPods;

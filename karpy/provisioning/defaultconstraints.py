@@ -7,10 +7,11 @@ kube-scheduler's PodTopologySpread ``defaultingType: List`` and helper.DefaultSe
 * only pods declaring no ``topologySpreadConstraints`` get the defaults (all or nothing);
 * the selector is deduced per pod: the selectors of every Service in the pod's namespace that
   selects it (merged as equality labels, last wins), then its controller's selector -- a
+  ReplicationController's merged into those labels (labels.Merge: the RC's value wins), a
   ReplicaSet's or StatefulSet's as ``In`` expressions ANDed on (matchLabels first, in sorted key
   order: upstream ranges a Go map; then matchExpressions verbatim); a pod with no deducible
   selector is left unconstrained; a non-controller owner, an unsupported owner kind and a missing
-  owner contribute nothing. ReplicationControllers are not modelled (karpy loads no such kind).
+  owner contribute nothing.
 * each pod gets its own copies of the constraints; the originals are never changed.
 """
 
@@ -30,8 +31,8 @@ class DefaultTopologySpreadInjector:
     def __init__(self, constraints: Sequence[Any], services: Iterable[Any] = (),
                  controllers: Iterable[Any] = ()) -> None:
         """``constraints``: SchedulerConfiguration.default_constraints; ``services``: Service
-        objects; ``controllers``: ReplicaSet / StatefulSet objects (a Deployment's ReplicaSet
-        included) the pods' controller references point at."""
+        objects; ``controllers``: ReplicationController / ReplicaSet / StatefulSet objects (a
+        Deployment's ReplicaSet included) the pods' controller references point at."""
         self.constraints = tuple(constraints)
         self.services: dict[str, list[Any]] = {}
         for svc in services:
@@ -83,6 +84,9 @@ class DefaultTopologySpreadInjector:
             if all(labels.get(k) == v for k, v in sel.items()):
                 match_labels.update(sel)
         exprs: list[LabelSelectorRequirement] = []
+        if owner is not None and owner.kind == "ReplicationController" and owner.api_version == "v1":
+            ctrl = self.controllers.get((ns, owner.kind, owner.name))
+            match_labels.update((ctrl.spec.selector or {}) if ctrl is not None else {})
         if owner is not None and owner.kind in ("ReplicaSet", "StatefulSet") and \
                 (owner.api_version or "").startswith("apps/"):
             ctrl = self.controllers.get((ns, owner.kind, owner.name))

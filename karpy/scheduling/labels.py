@@ -2,7 +2,8 @@
 
 Mirrors pkg/apis/v1/labels.go and pkg/apis/v1/nodeclaim_validation.go (ValidateRequirement) of
 Karpenter core, plus the label-key / label-value checks of k8s.io/apimachinery
-(pkg/api/validate/content/kube.go IsLabelKey / IsLabelValue, dns.go IsDNS1123Subdomain).
+(pkg/api/validate/content/kube.go IsLabelKey / IsLabelValue, dns.go IsDNS1123Subdomain; implemented
+once in :mod:`karpy.validation`).
 
 Upstream keeps ``v1.WellKnownLabels`` as a global set that cloud providers mutate at init time.
 karpy has no global registry: every function that depends on the provider's extra well-known
@@ -13,6 +14,8 @@ from __future__ import annotations
 
 import re
 from typing import Any, Iterable, Mapping
+
+from karpy.validation import is_label_key, is_label_value
 
 # --- Kubernetes core labels (k8s.io/api/core/v1 well_known_labels.go) -------------------------
 LABEL_HOSTNAME = "kubernetes.io/hostname"
@@ -181,97 +184,11 @@ def has_known_values(key: str, values: Iterable[str], well_known: frozenset[str]
     return None
 
 
-# --- k8s.io/apimachinery label key / value validation ------------------------------------------
-_LABEL_KEY_FMT = "([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]"
-_LABEL_KEY_ERR_MSG = (
-    "must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an "
-    "alphanumeric character"
-)
-_LABEL_KEY_MAX_LENGTH = 63
-_LABEL_KEY_RE = re.compile(_LABEL_KEY_FMT)
-_LABEL_VALUE_FMT = "(" + _LABEL_KEY_FMT + ")?"
-_LABEL_VALUE_ERR_MSG = (
-    "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', "
-    "and must start and end with an alphanumeric character"
-)
-_LABEL_VALUE_MAX_LENGTH = 63
-_LABEL_VALUE_RE = re.compile(_LABEL_VALUE_FMT)
-_DNS1123_LABEL_FMT = "[a-z0-9]([-a-z0-9]*[a-z0-9])?"
-_DNS1123_SUBDOMAIN_FMT = _DNS1123_LABEL_FMT + "(\\." + _DNS1123_LABEL_FMT + ")*"
-_DNS1123_SUBDOMAIN_ERR_MSG = (
-    "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', "
-    "and must start and end with an alphanumeric character"
-)
-_DNS1123_SUBDOMAIN_MAX_LENGTH = 253
-_DNS1123_SUBDOMAIN_RE = re.compile(_DNS1123_SUBDOMAIN_FMT)
-
-
-def _regex_error(msg: str, fmt: str, *examples: str) -> str:
-    """Mirrors apimachinery content.RegexError."""
-    if not examples:
-        return msg + " (regex used for validation is '" + fmt + "')"
-    msg += " (e.g. "
-    for i, ex in enumerate(examples):
-        if i > 0:
-            msg += " or "
-        msg += "'" + ex + "', "
-    return msg + "regex used for validation is '" + fmt + "')"
-
-
-def _max_len_error(length: int) -> str:
-    return f"must be no more than {length} bytes"
-
-
-def _blen(s: str) -> int:
-    """Go ``len(string)`` counts UTF-8 bytes."""
-    return len(s) if s.isascii() else len(s.encode("utf-8"))
-
-
-def is_dns1123_subdomain(value: str) -> list[str]:
-    """Mirrors apimachinery content.IsDNS1123Subdomain."""
-    errs: list[str] = []
-    if _blen(value) > _DNS1123_SUBDOMAIN_MAX_LENGTH:
-        errs.append(_max_len_error(_DNS1123_SUBDOMAIN_MAX_LENGTH))
-    if not _DNS1123_SUBDOMAIN_RE.fullmatch(value):
-        errs.append(_regex_error(_DNS1123_SUBDOMAIN_ERR_MSG, _DNS1123_SUBDOMAIN_FMT, "example.com"))
-    return errs
-
-
-def is_qualified_name(value: str) -> list[str]:
-    """Mirrors apimachinery validation.IsQualifiedName (content.IsLabelKey, v0.36)."""
-    errs: list[str] = []
-    parts = value.split("/")
-    if len(parts) == 1:
-        name = parts[0]
-    elif len(parts) == 2:
-        prefix, name = parts
-        if not prefix:
-            errs.append("prefix part must be non-empty")
-        else:
-            errs.extend("prefix part " + m for m in is_dns1123_subdomain(prefix))
-    else:
-        return [
-            "a valid label key "
-            + _regex_error(_LABEL_KEY_ERR_MSG, _LABEL_KEY_FMT, "MyName", "my.name", "123-abc")
-            + " with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')"
-        ]
-    if not name:
-        errs.append("name part must be non-empty")
-    elif _blen(name) > _LABEL_KEY_MAX_LENGTH:
-        errs.append("name part " + _max_len_error(_LABEL_KEY_MAX_LENGTH))
-    if not _LABEL_KEY_RE.fullmatch(name):
-        errs.append("name part " + _regex_error(_LABEL_KEY_ERR_MSG, _LABEL_KEY_FMT, "MyName", "my.name", "123-abc"))
-    return errs
-
-
-def is_valid_label_value(value: str) -> list[str]:
-    """Mirrors apimachinery validation.IsValidLabelValue (content.IsLabelValue, v0.36)."""
-    errs: list[str] = []
-    if _blen(value) > _LABEL_VALUE_MAX_LENGTH:
-        errs.append(_max_len_error(_LABEL_VALUE_MAX_LENGTH))
-    if not _LABEL_VALUE_RE.fullmatch(value):
-        errs.append(_regex_error(_LABEL_VALUE_ERR_MSG, _LABEL_VALUE_FMT, "MyValue", "my_value", "12345"))
-    return errs
+# --- k8s.io/apimachinery label key / value validation (content.IsLabelKey / IsLabelValue) ----------
+#: ``validation.IsQualifiedName`` (content.IsLabelKey since apimachinery v0.35)
+is_qualified_name = is_label_key
+#: ``validation.IsValidLabelValue`` (content.IsLabelValue)
+is_valid_label_value = is_label_value
 
 
 _GO_INT_RE = re.compile(r"[+-]?[0-9]+")

@@ -134,9 +134,9 @@ class ManagedWorkload:
         return f"{self.model.kind}/{self.key}"
 
 
-def find_by_key(items: Mapping[str, Any], key: str) -> Any | None:
-    """The managed workload ``namespace/name`` among ``items`` (by uid), or None."""
-    return next((w for w in items.values() if w.key == key), None)
+def find_by_key(items: Mapping[str, Any], key: str, kind: str | None = None) -> Any | None:
+    """The managed workload ``namespace/name`` (of ``kind`` when given) among ``items`` (by uid), or None."""
+    return next((w for w in items.values() if w.key == key and (kind is None or w.model.KIND == kind)), None)
 
 
 @dataclass
@@ -153,7 +153,10 @@ class ManagedReplicaSet(ManagedWorkload):
 
 @dataclass
 class ReplicaSetController:
-    """replica_set.go manageReplicas for every managed ReplicaSet (see the module docstring)."""
+    """replica_set.go manageReplicas for every managed ReplicaSet (see the module docstring) and
+    every ReplicationController: upstream's replication manager (pkg/controller/replication) is this
+    same controller run over ReplicationControllers through a conversion adapter, so an evicted or
+    deleted RC replica is replaced exactly as a ReplicaSet's is."""
 
     host: ControllerHost
     sets: dict[str, ManagedReplicaSet] = field(default_factory=dict)  # by uid
@@ -162,8 +165,10 @@ class ReplicaSetController:
         self.sets[rs.uid] = rs
         return rs
 
-    def get(self, key: str) -> ManagedReplicaSet | None:
-        return find_by_key(self.sets, key)
+    def get(self, key: str, kind: str = "ReplicaSet") -> ManagedReplicaSet | None:
+        """The managed ReplicaSet (or ``kind="ReplicationController"``) ``namespace/name``."""
+        found: ManagedReplicaSet | None = find_by_key(self.sets, key, kind)
+        return found
 
     def active_pods(self, rs: ManagedReplicaSet) -> list[Any]:
         return [p for p in self.host.owned_pods(rs.uid) if self.host.counts_as_active(p)]

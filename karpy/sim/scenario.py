@@ -41,7 +41,7 @@ if TYPE_CHECKING:
 
 __all__ = ["ScenarioRunner", "validate_events"]
 
-_WORKLOAD_KINDS = ("Deployment", "ReplicaSet", "StatefulSet", "Job")
+_WORKLOAD_KINDS = ("Deployment", "ReplicaSet", "ReplicationController", "StatefulSet", "Job")
 
 
 def validate_events(events: Sequence[Any], where: str = "events") -> list[ScenarioEvent]:
@@ -91,7 +91,7 @@ class ScenarioRunner:
         m = self.sim.manifests
         known = set()
         for kind, items in (("Deployment", m.deployments), ("ReplicaSet", m.replica_sets),
-                            ("StatefulSet", m.stateful_sets), ("Job", m.jobs), ("Pod", m.pods),
+                            ("ReplicationController", m.replication_controllers), ("StatefulSet", m.stateful_sets), ("Job", m.jobs), ("Pod", m.pods),
                             ("NodePool", m.nodepools), ("DaemonSet", m.daemon_sets)):
             for w in items:
                 known.add((kind, w.metadata.namespace or "default", w.metadata.name))
@@ -188,8 +188,8 @@ class ScenarioRunner:
             d = sim.deployments.deployments.get(key)
             if d is not None:
                 sim.deployments.scale(d, ref.replicas)
-        elif ref.kind == "ReplicaSet":
-            rs = sim.replica_sets.get(key)
+        elif ref.kind in ("ReplicaSet", "ReplicationController"):
+            rs = sim.replica_sets.get(key, ref.kind)
             if rs is not None:
                 sim.replica_sets.scale(rs, ref.replicas)
         else:
@@ -245,11 +245,12 @@ class ScenarioRunner:
                     for p in sim.owned_pods(rs.uid):
                         sim.delete_controller_pod(p.key, "deleted")
                     sim.replica_sets.sets.pop(rs.uid, None)
-        elif ref.kind in ("ReplicaSet", "StatefulSet", "Job"):
-            registries: dict[str, dict[str, Any]] = {"ReplicaSet": sim.replica_sets.sets,
-                                                     "StatefulSet": sim.stateful_sets.sets, "Job": sim.jobs.jobs}
+        elif ref.kind in ("ReplicaSet", "ReplicationController", "StatefulSet", "Job"):
+            registries: dict[str, dict[str, Any]] = {
+                "ReplicaSet": sim.replica_sets.sets, "ReplicationController": sim.replica_sets.sets,
+                "StatefulSet": sim.stateful_sets.sets, "Job": sim.jobs.jobs}
             registry = registries[ref.kind]
-            managed = find_by_key(registry, key)
+            managed = find_by_key(registry, key, ref.kind)
             if managed is not None:
                 owner_uid = managed.uid
                 registry.pop(managed.uid, None)
@@ -298,8 +299,8 @@ class ScenarioRunner:
                         sim.deployments.rollout(d, obj.spec.template.model_copy(deep=True))
                     elif obj.spec.replicas != d.replicas:
                         sim.deployments.scale(d, obj.spec.replicas)
-            elif kind == "ReplicaSet":
-                rs = sim.replica_sets.get(key)
+            elif kind in ("ReplicaSet", "ReplicationController"):
+                rs = sim.replica_sets.get(key, kind)
                 if rs is None:
                     rs = sim.replica_sets.add(ManagedReplicaSet(obj.model_copy(deep=True), obj.spec.replicas, 0,
                                                                 sim.clock.now()))

@@ -573,7 +573,9 @@ class Simulation:
             self.store.create("DaemonSet", ds)
         for w in m.deployments:
             self.deployments.add(w)
-        for w in m.replica_sets:
+        for w in [*m.replica_sets, *m.replication_controllers]:
+            # a ReplicationController is managed as a ReplicaSet is (replication_manager.go is the
+            # ReplicaSet controller run over ReplicationControllers through a conversion adapter)
             self.replica_sets.add(ManagedReplicaSet(w, w.spec.replicas, w.spec.replicas))
         for w in m.stateful_sets:
             self.stateful_sets.add(w)
@@ -810,7 +812,8 @@ class Simulation:
             self._injector = None
             if cfg is not None and cfg.default_constraints:
                 m = self.manifests
-                controllers = [*m.replica_sets, *(d.replica_set() for d in m.deployments), *m.stateful_sets]
+                controllers = [*m.replication_controllers, *m.replica_sets,
+                               *(d.replica_set() for d in m.deployments), *m.stateful_sets]
                 self._injector = DefaultTopologySpreadInjector(cfg.default_constraints,
                                                                getattr(m, "services", ()), controllers)
         return self._injector

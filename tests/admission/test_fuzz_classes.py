@@ -106,6 +106,43 @@ def test_namespaces_the_api_server_rejects(namespace: str) -> None:
     assert err.field_path == "metadata.namespace"
 
 
+_LABEL_REGEX = ("a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must "
+                "start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for "
+                "validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')")
+_META = "name: web\nspec"
+
+
+@pytest.mark.parametrize(("old", "new", "value", "field", "message"), [
+    # pkg/util/validation (NameIsDNSSubdomain / NameIsDNSLabel, container names): "characters"
+    (_META, "name: '{v}'\nspec", "a" * 254, "metadata.name", "must be no more than 253 characters"),
+    (_META, "name: '{v}'\nspec", "\u00e9" * 127, "metadata.name", "must be no more than 253 characters"),
+    (_META, "name: web\n  namespace: '{v}'\nspec", "x" * 64, "metadata.namespace", "must be no more than 63 characters"),
+    (_META, "name: web\n  namespace: '{v}'\nspec", "UPPER", "metadata.namespace", _LABEL_REGEX),
+    ("[{name: web,", "[{{name: {v},", "Web", "spec.template.spec.containers[0].name", _LABEL_REGEX),
+    # pkg/api/validate/content (IsLabelKey / IsLabelValue, annotation keys): "bytes"
+    (_META, "name: web\n  labels: {{app: '{v}'}}\nspec", "x" * 64, "metadata.labels", "must be no more than 63 bytes"),
+    (_META, "name: web\n  labels: {{'{v}': x}}\nspec", "a" * 254 + "/k", "metadata.labels",
+     "prefix part must be no more than 253 bytes"),
+    (_META, "name: web\n  annotations: {{'{v}': x}}\nspec", "k" * 64, "metadata.annotations",
+     "name part must be no more than 63 bytes"),
+], ids=["name-254", "name-254-utf8-bytes", "namespace-64", "namespace-upper", "container-upper", "label-value-64",
+        "label-key-prefix-254", "annotation-key-64"])
+def test_each_check_speaks_its_upstream_packages_words(old: str, new: str, value: str, field: str,
+                                                       message: str) -> None:
+    # apimachinery v0.35 has two MaxLenErrors ("characters" in pkg/util/validation, "bytes" in
+    # pkg/api/validate/content); karpy.validation implements the checks once and each caller keeps its
+    # words. Lengths are Go's len(): UTF-8 bytes (127 x "é" is 254 bytes).
+    err = error(DEPLOYMENT.replace(old, new.format(v=value)))
+    assert err.field_path == field
+    assert err.message.startswith(f'Invalid value: "{value}": {message}'), err.message
+
+
+def test_a_name_with_a_trailing_newline_is_rejected() -> None:
+    # Go's regexp "$" (not multi-line) matches only at the very end of the text
+    err = error(NODEPOOL.replace("name: default\nspec", 'name: "default\\n"\nspec'))
+    assert err.field_path == "metadata.name" and "a lowercase RFC 1123 subdomain" in err.message
+
+
 @pytest.mark.parametrize(("value", "got"), [("true", "boolean"), ('"3"', "string"), ("1.5", "number")])
 def test_replicas_is_an_integer_not_a_truthy_or_a_string(value: str, got: str) -> None:
     err = error(DEPLOYMENT.replace("replicas: 2", f"replicas: {value}"))
@@ -192,3 +229,24 @@ def test_simulate_strict_rejects_unknown_fields() -> None:
         karpy.simulate(text, cloud_provider="fake", strict=True)
     result = karpy.simulate(text, cloud_provider="fake")
     assert any('unknown field "spec.wieght"' in w for w in result.to_document()["warnings"])
+
+
+@pytest.mark.parametrize("value, got", [("true", "boolean"), ("3", "integer")])
+@pytest.mark.parametrize("group", ["containers", "initContainers"])
+def test_container_list_of_the_wrong_type_is_the_schemas_error_not_a_crash(group: str, value: str, got: str) -> None:
+    # found by tests/fuzz/run.py --cases 20000 --seed 1115: core validation iterated a boolean
+    # ("TypeError: 'bool' object is not iterable")
+    spec = "      containers: [{name: web, image: nginx}]\n"
+    text = DEPLOYMENT.replace(spec, spec.replace("[{name: web, image: nginx}]", value) if group == "containers"
+                              else spec + f"      initContainers: {value}\n")
+    err = error(text)
+    field = f"spec.template.spec.{group}"
+    assert err.field_path == field
+    assert err.message == f'Invalid value: "{got}": {field} in body must be of type array: "{got}"'
+
+
+def test_a_pods_container_list_of_the_wrong_type_too() -> None:
+    # the same run's Pod case ("TypeError: 'int' object is not iterable")
+    err = error("apiVersion: v1\nkind: Pod\nmetadata: {name: solo}\nspec:\n  containers: 7\n")
+    assert err.field_path == "spec.containers"
+    assert err.message == 'Invalid value: "integer": spec.containers in body must be of type array: "integer"'

@@ -188,6 +188,36 @@ def test_absurd_replicas_stop_fast_with_the_limit_named(run: Callable[..., tuple
     one_line(res, str(path), DEPLOY, "spec.replicas", f"limit of {DEFAULT_MAX_PODS:,}", "--max-pods")
 
 
+def rc(replicas: str = "3", pod_extra: str = "") -> str:
+    """kubernetes/examples web/guestbook-go/guestbook-controller.yaml (279e8e4) in flow style."""
+    return f"""---
+kind: ReplicationController
+apiVersion: v1
+metadata: {{name: guestbook, labels: {{app: guestbook}}}}
+spec:
+  replicas: {replicas}
+  selector: {{app: guestbook}}
+  template:
+    metadata: {{labels: {{app: guestbook}}}}
+    spec:
+{pod_extra}      containers: [{{name: guestbook, image: "registry.k8s.io/guestbook:v3"}}]
+"""
+
+
+RC = 'document 2 (ReplicationController "guestbook")'
+
+
+def test_absurd_replicationcontroller_replicas_stop_fast_too(run: Callable[..., tuple[Result, Path]]) -> None:
+    # the bound once missed ReplicationControllers: 10^8 replicas expanded until memory ran out
+    res, path = run(NODEPOOL + rc(replicas="100000000"))
+    one_line(res, str(path), RC, "spec.replicas", f"limit of {DEFAULT_MAX_PODS:,}", "--max-pods")
+
+
+def test_replicationcontroller_template_names_a_missing_priorityclass(run: Callable[..., tuple[Result, Path]]) -> None:
+    res, path = run(NODEPOOL + rc(pod_extra="      priorityClassName: nope\n"))
+    one_line(res, str(path), RC, "spec.template.spec.priorityClassName", "no PriorityClass with name nope")
+
+
 def test_max_pods_option_lowers_and_raises_the_limit(run: Callable[..., tuple[Result, Path]]) -> None:
     res, path = run(NODEPOOL + deployment(replicas="12"), "--max-pods", "10")
     one_line(res, str(path), DEPLOY, "spec.replicas", "limit of 10")

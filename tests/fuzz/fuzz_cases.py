@@ -86,7 +86,28 @@ JOB = {
 PDB = {"apiVersion": "policy/v1", "kind": "PodDisruptionBudget", "metadata": {"name": "web", "namespace": "default"},
        "spec": {"maxUnavailable": 1, "selector": {"matchLabels": {"app": "web"}}}}
 CONFIGMAP = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "cfg"}, "data": {"k": "v"}}
-BASE_DOCUMENTS = (NODEPOOL, DEPLOYMENT, POD, PRIORITY_CLASS, JOB, PDB, CONFIGMAP)
+#: kubernetes/examples web/guestbook-go/guestbook-controller.yaml (279e8e4), with a request
+REPLICATION_CONTROLLER = {
+    "kind": "ReplicationController", "apiVersion": "v1", "metadata": {"name": "guestbook", "labels": {"app": "guestbook"}},
+    "spec": {"replicas": 3, "selector": {"app": "guestbook"}, "template": {
+        "metadata": {"labels": {"app": "guestbook"}},
+        "spec": {"containers": [{"name": "guestbook", "image": "registry.k8s.io/guestbook:v3",
+                                 "ports": [{"name": "http-server", "containerPort": 3000}],
+                                 "resources": {"requests": {"cpu": "100m"}}}]}}},
+}
+STATEFUL_SET = {
+    "apiVersion": "apps/v1", "kind": "StatefulSet", "metadata": {"name": "db", "namespace": "default"},
+    "spec": {"replicas": 2, "serviceName": "db", "selector": {"matchLabels": {"app": "db"}},
+             "template": {"metadata": {"labels": {"app": "db"}}, "spec": {
+                 "containers": [{"name": "db", "image": "postgres", "resources": {"requests": {"cpu": "1"}}}]}}},
+}
+CRON_JOB = {
+    "apiVersion": "batch/v1", "kind": "CronJob", "metadata": {"name": "nightly", "namespace": "default"},
+    "spec": {"schedule": "0 3 * * *", "jobTemplate": {"spec": {"template": {"spec": {
+        "restartPolicy": "OnFailure", "containers": [{"name": "n", "image": "busybox"}]}}}}},
+}
+BASE_DOCUMENTS = (NODEPOOL, DEPLOYMENT, POD, PRIORITY_CLASS, JOB, PDB, CONFIGMAP, REPLICATION_CONTROLLER,
+                  STATEFUL_SET, CRON_JOB)
 
 _BOMB = "a: &a [lol, lol, lol, lol, lol, lol, lol, lol, lol]\n" + "".join(
     f"{b}: &{b} [{', '.join([f'*{a}'] * 9)}]\n" for a, b in zip("abcdefgh", "bcdefghi"))
@@ -163,7 +184,8 @@ def _mutate(draw: Callable[..., Any], doc: Any, notes: list[str]) -> Any:
         parent[last].append(draw(hostile_values))
     elif op == "kind" and isinstance(doc, dict):
         doc[draw(st.sampled_from(["kind", "apiVersion"]))] = draw(st.sampled_from(
-            ["NodePool", "nodepool", "Pod", "List", "PodList", "karpenter.sh/v1beta1", "v2", "", "Deployment"]))
+            ["NodePool", "nodepool", "Pod", "List", "PodList", "karpenter.sh/v1beta1", "v2", "", "Deployment",
+             "ReplicationController", "StatefulSet"]))
     elif op == "duplicate" and isinstance(parent, list):
         parent.append(copy.deepcopy(parent[last]))
     return doc

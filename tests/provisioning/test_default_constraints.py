@@ -2,8 +2,7 @@
 
 Ports of pkg/controllers/provisioning/scheduling/defaultconstraints_test.go (D:<line>) and
 pkg/operator/options/suite_test.go Describe("SchedulerConfiguration") (O:<line>). The injector's
-default: ``zone DoNotSchedule maxSkew 1``. ReplicationController cases are not ported (karpy
-loads no ReplicationController kind)."""
+default: ``zone DoNotSchedule maxSkew 1``."""
 
 from __future__ import annotations
 
@@ -14,7 +13,7 @@ from karpy.api.builders import make_pod
 from karpy.api.meta import LabelSelector, LabelSelectorRequirement
 from karpy.api.pod import TopologySpreadConstraint
 from karpy.api.service import Service
-from karpy.api.workloads import ReplicaSet, StatefulSet
+from karpy.api.workloads import ReplicaSet, ReplicationController, StatefulSet
 from karpy.cloudprovider.fake import FakeCloudProvider
 from karpy.options import SchedulerConfigError, parse_scheduler_config
 from karpy.provisioning.defaultconstraints import DefaultTopologySpreadInjector
@@ -81,6 +80,36 @@ def test_replicaset_match_expressions_verbatim():
     r = rs(expressions=[{"key": "app", "operator": "NotIn", "values": ["other"]}])
     assert inject(owned({"app": "web"}, "ReplicaSet"), controllers=[r]).match_expressions == \
         [expr("app", ["other"], "NotIn")]
+
+
+def rc(name="rs", selector=None):
+    return ReplicationController.model_validate({
+        "metadata": {"name": name, "namespace": "default"},
+        "spec": {"selector": selector, "template": {"metadata": {"labels": {"app": "legacy"}},
+                                                    "spec": {"containers": [{"name": "c"}]}}}})
+
+
+def test_replicationcontroller_selector():
+    # upstream: D:137 "should deduce a ReplicationController's selector"
+    sel = inject(owned({"app": "legacy"}, "ReplicationController", api_version="v1"),
+                 controllers=[rc(selector={"app": "legacy"})])
+    assert sel.match_labels == {"app": "legacy"}
+    assert sel.match_expressions == []
+
+
+def test_replicationcontroller_selector_overwrites_a_conflicting_service_label():
+    # upstream: D:250 "should let a ReplicationController's selector overwrite a conflicting service label"
+    sel = inject(owned({"app": "web"}, "ReplicationController", api_version="v1"),
+                 services=[svc({"app": "web"})], controllers=[rc(selector={"app": "legacy"})])
+    assert sel.match_labels == {"app": "legacy"}
+    assert sel.match_expressions == []
+
+
+def test_replicationcontroller_without_selector_uses_the_defaulted_template_labels():
+    # the API server defaults an empty RC selector to the template labels
+    # (pkg/apis/core/v1/defaults.go SetDefaults_ReplicationController), so the deduced one is those
+    sel = inject(owned({"app": "legacy"}, "ReplicationController", api_version="v1"), controllers=[rc()])
+    assert sel.match_labels == {"app": "legacy"}
 
 
 def test_unsupported_owner_kind():

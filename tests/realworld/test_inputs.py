@@ -139,6 +139,7 @@ def test_loader_warnings_on_stderr_in_every_output_mode_once(tmp_path: Path, arg
 
 
 def test_cronjob_is_loaded_and_said_not_run() -> None:
+    # kubernetes/website content/en/examples/application/job/cronjob.yaml (the batch/v1 revision)
     cron = {"apiVersion": "batch/v1", "kind": "CronJob", "metadata": {"name": "hello"},
             "spec": {"schedule": "* * * * *", "jobTemplate": {"spec": {"template": {"spec": {
                 "restartPolicy": "OnFailure",
@@ -251,3 +252,75 @@ def test_instance_types_and_prices_diff_nodepool_share_simulates_path() -> None:
     diff = invoke("prices", "diff", "2025-09-01", PRICES, "--nodepool", str(GENERAL), "--top", "3", "-o", "json")
     assert diff.exit_code == 0, diff.stderr
     assert json.loads(diff.stdout)["nodepool"] == "general-purpose"
+
+
+# ------------------------------------------------------------- unknown fields, --report, regions
+# (aws/karpenter-provider-aws 1d92708 examples/v1/general-purpose.yaml, edited as a user slips)
+
+def test_requirements_typo_in_an_upstream_nodepool_is_an_error_naming_the_field(tmp_path: Path) -> None:
+    """``requirments:`` gave an unrestricted pool and exit 0 without a word; the v1 CRD requires
+    ``requirements``, so admission now says so (and names the typo as the other problem)."""
+    pool = tmp_path / "general-purpose.yaml"
+    pool.write_text(GENERAL.read_text().replace("      requirements:", "      requirments:"))
+    res = invoke("simulate", str(pool), str(INFLATE))
+    assert res.exit_code == 2 and res.stdout == ""
+    assert res.stderr.strip().splitlines() == [
+        f'karpy: {pool}: document 1 (NodePool "general-purpose"): spec.template.spec.requirements: Required value '
+        "(and 1 more problem in this document)"]
+
+
+def test_optional_field_typo_in_an_upstream_nodepool_is_warned_and_strict_rejects_it(tmp_path: Path) -> None:
+    """examples/v1/max-node-lifetime.yaml with ``expireAftr:``: the default 720h would apply silently."""
+    pool = tmp_path / "max-node-lifetime.yaml"
+    pool.write_text((DATA / "aws/examples/v1/max-node-lifetime.yaml").read_text().replace("expireAfter:", "expireAftr:"))
+    res = invoke("simulate", str(pool), str(INFLATE), "--prices", PRICES, "-o", "json")
+    assert res.exit_code == 0, res.stderr
+    said = f'{pool}: document 1 (NodePool "default"): unknown field "spec.template.spec.expireAftr"'
+    assert said in karpy_warnings(res.stderr) and said in json.loads(res.stdout)["warnings"]
+    strict = invoke("simulate", str(pool), str(INFLATE), "--strict")
+    assert strict.exit_code == 2 and strict.stdout == ""
+    assert strict.stderr.strip().splitlines() == [
+        f'karpy: {pool}: document 1 (NodePool "default"): spec.template.spec.expireAftr: '
+        'strict decoding error: unknown field "spec.template.spec.expireAftr"']
+
+
+def test_v1beta1_kubelet_block_in_an_upstream_nodepool_is_warned_with_where_it_went(tmp_path: Path) -> None:
+    """v1beta1 NodePools carried ``template.spec.kubelet``; v1 moved it to the EC2NodeClass."""
+    pool = tmp_path / "general-purpose.yaml"
+    pool.write_text(GENERAL.read_text().replace("      requirements:", "      kubelet: {maxPods: 110}\n      requirements:"))
+    res = invoke("simulate", str(pool), str(INFLATE), "--prices", PRICES)
+    assert res.exit_code == 0, res.stderr
+    [said] = [w for w in karpy_warnings(res.stderr) if "kubelet" in w]
+    assert 'unknown field "spec.template.spec.kubelet"' in said and "EC2NodeClass spec.kubelet" in said
+
+
+@pytest.mark.parametrize("target", ["/nonexistent-dir/report.html", "/dev/full/report.html"])
+def test_report_to_an_unwritable_path_fails_before_the_simulation(target: str) -> None:
+    res = invoke("simulate", str(GENERAL), str(INFLATE), "--report", target)
+    assert res.exit_code == 2 and res.stdout == ""
+    [line] = res.stderr.strip().splitlines()  # no "simulating..." progress: it never started
+    assert line.startswith(f"karpy: --report {target}: cannot write"), line
+
+
+def test_every_region_karpy_lists_simulates_end_to_end() -> None:
+    listing = json.loads(invoke("prices", "-o", "json").stdout)
+    assert listing["regions"]
+    for entry in listing["regions"]:
+        res = invoke("simulate", str(GENERAL), str(INFLATE), "--region", entry["region"], "-o", "json")
+        assert res.exit_code == 0, (entry, res.stderr)
+        [claim] = json.loads(res.stdout)["nodeclaims"]
+        assert claim["zone"].startswith(entry["region"]) and claim["price"] > 0
+
+
+def test_pending_pods_of_an_upstream_workload_are_grouped_in_the_table(tmp_path: Path) -> None:
+    """examples/v1/100-cpu-limit.yaml + examples/workloads/inflate.yaml scaled to 120 (1 CPU each):
+    the pods past the limit are one line per owner, not one per pod."""
+    workload = tmp_path / "inflate.yaml"
+    workload.write_text(INFLATE.read_text().replace("spec:\n  selector:", "spec:\n  replicas: 120\n  selector:", 1))
+    res = invoke("simulate", str(DATA / "aws/examples/v1/100-cpu-limit.yaml"), str(workload), "--prices", PRICES)
+    assert res.exit_code == 3, res.stderr
+    grouped = [line for line in res.stdout.splitlines() if "default/inflate-" in line and "\u00d7" in line]
+    assert len(grouped) == 1, res.stdout
+    count = int(grouped[0].split("\u00d7")[0].split()[-1])
+    assert 0 < count < 120 and "(Deployment inflate)" in grouped[0]
+    assert "all available instance types exceed limits for nodepool" in grouped[0]

@@ -241,6 +241,39 @@ def test_guestbook_go_replication_controllers_are_loaded(run) -> None:
     _assert_cost(doc)
 
 
+def test_guestbook_go_evicted_replication_controller_replicas_are_recreated(run) -> None:
+    """web/guestbook-go guestbook-controller.yaml (ReplicationController x3): the spot node its pods run
+    on is interrupted at 5m; the RC replaces every evicted replica (upstream's replication manager is
+    the ReplicaSet controller), Karpenter launches a node for them; ``scale rc/guestbook 5`` at 20m
+    adds two more."""
+    files = docs(BLUEPRINTS_CLUSTER, "k8s-examples/web/guestbook-go/guestbook-controller.yaml")
+    _, before = run(files)
+    [first] = launched(before)
+    originals = sorted(before["pods"])
+    result, doc = run(files, events=[f"5m interrupt node={first['name']}", "20m scale replicationcontroller/guestbook 5"],
+                      until="30m")
+    assert result.exit_code == 0
+    pods = doc["pods"]
+    assert all(pods[k]["phase"] == "Deleted" and pods[k]["node"] == first["name"] for k in originals)
+    replacements = sorted(k for k in pods if k not in originals)
+    assert len(replacements) == 5
+    assert all(pods[k]["phase"] == "Running" and pods[k]["owner"] == "ReplicationController guestbook"
+               for k in replacements)
+    [gone, second] = doc["nodeclaims"]
+    assert (gone["name"], gone["deleted_by"]) == (first["name"], "interruption")
+    assert second["deleted_by"] is None and {pods[k]["node"] for k in replacements} == {second["name"]}
+    created = [(e["t"], e["object"].removeprefix("Pod/")) for e in doc["timeline"] if e["kind"] == "pod.created"]
+    assert sorted(k for t, k in created if t == 0) == originals
+    recreated = sorted(k for t, k in created if 300 <= t < 1200)
+    assert len(recreated) == 3 and set(recreated) < set(replacements)
+    assert len([k for t, k in created if t >= 1200]) == 2
+    # what runs at the end is the replacement node; each node is paid for the time it ran
+    assert doc["cost_per_hour"] == pytest.approx(second["price"], abs=1e-6)
+    for nc in (gone, second):
+        ran = (nc["deleted_at"] or doc["cost"]["horizon"]) - nc["launched_at"]
+        assert doc["cost"]["by_nodeclaim"][nc["name"]]["node_hours"] == pytest.approx(ran / 3600, abs=1e-5)
+
+
 def test_guestbook_all_in_one_services_are_grouped_in_one_warning(run) -> None:
     """web/guestbook/all-in-one/guestbook-all-in-one.yaml: 3 Services and 3 Deployments."""
     result, doc = run(docs(BLUEPRINTS_CLUSTER, "k8s-examples/web/guestbook/all-in-one/guestbook-all-in-one.yaml"))

@@ -122,3 +122,46 @@ def test_same_input_gives_byte_identical_json():
         return run(make_nodepool(), existing_node(), *[pending(f"p{i}", requests={"cpu": "1"}) for i in range(7)],
                    make_priority_class("high", 100)).to_json()
     assert once() == once()
+
+
+def _guestbook_rc(replicas: int) -> dict:
+    """kubernetes/examples web/guestbook-go/guestbook-controller.yaml (279e8e4, in tests/realworld/data),
+    as loaded, with ``replicas`` and a 2-CPU request so each replica needs a node of its own here."""
+    import yaml
+    from pathlib import Path
+
+    path = Path(__file__).parents[1] / "realworld/data/k8s-examples/web/guestbook-go/guestbook-controller.yaml"
+    [rc] = [d for d in yaml.safe_load_all(path.read_text(encoding="utf-8")) if d]
+    rc["spec"]["replicas"] = replicas
+    rc["spec"]["template"]["spec"]["containers"][0]["resources"] = {"requests": {"cpu": "2"}}
+    return rc
+
+
+def test_preempted_replicationcontroller_replica_is_recreated_on_a_new_node():
+    # as test_evicted_replica_of_a_workload_gets_a_new_node, with the RC from kubernetes/examples
+    urgent = pending("urgent", requests={"cpu": "2"}, priority=1000)
+    urgent.metadata.annotations["karpy.io/arrive-after"] = "60s"
+    result = run(make_nodepool(requirements=[("node.kubernetes.io/instance-type", "In", ["default-instance-type"])]),
+                 existing_node(), _guestbook_rc(1), urgent)
+    doc = result.to_document()
+    assert doc["pods"]["default/urgent"]["node"] == "existing"
+    replicas = {k: v for k, v in doc["pods"].items() if k.startswith("default/guestbook-")}
+    assert sorted(v["phase"] for v in replicas.values()) == ["Deleted", "Running"]
+    assert {v["owner"] for v in replicas.values()} == {"ReplicationController guestbook"}
+    [claim] = doc["nodeclaims"]
+    assert claim["pods"] == [k for k, v in replicas.items() if v["phase"] == "Running"]
+
+
+def test_replicationcontroller_applied_scaled_and_deleted_by_events():
+    # apply creates the RC's pods, scale (kubectl scale rc/guestbook) adds one, delete removes them all
+    # for good: an RC deleted is no longer a controller, so nothing replaces its pods
+    result = run(make_nodepool(), events=[{"at": 60, "apply": [_guestbook_rc(2)]},
+                                          "120s scale replicationcontroller/guestbook 3",
+                                          "300s delete replicationcontroller/guestbook"], until="10m")
+    doc = result.to_document()
+    pods = {k: v for k, v in doc["pods"].items() if k.startswith("default/guestbook-")}
+    assert len(pods) == 3 and {v["phase"] for v in pods.values()} == {"Deleted"}
+    created = sorted(e["t"] for e in doc["timeline"] if e["kind"] == "pod.created")
+    assert created == [60.0, 60.0, 120.0]
+    deleted = [e for e in doc["timeline"] if e["kind"] == "pod.deleted"]
+    assert len(deleted) == 3 and all(e["t"] >= 300 for e in deleted)
