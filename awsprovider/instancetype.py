@@ -35,7 +35,9 @@ from __future__ import annotations
 
 import math
 import re
+import threading
 from dataclasses import dataclass
+from types import MappingProxyType
 from typing import Any, Iterable, Mapping, Protocol, Sequence
 
 from awsprovider import labels as L
@@ -640,7 +642,8 @@ class _StaticCatalog:
 
 @dataclass
 class _Static:
-    """One type's NodeClass-dependent static part."""
+    """One type's NodeClass-dependent static part (read-only once built: instance types share its
+    requirements and overhead, and copy its capacity)."""
 
     requirements: Requirements
     capacity: dict[str, int]
@@ -671,6 +674,18 @@ def _clone(proto: InstanceType) -> InstanceType:
     c._groups = proto.allocatable_groups()  # noqa: SLF001 - see the docstring
     c._available = None  # noqa: SLF001 - computed from the clone's own offerings list on demand
     return c
+
+
+#: Process memo of static parts: (id of the frozen types answer, id of the frozen offerings answer,
+#: region, settings, zone info) -> ((the two answers, held so their ids stay theirs), statics).
+#: Only frozen catalogues (:class:`awsprovider.ec2.catalog.InstanceTypeCatalog` answers: read-only
+#: mappings, shared by the catalogue's own process memo) take part: their data cannot change, so
+#: the statics derived from them are the same in every simulation of the process -- a sweep worker
+#: computes them once for all its cells, not once per cell. Bounded; the oldest entry goes first.
+_STATIC_MEMO: dict[tuple[Any, ...], tuple[tuple[Mapping[str, Any], Mapping[str, Any]], dict[str, _Static]]] = {}
+_STATIC_MEMO_LOCK = threading.Lock()
+#: most static-part sets the process memo keeps (one per distinct NodeClass input set and region)
+STATIC_MEMO_ENTRIES = 32
 
 
 class _Prototypes:
@@ -719,6 +734,8 @@ class InstanceTypeProvider:
         self._type_zones: dict[str, frozenset[str]] = {}
         self._all_zones: tuple[str, ...] = ()
         self._static: dict[tuple[Any, ...], dict[str, _Static]] = {}
+        #: the catalogue's answers when they are frozen (MappingProxyType): the static memo's key
+        self._frozen_catalog: tuple[Mapping[str, Any], Mapping[str, Any]] | None = None
         self._offering_cache: dict[tuple[Any, ...], _Prototypes] = {}
         self._offering_reqs: dict[tuple[str, str, str | None], Requirements] = {}
         self._pricing_generation = 0
@@ -738,6 +755,8 @@ class InstanceTypeProvider:
             offerings = self._catalog.offerings()
             self._type_zones = {k: frozenset(v) for k, v in offerings.items()}
             self._all_zones = tuple(sorted({z for zs in self._type_zones.values() for z in zs}))
+            if isinstance(raw, MappingProxyType) and isinstance(offerings, MappingProxyType):
+                self._frozen_catalog = (raw, offerings)
         return self._types
 
     def info(self, name: str) -> Mapping[str, Any] | None:
@@ -789,18 +808,39 @@ class InstanceTypeProvider:
         key = (settings, zone_info)
         cached = self._static.get(key)
         if cached is None:
-            types = self._load()
-            cached = {}
-            for name, info in types.items():
-                zones = self._type_zones.get(name, frozenset())
-                capacity = compute_capacity(info, settings)
-                reqs = compute_requirements(info, self.region, zones, zone_info, settings.ami_family)
-                cts = tuple(sorted(v for v in reqs.get(LABEL_CAPACITY_TYPE).values))
-                cached[name] = _Static(reqs, capacity, compute_overhead(info, settings, capacity),
-                                       frozenset(reqs.get(LABEL_ZONE).values),
-                                       is_compatible_with_nodeclass(info, settings), cts)
-            self._static[key] = cached
+            self._load()
+            cached = self._static[key] = self._shared_static(settings, zone_info)
         return cached
+
+    def _shared_static(self, settings: InstanceTypeSettings, zone_info: tuple[ZoneInfo, ...]) -> dict[str, _Static]:
+        """The static parts for these inputs from the process memo (:data:`_STATIC_MEMO`) when the
+        catalogue is a frozen one, else computed for this provider alone."""
+        frozen = self._frozen_catalog
+        if frozen is None:
+            return self._compute_static(settings, zone_info)
+        key = (id(frozen[0]), id(frozen[1]), self.region, settings, zone_info)
+        with _STATIC_MEMO_LOCK:
+            hit = _STATIC_MEMO.get(key)
+        if hit is not None:
+            return hit[1]
+        statics = self._compute_static(settings, zone_info)
+        with _STATIC_MEMO_LOCK:
+            if len(_STATIC_MEMO) >= STATIC_MEMO_ENTRIES:
+                del _STATIC_MEMO[next(iter(_STATIC_MEMO))]  # the oldest entry
+            _STATIC_MEMO.setdefault(key, (frozen, statics))
+            return _STATIC_MEMO[key][1]
+
+    def _compute_static(self, settings: InstanceTypeSettings, zone_info: tuple[ZoneInfo, ...]) -> dict[str, _Static]:
+        statics = {}
+        for name, info in self._load().items():
+            zones = self._type_zones.get(name, frozenset())
+            capacity = compute_capacity(info, settings)
+            reqs = compute_requirements(info, self.region, zones, zone_info, settings.ami_family)
+            cts = tuple(sorted(v for v in reqs.get(LABEL_CAPACITY_TYPE).values))
+            statics[name] = _Static(reqs, capacity, compute_overhead(info, settings, capacity),
+                                    frozenset(reqs.get(LABEL_ZONE).values),
+                                    is_compatible_with_nodeclass(info, settings), cts)
+        return statics
 
     # -- offerings (offering/base_resolver.go) --------------------------------------------------
     def _offering_requirements(self, capacity_type: str, zone: str, zone_id: str | None) -> Requirements:

@@ -35,6 +35,7 @@ The model (all constants below, one named place each):
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import re
@@ -165,6 +166,18 @@ def _feed_from_dict(doc: Any, *, origin: str, date: str, source: str) -> SpotAdv
     return SpotAdvisorFeed(date=date, source=source, ranges=ranges, regions=MappingProxyType(regions))
 
 
+@functools.cache
+def _bundled_spot_advisor() -> SpotAdvisorFeed:
+    """The bundled feed, parsed once per process: package data does not change while the process
+    runs, and the parsed feed is frozen (a frozen dataclass over read-only mappings), so every
+    PricingProvider -- every cell a sweep worker runs -- shares it instead of re-parsing ~1 MB."""
+    root = resources.files("pricing_data")
+    meta = json.loads(root.joinpath(*SPOT_ADVISOR_META_RESOURCE).read_text(encoding="utf-8"))
+    doc = json.loads(root.joinpath(*SPOT_ADVISOR_RESOURCE).read_text(encoding="utf-8"))
+    return _feed_from_dict(doc, origin="pricing_data/" + "/".join(SPOT_ADVISOR_RESOURCE),
+                           date=str(meta["date"]), source=str(meta["source"]))
+
+
 def load_spot_advisor(path: str | Path | None = None, *, date: str | None = None,
                       source: str | None = None) -> SpotAdvisorFeed:
     """Load the bundled advisor feed (``path=None``, via importlib.resources) or a feed file.
@@ -172,12 +185,11 @@ def load_spot_advisor(path: str | Path | None = None, *, date: str | None = None
     The bundled feed's date and source come from its sidecar ``spot-advisor-data.meta.json``.
     """
     if path is None:
-        root = resources.files("pricing_data")
-        feed_res = root.joinpath(*SPOT_ADVISOR_RESOURCE)
-        meta = json.loads(root.joinpath(*SPOT_ADVISOR_META_RESOURCE).read_text(encoding="utf-8"))
-        doc = json.loads(feed_res.read_text(encoding="utf-8"))
-        return _feed_from_dict(doc, origin="pricing_data/" + "/".join(SPOT_ADVISOR_RESOURCE),
-                               date=date or str(meta["date"]), source=source or str(meta["source"]))
+        feed = _bundled_spot_advisor()
+        if date is None and source is None:
+            return feed
+        return SpotAdvisorFeed(date=date or feed.date, source=source or feed.source, ranges=feed.ranges,
+                               regions=feed.regions)
     p = Path(path)
     try:
         doc = json.loads(p.read_text(encoding="utf-8"))
@@ -310,19 +322,22 @@ class SpotModel:
         if od is None:
             return None
         est = self.estimate(instance_type)
-        if est.basis == "on-demand":
-            price = od
-        else:
-            raw = od * (1.0 - est.savings_percent / 100.0) * self.zone_factor(instance_type, zone)
-            price = min(od, round(raw, _PRICE_DECIMALS))
         return SpotQuote(
-            instance_type=instance_type, zone=zone, price=price, on_demand_price=od,
+            instance_type=instance_type, zone=zone, price=self._modelled(od, est, instance_type, zone),
+            on_demand_price=od,
             savings_percent=est.savings_percent, interruption_bucket=est.interruption_bucket,
             capacity_score=self.capacity_score(instance_type, zone), basis=est.basis,
             reference=est.reference, modelled=est.modelled,
         )
 
+    def _modelled(self, od: float, est: SpotEstimate, instance_type: str, zone: str) -> float:
+        if est.basis == "on-demand":
+            return od
+        raw = od * (1.0 - est.savings_percent / 100.0) * self.zone_factor(instance_type, zone)
+        return min(od, round(raw, _PRICE_DECIMALS))
+
     def price(self, instance_type: str, zone: str) -> float | None:
-        """The modelled spot price ($/h in the table's currency) or ``None``."""
-        q = self.quote(instance_type, zone)
-        return None if q is None else q.price
+        """The modelled spot price ($/h in the table's currency) or ``None``: the quote's price,
+        without the quote's other signals (every offering of every cell asks for it)."""
+        od = self._on_demand.get(instance_type)
+        return None if od is None else self._modelled(od, self.estimate(instance_type), instance_type, zone)

@@ -64,6 +64,25 @@ def run_chromium(binary: str, profile: Path, *args: str) -> subprocess.Completed
         pytest.fail(f"chromium did not finish within {TIMEOUT}s: {' '.join(cmd)}")
 
 
+def screenshot(binary: str, tmp: Path, url: str, width: int, height: int, name: str) -> bytes:
+    """A ``width`` x ``height`` PNG screenshot of ``url`` (checked to be one) in a fresh profile."""
+    png = tmp / f"{name}.png"
+    shot = run_chromium(binary, tmp / f"profile-{name}", f"--window-size={width},{height}", f"--screenshot={png}", url)
+    assert shot.returncode == 0, shot.stderr[-2000:]
+    data = png.read_bytes()
+    assert data[:8] == b"\x89PNG\r\n\x1a\n" and data[12:16] == b"IHDR"
+    assert struct.unpack(">II", data[16:24]) == (width, height)
+    return data
+
+
+def blank_screenshot_bytes(binary: str, tmp: Path, width: int, height: int) -> int:
+    """PNG size of an empty page at this size, measured here (the baseline a rendered page must
+    clearly exceed: flat white compresses to almost nothing)."""
+    page = tmp / "blank.html"
+    page.write_text("<!doctype html><html><head><meta charset=\"utf-8\"></head><body></body></html>", encoding="utf-8")
+    return len(screenshot(binary, tmp, page.resolve().as_uri(), width, height, "blank"))
+
+
 class Collect(HTMLParser):
     """Attributes of every element, and the text under each id'd element."""
 
