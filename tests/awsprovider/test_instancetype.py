@@ -443,3 +443,55 @@ def test_list_returns_fresh_objects_and_caches_static_parts(provider: InstanceTy
 def test_zone_info_groups(catalog: Any) -> None:
     nc = nodeclass()
     assert nc.zone_info()[0] == ZoneInfo("us-east-1a", "use1-az6", ("subnet-a",))
+
+
+# -- the process memo of static parts (a sweep worker computes them once for all its cells) -----------
+def test_providers_over_one_frozen_catalogue_share_static_parts(pricing: PricingProvider) -> None:
+    from awsprovider import instancetype as module
+
+    with MockedEC2(region="us-east-1") as a, MockedEC2(region="us-east-1") as b:
+        first = InstanceTypeProvider("us-east-1", a.catalog, pricing, UnavailableOfferings(Clock()))
+        second = InstanceTypeProvider("us-east-1", b.catalog, pricing, UnavailableOfferings(Clock()))
+        its_a, its_b = first.list(nodeclass()), second.list(nodeclass())
+        # the frozen catalogue answers are the process memo's, so the statics are computed once
+        assert a.catalog.instance_types() is b.catalog.instance_types()
+        assert first._static_for(first.settings_for(nodeclass()), nodeclass().zone_info()) is \
+            second._static_for(second.settings_for(nodeclass()), nodeclass().zone_info())
+        assert by_name(its_a)["m5.large"].requirements is by_name(its_b)["m5.large"].requirements
+        # ...and each list still hands out its own InstanceType objects and capacity dicts
+        assert by_name(its_a)["m5.large"] is not by_name(its_b)["m5.large"]
+        assert by_name(its_a)["m5.large"].capacity is not by_name(its_b)["m5.large"].capacity
+        # other NodeClass inputs are another entry, not a stale hit
+        three_zones, one_zone = nodeclass(), nodeclass(zones=("us-east-1a",))
+        narrow = second.list(one_zone)
+        assert by_name(narrow)["m5.large"].requirements.get(LABEL_ZONE).values == frozenset({"us-east-1a"})
+        assert by_name(its_b)["m5.large"].requirements.get(LABEL_ZONE).values == frozenset(ZONES)
+        keys = {k[2:] for k in module._STATIC_MEMO}
+        assert (first.region, first.settings_for(three_zones), three_zones.zone_info()) in keys
+        assert (first.region, first.settings_for(one_zone), one_zone.zone_info()) in keys
+
+
+def test_a_plain_catalogue_is_not_memoised(catalog: Any, pricing: PricingProvider) -> None:
+    from awsprovider import instancetype as module
+
+    types, offerings = catalog
+    before = dict(module._STATIC_MEMO)
+    one = InstanceTypeProvider.from_data("us-east-1", types, offerings, pricing, UnavailableOfferings(Clock()))
+    two = InstanceTypeProvider.from_data("us-east-1", types, offerings, pricing, UnavailableOfferings(Clock()))
+    one.list(nodeclass()), two.list(nodeclass())
+    assert module._STATIC_MEMO == before  # plain dicts may change under the caller: no sharing
+    assert one._static_for(one.settings_for(nodeclass()), nodeclass().zone_info()) is not \
+        two._static_for(two.settings_for(nodeclass()), nodeclass().zone_info())
+
+
+def test_static_memo_is_bounded(pricing: PricingProvider, monkeypatch: pytest.MonkeyPatch) -> None:
+    from awsprovider import instancetype as module
+
+    monkeypatch.setattr(module, "_STATIC_MEMO", {})
+    monkeypatch.setattr(module, "STATIC_MEMO_ENTRIES", 2)
+    with MockedEC2(region="us-east-1") as ec2:
+        provider = InstanceTypeProvider("us-east-1", ec2.catalog, pricing, UnavailableOfferings(Clock()))
+        for zones in (("us-east-1a",), ("us-east-1b",), ("us-east-1c",)):
+            provider.list(nodeclass(zones=zones))
+        assert len(module._STATIC_MEMO) == 2
+        assert [k[4][0].zone for k in module._STATIC_MEMO] == ["us-east-1b", "us-east-1c"]  # the oldest went
