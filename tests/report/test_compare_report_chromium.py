@@ -16,7 +16,9 @@ from click.testing import CliRunner
 
 from karpy.cli import cli
 
-from .test_html_chromium import Collect, blank_screenshot_bytes, find_chromium, run_chromium, screenshot
+from karpy.report.charts import color_for
+
+from .test_html_chromium import Collect, blank_screenshot_bytes, find_chromium, png_rows, run_chromium, screenshot
 
 COOKBOOK = Path(__file__).resolve().parents[2] / "examples" / "generation-preference"
 WIDTH, HEIGHT = 1200, 1400
@@ -62,3 +64,20 @@ def test_screenshot_shows_a_rendered_page(compare_report: dict[str, Any]) -> Non
     # table, the coloured NodeClaim boxes and their text make the picture several times larger
     assert len(compare_report["png"]) > 4 * compare_report["blank"], (len(compare_report["png"]),
                                                                      compare_report["blank"])
+
+
+def test_screenshot_draws_each_generations_box_with_white_labels(compare_report: dict[str, Any]) -> None:
+    """The boxes are painted in their generation's colour, and their labels in white (the page's
+    chart stylesheet must not turn them dark-on-blue)."""
+    rows = png_rows(compare_report["png"], 400)  # the side-by-side chart sits near the top
+    for gen in ("7", "8"):
+        hex_colour = color_for(gen, ["7", "8"]).lstrip("#")
+        colour = tuple(int(hex_colour[i:i + 2], 16) for i in (0, 2, 4))
+        # the box's rows: ~290 px of the colour each (the legend's swatch has 12)
+        hits = [(x, y) for y, row in enumerate(rows) if sum(1 for px in row if px == colour) > 100
+                for x, px in enumerate(row) if px == colour]
+        assert len(hits) > 1000, (gen, len(hits))  # a box of ~290 x 36 px, less its text
+        xs, ys = [x for x, _ in hits], [y for _, y in hits]
+        inside = [rows[y][x] for y in range(min(ys), max(ys) + 1) for x in range(min(xs), max(xs) + 1)]
+        assert sum(1 for px in inside if min(px) > 230) > 50, gen  # white label pixels
+        assert not any(max(px) < 60 for px in inside), gen  # no dark text on the box
