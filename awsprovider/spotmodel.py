@@ -298,11 +298,11 @@ class SpotModel:
                     int(statistics.median_low(e.interruption_bucket for e in rows)),
                     "sibling-family", f"{cat}{fgen}{attrs}",
                 )
-            rows = self._by_category.get(cat)
-            if rows:
+            category = self._by_category.get(cat)
+            if category:
                 return SpotEstimate(
-                    float(statistics.median(e.savings_percent for e in rows)),
-                    int(statistics.median_low(e.interruption_bucket for e in rows)),
+                    float(statistics.median(e.savings_percent for e in category)),
+                    int(statistics.median_low(e.interruption_bucket for e in category)),
                     "category-median", cat,
                 )
         return SpotEstimate(DEFAULT_SAVINGS_PERCENT, DEFAULT_INTERRUPTION_BUCKET, "default", None)
