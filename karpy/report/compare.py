@@ -23,6 +23,7 @@ STYLE = """
 td.diff{background:#fefcbf;font-weight:600}
 tr.differs th{color:#975a16}
 ul.changes li{margin:2px 0}
+svg.chart text.on-box{fill:#fff}
 """.strip()
 
 
@@ -97,8 +98,8 @@ def _column_svg(name: str, run: Mapping[str, Any], generations: Sequence[str], x
                    f'fill="{color_for(gen, list(generations)) if gen else MISSING}" '
                    f'data-instance-type="{_e(nc.get("instance_type"))}" data-generation="{_e(gen)}" '
                    f'data-price="{float(price or 0):.5f}"><title>{_e(nc.get("name"))}: {_e(label)}</title></rect>'
-                   f'<text x="{x0 + 8}" y="{y + 16}" fill="#fff">{_e(label)}</text>'
-                   f'<text x="{x0 + 8}" y="{y + 31}" fill="#fff" font-size="11">{_e(detail)}</text>')
+                   f'<text class="on-box" x="{x0 + 8}" y="{y + 16}" fill="#fff">{_e(label)}</text>'
+                   f'<text class="on-box" x="{x0 + 8}" y="{y + 31}" fill="#fff" font-size="11">{_e(detail)}</text>')
         y += box_h
     failed = sum(1 for nc in claims if not is_launched(nc))
     pending = sum(1 for p in (run.get("pods") or {}).values() if (p or {}).get("phase") == "Pending")

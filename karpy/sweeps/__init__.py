@@ -34,7 +34,7 @@ __all__ = ["API_VERSION", "AXES", "Cell", "EXECUTORS", "EXIT_CELL_FAILED", "Exec
 _OPTION_KEYS = {"region": "region", "cloud_provider": "cloudProvider", "designs": "designs", "shared": "shared",
                 "workloads": "workloads", "prices": "prices", "unavailable": "unavailable",
                 "preference_policies": "preferencePolicies", "min_values_policies": "minValuesPolicies",
-                "scenarios": "scenarios"}
+                "scenarios": "scenarios", "feature_gates": "featureGates"}
 
 
 def _plain(value: Any) -> Any:
@@ -45,6 +45,8 @@ def _plain(value: Any) -> Any:
         return [_plain(v) for v in value]
     if value is None:
         return None
+    if isinstance(value, bool):  # as YAML writes it (str(True) is "True", which YAML 1.2 does not read as true)
+        return "true" if value else "false"
     return str(value)
 
 
@@ -64,7 +66,8 @@ def sweep(spec: str | Path | SweepSpec | None = None, *, executor: Any = "proces
 
     ``spec``: a Sweep file, a :class:`SweepSpec`, or None to build one from ``options`` (``designs``,
     ``shared``, ``workloads``, ``prices``, ``unavailable``, ``preference_policies``,
-    ``min_values_policies``, ``scenarios``, ``region``, ``cloud_provider``; paths relative to the
+    ``min_values_policies``, ``scenarios``, ``feature_gates`` (``{"NodeOverlay": True}``), ``region``,
+    ``cloud_provider``; paths relative to the
     working directory). ``executor``: ``"process"`` (default), ``"sequential"``, ``"dask"`` (with
     ``scheduler``), a ``distributed.Client`` or a ``concurrent.futures.Executor``. ``progress``:
     True for the stderr bar, or a callable given each finished row. Bad input raises

@@ -192,3 +192,13 @@ def test_load_feed_from_path_and_errors(tmp_path: Path, feed):
     with pytest.raises(PricingError, match="not a spot advisor feed"):
         (tmp_path / "x.json").write_text("[]")
         load_spot_advisor(tmp_path / "x.json")
+
+
+def test_price_is_the_quotes_price_for_every_type_and_zone(model, od):
+    # price() skips building the quote's other signals; it must give exactly the quote's price
+    for name in sorted(od):
+        for zone in ZONES:
+            quote = model.quote(name, zone)
+            assert model.price(name, zone) == (None if quote is None else quote.price), (name, zone)
+    assert model.price("no-such.type", ZONES[0]) is None
+

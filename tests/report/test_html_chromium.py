@@ -13,6 +13,7 @@ import os
 import shutil
 import struct
 import subprocess
+import zlib
 from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any
@@ -62,6 +63,59 @@ def run_chromium(binary: str, profile: Path, *args: str) -> subprocess.Completed
         return subprocess.run(cmd, capture_output=True, text=True, timeout=TIMEOUT, check=False)
     except subprocess.TimeoutExpired:  # pragma: no cover - environment failure
         pytest.fail(f"chromium did not finish within {TIMEOUT}s: {' '.join(cmd)}")
+
+
+def screenshot(binary: str, tmp: Path, url: str, width: int, height: int, name: str) -> bytes:
+    """A ``width`` x ``height`` PNG screenshot of ``url`` (checked to be one) in a fresh profile."""
+    png = tmp / f"{name}.png"
+    shot = run_chromium(binary, tmp / f"profile-{name}", f"--window-size={width},{height}", f"--screenshot={png}", url)
+    assert shot.returncode == 0, shot.stderr[-2000:]
+    data = png.read_bytes()
+    assert data[:8] == b"\x89PNG\r\n\x1a\n" and data[12:16] == b"IHDR"
+    assert struct.unpack(">II", data[16:24]) == (width, height)
+    return data
+
+
+def png_rows(data: bytes, rows: int) -> list[list[tuple[int, int, int]]]:
+    """The first ``rows`` pixel rows (RGB) of an 8-bit RGB/RGBA, non-interlaced PNG -- what Chromium
+    writes -- decoded with zlib and PNG's five scanline filters (no imaging library needed)."""
+    width, height, depth, colour, _, _, interlace = struct.unpack(">IIBBBBB", data[16:29])
+    assert depth == 8 and colour in (2, 6) and interlace == 0, (depth, colour, interlace)
+    channels = 3 if colour == 2 else 4
+    idat, pos = b"", 8
+    while pos < len(data):
+        length, kind = struct.unpack(">I4s", data[pos:pos + 8])
+        if kind == b"IDAT":
+            idat += data[pos + 8:pos + 8 + length]
+        pos += 12 + length
+    raw, stride = zlib.decompress(idat), width * channels
+    out: list[list[tuple[int, int, int]]] = []
+    prev = bytearray(stride)
+    for y in range(min(rows, height)):
+        kind, line = raw[y * (stride + 1)], bytearray(raw[y * (stride + 1) + 1:(y + 1) * (stride + 1)])
+        for i in range(stride):
+            a = line[i - channels] if i >= channels else 0
+            b, c = prev[i], prev[i - channels] if i >= channels else 0
+            if kind == 1:
+                line[i] = (line[i] + a) & 0xFF
+            elif kind == 2:
+                line[i] = (line[i] + b) & 0xFF
+            elif kind == 3:
+                line[i] = (line[i] + (a + b) // 2) & 0xFF
+            elif kind == 4:
+                pa, pb, pc = abs(b - c), abs(a - c), abs(a + b - 2 * c)
+                line[i] = (line[i] + (a if pa <= pb and pa <= pc else b if pb <= pc else c)) & 0xFF
+        out.append([(line[x], line[x + 1], line[x + 2]) for x in range(0, stride, channels)])
+        prev = line
+    return out
+
+
+def blank_screenshot_bytes(binary: str, tmp: Path, width: int, height: int) -> int:
+    """PNG size of an empty page at this size, measured here (the baseline a rendered page must
+    clearly exceed: flat white compresses to almost nothing)."""
+    page = tmp / "blank.html"
+    page.write_text("<!doctype html><html><head><meta charset=\"utf-8\"></head><body></body></html>", encoding="utf-8")
+    return len(screenshot(binary, tmp, page.resolve().as_uri(), width, height, "blank"))
 
 
 class Collect(HTMLParser):

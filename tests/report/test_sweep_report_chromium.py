@@ -1,6 +1,7 @@
 """The sweep report in headless Chromium: the committed cookbook sweep rows
 (examples/generation-preference/sweep/rows.csv, 6 strategies x 37 us-east-1 tables) rendered by
-karpy.report.sweep, loaded as a browser loads it, and its SVG marks read back from the DOM."""
+karpy.report.sweep, loaded as a browser loads it, and its SVG marks read back from the DOM; and
+the committed report.html that ``karpy sweep --report`` wrote beside them, screenshotted."""
 
 from __future__ import annotations
 
@@ -9,11 +10,15 @@ from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any
 
-from karpy.report.sweep import render_sweep_html
+import pytest
 
-from .test_html_chromium import find_chromium, run_chromium
+from karpy.report.sweep import render_sweep_html, sweep_charts
 
-ROWS = Path(__file__).resolve().parents[2] / "examples" / "generation-preference" / "sweep" / "rows.csv"
+from .test_html_chromium import blank_screenshot_bytes, find_chromium, run_chromium, screenshot
+
+SWEEP_DIR = Path(__file__).resolve().parents[2] / "examples" / "generation-preference" / "sweep"
+ROWS = SWEEP_DIR / "rows.csv"
+REPORT = SWEEP_DIR / "report.html"
 INTS = {"cell", "nodeclaims", "failed_launches", "pending_pods"}
 FLOATS = {"cost_per_hour", "last_launch_at", "horizon", "cost_total"}
 
@@ -62,3 +67,35 @@ def test_cookbook_sweep_report_renders_its_charts(tmp_path: Path) -> None:
     assert grid["04 instance-generation Gte 8", "2024-03-04"] == ""  # nothing launched: grey
     assert grid["02 weighted NodePools", "2026-07-20"] == "8"
     assert not any(t == "script" for t, _ in marks.elements)
+
+
+def test_committed_sweep_report_renders_without_script(tmp_path: Path) -> None:
+    """The report file the README's command wrote: its charts are the ones its rows give (so the
+    committed report is not older than the committed rows), and Chromium draws it."""
+    binary = find_chromium()
+    html = REPORT.read_text(encoding="utf-8")
+    rows = [_typed(r) for r in csv.DictReader(ROWS.open(encoding="utf-8"))]
+    for chart_id, svg in sweep_charts(rows).items():
+        assert svg in html, f"{REPORT.name}: chart {chart_id} differs from what rows.csv gives"
+    # the whole page, rows table included, is what the command renders from these rows (no cell warned)
+    assert not any(r["warnings"] for r in rows)
+    assert render_sweep_html(rows, title="karpy sweep: generation-preference") == html
+    assert "<script" not in html.lower()
+    url = REPORT.resolve().as_uri()
+    dom = run_chromium(binary, tmp_path / "profile", "--dump-dom", url)
+    assert dom.returncode == 0, dom.stderr[-2000:]
+    marks = Marks()
+    marks.feed(dom.stdout)
+    assert [a["id"] for t, a in marks.elements if t == "svg"] == ["cost-by-date-0", "generation-by-date",
+                                                                   "generation-share"]
+    assert sum(1 for t, a in marks.elements if t == "tr") > len(rows)  # the rows table, under the charts
+    png = screenshot(binary, tmp_path, url, 1200, 1600, "sweep")
+    blank = blank_screenshot_bytes(binary, tmp_path, 1200, 1600)
+    assert len(png) > 4 * blank, (len(png), blank)
+
+
+@pytest.mark.parametrize("name", ["cost-by-date-0.svg", "generation-by-date.svg", "generation-share.svg"])
+def test_committed_chart_files_are_the_rows_charts(name: str) -> None:
+    """README shows these files: they are what the committed rows draw (no browser needed)."""
+    charts = sweep_charts([_typed(r) for r in csv.DictReader(ROWS.open(encoding="utf-8"))])
+    assert (SWEEP_DIR / name).read_text(encoding="utf-8") == charts[Path(name).stem] + "\n"

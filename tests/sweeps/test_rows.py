@@ -127,3 +127,28 @@ def test_progress_line_has_count_rate_and_eta() -> None:
     assert lines[0] == "karpy sweep: [######..................] 1/4 cells, 0.50 cells/s, elapsed 0:02, ETA 0:06"
     assert "3/4 cells, 1 failed, 0.10 cells/s" in lines[1] and "ETA 0:10" in lines[1]
     assert lines[2].startswith("karpy sweep: [########################] 4/4 cells, 1 failed")
+
+
+def test_the_default_pool_has_one_worker_per_usable_cpu_and_no_more_than_the_cells(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    import os
+
+    sizes: list[int] = []
+
+    class Recording(ThreadPoolExecutor):  # the pool's sizing, with the cells run in threads
+        def __init__(self, max_workers: int, mp_context: Any = None) -> None:
+            sizes.append(max_workers)
+            super().__init__(max_workers)
+
+    monkeypatch.setattr(executors_module, "run_cell", lambda cell: {**OK, **cell.axes()})
+    monkeypatch.setattr(executors_module, "ProcessPoolExecutor", Recording)
+    cpus = len(os.sched_getaffinity(0))
+    assert executors_module.default_workers() == cpus
+    many = [_cell(i) for i in range(cpus + 3)]
+    assert [r["cell"] for r in run_cells(many)] == list(range(cpus + 3))  # "process" is the default
+    assert [r["cell"] for r in run_cells(many[:2], workers=8)] == [0, 1]
+    assert sizes == [cpus, 2]
+    sizes.clear()
+    monkeypatch.setattr(executors_module.os, "sched_getaffinity", lambda pid: {0, 1, 2, 3, 4})
+    run_cells([_cell(i) for i in range(9)])
+    assert sizes == [5]

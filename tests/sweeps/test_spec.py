@@ -122,3 +122,19 @@ def test_keyword_options_build_the_same_spec(sweep_file: SweepFile) -> None:
     assert expand(from_options) == expand(from_file)
     with pytest.raises(TypeError, match="designz"):
         spec_from_options(designz={})
+
+
+def test_keyword_feature_gates_are_the_files_feature_gates(sweep_file: SweepFile) -> None:
+    # karpy.sweep(feature_gates={"NodeOverlay": True}) is spec.featureGates: {NodeOverlay: true}
+    from_file = load_sweep(sweep_file(DESIGNS + "\nprices: [2024-03-04]\nfeatureGates: {NodeOverlay: true}"))
+    from_options = spec_from_options(
+        name="test", designs={"01": [COOKBOOK / "01-one-nodepool", COOKBOOK / "common/workload.yaml"],
+                              "02": COOKBOOK / "02-weighted-nodepools"},
+        shared=[COOKBOOK / "common/ec2nodeclass.yaml"], prices=["2024-03-04"], feature_gates={"NodeOverlay": True})
+    assert from_options.feature_gates == {"NodeOverlay": True}
+    assert expand(from_options) == expand(from_file)
+    assert {c.feature_gates for c in expand(from_options)} == {(("NodeOverlay", True),)}
+    off = spec_from_options(designs={"01": COOKBOOK / "02-weighted-nodepools"}, feature_gates={"NodeOverlay": False})
+    assert off.feature_gates == {"NodeOverlay": False}
+    with pytest.raises(SweepError, match="spec.featureGates"):
+        spec_from_options(designs={"01": COOKBOOK / "02-weighted-nodepools"}, feature_gates={"NoSuchGate": True})
