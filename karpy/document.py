@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Mapping
-from dataclasses import dataclass, field, is_dataclass
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from pydantic import ConfigDict, with_config
@@ -36,15 +36,26 @@ CapacityType = Literal["on-demand", "spot", "reserved"]
 PodPhase = Literal["Running", "Pending", "Deleted", "Succeeded", "Failed"]
 
 
+_SCALARS = frozenset({str, int, float, bool, type(None)})
+
+
 def _plain(value: Any) -> Any:
     """``value`` as JSON data: a record becomes its ``to_dict()``, tuples become lists, mappings
-    dicts (copies, so a caller's edit of the document never reaches a record)."""
-    if is_dataclass(value) and not isinstance(value, type):
-        return value.to_dict()  # type: ignore[attr-defined]
-    if isinstance(value, (tuple, list)):
-        return [_plain(v) for v in value]
+    dicts (copies, so a caller's edit of the document never reaches a record). Exact-type checks
+    first: documents hold hundreds of thousands of scalars."""
+    t = type(value)
+    if t in _SCALARS:
+        return value
+    if t is dict:
+        return {k: v if type(v) in _SCALARS else _plain(v) for k, v in value.items()}
+    if t is tuple or t is list:
+        return [v if type(v) in _SCALARS else _plain(v) for v in value]
+    if isinstance(value, _Record):
+        return value.to_dict()
     if isinstance(value, Mapping):
         return {k: _plain(v) for k, v in value.items()}
+    if isinstance(value, (tuple, list)):
+        return [_plain(v) for v in value]
     return value
 
 
@@ -54,7 +65,11 @@ class _Record:
     __slots__ = ()
 
     def to_dict(self) -> dict[str, Any]:
-        return {name: _plain(getattr(self, name)) for name in self.__dataclass_fields__}  # type: ignore[attr-defined]
+        out = {}
+        for name in self.__dataclass_fields__:  # type: ignore[attr-defined]
+            v = getattr(self, name)
+            out[name] = v if type(v) in _SCALARS else _plain(v)
+        return out
 
 
 # -- nodeclaims[] -----------------------------------------------------------------------------------
