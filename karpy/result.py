@@ -117,12 +117,14 @@ class Result:
         from karpy.cost import cost_integral
 
         sim = self.simulation
-        return Cost.from_dict(cost_integral(sim.launches, sim.horizon if sim.horizon is not None else sim.virtual_seconds))
+        horizon = sim.horizon if sim.horizon is not None else sim.virtual_seconds
+        return Cost.from_dict(cost_integral(sim.launches, horizon))
 
     @property
     def cost_per_hour(self) -> float:
         """$/h of the NodeClaims running at the end of the run."""
-        return round(sum(r.price or 0.0 for r in self.simulation.launches if r.launched is not None and not r.deleted), 6)
+        running = (r for r in self.simulation.launches if r.launched is not None and not r.deleted)
+        return round(sum(r.price or 0.0 for r in running), 6)
 
     @property
     def exit_code(self) -> int:
@@ -224,9 +226,9 @@ class Result:
             pod = sim.pods.get(key) or sim.deleted_pods.get(key)
             if pod is None and key in sim.not_arrived:
                 _, at = sim.not_arrived[key]
-                pods[key] = PodResult(phase="Pending", node=None, nominated_node=None,
-                                      message=f"not arrived: karpy.io/arrive-after puts it at {at:g}s, after the end of "
-                                              f"the run ({sim.virtual_seconds:g}s)", owner=None)
+                message = (f"not arrived: karpy.io/arrive-after puts it at {at:g}s, after the end of the run "
+                           f"({sim.virtual_seconds:g}s)")
+                pods[key] = PodResult(phase="Pending", node=None, nominated_node=None, message=message, owner=None)
                 continue
             if pod is None:
                 t = terminal[key]

@@ -1,6 +1,20 @@
-"""Node termination and drain (upstream pkg/controllers/node/termination)."""
+"""Node termination and drain (upstream pkg/controllers/node/termination). Names resolve lazily."""
 
-from karpy.termination.terminator import (CRITICAL_PRIORITY_CLASSES, MIN_DRAIN_TIME, DrainResult, Terminator,
-                                          group_pods_by_priority)
+from __future__ import annotations
 
-__all__ = ["CRITICAL_PRIORITY_CLASSES", "MIN_DRAIN_TIME", "DrainResult", "Terminator", "group_pods_by_priority"]
+from typing import TYPE_CHECKING
+
+from karpy._exports import lazy_exports
+
+_EXPORTS = {
+    **dict.fromkeys(("CRITICAL_PRIORITY_CLASSES", "MIN_DRAIN_TIME", "DrainResult", "Terminator",
+                     "group_pods_by_priority"), "terminator"),
+}
+
+__all__ = sorted(_EXPORTS)
+
+if TYPE_CHECKING:  # pragma: no cover
+    from karpy.termination.terminator import (CRITICAL_PRIORITY_CLASSES, MIN_DRAIN_TIME, DrainResult, Terminator,
+                                              group_pods_by_priority)
+
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS, globals())
