@@ -20,7 +20,6 @@ from dataclasses import dataclass, field
 from typing import Any, cast
 
 from karpy.document import Cost, NodeClaimResult, PodResult, RequirementDocument
-
 from karpy.scheduling.labels import LABEL_OS
 from karpy.sim.simulation import LaunchRecord, SimulationResult
 
