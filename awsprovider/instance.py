@@ -450,7 +450,7 @@ class InstanceProvider:
         if its is None:
             return _FilterOutcome(trace, None, (), ALL_UNAVAILABLE_MESSAGE)
         after = tuple(it.name for it in its)
-        truncated, err = InstanceTypes(its).truncate(reqs, MAX_INSTANCE_TYPES, self.min_values_policy, self.well_known)
+        truncated, err = InstanceTypes(its)._truncate(reqs, MAX_INSTANCE_TYPES, self.min_values_policy, self.well_known)
         if err is not None:
             return _FilterOutcome(trace, after, (), f"truncating instance types based on the passed-in requirements, {err}")
         return _FilterOutcome(trace, after, tuple(truncated), None)

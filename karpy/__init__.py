@@ -6,6 +6,7 @@ and why::
     import karpy
     result = karpy.simulate("manifests/", region="us-east-1", prices="2026-07-20")
     result.to_json()
+    karpy.schema()      # the document's JSON Schema (draft 2020-12)
 
 ``import karpy`` stays light: the engine loads on first use of :func:`simulate`.
 """
@@ -17,13 +18,15 @@ from typing import TYPE_CHECKING
 from karpy._exports import lazy_exports
 
 __version__ = "0.1.0"
-__all__ = ["Result", "compare", "simulate", "sweep", "__version__"]
+__all__ = ["Result", "compare", "schema", "simulate", "sweep", "__version__"]
 
 if TYPE_CHECKING:  # pragma: no cover
     from karpy.comparison import compare
     from karpy.result import Result
+    from karpy.schemas import schema
     from karpy.sweeps import sweep
     from karpy.simulator import simulate
 
 __getattr__, __dir__ = lazy_exports(
-    __name__, {"Result": "result", "compare": "comparison", "simulate": "simulator", "sweep": "sweeps"}, globals())
+    __name__, {"Result": "result", "compare": "comparison", "schema": "schemas", "simulate": "simulator",
+               "sweep": "sweeps"}, globals())

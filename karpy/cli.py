@@ -727,6 +727,18 @@ def tune_gc() -> None:
     gc.set_threshold(*CLI_GC_THRESHOLDS)
 
 
+@cli.command()
+def schema() -> None:
+    """Print the JSON Schema (draft 2020-12) of the document ``simulate -o json`` prints.
+
+    Its ``version`` changes when a key changes (MINOR: keys added; MAJOR: a key removed or its
+    meaning changed); the README states the compatibility promise.
+    """
+    from karpy.schemas import schema_text
+
+    click.echo(schema_text(), nl=False)
+
+
 def main() -> None:
     tune_gc()
     cli()

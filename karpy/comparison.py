@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
 
+from karpy.errors import KarpyError
 from karpy.result import EXIT_OK, EXIT_PENDING, Result
 from karpy.summary import outcome
 
@@ -47,7 +48,7 @@ OUTCOME_FIELDS: tuple[tuple[str, str], ...] = (
 )
 
 
-class CompareError(ValueError):
+class CompareError(KarpyError, ValueError):
     """Bad arguments to :func:`compare` (fewer than two designs, duplicate or empty names)."""
 
 

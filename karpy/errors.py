@@ -9,7 +9,9 @@ here lazily (importing this module loads nothing else):
 - Input: :class:`ManifestError` (``file``, ``document_index``, ``field_path``, ``message``, ``kind``,
   ``name``, ``line``; ``str()`` is the one-line ``<file>: document <n> (<Kind> "<name>"): <path>:
   <message>``), :class:`QuantityError`, :class:`AdmissionError` (``errors``: the API server's field
-  errors), :class:`UnknownPriorityClass`, :class:`ExplainLookupError`.
+  errors), :class:`UnknownPriorityClass`, :class:`ExplainLookupError`, :class:`FeatureGateError`
+  (``--feature-gates``), :class:`SchedulerConfigError` (``--scheduler-config``),
+  :class:`DurationError` (a Go duration), :class:`CompareError` (``karpy.compare``'s designs).
 - Prices: :class:`PricingError` (an invalid price table, spot feed or price request) and its
   :class:`UnknownPriceTable` (no table for that region / date; the message lists what exists).
 - Cloud providers: :class:`UnknownCloudProviderError` (no provider registered under the name) and
@@ -17,11 +19,15 @@ here lazily (importing this module loads nothing else):
   :class:`NodeClaimNotFoundError`, :class:`InsufficientCapacityError`,
   :class:`NodeClassNotReadyError`, :class:`CreateError` -- and :class:`UnevaluatedNodePoolError`,
   each carrying the upstream message text.
+- Instance types: :class:`MinValuesError` (``InstanceTypes.satisfies_min_values`` / ``truncate``
+  could not meet the minValues; upstream's message, ``min_needed``, ``unsatisfied``,
+  ``instance_types``).
 
 A provider's own errors derive from :class:`KarpyError` too (``awsprovider`` exports
 ``NodeClassError``, ``CapacitySpecError``, ``InstanceTypeError``). Internal control-flow values
-(kube-scheduler's ``FitError``, CEL evaluation errors, Go-style ``str | None`` error returns) are
-not part of this surface.
+(kube-scheduler's ``FitError``, CEL evaluation errors, Go-style ``str | None`` error returns of
+the hot paths, e.g. ``InstanceTypes._truncate``) are not part of this surface; where a public
+method wraps one, the error value becomes the exception here.
 """
 
 from __future__ import annotations
@@ -53,9 +59,14 @@ _EXPORTS = {
     "CloudProviderError": "cloudprovider.types",
     "NodeClaimNotFoundError": "cloudprovider.types",
     "InsufficientCapacityError": "cloudprovider.types",
+    "MinValuesError": "cloudprovider.types",
     "NodeClassNotReadyError": "cloudprovider.types",
     "CreateError": "cloudprovider.types",
     "UnevaluatedNodePoolError": "cloudprovider.types",
+    "FeatureGateError": "featuregates",
+    "SchedulerConfigError": "options",
+    "DurationError": "utils.duration",
+    "CompareError": "comparison",
 }
 
 __all__ = ["KarpyError", "PricingError", "UnknownPriceTable", *_EXPORTS]
@@ -66,9 +77,13 @@ if TYPE_CHECKING:  # pragma: no cover
     from karpy.api.quantity import QuantityError
     from karpy.cloudprovider.registry import UnknownCloudProviderError
     from karpy.cloudprovider.types import (CloudProviderError, CreateError, InsufficientCapacityError,
-                                           NodeClaimNotFoundError, NodeClassNotReadyError,
+                                           MinValuesError, NodeClaimNotFoundError, NodeClassNotReadyError,
                                            UnevaluatedNodePoolError)
+    from karpy.comparison import CompareError
     from karpy.explain import ExplainLookupError
+    from karpy.featuregates import FeatureGateError
+    from karpy.options import SchedulerConfigError
+    from karpy.utils.duration import DurationError
     from karpy.kubescheduler.priority import UnknownPriorityClass
 
 __getattr__, __dir__ = lazy_exports("karpy", _EXPORTS, globals())

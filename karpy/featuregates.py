@@ -18,6 +18,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from karpy.errors import KarpyError
+
 __all__ = ["CAPACITY_BUFFER", "DEFAULTS", "FeatureGateError", "NODE_OVERLAY", "RESERVED_CAPACITY", "SPOT_TO_SPOT_CONSOLIDATION",
            "STATIC_CAPACITY", "parse_feature_gates", "resolve"]
 
@@ -41,7 +43,7 @@ DEFAULTS: dict[str, bool] = {
 }
 
 
-class FeatureGateError(ValueError):
+class FeatureGateError(KarpyError, ValueError):
     """An unknown gate or a value other than true/false."""
 
 

@@ -18,6 +18,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from karpy.errors import KarpyError
 from karpy.featuregates import parse_feature_gates
 from karpy.featuregates import resolve as resolve_gates
 
@@ -74,7 +75,7 @@ _GATE_FIELDS = {"NodeRepair": "node_repair", "ReservedCapacity": "reserved_capac
                 "StaticCapacity": "static_capacity", "CapacityBuffer": "capacity_buffer"}
 
 
-class SchedulerConfigError(ValueError):
+class SchedulerConfigError(KarpyError, ValueError):
     """A ``--scheduler-config`` document upstream's ParseSchedulerConfiguration would reject."""
 
 

@@ -5,14 +5,21 @@
 (``{"scope", "nodeclaims": {name: ...}, "pods": {key: ...}}``), unless ``Result.explain`` was set.
 ``Result.to_json()`` serialises it with sorted-free, insertion-ordered keys and fixed float
 formatting so the same input gives byte-identical output.
+
+The typed views a library caller reads -- ``Result.nodeclaims`` (:class:`~karpy.document.NodeClaimResult`),
+``Result.pods`` (:class:`~karpy.document.PodResult`), ``Result.cost`` (:class:`~karpy.document.Cost`),
+``Result.warnings`` -- are the records the document is built from, so they and the JSON never
+disagree; :mod:`karpy.schemas` publishes the document's JSON Schema, generated from the same types.
+Views without arguments are properties; queries that take one are methods (``pods_on(node)``).
 """
 
 from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
+from karpy.document import Cost, NodeClaimResult, PodResult, RequirementDocument
 from karpy.scheduling.labels import LABEL_OS
 from karpy.sim.simulation import LaunchRecord, SimulationResult
 
@@ -27,14 +34,14 @@ def _round(price: float | None) -> float | None:
     return None if price is None else round(price, 6)
 
 
-def _requirements(model: Any) -> list[dict[str, Any]]:
-    out = []
+def _requirements(model: Any) -> tuple[RequirementDocument, ...]:
+    out: list[RequirementDocument] = []
     for r in model.spec.requirements or ():
-        entry: dict[str, Any] = {"key": r.key, "operator": r.operator, "values": list(r.values or ())}
+        entry: RequirementDocument = {"key": r.key, "operator": r.operator, "values": list(r.values or ())}
         if r.min_values is not None:
             entry["minValues"] = r.min_values
         out.append(entry)
-    return out
+    return tuple(out)
 
 
 def _owner(pod: Any) -> str | None:
@@ -51,9 +58,11 @@ def _owner(pod: Any) -> str | None:
     return None
 
 
-@dataclass
+@dataclass(repr=False)
 class Result:
-    """What a simulation produced, with the context needed to report it."""
+    """What a simulation produced, with the context needed to report it.
+
+    ``repr(result)`` is one line (region, prices, counts, $/h, exit code); ``to_json()`` has it all."""
 
     simulation: SimulationResult
     region: str | None
@@ -63,31 +72,58 @@ class Result:
     #: pods given with status.phase Succeeded/Failed: reported with that phase, never scheduled
     terminal_pods: list[Any] = field(default_factory=list)
 
+    def __repr__(self) -> str:
+        sim = self.simulation
+        launched = sum(1 for r in sim.launches if r.launched is not None)
+        pods = len(set(sim.pods) | set(sim.deleted_pods) | set(sim.not_arrived) | {p.key for p in self.terminal_pods})
+        return (f"<Result region={self.region!r} prices={self.prices.get('date')!r} "
+                f"nodeclaims={len(sim.launches)} ({launched} launched) pods={pods} "
+                f"({len(self.pending_pods)} pending) cost_per_hour={self.cost_per_hour} exit_code={self.exit_code}>")
+
     # -- convenience views ----------------------------------------------------------------------
     @property
     def launches(self) -> list[LaunchRecord]:
+        """The simulation's internal launch records (every NodeClaim created; low-level: prefer
+        :attr:`nodeclaims`)."""
         return self.simulation.launches
 
     @property
-    def launched(self) -> list[LaunchRecord]:
-        """NodeClaims whose launch succeeded."""
-        return [r for r in self.simulation.launches if r.launched is not None]
+    def nodeclaims(self) -> tuple[NodeClaimResult, ...]:
+        """Every NodeClaim created, in creation order, including failed launches (the document's
+        ``nodeclaims``)."""
+        by_node = self.pods_by_node()
+        return tuple(self._nodeclaim(r, by_node) for r in self.simulation.launches)
+
+    @property
+    def launched(self) -> tuple[NodeClaimResult, ...]:
+        """The NodeClaims whose launch succeeded (:attr:`nodeclaims` with ``launched`` true)."""
+        return tuple(nc for nc in self.nodeclaims if nc.launched)
+
+    @property
+    def pods(self) -> dict[str, PodResult]:
+        """How every pod ended, by ``namespace/name``, sorted (the document's ``pods``)."""
+        return self._pod_results()
 
     @property
     def pending_pods(self) -> list[str]:
         return sorted([k for k, p in self.simulation.pods.items() if not p.spec.node_name]
                       + list(self.simulation.not_arrived))
 
-    def cost(self) -> dict[str, Any]:
-        """The JSON ``cost`` key (:func:`karpy.cost.cost_integral`)."""
+    @property
+    def cost(self) -> Cost:
+        """The cost integral (the document's ``cost``; :func:`karpy.cost.cost_integral`). Was a
+        method returning the dict: ``result.cost()`` still works, deprecated."""
         from karpy.cost import cost_integral
 
         sim = self.simulation
-        return cost_integral(sim.launches, sim.horizon if sim.horizon is not None else sim.virtual_seconds)
+        horizon = sim.horizon if sim.horizon is not None else sim.virtual_seconds
+        return Cost.from_dict(cost_integral(sim.launches, horizon))
 
     @property
     def cost_per_hour(self) -> float:
-        return round(sum(r.price or 0.0 for r in self.launched if not r.deleted), 6)
+        """$/h of the NodeClaims running at the end of the run."""
+        running = (r for r in self.simulation.launches if r.launched is not None and not r.deleted)
+        return round(sum(r.price or 0.0 for r in running), 6)
 
     @property
     def exit_code(self) -> int:
@@ -100,7 +136,7 @@ class Result:
         run's own (Windows NodeClaims priced without their licence). Printed on stderr by the CLI in
         every output mode, and the document's ``warnings``."""
         out = list(self.simulation.warnings)
-        windows = [r.name for r in self.launched
+        windows = [r.name for r in self.simulation.launches
                    if r.launched is not None and (r.launched.metadata.labels or {}).get(LABEL_OS) == "windows"]
         if windows:
             out.append(f"{len(windows)} NodeClaim{'s' if len(windows) != 1 else ''} run{'' if len(windows) != 1 else 's'} "
@@ -110,6 +146,8 @@ class Result:
         return out
 
     def pods_on(self, node_name: str) -> list[str]:
+        """Sorted ``namespace/name`` of the pods bound to ``node_name`` at the end of the run (a
+        method: it takes the node; ``nodeclaims[i].pods`` holds the same for each NodeClaim)."""
         return sorted(k for k, p in self.simulation.pods.items() if p.spec.node_name == node_name)
 
     def pods_by_node(self) -> dict[str, list[str]]:
@@ -131,31 +169,35 @@ class Result:
         fleet: dict[str, Any] | None = getter(record.name)
         return fleet
 
-    def _nodeclaim(self, record: LaunchRecord, pods_by_node: dict[str, list[str]] | None = None) -> dict[str, Any]:
+    def _nodeclaim(self, record: LaunchRecord, pods_by_node: dict[str, list[str]] | None = None) -> NodeClaimResult:
         model = record.launched if record.launched is not None else record.requested
-        return {
-            "name": record.name,
-            "nodepool": record.nodepool,
-            "instance_type": record.instance_type,
-            "capacity_type": record.capacity_type,
-            "zone": record.zone,
-            "price": _round(record.price),
-            "labels": dict(sorted((model.metadata.labels or {}).items())) if record.launched is not None else {},
-            "annotations": dict(sorted((model.metadata.annotations or {}).items())),
-            "pods": (self.pods_on(record.name) if pods_by_node is None else list(pods_by_node.get(record.name, ())))
-                    if record.launched is not None else [],
-            "requirements": _requirements(record.requested),
-            "fleet": self._fleet(record),
-            "launched": record.launched is not None,
-            "error": record.error,
-            "created_at": record.created_at,
-            "registered_at": record.registered_at,
-            "launched_at": record.created_at if record.launched is not None else None,
-            "deleted_at": record.deleted_at,
-            "deleted_by": record.deleted_by,
-        }
+        return NodeClaimResult(
+            name=record.name,
+            nodepool=record.nodepool,
+            instance_type=record.instance_type,
+            capacity_type=cast(Any, record.capacity_type),
+            zone=record.zone,
+            price=_round(record.price),
+            labels=dict(sorted((model.metadata.labels or {}).items())) if record.launched is not None else {},
+            annotations=dict(sorted((model.metadata.annotations or {}).items())),
+            pods=tuple((self.pods_on(record.name) if pods_by_node is None else pods_by_node.get(record.name, ()))
+                       if record.launched is not None else ()),
+            requirements=_requirements(record.requested),
+            fleet=cast(Any, self._fleet(record)),
+            launched=record.launched is not None,
+            error=record.error,
+            created_at=record.created_at,
+            registered_at=record.registered_at,
+            launched_at=record.created_at if record.launched is not None else None,
+            deleted_at=record.deleted_at,
+            deleted_by=record.deleted_by,
+        )
 
     def _pod(self, pod: Any) -> dict[str, Any]:
+        """The document's ``pods[key]`` entry of ``pod`` (:meth:`_pod_result` as a dict)."""
+        return self._pod_result(pod).to_dict()
+
+    def _pod_result(self, pod: Any) -> PodResult:
         key = pod.key
         if pod.status.phase in ("Deleted", "Succeeded"):
             phase = pod.status.phase
@@ -172,40 +214,43 @@ class Result:
                         message = c.message or c.reason
                 if message is None and pod.spec.scheduling_gates:
                     message = "pod has scheduling gates: " + ", ".join(g.name for g in pod.spec.scheduling_gates)
-        return {"phase": phase, "node": pod.spec.node_name or None,
-                "nominated_node": pod.status.nominated_node_name or None, "message": message,
-                "owner": _owner(pod)}
+        return PodResult(phase=phase, node=pod.spec.node_name or None,
+                         nominated_node=pod.status.nominated_node_name or None, message=message, owner=_owner(pod))
 
-    def to_document(self) -> dict[str, Any]:
+    def _pod_results(self) -> dict[str, PodResult]:
         sim = self.simulation
-        by_node = self.pods_by_node()
-        pods: dict[str, Any] = {}
+        pods: dict[str, PodResult] = {}
         terminal = {p.key: p for p in self.terminal_pods}
         for key in sorted(set(sim.pods) | set(sim.deleted_pods) | set(sim.not_arrived) | set(terminal)):
             pod = sim.pods.get(key) or sim.deleted_pods.get(key)
             if pod is None and key in sim.not_arrived:
                 _, at = sim.not_arrived[key]
-                pods[key] = {"phase": "Pending", "node": None, "nominated_node": None,
-                             "message": f"not arrived: karpy.io/arrive-after puts it at {at:g}s, after the end of the "
-                                        f"run ({sim.virtual_seconds:g}s)", "owner": None}
+                message = (f"not arrived: karpy.io/arrive-after puts it at {at:g}s, after the end of the run "
+                           f"({sim.virtual_seconds:g}s)")
+                pods[key] = PodResult(phase="Pending", node=None, nominated_node=None, message=message, owner=None)
                 continue
             if pod is None:
                 t = terminal[key]
-                pods[key] = {"phase": t.status.phase, "node": t.spec.node_name or None, "nominated_node": None,
-                             "message": "terminal pod: not scheduled, holds no capacity", "owner": _owner(t)}
+                pods[key] = PodResult(phase=t.status.phase, node=t.spec.node_name or None, nominated_node=None,
+                                      message="terminal pod: not scheduled, holds no capacity", owner=_owner(t))
                 continue
-            pods[key] = self._pod(pod)
+            pods[key] = self._pod_result(pod)
+        return pods
+
+    def to_document(self) -> dict[str, Any]:
+        """The JSON document (:class:`karpy.document.Document`; schema: :func:`karpy.schema`)."""
+        sim = self.simulation
         doc: dict[str, Any] = {
             "region": self.region,
             "prices": dict(self.prices),
-            "nodeclaims": [self._nodeclaim(r, by_node) for r in sim.launches],
-            "pods": pods,
+            "nodeclaims": [nc.to_dict() for nc in self.nodeclaims],
+            "pods": {key: p.to_dict() for key, p in self._pod_results().items()},
             "cost_per_hour": self.cost_per_hour,
             "simulation": {"virtual_seconds": sim.virtual_seconds, "provisioning_passes": sim.provisioning_passes,
                            "scheduling_cycles": sim.scheduling_cycles},
             "warnings": self.warnings,
             "timeline": [e.to_dict() for e in sim.timeline.entries],
-            "cost": self.cost(),
+            "cost": self.cost.to_dict(),
         }
         if sim.disruption is not None:
             doc["disruptions"] = list(sim.disruption.decisions)

@@ -20,7 +20,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 
 PUBLIC: dict[str, set[str]] = {
-    "karpy": {"Result", "compare", "simulate", "sweep", "__version__"},
+    "karpy": {"Result", "compare", "schema", "simulate", "sweep", "__version__"},
     "karpy.api": {
         "Affinity", "Budget", "Condition", "Container", "ContainerPort", "DaemonSet", "Deployment", "Disruption",
         "Job", "KarpenterRequirement", "LabelSelector", "LabelSelectorRequirement", "ManifestError", "Manifests",
@@ -50,7 +50,7 @@ PUBLIC: dict[str, set[str]] = {
     },
     "karpy.cloudprovider": {
         "CloudProvider", "CloudProviderError", "CreateError", "ENTRY_POINT_GROUP", "InstanceType",
-        "InstanceTypeOverhead", "InstanceTypes", "InsufficientCapacityError", "MAX_INSTANCE_TYPES",
+        "InstanceTypeOverhead", "InstanceTypes", "InsufficientCapacityError", "MAX_INSTANCE_TYPES", "MinValuesError",
         "MIN_VALUES_POLICY_BEST_EFFORT", "MIN_VALUES_POLICY_STRICT", "NodeClaimNotFoundError",
         "NodeClassNotReadyError", "Offering", "Offerings", "ProviderOptions", "UnevaluatedNodePoolError",
         "UnknownCloudProviderError", "available_cloud_providers", "errors_as", "ignore_nodeclaim_not_found_error",
@@ -77,10 +77,38 @@ PUBLIC: dict[str, set[str]] = {
         "UNKNOWN_FIELD_HINTS", "admit", "crd_for", "load_crd",
     },
     "karpy.errors": {
-        "AdmissionError", "CloudProviderError", "CreateError", "ExplainLookupError", "InsufficientCapacityError",
-        "KarpyError", "ManifestError", "NodeClaimNotFoundError", "NodeClassNotReadyError", "PricingError",
+        "AdmissionError", "CloudProviderError", "CompareError", "CreateError", "DurationError", "ExplainLookupError",
+        "FeatureGateError", "InsufficientCapacityError", "SchedulerConfigError",
+        "KarpyError", "ManifestError", "MinValuesError", "NodeClaimNotFoundError", "NodeClassNotReadyError", "PricingError",
         "QuantityError", "UnevaluatedNodePoolError", "UnknownCloudProviderError", "UnknownPriceTable",
         "UnknownPriorityClass",
+    },
+    "karpy.document": {
+        "Cost", "DisruptionDocument", "Document", "ExplainDocument", "ExplainNodeClaimDocument", "ExplainPodDocument",
+        "FleetDocument", "FleetErrorDocument", "FleetOverrideDocument", "NodeClaimCost", "NodeClaimResult",
+        "NodeHours", "PodResult", "PricesDocument", "RequirementDocument", "SimulationDocument",
+        "TimelineEntryDocument",
+    },
+    "karpy.schemas": {"SCHEMA_FILE", "SCHEMA_ID", "SCHEMA_VERSION", "generate", "schema", "schema_text", "write"},
+    "karpy.disruption": {
+        "Candidate", "Cluster", "Command", "DisruptionController", "Drift", "Emptiness", "MultiNodeConsolidation",
+        "REASON_DRIFTED", "REASON_EMPTY", "REASON_UNDERUTILIZED", "SingleNodeConsolidation",
+        "build_disruption_budget_mapping",
+    },
+    "karpy.utils": {
+        "DurationError", "Limits", "PdbItem", "disruptions_allowed", "is_fully_blocking", "parse_go_duration",
+        "to_seconds",
+    },
+    "karpy.termination": {"CRITICAL_PRIORITY_CLASSES", "DrainResult", "MIN_DRAIN_TIME", "TerminationController", "Terminator",
+                          "group_pods_by_priority"},
+    "karpy.nodeclaim": {
+        "CONSOLIDATABLE", "DRIFTED", "NODEPOOL_DRIFTED", "REQUIREMENTS_DRIFTED", "drift_reason", "expires_at",
+        "set_condition", "update_consolidatable", "update_drifted",
+    },
+    "karpy.sweeps": {
+        "API_VERSION", "AXES", "Cell", "EXECUTORS", "EXIT_CELL_FAILED", "ExecutorError", "KIND", "SweepError",
+        "SweepProgress", "SweepResult", "SweepSpec", "default_workers", "expand", "load_sweep", "parse_sweep",
+        "run_cell", "run_cells", "spec_from_options", "sweep",
     },
     "awsprovider": {
         "AWSCloudProvider", "CapacitySpecError", "EC2NodeClass", "EXTRA_KINDS", "InstanceTypeError", "MockedEC2",
@@ -171,7 +199,8 @@ def test_errors_keep_their_builtin_bases_so_existing_except_clauses_still_catch_
 
     for cls in (errors.ManifestError, errors.QuantityError, errors.AdmissionError, errors.UnknownPriorityClass,
                 errors.UnknownCloudProviderError, errors.PricingError, errors.UnknownPriceTable,
-                awsprovider.CapacitySpecError, awsprovider.NodeClassError):
+                awsprovider.CapacitySpecError, awsprovider.NodeClassError, errors.MinValuesError,
+                errors.FeatureGateError, errors.SchedulerConfigError, errors.DurationError, errors.CompareError):
         assert issubclass(cls, ValueError), cls
     assert issubclass(errors.ExplainLookupError, LookupError)
     assert issubclass(awsprovider.InstanceTypeError, RuntimeError)

@@ -13,7 +13,7 @@ from karpy._exports import lazy_exports
 _TYPES = (
     "MAX_INSTANCE_TYPES", "MIN_VALUES_POLICY_BEST_EFFORT", "MIN_VALUES_POLICY_STRICT", "CloudProvider",
     "CloudProviderError", "CreateError", "InstanceType", "InstanceTypeOverhead", "InstanceTypes",
-    "InsufficientCapacityError", "NodeClaimNotFoundError", "NodeClassNotReadyError", "Offering", "Offerings",
+    "InsufficientCapacityError", "MinValuesError", "NodeClaimNotFoundError", "NodeClassNotReadyError", "Offering", "Offerings",
     "UnevaluatedNodePoolError", "errors_as", "ignore_nodeclaim_not_found_error",
     "is_insufficient_capacity_error", "is_nodeclaim_not_found_error", "is_nodeclass_not_ready_error",
     "is_unevaluated_nodepool_error",
@@ -30,7 +30,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from karpy.cloudprovider.types import (MAX_INSTANCE_TYPES, MIN_VALUES_POLICY_BEST_EFFORT,
                                            MIN_VALUES_POLICY_STRICT, CloudProvider, CloudProviderError,
                                            CreateError, InstanceType, InstanceTypeOverhead, InstanceTypes,
-                                           InsufficientCapacityError, NodeClaimNotFoundError,
+                                           InsufficientCapacityError, MinValuesError, NodeClaimNotFoundError,
                                            NodeClassNotReadyError, Offering, Offerings, UnevaluatedNodePoolError,
                                            errors_as, ignore_nodeclaim_not_found_error,
                                            is_insufficient_capacity_error, is_nodeclaim_not_found_error,

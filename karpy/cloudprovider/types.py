@@ -54,6 +54,7 @@ __all__ = [
     "InstanceTypeOverhead",
     "InstanceTypes",
     "InsufficientCapacityError",
+    "MinValuesError",
     "NodeClaimNotFoundError",
     "NodeClassNotReadyError",
     "Offering",
@@ -547,7 +548,20 @@ class InstanceTypes(list[InstanceType]):
         """Mirrors InstanceTypes.Compatible: types with an available offering compatible with ``reqs``."""
         return InstanceTypes(it for it in self if it.has_compatible_available_offering(reqs, well_known))
 
-    def satisfies_min_values(self, reqs: Requirements) -> tuple[int, dict[str, int] | None, str | None]:
+    def satisfies_min_values(self, reqs: Requirements) -> int:
+        """Mirrors InstanceTypes.SatisfiesMinValues: how many types (a prefix, in the given order)
+        it takes to meet every minValues requirement of ``reqs`` (0 when there is none).
+
+        Raises :class:`MinValuesError` (``min_needed``, ``unsatisfied``: label -> distinct values
+        found; upstream's message) when the whole list does not meet them. The provisioning hot
+        paths call :meth:`_satisfies_min_values`, which returns the error as a value.
+        """
+        needed, unsatisfied, err = self._satisfies_min_values(reqs)
+        if err is not None:
+            raise MinValuesError(err, min_needed=needed, unsatisfied=unsatisfied or {})
+        return needed
+
+    def _satisfies_min_values(self, reqs: Requirements) -> tuple[int, dict[str, int] | None, str | None]:
         """Mirrors InstanceTypes.SatisfiesMinValues -> (min_needed, unsatisfied, error).
 
         Walks the types in the given order, accumulating per minValues key the union of each type's
@@ -582,14 +596,29 @@ class InstanceTypes(list[InstanceType]):
 
     def truncate(self, reqs: Requirements, max_items: int,
                  min_values_policy: str = MIN_VALUES_POLICY_STRICT,
-                 well_known: frozenset[str] | None = None) -> tuple[InstanceTypes, str | None]:
+                 well_known: frozenset[str] | None = None) -> InstanceTypes:
+        """Mirrors InstanceTypes.Truncate: the ``max_items`` cheapest types for ``reqs``.
+
+        Raises :class:`MinValuesError` (upstream's ``validating minValues, ...`` message;
+        ``instance_types``: the whole list, price-ordered, as upstream returns it beside the error)
+        when ``reqs`` has minValues, the policy is not BestEffort and the cut list fails them. The
+        provisioning hot paths call :meth:`_truncate`, which returns the error as a value.
+        """
+        its, err = self._truncate(reqs, max_items, min_values_policy, well_known)
+        if err is not None:
+            raise MinValuesError(err, instance_types=its)
+        return its
+
+    def _truncate(self, reqs: Requirements, max_items: int,
+                  min_values_policy: str = MIN_VALUES_POLICY_STRICT,
+                  well_known: frozenset[str] | None = None) -> tuple[InstanceTypes, str | None]:
         """Mirrors InstanceTypes.Truncate: ``OrderByPrice(reqs)[:max_items]``; when ``reqs`` has minValues
         and the policy is not BestEffort and the cut list fails SatisfiesMinValues, returns the original
         (now price-ordered, as upstream sorts in place) list and ``validating minValues, <err>``."""
         ordered = self.order_by_price(reqs, well_known)
         truncated = InstanceTypes(ordered[: max(max_items, 0)])
         if reqs.has_min_values() and min_values_policy != MIN_VALUES_POLICY_BEST_EFFORT:
-            _, _, err = truncated.satisfies_min_values(reqs)
+            _, _, err = truncated._satisfies_min_values(reqs)
             if err is not None:
                 return self, f"validating minValues, {err}"
         return truncated, None
@@ -612,6 +641,22 @@ class CloudProviderError(KarpyError):
 
     def unwrap(self) -> BaseException | str:
         return self.error
+
+
+class MinValuesError(KarpyError, ValueError):
+    """A list of instance types does not meet the minValues of the requirements
+    (:meth:`InstanceTypes.satisfies_min_values`, :meth:`InstanceTypes.truncate`); ``str(e)`` is
+    upstream's text (types.go SatisfiesMinValues / Truncate). ``min_needed`` and ``unsatisfied``
+    (label -> distinct values found) as SatisfiesMinValues returns them; ``instance_types``: the
+    price-ordered list Truncate returns beside its error (else None)."""
+
+    def __init__(self, message: str, *, min_needed: int | None = None, unsatisfied: Mapping[str, int] | None = None,
+                 instance_types: InstanceTypes | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.min_needed = min_needed
+        self.unsatisfied: dict[str, int] = dict(unsatisfied or {})
+        self.instance_types = instance_types
 
 
 class NodeClaimNotFoundError(CloudProviderError):

@@ -45,7 +45,7 @@ def remove_instance_type_options_by_price_and_min_values(claim: Any, reqs: Any, 
     wk = claim.well_known
     claim.instance_type_options = [it for it in claim.instance_type_options
                                    if it.offerings.available().worst_launch_price(reqs, wk) < max_price]
-    _, _, err = InstanceTypes(claim.instance_type_options).satisfies_min_values(reqs)
+    _, _, err = InstanceTypes(claim.instance_type_options)._satisfies_min_values(reqs)
     return err
 
 
@@ -184,7 +184,7 @@ class Consolidation:
             return None
         cap = MIN_INSTANCE_TYPES_FOR_SPOT_TO_SPOT_CONSOLIDATION
         if claim.requirements.has_min_values():
-            needed, _, _ = InstanceTypes(claim.instance_type_options).satisfies_min_values(claim.requirements)
+            needed, _, _ = InstanceTypes(claim.instance_type_options)._satisfies_min_values(claim.requirements)
             cap = max(cap, needed)
         claim.instance_type_options = claim.instance_type_options[:cap]
         return self._candidate_events(cluster, Command(list(candidates), [claim], results))

@@ -369,7 +369,7 @@ def filter_instance_types_by_requirements(
     """nodeclaim.go filterInstanceTypesByRequirements (:541-618).
 
     Returns ``(remaining, unsatisfiable_keys, error)``. ``satisfies_min_values(its, reqs)`` is
-    ``InstanceTypes.satisfies_min_values``. Remaining keeps ``instance_types`` order (see module doc).
+    ``InstanceTypes._satisfies_min_values`` (the tuple form). Remaining keeps ``instance_types`` order (see module doc).
     ``memo_fits``: serve the per-type ``fits`` from :meth:`InstanceTypeIndex.fitting` (same result;
     worth it when ``total_requests`` recurs, e.g. for a NodeClaim that has no pods yet).
     ``option_ids``: the ids of ``instance_types``, given by a caller that will not read the error

@@ -277,7 +277,7 @@ class Results:
         for nc in self.new_nodeclaims:
             wk = well_known if well_known is not None else nc.well_known
             self.untruncated[id(nc)] = nc.instance_type_options
-            its, err = InstanceTypes(nc.instance_type_options).truncate(
+            its, err = InstanceTypes(nc.instance_type_options)._truncate(
                 nc.requirements, max_instance_types, min_values_policy, wk)
             if err is not None:
                 for p in nc.pods:
@@ -695,4 +695,4 @@ def _pod_count(nc: NodeClaim) -> int:
 
 
 def _satisfies_min_values(its: Sequence[Any], reqs: Requirements) -> tuple[int, dict[str, int] | None, str | None]:
-    return InstanceTypes(its).satisfies_min_values(reqs)
+    return InstanceTypes(its)._satisfies_min_values(reqs)

@@ -1,8 +1,21 @@
 """Helpers Karpenter keeps in pkg/utils: pod predicates (:mod:`.pod`), PDB limits (:mod:`.pdb`),
-Go durations and timestamps on the virtual clock (:mod:`.duration`)."""
+Go durations and timestamps on the virtual clock (:mod:`.duration`). Names resolve lazily."""
 
-from karpy.utils.duration import DurationError, parse_go_duration, to_seconds
-from karpy.utils.pdb import Limits, PdbItem, disruptions_allowed, is_fully_blocking
+from __future__ import annotations
 
-__all__ = ["DurationError", "Limits", "PdbItem", "disruptions_allowed", "is_fully_blocking", "parse_go_duration",
-           "to_seconds"]
+from typing import TYPE_CHECKING
+
+from karpy._exports import lazy_exports
+
+_EXPORTS = {
+    **dict.fromkeys(("DurationError", "parse_go_duration", "to_seconds"), "duration"),
+    **dict.fromkeys(("Limits", "PdbItem", "disruptions_allowed", "is_fully_blocking"), "pdb"),
+}
+
+__all__ = sorted(_EXPORTS)
+
+if TYPE_CHECKING:  # pragma: no cover
+    from karpy.utils.duration import DurationError, parse_go_duration, to_seconds
+    from karpy.utils.pdb import Limits, PdbItem, disruptions_allowed, is_fully_blocking
+
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS, globals())

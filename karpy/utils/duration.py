@@ -12,6 +12,7 @@ import re
 from datetime import datetime, timedelta
 from typing import Any
 
+from karpy.errors import KarpyError
 from karpy.sim.clock import EPOCH
 
 __all__ = ["DurationError", "parse_go_duration", "to_rfc3339", "to_seconds"]
@@ -20,7 +21,7 @@ _UNITS = {"ns": 1e-9, "us": 1e-6, "\u00b5s": 1e-6, "\u03bcs": 1e-6, "ms": 1e-3, 
 _PART = re.compile(r"([0-9]*(?:\.[0-9]*)?)(ns|us|\u00b5s|\u03bcs|ms|s|m|h)")
 
 
-class DurationError(ValueError):
+class DurationError(KarpyError, ValueError):
     """A string Go's time.ParseDuration rejects (message as Go words it)."""
 
 

@@ -180,8 +180,8 @@ def test_help_lists_plugin_and_builtin_commands(invoke) -> None:
     assert result.exit_code == 0
     commands = result.output.split("Commands:")[1]
     assert [line.split()[0] for line in commands.strip().splitlines()] == ["compare", "explain", "instance-types",
-                                                                                   "prices", "simulate", "sweep",
-                                                                                   "validate"]
+                                                                                   "prices", "schema", "simulate",
+                                                                                   "sweep", "validate"]
 
 
 def test_unregistered_commands_are_unknown(monkeypatch: pytest.MonkeyPatch) -> None:

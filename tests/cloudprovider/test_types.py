@@ -18,6 +18,7 @@ from karpy.cloudprovider.types import (
     InstanceTypeOverhead,
     InstanceTypes,
     InsufficientCapacityError,
+    MinValuesError,
     NodeClaimNotFoundError,
     NodeClassNotReadyError,
     Offering,
@@ -32,6 +33,7 @@ from karpy.cloudprovider.types import (
     is_unevaluated_nodepool_error,
 )
 from karpy.cloudprovider.fake import FakeCloudProvider
+from karpy.errors import KarpyError
 from karpy.scheduling.labels import CORE_WELL_KNOWN_LABELS, LABEL_CAPACITY_TYPE, LABEL_INSTANCE_TYPE, LABEL_ZONE
 from karpy.scheduling.requirement import Requirement
 from karpy.scheduling.requirements import Requirements
@@ -353,23 +355,27 @@ def test_satisfies_min_values_doc_examples() -> None:
     names = ["c4.large", "c4.xlarge", "c5.large", "c5.xlarge", "m4.large", "m4.xlarge"]
     reqs = mv_reqs(names, 3, ["c4", "c5", "m4"], 3)
     ok = InstanceTypes([fam("c4.large", "c4"), fam("c5.xlarge", "c5"), fam("m4.2xlarge", "m4")])
-    assert ok.satisfies_min_values(reqs) == (3, None, None)
+    assert ok.satisfies_min_values(reqs) == 3
     bad = InstanceTypes([fam("c4.large", "c4"), fam("c4.xlarge", "c4"), fam("c5.2xlarge", "c5")])
-    n, unsat, err = bad.satisfies_min_values(reqs)
-    assert n == 3
-    assert unsat == {FAMILY: 2}
-    assert err == f"minValues requirement is not met for label(s) (label(s)=[{FAMILY}])"
+    with pytest.raises(MinValuesError) as info:
+        bad.satisfies_min_values(reqs)
+    assert info.value.min_needed == 3
+    assert info.value.unsatisfied == {FAMILY: 2}
+    assert str(info.value) == f"minValues requirement is not met for label(s) (label(s)=[{FAMILY}])"
+    # the hot path's tuple form says the same, as a value
+    assert bad._satisfies_min_values(reqs) == (3, {FAMILY: 2}, str(info.value))
 
 
 def test_satisfies_min_values_returns_first_satisfying_prefix_and_sorted_keys() -> None:
     its = InstanceTypes([fam("a", "x"), fam("b", "x"), fam("c", "y"), fam("d", "z")])
-    assert its.satisfies_min_values(mv_reqs(["a"], 2, ["x"], 2)) == (3, None, None)
-    assert its.satisfies_min_values(Requirements()) == (0, None, None)
-    n, unsat, err = its.satisfies_min_values(mv_reqs(["a"], 5, ["x"], 5))
-    assert (n, unsat) == (4, {LABEL_INSTANCE_TYPE: 4, FAMILY: 3})
-    assert err == ("minValues requirement is not met for label(s) "
-                   f"(label(s)=[{FAMILY} {LABEL_INSTANCE_TYPE}])")
-    assert InstanceTypes().satisfies_min_values(mv_reqs(["a"], 1, ["x"], 1)) == (0, None, None)
+    assert its.satisfies_min_values(mv_reqs(["a"], 2, ["x"], 2)) == 3
+    assert its.satisfies_min_values(Requirements()) == 0
+    with pytest.raises(MinValuesError) as info:
+        its.satisfies_min_values(mv_reqs(["a"], 5, ["x"], 5))
+    assert (info.value.min_needed, info.value.unsatisfied) == (4, {LABEL_INSTANCE_TYPE: 4, FAMILY: 3})
+    assert str(info.value) == ("minValues requirement is not met for label(s) "
+                               f"(label(s)=[{FAMILY} {LABEL_INSTANCE_TYPE}])")
+    assert InstanceTypes().satisfies_min_values(mv_reqs(["a"], 1, ["x"], 1)) == 0
 
 
 def test_satisfies_min_values_counts_instance_type_values_not_claim_values() -> None:
@@ -377,13 +383,12 @@ def test_satisfies_min_values_counts_instance_type_values_not_claim_values() -> 
     t = InstanceType("a", Requirements(Requirement(LABEL_ZONE, "In", ["z1", "z2", "z3"])),
                      Offerings(), rl(cpu="1"))
     reqs = Requirements(Requirement(LABEL_ZONE, "In", ["z1"], min_values=2))
-    assert InstanceTypes([t]).satisfies_min_values(reqs) == (1, None, None)
+    assert InstanceTypes([t]).satisfies_min_values(reqs) == 1
 
 
 def test_truncate_orders_and_cuts() -> None:
     its = InstanceTypes([it(f"t{i}", off("spot", "z1", float(10 - i))) for i in range(10)])
-    out, err = its.truncate(Requirements(), 3)
-    assert err is None
+    out = its.truncate(Requirements(), 3)
     assert [t.name for t in out] == ["t9", "t8", "t7"]
     assert MAX_INSTANCE_TYPES == 600
 
@@ -397,13 +402,16 @@ def test_truncate_min_values_error_and_best_effort() -> None:
         it("c", off("spot", "z1", 3.0), extra={FAMILY: ["x"]}),
     ])
     reqs = Requirements(Requirement(FAMILY, "In", ["x", "y"], min_values=2))
-    out, err = its.truncate(reqs, 3)
-    assert err == f"validating minValues, minValues requirement is not met for label(s) (label(s)=[{FAMILY}])"
-    assert out is its and [t.name for t in out] == ["a", "b", "c", "p"]
-    out2, err2 = its.truncate(reqs, 3, MIN_VALUES_POLICY_BEST_EFFORT)
-    assert err2 is None and [t.name for t in out2] == ["a", "b", "c"]
-    out3, err3 = its.truncate(reqs, 4)
-    assert err3 is None and len(out3) == 4
+    with pytest.raises(MinValuesError) as info:
+        its.truncate(reqs, 3)
+    err = info.value
+    assert str(err) == f"validating minValues, minValues requirement is not met for label(s) (label(s)=[{FAMILY}])"
+    assert err.instance_types is its and [t.name for t in its] == ["a", "b", "c", "p"]
+    assert isinstance(err, KarpyError) and isinstance(err, ValueError)
+    assert its._truncate(reqs, 3) == (its, str(err))  # the hot path's value form
+    out2 = its.truncate(reqs, 3, MIN_VALUES_POLICY_BEST_EFFORT)
+    assert [t.name for t in out2] == ["a", "b", "c"]
+    assert len(its.truncate(reqs, 4)) == 4
 
 
 def test_max_float_is_go_max() -> None:

@@ -3,6 +3,9 @@ offering-compatibility fast path (pkg/cloudprovider/types.go)."""
 
 from __future__ import annotations
 
+import re
+
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -12,6 +15,7 @@ from karpy.cloudprovider.types import (
     MIN_VALUES_POLICY_STRICT,
     InstanceType,
     InstanceTypes,
+    MinValuesError,
     Offering,
     Offerings,
 )
@@ -106,8 +110,9 @@ def test_order_by_price_non_decreasing_and_stable(its: InstanceTypes, reqs: Requ
 @given(its=instance_types(), reqs=claim_requirements(), max_items=st.integers(min_value=0, max_value=14))
 def test_truncate_is_prefix_of_price_order(its: InstanceTypes, reqs: Requirements, max_items: int) -> None:
     expected = list(InstanceTypes(its).order_by_price(reqs))
-    out, err = InstanceTypes(its).truncate(reqs, max_items)
+    out, err = InstanceTypes(its)._truncate(reqs, max_items)
     assert err is None  # no minValues in reqs
+    assert list(InstanceTypes(its).truncate(reqs, max_items)) == list(out)
     assert [t.name for t in out] == [t.name for t in expected[:max_items]]
 
 
@@ -127,7 +132,12 @@ def test_satisfies_min_values_semantics(its: InstanceTypes, fam_min: int, it_min
     reqs = Requirements(Requirement(FAMILY, "In", ["f1", "f2", "f3", "f4"], min_values=fam_min))
     if it_min is not None:
         reqs.add(Requirement(LABEL_INSTANCE_TYPE, "Exists", min_values=it_min))
-    n, unsat, err = its.satisfies_min_values(reqs)
+    n, unsat, err = its._satisfies_min_values(reqs)
+    if err is None:
+        assert its.satisfies_min_values(reqs) == n
+    else:  # the public method raises the same error
+        with pytest.raises(MinValuesError, match=re.escape(err)):
+            its.satisfies_min_values(reqs)
     expected = brute_min_needed(list(its), reqs)
     if expected is not None:
         assert (n, unsat, err) == (expected, None, None)
@@ -149,12 +159,12 @@ def test_truncate_min_values_policy(its: InstanceTypes, fam_min: int, max_items:
     reqs = Requirements(Requirement(FAMILY, "In", ["f1", "f2", "f3", "f4"], min_values=fam_min))
     expected = list(InstanceTypes(its).order_by_price(reqs))
     cut = InstanceTypes(expected[:max_items])
-    ok = cut.satisfies_min_values(reqs)[2] is None
-    out, err = InstanceTypes(its).truncate(reqs, max_items, MIN_VALUES_POLICY_STRICT)
+    ok = cut._satisfies_min_values(reqs)[2] is None
+    out, err = InstanceTypes(its)._truncate(reqs, max_items, MIN_VALUES_POLICY_STRICT)
     if ok:
         assert err is None and [t.name for t in out] == [t.name for t in cut]
     else:
         assert err is not None and err.startswith("validating minValues, minValues requirement is not met")
         assert [t.name for t in out] == [t.name for t in expected]  # the whole (price-ordered) list
-    out_be, err_be = InstanceTypes(its).truncate(reqs, max_items, MIN_VALUES_POLICY_BEST_EFFORT)
+    out_be, err_be = InstanceTypes(its)._truncate(reqs, max_items, MIN_VALUES_POLICY_BEST_EFFORT)
     assert err_be is None and [t.name for t in out_be] == [t.name for t in cut]

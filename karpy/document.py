@@ -1,0 +1,361 @@
+"""The JSON document's types: the frozen records :class:`karpy.Result` hands a library caller, the
+typed shapes of the document's other blocks, and (through :mod:`karpy.schema`) its JSON Schema.
+
+One source of truth: ``Result.to_document()`` builds ``nodeclaims[]``, ``pods{}`` and ``cost`` from
+:class:`NodeClaimResult`, :class:`PodResult` and :class:`Cost` (``to_dict()``: one document key per
+field, in field order), and :func:`karpy.schema.generate` derives the schema from the same classes
+and from :class:`Document`, the TypedDict of the whole document. So adding a key to a NodeClaim or
+pod entry is adding one field here; adding a top-level key is one line in :class:`Document`.
+
+Tolerance: every object in the schema admits keys it does not name (the contract says "more keys
+may be added"); the keys it names are typed, and required where the document always has them.
+Blocks other modules build (``prices`` from the provider, ``fleet`` from the AWS provider,
+``timeline[].detail``, ``disruptions[]`` from the disruption controller, ``explain``) are typed at
+the keys that exist today.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from pydantic import ConfigDict, with_config
+from typing_extensions import NotRequired, TypedDict
+
+__all__ = [
+    "Cost", "DisruptionDocument", "Document", "ExplainDocument", "ExplainNodeClaimDocument", "ExplainPodDocument",
+    "FleetDocument", "FleetErrorDocument", "FleetOverrideDocument", "NodeClaimCost", "NodeClaimResult", "NodeHours",
+    "PodResult", "PricesDocument", "RequirementDocument", "SimulationDocument", "TimelineEntryDocument",
+]
+
+_CONFIG = ConfigDict(use_attribute_docstrings=True)
+
+CapacityType = Literal["on-demand", "spot", "reserved"]
+PodPhase = Literal["Running", "Pending", "Deleted", "Succeeded", "Failed"]
+
+
+_SCALARS = frozenset({str, int, float, bool, type(None)})
+
+
+def _plain(value: Any) -> Any:
+    """``value`` as JSON data: a record becomes its ``to_dict()``, tuples become lists, mappings
+    dicts (copies, so a caller's edit of the document never reaches a record). Exact-type checks
+    first: documents hold hundreds of thousands of scalars."""
+    t = type(value)
+    if t in _SCALARS:
+        return value
+    if t is dict:
+        return {k: v if type(v) in _SCALARS else _plain(v) for k, v in value.items()}
+    if t is tuple or t is list:
+        return [v if type(v) in _SCALARS else _plain(v) for v in value]
+    if isinstance(value, _Record):
+        return value.to_dict()
+    if isinstance(value, Mapping):
+        return {k: _plain(v) for k, v in value.items()}
+    if isinstance(value, (tuple, list)):
+        return [_plain(v) for v in value]
+    return value
+
+
+class _Record:
+    """``to_dict()`` for the frozen records: one key per field, in field order."""
+
+    __slots__ = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        out = {}
+        for name in self.__dataclass_fields__:  # type: ignore[attr-defined]
+            v = getattr(self, name)
+            out[name] = v if type(v) in _SCALARS else _plain(v)
+        return out
+
+
+# -- nodeclaims[] -----------------------------------------------------------------------------------
+
+@with_config(_CONFIG)
+class RequirementDocument(TypedDict):
+    """One requirement of the NodeClaim spec as created (``nodeclaims[].requirements[]``)."""
+
+    key: str
+    operator: str
+    values: list[str]
+    minValues: NotRequired[int]
+    """Present only when the requirement sets minValues."""
+
+
+@with_config(_CONFIG)
+class FleetOverrideDocument(TypedDict):
+    """One CreateFleet override as sent, in order."""
+
+    instance_type: str
+    zone: str
+    subnet_id: str
+    priority: NotRequired[float]
+    """The override's priority (prioritized allocation: the offering's price)."""
+
+
+@with_config(_CONFIG)
+class FleetErrorDocument(TypedDict):
+    """One error CreateFleet returned."""
+
+    error_code: str
+    instance_type: str
+    zone: str
+
+
+@with_config(_CONFIG)
+class FleetDocument(TypedDict):
+    """The CreateFleet request the provider sent for a NodeClaim and the errors EC2 returned
+    (``nodeclaims[].fleet``; null when no CreateFleet was sent, e.g. on the fake provider)."""
+
+    allocation_strategy: str
+    capacity_type: str
+    overrides: list[FleetOverrideDocument]
+    errors: list[FleetErrorDocument]
+
+
+@with_config(_CONFIG)
+@dataclass(frozen=True, slots=True)
+class NodeClaimResult(_Record):
+    """One NodeClaim Karpenter created, and what the cloud provider made of it (the document's
+    ``nodeclaims[]`` entry; ``Result.nodeclaims``). A failed launch has ``launched`` false,
+    ``instance_type`` / ``capacity_type`` / ``zone`` / ``price`` null and ``error`` saying why."""
+
+    name: str
+    nodepool: str
+    instance_type: str | None
+    """The launched instance type; null when the launch failed."""
+    capacity_type: CapacityType | None
+    zone: str | None
+    price: float | None
+    """$/h of the launched offering (6 decimals), as the price table (or the spot model) gives it."""
+    labels: Mapping[str, str] = field(repr=False)
+    """Node labels of the launched NodeClaim, sorted by key (empty when the launch failed)."""
+    annotations: Mapping[str, str] = field(repr=False)
+    pods: tuple[str, ...] = field(repr=False)
+    """``namespace/name`` of the pods bound to its node at the end of the run, sorted."""
+    requirements: tuple[RequirementDocument, ...] = field(repr=False)
+    """The NodeClaim spec's requirements as created."""
+    fleet: FleetDocument | None = field(repr=False)
+    launched: bool
+    error: str | None
+    """The cloud provider's error when the launch failed (the upstream message text)."""
+    created_at: float
+    """Virtual seconds from the start of the run."""
+    registered_at: float | None
+    launched_at: float | None
+    deleted_at: float | None
+    deleted_by: str | None
+    """Why it was deleted: a disruption method, ``interruption``, ``nodepool-deleted``, ..."""
+
+
+# -- pods{} -----------------------------------------------------------------------------------------
+
+@with_config(_CONFIG)
+@dataclass(frozen=True, slots=True)
+class PodResult(_Record):
+    """How one pod ended the run (the document's ``pods[key]``; ``Result.pods``)."""
+
+    phase: PodPhase
+    """Running (bound), Pending, Deleted (preempted, no controller recreates it), or a terminal
+    input pod's Succeeded / Failed."""
+    node: str | None
+    nominated_node: str | None
+    message: str | None
+    """Why a pending pod is pending (kube-scheduler's / Karpenter's words); null otherwise."""
+    owner: str | None
+    """The pod's controller, ``"Deployment web"``, ``"StatefulSet db"``, ...; null for a bare pod."""
+
+
+# -- cost -------------------------------------------------------------------------------------------
+
+@with_config(_CONFIG)
+@dataclass(frozen=True, slots=True)
+class NodeClaimCost(_Record):
+    """One launched NodeClaim's share of the cost integral."""
+
+    node_hours: float
+    dollars: float
+    price: float
+
+
+@with_config(_CONFIG)
+@dataclass(frozen=True, slots=True)
+class NodeHours(_Record):
+    """Node-hours of the run, in total and grouped as the dollars are."""
+
+    total: float
+    by_nodepool: Mapping[str, float]
+    by_family: Mapping[str, float]
+    by_generation: Mapping[str, float]
+    by_capacity_type: Mapping[str, float]
+
+
+@with_config(_CONFIG)
+@dataclass(frozen=True, slots=True)
+class Cost(_Record):
+    """The cost integral of the run (the document's ``cost``; ``Result.cost``;
+    :func:`karpy.cost.cost_integral` says how it is computed). Dollars, 6 decimals."""
+
+    total: float
+    by_nodepool: Mapping[str, float]
+    by_family: Mapping[str, float]
+    by_generation: Mapping[str, float]
+    by_capacity_type: Mapping[str, float]
+    node_hours: NodeHours
+    by_nodeclaim: Mapping[str, NodeClaimCost]
+    per_hour: tuple[tuple[float, float], ...]
+    """The $/h step series ``[[t, $/h], ...]``: a point at 0 and one at every change."""
+    horizon: float
+    """The virtual second the integral runs to (the scenario's ``until`` or the end of the run)."""
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Cost:
+        """The record of a ``cost_integral`` dict (a key this class does not name is a TypeError:
+        add the field here, and the schema follows)."""
+        d = dict(data)
+        d["node_hours"] = NodeHours(**d["node_hours"])
+        d["by_nodeclaim"] = {k: NodeClaimCost(**v) for k, v in d["by_nodeclaim"].items()}
+        d["per_hour"] = tuple((t, v) for t, v in d["per_hour"])
+        return cls(**d)
+
+    def __call__(self) -> dict[str, Any]:
+        """Deprecated: ``Result.cost`` was a method returning the dict; it is now this record.
+        ``result.cost()`` still returns the dict (``result.cost.to_dict()``), with a warning."""
+        warnings.warn("Result.cost is a property now (a karpy.document.Cost); call result.cost.to_dict() "
+                      "for the dict", DeprecationWarning, stacklevel=2)
+        return self.to_dict()
+
+
+# -- the other blocks -------------------------------------------------------------------------------
+
+@with_config(_CONFIG)
+class PricesDocument(TypedDict):
+    """Which price table the run used (``prices``)."""
+
+    date: str | None
+    """The table's date (null for a provider without tables, e.g. the fake one)."""
+    source: str
+    """Where the table's prices come from, and what is modelled."""
+    requested_date: NotRequired[str]
+    """Only when no table had the asked date: the date asked for (``date`` is the newest before it)."""
+    region: NotRequired[str]
+    """The table's region."""
+    proxy: NotRequired[bool]
+    """True when another region's table stands in (``--price-region``)."""
+    spot: NotRequired[Literal["modelled", "measured", "on-demand"]]
+    """How spot prices were obtained: modelled (advisor savings + per-zone offset), measured, or
+    priced as on-demand."""
+    operating_system: NotRequired[str]
+    """The OS the table prices (``"Linux"``; Windows is reported without its licence)."""
+
+
+@with_config(_CONFIG)
+class SimulationDocument(TypedDict):
+    """Counters of the run (``simulation``)."""
+
+    virtual_seconds: float
+    provisioning_passes: int
+    scheduling_cycles: int
+
+
+@with_config(_CONFIG)
+class TimelineEntryDocument(TypedDict):
+    """One event of the run, in virtual-time order (``timeline[]``, ``disruption_timeline[]``);
+    :mod:`karpy.sim.timeline` lists the kinds and their ``detail`` keys."""
+
+    t: float
+    kind: str
+    object: str
+    detail: dict[str, Any]
+
+
+@with_config(_CONFIG)
+class DisruptionDocument(TypedDict):
+    """One decision of Karpenter's disruption controller (``disruptions[]``)."""
+
+    t: float
+    method: str
+    """The disruption method: emptiness, drift, expiration, single/multi-node consolidation, ..."""
+    reason: str
+    decision: str
+    """delete or replace."""
+    candidates: list[str]
+    replacements: list[str]
+    replacement_instance_types: list[list[str]]
+    """Per replacement, its first 10 instance-type options."""
+    savings_per_hour: float
+    budget: dict[str, int]
+    """Per NodePool of the candidates, the disruptions its budgets still allowed."""
+    validated: bool | None
+    error: NotRequired[str]
+    """Why the command could not start."""
+
+
+#: The decision trace of one NodeClaim (``explain.nodeclaims[name]``; :mod:`karpy.explain`).
+#: (Functional form: one key is ``pass``.)
+ExplainNodeClaimDocument = TypedDict("ExplainNodeClaimDocument", {
+    "nodepool": str,
+    "weight": NotRequired[int],
+    "pass": int,
+    "pods": list[str],
+    "funnel": NotRequired[dict[str, Any]],
+    "price_order": NotRequired[dict[str, Any]],
+    "max_instance_types_cut": NotRequired[dict[str, Any] | None],
+    "in_nodeclaim": NotRequired[int | None],
+    "min_values": NotRequired[dict[str, Any] | None],
+    "launch": NotRequired[dict[str, Any] | None],
+    "launch_note": NotRequired[str],
+    "fallback": NotRequired[dict[str, Any]],
+    "fallback_for": NotRequired[list[str]],
+})
+
+
+@with_config(_CONFIG)
+class ExplainPodDocument(TypedDict):
+    """The decision trace of one pod (``explain.pods[key]``; :mod:`karpy.explain`)."""
+
+    condition: str | None
+    """kube-scheduler's PodScheduled=False message (its reason when there is no message)."""
+    placement: dict[str, Any] | None
+    """What Karpenter's last deciding provisioning pass did with the pod (null: never tried)."""
+    nodepools: NotRequired[list[dict[str, Any]]]
+    relaxations: NotRequired[list[Any]]
+    rounds: NotRequired[list[dict[str, Any]]]
+    nodeclaims: list[str]
+
+
+@with_config(_CONFIG)
+class ExplainDocument(TypedDict):
+    """Why each NodeClaim and pod came out as it did (``explain``)."""
+
+    scope: str
+    """``"all"``, or which entries a large run keeps (pending pods and failed NodeClaims)."""
+    nodeclaims: dict[str, ExplainNodeClaimDocument]
+    pods: dict[str, ExplainPodDocument]
+
+
+@with_config(_CONFIG)
+class Document(TypedDict):
+    """The document ``karpy simulate -o json`` prints and ``Result.to_json()`` returns."""
+
+    region: str | None
+    prices: PricesDocument
+    nodeclaims: list[NodeClaimResult]
+    """Every NodeClaim created, in creation order, including failed launches."""
+    pods: dict[str, PodResult]
+    """Every pod by ``namespace/name``, sorted by key."""
+    cost_per_hour: float
+    """$/h of what is running at the end of the run."""
+    simulation: SimulationDocument
+    warnings: list[str]
+    """What the run did not model or skipped (also printed on stderr)."""
+    timeline: list[TimelineEntryDocument]
+    cost: Cost
+    disruptions: NotRequired[list[DisruptionDocument]]
+    """Present when the disruption controller ran."""
+    disruption_timeline: NotRequired[list[TimelineEntryDocument]]
+    """Present when the disruption controller ran: its own steps, in order."""
+    explain: ExplainDocument

@@ -1,0 +1,66 @@
+"""Suite-wide hook: every JSON document a test produces is validated against the published schema.
+
+``Result.to_document`` builds the document for ``Result.to_json()``, ``karpy simulate -o json`` /
+``karpy explain -o json`` (in-process through click's runner) and the ``runs`` of ``karpy compare``;
+the hook wraps it once per session so each document is checked against ``karpy.schema()`` (the
+shipped file) when it is built. A document that does not validate fails the test that built it,
+naming the JSON path. tests/test_document_schema.py proves the hook is installed and that a broken
+document fails.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+_VALIDATOR: Any = None
+
+
+def document_validator() -> Any:
+    """The draft 2020-12 validator of the shipped schema (built once)."""
+    global _VALIDATOR
+    if _VALIDATOR is None:
+        import jsonschema
+
+        from karpy.schemas import schema
+
+        loaded = schema()
+        jsonschema.Draft202012Validator.check_schema(loaded)
+        _VALIDATOR = jsonschema.Draft202012Validator(loaded)
+    return _VALIDATOR
+
+
+def validate_document(document: Any) -> None:
+    """Raise AssertionError naming every place ``document`` breaks the schema."""
+    errors = sorted(document_validator().iter_errors(document), key=lambda e: list(e.absolute_path))
+    if errors:
+        lines = [f"  {e.json_path}: {e.message[:300]}" for e in errors[:10]]
+        more = f"\n  ... {len(errors) - 10} more" if len(errors) > 10 else ""
+        raise AssertionError("the document does not match karpy's JSON Schema (karpy/schemas/"
+                             "document.schema.json):\n" + "\n".join(lines) + more)
+
+
+@pytest.fixture(name="validate_document")
+def validate_document_fixture() -> Callable[[Any], None]:
+    """:func:`validate_document`, for tests that check a document by hand."""
+    return validate_document
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    from karpy.result import Result
+
+    original: Callable[[Result], dict[str, Any]] = Result.to_document
+    if getattr(original, "__validated__", False):
+        return
+
+    def to_document(self: Result) -> dict[str, Any]:
+        document = original(self)
+        validate_document(document)
+        return document
+
+    to_document.__validated__ = True  # type: ignore[attr-defined]
+    to_document.__wrapped__ = original  # type: ignore[attr-defined]
+    to_document.__doc__ = original.__doc__
+    Result.to_document = to_document  # type: ignore[method-assign]
