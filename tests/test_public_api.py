@@ -91,9 +91,9 @@ PUBLIC: dict[str, set[str]] = {
     },
     "karpy.schemas": {"SCHEMA_FILE", "SCHEMA_ID", "SCHEMA_VERSION", "generate", "schema", "schema_text", "write"},
     "karpy.disruption": {
-        "Candidate", "Cluster", "Command", "DisruptionController", "Drift", "Emptiness", "MultiNodeConsolidation",
-        "REASON_DRIFTED", "REASON_EMPTY", "REASON_UNDERUTILIZED", "SingleNodeConsolidation",
-        "build_disruption_budget_mapping",
+        "BALANCED_K", "Candidate", "Cluster", "Command", "DisruptionController", "Drift", "Emptiness",
+        "MultiNodeConsolidation", "NodePoolTotals", "REASON_DRIFTED", "REASON_EMPTY", "REASON_UNDERUTILIZED", "SingleNodeConsolidation",
+        "ScoreResult", "build_disruption_budget_mapping", "score_move",
     },
     "karpy.utils": {
         "DurationError", "Limits", "PdbItem", "disruptions_allowed", "is_fully_blocking", "parse_go_duration",
