@@ -4,10 +4,12 @@ across the order the files are given in, and for a directory versus its files li
 from __future__ import annotations
 
 import itertools
+import json
 import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import karpy
 
@@ -24,10 +26,11 @@ def cli_json(args: list[str], hash_seed: str) -> str:
     return out.stdout
 
 
-def test_hash_seeds_and_file_orders_give_one_document() -> None:
+def test_hash_seeds_and_file_orders_give_one_document(validate_document: Any) -> None:
     in_process = karpy.simulate(str(MIXED)).to_json()
     assert '"nodepool": "general"' in in_process  # a real run, not an empty document
     a = cli_json([str(MIXED)], "0")
+    validate_document(json.loads(a))  # a subprocess's document is not seen by conftest's to_document hook
     b = cli_json([str(f) for f in reversed(FILES)], "4242")
     assert a == b == in_process
 
