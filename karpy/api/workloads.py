@@ -142,8 +142,10 @@ class _Workload(TypedObject):
         return 0
 
     def pod_for(self, index: int) -> Pod:
-        """Pod ``index`` of the workload."""
-        raise NotImplementedError(f"{type(self).__name__} has no pods of its own")
+        """Pod ``index`` of the workload, for ``0 <= index < pod_count()``. A kind that creates no pods
+        at start (CronJob, DaemonSet: its pods follow nodes) has no index in range."""
+        raise IndexError(f"{type(self).__name__} {self.metadata.name!r} has no pod {index} "
+                         f"(it creates {self.pod_count()} at start)")
 
     def expand_pods(self) -> list[Pod]:
         """The pods the controller would create at start: ``pod_for(i)`` for ``i < pod_count()``."""
