@@ -437,13 +437,14 @@ class AWSCloudProvider:
         """``{"date", "source"}`` of the price table, for the JSON document."""
         return self.pricing.prices_metadata()
 
-    def explain_launch(self, nodeclaim_name: str) -> dict[str, Any] | None:
+    def explain_launch(self, nodeclaim_name: str, *, compact: bool = False) -> dict[str, Any] | None:
         """The launch path of a NodeClaim for explain output: what each filter rejected, the
         types kept by the cut to 60 (in price order), the CreateFleet request (strategy,
         overrides with priorities), the mocked EC2's decisions (what it picked and why) and the
-        errors. None when the provider never launched that NodeClaim."""
+        errors. None when the provider never launched that NodeClaim. ``compact`` (the JSON
+        document's explain block): each decision's considered overrides as their count."""
         rec = self.launches.get(nodeclaim_name)
-        return rec.explain() if rec is not None else None
+        return rec.explain(compact) if rec is not None else None
 
     def fleet_record(self, nodeclaim_name: str) -> dict[str, Any] | None:
         """The JSON ``fleet`` block of a NodeClaim's launch: the CreateFleet request as sent and the
@@ -567,6 +568,31 @@ class AWSCloudProvider:
         if np_name:
             self._nodepools[np_name] = nodepool
         return list(self._types_for(nodeclass, np_name))
+
+    def instance_types_key(self, nodepool: Any) -> tuple[Any, ...] | None:
+        """A content key of what ``get_instance_types(nodepool)`` returns now (the optional
+        CloudProvider method karpy.provisioning.schedulercache keys its cache by): equal between
+        two calls exactly when the types would be equal. Upstream's provider caches ``List`` by
+        the NodeClass, the unavailable-offerings sequence numbers and the reservation state
+        (instancetype.go cacheKey / InjectOfferings); here the provider's prototype tuple stands
+        for all of them (it is the same object while none changed: the NodeClass's settings and
+        subnets, its reservations and their available counts, the ICE cache, prices and overlay
+        prices), then what overlays are evaluated against: the NodeOverlays (by value) and the
+        NodePool's template. None for an injected instance-type source (no key) or an unknown
+        NodeClass."""
+        if self._source is not None:
+            return None
+        nodeclass = self.resolve_nodeclass(_nodeclass_name_of(nodepool))
+        if nodeclass is None:
+            return None
+        np_name = getattr(getattr(nodepool, "metadata", None), "name", "") or ""
+        if np_name:
+            self._nodepools[np_name] = nodepool
+        prototypes = self.instance_types.prototypes(nodeclass, overlay_prices=self._overlay_prices)
+        overlays: tuple[Any, ...] = ()
+        if self.overlays and np_name:
+            overlays = (tuple(self.overlays), np_name, nodepool.spec.template.model_dump_json())
+        return (prototypes, overlays)
 
     # -- create ----------------------------------------------------------------------------------
     def _tags(self, nodeclass: ResolvedNodeClass, nodeclaim: Any) -> dict[str, str]:

@@ -199,10 +199,11 @@ class LaunchRecord:
             out["capacity_reservation"] = dict(self.capacity_reservation)
         return out
 
-    def explain(self) -> dict[str, Any]:
-        """fleet block + the fleet model's decisions and the launch-path cuts."""
+    def explain(self, compact: bool = False) -> dict[str, Any]:
+        """fleet block + the fleet model's decisions and the launch-path cuts (``compact``: each
+        decision's considered overrides as their count, FleetDecision.to_dict)."""
         d = self.fleet_block()
-        d["decisions"] = [x.to_dict() for x in self.decisions]
+        d["decisions"] = [x.to_dict(compact) for x in self.decisions]
         d["batch_size"] = self.batch_size
         d["filters"] = dict(self.filters.rejected)
         d["truncated_to"] = list(self.truncated)

@@ -30,7 +30,8 @@ always equals the claim's candidate count.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import inspect
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from karpy.cloudprovider.types import MAX_FLOAT64, InstanceTypes
@@ -295,7 +296,10 @@ class _Explainer:
         explain_launch = getattr(provider, "explain_launch", None)
         has_fleet = callable(getattr(provider, "fleet_record", None))
         if callable(explain_launch):
-            detail = explain_launch(rec.name)
+            # a provider whose explain_launch takes ``compact`` leaves out what _compact_launch
+            # would reduce to a count anyway (the considered overrides of every fleet decision)
+            detail = (explain_launch(rec.name, compact=True) if compact and _takes_compact(explain_launch)
+                      else explain_launch(rec.name))
             if detail is not None:
                 return (_compact_launch(detail, has_fleet) if compact else detail), None
         if compact:
@@ -480,6 +484,14 @@ class _Explainer:
 
 #: launch-detail keys the document's ``nodeclaims[].fleet`` block already holds
 _FLEET_BLOCK_KEYS = ("allocation_strategy", "capacity_type", "overrides", "errors")
+
+
+def _takes_compact(explain_launch: Callable[..., Any]) -> bool:
+    """Whether a provider's ``explain_launch`` takes the ``compact`` keyword."""
+    try:
+        return "compact" in inspect.signature(explain_launch).parameters
+    except (TypeError, ValueError):
+        return False
 
 
 def _compact_launch(detail: Mapping[str, Any], has_fleet: bool) -> dict[str, Any]:

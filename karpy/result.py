@@ -277,5 +277,12 @@ class Result:
 
 def document_json(document: dict[str, Any], indent: int | None = 2) -> str:
     """The text :meth:`Result.to_json` prints for a document :meth:`Result.to_document` built (for
-    callers that already hold the document: it is not built twice)."""
+    callers that already hold the document: it is not built twice). The text is
+    ``json.dumps(document, indent=indent, ensure_ascii=False)``; with an indent it is written by
+    :func:`karpy.report.jsontext.dumps_indented` (the same bytes, without the stdlib's
+    pure-Python indenting encoder)."""
+    if isinstance(indent, int) and not isinstance(indent, bool) and indent >= 0:
+        from karpy.report.jsontext import dumps_indented
+
+        return dumps_indented(document, indent) + "\n"
     return json.dumps(document, indent=indent, ensure_ascii=False) + "\n"

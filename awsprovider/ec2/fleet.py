@@ -202,12 +202,14 @@ class FleetDecision:
     errors: tuple[dict[str, Any], ...]
     reason: str
 
-    def to_dict(self) -> dict[str, Any]:
-        """JSON-able form."""
+    def to_dict(self, compact: bool = False) -> dict[str, Any]:
+        """JSON-able form. ``compact``: the considered overrides as their count (what the
+        document's explain block keeps of them)."""
         return {
             "allocation_strategy": self.allocation_strategy,
             "capacity_type": self.capacity_type,
-            "overrides_considered": [o.to_dict() for o in self.overrides_considered],
+            "overrides_considered": (len(self.overrides_considered) if compact
+                                     else [o.to_dict() for o in self.overrides_considered]),
             "chosen": self.chosen.to_dict() if self.chosen else None,
             "errors": [
                 {

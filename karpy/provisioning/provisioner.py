@@ -19,6 +19,7 @@ Rules and scope:
 
 from __future__ import annotations
 
+from collections.abc import Hashable
 from typing import Any, Sequence
 
 from karpy.cloudprovider.types import MIN_VALUES_POLICY_STRICT
@@ -30,6 +31,7 @@ from karpy.provisioning.reservationmanager import ReservedOfferingMode
 from karpy.provisioning.defaultconstraints import DefaultTopologySpreadInjector
 from karpy.provisioning.volumetopology import VolumeTopology
 from karpy.provisioning.scheduler import PREFERENCE_POLICY_RESPECT, Results, Scheduler
+from karpy.provisioning.schedulercache import SchedulerCache
 from karpy.provisioning.state import ClusterState
 from karpy.scheduling.labels import CORE_WELL_KNOWN_LABELS, LABEL_NODEPOOL, OP_DOES_NOT_EXIST, validate_requirement
 from karpy.scheduling.requirements import pod_requirements
@@ -114,6 +116,9 @@ class Provisioner:
 
         #: topology domain groups kept across Solves while NodePools and instance types are unchanged
         self.domain_groups = DomainGroupCache()
+        #: instance types per NodePool and what the scheduler derives from them, kept across
+        #: provisioning passes while the cloud provider's key for them is unchanged
+        self.scheduler_cache = SchedulerCache()
         #: the cluster's claims, volumes and classes (upstream: the provisioner's volumeTopology over
         #: the kube client); every NewScheduler -- provisioning and disruption's SimulateScheduling
         #: alike -- computes the pods' volume topology requirements from it
@@ -314,13 +319,22 @@ class Provisioner:
         if not pools:
             return None
         instance_types: dict[str, list[Any]] = {}
+        keys: dict[str, Hashable | None] = {}
+        # the provider's own lookup goes through the cache (SchedulerCache: the types of a pool are
+        # listed again only when the provider's key for them changed); another lookup (disruption's
+        # per-instant view) is asked every time and nothing derived is kept
+        cache = self.scheduler_cache if instance_types_for is None else None
         for np in pools:
             try:
-                its = list(lookup(np))
+                if cache is not None:
+                    its, key = cache.instance_types(self.cloud_provider, np, lookup)
+                else:
+                    its, key = list(lookup(np)), None
             except Exception:  # noqa: BLE001 - upstream logs and skips the pool
                 continue
             if its:
                 instance_types[np.metadata.name] = its
+                keys[np.metadata.name] = key
         state_nodes = list(state_nodes)
         topology = Topology(cluster, state_nodes, pools, instance_types, list(pods),
                             self.preference_policy, self.well_known, domain_group_cache=self.domain_groups)
@@ -332,6 +346,8 @@ class Provisioner:
             reserved_capacity=self.options.feature_gates.reserved_capacity,
             volume_requirements=volume_requirements,
             volumes=self.volumes,
+            cache=cache,
+            instance_type_keys=keys,
         )
 
     # -- creation -------------------------------------------------------------------------------

@@ -32,6 +32,7 @@ __all__ = [
     "finalize_reservations",
     "offerings_to_reserve",
     "release_reserved_offerings",
+    "reserved_capacity",
 ]
 
 ERR_RESERVED_UNAVAILABLE = ("one or more instance types with compatible reserved offerings are available, "
@@ -47,24 +48,33 @@ class ReservedOfferingMode(enum.Enum):
     STRICT = 1
 
 
+def reserved_capacity(instance_types: Mapping[str, Sequence[Any]]) -> dict[str, int]:
+    """NewReservationManager's starting capacity: reservation id -> the least
+    ``reservation_capacity`` of its offerings over every NodePool's instance types."""
+    capacity: dict[str, int] = {}
+    for its in instance_types.values():
+        for it in its:
+            for o in it.offerings:
+                if o.capacity_type != CAPACITY_TYPE_RESERVED:
+                    continue
+                rid = o.reservation_id
+                current = capacity.get(rid)
+                if current is None or current > o.reservation_capacity:
+                    capacity[rid] = o.reservation_capacity
+    return capacity
+
+
 class ReservationManager:
     """reservationmanager.go ReservationManager: remaining capacity per reservation id and the
     reservation ids each in-flight hostname holds."""
 
-    def __init__(self, instance_types: Mapping[str, Sequence[Any]]) -> None:
+    def __init__(self, instance_types: Mapping[str, Sequence[Any]], *,
+                 capacity: dict[str, int] | None = None) -> None:
         """NewReservationManager: the least capacity seen per reservation id across all NodePools'
-        instance types (several pools may reference the same reservation)."""
-        self.capacity: dict[str, int] = {}
+        instance types (several pools may reference the same reservation). ``capacity``: that
+        map, already computed (:func:`reserved_capacity`) for the same types; the manager owns it."""
+        self.capacity: dict[str, int] = capacity if capacity is not None else reserved_capacity(instance_types)
         self.reservations: dict[str, dict[str, None]] = {}
-        for its in instance_types.values():
-            for it in its:
-                for o in it.offerings:
-                    if o.capacity_type != CAPACITY_TYPE_RESERVED:
-                        continue
-                    rid = o.reservation_id
-                    current = self.capacity.get(rid)
-                    if current is None or current > o.reservation_capacity:
-                        self.capacity[rid] = o.reservation_capacity
 
     def can_reserve(self, hostname: str, offering: Any) -> bool:
         """CanReserve (idempotent: a hostname already holding the reservation can)."""

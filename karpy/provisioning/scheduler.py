@@ -32,6 +32,7 @@ from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
 from dataclasses import dataclass, field
+from collections.abc import Hashable
 from typing import Any, Mapping, Sequence
 
 from karpy.cloudprovider.types import (
@@ -59,6 +60,8 @@ from karpy.provisioning.preferences import (
 )
 from karpy.provisioning.queue import Queue
 from karpy.provisioning.reservationmanager import ReservationManager, ReservedOfferingMode
+from karpy.provisioning.reservationmanager import reserved_capacity as reserved_capacity_of
+from karpy.provisioning.schedulercache import SchedulerCache, pass_key
 from karpy.provisioning.volumeusage import VolumeUsage, pod_volumes
 from karpy.provisioning.state import ClusterState, StateNode
 from karpy.scheduling.hostports import HostPortUsage, get_host_ports
@@ -328,27 +331,45 @@ class Scheduler:
         reserved_capacity: bool = True,
         volume_requirements: dict[str, Any] | None = None,
         volumes: Any = None,
+        cache: SchedulerCache | None = None,
+        instance_type_keys: Mapping[str, Hashable | None] | None = None,
     ) -> None:
         """``reserved_offering_mode``: scheduler.go ReservedOfferingMode (the provisioner passes
         STRICT, upstream's DisableReservedCapacityFallback); ``reserved_capacity``: the
         ReservedCapacity feature gate. Without any reserved offering no manager is built (the
         result is the same: nothing to reserve). ``volume_requirements``: pod key -> volume
         topology alternatives (scheduler.go volumeReqsByPod); ``volumes``: the VolumeTopology
-        (CSI volume limits on existing nodes, volumeusage.py)."""
+        (CSI volume limits on existing nodes, volumeusage.py). ``cache`` (the Provisioner's
+        :class:`~karpy.provisioning.schedulercache.SchedulerCache`) with ``instance_type_keys``
+        (NodePool name -> the provider's key of its types, as the cache listed them): the index,
+        the template pre-filter and the reserved capacity are taken from it while those keys
+        are unchanged (the same values as building them)."""
         self.well_known = well_known
         self.volume_requirements = volume_requirements or {}
         self.volume_topology = volumes
         self.reserved_offering_mode = reserved_offering_mode
-        manager = ReservationManager(instance_types) if reserved_capacity else None
+        keys: Mapping[str, Hashable | None] = (instance_type_keys if instance_type_keys is not None
+                                                 else {name: None for name in instance_types})
+        types_key = pass_key(keys) if cache is not None else None
+        manager = None
+        if reserved_capacity:
+            capacity = (cache.reserved_capacity(types_key, lambda: reserved_capacity_of(instance_types))
+                        if cache is not None else None)
+            manager = ReservationManager(instance_types, capacity=capacity)
         self.reservation_manager = manager if manager is not None and manager.capacity else None
         self.preference_policy = preference_policy
         self.min_values_policy = min_values_policy
         self.best_effort = min_values_policy == MIN_VALUES_POLICY_BEST_EFFORT
         self.topology = topology
         self.cluster = cluster
-        self.index = InstanceTypeIndex(well_known)
-        for its in instance_types.values():
-            self.index.register(its)
+        def build_index() -> InstanceTypeIndex:
+            index = InstanceTypeIndex(well_known)
+            for its in instance_types.values():
+                index.register(its)
+            return index
+
+        self.index = (cache.index(None if types_key is None else (types_key, well_known), build_index)
+                      if cache is not None else build_index())
         self._hostname_seq = 0
         self._interned: dict[tuple[Any, ...], int] = {}
         self.new_nodeclaims: list[NodeClaim] = []
@@ -377,13 +398,21 @@ class Scheduler:
         self.templates: list[NodeClaimTemplate] = []
         for np in nodepools:
             t = NodeClaimTemplate(np)
-            its = list(instance_types.get(np.metadata.name, ()))
-            group = DaemonOverheadGroup(its, {}, HostPortUsage())
-            remaining, _, err = filter_instance_types_by_requirements(
-                self.index, its, t.requirements, (), "", {}, [group], {}, self.best_effort, _satisfies_min_values)
+
+            def prefilter(t: NodeClaimTemplate = t) -> tuple[list[Any], str | None]:
+                its = list(instance_types.get(t.nodepool_name, ()))
+                group = DaemonOverheadGroup(its, {}, HostPortUsage())
+                left, _, err = filter_instance_types_by_requirements(
+                    self.index, its, t.requirements, (), "", {}, [group], {}, self.best_effort,
+                    _satisfies_min_values)
+                return list(left), (str(err) if err is not None else None)
+
+            remaining, error = (cache.template_filter(keys.get(t.nodepool_name), np, self.best_effort, well_known,
+                                                      prefilter)
+                                if cache is not None else prefilter())
             if not remaining:
                 # NoCompatibleInstanceTypes event
-                self.template_errors[t.nodepool_name] = str(err) if err is not None else ""
+                self.template_errors[t.nodepool_name] = error if error is not None else ""
                 continue
             t.instance_type_options = remaining
             self.templates.append(t)

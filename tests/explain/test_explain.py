@@ -395,3 +395,35 @@ def test_document_block_renders_with_the_document() -> None:
     assert f"NodeClaim {failed.name}  nodepool light (weight 10)  pass 1  launch FAILED: " in text
     assert f"NodeClaim {ok.name}  nodepool light (weight 10)  pass 2  launched {ok.instance_type}" in text
     assert "Pod default/p  Running  on node " + ok.name in text
+
+
+def test_compact_launch_detail_from_the_provider_equals_the_compacted_full_detail() -> None:
+    """A provider whose ``explain_launch`` takes ``compact`` (the AWS provider) is asked for the
+    compact form directly: what ``_compact_launch`` keeps of the full detail, without building the
+    considered overrides of every fleet decision first (issue #13: 1.2 s of a 1,000-pod report)."""
+    from karpy.explain import _compact_launch  # noqa: PLC0415 - the rule compared with
+
+    class CompactProvider(FleetDetailProvider):
+        def __init__(self) -> None:
+            super().__init__()
+            self.compact_asks = 0
+
+        def explain_launch(self, name: str, *, compact: bool = False) -> dict[str, Any] | None:
+            d = super().explain_launch(name)
+            assert d is not None
+            if compact:
+                self.compact_asks += 1
+                d["decisions"] = [{**x, "overrides_considered": len(x["overrides_considered"])}
+                                  for x in d["decisions"]]
+            return d
+
+    plain = run(make_nodepool("light"), pending("p", requests={"cpu": "1"}), provider=FleetDetailProvider())
+    compact_provider = CompactProvider()
+    compact = run(make_nodepool("light"), pending("p", requests={"cpu": "1"}), provider=compact_provider)
+    doc_plain = plain.to_document()["explain"]["nodeclaims"]
+    doc_compact = compact.to_document()["explain"]["nodeclaims"]
+    assert compact_provider.compact_asks == 1
+    assert list(doc_compact.values())[0]["launch"] == list(doc_plain.values())[0]["launch"]
+    full = FleetDetailProvider().explain_launch("x")
+    assert full is not None
+    assert list(doc_compact.values())[0]["launch"] == _compact_launch(full, True)

@@ -1,0 +1,142 @@
+"""What NewScheduler builds on every provisioning pass, kept while its inputs are unchanged.
+
+Upstream (provisioner.go NewScheduler, scheduling/scheduler.go NewScheduler) asks the cloud
+provider for every NodePool's instance types on each pass and builds the scheduler from them; the
+provider answers from its own cache (aws instancetype.go ``List``: keyed by the NodeClass, the
+unavailable-offerings sequence numbers, the discovered capacity and the reservation state;
+overlays applied on top). Go pays little for the rest; karpy pays a lot for it: cloning ≈1,250
+instance types per NodePool, indexing them (:class:`~karpy.provisioning.nodeclaim.InstanceTypeIndex`),
+the template pre-filter (scheduler.go :156-171) and the reservation manager's capacity scan.
+
+:class:`SchedulerCache` (one per :class:`~karpy.provisioning.provisioner.Provisioner`) keeps those
+between passes. Every entry is keyed by the *cloud provider's* content key of a NodePool's
+instance types, ``cloud_provider.instance_types_key(nodepool)`` (optional protocol method: a
+hashable value equal between two calls exactly when ``get_instance_types(nodepool)`` would return
+equal types -- for AWS: the provider's prototype tuple, which changes with the NodeClass, the ICE
+cache, prices, overlay prices and reserved capacity counts, plus the NodeOverlays and the NodePool
+template they are evaluated for). A provider without the method, or answering None, gets no
+caching: its types are listed and every part is built again, as before. Inputs beyond the
+instance types are named in each key below (:meth:`_template_key`): adding one is one line there.
+
+What the cache hands out is read-only by the same contract as within one Solve: the scheduler
+never mutates instance types (the launch path copies on write), so the types listed on the first
+pass with a key are the types of every later pass with that key. The index's memos are pure
+functions of the registered types and the requirements asked about, so they carry over too.
+Bounded: the last :data:`SchedulerCache.ENTRIES` answers of each table.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from collections.abc import Callable, Hashable, Mapping, Sequence
+from typing import Any
+
+__all__ = ["SchedulerCache", "pass_key"]
+
+
+def _bounded_put(table: OrderedDict[Any, Any], key: Any, value: Any, size: int) -> Any:
+    table[key] = value
+    table.move_to_end(key)
+    while len(table) > size:
+        table.popitem(last=False)
+    return value
+
+
+class SchedulerCache:
+    """Instance types per NodePool, the instance-type index, the template pre-filter and the
+    reserved capacity, kept across provisioning passes (module doc). ``hits`` / ``misses`` count
+    the instance-type lookups (for tests and benchmarks)."""
+
+    ENTRIES = 8
+
+    def __init__(self) -> None:
+        #: NodePool name -> (provider key, the types listed for it)
+        self._types: dict[str, tuple[Hashable, list[Any]]] = {}
+        self._index: OrderedDict[Hashable, Any] = OrderedDict()
+        self._templates: OrderedDict[Hashable, tuple[list[Any], str | None]] = OrderedDict()
+        self._reserved: OrderedDict[Hashable, dict[str, int]] = OrderedDict()
+        self.hits = 0
+        self.misses = 0
+
+    # -- instance types -------------------------------------------------------------------------
+    def instance_types(self, cloud_provider: Any, nodepool: Any,
+                       lookup: Callable[[Any], Sequence[Any]]) -> tuple[list[Any], Hashable | None]:
+        """``(types, key)`` of the NodePool: the cached list when the provider's key is the one it
+        was listed under, else ``lookup(nodepool)`` (which may raise; nothing is cached then).
+        ``key`` is None when the provider has none (nothing derived is cached either)."""
+        key_of = getattr(cloud_provider, "instance_types_key", None)
+        key: Hashable | None = None
+        if callable(key_of):
+            try:
+                key = key_of(nodepool)
+            except Exception:  # noqa: BLE001 - the lookup below raises the real error
+                key = None
+        name = nodepool.metadata.name
+        if key is not None:
+            hit = self._types.get(name)
+            if hit is not None and hit[0] == key:
+                self.hits += 1
+                return hit[1], key
+        its = list(lookup(nodepool))
+        self.misses += 1
+        if key is not None:
+            self._types[name] = (key, its)
+        else:
+            self._types.pop(name, None)
+        return its, key
+
+    # -- derived parts --------------------------------------------------------------------------
+    def index(self, key: Hashable | None, build: Callable[[], Any]) -> Any:
+        """The pass's InstanceTypeIndex (nodeclaim.py): reused while every NodePool's types have
+        the same keys (``key``: :func:`pass_key` with the well-known labels; None: built anew)."""
+        if key is None:
+            return build()
+        hit = self._index.get(key)
+        if hit is None:
+            hit = _bounded_put(self._index, key, build(), self.ENTRIES)
+        return hit
+
+    @staticmethod
+    def _template_key(types_key: Hashable, nodepool: Any, best_effort: bool,
+                      well_known: frozenset[str]) -> Hashable:
+        """Every input of the template pre-filter besides the types: the NodePool's template (its
+        requirements, labels, taints; by value), the minValues policy and the well-known labels."""
+        return (types_key, nodepool.metadata.name, nodepool.spec.template.model_dump_json(), best_effort, well_known)
+
+    def template_filter(self, types_key: Hashable | None, nodepool: Any, best_effort: bool,
+                        well_known: frozenset[str],
+                        compute: Callable[[], tuple[list[Any], str | None]]) -> tuple[list[Any], str | None]:
+        """The template pre-filter's (remaining types, error text) for the NodePool (a fresh list
+        each call: templates own theirs)."""
+        if types_key is None:
+            return compute()
+        key = self._template_key(types_key, nodepool, best_effort, well_known)
+        hit = self._templates.get(key)
+        if hit is None:
+            hit = _bounded_put(self._templates, key, compute(), self.ENTRIES * 4)
+        return list(hit[0]), hit[1]
+
+    def reserved_capacity(self, key: Hashable | None, compute: Callable[[], dict[str, int]]) -> dict[str, int]:
+        """ReservationManager's starting capacity per reservation id (a fresh dict each call: the
+        manager spends it). The reservations' counts are part of each type's offerings, so of the
+        provider keys (``key``: :func:`pass_key`; None: computed anew)."""
+        if key is None:
+            return compute()
+        hit = self._reserved.get(key)
+        if hit is None:
+            hit = _bounded_put(self._reserved, key, compute(), self.ENTRIES)
+        return dict(hit)
+
+    def clear(self) -> None:
+        self._types.clear()
+        self._index.clear()
+        self._templates.clear()
+        self._reserved.clear()
+
+
+def pass_key(instance_type_keys: Mapping[str, Hashable | None], *extra: Hashable) -> Hashable | None:
+    """The pass-level key of the parts built over every NodePool's types: each pool's name and
+    provider key, in the pass's pool order, and ``extra``; None when a pool has no key."""
+    if any(k is None for k in instance_type_keys.values()):
+        return None
+    return (tuple(instance_type_keys.items()), *extra)
