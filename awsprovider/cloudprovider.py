@@ -577,8 +577,8 @@ class AWSCloudProvider:
         (instancetype.go cacheKey / InjectOfferings); here the provider's prototype tuple stands
         for all of them (it is the same object while none changed: the NodeClass's settings and
         subnets, its reservations and their available counts, the ICE cache, prices and overlay
-        prices), then what overlays are evaluated against: the NodeOverlays (by value) and the
-        NodePool's template. None for an injected instance-type source (no key) or an unknown
+        prices), then what overlays are evaluated against: the NodeOverlays and the NodePool's
+        template (by value, as JSON: the key is hashable and an object changed in place changes it). None for an injected instance-type source (no key) or an unknown
         NodeClass."""
         if self._source is not None:
             return None
@@ -591,7 +591,8 @@ class AWSCloudProvider:
         prototypes = self.instance_types.prototypes(nodeclass, overlay_prices=self._overlay_prices)
         overlays: tuple[Any, ...] = ()
         if self.overlays and np_name:
-            overlays = (tuple(self.overlays), np_name, nodepool.spec.template.model_dump_json())
+            overlays = (tuple(o.model_dump_json() for o in self.overlays), np_name,
+                        nodepool.spec.template.model_dump_json())
         return (prototypes, overlays)
 
     # -- create ----------------------------------------------------------------------------------

@@ -132,11 +132,13 @@ def test_an_injected_source_has_no_key(made: list[AWSCloudProvider]) -> None:
     assert p.instance_types_key(_pool()) is None
 
 
-def test_provisioning_passes_with_the_cache_decide_as_without(made: list[AWSCloudProvider]) -> None:
+@pytest.mark.parametrize("overlays", [False, True])
+def test_provisioning_passes_with_the_cache_decide_as_without(made: list[AWSCloudProvider], overlays: bool) -> None:
     """Two passes through the Provisioner (the second served from the SchedulerCache) plan the
-    same NodeClaims as a Provisioner whose cache is cleared before each pass."""
+    same NodeClaims as a Provisioner whose cache is cleared before each pass (with and without
+    NodeOverlays, which make the NodePool part of the key)."""
     def plans(clear: bool) -> list[Any]:
-        p = _aws(made)
+        p = _aws(made, overlays=[_overlay("half-price")] if overlays else ())
         prov = Provisioner(p)
         out = []
         for n in (3, 5):
@@ -150,3 +152,4 @@ def test_provisioning_passes_with_the_cache_decide_as_without(made: list[AWSClou
         return out
 
     assert plans(clear=False) == plans(clear=True)
+    hash(_aws(made, overlays=[_overlay("x")]).instance_types_key(_pool()))  # a dict key of the cache
