@@ -114,6 +114,9 @@ class _Explainer:
         self.history: dict[str, Any] = dict(getattr(sim, "pod_history", {}) or {})
         #: (id(instance types), requirement) -> ids of the types it removes
         self._bad: dict[tuple[int, Any], frozenset[int]] = {}
+        #: (id(instance types), key) -> the types grouped by their requirement for the key
+        #: (the pools are held by the run's records, so an id is not reused while this lives)
+        self._groups: dict[tuple[int, str], dict[Any, list[Any]]] = {}
 
     # -- lookups --------------------------------------------------------------------------------
     def record(self, name: str) -> Any:
@@ -142,10 +145,25 @@ class _Explainer:
         ck = (id(pool), req)
         hit = self._bad.get(ck)
         if hit is None:
+            # the answer depends only on each type's own requirement for ``key`` (intersects looks
+            # at the keys of ``one`` alone): ask once per distinct requirement, not once per type
             one = {key: req}
-            hit = frozenset(id(it) for it in pool if it.requirements.intersects(one) is not None)
-            self._bad[ck] = hit
+            bad: list[int] = []
+            for own, group in self._by_requirement(pool, key).items():
+                if own is not None and group[0].requirements.intersects(one) is not None:
+                    bad.extend(id(it) for it in group)
+            hit = self._bad[ck] = frozenset(bad)
         return hit
+
+    def _by_requirement(self, pool: Sequence[Any], key: str) -> dict[Any, list[Any]]:
+        """The pool's types grouped by their own requirement for ``key`` (None: they have none)."""
+        gk = (id(pool), key)
+        groups = self._groups.get(gk)
+        if groups is None:
+            groups = self._groups[gk] = {}
+            for it in pool:
+                groups.setdefault(it.requirements.get(key) if key in it.requirements else None, []).append(it)
+        return groups
 
     def funnel(self, rec: Any) -> tuple[dict[str, Any], list[Any], Any]:
         """The elimination funnel (see module doc) -> (funnel dict, remaining, requirements)."""
