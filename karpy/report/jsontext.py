@@ -90,6 +90,27 @@ def dumps_indented(document: Any, indent: int = 2) -> str:
             return _float(o)
         return None
 
+    def members(o: Any, is_dict: bool, level: int) -> None:
+        """The members of a non-empty list or dict, one per line at ``level + 1``."""
+        inner = nl(level + 1)
+        comma = "," + inner
+        sep = inner
+        for entry in (o.items() if is_dict else o):
+            append(sep)
+            sep = comma
+            if is_dict:
+                k, v = entry
+                append(encode_basestring(k) if type(k) is str_ else _key(k))
+                append(": ")
+            else:
+                v = entry
+            s = scalar(v)
+            if s is not None:
+                append(s)
+            else:
+                value(v, level + 1)
+        append(nl(level))
+
     def value(o: Any, level: int) -> None:
         s = scalar(o)
         if s is not None:
@@ -98,37 +119,15 @@ def dumps_indented(document: Any, indent: int = 2) -> str:
             if not o:
                 append("[]")
                 return
-            inner = nl(level + 1)
             append("[")
-            first = True
-            for v in o:
-                append(inner if first else "," + inner)
-                first = False
-                s = scalar(v)
-                if s is not None:
-                    append(s)
-                else:
-                    value(v, level + 1)
-            append(nl(level))
+            members(o, False, level)
             append("]")
         elif isinstance(o, dict_):
             if not o:
                 append("{}")
                 return
-            inner = nl(level + 1)
             append("{")
-            first = True
-            for k, v in o.items():
-                append(inner if first else "," + inner)
-                first = False
-                append(encode_basestring(k) if type(k) is str_ else _key(k))
-                append(": ")
-                s = scalar(v)
-                if s is not None:
-                    append(s)
-                else:
-                    value(v, level + 1)
-            append(nl(level))
+            members(o, True, level)
             append("}")
         else:
             # the stdlib's error for what it cannot encode (default=None)
