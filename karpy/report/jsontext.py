@@ -115,20 +115,14 @@ def dumps_indented(document: Any, indent: int = 2) -> str:
         s = scalar(o)
         if s is not None:
             append(s)
-        elif isinstance(o, (list_, tuple_)):
+        elif isinstance(o, (list_, tuple_, dict_)):
+            is_dict = isinstance(o, dict_)
             if not o:
-                append("[]")
+                append("{}" if is_dict else "[]")
                 return
-            append("[")
-            members(o, False, level)
-            append("]")
-        elif isinstance(o, dict_):
-            if not o:
-                append("{}")
-                return
-            append("{")
-            members(o, True, level)
-            append("}")
+            append("{" if is_dict else "[")
+            members(o, is_dict, level)
+            append("}" if is_dict else "]")
         else:
             # the stdlib's error for what it cannot encode (default=None)
             json.dumps(o)
