@@ -197,3 +197,53 @@ def test_filter_hands_back_the_same_list_when_every_option_survives() -> None:
                                                   False, lambda _its, _reqs: (0, None, None))[0]
     # fake-it-<i> has i+1 cpu less 100m kube-reserved: 10 cpu fit from fake-it-10 on
     assert fewer is not options and [it.name for it in fewer] == [it.name for it in its[10:]]
+
+
+class _Forgetful(dict):  # type: ignore[type-arg]
+    """A memo that never keeps anything."""
+
+    def get(self, key: Any, default: Any = None) -> Any:
+        return default
+
+    def __setitem__(self, key: Any, value: Any) -> None:
+        pass
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_existing_node_scan_without_full_nodes_places_as_the_plain_first_fit(seed: int) -> None:
+    """Scheduler._add drops nodes without room for a request value from that value's list for the
+    rest of the Solve; every pod lands where the plain scan over all nodes puts it."""
+    from karpy.api.builders import make_node, make_pod, topology_spread
+    from karpy.provisioning.scheduler import Scheduler
+    from karpy.provisioning.state import ClusterState
+    from karpy.provisioning.topology import Topology
+
+    class PlainScan(Scheduler):
+        def __setattr__(self, name: str, value: Any) -> None:
+            super().__setattr__(name, _Forgetful() if name == "_with_room" else value)
+
+    r = random.Random(seed)
+    its = fake.instance_types(20)
+    pool = make_nodepool("default")
+    nodes = [make_node(f"n-{i:02d}", labels={LABEL_ZONE: f"test-zone-{1 + i % 3}", "karpenter.sh/nodepool": "default"},
+                       allocatable={"cpu": str(r.choice([1, 2, 4])), "memory": "8Gi", "pods": "20"})
+             for i in range(24)]
+    pods = [make_pod(f"p-{i:03d}", uid=f"p-{i:03d}", labels={"app": r.choice("ab")},
+                     requests={"cpu": r.choice(["250m", "500m", "1"]), "memory": "128Mi"},
+                     topology_spread_constraints=[topology_spread(LABEL_ZONE, {"app": "a"}, max_skew=1)]
+                     if r.random() < 0.4 else ())
+            for i in range(120)]
+
+    def placements(cls: type[Scheduler]) -> dict[str, str]:
+        cluster = ClusterState.from_objects(nodes=nodes, pods=[])
+        topology = Topology(cluster, [], [pool], {"default": its}, pods, "Respect", WELL_KNOWN)
+        s = cls([pool], cluster, cluster.active_nodes(), topology, {"default": its}, [], well_known=WELL_KNOWN)
+        results = s.solve(pods)
+        out = {p.key: en.name for en in results.existing_nodes for p in en.pods}
+        out.update({p.key: f"new-{nc.seq}" for nc in results.new_nodeclaims for p in nc.pods})
+        return out
+
+    plain = placements(PlainScan)
+    assert placements(Scheduler) == plain
+    on_nodes = sum(1 for v in plain.values() if not v.startswith("new-"))
+    assert 20 < on_nodes < len(pods)  # nodes filled up and new claims were needed
