@@ -15,6 +15,7 @@ from karpy.provisioning.state import StateNode
 from karpy.scheduling.labels import LABEL_HOSTNAME, OP_IN
 from karpy.scheduling.requirement import Requirement
 from karpy.scheduling.requirements import Requirements
+from karpy.scheduling.resources import fits
 
 __all__ = ["ExistingNode"]
 
@@ -120,14 +121,7 @@ class ExistingNode:
         """CanAdd's resource check: nothing overcommitted and every request within what remains.
         Remaining resources only shrink during a Solve (add subtracts non-negative requests), so
         once False for some requests it stays False for them (Scheduler._add relies on it)."""
-        remaining = self.remaining_resources
-        for v in remaining.values():
-            if v < 0:
-                return False
-        for name, v in requests.items():
-            if v > remaining.get(name, 0):
-                return False
-        return True
+        return fits(requests, self.remaining_resources)
 
     def _try_volume_alternative(self, pod: Any, pod_data: Any, base: Requirements,
                                 vol: Requirements | None) -> tuple[Requirements | None, str | None]:
