@@ -15,6 +15,7 @@ from karpy.provisioning.state import StateNode
 from karpy.scheduling.labels import LABEL_HOSTNAME, OP_IN
 from karpy.scheduling.requirement import Requirement
 from karpy.scheduling.requirements import Requirements
+from karpy.scheduling.resources import fits
 
 __all__ = ["ExistingNode"]
 
@@ -35,6 +36,7 @@ class ExistingNode:
         "host_port_usage",
         "_initialized",
         "volume_usage",
+        "_merged",
     )
 
     def __init__(self, state_node: StateNode, topology: Any, taints: list[Any], daemon_resources: dict[str, int]) -> None:
@@ -60,6 +62,10 @@ class ExistingNode:
         self._initialized = state_node.initialized()
         #: CSI volume limits (karpy.provisioning.volumeusage.VolumeUsage; set by the scheduler)
         self.volume_usage: Any = None
+        #: pod requirement signature -> (node requirements + pod requirements, or the Compatible
+        #: error): a pure function of the two while the node's requirements stay the same object;
+        #: reset by add, the only place they change
+        self._merged: dict[Any, tuple[Requirements | None, str | None]] = {}
         topology.register(LABEL_HOSTNAME, hostname)
 
     def __repr__(self) -> str:
@@ -87,18 +93,21 @@ class ExistingNode:
             err = self.host_port_usage.conflicts(pod_data.key, pod_data.host_ports)
             if err is not None:
                 return None, "checking host port usage, " + err
-        remaining = self.remaining_resources
-        for v in remaining.values():
-            if v < 0:
-                return None, "exceeds node resources"
-        for name, v in pod_data.requests.items():
-            if v > remaining.get(name, 0):
-                return None, "exceeds node resources"
-        err = self.requirements.compatible(pod_data.requirements)
-        if err is not None:
+        if not self.has_room(pod_data.requests):
+            return None, "exceeds node resources"
+        hit = self._merged.get(pod_data.req_signature)
+        if hit is None:
+            err = self.requirements.compatible(pod_data.requirements)
+            if err is not None:
+                hit = (None, err)
+            else:
+                merged = self.requirements.copy()
+                merged.add(*pod_data.requirements.values())
+                hit = (merged, None)
+            self._merged[pod_data.req_signature] = hit
+        base, err = hit
+        if base is None:
             return None, err
-        base = self.requirements.copy()
-        base.add(*pod_data.requirements.values())
         alternatives = pod_data.volume_requirements or (None,)
         last: str | None = None
         for vol in alternatives:
@@ -107,6 +116,12 @@ class ExistingNode:
                 return reqs, None
             last = err
         return None, last
+
+    def has_room(self, requests: dict[str, int]) -> bool:
+        """CanAdd's resource check: nothing overcommitted and every request within what remains.
+        Remaining resources only shrink during a Solve (add subtracts non-negative requests), so
+        once False for some requests it stays False for them (Scheduler._add relies on it)."""
+        return fits(requests, self.remaining_resources)
 
     def _try_volume_alternative(self, pod: Any, pod_data: Any, base: Requirements,
                                 vol: Requirements | None) -> tuple[Requirements | None, str | None]:
@@ -134,6 +149,7 @@ class ExistingNode:
         for k, v in pod_data.requests.items():
             remaining[k] = remaining.get(k, 0) - v
         self.requirements = requirements
+        self._merged = {}
         self.topology.record(pod, self.taints, requirements, _NO_ALLOW)
         if self.volume_usage is not None and pod_data.volumes:
             self.volume_usage.add(pod_data.volumes)

@@ -28,6 +28,8 @@ order as upstream's CanAdd does. Out of scope: DRA device allocation.
 from __future__ import annotations
 
 import json
+from bisect import bisect_left
+from itertools import compress
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
@@ -103,6 +105,54 @@ def _nin_or_dne(r: Requirement) -> bool:
     return bool(r.values) if r.complement else not r.values
 
 
+class _Capacity:
+    """Which instance types of one :meth:`InstanceTypeIndex.offering_allocs` answer can hold a
+    total of requests (nodeclaim.go ``fits``: some allocatable group with a compatible offering
+    has room), answered with ``bisect`` and set operations instead of a loop over the catalogue.
+
+    Valid because a type with exactly one usable group (no negative allocatable; the common case)
+    is too small for a total exactly when some requested resource exceeds that group's
+    allocatable, and the types too small for ``v`` of one resource are a prefix of the types
+    sorted by that resource (a missing resource counts 0, as ``resources.Fits`` reads it). Types
+    with several usable groups (capacity or overhead overrides) are checked group by group.
+    Built lazily per resource name; lives as long as the answer it was built from."""
+
+    __slots__ = ("candidates", "_single", "_multi", "_order")
+
+    def __init__(self, offers: dict[int, tuple[tuple[dict[str, int], bool], ...]]) -> None:
+        single: dict[int, dict[str, int]] = {}
+        multi: dict[int, tuple[tuple[dict[str, int], bool], ...]] = {}
+        for iid, allocs in offers.items():
+            usable = [alloc for alloc, neg in allocs if not neg]
+            if len(usable) == 1:
+                single[iid] = usable[0]
+            elif usable:
+                multi[iid] = allocs
+        #: ids of the types with at least one usable group holding a compatible offering
+        self.candidates: frozenset[int] = frozenset(single).union(multi)
+        self._single = single
+        self._multi = multi
+        #: resource name -> (allocatable values ascending, type ids in the same order)
+        self._order: dict[str, tuple[list[int], list[int]]] = {}
+
+    def too_small(self, total: dict[str, int]) -> set[int]:
+        """ids of the candidates that cannot hold ``total`` in any usable group."""
+        out: set[int] = set()
+        order = self._order
+        for name, v in total.items():
+            hit = order.get(name)
+            if hit is None:
+                ranked = sorted((alloc.get(name, 0), iid) for iid, alloc in self._single.items())
+                hit = order[name] = ([a for a, _ in ranked], [iid for _, iid in ranked])
+            k = bisect_left(hit[0], v)  # the first k types have less than v of this resource
+            if k:
+                out.update(hit[1][:k])
+        for iid, allocs in self._multi.items():
+            if not _fits_any(total, allocs):
+                out.add(iid)
+        return out
+
+
 class InstanceTypeIndex:
     """Per-Scheduler caches making filter_instance_types_by_requirements cheap (see module doc)."""
 
@@ -117,7 +167,7 @@ class InstanceTypeIndex:
         self._fitting: dict[tuple[int, tuple[tuple[str, int], ...]], frozenset[int]] = {}
         self._incompatible: dict[tuple[Requirement, ...], frozenset[int]] = {}
         self._interned: dict[frozenset[int], frozenset[int]] = {}
-        self._offered: dict[int, frozenset[int]] = {}
+        self._capacity: dict[int, _Capacity] = {}
 
     def register(self, instance_types: Sequence[Any]) -> None:
         new = False
@@ -140,7 +190,7 @@ class InstanceTypeIndex:
             self._fitting.clear()
             self._incompatible.clear()
             self._interned.clear()
-            self._offered.clear()
+            self._capacity.clear()
 
     def info(self, it: Any) -> _ITInfo:
         inf = self._info.get(id(it))
@@ -184,15 +234,6 @@ class InstanceTypeIndex:
             hit = self._incompatible[sig] = self._interned.setdefault(hit, hit)
         return hit
 
-    def offered(self, offers: dict[int, tuple[tuple[dict[str, int], bool], ...]]) -> frozenset[int]:
-        """ids of the instance types with at least one compatible offering in ``offers`` (an
-        :meth:`offering_allocs` answer, memoised by identity: those answers live as long as the
-        index does, until :meth:`register` adds a type)."""
-        hit = self._offered.get(id(offers))
-        if hit is None:
-            hit = self._offered[id(offers)] = frozenset(iid for iid, allocs in offers.items() if allocs)
-        return hit
-
     def _incompatible_uncached(self, reqs: Requirements) -> frozenset[int] | set[int]:
         acc: set[int] | frozenset[int] = frozenset()
         first = True
@@ -233,6 +274,14 @@ class InstanceTypeIndex:
             self._offer[sig] = cached
         return cached
 
+    def capacity(self, offers: dict[int, tuple[tuple[dict[str, int], bool], ...]]) -> _Capacity:
+        """The :class:`_Capacity` of an :meth:`offering_allocs` answer (memoised by identity, as
+        :meth:`offered`)."""
+        hit = self._capacity.get(id(offers))
+        if hit is None:
+            hit = self._capacity[id(offers)] = _Capacity(offers)
+        return hit
+
     def fitting(
         self, offers: dict[int, tuple[tuple[dict[str, int], bool], ...]], total: dict[str, int]
     ) -> frozenset[int]:
@@ -245,8 +294,8 @@ class InstanceTypeIndex:
         if hit is None:
             if len(self._fitting) >= 4096:
                 self._fitting.clear()
-            hit = frozenset(iid for iid, allocs in offers.items() if allocs and _fits_any(total, allocs))
-            self._fitting[key] = hit
+            cap = self.capacity(offers)
+            hit = self._fitting[key] = cap.candidates.difference(cap.too_small(total))
         return hit
 
 
@@ -373,10 +422,38 @@ def filter_instance_types_by_requirements(
     ``memo_fits``: serve the per-type ``fits`` from :meth:`InstanceTypeIndex.fitting` (same result;
     worth it when ``total_requests`` recurs, e.g. for a NodeClaim that has no pods yet).
     ``option_ids``: the ids of ``instance_types``, given by a caller that will not read the error
-    (see :data:`INSTANCE_TYPES_FILTERED_OUT`): when no option both meets the requirements and has
-    a compatible offering, that is settled by two set operations and the error is not built. The
-    same ``remaining`` results either way (every survivor must be in ``offered - bad``).
+    (see :data:`INSTANCE_TYPES_FILTERED_OUT`): when no option survives, the error is not built.
+    The same ``remaining`` results either way.
     """
+    remaining, _, unsat, err = _filter(index, instance_types, requirements, pod_host_ports, pod_key,
+                                       pod_requests, daemon_groups, total_requests, relax_min_values,
+                                       satisfies_min_values, memo_fits, option_ids)
+    return remaining, unsat, err
+
+
+def _filter(
+    index: InstanceTypeIndex,
+    instance_types: Sequence[Any],
+    requirements: Requirements,
+    pod_host_ports: Sequence[Any],
+    pod_key: str,
+    pod_requests: dict[str, int],
+    daemon_groups: Sequence[DaemonOverheadGroup],
+    total_requests: dict[str, int],
+    relax_min_values: bool,
+    satisfies_min_values: Any,
+    memo_fits: bool,
+    option_ids: frozenset[int] | None,
+) -> tuple[list[Any], frozenset[int], dict[str, int], InstanceTypeFilterError | str | None]:
+    """:func:`filter_instance_types_by_requirements`, also returning the ids of ``remaining``.
+
+    The survivors are computed as sets of type ids, not type by type: the options, minus the
+    types whose requirements do not intersect (:meth:`InstanceTypeIndex.incompatible`), minus
+    those without a usable group holding a compatible offering, minus those too small for their
+    daemon group's total (:meth:`_Capacity.too_small`); ``compatible && fits && hasOffering`` of
+    upstream's loop, as set algebra. When every option survives, ``instance_types`` itself is
+    returned (a NodeClaim's options then stay the same list object); otherwise the survivors in
+    ``instance_types`` order."""
     # per-group totals; groups whose host ports conflict with the pod are skipped
     totals: list[tuple[frozenset[int], dict[str, int]]] = []
     tracked: list[dict[str, int]] = []
@@ -393,50 +470,42 @@ def filter_instance_types_by_requirements(
             totals.append((g.ids, t))
     if len(daemon_groups) == 1 and totals:
         single_total = totals[0][1]
-    # type id -> its group's total: built only where a loop needs it (not on the one-group path,
-    # where building it cost one dict entry per catalogue type per call)
-    group_total: dict[int, dict[str, int]] = {} if single_total is not None else _group_totals(totals)
 
     bad = index.incompatible(requirements)
     offers = index.offering_allocs(requirements)
-    if option_ids is not None and option_ids.intersection(index.offered(offers)) <= bad:
-        return [], {}, INSTANCE_TYPES_FILTERED_OUT
-    remaining: list[Any] = []
-    append = remaining.append
-    if single_total is not None and memo_fits:
-        ok = index.fitting(offers, single_total)
-        if bad:
-            ok = ok.difference(bad)
-        remaining = [it for it in instance_types if id(it) in ok]
+    cap = index.capacity(offers)
+    fast = option_ids is not None
+    if option_ids is None:
+        option_ids = frozenset(map(id, instance_types))
+    live = option_ids.intersection(cap.candidates)
+    if bad:
+        live = live.difference(bad)
+    survivors: frozenset[int]
+    if not live:
+        survivors = live
     elif single_total is not None:
-        # _fits_any inlined: this loop runs once per option on every successful add
-        items = tuple(single_total.items())
-        for it in instance_types:
-            iid = id(it)
-            if iid in bad:
-                continue
-            allocs = offers.get(iid)
-            if not allocs:
-                continue
-            for alloc, neg in allocs:
-                if neg:
-                    continue
-                get = alloc.get
-                for name, v in items:
-                    if v > get(name, 0):
-                        break
-                else:
-                    append(it)
-                    break
+        # one daemon group (the common case): it holds every type of the template
+        if memo_fits:
+            survivors = live.intersection(index.fitting(offers, single_total))
+        else:
+            survivors = live.difference(cap.too_small(single_total))
     else:
-        for it in instance_types:
-            iid = id(it)
-            total = group_total.get(iid)
-            if total is None or iid in bad:
-                continue
-            allocs = offers.get(iid)
-            if allocs and _fits_any(total, allocs):
-                append(it)
+        # daemon groups partition the template's types (buildDaemonOverheadGroups); a type in no
+        # group left (host-port conflict) does not survive
+        found: set[int] = set()
+        for ids, t in totals:
+            part = live.intersection(ids)
+            if part:
+                found.update(part.difference(cap.too_small(t)))
+        survivors = frozenset(found)
+    remaining: list[Any]
+    if not survivors:
+        remaining = []
+    elif len(survivors) == len(option_ids) and isinstance(instance_types, list):
+        remaining = instance_types
+    else:
+        # compress/map: the per-type membership test runs in C (this runs on most successful adds)
+        remaining = list(compress(instance_types, map(survivors.__contains__, map(id, instance_types))))
 
     unsat: dict[str, int] = {}
     mv_err: str | None = None
@@ -449,13 +518,12 @@ def filter_instance_types_by_requirements(
             else:
                 mv_err = None
     if remaining:
-        return remaining, unsat, None
-    if option_ids is not None:
-        return [], unsat, INSTANCE_TYPES_FILTERED_OUT
+        return remaining, survivors, unsat, None
+    if fast:
+        return [], frozenset(), unsat, INSTANCE_TYPES_FILTERED_OUT
 
     # slow path: compute upstream's flags for the error message
-    if single_total is not None:
-        group_total = _group_totals(totals)
+    group_total = _group_totals(totals)
     err = InstanceTypeFilterError(requirements, pod_requests)
     for t in tracked:
         err.track_daemon_overhead(t)
@@ -477,7 +545,7 @@ def filter_instance_types_by_requirements(
     # upstream evaluated minValues above on the non-empty list (SatisfiesMinValues of an empty
     # list reports no error); a relaxed minValues error is dropped.
     err.min_values_incompatible_err = mv_err
-    return [], unsat, err
+    return [], frozenset(), unsat, err
 
 
 def apply_topology_requirements(
@@ -527,6 +595,7 @@ class NodeClaim:
         "reserved_offerings",
         "_to_reserve",
         "_option_ids",
+        "_pending_ids",
     )
 
     def __init__(
@@ -568,7 +637,10 @@ class NodeClaim:
         self.reserved_offering_mode: Any = None
         self.reserved_offerings: list[Any] = []
         self._to_reserve: list[Any] = []
+        #: (instance_type_options, their ids): see _options
         self._option_ids: tuple[list[Any], frozenset[int]] | None = None
+        #: (the list the last can_add returned, its ids): adopted by add when it takes that list
+        self._pending_ids: tuple[list[Any], frozenset[int]] | None = None
 
     def __repr__(self) -> str:
         return f"NodeClaim({self.nodepool_name!r}, {self.hostname!r}, pods={len(self.pods)})"
@@ -635,7 +707,7 @@ class NodeClaim:
         if e is not None:
             return None, None, e
         requests = merge(self.requests, pod_data.requests)
-        remaining, unsat, ferr = filter_instance_types_by_requirements(
+        remaining, remaining_ids, unsat, ferr = _filter(
             self._index,
             self.instance_type_options,
             reqs,
@@ -649,6 +721,7 @@ class NodeClaim:
             not self.pods,
             None if need_error else self._options(),
         )
+        self._pending_ids = (remaining, remaining_ids)
         if relax_min_values and unsat:
             reqs = reqs.copy()  # never mutate shared / memoised requirement sets
             for key, mv in unsat.items():
@@ -677,6 +750,10 @@ class NodeClaim:
         """nodeclaim.go Add (:247-282)."""
         self.pods.append(pod)
         self.instance_type_options = instance_types
+        pending = self._pending_ids
+        if pending is not None and pending[0] is instance_types:
+            self._option_ids = pending
+        self._pending_ids = None
         self.requests = merge(self.requests, pod_data.requests)
         self.requirements = requirements
         self._merge_cache = {}

@@ -183,12 +183,14 @@ class PodData:
     """scheduler.go PodData (+ host ports and a per-target toleration cache)."""
 
     __slots__ = ("pod", "key", "requests", "requirements", "strict_requirements", "host_ports", "has_dra", "_tol",
-                 "req_signature", "volume_requirements", "volumes")
+                 "req_signature", "volume_requirements", "volumes", "requests_key")
 
     def __init__(self, pod: Any, ignore_preferences: bool, interned: dict[tuple[Any, ...], int] | None = None) -> None:
         self.pod = pod
         self.key: str = pod.key
         self.requests: dict[str, int] = pod_requests(pod)
+        #: the requests by value (Scheduler._add keeps the existing nodes with room per value)
+        self.requests_key: tuple[tuple[str, int], ...] = tuple(sorted(self.requests.items()))
         reqs = strict_pod_requirements(pod) if ignore_preferences else pod_requirements(pod)
         self.requirements: Requirements = reqs
         self.strict_requirements: Requirements = strict_pod_requirements(pod) if has_preferred_node_affinity(pod) else reqs
@@ -214,6 +216,7 @@ class PodData:
         out.pod = pod
         out.key = self.key
         out.requests = self.requests
+        out.requests_key = self.requests_key
         out.requirements = self.requirements
         out.strict_requirements = self.strict_requirements
         out.req_signature = self.req_signature
@@ -553,6 +556,9 @@ class Scheduler:
 
     def solve(self, pods: Sequence[Any]) -> Results:
         """scheduler.go Solve (:440-519)."""
+        #: requests (PodData.requests_key) -> the existing nodes, in order, that may still have
+        #: room for them (see _add); per Solve
+        self._with_room: dict[tuple[tuple[str, int], ...], list[ExistingNode]] = {}
         data: dict[int, PodData] = {id(p): self._pod_data(p) for p in pods}
         q = Queue(pods, {k: d.requests for k, d in data.items()})
         pod_errors: dict[str, str] = {}
@@ -623,14 +629,34 @@ class Scheduler:
         """scheduler.go add (:582-612)."""
         if data.has_dra:
             return DRAError(ERR_DRA)
-        for en in self.existing_nodes:
+        # addToExistingNode: the lowest-index node whose CanAdd succeeds (its errors are discarded).
+        # Not in upstream, same result: the nodes without room for these requests are dropped from
+        # this request value's list for the rest of the Solve (ExistingNode.has_room stays False
+        # once False), so later pods of the same size do not call CanAdd on full nodes again.
+        nodes = self._with_room.get(data.requests_key)
+        if nodes is None:
+            nodes = self._with_room[data.requests_key] = list(self.existing_nodes)
+        requests = data.requests
+        kept: list[ExistingNode] | None = None
+        for i, en in enumerate(nodes):
+            if not en.has_room(requests):
+                if kept is None:
+                    kept = nodes[:i]
+                continue
+            if kept is not None:
+                kept.append(en)
             reqs, err = en.can_add(pod, data)
             if err is None:
                 assert reqs is not None  # can_add returns the requirements whenever there is no error
+                if kept is not None:
+                    kept.extend(nodes[i + 1:])
+                    self._with_room[data.requests_key] = kept
                 en.add(pod, data, reqs)
                 self._placed_outcome = OUTCOME_EXISTING_NODE
                 self._placed_target = en.name
                 return None
+        if kept is not None:
+            self._with_room[data.requests_key] = kept
         # in-flight claims, fewest pods first (:598, sort.Slice -> a stable order kept incrementally:
         # the list is always sorted by pod count, ties in the order a stable re-sort would give)
         claims = self.new_nodeclaims

@@ -105,3 +105,145 @@ def test_incompatible_memo_equals_the_uncached_answer() -> None:
         memo = index.incompatible(reqs)
         assert index.incompatible(reqs) is memo
         assert memo == frozenset(id(it) for it in its if it.requirements.intersects(reqs) is not None)
+
+
+def _overridden_types(r: random.Random, n: int) -> list[Any]:
+    """Fake types of random sizes; some offerings carry a capacity override (their own
+    allocatable group, as a NodeOverlay makes), some are unavailable."""
+    from karpy.cloudprovider.types import Offering
+
+    out = []
+    for i in range(n):
+        offerings = []
+        for zone in r.sample(["test-zone-1", "test-zone-2", "test-zone-3"], r.randint(1, 3)):
+            ct = r.choice(["spot", "on-demand"])
+            override = {"memory": (r.choice([1, 8, 64]) << 30) * 1_000_000_000} if r.random() < 0.3 else None
+            offerings.append(Offering(Requirements(Requirement(LABEL_ZONE, "In", [zone]),
+                                                   Requirement(LABEL_CAPACITY_TYPE, "In", [ct])),
+                                      1.0, available=r.random() < 0.9, capacity_override=override))
+        cpu = r.choice([1, 2, 4, 8, 16, 64])
+        out.append(fake.new_instance_type(f"t-{i}", offerings=offerings, resources={
+            "cpu": str(cpu), "memory": f"{r.choice([1, 4, 16, 128])}Gi", "pods": str(r.choice([1, 10, 110]))}))
+    return out
+
+
+def _upstream_filter(its: list[Any], reqs: Requirements, groups: list[DaemonOverheadGroup],
+                     total: dict[str, int]) -> list[str]:
+    """filterInstanceTypesByRequirements written as upstream's loop (compatible, fits, hasOffering
+    per type), in the options' order."""
+    from karpy.scheduling.resources import merge
+
+    by_type = {id(it): merge(total, g.daemon_overhead) for g in groups for it in g.instance_types}
+    out = []
+    for it in its:
+        if it.requirements.intersects(reqs) is not None:
+            continue
+        need = by_type[id(it)]
+        for g in it.allocatable_groups():
+            if any(reqs.is_compatible(o.requirements, WELL_KNOWN) for o in g.offerings):
+                alloc = g.allocatable
+                if all(v >= 0 for v in alloc.values()) and all(v <= alloc.get(k, 0) for k, v in need.items()):
+                    out.append(it.name)
+                    break
+    return out
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_set_algebra_filter_equals_upstreams_loop(seed: int) -> None:
+    """The survivors computed as id sets (_Capacity.too_small: bisect over types sorted per
+    resource; several allocatable groups checked one by one) are exactly upstream's
+    compatible && fits && hasOffering, in the options' order, with one or several daemon groups."""
+    r = random.Random(seed)
+    its = _overridden_types(r, 80)
+    index = InstanceTypeIndex(WELL_KNOWN)
+    index.register(its)
+    split = r.randint(1, len(its) - 1)
+    one = [DaemonOverheadGroup(list(its), {})]
+    two = [DaemonOverheadGroup(its[:split], {"cpu": 500_000_000}),
+           DaemonOverheadGroup(its[split:], {"memory": (1 << 30) * 1_000_000_000})]
+    kept = set()
+    for _ in range(80):
+        options = sorted(r.sample(its, r.randint(1, len(its))), key=its.index)
+        reqs = _random_requirements(r, its)
+        total = {"cpu": r.choice([1, 2, 4, 8, 32]) * 1_000_000_000,
+                 "memory": (r.choice([1, 2, 8, 64]) << 30) * 1_000_000_000, "pods": r.randint(1, 20) * 1_000_000_000}
+        if r.random() < 0.2:
+            total["example.com/gpu"] = 1_000_000_000  # no type has it: nothing fits
+        for groups in (one, two):
+            want = _upstream_filter(options, reqs, groups, total)
+            for memo in (False, True):
+                got = filter_instance_types_by_requirements(
+                    index, options, reqs, (), "ns/p", total, groups, total, False,
+                    lambda _its, _reqs: (0, None, None), memo)
+                assert [it.name for it in got[0]] == want
+                assert (got[2] is None) == bool(want)
+            kept.add(len(want) == len(options) and len(options) > 0)
+            kept.add(not want)
+    assert kept == {True, False}  # the all-kept and the nothing-kept answers were both met
+
+
+def test_filter_hands_back_the_same_list_when_every_option_survives() -> None:
+    its = fake.instance_types(30)
+    index = InstanceTypeIndex(WELL_KNOWN)
+    index.register(its)
+    groups = [DaemonOverheadGroup(list(its), {})]
+    small = {"cpu": 100_000_000, "pods": 1_000_000_000}
+    options = list(its)
+    same = filter_instance_types_by_requirements(index, options, Requirements(), (), "ns/p", small, groups, small,
+                                                 False, lambda _its, _reqs: (0, None, None))[0]
+    assert same is options
+    big = {"cpu": 10 * 1_000_000_000, "pods": 1_000_000_000}
+    fewer = filter_instance_types_by_requirements(index, options, Requirements(), (), "ns/p", big, groups, big,
+                                                  False, lambda _its, _reqs: (0, None, None))[0]
+    # fake-it-<i> has i+1 cpu less 100m kube-reserved: 10 cpu fit from fake-it-10 on
+    assert fewer is not options and [it.name for it in fewer] == [it.name for it in its[10:]]
+
+
+class _Forgetful(dict):  # type: ignore[type-arg]
+    """A memo that never keeps anything."""
+
+    def get(self, key: Any, default: Any = None) -> Any:
+        return default
+
+    def __setitem__(self, key: Any, value: Any) -> None:
+        pass
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_existing_node_scan_without_full_nodes_places_as_the_plain_first_fit(seed: int) -> None:
+    """Scheduler._add drops nodes without room for a request value from that value's list for the
+    rest of the Solve; every pod lands where the plain scan over all nodes puts it."""
+    from karpy.api.builders import make_node, make_pod, topology_spread
+    from karpy.provisioning.scheduler import Scheduler
+    from karpy.provisioning.state import ClusterState
+    from karpy.provisioning.topology import Topology
+
+    class PlainScan(Scheduler):
+        def __setattr__(self, name: str, value: Any) -> None:
+            super().__setattr__(name, _Forgetful() if name == "_with_room" else value)
+
+    r = random.Random(seed)
+    its = fake.instance_types(20)
+    pool = make_nodepool("default")
+    nodes = [make_node(f"n-{i:02d}", labels={LABEL_ZONE: f"test-zone-{1 + i % 3}", "karpenter.sh/nodepool": "default"},
+                       allocatable={"cpu": str(r.choice([1, 2, 4])), "memory": "8Gi", "pods": "20"})
+             for i in range(24)]
+    pods = [make_pod(f"p-{i:03d}", uid=f"p-{i:03d}", labels={"app": r.choice("ab")},
+                     requests={"cpu": r.choice(["250m", "500m", "1"]), "memory": "128Mi"},
+                     topology_spread_constraints=[topology_spread(LABEL_ZONE, {"app": "a"}, max_skew=1)]
+                     if r.random() < 0.4 else ())
+            for i in range(120)]
+
+    def placements(cls: type[Scheduler]) -> dict[str, str]:
+        cluster = ClusterState.from_objects(nodes=nodes, pods=[])
+        topology = Topology(cluster, [], [pool], {"default": its}, pods, "Respect", WELL_KNOWN)
+        s = cls([pool], cluster, cluster.active_nodes(), topology, {"default": its}, [], well_known=WELL_KNOWN)
+        results = s.solve(pods)
+        out = {p.key: en.name for en in results.existing_nodes for p in en.pods}
+        out.update({p.key: f"new-{nc.seq}" for nc in results.new_nodeclaims for p in nc.pods})
+        return out
+
+    plain = placements(PlainScan)
+    assert placements(Scheduler) == plain
+    on_nodes = sum(1 for v in plain.values() if not v.startswith("new-"))
+    assert 20 < on_nodes < len(pods)  # nodes filled up and new claims were needed
