@@ -17,8 +17,10 @@ from __future__ import annotations
 import difflib
 import importlib.util
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -76,26 +78,30 @@ def main() -> None:
         _runs(target)
         print(f"recorded {sum(1 for _ in target.rglob('*.json'))} documents in {target}")
         return
-    fresh = target.with_name(target.name + ".now")
-    if fresh.exists():
-        import shutil
-        shutil.rmtree(fresh)
+    # a private directory beside the recording: two compares of one recording never share output
+    fresh = Path(tempfile.mkdtemp(prefix=target.name + ".now-", dir=target.parent))
     _runs(fresh)
     old = {p.relative_to(target): p for p in target.rglob("*.json")}
     new = {p.relative_to(fresh): p for p in fresh.rglob("*.json")}
-    bad = 0
+    bad = added = 0
     for name in sorted(old.keys() | new.keys()):
-        if name not in new or name not in old:
-            print(f"{name}: only in {'before' if name in old else 'after'}")
+        if name not in old:
+            print(f"{name}: new (only in after; a test or run the recording did not have)")
+            added += 1
+        elif name not in new:
+            print(f"{name}: only in before")
             bad += 1
         elif old[name].read_bytes() != new[name].read_bytes():
             bad += 1
             diff = difflib.unified_diff(old[name].read_text().splitlines(), new[name].read_text().splitlines(),
                                         "before", "after", n=1, lineterm="")
             print(f"{name}: DIFFERS\n" + "\n".join(list(diff)[:30]))
-    print(f"{len(old)} documents before, {len(new)} after, {bad} differ")
+    print(f"{len(old)} documents before, {len(new)} after ({added} new), {bad} differ or are missing")
+    if bad:
+        print(f"the new documents are kept in {fresh}")
+    else:
+        shutil.rmtree(fresh)
     sys.exit(1 if bad else 0)
-
 
 if __name__ == "__main__":
     main()
