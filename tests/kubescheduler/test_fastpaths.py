@@ -99,7 +99,7 @@ def test_nominator_index_matches_scan():
         ks.add_node(_zonal_node(f"n{i}", "z"))
     for i in range(6):
         ks.add_pod(make_pod(f"p{i}", uid=f"p{i}", requests={"cpu": "1"}))
-    assert ks._nominator()("n0") == () == tuple(ks._nominated_on("n0"))
+    assert list(ks._nominator()("n0")) == [] == ks._nominated_on("n0")
     for i, n in enumerate(["n1", "n2", "n1", "n3", "n1"]):
         ks.nominated[f"default/p{i}"] = n
     ks.nominated["default/gone"] = "n1"  # a nomination whose pod is unknown is dropped by both
@@ -154,3 +154,92 @@ def test_fit_filter_and_scores_match_reference(seed):
                 continue
             fractions.append(min(req / alloc, 1.0))
         assert ba.score(state, incoming, ni) == balanced_score(fractions)
+
+
+def _unmemoized(ks: KubeScheduler) -> KubeScheduler:
+    """``ks`` with every plugin's filter/score signature withdrawn: each Filter and Score runs."""
+    from karpy.kubescheduler.framework import NOT_NODE_LOCAL
+    for p in ks.framework.plugins:
+        p.filter_signature = lambda state, pod: NOT_NODE_LOCAL  # type: ignore[method-assign]
+        p.score_signature = lambda state, pod: NOT_NODE_LOCAL  # type: ignore[method-assign]
+    return ks
+
+
+def _memo_cluster_ops(seed: int) -> list[tuple]:
+    """A random sequence of node adds/updates/deletes and pod adds/deletes: pods with requests,
+    tolerations, a nodeSelector, required and preferred node affinity, host ports; nodes with
+    taints (NoSchedule / PreferNoSchedule), spec.unschedulable, zones, different sizes."""
+    rng = random.Random(seed)
+    ops: list[tuple] = []
+    nodes: list[str] = []
+    pods = 0
+    for step in range(70):
+        r = rng.random()
+        if r < 0.25 or not nodes:
+            name = f"n{step}"
+            nodes.append(name)
+            ops.append(("node", name, rng.randrange(3), rng.randrange(4), rng.random() < 0.1, rng.choice(["2", "4"])))
+        elif r < 0.32:
+            ops.append(("node", rng.choice(nodes), rng.randrange(3), rng.randrange(4), rng.random() < 0.1, "4"))
+        elif r < 0.35:
+            ops.append(("delnode", nodes.pop(rng.randrange(len(nodes)))))
+        elif r < 0.42 and pods:
+            ops.append(("delpod", f"p{rng.randrange(pods)}"))
+        else:
+            ops.append(("pod", f"p{pods}", rng.choice(["100m", "500m", "1", "1500m"]), rng.randrange(3),
+                        rng.randrange(4), rng.random() < 0.15))
+            pods += 1
+        ops.append(("cycle",))
+    return ops
+
+
+_TAINTS = [[], [("dedicated", "a", "NoSchedule")], [("soft", "x", "PreferNoSchedule")],
+           [("dedicated", "a", "NoSchedule"), ("soft", "x", "PreferNoSchedule")]]
+
+
+def _play(ks: KubeScheduler, ops: list[tuple]) -> list[tuple]:
+    out = []
+    for op in ops:
+        if op[0] == "node":
+            _, name, zone, taints, unsched, cpu = op
+            n = make_node(name, labels={"topology.kubernetes.io/zone": f"z{zone}", "tier": "a" if zone else "b"},
+                          taints=_TAINTS[taints], unschedulable=unsched,
+                          capacity={"cpu": cpu, "memory": "8Gi", "pods": "5"})
+            (ks.update_node if name in ks.nodes else ks.add_node)(n)
+        elif op[0] == "delnode":
+            ks.delete_node(op[1])
+        elif op[0] == "delpod":
+            ks.delete_pod(f"default/{op[1]}")
+        elif op[0] == "pod":
+            _, name, cpu, tol, aff, port = op
+            kw: dict = {}
+            if tol == 1:
+                kw["tolerations"] = [{"key": "dedicated", "operator": "Equal", "value": "a", "effect": "NoSchedule"}]
+            elif tol == 2:
+                kw["tolerations"] = [{"operator": "Exists"}]
+            if aff == 1:
+                kw["node_selector"] = {"tier": "a"}
+            elif aff == 2:
+                kw["node_requirements"] = [("topology.kubernetes.io/zone", "In", ["z1", "z2"])]
+            elif aff == 3:
+                kw["node_preferences"] = [("topology.kubernetes.io/zone", "In", ["z0"])]
+            if port:
+                kw["host_ports"] = [8080]
+            ks.add_pod(make_pod(name, uid=name, requests={"cpu": cpu, "memory": "1Gi"}, **kw))
+        else:
+            ks.clock.t += 11
+            while (r := ks.schedule_one()) is not None:
+                out.append((r.pod_key, r.outcome, r.node_name, r.condition and r.condition["message"]))
+    return out
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_node_local_filter_and_score_memos_match_plain_runs(seed):
+    """FilterPlan's node-local prefix memo and the raw-score memo (NodeInfo.memo, keyed by the
+    plugins' signatures and the node's generation) give the placements and FitError messages of
+    running every Filter and Score plugin on every node."""
+    ops = _memo_cluster_ops(seed)
+    fast = _play(KubeScheduler(FakeClock(), random.Random(seed)), ops)
+    plain = _play(_unmemoized(KubeScheduler(FakeClock(), random.Random(seed))), ops)
+    assert fast == plain
+    assert any(o == "Bound" for _, o, _, _ in fast) and any(o == "Unschedulable" for _, o, _, _ in fast)

@@ -31,6 +31,25 @@ def _tolerations(pod: PodInfo) -> list[Any]:
     return list(getattr(pod.spec, "tolerations", None) or [])
 
 
+def tolerations_signature(pod: PodInfo) -> tuple[tuple[Any, ...], ...]:
+    """Everything ToleratesTaint reads from the pod's tolerations (key, operator, value, effect),
+    as a hashable value (a Filter signature; computed once per PodInfo)."""
+    memo = pod.memo
+    sig = memo.get("tolerations")
+    if sig is None:
+        sig = memo["tolerations"] = tuple((t.key, t.operator, t.value, t.effect) for t in _tolerations(pod))
+    return sig
+
+
+def node_selector_signature(sel: Any) -> Any:
+    """A NodeSelector (or None) as a hashable value of everything NodeSelector.Match reads."""
+    if sel is None:
+        return None
+    return tuple((tuple((r.key, r.operator, tuple(r.values or ())) for r in (t.match_expressions or ())),
+                  tuple((f.key, f.operator, tuple(f.values or ())) for f in (t.match_fields or ())))
+                 for t in (sel.node_selector_terms or ()))
+
+
 class SchedulingGates(Plugin):
     """schedulinggates: PreEnqueue rejects pods with non-empty spec.schedulingGates (UAU)."""
 
@@ -74,6 +93,9 @@ class NodeUnschedulable(Plugin):
             return SUCCESS_STATUS
         return unresolvable(self.REASON)
 
+    def filter_signature(self, state: CycleState, pod: PodInfo) -> Any:
+        return tolerations_signature(pod)
+
     def events_to_register(self) -> list[tuple[ClusterEvent, HintFn]]:
         def hint(pod: PodInfo, old: Any, new: Any) -> QueueingHint:
             if new is None:
@@ -83,6 +105,13 @@ class NodeUnschedulable(Plugin):
                     Q if tolerations_tolerate_taint(_tolerations(pod), _T(TAINT_NODE_UNSCHEDULABLE, "", NO_SCHEDULE)) else SKIP)
             return SKIP
         return [(ClusterEvent(NODE, ADD), hint), (ClusterEvent(NODE, UPDATE_NODE_TAINT), hint)]
+
+
+class _Terms:
+    """A NodeSelector-shaped wrapper of terms (for node_selector_signature)."""
+
+    def __init__(self, terms: list[Any]) -> None:
+        self.node_selector_terms = terms
 
 
 class _T:
@@ -103,6 +132,12 @@ class NodeName(Plugin):
         if pod.node_name and pod.node_name != ni.name:
             return unresolvable(self.REASON)
         return SUCCESS_STATUS
+
+    def filter_passes_every_node(self, state: CycleState, pod: PodInfo) -> bool:
+        return not pod.node_name
+
+    def filter_signature(self, state: CycleState, pod: PodInfo) -> Any:
+        return pod.node_name
 
     def events_to_register(self) -> list[tuple[ClusterEvent, HintFn]]:
         def hint(pod: PodInfo, old: Any, new: Any) -> QueueingHint:
@@ -138,6 +173,9 @@ class NodePorts(Plugin):
         if ports_conflict(ni.used_ports, pod.host_ports):
             return unschedulable(self.REASON)
         return SUCCESS_STATUS
+
+    def filter_signature(self, state: CycleState, pod: PodInfo) -> Any:
+        return tuple(pod.host_ports)
 
     def events_to_register(self) -> list[tuple[ClusterEvent, HintFn]]:
         from ..podinfo import host_ports_of
@@ -177,6 +215,9 @@ class TaintToleration(Plugin):
             return unresolvable(f"node(s) had untolerated taint {{{taint.key}: {taint.value or ''}}}")
         return unresolvable("node(s) had untolerated taint(s)")
 
+    def filter_signature(self, state: CycleState, pod: PodInfo) -> Any:
+        return tolerations_signature(pod)
+
     def pre_score(self, state: CycleState, pod: PodInfo, nodes: list[NodeInfo], all_nodes: list[NodeInfo]) -> Status:
         state.data[self.name] = [t for t in _tolerations(pod) if not t.effect or t.effect == PREFER_NO_SCHEDULE]
         return Status()
@@ -186,6 +227,9 @@ class TaintToleration(Plugin):
             return 0  # countIntolerableTaintsPreferNoSchedule over no taints
         tols = state.data.get(self.name, [])
         return sum(1 for t in ni.taints if t.effect == PREFER_NO_SCHEDULE and not tolerations_tolerate_taint(tols, t))
+
+    def score_signature(self, state: CycleState, pod: PodInfo) -> Any:
+        return tolerations_signature(pod)  # PreScore keeps a subset of these
 
     def normalize_score(self, state: CycleState, pod: PodInfo, scores: list[int]) -> None:
         default_normalize_score(MAX_NODE_SCORE, True, scores)
@@ -287,6 +331,12 @@ class NodeAffinity(Plugin):
             return SUCCESS_STATUS
         return unresolvable(self.REASON)
 
+    def filter_signature(self, state: CycleState, pod: PodInfo) -> Any:
+        pre = state.data.get(self._PRE_FILTER_KEY)
+        if pre is None:
+            pre = self._pre_filter_state(pod)
+        return pre[0], node_selector_signature(pre[1])
+
     @staticmethod
     def _preferred(pod: PodInfo) -> list[Any]:
         aff = getattr(pod.spec, "affinity", None)
@@ -307,6 +357,10 @@ class NodeAffinity(Plugin):
             if term_matches(p.preference, ni.name, ni.labels):
                 total += p.weight
         return total
+
+    def score_signature(self, state: CycleState, pod: PodInfo) -> Any:
+        pref = state.data.get(self.name, [])
+        return tuple((p.weight, node_selector_signature(_Terms([p.preference]))) for p in pref)
 
     def normalize_score(self, state: CycleState, pod: PodInfo, scores: list[int]) -> None:
         default_normalize_score(MAX_NODE_SCORE, False, scores)

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any, Optional
 
 from ..framework import (ADD, ASSIGNED_POD, DELETE, NODE, UPDATE_NODE_ALLOCATABLE, UPDATE_POD_SCALE_DOWN,
-                         ClusterEvent, CycleState, HintFn, Plugin, QueueingHint)
+                         NOT_NODE_LOCAL, ClusterEvent, CycleState, HintFn, Plugin, QueueingHint)
 from ..nodeinfo import NodeInfo
 from ..podinfo import CPU, EPHEMERAL, MEMORY, PODS, PodInfo, ResourceList, _nanos
 from ..types import MAX_NODE_SCORE, SUCCESS_STATUS, Code, Status
@@ -180,6 +180,12 @@ class NodeResourcesFit(Plugin):
                         unres = True
         return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE if unres else Code.UNSCHEDULABLE, reasons)
 
+    def filter_signature(self, state: CycleState, pod: PodInfo) -> Any:
+        fs = state.data.get(self._PRE_FILTER_KEY)
+        if fs is None:
+            fs = self._pre_filter_state(pod)
+        return fs.requests_nothing, fs.checks
+
     def _pre_score_state(self, pod: PodInfo) -> _FitPreScoreState:
         plan = []
         for r, w in self.strategy.resources:
@@ -227,6 +233,15 @@ class NodeResourcesFit(Plugin):
             num += s * w
             wsum += w
         return 0 if wsum == 0 else num // wsum
+
+    def score_signature(self, state: CycleState, pod: PodInfo) -> Any:
+        kind = self.strategy.type
+        if kind != LEAST_ALLOCATED and kind != MOST_ALLOCATED:
+            return NOT_NODE_LOCAL  # score_resources reads the pod's requests directly
+        ps = state.data.get(self._PRE_SCORE_KEY)
+        if ps is None:
+            ps = self._pre_score_state(pod)
+        return kind, ps.plan
 
     def events_to_register(self) -> list[tuple[ClusterEvent, HintFn]]:
         Q, SKIP = QueueingHint.QUEUE, QueueingHint.QUEUE_SKIP
@@ -336,6 +351,10 @@ class BalancedAllocation(Plugin):
         if len(fractions) == 2:  # balanced_score's two-resource case, same float expression inline
             return int((1 - abs((fractions[0] - fractions[1]) / 2)) * MAX_NODE_SCORE)
         return balanced_score(fractions)
+
+    def score_signature(self, state: CycleState, pod: PodInfo) -> Any:
+        plan = state.data.get(self._PRE_SCORE_KEY)
+        return plan if plan is not None else self._plan(pod)
 
 
 def balanced_score(fractions: list[float]) -> int:
