@@ -73,6 +73,16 @@ def queue_always(pod: PodInfo, old: Any, new: Any) -> QueueingHint:
     return QueueingHint.QUEUE
 
 
+def hint_signature(signature: Callable[[PodInfo], Any]) -> Callable[[HintFn], HintFn]:
+    """Declare that a QueueingHintFn reads the pod only through ``signature(pod)`` (a hashable
+    value): pods with equal signatures get the same hint for one event, so the queue calls the
+    function once per event and signature (PriorityQueue._worth_requeuing). Performance only."""
+    def mark(fn: HintFn) -> HintFn:
+        fn.pod_signature = signature  # type: ignore[attr-defined]
+        return fn
+    return mark
+
+
 # ---- cycle state -----------------------------------------------------------------------------------
 class CycleState:
     """framework.CycleState: per-cycle plugin data; ``clone`` deep-copies cloneable entries."""

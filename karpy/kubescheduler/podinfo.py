@@ -209,8 +209,8 @@ class PodInfo:
     required_anti_affinity_terms: list[AffinityTerm] = field(default_factory=list)
     preferred_affinity_terms: list[WeightedAffinityTerm] = field(default_factory=list)
     preferred_anti_affinity_terms: list[WeightedAffinityTerm] = field(default_factory=list)
-    #: values derived from this pod object alone, computed once (e.g. Filter signatures)
-    memo: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
+    #: values derived from this pod object alone, computed once (Filter and QueueingHint signatures)
+    memo: dict[Any, Any] = field(default_factory=dict, repr=False, compare=False)
 
     @property
     def spec(self) -> Any:

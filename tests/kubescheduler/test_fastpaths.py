@@ -167,7 +167,8 @@ def _unmemoized(ks: KubeScheduler) -> KubeScheduler:
 
 def _memo_cluster_ops(seed: int) -> list[tuple]:
     """A random sequence of node adds/updates/deletes and pod adds/deletes: pods with requests,
-    tolerations, a nodeSelector, required and preferred node affinity, host ports; nodes with
+    tolerations, a nodeSelector, required and preferred node affinity, zonal topology spread,
+    hostname anti-affinity, host ports; nodes with
     taints (NoSchedule / PreferNoSchedule), spec.unschedulable, zones, different sizes."""
     rng = random.Random(seed)
     ops: list[tuple] = []
@@ -187,7 +188,7 @@ def _memo_cluster_ops(seed: int) -> list[tuple]:
             ops.append(("delpod", f"p{rng.randrange(pods)}"))
         else:
             ops.append(("pod", f"p{pods}", rng.choice(["100m", "500m", "1", "1500m"]), rng.randrange(3),
-                        rng.randrange(4), rng.random() < 0.15))
+                        rng.randrange(6), rng.random() < 0.15))
             pods += 1
         ops.append(("cycle",))
     return ops
@@ -223,6 +224,14 @@ def _play(ks: KubeScheduler, ops: list[tuple]) -> list[tuple]:
                 kw["node_requirements"] = [("topology.kubernetes.io/zone", "In", ["z1", "z2"])]
             elif aff == 3:
                 kw["node_preferences"] = [("topology.kubernetes.io/zone", "In", ["z0"])]
+            elif aff == 4:
+                kw["labels"] = {"app": "spread"}
+                kw["topology_spread_constraints"] = [{
+                    "maxSkew": 1, "topologyKey": "topology.kubernetes.io/zone", "whenUnsatisfiable": "DoNotSchedule",
+                    "labelSelector": {"matchLabels": {"app": "spread"}}}]
+            elif aff == 5:
+                kw["labels"] = {"app": "anti"}
+                kw["pod_anti_affinity"] = [pod_affinity_term({"app": "anti"}, "kubernetes.io/hostname")]
             if port:
                 kw["host_ports"] = [8080]
             ks.add_pod(make_pod(name, uid=name, requests={"cpu": cpu, "memory": "1Gi"}, **kw))
@@ -233,13 +242,118 @@ def _play(ks: KubeScheduler, ops: list[tuple]) -> list[tuple]:
     return out
 
 
-@pytest.mark.parametrize("seed", range(12))
-def test_node_local_filter_and_score_memos_match_plain_runs(seed):
+def test_node_local_filter_and_score_memos_match_plain_runs():
     """FilterPlan's node-local prefix memo and the raw-score memo (NodeInfo.memo, keyed by the
     plugins' signatures and the node's generation) give the placements and FitError messages of
     running every Filter and Score plugin on every node."""
-    ops = _memo_cluster_ops(seed)
-    fast = _play(KubeScheduler(FakeClock(), random.Random(seed)), ops)
-    plain = _play(_unmemoized(KubeScheduler(FakeClock(), random.Random(seed))), ops)
-    assert fast == plain
-    assert any(o == "Bound" for _, o, _, _ in fast) and any(o == "Unschedulable" for _, o, _, _ in fast)
+    outcomes: set[str] = set()
+    for seed in range(12):
+        ops = _memo_cluster_ops(seed)
+        fast = _play(KubeScheduler(FakeClock(), random.Random(seed)), ops)
+        plain = _play(_unmemoized(KubeScheduler(FakeClock(), random.Random(seed))), ops)
+        assert fast == plain, seed
+        outcomes |= {o for _, o, _, _ in fast}
+    assert {"Bound", "Unschedulable"} <= outcomes
+
+def _without_hint_signatures(ks: KubeScheduler) -> KubeScheduler:
+    for _plugin, _event, fn in ks.queue._events:
+        fn.__dict__.pop("pod_signature", None)
+    return ks
+
+
+def test_queueing_hint_memo_matches_calling_every_hint():
+    """One QueueingHint call per event and pod signature (framework.hint_signature) moves the same
+    pods as calling every hint for every unschedulable pod: same cycles, same outcomes."""
+    retried = 0
+    for seed in range(12):
+        ops = _memo_cluster_ops(seed)
+        fast_ks = KubeScheduler(FakeClock(), random.Random(seed))
+        assert sum(1 for *_, fn in fast_ks.queue._events if hasattr(fn, "pod_signature")) >= 10
+        fast = _play(fast_ks, ops)
+        plain = _play(_without_hint_signatures(KubeScheduler(FakeClock(), random.Random(seed))), ops)
+        assert fast == plain, seed
+        retried += len(fast) - len({k for k, *_ in fast})  # cycles of pods retried after an event
+    assert retried > 0
+
+
+def _hint_pods() -> list:
+    """Pending pods that differ in everything some QueueingHint reads."""
+    pods = []
+    i = 0
+    for ns in ("default", "other"):
+        for tol in (None, "dedicated", "exists"):
+            for req in ({"cpu": "1"}, {"cpu": "3", "memory": "1Gi"}):
+                for aff in range(7):
+                    kw: dict = {}
+                    if tol == "dedicated":
+                        kw["tolerations"] = [{"key": "dedicated", "value": "a", "effect": "NoSchedule"}]
+                    elif tol == "exists":
+                        kw["tolerations"] = [{"operator": "Exists"}]
+                    app = ("web", "db")[i % 2]
+                    if aff == 1:
+                        kw["node_selector"] = {"tier": "a"}
+                    elif aff == 2:
+                        kw["node_requirements"] = [("topology.kubernetes.io/zone", "In", ["z1"])]
+                    elif aff == 3:
+                        kw["topology_spread_constraints"] = [{
+                            "maxSkew": 1, "topologyKey": ("topology.kubernetes.io/zone", "kubernetes.io/hostname")[i % 2],
+                            "whenUnsatisfiable": "DoNotSchedule", "labelSelector": {"matchLabels": {"app": app}}}]
+                    elif aff == 4:
+                        kw["pod_anti_affinity"] = [pod_affinity_term({"app": app}, "kubernetes.io/hostname")]
+                    elif aff == 5:
+                        kw["pod_affinity"] = [pod_affinity_term({"app": app}, "topology.kubernetes.io/zone")]
+                    elif aff == 6:
+                        kw["host_ports"] = [80 + i % 2]
+                    pods.append(new_pod_info(make_pod(f"h{i}", ns, uid=f"h{i}", labels={"app": app}, requests=req, **kw)))
+                    i += 1
+    return pods
+
+
+def _hint_objects() -> list[tuple]:
+    """(old, new) pairs of Nodes and assigned Pods as events carry them (adds, updates, deletes)."""
+    def n(name, zone="z1", tier="a", taints=(), cpu="4", unsched=False):
+        return make_node(name, labels={"topology.kubernetes.io/zone": zone, "tier": tier}, taints=list(taints),
+                         unschedulable=unsched, capacity={"cpu": cpu, "memory": "8Gi", "pods": "10"})
+
+    ded = [("dedicated", "a", "NoSchedule")]
+    nodes = [(None, n("a")), (None, n("b", "z2", "b")), (None, n("c", taints=ded)), (None, n("d", cpu="2")),
+             (n("e", taints=ded), n("e")), (n("f"), n("f", taints=ded)), (n("g", "z2", "b"), n("g")),
+             (n("h", unsched=True), n("h")), (n("i", cpu="2"), n("i", cpu="8")), (n("j"), None)]
+
+    def p(name, ns, app, node="a", anti=False, port=None):
+        return make_pod(name, ns, uid=name, labels={"app": app}, node_name=node, unschedulable=False,
+                        host_ports=[port] if port else (),
+                        pod_anti_affinity=[pod_affinity_term({"app": "web"}, "kubernetes.io/hostname")] if anti else None)
+
+    pods = [(None, p("x", "default", "web")), (None, p("y", "other", "db")), (p("z", "default", "web"), None),
+            (p("w", "default", "db", anti=True), None), (p("v", "default", "web"), p("v", "default", "db")),
+            (p("u", "other", "web", port=80), None), (None, p("t", "default", "web", anti=True))]
+    return nodes + pods
+
+
+def test_hint_signatures_capture_what_each_hint_reads():
+    """For every hint that declares a pod signature: pods with equal signatures get equal hints for
+    every event object, so the per-event memo answers exactly what calling the hint would."""
+    from karpy.kubescheduler.framework import NODE
+    ks = KubeScheduler(FakeClock(), random.Random(0))
+    pods = _hint_pods()
+    objects = _hint_objects()
+    marked = [(plugin, ev, fn) for plugin, ev, fn in ks.queue._events if hasattr(fn, "pod_signature")]
+    assert {plugin for plugin, _, _ in marked} >= {"NodeUnschedulable", "NodeName", "TaintToleration",
+                                                    "NodeAffinity", "NodePorts", "NodeResourcesFit",
+                                                    "PodTopologySpread", "InterPodAffinity"}
+    compared = differing = 0
+    for plugin, ev, fn in marked:
+        for old, new in objects:
+            if ((old or new).KIND == "Node") != (ev.resource == NODE):
+                continue
+            seen: dict = {}
+            answers = set()
+            for pi in pods:
+                direct = fn(pi, old, new)
+                answers.add(direct)
+                sig = fn.pod_signature(pi)
+                assert seen.setdefault(sig, direct) == direct, (plugin, ev, pi.name, old, new)
+                compared += 1
+            differing += len(answers) > 1
+    assert compared > 1000 and differing > 10  # the pods and events do tell the hints apart

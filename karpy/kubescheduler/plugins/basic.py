@@ -13,7 +13,8 @@ from typing import TYPE_CHECKING, Any, Optional
 
 from ..framework import (ADD, ASSIGNED_POD, DELETE, NODE, UNSCHEDULED_POD, UPDATE_NODE_LABEL,
                          UPDATE_NODE_TAINT, UPDATE_POD_SCHEDULING_GATES_ELIMINATED, UPDATE_POD_TOLERATION,
-                         ClusterEvent, CycleState, HintFn, Plugin, QueueingHint, default_normalize_score)
+                         ClusterEvent, CycleState, HintFn, Plugin, QueueingHint, default_normalize_score,
+                         hint_signature)
 from ..nodeinfo import NodeInfo, normalized_image_name
 from ..podinfo import HostPortEntry, PodInfo
 from ..types import MAX_NODE_SCORE, SUCCESS_STATUS, TAINT_NODE_UNSCHEDULABLE, Status, unresolvable, unschedulable
@@ -97,6 +98,7 @@ class NodeUnschedulable(Plugin):
         return tolerations_signature(pod)
 
     def events_to_register(self) -> list[tuple[ClusterEvent, HintFn]]:
+        @hint_signature(tolerations_signature)
         def hint(pod: PodInfo, old: Any, new: Any) -> QueueingHint:
             if new is None:
                 return SKIP
@@ -140,6 +142,7 @@ class NodeName(Plugin):
         return pod.node_name
 
     def events_to_register(self) -> list[tuple[ClusterEvent, HintFn]]:
+        @hint_signature(lambda pod: pod.node_name)
         def hint(pod: PodInfo, old: Any, new: Any) -> QueueingHint:
             return Q if not pod.node_name or (new is not None and new.metadata.name == pod.node_name) else SKIP
         return [(ClusterEvent(NODE, ADD), hint)]
@@ -180,13 +183,15 @@ class NodePorts(Plugin):
     def events_to_register(self) -> list[tuple[ClusterEvent, HintFn]]:
         from ..podinfo import host_ports_of
 
+        @hint_signature(lambda pod: tuple(pod.host_ports))
         def pod_deleted(pod: PodInfo, old: Any, new: Any) -> QueueingHint:
             # node_ports.go isSchedulableAfterPodDeleted: a deleted pod that was neither bound nor
             # nominated frees nothing; otherwise queue when its host ports conflicted with ours
             if old is None or not (old.spec.node_name or old.status.nominated_node_name):
                 return SKIP
             return Q if ports_conflict(host_ports_of(old), pod.host_ports) else SKIP
-        return [(ClusterEvent(ASSIGNED_POD, DELETE), pod_deleted), (ClusterEvent(NODE, ADD), lambda p, o, n: Q)]
+        return [(ClusterEvent(ASSIGNED_POD, DELETE), pod_deleted),
+                (ClusterEvent(NODE, ADD), hint_signature(lambda pod: None)(lambda p, o, n: Q))]
 
 
 class TaintToleration(Plugin):
@@ -235,6 +240,7 @@ class TaintToleration(Plugin):
         default_normalize_score(MAX_NODE_SCORE, True, scores)
 
     def events_to_register(self) -> list[tuple[ClusterEvent, HintFn]]:
+        @hint_signature(tolerations_signature)
         def node_hint(pod: PodInfo, old: Any, new: Any) -> QueueingHint:
             if new is None:
                 return SKIP
@@ -337,6 +343,11 @@ class NodeAffinity(Plugin):
             pre = self._pre_filter_state(pod)
         return pre[0], node_selector_signature(pre[1])
 
+    def _required_signature(self, pod: PodInfo) -> Any:
+        """What required_node_affinity_matches reads from the pod (nodeSelector, required terms)."""
+        selector, required = self._pre_filter_state(pod)
+        return tuple(sorted(selector)), node_selector_signature(required)
+
     @staticmethod
     def _preferred(pod: PodInfo) -> list[Any]:
         aff = getattr(pod.spec, "affinity", None)
@@ -366,6 +377,7 @@ class NodeAffinity(Plugin):
         default_normalize_score(MAX_NODE_SCORE, False, scores)
 
     def events_to_register(self) -> list[tuple[ClusterEvent, HintFn]]:
+        @hint_signature(self._required_signature)
         def hint(pod: PodInfo, old: Any, new: Any) -> QueueingHint:
             if new is None or not required_node_affinity_matches(pod.spec, new):
                 return SKIP

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any, Optional
 
 from ..framework import (ADD, ASSIGNED_POD, DELETE, NODE, UPDATE, UPDATE_NODE_LABEL, ClusterEvent, CycleState,
-                         HintFn, Plugin, QueueingHint)
+                         HintFn, Plugin, QueueingHint, hint_signature)
 from ..nodeinfo import NodeInfo, have_pods_with_affinity, have_pods_with_required_anti_affinity
 from ..podinfo import AffinityTerm, PodInfo, new_pod_info
 from ..types import MAX_NODE_SCORE, SUCCESS_STATUS, Code, Status, unresolvable, unschedulable
@@ -53,6 +53,18 @@ class _State:
         for t in pod.required_anti_affinity_terms:
             if t.matches(other):
                 _inc(self.anti, t.topology_key, labels, d)
+
+
+def _terms_signature(pod: PodInfo) -> Any:
+    """What the assigned-pod hint reads from the pod: its required (anti-)affinity terms (as
+    AffinityTerm.matches reads them) and its namespace and labels."""
+    return (tuple(t.signature for t in pod.required_affinity_terms),
+            tuple(t.signature for t in pod.required_anti_affinity_terms), pod.labels_key)
+
+
+def _topology_keys(pod: PodInfo) -> frozenset[str]:
+    """What the node hint reads from the pod: its required terms' topology keys."""
+    return frozenset(t.topology_key for t in pod.required_affinity_terms + pod.required_anti_affinity_terms)
 
 
 class _MatchMemo:
@@ -249,6 +261,7 @@ class InterPodAffinity(Plugin):
             other = new_pod_info(obj)
             return all(t.matches(other) for t in terms)
 
+        @hint_signature(_terms_signature)
         def pod_hint(pod: PodInfo, old: Any, new: Any) -> QueueingHint:
             """plugin.go isSchedulableAfterPodChange."""
             if (new is not None and not new.spec.node_name) or (old is not None and not old.spec.node_name):
@@ -267,6 +280,7 @@ class InterPodAffinity(Plugin):
                 return Q
             return Q if any(t.matches(pod) for t in new_pod_info(old).required_anti_affinity_terms) else SKIP
 
+        @hint_signature(_topology_keys)
         def node_hint(pod: PodInfo, old: Any, new: Any) -> QueueingHint:
             keys = {t.topology_key for t in pod.required_affinity_terms + pod.required_anti_affinity_terms}
             if not keys:

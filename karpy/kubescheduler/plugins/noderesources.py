@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any, Optional
 
 from ..framework import (ADD, ASSIGNED_POD, DELETE, NODE, UPDATE_NODE_ALLOCATABLE, UPDATE_POD_SCALE_DOWN,
-                         NOT_NODE_LOCAL, ClusterEvent, CycleState, HintFn, Plugin, QueueingHint)
+                         NOT_NODE_LOCAL, ClusterEvent, CycleState, HintFn, Plugin, QueueingHint, hint_signature)
 from ..nodeinfo import NodeInfo
 from ..podinfo import CPU, EPHEMERAL, MEMORY, PODS, PodInfo, ResourceList, _nanos
 from ..types import MAX_NODE_SCORE, SUCCESS_STATUS, Code, Status
@@ -246,6 +246,7 @@ class NodeResourcesFit(Plugin):
     def events_to_register(self) -> list[tuple[ClusterEvent, HintFn]]:
         Q, SKIP = QueueingHint.QUEUE, QueueingHint.QUEUE_SKIP
 
+        @hint_signature(lambda pod: tuple(sorted(pod.requests.items())))
         def node_hint(pod: PodInfo, old: Any, new: Any) -> QueueingHint:
             if new is None:
                 return SKIP
@@ -260,6 +261,7 @@ class NodeResourcesFit(Plugin):
                     return Q
             return SKIP
 
+        @hint_signature(_nothing)
         def pod_deleted(pod: PodInfo, old: Any, new: Any) -> QueueingHint:
             if old is None:
                 return SKIP
@@ -267,11 +269,17 @@ class NodeResourcesFit(Plugin):
                 return Q
             return SKIP
 
+        @hint_signature(_nothing)
         def scale_down(pod: PodInfo, old: Any, new: Any) -> QueueingHint:
             return Q if new is not None and getattr(new.spec, "node_name", None) else SKIP
         return [(ClusterEvent(NODE, ADD), node_hint), (ClusterEvent(NODE, UPDATE_NODE_ALLOCATABLE), node_hint),
                 (ClusterEvent(ASSIGNED_POD, DELETE), pod_deleted),
                 (ClusterEvent(ASSIGNED_POD, UPDATE_POD_SCALE_DOWN), scale_down)]
+
+
+def _nothing(pod: PodInfo) -> None:
+    """The pod signature of a hint that reads nothing from the pod."""
+    return None
 
 
 def score_resources(strategy: ScoringStrategy, ni: NodeInfo, pod: PodInfo, alloc_req: Any) -> int:

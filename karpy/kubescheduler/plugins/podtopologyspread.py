@@ -14,7 +14,7 @@ from typing import Any, Callable, Optional
 from karpy.api.meta import LabelSelector, LabelSelectorRequirement
 
 from ..framework import (ADD, ASSIGNED_POD, DELETE, NODE, UPDATE, UPDATE_NODE_LABEL, UPDATE_NODE_TAINT,
-                         ClusterEvent, CycleState, HintFn, Plugin, QueueingHint)
+                         ClusterEvent, CycleState, HintFn, Plugin, QueueingHint, hint_signature)
 from ..nodeinfo import NodeInfo
 from ..podinfo import PodInfo, selector_signature
 from ..types import LABEL_HOSTNAME, LABEL_ZONE, MAX_NODE_SCORE, SUCCESS_STATUS, Code, Status, unresolvable, unschedulable
@@ -58,6 +58,17 @@ class Constraint:
     @cached_property
     def selector_key(self) -> Any:
         return selector_signature(self.selector)
+
+
+def _selectors_signature(pod: PodInfo) -> Any:
+    """What the assigned-pod hint reads from the pod: its namespace and its constraints' selectors."""
+    return pod.namespace, tuple(selector_signature(c.label_selector)
+                                for c in getattr(pod.spec, "topology_spread_constraints", None) or [])
+
+
+def _topology_keys(pod: PodInfo) -> tuple[str, ...]:
+    """What the node hint reads from the pod: its constraints' topology keys."""
+    return tuple(c.topology_key for c in getattr(pod.spec, "topology_spread_constraints", None) or [])
 
 
 def _has_required_node_affinity(pod: PodInfo) -> bool:
@@ -326,6 +337,7 @@ class PodTopologySpread(Plugin):
     def events_to_register(self) -> list[tuple[ClusterEvent, HintFn]]:
         Q, SKIP = QueueingHint.QUEUE, QueueingHint.QUEUE_SKIP
 
+        @hint_signature(_selectors_signature)
         def pod_hint(pod: PodInfo, old: Any, new: Any) -> QueueingHint:
             obj = new if new is not None else old
             if obj is None or (getattr(obj.metadata, "namespace", None) or "default") != pod.namespace:
@@ -338,6 +350,7 @@ class PodTopologySpread(Plugin):
                     return Q
             return SKIP
 
+        @hint_signature(_topology_keys)
         def node_hint(pod: PodInfo, old: Any, new: Any) -> QueueingHint:
             keys = [c.topology_key for c in getattr(pod.spec, "topology_spread_constraints", None) or []]
             if not keys:
