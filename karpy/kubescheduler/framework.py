@@ -197,11 +197,30 @@ class FilterPlan:
 
 #: NodeInfo.memo entries beyond which the memo is cleared (its other users share the bound).
 _NODE_MEMO_LIMIT = 256
-#: interned signature ids kept per Framework before its table is dropped.
-_FILTER_KEY_LIMIT = 4096
-#: the source of those ids: process-wide so that no two Frameworks (and no table dropped and
+#: interned signatures a MemoKeys table keeps before it is dropped.
+_MEMO_KEY_LIMIT = 4096
+#: the source of memo-key ids: process-wide so that no two tables (and no table dropped and
 #: refilled) ever give one id two meanings in a NodeInfo's memo; ids never reach any output.
 _MEMO_KEYS = itertools.count()
+
+
+class MemoKeys:
+    """Interns signature values (hashable, possibly deep) as small ints, the keys under which
+    per-node results are kept in ``NodeInfo.memo``: a lookup per node then hashes an int, not
+    the signature. An id is never reused for another signature."""
+
+    __slots__ = ("_ids",)
+
+    def __init__(self) -> None:
+        self._ids: dict[Any, int] = {}
+
+    def __call__(self, sig: Any) -> int:
+        key = self._ids.get(sig)
+        if key is None:
+            if len(self._ids) >= _MEMO_KEY_LIMIT:
+                self._ids.clear()
+            key = self._ids[sig] = next(_MEMO_KEYS)
+        return key
 
 
 def _run_filter_plugins(plugins: list[Plugin], state: CycleState, pod: PodInfo, ni: NodeInfo) -> Status:
@@ -246,7 +265,7 @@ class Framework:
         self.filter_plugins = [p for p in plugins if p.has_filter]
         self.pre_score_plugins = [p for p in plugins if p.has_pre_score]
         self.score_plugins = [p for p in plugins if p.has_score]
-        self._filter_keys: dict[Any, int] = {}  # node-local plugin signatures -> memo key (_intern)
+        self._intern = MemoKeys()  # node-local plugin signatures -> NodeInfo.memo keys
 
     def plugin(self, name: str) -> Plugin | None:
         for p in self.plugins:
@@ -431,15 +450,6 @@ class Framework:
             memo[key] = (gen, v)
             out.append(v)
         return out
-
-    def _intern(self, sig: Any) -> int:
-        """A memo key (int, never reused) for a plugin signature value (FilterPlan, score memo)."""
-        key = self._filter_keys.get(sig)
-        if key is None:
-            if len(self._filter_keys) >= _FILTER_KEY_LIMIT:
-                self._filter_keys.clear()
-            key = self._filter_keys[sig] = next(_MEMO_KEYS)
-        return key
 
     def all_events(self) -> list[tuple[str, ClusterEvent, HintFn]]:
         out = []

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any, Optional
 
 from ..framework import (ADD, ASSIGNED_POD, DELETE, NODE, UPDATE, UPDATE_NODE_LABEL, ClusterEvent, CycleState,
-                         HintFn, Plugin, QueueingHint, hint_signature)
+                         _NODE_MEMO_LIMIT, HintFn, MemoKeys, Plugin, QueueingHint, hint_signature)
 from ..nodeinfo import NodeInfo, have_pods_with_affinity, have_pods_with_required_anti_affinity
 from ..podinfo import AffinityTerm, PodInfo, new_pod_info
 from ..types import MAX_NODE_SCORE, SUCCESS_STATUS, Code, Status, unresolvable, unschedulable
@@ -67,6 +67,15 @@ def _topology_keys(pod: PodInfo) -> frozenset[str]:
     return frozenset(t.topology_key for t in pod.required_affinity_terms + pod.required_anti_affinity_terms)
 
 
+def _remember(ni: NodeInfo, key: int, value: Any) -> tuple[int, Any]:
+    """Keep ``value`` in the node's memo under ``key`` for its current pods (generation)."""
+    memo = ni.memo
+    if len(memo) >= _NODE_MEMO_LIMIT:
+        memo.clear()
+    hit = memo[key] = (ni.generation, value)
+    return hit
+
+
 class _MatchMemo:
     """Per-cycle memo of AffinityTerm.matches results.
 
@@ -117,31 +126,59 @@ class InterPodAffinity(Plugin):
     def __init__(self, hard_pod_affinity_weight: int = 1, ignore_preferred_terms_of_existing_pods: bool = False) -> None:
         self.hard_weight = hard_pod_affinity_weight
         self.ignore_preferred_existing = ignore_preferred_terms_of_existing_pods
+        self._keys = MemoKeys()
 
     def pre_filter(self, state: CycleState, pod: PodInfo, nodes: list[NodeInfo]) -> tuple[Status, Optional[set[str]]]:
+        """getExistingAntiAffinityCounts + getIncomingAffinityAntiAffinityCounts.
+
+        Performance: a node's share of each count is a pure function of its pods, its labels and
+        the incoming pod's terms (the existing-anti share: of the incoming pod's namespace and
+        labels), so it is kept in the node's memo (interned key, node generation) and reused by
+        later cycles of pods with the same terms until the node's pods change; the counts are the
+        sums upstream's walk computes."""
         st = _State()
         memo = _MatchMemo(pod)
         # getExistingAntiAffinityCounts walks havePodsWithRequiredAntiAffinityNodeInfoList: only the
         # nodes that hold a pod with required anti-affinity (the others contribute nothing).
+        existing_key = self._keys(("existing", pod.labels_key))
         for ni in have_pods_with_required_anti_affinity(nodes):
-            for other in ni.pods_with_required_anti_affinity:
-                for t in other.required_anti_affinity_terms:
-                    if memo.term_matches_incoming(t):
-                        _inc(st.existing_anti, t.topology_key, ni.labels, 1)
+            hit = ni.memo.get(existing_key)
+            if hit is None or hit[0] != ni.generation:
+                share: dict[str, int] = {}
+                for other in ni.pods_with_required_anti_affinity:
+                    for t in other.required_anti_affinity_terms:
+                        if memo.term_matches_incoming(t):
+                            share[t.topology_key] = share.get(t.topology_key, 0) + 1
+                hit = _remember(ni, existing_key, tuple(share.items()))
+            for key, n in hit[1]:
+                _inc(st.existing_anti, key, ni.labels, n)
         aff_terms = pod.required_affinity_terms
         anti_terms = pod.required_anti_affinity_terms
         if not aff_terms and not anti_terms and not st.existing_anti:
             return Status(Code.SKIP), None
         if aff_terms or anti_terms:
+            incoming_key = self._keys(("incoming", tuple(t.signature for t in aff_terms),
+                                       tuple(t.signature for t in anti_terms)))
             for ni in nodes:
+                hit = ni.memo.get(incoming_key)
+                if hit is None or hit[0] != ni.generation:
+                    n_aff = 0
+                    n_anti = [0] * len(anti_terms)
+                    for other in ni.pods:
+                        if aff_terms and memo.all_match(aff_terms, other):
+                            n_aff += 1
+                        for i, t in enumerate(anti_terms):
+                            if memo.term_matches(t, other):
+                                n_anti[i] += 1
+                    hit = _remember(ni, incoming_key, (n_aff, tuple(n_anti)))
+                n_aff, anti_counts = hit[1]
                 labels = ni.labels
-                for other in ni.pods:
-                    if aff_terms and memo.all_match(aff_terms, other):
-                        for t in aff_terms:
-                            _inc(st.affinity, t.topology_key, labels, 1)
-                    for t in anti_terms:
-                        if memo.term_matches(t, other):
-                            _inc(st.anti, t.topology_key, labels, 1)
+                if n_aff:
+                    for t in aff_terms:
+                        _inc(st.affinity, t.topology_key, labels, n_aff)
+                for t, n in zip(anti_terms, anti_counts):
+                    if n:
+                        _inc(st.anti, t.topology_key, labels, n)
         state.data[self.name] = st
         return Status(), None
 
