@@ -403,3 +403,39 @@ def test_interpodaffinity_prefilter_node_shares_match_the_walk():
         assert (a.existing_anti, a.affinity, a.anti) == (b.existing_anti, b.affinity, b.anti)
         checked += bool(a.existing_anti or a.affinity or a.anti)
     assert checked > 100
+
+
+def test_podtopologyspread_prefilter_node_shares_match_the_walk():
+    """PodTopologySpread's PreFilter domain counts from per-node shares kept in the node's memo
+    equal the counting loop over fresh NodeInfos (and keep its zero-count domains)."""
+    from karpy.kubescheduler.plugins import PodTopologySpread
+    rng = random.Random(11)
+    plugin = PodTopologySpread()
+    nodes = [NodeInfo.from_node(make_node(f"n{i}", labels={"zone": f"z{i % 4}"} if i % 5 else {},
+                                          capacity={"cpu": "64", "memory": "64Gi", "pods": "110"}))
+             for i in range(10)]
+
+    def spread_pod(i: int, keys: list[str]):
+        app = rng.choice("abc")
+        tsc = [{"maxSkew": 1, "topologyKey": k, "whenUnsatisfiable": "DoNotSchedule",
+                "labelSelector": {"matchLabels": {"app": rng.choice("abc")}}} for k in keys]
+        return new_pod_info(make_pod(f"p{i}", rng.choice(["default", "ns2"]), uid=f"p{i}", labels={"app": app},
+                                     topology_spread_constraints=tsc))
+
+    checked = 0
+    for step in range(300):
+        ni = rng.choice(nodes)
+        if ni.pods and rng.random() < 0.3:
+            ni.remove_pod(rng.choice(ni.pods))
+        else:
+            ni.add_pod(spread_pod(step, []))
+        keys = rng.choice([["zone"], ["kubernetes.io/hostname"], ["zone", "kubernetes.io/hostname"]])
+        incoming = spread_pod(1000 + step, keys)
+        state, fresh_state = CycleState(), CycleState()
+        plugin.pre_filter(state, incoming, nodes)
+        fresh = [NodeInfo.from_node(n.node, list(n.pods)) for n in nodes]
+        PodTopologySpread().pre_filter(fresh_state, incoming, fresh)
+        a, b = state.data[plugin.name].counts, fresh_state.data[plugin.name].counts
+        assert a == b and [list(d) for d in a] == [list(d) for d in b]
+        checked += any(v for d in a for v in d.values())
+    assert checked > 100
