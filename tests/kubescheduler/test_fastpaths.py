@@ -371,8 +371,12 @@ def test_interpodaffinity_prefilter_node_shares_match_the_walk():
 
     def random_pod(i: int):
         app = rng.choice(["a", "b", "c"])
-        kind = rng.randrange(4)
+        kind = rng.randrange(6)
         kw: dict = {}
+        if kind == 4:
+            kw["pod_affinity_preferences"] = [(rng.choice([1, 5]), pod_affinity_term({"app": rng.choice("abc")}, "zone"))]
+        elif kind == 5:
+            kw["pod_anti_affinity_preferences"] = [(3, pod_affinity_term({"app": app}, "kubernetes.io/hostname"))]
         if kind == 1:
             kw["pod_affinity"] = [pod_affinity_term({"app": rng.choice("abc")}, rng.choice(["zone", "kubernetes.io/hostname"]))]
         elif kind == 2:
@@ -403,6 +407,52 @@ def test_interpodaffinity_prefilter_node_shares_match_the_walk():
         assert (a.existing_anti, a.affinity, a.anti) == (b.existing_anti, b.affinity, b.anti)
         checked += bool(a.existing_anti or a.affinity or a.anti)
     assert checked > 100
+
+
+def test_interpodaffinity_prescore_node_shares_match_the_walk():
+    """InterPodAffinity's PreScore topology scores from per-node shares kept in the node's memo
+    equal the walk over fresh NodeInfos (same keys, values and order; Skip alike)."""
+    from karpy.kubescheduler.plugins import InterPodAffinity
+    rng = random.Random(5)
+    plugin = InterPodAffinity()
+    nodes = [NodeInfo.from_node(make_node(f"n{i}", labels={"zone": f"z{i % 3}"},
+                                          capacity={"cpu": "64", "memory": "64Gi", "pods": "110"}))
+             for i in range(9)]
+
+    def random_pod(i: int):
+        app = rng.choice("abc")
+        kw: dict = {}
+        for _ in range(rng.randrange(3)):
+            term = pod_affinity_term({"app": rng.choice("abc")}, rng.choice(["zone", "kubernetes.io/hostname"]))
+            kind = rng.randrange(4)
+            if kind == 0:
+                kw.setdefault("pod_affinity", []).append(term)
+            elif kind == 1:
+                kw.setdefault("pod_anti_affinity", []).append(term)
+            elif kind == 2:
+                kw.setdefault("pod_affinity_preferences", []).append((rng.choice([1, 4]), term))
+            else:
+                kw.setdefault("pod_anti_affinity_preferences", []).append((rng.choice([2, 4]), term))
+        return new_pod_info(make_pod(f"p{i}", rng.choice(["default", "ns2"]), uid=f"p{i}", labels={"app": app}, **kw))
+
+    scored = 0
+    for step in range(300):
+        ni = rng.choice(nodes)
+        if ni.pods and rng.random() < 0.3:
+            ni.remove_pod(rng.choice(ni.pods))
+        else:
+            ni.add_pod(random_pod(step))
+        incoming = random_pod(1000 + step)
+        state, fresh_state = CycleState(), CycleState()
+        fresh = [NodeInfo.from_node(n.node, list(n.pods)) for n in nodes]
+        st = plugin.pre_score(state, incoming, nodes[:4], Snapshot(nodes))
+        st2 = InterPodAffinity().pre_score(fresh_state, incoming, fresh[:4], Snapshot(fresh))
+        assert st.code == st2.code
+        a = state.data.get(plugin.name + "/score")
+        b = fresh_state.data.get(plugin.name + "/score")
+        assert a == b and [(k, list(m)) for k, m in (a or {}).items()] == [(k, list(m)) for k, m in (b or {}).items()]
+        scored += a is not None
+    assert scored > 100
 
 
 def test_podtopologyspread_prefilter_node_shares_match_the_walk():

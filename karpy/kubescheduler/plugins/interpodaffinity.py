@@ -11,7 +11,7 @@ from typing import Any, Optional
 from ..framework import (ADD, ASSIGNED_POD, DELETE, NODE, UPDATE, UPDATE_NODE_LABEL, ClusterEvent, CycleState,
                          _NODE_MEMO_LIMIT, HintFn, MemoKeys, Plugin, QueueingHint, hint_signature)
 from ..nodeinfo import NodeInfo, have_pods_with_affinity, have_pods_with_required_anti_affinity
-from ..podinfo import AffinityTerm, PodInfo, new_pod_info
+from ..podinfo import AffinityTerm, PodInfo, WeightedAffinityTerm, new_pod_info
 from ..types import MAX_NODE_SCORE, SUCCESS_STATUS, Code, Status, unresolvable, unschedulable
 
 REASON_AFFINITY = "node(s) didn't match pod affinity rules"
@@ -65,6 +65,11 @@ def _terms_signature(pod: PodInfo) -> Any:
 def _topology_keys(pod: PodInfo) -> frozenset[str]:
     """What the node hint reads from the pod: its required terms' topology keys."""
     return frozenset(t.topology_key for t in pod.required_affinity_terms + pod.required_anti_affinity_terms)
+
+
+def _weighted_signature(terms: list[WeightedAffinityTerm]) -> tuple[Any, ...]:
+    """Everything the score walk reads from weighted terms: weight, topology key, match signature."""
+    return tuple((w.weight, w.term.topology_key, w.term.signature) for w in terms)
 
 
 def _remember(ni: NodeInfo, key: int, value: Any) -> tuple[int, Any]:
@@ -253,18 +258,24 @@ class InterPodAffinity(Plugin):
             return Status(Code.SKIP)
         score: dict[str, dict[str, int]] = {}
         memo = _MatchMemo(pod)
-        if has_pref:
-            for ni in all_nodes:
-                labels = ni.labels
-                for other in ni.pods:
-                    self._process_existing(pod, other, labels, score, memo)
-        else:
-            # upstream: without preferred terms of its own the pod is scored against
-            # havePodsWithAffinityNodeInfoList only (nodes whose pods_with_affinity is non-empty)
-            for ni in have_pods_with_affinity(all_nodes):
-                labels = ni.labels
-                for other in ni.pods_with_affinity:
-                    self._process_existing(pod, other, labels, score, memo)
+        # Performance: a node's share of the topology scores (the (key, value, weight) entries its
+        # pods add) depends only on its labels and pods and on the incoming pod's preferred terms,
+        # namespace and labels, so it is kept in the node's memo (interned key, node generation);
+        # the shares are merged in node order, entries of weight 0 included, as the walk adds them.
+        share_key = self._keys(("score", _weighted_signature(pod.preferred_affinity_terms),
+                                _weighted_signature(pod.preferred_anti_affinity_terms), pod.labels_key))
+        # upstream: without preferred terms of its own the pod is scored against
+        # havePodsWithAffinityNodeInfoList only (nodes whose pods_with_affinity is non-empty)
+        for ni in (all_nodes if has_pref else have_pods_with_affinity(all_nodes)):
+            hit = ni.memo.get(share_key)
+            if hit is None or hit[0] != ni.generation:
+                node_score: dict[str, dict[str, int]] = {}
+                for other in (ni.pods if has_pref else ni.pods_with_affinity):
+                    self._process_existing(pod, other, ni.labels, node_score, memo)
+                hit = _remember(ni, share_key, tuple((k, v, w) for k, m in node_score.items() for v, w in m.items()))
+            for k, v, w in hit[1]:
+                m = score.setdefault(k, {})
+                m[v] = m.get(v, 0) + w
         score = {k: {v: s for v, s in m.items()} for k, m in score.items() if m}
         if not score:
             return Status(Code.SKIP)
