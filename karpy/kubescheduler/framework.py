@@ -38,7 +38,7 @@ UPDATE = "Update"  # any update (matches every Update* action)
 ALL = "All"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class ClusterEvent:
     """framework.ClusterEvent{Resource, ActionType}."""
 

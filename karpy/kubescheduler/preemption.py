@@ -27,14 +27,14 @@ MSG_TERMINATING = "not eligible due to a terminating pod on the nominated node."
 INT32_MAX = 2**31 - 1
 
 
-@dataclass
+@dataclass(slots=True)
 class Candidate:
     node: str
     victims: list[PodInfo]
     num_pdb_violations: int
 
 
-@dataclass
+@dataclass(slots=True)
 class PreemptionOutcome:
     """PostFilterResult + status. ``nominated_node``: None = keep (no change), "" = clear, else the node."""
 

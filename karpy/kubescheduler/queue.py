@@ -41,7 +41,7 @@ class Strategy(enum.IntEnum):
     QUEUE_IMMEDIATELY = 2
 
 
-@dataclass
+@dataclass(slots=True)
 class QueuedPodInfo:
     """framework.QueuedPodInfo."""
 

@@ -26,7 +26,7 @@ def _no_nominations(node: str) -> list[PodInfo]:
     return []
 
 
-@dataclass
+@dataclass(slots=True)
 class Diagnosis:
     """framework.Diagnosis."""
 
@@ -78,7 +78,7 @@ class NoNodesAvailable(Exception):
         return ERR_NO_NODES_AVAILABLE
 
 
-@dataclass
+@dataclass(slots=True)
 class ScheduleResult:
     suggested_host: str
     evaluated_nodes: int

@@ -53,14 +53,14 @@ class SchedulerConfig:
     default_spread_selector: Any = None  # callable(pod) -> LabelSelector | None (Service/RS/STS selector)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Victim:
     key: str
     node: str
     grace_period_seconds: int
 
 
-@dataclass
+@dataclass(slots=True)
 class ScheduleOneResult:
     """What one ``schedule_one`` did. ``condition`` is the PodScheduled condition to write (None for
     Bound: the API server sets PodScheduled=True); ``nominated_node_name`` None = unchanged,
