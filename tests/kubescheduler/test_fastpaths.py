@@ -359,15 +359,31 @@ def test_hint_signatures_capture_what_each_hint_reads():
     assert compared > 1000 and differing > 10  # the pods and events do tell the hints apart
 
 
+def _big_zonal_infos(n: int) -> list[NodeInfo]:
+    return [NodeInfo.from_node(make_node(f"n{i}", labels={"zone": f"z{i % 3}"},
+                                         capacity={"cpu": "64", "memory": "64Gi", "pods": "110"}))
+            for i in range(n)]
+
+
+def _churn(rng: random.Random, nodes: list, make, steps: int = 300):
+    """Per step: add a pod to (or remove one from) a random node, then yield a new incoming pod
+    and fresh copies of the nodes (empty memos) to compute the reference from."""
+    for step in range(steps):
+        ni = rng.choice(nodes)
+        if ni.pods and rng.random() < 0.3:
+            ni.remove_pod(rng.choice(ni.pods))
+        else:
+            ni.add_pod(make(step))
+        yield make(1000 + step), [NodeInfo.from_node(n.node, list(n.pods)) for n in nodes]
+
+
 def test_interpodaffinity_prefilter_node_shares_match_the_walk():
     """InterPodAffinity's PreFilter counts, built from per-node shares kept in the node's memo
     across cycles, equal a fresh walk over every node's pods (fresh NodeInfos, empty memos)."""
     from karpy.kubescheduler.plugins import InterPodAffinity
     rng = random.Random(7)
     plugin = InterPodAffinity()
-    nodes = [NodeInfo.from_node(make_node(f"n{i}", labels={"zone": f"z{i % 3}"},
-                                          capacity={"cpu": "64", "memory": "64Gi", "pods": "110"}))
-             for i in range(9)]
+    nodes = _big_zonal_infos(9)
 
     def random_pod(i: int):
         app = rng.choice(["a", "b", "c"])
@@ -388,17 +404,10 @@ def test_interpodaffinity_prefilter_node_shares_match_the_walk():
         return new_pod_info(make_pod(f"p{i}", rng.choice(["default", "ns2"]), uid=f"p{i}", labels={"app": app}, **kw))
 
     checked = 0
-    for step in range(300):
-        ni = rng.choice(nodes)
-        if ni.pods and rng.random() < 0.3:
-            ni.remove_pod(rng.choice(ni.pods))
-        else:
-            ni.add_pod(random_pod(step))
-        incoming = random_pod(1000 + step)
+    for incoming, fresh in _churn(rng, nodes, random_pod):
         state = CycleState()
         st, _ = plugin.pre_filter(state, incoming, Snapshot(nodes))
         fresh_state = CycleState()
-        fresh = [NodeInfo.from_node(n.node, list(n.pods)) for n in nodes]
         st2, _ = InterPodAffinity().pre_filter(fresh_state, incoming, Snapshot(fresh))
         assert st.code == st2.code
         if st.code == Code.SKIP:
@@ -415,9 +424,7 @@ def test_interpodaffinity_prescore_node_shares_match_the_walk():
     from karpy.kubescheduler.plugins import InterPodAffinity
     rng = random.Random(5)
     plugin = InterPodAffinity()
-    nodes = [NodeInfo.from_node(make_node(f"n{i}", labels={"zone": f"z{i % 3}"},
-                                          capacity={"cpu": "64", "memory": "64Gi", "pods": "110"}))
-             for i in range(9)]
+    nodes = _big_zonal_infos(9)
 
     def random_pod(i: int):
         app = rng.choice("abc")
@@ -436,15 +443,8 @@ def test_interpodaffinity_prescore_node_shares_match_the_walk():
         return new_pod_info(make_pod(f"p{i}", rng.choice(["default", "ns2"]), uid=f"p{i}", labels={"app": app}, **kw))
 
     scored = 0
-    for step in range(300):
-        ni = rng.choice(nodes)
-        if ni.pods and rng.random() < 0.3:
-            ni.remove_pod(rng.choice(ni.pods))
-        else:
-            ni.add_pod(random_pod(step))
-        incoming = random_pod(1000 + step)
+    for incoming, fresh in _churn(rng, nodes, random_pod):
         state, fresh_state = CycleState(), CycleState()
-        fresh = [NodeInfo.from_node(n.node, list(n.pods)) for n in nodes]
         st = plugin.pre_score(state, incoming, nodes[:4], Snapshot(nodes))
         st2 = InterPodAffinity().pre_score(fresh_state, incoming, fresh[:4], Snapshot(fresh))
         assert st.code == st2.code
@@ -473,17 +473,10 @@ def test_podtopologyspread_prefilter_node_shares_match_the_walk():
                                      topology_spread_constraints=tsc))
 
     checked = 0
-    for step in range(300):
-        ni = rng.choice(nodes)
-        if ni.pods and rng.random() < 0.3:
-            ni.remove_pod(rng.choice(ni.pods))
-        else:
-            ni.add_pod(spread_pod(step, []))
-        keys = rng.choice([["zone"], ["kubernetes.io/hostname"], ["zone", "kubernetes.io/hostname"]])
-        incoming = spread_pod(1000 + step, keys)
+    key_sets = [[], ["zone"], ["kubernetes.io/hostname"], ["zone", "kubernetes.io/hostname"]]
+    for incoming, fresh in _churn(rng, nodes, lambda i: spread_pod(i, rng.choice(key_sets[1:]) if i >= 1000 else [])):
         state, fresh_state = CycleState(), CycleState()
         plugin.pre_filter(state, incoming, nodes)
-        fresh = [NodeInfo.from_node(n.node, list(n.pods)) for n in nodes]
         PodTopologySpread().pre_filter(fresh_state, incoming, fresh)
         a, b = state.data[plugin.name].counts, fresh_state.data[plugin.name].counts
         assert a == b and [list(d) for d in a] == [list(d) for d in b]
