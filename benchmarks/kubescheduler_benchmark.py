@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import argparse
 import cProfile
+import json
+import os
 import pstats
 import random
 import time
@@ -56,15 +58,22 @@ def main() -> None:
     for i in range(args.pods):
         ks.add_pod(_pod(f"measured-{i}"))
     prof = cProfile.Profile() if args.profile else None
+    load = os.getloadavg()[0]
     start = time.perf_counter()
+    cpu_start = time.process_time()
     if prof:
         prof.enable()
     bound = _drain(ks)
     if prof:
         prof.disable()
+    cpu = time.process_time() - cpu_start
     elapsed = time.perf_counter() - start
     print(f"SchedulingBasic: {args.nodes} nodes, {init_bound}/{args.init_pods} init pods bound, "
-          f"{bound}/{args.pods} measured pods bound in {elapsed:.2f}s = {bound / elapsed:.0f} pods/s")
+          f"{bound}/{args.pods} measured pods bound in {elapsed:.2f}s wall, {cpu:.2f}s CPU = "
+          f"{bound / cpu:.0f} pods/s of CPU (load {load:.2f})")
+    print(json.dumps({"benchmark": "SchedulingBasic", "nodes": args.nodes, "pods": args.pods, "bound": bound,
+                      "wall_s": round(elapsed, 3), "cpu_s": round(cpu, 3),
+                      "pods_per_cpu_s": round(bound / cpu, 1), "load": round(load, 2)}))
     if prof:
         pstats.Stats(prof).sort_stats("cumulative").print_stats(25)
 

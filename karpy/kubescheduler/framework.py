@@ -10,6 +10,7 @@ NormalizeScore, Reserve, Permit, PreBind, Bind, PostBind.
 from __future__ import annotations
 
 import enum
+import itertools
 from dataclasses import dataclass
 from typing import Any, Callable, Optional
 
@@ -37,7 +38,7 @@ UPDATE = "Update"  # any update (matches every Update* action)
 ALL = "All"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class ClusterEvent:
     """framework.ClusterEvent{Resource, ActionType}."""
 
@@ -72,6 +73,16 @@ def queue_always(pod: PodInfo, old: Any, new: Any) -> QueueingHint:
     return QueueingHint.QUEUE
 
 
+def hint_signature(signature: Callable[[PodInfo], Any]) -> Callable[[HintFn], HintFn]:
+    """Declare that a QueueingHintFn reads the pod only through ``signature(pod)`` (a hashable
+    value): pods with equal signatures get the same hint for one event, so the queue calls the
+    function once per event and signature (PriorityQueue._worth_requeuing). Performance only."""
+    def mark(fn: HintFn) -> HintFn:
+        fn.pod_signature = signature  # type: ignore[attr-defined]
+        return fn
+    return mark
+
+
 # ---- cycle state -----------------------------------------------------------------------------------
 class CycleState:
     """framework.CycleState: per-cycle plugin data; ``clone`` deep-copies cloneable entries."""
@@ -80,16 +91,16 @@ class CycleState:
         self.data: dict[str, Any] = {}
         self.skip_filter: set[str] = set()
         self.skip_score: set[str] = set()
-        # Filter plugins not skipped by PreFilter, resolved once (see Framework.run_filter); keyed by
-        # the skip set it was computed from so a later change to skip_filter is never missed.
-        self._filter_plugins: Optional[tuple[frozenset[str], list[Plugin]]] = None
+        # The Filter plan of this cycle (see Framework._filter_plan), resolved once; keyed by the
+        # skip set and pod it was computed from so a later change to skip_filter is never missed.
+        self._filter_plan: Optional[FilterPlan] = None
 
     def clone(self) -> CycleState:
         c = CycleState()
         c.data = {k: (v.clone() if hasattr(v, "clone") else v) for k, v in self.data.items()}
         c.skip_filter = set(self.skip_filter)
         c.skip_score = set(self.skip_score)
-        c._filter_plugins = self._filter_plugins
+        c._filter_plan = self._filter_plan
         return c
 
 
@@ -134,6 +145,96 @@ class Plugin:
     def events_to_register(self) -> list[tuple[ClusterEvent, HintFn]]:
         return []
 
+    # ---- Performance hooks (no upstream counterpart; they never change a result) ----
+    def filter_passes_every_node(self, state: CycleState, pod: PodInfo) -> bool:
+        """True when this plugin's Filter returns Success on every node for ``pod`` (e.g. NodeName
+        for a pod without spec.nodeName): the framework then leaves it out of the cycle's Filter
+        list, which is what running it would amount to."""
+        return False
+
+    def filter_signature(self, state: CycleState, pod: PodInfo) -> Any:
+        """A hashable value of everything Filter reads from ``pod`` and ``state`` when Filter is
+        *node-local*: a pure function of that value and the NodeInfo (its Node object and its
+        pods, i.e. ``NodeInfo.generation``). ``NOT_NODE_LOCAL`` (the default) when Filter reads
+        anything else (cluster-wide PreFilter state, volumes)."""
+        return NOT_NODE_LOCAL
+
+    def score_signature(self, state: CycleState, pod: PodInfo) -> Any:
+        """Like ``filter_signature`` for Score (after PreScore): a hashable value of everything
+        Score reads from ``pod`` and ``state`` when the raw score is a pure function of it and the
+        NodeInfo; the framework then keeps each node's raw score in ``NodeInfo.memo``."""
+        return NOT_NODE_LOCAL
+
+
+#: Plugin.filter_signature's answer for a Filter that reads more than the pod and the NodeInfo.
+NOT_NODE_LOCAL: Any = object()
+
+
+class FilterPlan:
+    """One cycle's Filter plugins: every active one (not skipped by PreFilter, not passing every
+    node), split into the node-local prefix and the rest.
+
+    Performance: RunFilterPlugins stops at the first rejecting plugin, and the default profile's
+    node-local filters (NodeUnschedulable, NodeName, TaintToleration, NodeAffinity, NodePorts,
+    NodeResourcesFit) come before the cluster-wide ones (volumes, PodTopologySpread,
+    InterPodAffinity). The prefix's status on a node is a pure function of the pod's filter
+    signatures and the NodeInfo, so it is kept in ``NodeInfo.memo`` under ``memo_key`` (an int
+    interned per signature) with the node's generation, and reused by later cycles of pods with
+    the same signatures (a Deployment's replicas) until the node's pods change. The statuses
+    reused are the ones the plugins returned (never mutated afterwards)."""
+
+    __slots__ = ("skip", "pod", "plugins", "local", "rest", "memo_key")
+
+    def __init__(self, skip: frozenset[str], pod: PodInfo, plugins: list[Plugin], local: list[Plugin],
+                 rest: list[Plugin], memo_key: Optional[int]) -> None:
+        self.skip = skip
+        self.pod = pod
+        self.plugins = plugins
+        self.local = local
+        self.rest = rest
+        self.memo_key = memo_key
+
+
+#: NodeInfo.memo entries beyond which the memo is cleared (its other users share the bound).
+_NODE_MEMO_LIMIT = 256
+#: interned signatures a MemoKeys table keeps before it is dropped.
+_MEMO_KEY_LIMIT = 4096
+#: the source of memo-key ids: process-wide so that no two tables (and no table dropped and
+#: refilled) ever give one id two meanings in a NodeInfo's memo; ids never reach any output.
+_MEMO_KEYS = itertools.count()
+
+
+class MemoKeys:
+    """Interns signature values (hashable, possibly deep) as small ints, the keys under which
+    per-node results are kept in ``NodeInfo.memo``: a lookup per node then hashes an int, not
+    the signature. An id is never reused for another signature."""
+
+    __slots__ = ("_ids",)
+
+    def __init__(self) -> None:
+        self._ids: dict[Any, int] = {}
+
+    def __call__(self, sig: Any) -> int:
+        key = self._ids.get(sig)
+        if key is None:
+            if len(self._ids) >= _MEMO_KEY_LIMIT:
+                self._ids.clear()
+            key = self._ids[sig] = next(_MEMO_KEYS)
+        return key
+
+
+def _run_filter_plugins(plugins: list[Plugin], state: CycleState, pod: PodInfo, ni: NodeInfo) -> Status:
+    """RunFilterPlugins over ``plugins``: the first non-success status, its plugin set, a
+    non-rejection turned into Error."""
+    for p in plugins:
+        st = p.filter(state, pod, ni)
+        if st.code:
+            st.plugin = p.name
+            if not st.is_rejected():
+                st.code = Code.ERROR
+            return st
+    return SUCCESS_STATUS
+
 
 def default_normalize_score(max_priority: int, reverse: bool, scores: list[int]) -> None:
     """helper.DefaultNormalizeScore (plugins/helper/normalize_score.go)."""
@@ -164,6 +265,7 @@ class Framework:
         self.filter_plugins = [p for p in plugins if p.has_filter]
         self.pre_score_plugins = [p for p in plugins if p.has_pre_score]
         self.score_plugins = [p for p in plugins if p.has_score]
+        self._intern = MemoKeys()  # node-local plugin signatures -> NodeInfo.memo keys
 
     def plugin(self, name: str) -> Plugin | None:
         for p in self.plugins:
@@ -213,33 +315,56 @@ class Framework:
             return rejected, None, rejectors
         return Status(), result, set()
 
-    def _active_filter_plugins(self, state: CycleState) -> list[Plugin]:
-        """The Filter plugins whose PreFilter did not return Skip, in configured order.
+    def _filter_plan(self, state: CycleState, pod: PodInfo) -> FilterPlan:
+        """The cycle's FilterPlan: Filter plugins whose PreFilter did not return Skip, in configured
+        order, minus those that pass every node for ``pod``; split at the first plugin that is not
+        node-local.
 
         Performance: upstream checks ``state.SkipFilterPlugins.Has(name)`` for every plugin on every
-        node; the set is fixed once PreFilter has run, so we resolve the list once per cycle (and
-        recompute it if skip_filter is ever different from the set it was built from)."""
-        cached = state._filter_plugins
+        node; the set is fixed once PreFilter has run, so we resolve the plan once per cycle (and
+        recompute it if skip_filter or the pod is ever different from what it was built from)."""
+        plan = state._filter_plan
         skip = state.skip_filter
-        if cached is not None and len(cached[0]) == len(skip) and (not skip or cached[0] == skip):
-            return cached[1]
-        plugins = [p for p in self.filter_plugins if p.name not in skip]
-        state._filter_plugins = (frozenset(skip), plugins)
-        return plugins
+        if plan is not None and plan.pod is pod and len(plan.skip) == len(skip) and (not skip or plan.skip == skip):
+            return plan
+        plugins = [p for p in self.filter_plugins
+                   if p.name not in skip and not p.filter_passes_every_node(state, pod)]
+        sigs = []
+        for p in plugins:
+            sig = p.filter_signature(state, pod)
+            if sig is NOT_NODE_LOCAL:
+                break
+            sigs.append((p.name, sig))
+        k = len(sigs)
+        memo_key = self._intern(("Filter", tuple(sigs))) if k else None
+        plan = FilterPlan(frozenset(skip), pod, plugins, plugins[:k], plugins[k:], memo_key)
+        state._filter_plan = plan
+        return plan
 
     def run_filter(self, state: CycleState, pod: PodInfo, ni: NodeInfo) -> Status:
         """RunFilterPlugins: stop at the first non-success plugin.
 
         Success is the shared immutable SUCCESS_STATUS (upstream: a nil *Status), so a node that
-        passes allocates nothing; ``st.code`` is falsy exactly for Code.SUCCESS."""
-        for p in self._active_filter_plugins(state):
-            st = p.filter(state, pod, ni)
-            if st.code:
-                st.plugin = p.name
-                if not st.is_rejected():
-                    st.code = Code.ERROR
-                return st
-        return SUCCESS_STATUS
+        passes allocates nothing; ``st.code`` is falsy exactly for Code.SUCCESS. The node-local
+        prefix's status comes from the node's memo when the node is unchanged (FilterPlan)."""
+        plan = self._filter_plan(state, pod)
+        key = plan.memo_key
+        if key is None:
+            return _run_filter_plugins(plan.plugins, state, pod, ni)
+        memo = ni.memo
+        hit = memo.get(key)
+        gen = ni.generation
+        if hit is not None and hit[0] == gen:
+            st: Status = hit[1]
+        else:
+            st = _run_filter_plugins(plan.local, state, pod, ni)
+            if st.code != Code.ERROR:
+                if len(memo) >= _NODE_MEMO_LIMIT:
+                    memo.clear()
+                memo[key] = (gen, st)
+        if st.code:
+            return st
+        return _run_filter_plugins(plan.rest, state, pod, ni) if plan.rest else st
 
     def run_add_pod(self, state: CycleState, pod: PodInfo, to_add: PodInfo, ni: NodeInfo) -> None:
         for p in self.pre_filter_plugins:
@@ -286,7 +411,11 @@ class Framework:
             if p.name in state.skip_score:
                 continue
             score = p.score
-            scores = [score(state, pod, ni) for ni in nodes]
+            sig = p.score_signature(state, pod)
+            if sig is NOT_NODE_LOCAL:
+                scores = [score(state, pod, ni) for ni in nodes]
+            else:
+                scores = self._memo_scores(self._intern(("Score", p.name, sig)), score, state, pod, nodes)
             if p.has_normalize:
                 p.normalize_score(state, pod, scores)
             # range check (framework.go): min/max first, then the first offending score in node order
@@ -301,6 +430,26 @@ class Framework:
             else:
                 totals = [t + s * w for t, s in zip(totals, scores)]
         return totals, per_plugin
+
+    @staticmethod
+    def _memo_scores(key: int, score: Callable[[CycleState, PodInfo, NodeInfo], int], state: CycleState,
+                     pod: PodInfo, nodes: list[NodeInfo]) -> list[int]:
+        """The raw scores of ``nodes``, each from the node's memo while its pods are unchanged
+        (Plugin.score_signature; the same ints ``score`` returns)."""
+        out = []
+        for ni in nodes:
+            memo = ni.memo
+            hit = memo.get(key)
+            gen = ni.generation
+            if hit is not None and hit[0] == gen:
+                out.append(hit[1])
+                continue
+            v = score(state, pod, ni)
+            if len(memo) >= _NODE_MEMO_LIMIT:
+                memo.clear()
+            memo[key] = (gen, v)
+            out.append(v)
+        return out
 
     def all_events(self) -> list[tuple[str, ClusterEvent, HintFn]]:
         out = []

@@ -13,13 +13,13 @@ from .podinfo import CPU, MEMORY, PODS, HostPortEntry, PodInfo, ResourceList, _n
 from .types import LABEL_REGION, LABEL_ZONE
 
 
-@dataclass
+@dataclass(slots=True)
 class ImageState:
     size: int
     num_nodes: int
 
 
-@dataclass
+@dataclass(slots=True)
 class NodeInfo:
     """framework.NodeInfo.
 

@@ -105,7 +105,7 @@ def _pod_level_and_resize(pod: Any, reqs: ResourceList, non_zero: bool) -> Resou
     return reqs
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class HostPortEntry:
     ip: str
     protocol: str
@@ -154,7 +154,7 @@ def selector_signature(sel: Any) -> Any:
             tuple((e.key, e.operator, tuple(e.values)) for e in sel.match_expressions))
 
 
-@dataclass
+@dataclass(slots=True)
 class WeightedAffinityTerm:
     term: AffinityTerm
     weight: int
@@ -209,6 +209,8 @@ class PodInfo:
     required_anti_affinity_terms: list[AffinityTerm] = field(default_factory=list)
     preferred_affinity_terms: list[WeightedAffinityTerm] = field(default_factory=list)
     preferred_anti_affinity_terms: list[WeightedAffinityTerm] = field(default_factory=list)
+    #: values derived from this pod object alone, computed once (Filter and QueueingHint signatures)
+    memo: dict[Any, Any] = field(default_factory=dict, repr=False, compare=False)
 
     @property
     def spec(self) -> Any:

@@ -27,14 +27,14 @@ MSG_TERMINATING = "not eligible due to a terminating pod on the nominated node."
 INT32_MAX = 2**31 - 1
 
 
-@dataclass
+@dataclass(slots=True)
 class Candidate:
     node: str
     victims: list[PodInfo]
     num_pdb_violations: int
 
 
-@dataclass
+@dataclass(slots=True)
 class PreemptionOutcome:
     """PostFilterResult + status. ``nominated_node``: None = keep (no change), "" = clear, else the node."""
 
@@ -195,7 +195,7 @@ class DefaultPreemption:
         if not potential:
             fe = FitError(pod, len(all_nodes), Diagnosis(absent_status=unresolvable(MSG_NOT_HELPFUL)))
             return PreemptionOutcome(Status(Code.UNSCHEDULABLE, [fe.message()]), "", [], "preemption: " + fe.message())
-        all_pods = [p for ni in all_nodes for p in ni.pods]
+        all_pods = [p for ni in all_nodes for p in ni.pods] if pdbs else []
         allowed = {i: pdb_allowed(pdb, all_pods) for i, pdb in enumerate(pdbs)}
         n_cand = self.num_candidates(len(potential))
         offset = self.rng.randrange(len(potential))
@@ -203,12 +203,13 @@ class DefaultPreemption:
         viol: list[Candidate] = []
         statuses: dict[str, Status] = {}
         priority = pod.priority
+        no_victims = unresolvable(MSG_NO_VICTIMS)  # one status for every such node (only read)
         for i in range(len(potential)):
             ni = potential[(offset + i) % len(potential)]
-            if not any(p.priority < priority for p in ni.pods):
+            if not priority > lowest_pod_priority(ni):
                 # SelectVictimsOnNode's first answer, given before the copies are touched: skip
                 # copying the node and the cycle state (DryRunPreemption's Snapshot / Clone) for it
-                statuses[ni.name] = unresolvable(MSG_NO_VICTIMS)
+                statuses[ni.name] = no_victims
                 continue
             victims, nv, st = self.select_victims_on_node(state.clone(), pod, ni.clone(), pdbs, allowed, nominated, now)
             if st.is_success():
@@ -225,6 +226,17 @@ class DefaultPreemption:
             return PreemptionOutcome(Status(Code.UNSCHEDULABLE, [fe.message()]), None, [], "preemption: " + fe.message())
         best = pick_one_node_for_preemption(candidates, now)
         return PreemptionOutcome(Status(), best.node, best.victims, "")
+
+
+def lowest_pod_priority(ni: NodeInfo) -> float:
+    """The lowest priority of the node's pods (inf when it has none), kept in the node's memo
+    until its pods change: a node can hold victims of a pod only if this is below its priority."""
+    hit = ni.memo.get("lowest_pod_priority")
+    if hit is not None and hit[0] == ni.generation:
+        return hit[1]  # type: ignore[no-any-return]
+    low = min((p.priority for p in ni.pods), default=math.inf)
+    ni.memo["lowest_pod_priority"] = (ni.generation, low)
+    return low
 
 
 def pick_one_node_for_preemption(candidates: list[Candidate], now: float) -> Candidate:

@@ -22,6 +22,17 @@ from .types import (BACKOFF_FLUSH_PERIOD, DEFAULT_POD_INITIAL_BACKOFF, DEFAULT_P
                     DEFAULT_POD_MAX_IN_UNSCHEDULABLE_PODS_DURATION, UNSCHEDULABLE_FLUSH_PERIOD)
 
 
+_NO_SIG = object()
+
+
+def _call_hint(fn: Callable[[PodInfo, Any, Any], QueueingHint], pod: PodInfo, old: Any, new: Any) -> QueueingHint:
+    """A QueueingHintFn's answer; an error counts as Queue."""
+    try:
+        return fn(pod, old, new)
+    except Exception:  # an error counts as Queue
+        return QueueingHint.QUEUE
+
+
 class Strategy(enum.IntEnum):
     """queueingStrategy (higher wins)."""
 
@@ -30,7 +41,7 @@ class Strategy(enum.IntEnum):
     QUEUE_IMMEDIATELY = 2
 
 
-@dataclass
+@dataclass(slots=True)
 class QueuedPodInfo:
     """framework.QueuedPodInfo."""
 
@@ -261,24 +272,38 @@ class PriorityQueue:
         return [(plugin, fn) for plugin, registered, fn in self._events if registered.matches(event)]
 
     def _worth_requeuing(self, q: QueuedPodInfo, event: ClusterEvent, old: Any, new: Any,
-                         matching: Optional[list[tuple[str, Any]]] = None) -> Strategy:
+                         matching: Optional[list[tuple[str, Any]]] = None,
+                         hints: Optional[dict[Any, QueueingHint]] = None) -> Strategy:
         """isPodWorthRequeuing. ``matching``: :meth:`_matching` of ``event``, when the caller asks
-        for many pods about one event (the registrations are matched once, not once per pod)."""
-        if not q.unschedulable_plugins and not q.pending_plugins:
+        for many pods about one event (the registrations are matched once, not once per pod).
+        ``hints``: that caller's memo of this event's hints, for hint functions that declare the
+        pod signature their answer depends on (framework.hint_signature): one call per event and
+        signature, not per pod."""
+        pending = q.pending_plugins
+        if not q.unschedulable_plugins and not pending:
             return Strategy.QUEUE_AFTER_BACKOFF
         if event.is_wildcard():
             return Strategy.QUEUE_AFTER_BACKOFF
-        rejectors = q.unschedulable_plugins | q.pending_plugins
+        rejectors = q.unschedulable_plugins | pending if pending else q.unschedulable_plugins
         result = Strategy.QUEUE_SKIP
         for plugin, fn in (self._matching(event) if matching is None else matching):
             if plugin not in rejectors:
                 continue
-            try:
-                hint = fn(q.pod_info, old, new)
-            except Exception:  # an error counts as Queue
-                hint = QueueingHint.QUEUE
+            sig_of = getattr(fn, "pod_signature", None) if hints is not None else None
+            if sig_of is None:
+                hint = _call_hint(fn, q.pod_info, old, new)
+            else:
+                memo = q.pod_info.memo
+                sig = memo.get(fn, _NO_SIG)
+                if sig is _NO_SIG:
+                    sig = memo[fn] = sig_of(q.pod_info)
+                k = (fn, sig)
+                assert hints is not None
+                hint = hints.get(k)  # type: ignore[assignment]
+                if hint is None:
+                    hint = hints[k] = _call_hint(fn, q.pod_info, old, new)
             if hint == QueueingHint.QUEUE:
-                if plugin in q.pending_plugins:
+                if plugin in pending:
                     return Strategy.QUEUE_IMMEDIATELY
                 result = Strategy.QUEUE_AFTER_BACKOFF
         return result
@@ -295,14 +320,23 @@ class PriorityQueue:
             return []
         moved = []
         matching = self._matching(event)
+        # Performance: a pod none of whose rejector plugins registered for this event gets
+        # QueueSkip from isPodWorthRequeuing without a hint being called; that is decided by one
+        # set test here (pods without rejectors and wildcard events still go the whole way).
+        interested = frozenset(plugin for plugin, _ in matching)
+        wildcard = event.is_wildcard()
+        hints: dict[Any, QueueingHint] = {}
         for key, q in list(self.unschedulable.items()):
             if only is not None and key not in only:
                 continue
-            if q.gated and not event.is_wildcard():
+            if q.gating_plugin and not wildcard:
                 gating_events = [reg for p, reg, _ in self._events if p == q.gating_plugin]
                 if not any(reg.matches(event) for reg in gating_events):
                     continue
-            s = self._worth_requeuing(q, event, old, new, matching)
+            if not wildcard and interested.isdisjoint(q.unschedulable_plugins) and \
+                    interested.isdisjoint(q.pending_plugins) and (q.unschedulable_plugins or q.pending_plugins):
+                continue
+            s = self._worth_requeuing(q, event, old, new, matching, hints)
             if s == Strategy.QUEUE_SKIP:
                 continue
             self._requeue(q, s)

@@ -12,7 +12,7 @@ import random
 from dataclasses import dataclass, field
 from typing import Callable, Optional
 
-from .framework import CycleState, Framework
+from .framework import _NODE_MEMO_LIMIT, CycleState, Framework, _run_filter_plugins
 from .nodeinfo import NodeInfo
 from .podinfo import PodInfo
 from .types import (ERR_NO_NODES_AVAILABLE, MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND, MIN_FEASIBLE_NODES_TO_FIND, Code,
@@ -21,7 +21,12 @@ from .types import (ERR_NO_NODES_AVAILABLE, MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIN
 Nominated = Callable[[str], list[PodInfo]]
 
 
-@dataclass
+def _no_nominations(node: str) -> list[PodInfo]:
+    """The nominator of a cycle in which no pod is nominated to any node."""
+    return []
+
+
+@dataclass(slots=True)
 class Diagnosis:
     """framework.Diagnosis."""
 
@@ -73,7 +78,7 @@ class NoNodesAvailable(Exception):
         return ERR_NO_NODES_AVAILABLE
 
 
-@dataclass
+@dataclass(slots=True)
 class ScheduleResult:
     suggested_host: str
     evaluated_nodes: int
@@ -144,15 +149,34 @@ class Algorithm:
         start = self.next_start_node_index % n
         # Performance: same visiting order as nodes[(start + i) % n] for i in range(n), with the
         # framework calls bound once; a node nobody is nominated to goes straight to
-        # RunFilterPlugins (RunFilterPluginsWithNominatedPods does only pass 2 in that case).
+        # RunFilterPlugins (RunFilterPluginsWithNominatedPods does only pass 2 in that case), whose
+        # loop is inlined here with the node-local prefix's memo (Framework.run_filter, FilterPlan).
         run_nominated = self.fwk.run_filter_with_nominated_pods
-        run_filter = self.fwk.run_filter
+        plan = self.fwk._filter_plan(state, pod)
+        key = plan.memo_key
+        local = plan.local if key is not None else plan.plugins
+        rest = plan.rest if key is not None else []
         node_to_status = diag.node_to_status
         rejectors = diag.unschedulable_plugins
+        check_nominated = nominated is not _no_nominations
         for ni in (nodes[start:] + nodes[:start]) if start else nodes:
             processed += 1
-            noms = nominated(ni.name)
-            st = run_nominated(state, pod, ni, noms) if noms else run_filter(state, pod, ni)
+            noms = nominated(ni.name) if check_nominated else None
+            if noms:
+                st = run_nominated(state, pod, ni, noms)
+            else:
+                hit = ni.memo.get(key) if key is not None else None
+                if hit is not None and hit[0] == ni.generation:
+                    st = hit[1]
+                else:
+                    st = _run_filter_plugins(local, state, pod, ni)
+                    if key is not None and st.code != Code.ERROR:
+                        memo = ni.memo
+                        if len(memo) >= _NODE_MEMO_LIMIT:
+                            memo.clear()
+                        memo[key] = (ni.generation, st)
+                if not st.code and rest:
+                    st = _run_filter_plugins(rest, state, pod, ni)
             code = st.code
             if not code:
                 feasible.append(ni)

@@ -25,7 +25,7 @@ from .podinfo import PodInfo, new_pod_info
 from .preemption import DefaultPreemption
 from .priority import resolve_priority
 from .queue import PriorityQueue, QueuedPodInfo
-from .schedule_one import Algorithm, FitError, NoNodesAvailable
+from .schedule_one import Algorithm, FitError, NoNodesAvailable, _no_nominations
 from .types import (ERR_NO_NODES_AVAILABLE, POD_SCHEDULED, REASON_SCHEDULER_ERROR, REASON_UNSCHEDULABLE,
                     Code)
 
@@ -53,14 +53,14 @@ class SchedulerConfig:
     default_spread_selector: Any = None  # callable(pod) -> LabelSelector | None (Service/RS/STS selector)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Victim:
     key: str
     node: str
     grace_period_seconds: int
 
 
-@dataclass
+@dataclass(slots=True)
 class ScheduleOneResult:
     """What one ``schedule_one`` did. ``condition`` is the PodScheduled condition to write (None for
     Bound: the API server sets PodScheduled=True); ``nominated_node_name`` None = unchanged,
@@ -512,10 +512,6 @@ class KubeScheduler:
         head = next(r for r in results if r.pod_key == first.key)
         return ScheduleOneResult(first.key, outcome, head.node_name, head.condition, head.condition_changed,
                                  members=results)
-
-
-def _no_nominations(node: str) -> tuple[()]:
-    return ()
 
 
 def node_update_events(old: Any, new: Any) -> list[str]:

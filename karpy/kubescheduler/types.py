@@ -57,7 +57,7 @@ class Code(enum.IntEnum):
     PENDING = 6
 
 
-@dataclass
+@dataclass(slots=True)
 class Status:
     """framework.Status: a code, reasons and the plugin that produced it."""
 

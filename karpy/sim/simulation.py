@@ -705,16 +705,15 @@ class Simulation:
             self._started(updated)
             return
         if result.outcome in (UNSCHEDULABLE, NOMINATED):
-            updated = _revised(pod)
-            changed = False
-            if result.condition is not None and result.condition_changed:
-                self._set_condition(updated, result.condition.get("status", "False"),
-                                    result.condition.get("reason"), result.condition.get("message"))
-                changed = True
-            if result.nominated_node_name is not None:
-                updated.status.nominated_node_name = result.nominated_node_name or None
-                changed = True
-            if changed:
+            set_condition = result.condition is not None and result.condition_changed
+            if set_condition or result.nominated_node_name is not None:  # else the pod is unchanged
+                updated = _revised(pod)
+                if set_condition:
+                    assert result.condition is not None
+                    self._set_condition(updated, result.condition.get("status", "False"),
+                                        result.condition.get("reason"), result.condition.get("message"))
+                if result.nominated_node_name is not None:
+                    updated.status.nominated_node_name = result.nominated_node_name or None
                 self.store.update("Pod", updated, old=pod)
             for victim in result.victims:
                 self._evict(victim.key, victim.grace_period_seconds)

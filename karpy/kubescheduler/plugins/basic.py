@@ -13,7 +13,8 @@ from typing import TYPE_CHECKING, Any, Optional
 
 from ..framework import (ADD, ASSIGNED_POD, DELETE, NODE, UNSCHEDULED_POD, UPDATE_NODE_LABEL,
                          UPDATE_NODE_TAINT, UPDATE_POD_SCHEDULING_GATES_ELIMINATED, UPDATE_POD_TOLERATION,
-                         ClusterEvent, CycleState, HintFn, Plugin, QueueingHint, default_normalize_score)
+                         ClusterEvent, CycleState, HintFn, Plugin, QueueingHint, default_normalize_score,
+                         hint_signature)
 from ..nodeinfo import NodeInfo, normalized_image_name
 from ..podinfo import HostPortEntry, PodInfo
 from ..types import MAX_NODE_SCORE, SUCCESS_STATUS, TAINT_NODE_UNSCHEDULABLE, Status, unresolvable, unschedulable
@@ -29,6 +30,25 @@ Q, SKIP = QueueingHint.QUEUE, QueueingHint.QUEUE_SKIP
 
 def _tolerations(pod: PodInfo) -> list[Any]:
     return list(getattr(pod.spec, "tolerations", None) or [])
+
+
+def tolerations_signature(pod: PodInfo) -> tuple[tuple[Any, ...], ...]:
+    """Everything ToleratesTaint reads from the pod's tolerations (key, operator, value, effect),
+    as a hashable value (a Filter signature; computed once per PodInfo)."""
+    memo = pod.memo
+    sig = memo.get("tolerations")
+    if sig is None:
+        sig = memo["tolerations"] = tuple((t.key, t.operator, t.value, t.effect) for t in _tolerations(pod))
+    return sig
+
+
+def node_selector_signature(sel: Any) -> Any:
+    """A NodeSelector (or None) as a hashable value of everything NodeSelector.Match reads."""
+    if sel is None:
+        return None
+    return tuple((tuple((r.key, r.operator, tuple(r.values or ())) for r in (t.match_expressions or ())),
+                  tuple((f.key, f.operator, tuple(f.values or ())) for f in (t.match_fields or ())))
+                 for t in (sel.node_selector_terms or ()))
 
 
 class SchedulingGates(Plugin):
@@ -74,7 +94,11 @@ class NodeUnschedulable(Plugin):
             return SUCCESS_STATUS
         return unresolvable(self.REASON)
 
+    def filter_signature(self, state: CycleState, pod: PodInfo) -> Any:
+        return tolerations_signature(pod)
+
     def events_to_register(self) -> list[tuple[ClusterEvent, HintFn]]:
+        @hint_signature(tolerations_signature)
         def hint(pod: PodInfo, old: Any, new: Any) -> QueueingHint:
             if new is None:
                 return SKIP
@@ -83,6 +107,13 @@ class NodeUnschedulable(Plugin):
                     Q if tolerations_tolerate_taint(_tolerations(pod), _T(TAINT_NODE_UNSCHEDULABLE, "", NO_SCHEDULE)) else SKIP)
             return SKIP
         return [(ClusterEvent(NODE, ADD), hint), (ClusterEvent(NODE, UPDATE_NODE_TAINT), hint)]
+
+
+class _Terms:
+    """A NodeSelector-shaped wrapper of terms (for node_selector_signature)."""
+
+    def __init__(self, terms: list[Any]) -> None:
+        self.node_selector_terms = terms
 
 
 class _T:
@@ -104,7 +135,14 @@ class NodeName(Plugin):
             return unresolvable(self.REASON)
         return SUCCESS_STATUS
 
+    def filter_passes_every_node(self, state: CycleState, pod: PodInfo) -> bool:
+        return not pod.node_name
+
+    def filter_signature(self, state: CycleState, pod: PodInfo) -> Any:
+        return pod.node_name
+
     def events_to_register(self) -> list[tuple[ClusterEvent, HintFn]]:
+        @hint_signature(lambda pod: pod.node_name)
         def hint(pod: PodInfo, old: Any, new: Any) -> QueueingHint:
             return Q if not pod.node_name or (new is not None and new.metadata.name == pod.node_name) else SKIP
         return [(ClusterEvent(NODE, ADD), hint)]
@@ -139,16 +177,21 @@ class NodePorts(Plugin):
             return unschedulable(self.REASON)
         return SUCCESS_STATUS
 
+    def filter_signature(self, state: CycleState, pod: PodInfo) -> Any:
+        return tuple(pod.host_ports)
+
     def events_to_register(self) -> list[tuple[ClusterEvent, HintFn]]:
         from ..podinfo import host_ports_of
 
+        @hint_signature(lambda pod: tuple(pod.host_ports))
         def pod_deleted(pod: PodInfo, old: Any, new: Any) -> QueueingHint:
             # node_ports.go isSchedulableAfterPodDeleted: a deleted pod that was neither bound nor
             # nominated frees nothing; otherwise queue when its host ports conflicted with ours
             if old is None or not (old.spec.node_name or old.status.nominated_node_name):
                 return SKIP
             return Q if ports_conflict(host_ports_of(old), pod.host_ports) else SKIP
-        return [(ClusterEvent(ASSIGNED_POD, DELETE), pod_deleted), (ClusterEvent(NODE, ADD), lambda p, o, n: Q)]
+        return [(ClusterEvent(ASSIGNED_POD, DELETE), pod_deleted),
+                (ClusterEvent(NODE, ADD), hint_signature(lambda pod: None)(lambda p, o, n: Q))]
 
 
 class TaintToleration(Plugin):
@@ -177,6 +220,9 @@ class TaintToleration(Plugin):
             return unresolvable(f"node(s) had untolerated taint {{{taint.key}: {taint.value or ''}}}")
         return unresolvable("node(s) had untolerated taint(s)")
 
+    def filter_signature(self, state: CycleState, pod: PodInfo) -> Any:
+        return tolerations_signature(pod)
+
     def pre_score(self, state: CycleState, pod: PodInfo, nodes: list[NodeInfo], all_nodes: list[NodeInfo]) -> Status:
         state.data[self.name] = [t for t in _tolerations(pod) if not t.effect or t.effect == PREFER_NO_SCHEDULE]
         return Status()
@@ -187,10 +233,14 @@ class TaintToleration(Plugin):
         tols = state.data.get(self.name, [])
         return sum(1 for t in ni.taints if t.effect == PREFER_NO_SCHEDULE and not tolerations_tolerate_taint(tols, t))
 
+    def score_signature(self, state: CycleState, pod: PodInfo) -> Any:
+        return tolerations_signature(pod)  # PreScore keeps a subset of these
+
     def normalize_score(self, state: CycleState, pod: PodInfo, scores: list[int]) -> None:
         default_normalize_score(MAX_NODE_SCORE, True, scores)
 
     def events_to_register(self) -> list[tuple[ClusterEvent, HintFn]]:
+        @hint_signature(tolerations_signature)
         def node_hint(pod: PodInfo, old: Any, new: Any) -> QueueingHint:
             if new is None:
                 return SKIP
@@ -287,6 +337,17 @@ class NodeAffinity(Plugin):
             return SUCCESS_STATUS
         return unresolvable(self.REASON)
 
+    def filter_signature(self, state: CycleState, pod: PodInfo) -> Any:
+        pre = state.data.get(self._PRE_FILTER_KEY)
+        if pre is None:
+            pre = self._pre_filter_state(pod)
+        return pre[0], node_selector_signature(pre[1])
+
+    def _required_signature(self, pod: PodInfo) -> Any:
+        """What required_node_affinity_matches reads from the pod (nodeSelector, required terms)."""
+        selector, required = self._pre_filter_state(pod)
+        return tuple(sorted(selector)), node_selector_signature(required)
+
     @staticmethod
     def _preferred(pod: PodInfo) -> list[Any]:
         aff = getattr(pod.spec, "affinity", None)
@@ -308,10 +369,15 @@ class NodeAffinity(Plugin):
                 total += p.weight
         return total
 
+    def score_signature(self, state: CycleState, pod: PodInfo) -> Any:
+        pref = state.data.get(self.name, [])
+        return tuple((p.weight, node_selector_signature(_Terms([p.preference]))) for p in pref)
+
     def normalize_score(self, state: CycleState, pod: PodInfo, scores: list[int]) -> None:
         default_normalize_score(MAX_NODE_SCORE, False, scores)
 
     def events_to_register(self) -> list[tuple[ClusterEvent, HintFn]]:
+        @hint_signature(self._required_signature)
         def hint(pod: PodInfo, old: Any, new: Any) -> QueueingHint:
             if new is None or not required_node_affinity_matches(pod.spec, new):
                 return SKIP

@@ -9,9 +9,9 @@ from dataclasses import dataclass, field
 from typing import Any, Optional
 
 from ..framework import (ADD, ASSIGNED_POD, DELETE, NODE, UPDATE, UPDATE_NODE_LABEL, ClusterEvent, CycleState,
-                         HintFn, Plugin, QueueingHint)
+                         _NODE_MEMO_LIMIT, HintFn, MemoKeys, Plugin, QueueingHint, hint_signature)
 from ..nodeinfo import NodeInfo, have_pods_with_affinity, have_pods_with_required_anti_affinity
-from ..podinfo import AffinityTerm, PodInfo, new_pod_info
+from ..podinfo import AffinityTerm, PodInfo, WeightedAffinityTerm, new_pod_info
 from ..types import MAX_NODE_SCORE, SUCCESS_STATUS, Code, Status, unresolvable, unschedulable
 
 REASON_AFFINITY = "node(s) didn't match pod affinity rules"
@@ -53,6 +53,32 @@ class _State:
         for t in pod.required_anti_affinity_terms:
             if t.matches(other):
                 _inc(self.anti, t.topology_key, labels, d)
+
+
+def _terms_signature(pod: PodInfo) -> Any:
+    """What the assigned-pod hint reads from the pod: its required (anti-)affinity terms (as
+    AffinityTerm.matches reads them) and its namespace and labels."""
+    return (tuple(t.signature for t in pod.required_affinity_terms),
+            tuple(t.signature for t in pod.required_anti_affinity_terms), pod.labels_key)
+
+
+def _topology_keys(pod: PodInfo) -> frozenset[str]:
+    """What the node hint reads from the pod: its required terms' topology keys."""
+    return frozenset(t.topology_key for t in pod.required_affinity_terms + pod.required_anti_affinity_terms)
+
+
+def _weighted_signature(terms: list[WeightedAffinityTerm]) -> tuple[Any, ...]:
+    """Everything the score walk reads from weighted terms: weight, topology key, match signature."""
+    return tuple((w.weight, w.term.topology_key, w.term.signature) for w in terms)
+
+
+def _remember(ni: NodeInfo, key: int, value: Any) -> tuple[int, Any]:
+    """Keep ``value`` in the node's memo under ``key`` for its current pods (generation)."""
+    memo = ni.memo
+    if len(memo) >= _NODE_MEMO_LIMIT:
+        memo.clear()
+    hit = memo[key] = (ni.generation, value)
+    return hit
 
 
 class _MatchMemo:
@@ -105,31 +131,59 @@ class InterPodAffinity(Plugin):
     def __init__(self, hard_pod_affinity_weight: int = 1, ignore_preferred_terms_of_existing_pods: bool = False) -> None:
         self.hard_weight = hard_pod_affinity_weight
         self.ignore_preferred_existing = ignore_preferred_terms_of_existing_pods
+        self._keys = MemoKeys()
 
     def pre_filter(self, state: CycleState, pod: PodInfo, nodes: list[NodeInfo]) -> tuple[Status, Optional[set[str]]]:
+        """getExistingAntiAffinityCounts + getIncomingAffinityAntiAffinityCounts.
+
+        Performance: a node's share of each count is a pure function of its pods, its labels and
+        the incoming pod's terms (the existing-anti share: of the incoming pod's namespace and
+        labels), so it is kept in the node's memo (interned key, node generation) and reused by
+        later cycles of pods with the same terms until the node's pods change; the counts are the
+        sums upstream's walk computes."""
         st = _State()
         memo = _MatchMemo(pod)
         # getExistingAntiAffinityCounts walks havePodsWithRequiredAntiAffinityNodeInfoList: only the
         # nodes that hold a pod with required anti-affinity (the others contribute nothing).
+        existing_key = self._keys(("existing", pod.labels_key))
         for ni in have_pods_with_required_anti_affinity(nodes):
-            for other in ni.pods_with_required_anti_affinity:
-                for t in other.required_anti_affinity_terms:
-                    if memo.term_matches_incoming(t):
-                        _inc(st.existing_anti, t.topology_key, ni.labels, 1)
+            hit = ni.memo.get(existing_key)
+            if hit is None or hit[0] != ni.generation:
+                share: dict[str, int] = {}
+                for other in ni.pods_with_required_anti_affinity:
+                    for t in other.required_anti_affinity_terms:
+                        if memo.term_matches_incoming(t):
+                            share[t.topology_key] = share.get(t.topology_key, 0) + 1
+                hit = _remember(ni, existing_key, tuple(share.items()))
+            for key, n in hit[1]:
+                _inc(st.existing_anti, key, ni.labels, n)
         aff_terms = pod.required_affinity_terms
         anti_terms = pod.required_anti_affinity_terms
         if not aff_terms and not anti_terms and not st.existing_anti:
             return Status(Code.SKIP), None
         if aff_terms or anti_terms:
+            incoming_key = self._keys(("incoming", tuple(t.signature for t in aff_terms),
+                                       tuple(t.signature for t in anti_terms)))
             for ni in nodes:
+                hit = ni.memo.get(incoming_key)
+                if hit is None or hit[0] != ni.generation:
+                    n_aff = 0
+                    n_anti = [0] * len(anti_terms)
+                    for other in ni.pods:
+                        if aff_terms and memo.all_match(aff_terms, other):
+                            n_aff += 1
+                        for i, t in enumerate(anti_terms):
+                            if memo.term_matches(t, other):
+                                n_anti[i] += 1
+                    hit = _remember(ni, incoming_key, (n_aff, tuple(n_anti)))
+                n_aff, anti_counts = hit[1]
                 labels = ni.labels
-                for other in ni.pods:
-                    if aff_terms and memo.all_match(aff_terms, other):
-                        for t in aff_terms:
-                            _inc(st.affinity, t.topology_key, labels, 1)
-                    for t in anti_terms:
-                        if memo.term_matches(t, other):
-                            _inc(st.anti, t.topology_key, labels, 1)
+                if n_aff:
+                    for t in aff_terms:
+                        _inc(st.affinity, t.topology_key, labels, n_aff)
+                for t, n in zip(anti_terms, anti_counts):
+                    if n:
+                        _inc(st.anti, t.topology_key, labels, n)
         state.data[self.name] = st
         return Status(), None
 
@@ -204,18 +258,24 @@ class InterPodAffinity(Plugin):
             return Status(Code.SKIP)
         score: dict[str, dict[str, int]] = {}
         memo = _MatchMemo(pod)
-        if has_pref:
-            for ni in all_nodes:
-                labels = ni.labels
-                for other in ni.pods:
-                    self._process_existing(pod, other, labels, score, memo)
-        else:
-            # upstream: without preferred terms of its own the pod is scored against
-            # havePodsWithAffinityNodeInfoList only (nodes whose pods_with_affinity is non-empty)
-            for ni in have_pods_with_affinity(all_nodes):
-                labels = ni.labels
-                for other in ni.pods_with_affinity:
-                    self._process_existing(pod, other, labels, score, memo)
+        # Performance: a node's share of the topology scores (the (key, value, weight) entries its
+        # pods add) depends only on its labels and pods and on the incoming pod's preferred terms,
+        # namespace and labels, so it is kept in the node's memo (interned key, node generation);
+        # the shares are merged in node order, entries of weight 0 included, as the walk adds them.
+        share_key = self._keys(("score", _weighted_signature(pod.preferred_affinity_terms),
+                                _weighted_signature(pod.preferred_anti_affinity_terms), pod.labels_key))
+        # upstream: without preferred terms of its own the pod is scored against
+        # havePodsWithAffinityNodeInfoList only (nodes whose pods_with_affinity is non-empty)
+        for ni in (all_nodes if has_pref else have_pods_with_affinity(all_nodes)):
+            hit = ni.memo.get(share_key)
+            if hit is None or hit[0] != ni.generation:
+                node_score: dict[str, dict[str, int]] = {}
+                for other in (ni.pods if has_pref else ni.pods_with_affinity):
+                    self._process_existing(pod, other, ni.labels, node_score, memo)
+                hit = _remember(ni, share_key, tuple((k, v, w) for k, m in node_score.items() for v, w in m.items()))
+            for k, v, w in hit[1]:
+                m = score.setdefault(k, {})
+                m[v] = m.get(v, 0) + w
         score = {k: {v: s for v, s in m.items()} for k, m in score.items() if m}
         if not score:
             return Status(Code.SKIP)
@@ -249,6 +309,7 @@ class InterPodAffinity(Plugin):
             other = new_pod_info(obj)
             return all(t.matches(other) for t in terms)
 
+        @hint_signature(_terms_signature)
         def pod_hint(pod: PodInfo, old: Any, new: Any) -> QueueingHint:
             """plugin.go isSchedulableAfterPodChange."""
             if (new is not None and not new.spec.node_name) or (old is not None and not old.spec.node_name):
@@ -267,6 +328,7 @@ class InterPodAffinity(Plugin):
                 return Q
             return Q if any(t.matches(pod) for t in new_pod_info(old).required_anti_affinity_terms) else SKIP
 
+        @hint_signature(_topology_keys)
         def node_hint(pod: PodInfo, old: Any, new: Any) -> QueueingHint:
             keys = {t.topology_key for t in pod.required_affinity_terms + pod.required_anti_affinity_terms}
             if not keys:

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any, Optional
 
 from ..framework import (ADD, ASSIGNED_POD, DELETE, NODE, UPDATE_NODE_ALLOCATABLE, UPDATE_POD_SCALE_DOWN,
-                         ClusterEvent, CycleState, HintFn, Plugin, QueueingHint)
+                         NOT_NODE_LOCAL, ClusterEvent, CycleState, HintFn, Plugin, QueueingHint, hint_signature)
 from ..nodeinfo import NodeInfo
 from ..podinfo import CPU, EPHEMERAL, MEMORY, PODS, PodInfo, ResourceList, _nanos
 from ..types import MAX_NODE_SCORE, SUCCESS_STATUS, Code, Status
@@ -180,6 +180,12 @@ class NodeResourcesFit(Plugin):
                         unres = True
         return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE if unres else Code.UNSCHEDULABLE, reasons)
 
+    def filter_signature(self, state: CycleState, pod: PodInfo) -> Any:
+        fs = state.data.get(self._PRE_FILTER_KEY)
+        if fs is None:
+            fs = self._pre_filter_state(pod)
+        return fs.requests_nothing, fs.checks
+
     def _pre_score_state(self, pod: PodInfo) -> _FitPreScoreState:
         plan = []
         for r, w in self.strategy.resources:
@@ -228,9 +234,19 @@ class NodeResourcesFit(Plugin):
             wsum += w
         return 0 if wsum == 0 else num // wsum
 
+    def score_signature(self, state: CycleState, pod: PodInfo) -> Any:
+        kind = self.strategy.type
+        if kind != LEAST_ALLOCATED and kind != MOST_ALLOCATED:
+            return NOT_NODE_LOCAL  # score_resources reads the pod's requests directly
+        ps = state.data.get(self._PRE_SCORE_KEY)
+        if ps is None:
+            ps = self._pre_score_state(pod)
+        return kind, ps.plan
+
     def events_to_register(self) -> list[tuple[ClusterEvent, HintFn]]:
         Q, SKIP = QueueingHint.QUEUE, QueueingHint.QUEUE_SKIP
 
+        @hint_signature(lambda pod: tuple(sorted(pod.requests.items())))
         def node_hint(pod: PodInfo, old: Any, new: Any) -> QueueingHint:
             if new is None:
                 return SKIP
@@ -245,6 +261,7 @@ class NodeResourcesFit(Plugin):
                     return Q
             return SKIP
 
+        @hint_signature(_nothing)
         def pod_deleted(pod: PodInfo, old: Any, new: Any) -> QueueingHint:
             if old is None:
                 return SKIP
@@ -252,11 +269,17 @@ class NodeResourcesFit(Plugin):
                 return Q
             return SKIP
 
+        @hint_signature(_nothing)
         def scale_down(pod: PodInfo, old: Any, new: Any) -> QueueingHint:
             return Q if new is not None and getattr(new.spec, "node_name", None) else SKIP
         return [(ClusterEvent(NODE, ADD), node_hint), (ClusterEvent(NODE, UPDATE_NODE_ALLOCATABLE), node_hint),
                 (ClusterEvent(ASSIGNED_POD, DELETE), pod_deleted),
                 (ClusterEvent(ASSIGNED_POD, UPDATE_POD_SCALE_DOWN), scale_down)]
+
+
+def _nothing(pod: PodInfo) -> None:
+    """The pod signature of a hint that reads nothing from the pod."""
+    return None
 
 
 def score_resources(strategy: ScoringStrategy, ni: NodeInfo, pod: PodInfo, alloc_req: Any) -> int:
@@ -336,6 +359,10 @@ class BalancedAllocation(Plugin):
         if len(fractions) == 2:  # balanced_score's two-resource case, same float expression inline
             return int((1 - abs((fractions[0] - fractions[1]) / 2)) * MAX_NODE_SCORE)
         return balanced_score(fractions)
+
+    def score_signature(self, state: CycleState, pod: PodInfo) -> Any:
+        plan = state.data.get(self._PRE_SCORE_KEY)
+        return plan if plan is not None else self._plan(pod)
 
 
 def balanced_score(fractions: list[float]) -> int:

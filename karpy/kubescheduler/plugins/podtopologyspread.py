@@ -14,7 +14,8 @@ from typing import Any, Callable, Optional
 from karpy.api.meta import LabelSelector, LabelSelectorRequirement
 
 from ..framework import (ADD, ASSIGNED_POD, DELETE, NODE, UPDATE, UPDATE_NODE_LABEL, UPDATE_NODE_TAINT,
-                         ClusterEvent, CycleState, HintFn, Plugin, QueueingHint)
+                         _NODE_MEMO_LIMIT, ClusterEvent, CycleState, HintFn, MemoKeys, Plugin, QueueingHint,
+                         hint_signature)
 from ..nodeinfo import NodeInfo
 from ..podinfo import PodInfo, selector_signature
 from ..types import LABEL_HOSTNAME, LABEL_ZONE, MAX_NODE_SCORE, SUCCESS_STATUS, Code, Status, unresolvable, unschedulable
@@ -58,6 +59,17 @@ class Constraint:
     @cached_property
     def selector_key(self) -> Any:
         return selector_signature(self.selector)
+
+
+def _selectors_signature(pod: PodInfo) -> Any:
+    """What the assigned-pod hint reads from the pod: its namespace and its constraints' selectors."""
+    return pod.namespace, tuple(selector_signature(c.label_selector)
+                                for c in getattr(pod.spec, "topology_spread_constraints", None) or [])
+
+
+def _topology_keys(pod: PodInfo) -> tuple[str, ...]:
+    """What the node hint reads from the pod: its constraints' topology keys."""
+    return tuple(c.topology_key for c in getattr(pod.spec, "topology_spread_constraints", None) or [])
 
 
 def _has_required_node_affinity(pod: PodInfo) -> bool:
@@ -196,6 +208,7 @@ class PodTopologySpread(Plugin):
                  default_selector: Optional[Callable[[Any], Optional[LabelSelector]]] = None) -> None:
         self.defaulting_type = defaulting_type
         self.default_selector = default_selector
+        self._keys = MemoKeys()
 
     # ---- filter ----
     def pre_filter(self, state: CycleState, pod: PodInfo, nodes: list[NodeInfo]) -> tuple[Status, Optional[set[str]]]:
@@ -205,6 +218,10 @@ class PodTopologySpread(Plugin):
         st = _FilterState(cs, [{} for _ in cs])
         trivial = [c.inclusion_is_trivial(pod) for c in cs]
         ns = pod.namespace
+        if all(trivial):
+            self._count_shares(st, ns, nodes)
+            state.data[self.name] = st
+            return Status(), None
         for ni in nodes:
             labels = ni.labels
             if not all(c.topology_key in labels for c in cs):  # _node_has_all_keys
@@ -217,6 +234,35 @@ class PodTopologySpread(Plugin):
                 counts[v] = counts.get(v, 0) + count_matching_on_node(ni, c, ns)
         state.data[self.name] = st
         return Status(), None
+
+    def _count_shares(self, st: _FilterState, ns: str, nodes: list[NodeInfo]) -> None:
+        """PreFilter's counting loop when every constraint's node inclusion is trivial.
+
+        Performance: a node's share (None when it lacks a constraint's topology key, else its
+        matching-pod count per constraint) depends only on its labels and pods, the namespace and
+        the selectors, so it is kept in the node's memo (interned key, node generation) and reused
+        by later cycles; the domain counts are added in node order exactly as the loop does."""
+        cs = st.constraints
+        key = self._keys((ns, tuple((c.topology_key, c.selector_key) for c in cs)))
+        counts = st.counts
+        for ni in nodes:
+            memo = ni.memo
+            hit = memo.get(key)
+            if hit is None or hit[0] != ni.generation:
+                labels = ni.labels
+                share = tuple(count_matching_on_node(ni, c, ns) for c in cs) \
+                    if all(c.topology_key in labels for c in cs) else None
+                if len(memo) >= _NODE_MEMO_LIMIT:
+                    memo.clear()
+                hit = memo[key] = (ni.generation, share)
+            share = hit[1]
+            if share is None:
+                continue
+            labels = ni.labels
+            for i, c in enumerate(cs):
+                v = labels[c.topology_key]
+                domain = counts[i]
+                domain[v] = domain.get(v, 0) + share[i]
 
     def add_pod(self, state: CycleState, pod: PodInfo, to_add: PodInfo, ni: NodeInfo) -> None:
         st = state.data.get(self.name)
@@ -326,6 +372,7 @@ class PodTopologySpread(Plugin):
     def events_to_register(self) -> list[tuple[ClusterEvent, HintFn]]:
         Q, SKIP = QueueingHint.QUEUE, QueueingHint.QUEUE_SKIP
 
+        @hint_signature(_selectors_signature)
         def pod_hint(pod: PodInfo, old: Any, new: Any) -> QueueingHint:
             obj = new if new is not None else old
             if obj is None or (getattr(obj.metadata, "namespace", None) or "default") != pod.namespace:
@@ -338,6 +385,7 @@ class PodTopologySpread(Plugin):
                     return Q
             return SKIP
 
+        @hint_signature(_topology_keys)
         def node_hint(pod: PodInfo, old: Any, new: Any) -> QueueingHint:
             keys = [c.topology_key for c in getattr(pod.spec, "topology_spread_constraints", None) or []]
             if not keys:

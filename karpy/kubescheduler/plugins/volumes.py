@@ -71,6 +71,9 @@ class _VolumePlugin(Plugin):
         vt = self.volumes()
         return vt if vt is not None and pod.spec.volumes else None
 
+    def filter_passes_every_node(self, state: CycleState, pod: PodInfo) -> bool:
+        return self._topology(pod) is None
+
 
 class VolumeBinding(_VolumePlugin):
     """volumebinding: PreFilter (missing / unbound Immediate claims) and Filter (FindPodVolumes)."""
