@@ -147,6 +147,60 @@ def _shared_loader(data_path: str | None) -> Any:
         return loader
 
 
+#: whether moto's EC2 models were imported (and moto's lazy region session built) by :func:`_import_moto_ec2`
+_moto_ec2_ready = False
+
+
+@contextmanager
+def _new_sessions_share_loader() -> Iterator[None]:
+    """While the body runs, botocore sessions created anywhere get :func:`_shared_loader`'s loader.
+
+    For moto's import-time sessions only (:func:`_import_moto_ec2`), which karpy cannot reach
+    otherwise. botocore's ``Session`` builds its loader with ``botocore.session.create_loader(
+    data_path)``; this swaps that module attribute for :func:`_shared_loader` (same signature, same
+    ``data_path`` keying, so the data a session reads is exactly what a fresh loader would read) and
+    puts the previous value back when the body ends or raises: nothing stays patched when karpy
+    returns. Held under :data:`MOTO_LOCK` so two karpy threads never swap it at once; a host thread
+    that builds a session during the swap (a fraction of a second, once per process) gets a loader
+    equal to its own, only shared.
+    """
+    import botocore.session
+
+    with MOTO_LOCK:
+        previous = botocore.session.create_loader
+        botocore.session.create_loader = _shared_loader
+        try:
+            yield
+        finally:
+            botocore.session.create_loader = previous
+
+
+def _import_moto_ec2() -> None:
+    """Import moto's EC2 models once per process, with moto's own botocore sessions sharing karpy's
+    loader.
+
+    ``import moto.ec2.models`` builds three ``boto3.Session()`` in a class body (moto's
+    ``RegionsAndZonesBackend``, one per partition) just to list the EC2 regions, and each parses
+    the EC2 service model (~4 MB of JSON) and ``endpoints.json`` again; moto's lazily built session
+    for an account's regions (``AccountSpecificBackend.get_session``, cached for the process) does
+    it a fourth time. About 0.5 s CPU of a cold process. Built under
+    :func:`_new_sessions_share_loader`, they parse each file once, and karpy's own client (same
+    loader) then parses nothing. What the host already imported or built is left as it is.
+    """
+    global _moto_ec2_ready
+    if _moto_ec2_ready:
+        return
+    with MOTO_LOCK:
+        if _moto_ec2_ready:
+            return
+        with _new_sessions_share_loader():  # no-ops for what the host already imported or built
+            import moto.ec2.models  # noqa: F401  (the import is the point)
+            from moto.core.base_backend import AccountSpecificBackend
+
+            AccountSpecificBackend.get_session()
+        _moto_ec2_ready = True
+
+
 def _claim_account() -> str:
     with MOTO_LOCK:
         n = KARPY_ACCOUNT_BASE
@@ -296,6 +350,7 @@ class MockedEC2:
         EC2 state (see the module doc: nothing process-wide is patched)."""
         if self._client is not None:
             raise RuntimeError("MockedEC2 already started")
+        _import_moto_ec2()
         import boto3
         import botocore.session
         from moto.core.models import botocore_stubber as moto_global_stubber

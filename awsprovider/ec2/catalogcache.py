@@ -65,7 +65,8 @@ def default_cache_dir() -> Path:
     return Path(root) / _SUBDIR
 
 
-def _moto_root() -> Path | None:
+def moto_root() -> Path | None:
+    """moto's package directory, found without importing moto (None when it is not installed)."""
     spec = importlib.util.find_spec("moto")
     if spec is None or spec.origin is None:
         return None
@@ -74,7 +75,7 @@ def _moto_root() -> Path | None:
 
 def moto_data_fingerprint(region: str) -> tuple[tuple[str, int, int], ...]:
     """(file name, size, mtime_ns) of moto's catalogue data files for ``region`` (sorted)."""
-    root = _moto_root()
+    root = moto_root()
     if root is None:
         return ()
     resources = root / "ec2" / "resources"
