@@ -87,7 +87,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from types import TracebackType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from awsprovider.ec2.capacity import CapacityModel, CapacityRule
 from awsprovider.ec2.capacityreservations import (
@@ -108,6 +108,9 @@ from awsprovider.ec2.fleet import (
     is_modelled_request,
 )
 
+if TYPE_CHECKING:  # pragma: no cover
+    from botocore.loaders import Loader
+
 __all__ = [
     "DUMMY_CREDENTIALS", "FleetRecord", "ID_NEUTRAL_OPERATIONS", "KARPY_ACCOUNT_BASE", "MOTO_LOCK", "MockedEC2",
     "Network",
@@ -125,11 +128,12 @@ MOTO_LOCK = threading.RLock()
 ID_NEUTRAL_OPERATIONS = frozenset({"DescribeInstanceTypes", "DescribeInstanceTypeOfferings"})
 _claimed_accounts: set[str] = set()
 #: botocore data loaders shared by the backends' private sessions, by botocore's ``data_path``
-_LOADERS: dict[str | None, Any] = {}
+_LOADERS: dict[str | None, Loader] = {}
 
 
-def _shared_loader(data_path: str | None) -> Any:
-    """One botocore data loader per ``data_path`` for every backend's private session.
+def _shared_loader(search_path_string: str | None = None) -> Loader:
+    """One botocore data loader per ``data_path`` setting (botocore's ``create_loader`` calls it
+    ``search_path_string``; this has its signature) for every backend's private session.
 
     A fresh botocore session builds its own loader and parses the EC2 service model (~4 MB of JSON)
     and ``endpoints.json`` again: ~0.15 s CPU per :class:`MockedEC2`. A loader only reads botocore's
@@ -141,9 +145,9 @@ def _shared_loader(data_path: str | None) -> Any:
     from botocore.loaders import create_loader
 
     with MOTO_LOCK:
-        loader = _LOADERS.get(data_path)
+        loader = _LOADERS.get(search_path_string)
         if loader is None:
-            loader = _LOADERS[data_path] = create_loader(data_path)
+            loader = _LOADERS[search_path_string] = create_loader(search_path_string)
         return loader
 
 
