@@ -454,12 +454,7 @@ def _read_yaml_libyaml(text: str, file: str) -> list[_Doc] | None:
         docs: list[_Doc] = []
         loader = _LIBYAML_LOADER(text)
         try:
-            while loader.check_node():
-                node = loader.get_node()
-                if node is not None:
-                    _check_shape(node, file, len(docs) + 1)
-                data = loader.construct_document(node) if node is not None else None
-                docs.append(_Doc(data, file, len(docs) + 1, node))
+            _compose_documents(loader, file, docs, [None])
         finally:
             loader.dispose()
         return docs
@@ -467,19 +462,25 @@ def _read_yaml_libyaml(text: str, file: str) -> list[_Doc] | None:
         return None
 
 
+def _compose_documents(loader: Any, file: str, docs: list[_Doc], current: list[yaml.Node | None]) -> None:
+    """Compose, check (:func:`_check_shape`) and construct every document of ``loader`` into
+    ``docs``; ``current[0]`` is the node being constructed (what an error message points into)."""
+    while loader.check_node():
+        node = current[0] = loader.get_node()
+        if node is not None:
+            _check_shape(node, file, len(docs) + 1)
+        data = loader.construct_document(node) if node is not None else None
+        docs.append(_Doc(data, file, len(docs) + 1, node))
+        current[0] = None
+
+
 def _read_yaml_python(text: str, file: str) -> list[_Doc]:
     docs: list[_Doc] = []
     loader: _BoundedLoader | None = None
-    node: yaml.Node | None = None
+    current: list[yaml.Node | None] = [None]
     try:
         loader = _BoundedLoader(text)  # its reader rejects NUL and other control characters
-        while loader.check_node():
-            node = loader.get_node()
-            if node is not None:
-                _check_shape(node, file, len(docs) + 1)
-            data = loader.construct_document(node) if node is not None else None
-            docs.append(_Doc(data, file, len(docs) + 1, node))
-            node = None
+        _compose_documents(loader, file, docs, current)
     except ManifestError:
         raise
     except yaml.reader.ReaderError as e:
@@ -503,6 +504,7 @@ def _read_yaml_python(text: str, file: str) -> list[_Doc]:
                             + f" (karpy reads at most {MAX_YAML_DEPTH} levels)",
                             line=mark.line + 1 if mark is not None else None) from None
     except ValueError as e:  # a value the constructor cannot build: an over-long integer, a bad date
+        node = current[0]
         found = _find_long_int(node) if node is not None else None
         if found is not None:
             loc, scalar = found
