@@ -87,7 +87,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from types import TracebackType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from awsprovider.ec2.capacity import CapacityModel, CapacityRule
 from awsprovider.ec2.capacityreservations import (
@@ -108,6 +108,9 @@ from awsprovider.ec2.fleet import (
     is_modelled_request,
 )
 
+if TYPE_CHECKING:  # pragma: no cover
+    from botocore.loaders import Loader
+
 __all__ = [
     "DUMMY_CREDENTIALS", "FleetRecord", "ID_NEUTRAL_OPERATIONS", "KARPY_ACCOUNT_BASE", "MOTO_LOCK", "MockedEC2",
     "Network",
@@ -125,11 +128,12 @@ MOTO_LOCK = threading.RLock()
 ID_NEUTRAL_OPERATIONS = frozenset({"DescribeInstanceTypes", "DescribeInstanceTypeOfferings"})
 _claimed_accounts: set[str] = set()
 #: botocore data loaders shared by the backends' private sessions, by botocore's ``data_path``
-_LOADERS: dict[str | None, Any] = {}
+_LOADERS: dict[str | None, Loader] = {}
 
 
-def _shared_loader(data_path: str | None) -> Any:
-    """One botocore data loader per ``data_path`` for every backend's private session.
+def _shared_loader(search_path_string: str | None = None) -> Loader:
+    """One botocore data loader per ``data_path`` setting (botocore's ``create_loader`` calls it
+    ``search_path_string``; this has its signature) for every backend's private session.
 
     A fresh botocore session builds its own loader and parses the EC2 service model (~4 MB of JSON)
     and ``endpoints.json`` again: ~0.15 s CPU per :class:`MockedEC2`. A loader only reads botocore's
@@ -141,10 +145,64 @@ def _shared_loader(data_path: str | None) -> Any:
     from botocore.loaders import create_loader
 
     with MOTO_LOCK:
-        loader = _LOADERS.get(data_path)
+        loader = _LOADERS.get(search_path_string)
         if loader is None:
-            loader = _LOADERS[data_path] = create_loader(data_path)
+            loader = _LOADERS[search_path_string] = create_loader(search_path_string)
         return loader
+
+
+#: whether moto's EC2 models were imported (and moto's lazy region session built) by :func:`_import_moto_ec2`
+_moto_ec2_ready = False
+
+
+@contextmanager
+def _new_sessions_share_loader() -> Iterator[None]:
+    """While the body runs, botocore sessions created anywhere get :func:`_shared_loader`'s loader.
+
+    For moto's import-time sessions only (:func:`_import_moto_ec2`), which karpy cannot reach
+    otherwise. botocore's ``Session`` builds its loader with ``botocore.session.create_loader(
+    data_path)``; this swaps that module attribute for :func:`_shared_loader` (same signature, same
+    ``data_path`` keying, so the data a session reads is exactly what a fresh loader would read) and
+    puts the previous value back when the body ends or raises: nothing stays patched when karpy
+    returns. Held under :data:`MOTO_LOCK` so two karpy threads never swap it at once; a host thread
+    that builds a session during the swap (a fraction of a second, once per process) gets a loader
+    equal to its own, only shared.
+    """
+    import botocore.session
+
+    with MOTO_LOCK:
+        previous = botocore.session.create_loader
+        botocore.session.create_loader = _shared_loader
+        try:
+            yield
+        finally:
+            botocore.session.create_loader = previous
+
+
+def _import_moto_ec2() -> None:
+    """Import moto's EC2 models once per process, with moto's own botocore sessions sharing karpy's
+    loader.
+
+    ``import moto.ec2.models`` builds three ``boto3.Session()`` in a class body (moto's
+    ``RegionsAndZonesBackend``, one per partition) just to list the EC2 regions, and each parses
+    the EC2 service model (~4 MB of JSON) and ``endpoints.json`` again; moto's lazily built session
+    for an account's regions (``AccountSpecificBackend.get_session``, cached for the process) does
+    it a fourth time. About 0.5 s CPU of a cold process. Built under
+    :func:`_new_sessions_share_loader`, they parse each file once, and karpy's own client (same
+    loader) then parses nothing. What the host already imported or built is left as it is.
+    """
+    global _moto_ec2_ready
+    if _moto_ec2_ready:
+        return
+    with MOTO_LOCK:
+        if _moto_ec2_ready:
+            return
+        with _new_sessions_share_loader():  # no-ops for what the host already imported or built
+            import moto.ec2.models  # noqa: F401  (the import is the point)
+            from moto.core.base_backend import AccountSpecificBackend
+
+            AccountSpecificBackend.get_session()
+        _moto_ec2_ready = True
 
 
 def _claim_account() -> str:
@@ -296,6 +354,7 @@ class MockedEC2:
         EC2 state (see the module doc: nothing process-wide is patched)."""
         if self._client is not None:
             raise RuntimeError("MockedEC2 already started")
+        _import_moto_ec2()
         import boto3
         import botocore.session
         from moto.core.models import botocore_stubber as moto_global_stubber

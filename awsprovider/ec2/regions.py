@@ -11,7 +11,6 @@ commercial region as a proxy (``--price-region``).
 from __future__ import annotations
 
 from functools import lru_cache
-from importlib import resources
 
 __all__ = ["UnsupportedRegionError", "check_region", "simulated_regions"]
 
@@ -25,11 +24,18 @@ class UnsupportedRegionError(ValueError):
 
 @lru_cache(maxsize=1)
 def simulated_regions() -> frozenset[str]:
-    """The regions moto has per-zone instance-type offerings for (read from its package data)."""
-    root = resources.files("moto.ec2.resources")
-    for part in _OFFERINGS_DIR:
-        root = root.joinpath(part)
-    return frozenset(p.name[: -len(_SUFFIX)] for p in root.iterdir() if p.name.endswith(_SUFFIX))
+    """The regions moto has per-zone instance-type offerings for (read from its package data).
+
+    Found through moto's package location (``importlib.util.find_spec``), without importing
+    ``moto.ec2``: the mocked EC2 imports it itself, with its import-time botocore sessions sharing
+    one loader (:func:`awsprovider.ec2.backend._import_moto_ec2`)."""
+    from awsprovider.ec2.catalogcache import moto_root
+
+    root = moto_root()
+    if root is None:
+        return frozenset()
+    offerings = root.joinpath("ec2", "resources", *_OFFERINGS_DIR)
+    return frozenset(p.name[: -len(_SUFFIX)] for p in offerings.iterdir() if p.name.endswith(_SUFFIX))
 
 
 def check_region(region: str) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import shutil
 from pathlib import Path
+from typing import Any
 
 import pytest
 from pydantic import BaseModel, ConfigDict
@@ -278,3 +279,64 @@ def test_model_objects_of_another_class_for_the_kind_are_rebuilt_through_the_reg
     assert [type(p) for p in loaded.pods] == [Pod]
     assert loaded.pods[0].model_dump() == original.model_dump()
     assert loaded.extra == {}
+
+
+def _yaml_signature(docs: list[Any]) -> list[Any]:
+    """What a caller of the YAML step sees: each document's data, and per node its tag, start line
+    and column, scalar value, and whether it is plain (``style`` None in PyYAML, "" in libyaml)."""
+    import yaml
+
+    def walk(node: Any, out: list[Any]) -> list[Any]:
+        if node is None:
+            return out
+        plain = not node.style if isinstance(node, yaml.ScalarNode) else None
+        out.append((node.tag, node.start_mark.line, node.start_mark.column, plain,
+                    node.value if isinstance(node, yaml.ScalarNode) else None))
+        if isinstance(node, yaml.MappingNode):
+            for k, v in node.value:
+                walk(k, out)
+                walk(v, out)
+        elif isinstance(node, yaml.SequenceNode):
+            for v in node.value:
+                walk(v, out)
+        return out
+
+    return [(d.data, d.index, walk(d.node, [])) for d in docs]
+
+
+def test_libyaml_reads_every_real_manifest_as_the_pure_python_loader_does() -> None:
+    """The libyaml path (CSafeLoader) gives the same documents, tags, lines and values as the
+    pure-Python bounded loader on every YAML file under tests/ (real manifests: upstream examples,
+    blueprints, kubectl dumps, Helm output) and on edge cases (CRLF, BOM, anchors, empty and
+    comment-only streams, explicit ends, typed scalars)."""
+    from karpy.api import loader as L
+
+    if L._LIBYAML_LOADER is None:
+        pytest.skip("PyYAML without libyaml: only the pure-Python path exists")
+    texts = {str(p): p.read_text(encoding="utf-8") for p in sorted(Path(__file__).parents[1].rglob("*.yaml"))}
+    texts.update({f"edge {i}": t for i, t in enumerate([
+        "a: 1\r\nb: [1, 2]\r\n", "\ufeffkind: Pod\n", "a: &x [1]\nb: *x\n", "---\n---\na: 1\n...\n", "", "# only\n",
+        "a: 'q'\nb: \"d\"\nc: |\n  x\nd: >\n  y\n", "a: 2001-12-14\nb: 0x1F\nc: .inf\nd: ~\ne: yes\n",
+        "a:\n- b\n- c: [d, {e: f}]\n"])})
+    assert len(texts) > 50
+    for name, text in texts.items():
+        fast = L._read_yaml_libyaml(text, name)
+        assert fast is not None, name  # valid text takes the libyaml path
+        assert _yaml_signature(fast) == _yaml_signature(L._read_yaml_python(text, name)), name
+
+
+@pytest.mark.parametrize("text", ["[" * 100_000, "a:\n" + "".join(" " * i + "b:\n" for i in range(1, 200)),
+                                  "a: [1\n", "a: \x01\n", "a: &x [*x]\n", "a: 1\n\tb: 2\n"])
+def test_deep_unprintable_or_bad_yaml_goes_to_the_pure_python_loader(text: str) -> None:
+    """Nesting past MAX_YAML_DEPTH (the event pass stops at the limit: 100,000 brackets take
+    milliseconds), text the pure-Python reader rejects and every YAML error leave the libyaml path,
+    so the bounded loader reports them exactly as before."""
+    import time
+
+    from karpy.api import loader as L
+
+    if L._LIBYAML_LOADER is None:
+        pytest.skip("PyYAML without libyaml")
+    start = time.process_time()
+    assert L._read_yaml_libyaml(text, "f") is None
+    assert time.process_time() - start < 5

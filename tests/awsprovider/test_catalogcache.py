@@ -132,6 +132,36 @@ def test_a_foreign_or_truncated_entry_is_a_miss_not_an_error(
     catalog_module._MEMO.clear()
     third = _catalog(backend, cache)
     assert third.instance_types() == expected and not third.from_disk
+    (tmp_path / name).write_bytes((tmp_path / name).read_bytes()[:1000])  # a truncated pickle
+    catalog_module._MEMO.clear()
+    fourth = _catalog(backend, cache)
+    assert fourth.instance_types() == expected and not fourth.from_disk
+
+
+class _Planted:
+    """A pickle that would call ``os.getpid`` if it were loaded with a plain ``pickle.load``."""
+
+    def __reduce__(self) -> Any:
+        import os
+
+        return os.getpid, ()
+
+
+def test_a_planted_entry_naming_another_callable_is_a_miss_and_never_called(
+        backend: MockedEC2, tmp_path: Path, no_process_memo: None) -> None:
+    import pickle
+
+    cache = CatalogCache(tmp_path)
+    expected = _catalog(backend, cache).instance_types()
+    [name] = _entries(tmp_path)
+    digest = cache._digest("DescribeInstanceTypes", "us-east-1",
+                           catalog_module._filters_key(catalog_module.INSTANCE_TYPE_FILTERS))
+    (tmp_path / name).write_bytes(pickle.dumps({"digest": digest, "pages": 1, "answer": _Planted()}))
+    assert cache.load("DescribeInstanceTypes", "us-east-1",
+                      catalog_module._filters_key(catalog_module.INSTANCE_TYPE_FILTERS)) is None
+    catalog_module._MEMO.clear()
+    again = _catalog(backend, cache)
+    assert again.instance_types() == expected and not again.from_disk
 
 
 def test_an_unwritable_cache_directory_still_answers(backend: MockedEC2, tmp_path: Path, no_process_memo: None) -> None:

@@ -280,3 +280,51 @@ def test_client_before_start_raises() -> None:
     ec2 = MockedEC2()
     with pytest.raises(RuntimeError):
         _ = ec2.client
+
+
+_COLD_IMPORT = r"""
+import json, sys
+import botocore.loaders, botocore.session
+parsed = []
+original_load = botocore.loaders.JSONFileLoader.load_file
+def counting(self, file_path):  # this probe is the test's own, in its own process
+    found = original_load(self, file_path)
+    if found is not None and file_path.endswith(("ec2/2016-11-15/service-2", "/endpoints")):
+        parsed.append(file_path.rsplit("/", 1)[-1])
+    return found
+botocore.loaders.JSONFileLoader.load_file = counting
+from awsprovider.ec2.backend import MockedEC2, _shared_loader
+assert "moto.ec2.models" not in sys.modules
+with MockedEC2() as ec2:
+    ec2.client.describe_availability_zones()
+    during = botocore.session.create_loader is botocore.loaders.create_loader
+host_session = botocore.session.Session()
+print(json.dumps({
+    "parsed": sorted(parsed),
+    "create_loader_restored": botocore.session.create_loader is botocore.loaders.create_loader and during,
+    "host_loader_is_own": host_session.get_component("data_loader") is not _shared_loader(None),
+}))
+"""
+
+
+def test_cold_import_parses_the_ec2_model_once_and_leaves_botocore_as_it_was() -> None:
+    """moto's import-time botocore sessions (three in RegionsAndZonesBackend, one for an account's
+    regions) and karpy's client share one loader while moto's EC2 imports: in a fresh process the
+    EC2 service model and endpoints.json are each parsed once by botocore's loader (they were
+    parsed five and four times), the model once more by moto's own loader. Afterwards ``botocore.session.create_loader`` is botocore's own again and a
+    host session builds its own loader."""
+    import json
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(root), os.environ.get("PYTHONPATH")])))
+    out = subprocess.run([sys.executable, "-c", _COLD_IMPORT], env=env, capture_output=True, text=True, timeout=300,
+                         check=True)
+    result = json.loads(out.stdout.strip().splitlines()[-1])
+    # botocore's loader (moto's import-time sessions, moto's region session, karpy's client) once
+    # each, plus moto's own loader's copy of the EC2 model (its request parser and serialiser)
+    assert result["parsed"] == ["endpoints", "service-2", "service-2"]
+    assert result["create_loader_restored"] is True
+    assert result["host_loader_is_own"] is True
