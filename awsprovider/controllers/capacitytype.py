@@ -5,8 +5,8 @@ Every :data:`RECONCILE_PERIOD` (upstream ``RequeueAfter: time.Minute``) it lists
 instances (upstream ``cp.List``; here the mocked EC2's record of which reservation each instance
 runs in, which is what DescribeInstances' ``CapacityReservationId`` says) and, for each NodeClaim
 that is not deleting and is labelled ``karpenter.sh/capacity-type: reserved`` while its instance
-is now on-demand (its reservation expired or was cancelled), patches the NodeClaim and its
-registered Node: ``capacity-type`` becomes ``on-demand`` and the ReservedCapacityLabels
+is now on-demand (its reservation expired or was cancelled) -- or whose registered Node still is
+reserved after the NodeClaim was demoted -- patches the NodeClaim and its registered Node: ``capacity-type`` becomes ``on-demand`` and the ReservedCapacityLabels
 (``karpenter.k8s.aws/capacity-reservation-id`` and ``-type``, apis/v1/doc.go) are removed. Only
 reserved -> on-demand is synced (upstream: promotion is not supported). karpy also moves the node's
 $/h to the on-demand price from that instant (EC2 bills the instance at the on-demand rate once it
@@ -21,8 +21,8 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from karpy.scheduling.labels import CAPACITY_TYPE_ON_DEMAND, CAPACITY_TYPE_RESERVED, LABEL_CAPACITY_TYPE, \
-    LABEL_INSTANCE_TYPE
+from karpy.scheduling.labels import (CAPACITY_TYPE_ON_DEMAND, CAPACITY_TYPE_RESERVED, CAPACITY_TYPE_SPOT,
+                                     LABEL_CAPACITY_TYPE, LABEL_INSTANCE_TYPE)
 
 __all__ = ["CONTROLLER_NAME", "CapacityTypeController", "RECONCILE_PERIOD", "ReservationCluster"]
 
@@ -37,6 +37,7 @@ class ReservationCluster(Protocol):
 
     def now(self) -> float: ...
     def live_nodeclaims(self) -> list[Any]: ...
+    def node_labels(self, name: str) -> Mapping[str, str] | None: ...
     def relabel_nodeclaim(self, name: str, labels: Mapping[str, str], remove: Iterable[str] = (),
                           price: float | None = None) -> bool: ...
     def delete_nodeclaim(self, name: str, reason: str) -> bool: ...
@@ -71,15 +72,16 @@ class CapacityTypeController:
         reserved_left = False
         for nc in self.cluster.live_nodeclaims():
             labels = nc.metadata.labels or {}
-            if labels.get(LABEL_CAPACITY_TYPE) != CAPACITY_TYPE_RESERVED:
-                continue
+            capacity_type = labels.get(LABEL_CAPACITY_TYPE)
             iid = instance_id_of(nc)
-            if iid is None:
-                continue
+            if capacity_type == CAPACITY_TYPE_SPOT or iid is None:
+                continue  # the cloud provider's capacity type is spot: nothing to sync
             if self.reservation_of(iid) is not None:
-                reserved_left = True
+                reserved_left = reserved_left or capacity_type == CAPACITY_TYPE_RESERVED
                 continue
-            self.sync_capacity_type(nc)
+            node = self.cluster.node_labels(nc.metadata.name)
+            if capacity_type == CAPACITY_TYPE_RESERVED or (node or {}).get(LABEL_CAPACITY_TYPE) == CAPACITY_TYPE_RESERVED:
+                self.sync_capacity_type(nc)
         return self.next_transition(now) if reserved_left else None
 
     def sync_capacity_type(self, nodeclaim: Any) -> bool:

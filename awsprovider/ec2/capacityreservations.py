@@ -389,7 +389,7 @@ class CapacityReservationStore:
     def capacity_block_instances(self) -> list[tuple[str, str, float]]:
         """(instance id, reservation id, termination time) of every instance running in a capacity
         block: EC2 terminates them :data:`CAPACITY_BLOCK_TERMINATION_LEAD` before the block ends."""
-        out = []
+        out: list[tuple[str, str, float]] = []
         for rid in sorted(self.reservations):
             r = self.reservations[rid]
             if r.reservation_type == CAPACITY_BLOCK and r.end_date is not None:

@@ -453,6 +453,13 @@ class Simulation:
                     removed=sorted(dropped), **({"price": price} if price is not None else {}))
         return True
 
+    def node_labels(self, name: str) -> dict[str, str] | None:
+        """The labels of Node ``name`` (registered, not deleting), or None."""
+        node = self.store.get("Node", name)
+        if node is None or node.metadata.deletion_timestamp is not None:
+            return None
+        return dict(node.metadata.labels or {})
+
     def live_nodeclaims(self) -> list[Any]:
         """The launched NodeClaims that are not deleting or deleted, in creation order."""
         return [r.launched for r in self.launches
