@@ -292,6 +292,7 @@ class AWSCloudProvider:
         #: the ReservedCapacity feature gate (karpy.featuregates; on by default as upstream)
         self.reserved_capacity = self.options.feature_gates.reserved_capacity
         self.capacity_reservations = CapacityReservationProvider(self.ec2.client, clock.now)
+        self.interruption.capacity_reservations = self.capacity_reservations
         self.instance_types = InstanceTypeProvider(region, self.ec2.catalog, self.pricing, self.ice_cache,
                                                    capacity_reservations=self.capacity_reservations,
                                                    reserved_capacity=self.reserved_capacity)
@@ -772,12 +773,18 @@ class AWSCloudProvider:
         return [ProviderController(CAPACITY_TYPE, RECONCILE_PERIOD, capacity_type.reconcile),
                 ProviderController(EXPIRATION, RECONCILE_PERIOD, expiration.reconcile)]
 
-    def check_capacity_reservation(self, reservation_id: str) -> None:
-        """Raise ``ValueError`` unless ``reservation_id`` is a reservation of the mocked account."""
+    def check_capacity_reservation(self, reservation_id: str, action: str = "cancel") -> None:
+        """Raise ``ValueError`` unless ``reservation_id`` is a reservation of the mocked account
+        that EC2 can ``cancel`` (not a capacity block) or ``interrupt`` (an interruptible one)."""
         store = self.ec2.reservations
         if reservation_id not in store.reservations:
             known = ", ".join(sorted(store.reservations)) or "none (declare them in a Network's spec.capacityReservations)"
             raise ValueError(f"unknown capacity reservation {reservation_id!r} (known: {known})")
+        if action == "interrupt":
+            if not store.reservations[reservation_id].interruptible:
+                raise ValueError(f"capacity reservation {reservation_id} is not interruptible (only an interruptible "
+                                 "reservation's capacity is reclaimed with an interruption warning)")
+            return
         if store.reservations[reservation_id].reservation_type == "capacity-block":
             raise ValueError(f"capacity reservation {reservation_id} is a Capacity Block, which EC2 cannot cancel")
 
@@ -792,6 +799,17 @@ class AWSCloudProvider:
             self.ec2.client.cancel_capacity_reservation(CapacityReservationId=reservation_id)
         except ClientError as e:
             raise ValueError(str(e.response.get("Error", {}).get("Message") or e)) from None
+
+    def interrupt_reservation(self, cluster: Any, reservation_id: str) -> bool:
+        """The owner of interruptible reservation ``reservation_id`` reclaims its capacity: EC2 sends
+        each instance running in it an interruption warning (the interruption controller's
+        capacity-reservation message: the reservation is marked unavailable, the NodeClaims are
+        deleted) and terminates it two minutes later; the reservation shrinks by those instances."""
+        store = self.ec2.reservations
+        instances = set(store.reclaim(reservation_id))
+        claims = [nc for nc in cluster.live_nodeclaims()
+                  if (nc.status.provider_id or "").rsplit("/", 1)[-1] in instances]
+        return self.interruption.capacity_reservation_interruption(cluster, claims)
 
     def reservation_costs(self, start: float, end: float) -> list[dict[str, Any]]:
         """What EC2 bills for the account's capacity reservations over ``[start, end]`` virtual

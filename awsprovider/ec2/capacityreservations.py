@@ -386,6 +386,22 @@ class CapacityReservationStore:
             if i in r.instances:
                 r.instances.remove(i)
 
+    def reclaim(self, reservation_id: str) -> list[str]:
+        """The owner of an interruptible reservation takes its capacity back: the instances running
+        in it leave it (EC2 terminates them after the interruption warning) and its total count
+        shrinks by them. Returns their ids."""
+        r = self.reservations[reservation_id]
+        now = self.clock()
+        taken = list(r.instances)
+        for i in taken:
+            self._instance_reservation.pop(i, None)
+            for entry in r.usage:
+                if entry[0] == i and entry[2] is None:
+                    entry[2] = now
+        r.instances = []
+        r.total_instance_count = max(r.available_instance_count, r.total_instance_count - len(taken))
+        return taken
+
     def capacity_block_instances(self) -> list[tuple[str, str, float]]:
         """(instance id, reservation id, termination time) of every instance running in a capacity
         block: EC2 terminates them :data:`CAPACITY_BLOCK_TERMINATION_LEAD` before the block ends."""

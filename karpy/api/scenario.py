@@ -79,6 +79,7 @@ _DURATION_RE = re.compile(r"^(\d+(?:\.\d+)?h)?(\d+(?:\.\d+)?m)?(\d+(?:\.\d+)?s)?
 EVENT_LINE_SYNTAX = ("'AT scale KIND/NAME REPLICAS [-n NS]' | 'AT rollout deployment/NAME [-n NS]' | "
                      "'AT delete KIND/NAME [-n NS]' | 'AT apply FILE' | 'AT capacity unavailable|available SPEC...' | "
                      "'AT interrupt node=NAME' | 'AT interrupt instance_type=TYPE zone=ZONE' | "
+                     "'AT interrupt capacity_reservation=ID' | "
                      "'AT cancel-reservation ID'")
 
 
@@ -158,14 +159,20 @@ class CapacityAction(KubeModel):
 
 class InterruptAction(KubeModel):
     """A spot interruption of one node (``node``) or of every spot node of ``instance_type`` in
-    ``zone``."""
+    ``zone``; or the cloud provider reclaiming an interruptible capacity reservation
+    (``capacity_reservation``: its nodes get the capacity-reservation interruption warning)."""
 
     node: str | None = None
     instance_type: str | None = None
     zone: str | None = None
+    capacity_reservation: str | None = None
 
     @model_validator(mode="after")
     def _target(self) -> InterruptAction:
+        if self.capacity_reservation is not None:
+            if (self.node, self.instance_type, self.zone) != (None, None, None):
+                raise ValueError("give `capacity_reservation` alone")
+            return self
         if self.node is None and (self.instance_type is None or self.zone is None):
             raise ValueError("give `node`, or both `instance_type` and `zone`")
         if self.node is not None and (self.instance_type is not None or self.zone is not None):
@@ -317,8 +324,9 @@ def parse_event_line(line: str) -> dict[str, Any]:
         for tok in rest:
             key, sep, value = tok.partition("=")
             key = key.replace("-", "_")
-            if not sep or key not in ("node", "instance_type", "zone"):
-                raise ValueError(f"--event {line!r}: expected node=NAME or instance_type=TYPE zone=ZONE, got {tok!r}")
+            if not sep or key not in ("node", "instance_type", "zone", "capacity_reservation"):
+                raise ValueError(f"--event {line!r}: expected node=NAME, instance_type=TYPE zone=ZONE or "
+                                 f"capacity_reservation=ID, got {tok!r}")
             fields[key] = value
         return {"at": at, "interrupt": fields}
     if action in ("cancel-reservation", "cancel_reservation"):

@@ -18,7 +18,9 @@ What each action does:
 * ``capacity`` — the provider's ``capacity_event(unavailable=, available=)`` starts or stops
   injected capacity errors; provisionable pods are re-queued;
 * ``interrupt`` — the provider's ``interrupt(cluster, nodeclaims)`` (the AWS provider's interruption
-  controller) handles a spot interruption of each target NodeClaim;
+  controller) handles a spot interruption of each target NodeClaim; with ``capacity_reservation`` the
+  provider's ``interrupt_reservation(cluster, id)`` reclaims an interruptible reservation (its
+  NodeClaims get the capacity-reservation interruption warning);
 * ``cancel_reservation`` — the provider's ``cancel_capacity_reservation(id)`` (the AWS provider: EC2
   CancelCapacityReservation); the provider's controllers are woken (the AWS capacity-type
   controller then demotes the reservation's nodes to on-demand).
@@ -168,6 +170,7 @@ class ScenarioRunner:
                     raise self._error(file, doc, f"{path}.interrupt",
                                       f"cloud provider {getattr(self.sim.cloud_provider, 'name', '?')!r} does not "
                                       "model interruptions")
+                self._check_interrupt_reservation(file, doc, path, ev)
             elif action == "cancel_reservation":
                 self._check_cancel_reservation(file, doc, path, ev)
 
@@ -182,6 +185,21 @@ class ScenarioRunner:
             check(ev.cancel_reservation.id)
         except ValueError as err:
             raise self._error(file, doc, f"{path}.cancel_reservation.id", str(err)) from None
+
+    def _check_interrupt_reservation(self, file: str, doc: int | None, path: str, ev: ScenarioEvent) -> None:
+        assert ev.interrupt is not None  # ScenarioEvent holds exactly the field its action names
+        rid = ev.interrupt.capacity_reservation
+        if rid is None:
+            return
+        provider = self.sim.cloud_provider
+        check = getattr(provider, "check_capacity_reservation", None)
+        if check is None or not hasattr(provider, "interrupt_reservation"):
+            raise self._error(file, doc, f"{path}.interrupt.capacity_reservation",
+                              f"cloud provider {getattr(provider, 'name', '?')!r} does not model capacity reservations")
+        try:
+            check(rid, "interrupt")
+        except ValueError as err:
+            raise self._error(file, doc, f"{path}.interrupt.capacity_reservation", str(err)) from None
 
     def schedule(self) -> None:
         self.check()
@@ -233,6 +251,10 @@ class ScenarioRunner:
     def _do_interrupt(self, i: int, ev: ScenarioEvent) -> None:
         sim, target = self.sim, ev.interrupt
         assert target is not None  # ScenarioEvent holds exactly the field its action names
+        if target.capacity_reservation is not None:
+            if not sim.cloud_provider.interrupt_reservation(sim, target.capacity_reservation):
+                sim.record("interruption", f"CapacityReservation/{target.capacity_reservation}", matched=0)
+            return
         records = []
         for rec in sim.launches:
             if rec.launched is None or rec.deleted or rec.deleting_at is not None:

@@ -124,3 +124,33 @@ def test_cancel_reservation_events_are_checked_before_the_run():
     assert parse_event_line(f"90m cancel-reservation {RID}") == {"at": "90m", "cancel_reservation": {"id": RID}}
     with pytest.raises(ValueError, match="expected 'AT cancel-reservation ID'"):
         parse_event_line("90m cancel-reservation")
+
+
+def test_an_interruptible_reservation_reclaimed_by_its_owner_interrupts_its_nodes_on_real_prices():
+    # upstream: interruption/suite_test.go "should delete the NodeClaim when receiving a capacity
+    # reservation interruption warning" and "should mark the capacity reservation as unavailable when
+    # getting an interruption warning", driven by a Scenario event; EC2 terminates the instances two
+    # minutes after the warning (EC2 User Guide, interruptible Capacity Reservations)
+    text = RESERVED_NETWORK.replace("instanceMatchCriteria: targeted, tags: {team: web}}",
+                                    "instanceMatchCriteria: targeted, interruptible: true, tags: {team: web}}", 1)
+    result = karpy.simulate(text + scenario("2h", f"{{at: 1h, interrupt: {{capacity_reservation: {RID}}}}}"),
+                            prices="2026-07-20")
+    doc = result.to_document()
+    interrupted = [c for c in doc["nodeclaims"] if c["deleted_by"] == "interruption"]
+    assert len(interrupted) == 3
+    assert all(c["labels"]["karpenter.k8s.aws/capacity-reservation-interruptible"] == "true" for c in interrupted)
+    kinds = {(e["t"], e["detail"]["message"]) for e in doc["timeline"] if e["kind"] == "interruption"}
+    assert kinds == {(3600.0, "capacity_reservation_interrupted")}
+    assert all(c["deleted_at"] <= 3600.0 + 120.0 for c in interrupted)
+    # the pods are replaced on on-demand capacity: the reservation is marked unavailable and shrunk
+    replacements = [c for c in doc["nodeclaims"] if c["created_at"] > 3600.0]
+    assert replacements and {c["capacity_type"] for c in replacements} == {"on-demand"}
+    assert result.exit_code == 0
+
+
+def test_interrupting_a_reservation_that_is_not_interruptible_is_a_bad_event():
+    with pytest.raises(ManifestError, match=r"interrupt\.capacity_reservation: capacity reservation .* is not interruptible"):
+        karpy.simulate(RESERVED_NETWORK + scenario("2h", f"{{at: 1h, interrupt: {{capacity_reservation: {RID}}}}}"),
+                       prices="2026-07-20")
+    assert parse_event_line(f"1h interrupt capacity_reservation={RID}") == {
+        "at": "1h", "interrupt": {"capacity_reservation": RID}}

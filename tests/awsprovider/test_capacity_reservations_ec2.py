@@ -275,3 +275,13 @@ def test_bill_of_a_capacity_block_is_its_upfront_fee_or_modelled_at_on_demand(ec
     # paid up front for the whole block, whatever the run's length; nothing ran in them
     assert (fee["billing"], fee["dollars"], fee["unused_dollars"], fee["modelled"]) == ("upfront", 31.0, 31.0, False)
     assert (nofee["dollars"], nofee["modelled"], nofee["billed_hours"]) == (1.0, True, 2.0)
+
+
+def test_reclaim_shrinks_an_interruptible_reservation_by_its_instances(ec2: MockedEC2) -> None:
+    rid = _create(ec2.client, count=3)["CapacityReservationId"]
+    out = _reserved_fleet(ec2, rid, "reserved-i", total=2)
+    ids = [i for inst in out["Instances"] for i in inst["InstanceIds"]]
+    assert sorted(ec2.reservations.reclaim(rid)) == sorted(ids)
+    assert ec2.reservations.reservations[rid].total_instance_count == 1
+    ec2.client.terminate_instances(InstanceIds=ids)
+    assert _available(ec2, rid) == 1  # the reclaimed capacity does not come back
