@@ -26,22 +26,12 @@ from karpy.api.loader import load_manifests
 from karpy.cloudprovider.registry import ProviderOptions
 from karpy.sim.clock import VirtualClock
 from karpy.sim.simulation import Simulation, SimulationOptions
+from tests.awsprovider.test_provisioning_paths_scenarios import RESERVED_NODECLASS as NODECLASS
 from tests.manifests import nodepool_yaml
 
 CT = "karpenter.sh/capacity-type"
 RID = "karpenter.k8s.aws/capacity-reservation-id"
 RTYPE = "karpenter.k8s.aws/capacity-reservation-type"
-NODECLASS = """
-apiVersion: karpenter.k8s.aws/v1
-kind: EC2NodeClass
-metadata: {name: default}
-spec:
-  role: KarpenterNodeRole-prod
-  amiSelectorTerms: [{alias: al2023@latest}]
-  subnetSelectorTerms: [{tags: {karpenter.sh/discovery: prod}}]
-  securityGroupSelectorTerms: [{tags: {karpenter.sh/discovery: prod}}]
-  capacityReservationSelectorTerms: [{tags: {team: web}}]
-"""
 
 
 def network(*reservations: str) -> str:
