@@ -26,7 +26,7 @@ from typing import Any
 from karpy.sim.clock import EPOCH
 
 __all__ = [
-    "CAPACITY_BLOCK_EXPIRATION_PERIOD",
+    "CAPACITY_RESERVATION_EXPIRATION_PERIOD",
     "CAPACITY_RESERVATION_POLL_PERIOD",
     "CapacityReservationProvider",
     "Query",
@@ -40,8 +40,9 @@ __all__ = [
 RESERVATION_CACHE_TTL = 60.0
 #: pkg/controllers/nodeclass/capacityreservation.go capacityReservationPollPeriod
 CAPACITY_RESERVATION_POLL_PERIOD = 60.0
-#: ec2nodeclass_status.go CapacityReservationFromEC2: a capacity block is ``expiring`` 40 min before its end
-CAPACITY_BLOCK_EXPIRATION_PERIOD = 40 * 60.0
+#: ec2nodeclass_status.go CapacityReservationFromEC2 ``capacityReservationExpirationPeriod``: a capacity
+#: block is ``expiring`` (and its NodeClaims deleted, awsprovider.controllers.expiration) 40 min before its end
+CAPACITY_RESERVATION_EXPIRATION_PERIOD = 40 * 60.0
 #: types.go DescribeCapacityReservationsInput: MaxResults is capped at 1000
 DESCRIBE_MAX_RESULTS = 1000
 STATE_ACTIVE = "active"
@@ -147,7 +148,7 @@ def capacity_reservation_from_ec2(now: float, cr: Mapping[str, Any]) -> Resolved
         raise ValueError(f"received capacity reservation with unsupported reservation type from ec2 "
                          f"(reservation-type={rtype}, capacity-reservation={rid})")
     end = _seconds(cr.get("EndDate"))
-    expiring = rtype == "capacity-block" and end is not None and not now < end - CAPACITY_BLOCK_EXPIRATION_PERIOD
+    expiring = rtype == "capacity-block" and end is not None and not now < end - CAPACITY_RESERVATION_EXPIRATION_PERIOD
     return ResolvedCapacityReservation(
         id=rid, instance_type=str(cr["InstanceType"]), availability_zone=str(cr["AvailabilityZone"]),
         owner_id=str(cr["OwnerId"]), instance_match_criteria=criteria, reservation_type=rtype,

@@ -78,6 +78,7 @@ from karpy.cloudprovider.types import (
     InsufficientCapacityError,
     NodeClaimNotFoundError,
     NodeClassNotReadyError,
+    ProviderController,
 )
 from karpy.options import Options
 from karpy.scheduling.labels import (
@@ -291,6 +292,7 @@ class AWSCloudProvider:
         #: the ReservedCapacity feature gate (karpy.featuregates; on by default as upstream)
         self.reserved_capacity = self.options.feature_gates.reserved_capacity
         self.capacity_reservations = CapacityReservationProvider(self.ec2.client, clock.now)
+        self.interruption.capacity_reservations = self.capacity_reservations
         self.instance_types = InstanceTypeProvider(region, self.ec2.catalog, self.pricing, self.ice_cache,
                                                    capacity_reservations=self.capacity_reservations,
                                                    reserved_capacity=self.reserved_capacity)
@@ -779,6 +781,68 @@ class AWSCloudProvider:
                 if not math.isinf(t) and t > snap_now:
                     times.append(float(t))
         return min(times) if times else None
+
+    def controllers(self, cluster: Any) -> list[ProviderController]:
+        """The provider's controllers that act over time (karpy's simulation runs them): upstream's
+        capacity-reservation ``capacitytype`` and ``expiration`` controllers
+        (:mod:`awsprovider.controllers`), when the ReservedCapacity gate is on and the account has
+        capacity reservations (otherwise they could never act, and are not run)."""
+        from awsprovider.controllers.capacitytype import CONTROLLER_NAME as CAPACITY_TYPE, RECONCILE_PERIOD, \
+            CapacityTypeController
+        from awsprovider.controllers.expiration import CONTROLLER_NAME as EXPIRATION, ExpirationController
+
+        store = self.ec2.reservations
+        if not self.reserved_capacity or not store.reservations:
+            return []
+        capacity_type = CapacityTypeController(cluster, store.reservation_of, self.pricing.on_demand_price,
+                                               self.reserved_capacity_labels, store.next_transition)
+        expiration = ExpirationController(cluster, self.capacity_reservations.list, store.capacity_block_instances)
+        return [ProviderController(CAPACITY_TYPE, RECONCILE_PERIOD, capacity_type.reconcile),
+                ProviderController(EXPIRATION, RECONCILE_PERIOD, expiration.reconcile)]
+
+    def check_capacity_reservation(self, reservation_id: str, action: str = "cancel") -> None:
+        """Raise ``ValueError`` unless ``reservation_id`` is a reservation of the mocked account
+        that EC2 can ``cancel`` (not a capacity block) or ``interrupt`` (an interruptible one)."""
+        store = self.ec2.reservations
+        if reservation_id not in store.reservations:
+            known = ", ".join(sorted(store.reservations)) or "none (declare them in a Network's spec.capacityReservations)"
+            raise ValueError(f"unknown capacity reservation {reservation_id!r} (known: {known})")
+        if action == "interrupt":
+            if not store.reservations[reservation_id].interruptible:
+                raise ValueError(f"capacity reservation {reservation_id} is not interruptible (only an interruptible "
+                                 "reservation's capacity is reclaimed with an interruption warning)")
+            return
+        if store.reservations[reservation_id].reservation_type == "capacity-block":
+            raise ValueError(f"capacity reservation {reservation_id} is a Capacity Block, which EC2 cannot cancel")
+
+    def cancel_capacity_reservation(self, reservation_id: str) -> None:
+        """A Scenario ``cancel_reservation`` event: CancelCapacityReservation through boto3 against
+        the mocked EC2 (its instances run on as on-demand; the capacity-type controller then demotes
+        their NodeClaims). Raises ``ValueError`` with EC2's message when EC2 refuses (a capacity
+        block cannot be cancelled)."""
+        from botocore.exceptions import ClientError
+
+        try:
+            self.ec2.client.cancel_capacity_reservation(CapacityReservationId=reservation_id)
+        except ClientError as e:
+            raise ValueError(str(e.response.get("Error", {}).get("Message") or e)) from None
+
+    def interrupt_reservation(self, cluster: Any, reservation_id: str) -> bool:
+        """The owner of interruptible reservation ``reservation_id`` reclaims its capacity: EC2 sends
+        each instance running in it an interruption warning (the interruption controller's
+        capacity-reservation message: the reservation is marked unavailable, the NodeClaims are
+        deleted) and terminates it two minutes later; the reservation shrinks by those instances."""
+        store = self.ec2.reservations
+        instances = set(store.reclaim(reservation_id))
+        claims = [nc for nc in cluster.live_nodeclaims()
+                  if (nc.status.provider_id or "").rsplit("/", 1)[-1] in instances]
+        return self.interruption.capacity_reservation_interruption(cluster, claims)
+
+    def reservation_costs(self, start: float, end: float) -> list[dict[str, Any]]:
+        """What EC2 bills for the account's capacity reservations over ``[start, end]`` virtual
+        seconds (:meth:`awsprovider.ec2.capacityreservations.CapacityReservationStore.bill`), at the
+        run's on-demand prices."""
+        return self.ec2.reservations.bill(start, end, self.pricing.on_demand_price)
 
     def interrupt(self, cluster: Any, nodeclaims: Sequence[Any]) -> bool:
         """A spot interruption warning for ``nodeclaims`` (:mod:`awsprovider.interruption`)."""

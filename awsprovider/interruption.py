@@ -100,6 +100,9 @@ class InterruptionController:
     unavailable_offerings: Any
     #: capacity reservations marked unavailable (capacityreservation.Provider.MarkUnavailable)
     unavailable_reservations: set[str] = field(default_factory=set)
+    #: the capacity reservation provider (its availability cache is zeroed for an interrupted
+    #: reservation, utils.go markUnavailableOfferings); None: only ``unavailable_reservations``
+    capacity_reservations: Any = None
     #: every message handled: (kind, instance id, nodeclaim name or None, action)
     handled: list[tuple[str, str, str | None, str]] = field(default_factory=list)
 
@@ -136,7 +139,9 @@ class InterruptionController:
         self.mark_unavailable_offerings(msg, nodeclaim)
         if action == ACTION_CORDON_AND_DRAIN:
             cluster.delete_nodeclaim(name, DELETED_BY)
-            if kind == KIND_SPOT_INTERRUPTION:
+            if kind in (KIND_SPOT_INTERRUPTION, KIND_CAPACITY_RESERVATION_INTERRUPTION):
+                # EC2 reclaims a spot instance, and an interruptible reservation's instance, two
+                # minutes after the notice
                 cluster.reclaim_at(name, cluster.now() + SPOT_INTERRUPTION_WARNING_SECONDS)
 
     def mark_unavailable_offerings(self, msg: Message, nodeclaim: Any) -> None:
@@ -150,6 +155,14 @@ class InterruptionController:
             rid = labels.get(LABEL_CAPACITY_RESERVATION_ID, "")
             if rid:
                 self.unavailable_reservations.add(rid)
+                if self.capacity_reservations is not None:
+                    self.capacity_reservations.mark_unavailable(rid)
+
+    def capacity_reservation_interruption(self, cluster: InterruptionCluster, nodeclaims: Sequence[Any]) -> bool:
+        """An "EC2 Capacity Reservation Instance Interruption Warning" for each of ``nodeclaims``
+        (messages/capacityreservationinterruption; the Scenario ``interrupt: {capacity_reservation}``)."""
+        ids = tuple(i for i in (instance_id_of(nc) for nc in nodeclaims) if i)
+        return self.handle_message(cluster, Message(KIND_CAPACITY_RESERVATION_INTERRUPTION, ids), nodeclaims)
 
     def spot_interruption(self, cluster: InterruptionCluster, nodeclaims: Sequence[Any]) -> bool:
         """A spot interruption warning for each of ``nodeclaims`` (the Scenario ``interrupt`` event)."""

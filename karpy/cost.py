@@ -12,15 +12,27 @@ Family and generation are read from the node labels ``karpenter.k8s.aws/instance
 (``c7i.large`` -> family ``c7i``; generation: the first digits of the family); ``"unknown"`` when
 neither applies. A price that is modelled (the AWS provider's spot model) is as modelled here as in
 ``nodeclaims[].price`` — ``prices.source`` says which table and model the run used.
+
+A NodeClaim whose price changed during its life (``LaunchRecord.price_history``: a reserved node
+demoted to on-demand when its reservation ended) is integrated step by step, each step counted
+under the capacity type it had then.
+
+Capacity reservations (``capacity_reservations``, only when the cloud provider bills them: its
+``reservation_costs(start, end)``): what each reservation costs over the run, used or not, with the
+unused share — the AWS provider bills an ODCR at the on-demand rate for every reserved instance
+while it is provisioned and a capacity block up front (``modelled`` when no price was given).
+Instances running in a reservation are priced at Karpenter's reserved offering price (near 0) in
+the node integral, so ``total_with_reservations`` = ``total`` + the reservations' dollars counts
+each instance-hour once.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
-__all__ = ["FAMILY_LABEL", "GENERATION_LABEL", "cost_integral", "family_of", "generation_of"]
+__all__ = ["FAMILY_LABEL", "GENERATION_LABEL", "cost_integral", "family_of", "generation_of", "reservation_block"]
 
 FAMILY_LABEL = "karpenter.k8s.aws/instance-family"
 GENERATION_LABEL = "karpenter.k8s.aws/instance-generation"
@@ -52,9 +64,31 @@ def _r(x: float) -> float:
     return round(x, 6)
 
 
-def cost_integral(launches: Sequence[Any], horizon: float) -> dict[str, Any]:
+def _steps(rec: Any) -> list[tuple[float, float, str]]:
+    """(from, $/h, capacity type) of a launch record's life."""
+    history = getattr(rec, "price_history", None)
+    if history:
+        return [(float(t), float(p or 0.0), c or "unknown") for t, p, c in history]
+    return [(rec.created_at, float(rec.price or 0.0), rec.capacity_type or "unknown")]
+
+
+def reservation_block(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """The ``cost.capacity_reservations`` block of a provider's reservation bill rows."""
+    by_id: dict[str, Any] = {}
+    total = unused = 0.0
+    for row in rows:
+        entry = {k: (_r(v) if isinstance(v, float) else v) for k, v in row.items() if k != "id"}
+        by_id[str(row["id"])] = entry
+        total += float(row["dollars"])
+        unused += float(row["unused_dollars"])
+    return {"total": _r(total), "unused": _r(unused), "by_reservation": by_id}
+
+
+def cost_integral(launches: Sequence[Any], horizon: float,
+                  reservations: Sequence[Mapping[str, Any]] | None = None) -> dict[str, Any]:
     """The document's ``cost`` key for ``launches`` (``karpy.sim.simulation.LaunchRecord``) over
-    ``[0, horizon]`` seconds (see the module docstring)."""
+    ``[0, horizon]`` seconds (see the module docstring); ``reservations``: the provider's bill rows
+    (``capacity_reservations`` and ``total_with_reservations`` are added when given)."""
     groups: dict[str, dict[str, float]] = {"by_nodepool": {}, "by_family": {}, "by_generation": {},
                                            "by_capacity_type": {}}
     hour_groups: dict[str, dict[str, float]] = {k: {} for k in groups}
@@ -68,18 +102,29 @@ def cost_integral(launches: Sequence[Any], horizon: float) -> dict[str, Any]:
         start = rec.created_at
         end = rec.deleted_at if rec.deleted_at is not None else horizon
         end = max(start, min(end, horizon))
-        hours = (end - start) / 3600.0
-        dollars = price * hours
-        total += dollars
-        hours_total += hours
-        by_claim[rec.name] = {"node_hours": _r(hours), "dollars": _r(dollars), "price": _r(price)}
-        for group, key in (("by_nodepool", rec.nodepool), ("by_family", family_of(rec)),
-                           ("by_generation", generation_of(rec)), ("by_capacity_type", rec.capacity_type or "unknown")):
-            groups[group][key] = groups[group].get(key, 0.0) + dollars
-            hour_groups[group][key] = hour_groups[group].get(key, 0.0) + hours
-        changes[start] = changes.get(start, 0.0) + price
-        if rec.deleted_at is not None and rec.deleted_at <= horizon:
-            changes[end] = changes.get(end, 0.0) - price
+        steps = _steps(rec)
+        claim_hours = claim_dollars = 0.0
+        for i, (t, step_price, capacity_type) in enumerate(steps):
+            a = max(start, min(t, end))
+            b = max(a, min(steps[i + 1][0], end)) if i + 1 < len(steps) else end
+            hours = (b - a) / 3600.0
+            dollars = step_price * hours
+            claim_hours += hours
+            claim_dollars += dollars
+            for group, key in (("by_nodepool", rec.nodepool), ("by_family", family_of(rec)),
+                               ("by_generation", generation_of(rec)), ("by_capacity_type", capacity_type)):
+                groups[group][key] = groups[group].get(key, 0.0) + dollars
+                hour_groups[group][key] = hour_groups[group].get(key, 0.0) + hours
+            if i == 0 or t <= horizon:
+                changes[a] = changes.get(a, 0.0) + step_price
+            if i + 1 < len(steps):
+                if steps[i + 1][0] <= horizon:
+                    changes[b] = changes.get(b, 0.0) - step_price
+            elif rec.deleted_at is not None and rec.deleted_at <= horizon:
+                changes[end] = changes.get(end, 0.0) - step_price
+        total += claim_dollars
+        hours_total += claim_hours
+        by_claim[rec.name] = {"node_hours": _r(claim_hours), "dollars": _r(claim_dollars), "price": _r(price)}
     per_hour: list[list[float]] = [[0.0, 0.0]]
     running = 0.0
     for t in sorted(changes):
@@ -97,4 +142,8 @@ def cost_integral(launches: Sequence[Any], horizon: float) -> dict[str, Any]:
     out["by_nodeclaim"] = by_claim
     out["per_hour"] = per_hour
     out["horizon"] = horizon
+    if reservations is not None:
+        block = reservation_block(reservations)
+        out["capacity_reservations"] = block
+        out["total_with_reservations"] = _r(total + block["total"])
     return out

@@ -27,7 +27,7 @@ from typing_extensions import NotRequired, TypedDict
 __all__ = [
     "Cost", "DisruptionDocument", "Document", "ExplainDocument", "ExplainNodeClaimDocument", "ExplainPodDocument",
     "FleetDocument", "FleetErrorDocument", "FleetOverrideDocument", "NodeClaimCost", "NodeClaimResult", "NodeHours",
-    "PodResult", "PricesDocument", "RequirementDocument", "SimulationDocument", "TimelineEntryDocument",
+    "PodResult", "PricesDocument", "RequirementDocument", "ReservationCost", "ReservationCosts", "SimulationDocument", "TimelineEntryDocument",
 ]
 
 _CONFIG = ConfigDict(use_attribute_docstrings=True)
@@ -195,6 +195,49 @@ class NodeHours(_Record):
 
 @with_config(_CONFIG)
 @dataclass(frozen=True, slots=True)
+class ReservationCost(_Record):
+    """What one capacity reservation costs over the run (``cost.capacity_reservations.by_reservation``).
+    The AWS provider: an ODCR (``billing: on-demand-rate``) is billed the on-demand rate for every
+    reserved instance while provisioned, used or not; a capacity block (``billing: upfront``) is
+    paid up front for its whole duration (``modelled`` true when no ``upfrontFee`` was given and the
+    on-demand rate stands in)."""
+
+    instance_type: str
+    zone: str
+    reservation_type: str
+    instance_count: int
+    billing: str
+    billed_from: float
+    """Virtual seconds: the start of the billed period (a block: its start)."""
+    billed_to: float
+    billed_hours: float
+    """Hours billed per reserved instance (a block: its whole duration)."""
+    hourly_price: float
+    """The on-demand $/h of one instance (the ODCR rate; a block's stand-in rate when modelled)."""
+    instance_hours: float
+    """Reserved instance-hours within the run."""
+    used_instance_hours: float
+    """Instance-hours instances ran in the reservation within the run."""
+    unused_instance_hours: float
+    dollars: float
+    unused_dollars: float
+    """The share of ``dollars`` no instance used (a block: of the whole fee)."""
+    modelled: bool
+
+
+@with_config(_CONFIG)
+@dataclass(frozen=True, slots=True)
+class ReservationCosts(_Record):
+    """The capacity reservations' bill over the run (``cost.capacity_reservations``)."""
+
+    total: float
+    unused: float
+    """Dollars paid for reserved capacity no instance used."""
+    by_reservation: Mapping[str, ReservationCost]
+
+
+@with_config(_CONFIG)
+@dataclass(frozen=True, slots=True)
 class Cost(_Record):
     """The cost integral of the run (the document's ``cost``; ``Result.cost``;
     :func:`karpy.cost.cost_integral` says how it is computed). Dollars, 6 decimals."""
@@ -210,6 +253,18 @@ class Cost(_Record):
     """The $/h step series ``[[t, $/h], ...]``: a point at 0 and one at every change."""
     horizon: float
     """The virtual second the integral runs to (the scenario's ``until`` or the end of the run)."""
+    capacity_reservations: ReservationCosts | None = None
+    """What the cloud provider bills for its capacity reservations over the run, used or not
+    (present only when the provider has reservations; :func:`karpy.cost.cost_integral`)."""
+    total_with_reservations: float | None = None
+    """``total`` plus the reservations' dollars (present with ``capacity_reservations``)."""
+
+    def to_dict(self) -> dict[str, Any]:
+        out = _Record.to_dict(self)
+        for key in ("capacity_reservations", "total_with_reservations"):
+            if out.get(key) is None:
+                out.pop(key, None)
+        return out
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Cost:
@@ -219,6 +274,10 @@ class Cost(_Record):
         d["node_hours"] = NodeHours(**d["node_hours"])
         d["by_nodeclaim"] = {k: NodeClaimCost(**v) for k, v in d["by_nodeclaim"].items()}
         d["per_hour"] = tuple((t, v) for t, v in d["per_hour"])
+        if d.get("capacity_reservations") is not None:
+            block = dict(d["capacity_reservations"])
+            block["by_reservation"] = {k: ReservationCost(**v) for k, v in block["by_reservation"].items()}
+            d["capacity_reservations"] = ReservationCosts(**block)
         return cls(**d)
 
     def __call__(self) -> dict[str, Any]:

@@ -117,7 +117,9 @@ class Result:
 
         sim = self.simulation
         horizon = sim.horizon if sim.horizon is not None else sim.virtual_seconds
-        return Cost.from_dict(cost_integral(sim.launches, horizon))
+        bill = getattr(self.cloud_provider, "reservation_costs", None)
+        rows = bill(0.0, horizon) if bill is not None else None
+        return Cost.from_dict(cost_integral(sim.launches, horizon, rows or None))
 
     @property
     def cost_per_hour(self) -> float:

@@ -33,6 +33,7 @@ from karpy.schemas import SCHEMA_VERSION, generate, schema, schema_text
 #: ``python -m karpy.schemas``, and add the new fingerprint (never edit an old one).
 FINGERPRINTS = {
     "1.0": "7868950615f3069e4c7bbbd944c6ba02d0cfcbc6777db17a8be1e124a662f084",
+    "1.1": "ce3231388fd92ef5c3f36c1dbe7754182cdd4b19cd696d5dc8dfd10880398070",
 }
 
 

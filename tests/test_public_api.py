@@ -52,7 +52,7 @@ PUBLIC: dict[str, set[str]] = {
         "CloudProvider", "CloudProviderError", "CreateError", "ENTRY_POINT_GROUP", "InstanceType",
         "InstanceTypeOverhead", "InstanceTypes", "InsufficientCapacityError", "MAX_INSTANCE_TYPES", "MinValuesError",
         "MIN_VALUES_POLICY_BEST_EFFORT", "MIN_VALUES_POLICY_STRICT", "NodeClaimNotFoundError",
-        "NodeClassNotReadyError", "Offering", "Offerings", "ProviderOptions", "UnevaluatedNodePoolError",
+        "NodeClassNotReadyError", "Offering", "Offerings", "ProviderController", "ProviderOptions", "UnevaluatedNodePoolError",
         "UnknownCloudProviderError", "available_cloud_providers", "errors_as", "ignore_nodeclaim_not_found_error",
         "is_insufficient_capacity_error", "is_nodeclaim_not_found_error", "is_nodeclass_not_ready_error",
         "is_unevaluated_nodepool_error", "resolve_cloud_provider",
@@ -86,7 +86,8 @@ PUBLIC: dict[str, set[str]] = {
     "karpy.document": {
         "Cost", "DisruptionDocument", "Document", "ExplainDocument", "ExplainNodeClaimDocument", "ExplainPodDocument",
         "FleetDocument", "FleetErrorDocument", "FleetOverrideDocument", "NodeClaimCost", "NodeClaimResult",
-        "NodeHours", "PodResult", "PricesDocument", "RequirementDocument", "SimulationDocument",
+        "NodeHours", "PodResult", "PricesDocument", "RequirementDocument", "ReservationCost", "ReservationCosts",
+        "SimulationDocument",
         "TimelineEntryDocument",
     },
     "karpy.schemas": {"SCHEMA_FILE", "SCHEMA_ID", "SCHEMA_VERSION", "generate", "schema", "schema_text", "write"},

@@ -32,7 +32,8 @@ A capacity reservation (:class:`NetworkCapacityReservation`) needs ``instanceTyp
 is how many are free at the start; ``id`` (``cr-`` + lowercase hex/letters, default: the mocked
 EC2 picks one), ``ownerID`` (default: the mocked account), ``instanceMatchCriteria`` (``open``,
 the EC2 default, or ``targeted``), ``reservationType`` (``default`` or ``capacity-block``),
-``interruptible``, ``tags`` and ``endTime`` (RFC 3339; virtual time 0 is 2026-01-01T00:00:00Z)
+``interruptible``, ``tags``, ``startDate`` and ``endDate`` (RFC 3339; virtual time 0 is 2026-01-01T00:00:00Z;
+``endTime`` is accepted for ``endDate``) and a capacity block's ``upfrontFee``
 as EC2 describes them. An EC2NodeClass selects them with ``capacityReservationSelectorTerms``.
 """
 
@@ -87,7 +88,14 @@ class NetworkCapacityReservation(KubeModel):
     reservation_type: Literal["default", "capacity-block"] = "default"
     interruptible: bool = False
     tags: dict[str, str] = Field(default_factory=dict)
+    #: EC2 ``StartDate`` / ``EndDate`` (virtual time 0 is karpy.sim.clock.EPOCH); ``endTime`` is
+    #: the earlier spelling (the EC2NodeClass status's name) and means ``endDate``
+    start_date: datetime | None = None
+    end_date: datetime | None = None
     end_time: datetime | None = None
+    #: a capacity block's up-front price in $ (EC2 CapacityBlockOffering ``UpfrontFee``); without
+    #: it the block is billed at the on-demand rate for its duration (modelled)
+    upfront_fee: float | None = Field(default=None, ge=0)
 
     @model_validator(mode="after")
     def _check(self) -> NetworkCapacityReservation:
@@ -95,6 +103,15 @@ class NetworkCapacityReservation(KubeModel):
             raise ValueError("a capacity reservation needs a zone (or zoneID)")
         if self.available_count is not None and self.available_count > self.instance_count:
             raise ValueError(f"availableCount {self.available_count} exceeds instanceCount {self.instance_count}")
+        if self.end_time is not None:
+            if self.end_date is not None and self.end_date != self.end_time:
+                raise ValueError("endTime and endDate disagree (endTime is the older name of endDate: give one)")
+            self.end_date = self.end_time
+        if self.start_date is not None and self.end_date is not None and not self.start_date < self.end_date:
+            raise ValueError("startDate must be before endDate")
+        if self.upfront_fee is not None and self.reservation_type != "capacity-block":
+            raise ValueError("upfrontFee is the price of a capacity block (reservationType: capacity-block); an "
+                             "ODCR is billed at the on-demand rate")
         return self
 
 

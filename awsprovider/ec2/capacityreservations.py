@@ -30,10 +30,27 @@ Model (EC2 API_CapacityReservation): ``TotalInstanceCount``, ``AvailableInstance
 ``InvalidCapacityReservationId.NotFound``. Pagination: ``MaxResults`` (1-1000) and ``NextToken``.
 Ids: ``cr-`` + 17 hex digits from a per-store counter (deterministic).
 
-Not modelled: billing, capacity-block offerings and purchase (a block is added with
+State over virtual time (EC2 API_CapacityReservation ``State``; the store's clock): ``scheduled``
+before ``StartDate`` (a future-dated reservation or a capacity block not yet delivered: not
+launchable), ``active`` until ``EndDate``, then ``expired``; ``cancelled`` from a
+CancelCapacityReservation (a capacity block cannot be cancelled: ``UnsupportedOperation``, EC2's
+rule). An instance running in an ODCR that expires or is cancelled keeps running as an ordinary
+on-demand instance: from then on :meth:`CapacityReservationStore.reservation_of` no longer names
+the reservation (DescribeInstances drops its ``CapacityReservationId``), and its termination gives
+nothing back. EC2 terminates the instances of a capacity block
+:data:`CAPACITY_BLOCK_TERMINATION_LEAD` before the block ends (EC2 User Guide, "Monitor Capacity
+Blocks using EventBridge": the warning 40 minutes before the end says termination begins in 10).
+
+Billing (:meth:`CapacityReservationStore.bill`, EC2 User Guide "Capacity Reservation pricing and
+billing"): an ODCR is charged the on-demand rate for every reserved instance for as long as it is
+provisioned (``StartDate`` or creation to its end, expiry or cancellation; per second), used or
+not; an instance running in it is not billed again. A capacity block is paid up front for its whole
+duration: its ``UpfrontFee`` when the manifest gives one, else *modelled* at the on-demand rate
+(karpy has no capacity-block price table).
+
+Not modelled: capacity-block offerings and purchase (a block is added with
 :meth:`CapacityReservationStore.add`), reservation fleets, splitting, open reservations absorbing
-instances launched without a target, the expired/cancelled state transitions by time (an
-``EndDate`` in the past is listed as ``expired``).
+instances launched without a target, Savings Plans / Reserved Instance discounts on a reservation.
 """
 
 from __future__ import annotations
@@ -47,6 +64,7 @@ from karpy.sim.clock import EPOCH
 
 __all__ = [
     "CAPACITY_BLOCK",
+    "CAPACITY_BLOCK_TERMINATION_LEAD",
     "CapacityReservation",
     "CapacityReservationError",
     "CapacityReservationStore",
@@ -65,6 +83,13 @@ NOT_FOUND = "InvalidCapacityReservationId.NotFound"
 RESERVATION_OPERATIONS = ("CreateCapacityReservation", "DescribeCapacityReservations", "CancelCapacityReservation")
 #: EC2 API: DescribeCapacityReservations MaxResults range
 MAX_RESULTS = 1000
+#: EC2 begins terminating a capacity block's instances 30 minutes before its end (the EventBridge
+#: "Capacity Block Expiration Warning" comes 40 minutes before the end, "terminate in 10 minutes")
+CAPACITY_BLOCK_TERMINATION_LEAD = 30 * 60.0
+STATE_ACTIVE = "active"
+STATE_EXPIRED = "expired"
+STATE_CANCELLED = "cancelled"
+STATE_SCHEDULED = "scheduled"
 #: virtual time 0 (``EndDate`` <-> the backend clock's seconds)
 _EPOCH = EPOCH
 
@@ -96,12 +121,30 @@ class CapacityReservation:
     tags: dict[str, str] = field(default_factory=dict)
     zone_id: str = ""
     instances: list[str] = field(default_factory=list)
+    #: virtual seconds the reservation becomes active (None: from the start / its creation)
+    start_date: float | None = None
+    #: when CancelCapacityReservation cancelled it (virtual seconds)
+    cancelled_at: float | None = None
+    #: a capacity block's up-front price in $ (None: modelled at the on-demand rate)
+    upfront_fee: float | None = None
+    #: every instance that ran in it: [instance id, from, to (None: still in it)]
+    usage: list[list[Any]] = field(default_factory=list)
 
     def state_at(self, now: float) -> str:
-        """``expired`` once ``end_date`` has passed, else the stored state."""
-        if self.state == "active" and self.end_date is not None and now >= self.end_date:
-            return "expired"
+        """The EC2 state at ``now``: ``cancelled`` once cancelled, ``scheduled`` before
+        ``start_date``, ``expired`` from ``end_date``, else the stored state."""
+        if self.state != STATE_ACTIVE:
+            return self.state
+        if self.start_date is not None and now < self.start_date:
+            return STATE_SCHEDULED
+        if self.end_date is not None and now >= self.end_date:
+            return STATE_EXPIRED
         return self.state
+
+    def ended_at(self) -> float | None:
+        """When it stopped being provisioned (expiry or cancellation), None while open-ended."""
+        ends = [t for t in (self.end_date, self.cancelled_at) if t is not None]
+        return min(ends) if ends else None
 
     def to_api(self, now: float) -> dict[str, Any]:
         """The DescribeCapacityReservations item."""
@@ -125,6 +168,8 @@ class CapacityReservation:
         }
         if self.zone_id:
             out["AvailabilityZoneId"] = self.zone_id
+        if self.start_date is not None:
+            out["StartDate"] = _EPOCH + _dt.timedelta(seconds=self.start_date)
         if self.end_date is not None:
             out["EndDate"] = _EPOCH + _dt.timedelta(seconds=self.end_date)
         return out
@@ -184,13 +229,14 @@ class CapacityReservationStore:
         if not reservation.zone_id:
             reservation = replace(reservation, zone_id=self.zone_ids.get(reservation.availability_zone, ""))
         self.reservations[reservation.id] = reservation
-        self._initial[reservation.id] = replace(reservation, tags=dict(reservation.tags), instances=[])
+        self._initial[reservation.id] = replace(reservation, tags=dict(reservation.tags), instances=[], usage=[])
         return reservation
 
     def restore(self) -> None:
         """Every reservation as it was added (available counts, states; no instances in them):
         a backend re-used for another run (``AWSCloudProvider.with_scenario``) starts afresh."""
-        self.reservations = {rid: replace(r, tags=dict(r.tags), instances=[]) for rid, r in self._initial.items()}
+        self.reservations = {rid: replace(r, tags=dict(r.tags), instances=[], usage=[])
+                             for rid, r in self._initial.items()}
         self._instance_reservation.clear()
 
     def get(self, reservation_id: str) -> CapacityReservation | None:
@@ -225,7 +271,7 @@ class CapacityReservationStore:
             total_instance_count=count, available_instance_count=count, owner_id=self.owner_id,
             instance_match_criteria=str(params.get("InstanceMatchCriteria") or "open"),
             end_date=_to_seconds(params.get("EndDate")) if params.get("EndDateType") == "limited" else None,
-            tags=tags))
+            start_date=_to_seconds(params.get("StartDate")), tags=tags))
         return {"CapacityReservation": r.to_api(self.clock())}
 
     def cancel_capacity_reservation(self, params: Mapping[str, Any]) -> dict[str, Any]:
@@ -233,7 +279,13 @@ class CapacityReservationStore:
         if r is None:
             raise CapacityReservationError(NOT_FOUND, f"The capacity reservation ID '{params['CapacityReservationId']}' "
                                                       "does not exist")
-        r.state = "cancelled"
+        if r.reservation_type == CAPACITY_BLOCK:
+            raise CapacityReservationError("UnsupportedOperation",
+                                           f"The capacity reservation {r.id} is a Capacity Block and cannot be cancelled")
+        now = self.clock()
+        if r.state_at(now) in (STATE_ACTIVE, STATE_SCHEDULED):
+            r.state = STATE_CANCELLED
+            r.cancelled_at = now
         return {"Return": True}
 
     def _matches(self, r: CapacityReservation, filters: Sequence[Mapping[str, Any]], now: float) -> bool:
@@ -300,23 +352,133 @@ class CapacityReservationStore:
     def bind(self, instance_ids: Iterable[str], reservation_id: str) -> None:
         """Record which reservation the launched instances run in."""
         r = self.reservations[reservation_id]
+        now = self.clock()
         for i in instance_ids:
             self._instance_reservation[i] = reservation_id
             r.instances.append(i)
+            r.usage.append([i, now, None])
 
     def reservation_of(self, instance_id: str) -> str | None:
-        return self._instance_reservation.get(instance_id)
+        """The reservation the instance runs in now (DescribeInstances ``CapacityReservationId``):
+        None once that reservation expired or was cancelled -- the instance runs on as on-demand."""
+        rid = self._instance_reservation.get(instance_id)
+        if rid is None:
+            return None
+        r = self.reservations.get(rid)
+        if r is None or r.state_at(self.clock()) in (STATE_EXPIRED, STATE_CANCELLED):
+            return None
+        return rid
 
     def release(self, instance_ids: Iterable[str]) -> None:
-        """Terminated instances give their reservation's capacity back."""
+        """Terminated instances give their reservation's capacity back (nothing to give back to a
+        reservation that has ended)."""
+        now = self.clock()
         for i in instance_ids:
             rid = self._instance_reservation.pop(i, None)
             if rid is None:
                 continue
             r = self.reservations[rid]
-            r.available_instance_count = min(r.available_instance_count + 1, r.total_instance_count)
+            for entry in r.usage:
+                if entry[0] == i and entry[2] is None:
+                    entry[2] = now
+            if r.state_at(now) not in (STATE_EXPIRED, STATE_CANCELLED):
+                r.available_instance_count = min(r.available_instance_count + 1, r.total_instance_count)
             if i in r.instances:
                 r.instances.remove(i)
+
+    def reclaim(self, reservation_id: str) -> list[str]:
+        """The owner of an interruptible reservation takes its capacity back: the instances running
+        in it leave it (EC2 terminates them after the interruption warning) and its total count
+        shrinks by them. Returns their ids."""
+        r = self.reservations[reservation_id]
+        now = self.clock()
+        taken = list(r.instances)
+        for i in taken:
+            self._instance_reservation.pop(i, None)
+            for entry in r.usage:
+                if entry[0] == i and entry[2] is None:
+                    entry[2] = now
+        r.instances = []
+        r.total_instance_count = max(r.available_instance_count, r.total_instance_count - len(taken))
+        return taken
+
+    def capacity_block_instances(self) -> list[tuple[str, str, float]]:
+        """(instance id, reservation id, termination time) of every instance running in a capacity
+        block: EC2 terminates them :data:`CAPACITY_BLOCK_TERMINATION_LEAD` before the block ends."""
+        out: list[tuple[str, str, float]] = []
+        for rid in sorted(self.reservations):
+            r = self.reservations[rid]
+            if r.reservation_type == CAPACITY_BLOCK and r.end_date is not None:
+                out.extend((i, rid, r.end_date - CAPACITY_BLOCK_TERMINATION_LEAD) for i in r.instances)
+        return out
+
+    def next_transition(self, now: float) -> float | None:
+        """The next virtual time after ``now`` at which a reservation changes state (starts,
+        expires), or None."""
+        times = [t for r in self.reservations.values() if r.state == STATE_ACTIVE
+                 for t in (r.start_date, r.end_date) if t is not None and t > now]
+        return min(times) if times else None
+
+    # -- billing ---------------------------------------------------------------------------------
+    def bill(self, start: float, end: float, on_demand_price: Callable[[str], float | None]) -> list[dict[str, Any]]:
+        """What EC2 bills for each reservation over ``[start, end]`` virtual seconds, sorted by id (see
+        the module doc): ``billed_hours`` (per reserved instance), ``hourly_price`` (the on-demand
+        rate), ``instance_hours`` reserved, ``used_instance_hours`` (instances running in it),
+        ``unused_instance_hours``, ``dollars``, ``unused_dollars`` (the unused share; instances that held
+        the reservation from the start, outside the run -- ``TotalInstanceCount`` minus the
+        ``AvailableInstanceCount`` it was added with -- count as used; for a capacity
+        block the up-front fee times its unused share) and ``modelled`` (True for a capacity block
+        without an ``UpfrontFee``: priced at the on-demand rate)."""
+        out = []
+        for rid in sorted(self.reservations):
+            r = self.reservations[rid]
+            rate = on_demand_price(r.instance_type)
+            rate = float(rate) if rate is not None else 0.0
+            opened = r.start_date if r.start_date is not None else start
+            closed = r.ended_at()
+            block = r.reservation_type == CAPACITY_BLOCK
+            # a capacity block is paid for its whole duration; an ODCR while provisioned in the window
+            lo = max(opened, start)
+            hi = min(closed if closed is not None else end, end)
+            window_hours = max(0.0, hi - lo) / 3600.0
+            initial = self._initial.get(rid)
+            # instances outside karpy's run hold what was not available at the start (availableCount)
+            outside = (initial.total_instance_count - initial.available_instance_count) if initial is not None else 0
+            used = window_hours * max(0, outside)
+            for _, a, b in r.usage:
+                a, b = max(float(a), lo), min(float(b) if b is not None else hi, hi)
+                if b > a:
+                    used += (b - a) / 3600.0
+            reserved = window_hours * r.total_instance_count
+            unused = max(0.0, reserved - used)
+            modelled = False
+            if block:
+                duration = max(0.0, (r.end_date if r.end_date is not None else end) - opened) / 3600.0
+                if r.upfront_fee is not None:
+                    dollars = float(r.upfront_fee)
+                else:
+                    dollars = rate * duration * r.total_instance_count
+                    modelled = True
+                block_hours = duration * r.total_instance_count
+                # the unused share of the block's time inside the window (the rest is paid, unused or not)
+                unused_dollars = dollars * (unused + max(0.0, block_hours - reserved)) / block_hours \
+                    if block_hours > 0 else 0.0
+                billed_hours = duration
+            else:
+                dollars = rate * reserved
+                unused_dollars = rate * unused
+                billed_hours = window_hours
+            out.append({
+                "id": rid, "instance_type": r.instance_type, "zone": r.availability_zone,
+                "reservation_type": r.reservation_type, "instance_count": r.total_instance_count,
+                "billing": "upfront" if block else "on-demand-rate",
+                "billed_from": lo if not block else opened, "billed_to": hi if not block else
+                (r.end_date if r.end_date is not None else end),
+                "billed_hours": billed_hours, "hourly_price": rate, "instance_hours": reserved,
+                "used_instance_hours": used, "unused_instance_hours": unused,
+                "dollars": dollars, "unused_dollars": unused_dollars, "modelled": modelled,
+            })
+        return out
 
 
 def allocate_reserved(params: Mapping[str, Any], considered: Sequence[Any],
@@ -383,6 +545,7 @@ def build_user_reservations(store: CapacityReservationStore, network: Any) -> li
             id=spec.id or store.next_id(), instance_type=spec.instance_type, availability_zone=zone,
             total_instance_count=spec.instance_count, available_instance_count=available,
             owner_id=spec.owner_id or store.owner_id, instance_match_criteria=spec.instance_match_criteria,
-            reservation_type=spec.reservation_type, end_date=_to_seconds(spec.end_time),
+            reservation_type=spec.reservation_type, end_date=_to_seconds(spec.end_date),
+            start_date=_to_seconds(spec.start_date), upfront_fee=spec.upfront_fee,
             interruptible=spec.interruptible, tags=dict(spec.tags))))
     return out

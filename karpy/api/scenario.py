@@ -22,6 +22,8 @@
         apply: {apiVersion: v1, kind: Pod, ...}  # an inline manifest (or a list, or a file path)
       - at: 5h30m
         delete: {kind: Deployment, name: web}
+      - at: 5h45m
+        cancel_reservation: {id: cr-0a1b2c3d4e5f60001}   # the provider cancels a capacity reservation
 
 Each event has ``at`` and exactly one action. Durations are ``90s``, ``2m``, ``1h30m``, ``1.5h`` or
 a number of seconds (:func:`parse_duration`). The CLI's ``--event`` takes the same events as one
@@ -44,6 +46,7 @@ from karpy.api.meta import KubeModel, TypedObject
 
 __all__ = [
     "ARRIVE_AFTER_ANNOTATION",
+    "CancelReservationAction",
     "CapacityAction",
     "DEPART_AFTER_ANNOTATION",
     "EVENT_ACTIONS",
@@ -70,12 +73,14 @@ DEPART_AFTER_ANNOTATION = "karpy.io/depart-after"
 RUN_FOR_ANNOTATION = "karpy.io/run-for"
 
 #: The actions an event may carry (exactly one per event).
-EVENT_ACTIONS = ("scale", "apply", "delete", "rollout", "capacity", "interrupt")
+EVENT_ACTIONS = ("scale", "apply", "delete", "rollout", "capacity", "interrupt", "cancel_reservation")
 _SCALABLE = ("Deployment", "ReplicaSet", "ReplicationController", "StatefulSet")
 _DURATION_RE = re.compile(r"^(\d+(?:\.\d+)?h)?(\d+(?:\.\d+)?m)?(\d+(?:\.\d+)?s)?$")
 EVENT_LINE_SYNTAX = ("'AT scale KIND/NAME REPLICAS [-n NS]' | 'AT rollout deployment/NAME [-n NS]' | "
                      "'AT delete KIND/NAME [-n NS]' | 'AT apply FILE' | 'AT capacity unavailable|available SPEC...' | "
-                     "'AT interrupt node=NAME' | 'AT interrupt instance_type=TYPE zone=ZONE'")
+                     "'AT interrupt node=NAME' | 'AT interrupt instance_type=TYPE zone=ZONE' | "
+                     "'AT interrupt capacity_reservation=ID' | "
+                     "'AT cancel-reservation ID'")
 
 
 def parse_duration(value: Any, what: str = "duration") -> float:
@@ -154,19 +159,39 @@ class CapacityAction(KubeModel):
 
 class InterruptAction(KubeModel):
     """A spot interruption of one node (``node``) or of every spot node of ``instance_type`` in
-    ``zone``."""
+    ``zone``; or the cloud provider reclaiming an interruptible capacity reservation
+    (``capacity_reservation``: its nodes get the capacity-reservation interruption warning)."""
 
     node: str | None = None
     instance_type: str | None = None
     zone: str | None = None
+    capacity_reservation: str | None = None
 
     @model_validator(mode="after")
     def _target(self) -> InterruptAction:
+        if self.capacity_reservation is not None:
+            if (self.node, self.instance_type, self.zone) != (None, None, None):
+                raise ValueError("give `capacity_reservation` alone")
+            return self
         if self.node is None and (self.instance_type is None or self.zone is None):
             raise ValueError("give `node`, or both `instance_type` and `zone`")
         if self.node is not None and (self.instance_type is not None or self.zone is not None):
             raise ValueError("give `node` or `instance_type`/`zone`, not both")
         return self
+
+
+class CancelReservationAction(KubeModel):
+    """The cloud provider cancels capacity reservation ``id`` (the AWS provider: EC2
+    CancelCapacityReservation; its instances run on as on-demand)."""
+
+    id: str
+
+    @field_validator("id")
+    @classmethod
+    def _non_empty(cls, value: str) -> str:
+        if not value:
+            raise ValueError("must not be empty")
+        return value
 
 
 class ScenarioEvent(KubeModel):
@@ -179,6 +204,7 @@ class ScenarioEvent(KubeModel):
     rollout: RolloutAction | None = None
     capacity: CapacityAction | None = None
     interrupt: InterruptAction | None = None
+    cancel_reservation: CancelReservationAction | None = None
 
     @field_validator("at", mode="before")
     @classmethod
@@ -298,8 +324,13 @@ def parse_event_line(line: str) -> dict[str, Any]:
         for tok in rest:
             key, sep, value = tok.partition("=")
             key = key.replace("-", "_")
-            if not sep or key not in ("node", "instance_type", "zone"):
-                raise ValueError(f"--event {line!r}: expected node=NAME or instance_type=TYPE zone=ZONE, got {tok!r}")
+            if not sep or key not in ("node", "instance_type", "zone", "capacity_reservation"):
+                raise ValueError(f"--event {line!r}: expected node=NAME, instance_type=TYPE zone=ZONE or "
+                                 f"capacity_reservation=ID, got {tok!r}")
             fields[key] = value
         return {"at": at, "interrupt": fields}
+    if action in ("cancel-reservation", "cancel_reservation"):
+        if len(rest) != 1:
+            raise ValueError(f"--event {line!r}: expected 'AT cancel-reservation ID'")
+        return {"at": at, "cancel_reservation": {"id": rest[0]}}
     raise ValueError(f"--event {line!r}: unknown action {tokens[1]!r}; one of {', '.join(EVENT_ACTIONS)}")

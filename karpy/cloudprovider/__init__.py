@@ -14,7 +14,7 @@ _TYPES = (
     "MAX_INSTANCE_TYPES", "MIN_VALUES_POLICY_BEST_EFFORT", "MIN_VALUES_POLICY_STRICT", "CloudProvider",
     "CloudProviderError", "CreateError", "InstanceType", "InstanceTypeOverhead", "InstanceTypes",
     "InsufficientCapacityError", "MinValuesError", "NodeClaimNotFoundError", "NodeClassNotReadyError", "Offering", "Offerings",
-    "UnevaluatedNodePoolError", "errors_as", "ignore_nodeclaim_not_found_error",
+    "ProviderController", "UnevaluatedNodePoolError", "errors_as", "ignore_nodeclaim_not_found_error",
     "is_insufficient_capacity_error", "is_nodeclaim_not_found_error", "is_nodeclass_not_ready_error",
     "is_unevaluated_nodepool_error",
 )
@@ -31,7 +31,8 @@ if TYPE_CHECKING:  # pragma: no cover
                                            MIN_VALUES_POLICY_STRICT, CloudProvider, CloudProviderError,
                                            CreateError, InstanceType, InstanceTypeOverhead, InstanceTypes,
                                            InsufficientCapacityError, MinValuesError, NodeClaimNotFoundError,
-                                           NodeClassNotReadyError, Offering, Offerings, UnevaluatedNodePoolError,
+                                           NodeClassNotReadyError, Offering, Offerings, ProviderController,
+                                           UnevaluatedNodePoolError,
                                            errors_as, ignore_nodeclaim_not_found_error,
                                            is_insufficient_capacity_error, is_nodeclaim_not_found_error,
                                            is_nodeclass_not_ready_error, is_unevaluated_nodepool_error)

@@ -25,6 +25,8 @@ sorted (upstream's serrors formats its values with ``%v`` of a map-key slice, i.
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any, Iterable, Mapping, Protocol, Sequence, runtime_checkable
 
 from karpy.errors import KarpyError
@@ -756,6 +758,24 @@ def is_nodeclass_not_ready_error(err: BaseException | str | None) -> bool:
 def is_unevaluated_nodepool_error(err: BaseException | str | None) -> bool:
     """Mirrors IsUnevaluatedNodePoolError."""
     return errors_as(err, UnevaluatedNodePoolError) is not None
+
+
+# --------------------------------------------------------------------------------------------
+# Provider controllers (the cloud provider's own controllers on the virtual clock)
+# --------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class ProviderController:
+    """One of a cloud provider's own controllers (upstream: the provider's singleton controllers,
+    e.g. the AWS provider's capacity-reservation ``capacitytype`` and ``expiration`` controllers).
+
+    A provider offers them through an optional ``controllers(cluster)`` method; karpy's simulation
+    runs each ``reconcile(now)`` every ``interval`` virtual seconds from the start (skipping ticks at
+    which nothing changed) and, when ``reconcile`` returns a virtual time, also at the first tick
+    at or after it (a time-driven change the store cannot show, such as a reservation's end)."""
+
+    name: str
+    interval: float
+    reconcile: Callable[[float], float | None]
 
 
 # --------------------------------------------------------------------------------------------

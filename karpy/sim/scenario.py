@@ -18,7 +18,12 @@ What each action does:
 * ``capacity`` — the provider's ``capacity_event(unavailable=, available=)`` starts or stops
   injected capacity errors; provisionable pods are re-queued;
 * ``interrupt`` — the provider's ``interrupt(cluster, nodeclaims)`` (the AWS provider's interruption
-  controller) handles a spot interruption of each target NodeClaim.
+  controller) handles a spot interruption of each target NodeClaim; with ``capacity_reservation`` the
+  provider's ``interrupt_reservation(cluster, id)`` reclaims an interruptible reservation (its
+  NodeClaims get the capacity-reservation interruption warning);
+* ``cancel_reservation`` — the provider's ``cancel_capacity_reservation(id)`` (the AWS provider: EC2
+  CancelCapacityReservation); the provider's controllers are woken (the AWS capacity-type
+  controller then demotes the reservation's nodes to on-demand).
 
 Events at the same instant run in the Scenario's order, then the ``events=`` / ``--event`` ones.
 """
@@ -165,6 +170,36 @@ class ScenarioRunner:
                     raise self._error(file, doc, f"{path}.interrupt",
                                       f"cloud provider {getattr(self.sim.cloud_provider, 'name', '?')!r} does not "
                                       "model interruptions")
+                self._check_interrupt_reservation(file, doc, path, ev)
+            elif action == "cancel_reservation":
+                self._check_cancel_reservation(file, doc, path, ev)
+
+    def _check_cancel_reservation(self, file: str, doc: int | None, path: str, ev: ScenarioEvent) -> None:
+        provider = self.sim.cloud_provider
+        check = getattr(provider, "check_capacity_reservation", None)
+        if check is None or not hasattr(provider, "cancel_capacity_reservation"):
+            raise self._error(file, doc, f"{path}.cancel_reservation",
+                              f"cloud provider {getattr(provider, 'name', '?')!r} does not model capacity reservations")
+        assert ev.cancel_reservation is not None  # ScenarioEvent holds exactly the field its action names
+        try:
+            check(ev.cancel_reservation.id)
+        except ValueError as err:
+            raise self._error(file, doc, f"{path}.cancel_reservation.id", str(err)) from None
+
+    def _check_interrupt_reservation(self, file: str, doc: int | None, path: str, ev: ScenarioEvent) -> None:
+        assert ev.interrupt is not None  # ScenarioEvent holds exactly the field its action names
+        rid = ev.interrupt.capacity_reservation
+        if rid is None:
+            return
+        provider = self.sim.cloud_provider
+        check = getattr(provider, "check_capacity_reservation", None)
+        if check is None or not hasattr(provider, "interrupt_reservation"):
+            raise self._error(file, doc, f"{path}.interrupt.capacity_reservation",
+                              f"cloud provider {getattr(provider, 'name', '?')!r} does not model capacity reservations")
+        try:
+            check(rid, "interrupt")
+        except ValueError as err:
+            raise self._error(file, doc, f"{path}.interrupt.capacity_reservation", str(err)) from None
 
     def schedule(self) -> None:
         self.check()
@@ -216,6 +251,10 @@ class ScenarioRunner:
     def _do_interrupt(self, i: int, ev: ScenarioEvent) -> None:
         sim, target = self.sim, ev.interrupt
         assert target is not None  # ScenarioEvent holds exactly the field its action names
+        if target.capacity_reservation is not None:
+            if not sim.cloud_provider.interrupt_reservation(sim, target.capacity_reservation):
+                sim.record("interruption", f"CapacityReservation/{target.capacity_reservation}", matched=0)
+            return
         records = []
         for rec in sim.launches:
             if rec.launched is None or rec.deleted or rec.deleting_at is not None:
@@ -230,6 +269,18 @@ class ScenarioRunner:
                        f"Offering/{target.instance_type}/{target.zone}/spot", matched=0)
             return
         sim.cloud_provider.interrupt(sim, [r.launched for r in records])
+
+    def _do_cancel_reservation(self, i: int, ev: ScenarioEvent) -> None:
+        sim, target = self.sim, ev.cancel_reservation
+        assert target is not None  # ScenarioEvent holds exactly the field its action names
+        try:
+            sim.cloud_provider.cancel_capacity_reservation(target.id)
+        except ValueError as err:
+            sim.record("capacityreservation.cancel-failed", f"CapacityReservation/{target.id}", error=str(err))
+            return
+        sim.record("capacityreservation.cancelled", f"CapacityReservation/{target.id}")
+        sim.wake_provider_controllers()
+        self._requeue()
 
     def _do_delete(self, i: int, ev: ScenarioEvent) -> None:
         sim, ref = self.sim, ev.delete

@@ -63,7 +63,7 @@ from __future__ import annotations
 import hashlib
 import math
 import random
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -179,6 +179,10 @@ class LaunchRecord:
     instance_types: Sequence[Any] | None = None
     untruncated: Sequence[Any] | None = None
     requirements: Any = None
+    #: the $/h steps of its life when the price changed after launch (a reserved node demoted to
+    #: on-demand when its reservation ended): ``(from, $/h, capacity type)``, the launch first;
+    #: empty while the launch price held throughout (``price`` is always the current $/h)
+    price_history: list[tuple[float, float, str | None]] = field(default_factory=list)
 
 
 @dataclass
@@ -339,6 +343,7 @@ class Simulation:
         self._bound_at: dict[str, float] = {}
         self._condemned: set[str] = set()
         self._controllers: list[PeriodicController] = []
+        self._provider_controllers: list[PeriodicController] = []
         self._pending_arrivals: dict[str, tuple[Pod, float]] = {}
         self._deployment_syncs: set[str] = set()
         self.horizon: float | None = self.options.until
@@ -411,6 +416,78 @@ class Simulation:
         self.record("nodeclaim.deleting", f"NodeClaim/{name}", reason=reason)
         self.termination.delete(rec, reason, evict_reason)
         return True
+
+    def relabel_nodeclaim(self, name: str, labels: Mapping[str, str], remove: Iterable[str] = (),
+                          price: float | None = None) -> bool:
+        """A label patch of NodeClaim ``name`` and of its Node (when registered and not deleting),
+        as a cloud provider's controller makes it (the AWS capacity-type controller demoting a
+        reserved node to on-demand): ``remove`` keys dropped, ``labels`` set; ``price`` the $/h
+        from now on (the cost integral follows, :attr:`LaunchRecord.price_history`). False when the
+        NodeClaim is unknown, not launched, deleting or deleted."""
+        rec = self._launch_by_name.get(name)
+        if rec is None or rec.launched is None or rec.deleted or rec.deleting_at is not None:
+            return False
+        dropped = set(remove)
+
+        def patched(current: Mapping[str, str] | None) -> dict[str, str]:
+            out = {k: v for k, v in (current or {}).items() if k not in dropped}
+            out.update(labels)
+            return out
+
+        before = rec.capacity_type
+        rec.launched.metadata.labels = patched(rec.launched.metadata.labels)
+        rec.capacity_type = rec.launched.metadata.labels.get(LABEL_CAPACITY_TYPE)
+        now = self.clock.now()
+        if price is not None and price != rec.price:
+            if not rec.price_history:
+                rec.price_history.append((rec.created_at, rec.price or 0.0, before))
+            rec.price = price
+            rec.price_history.append((now, price, rec.capacity_type))
+        node = self.store.get("Node", name)
+        if node is not None and node.metadata.deletion_timestamp is None:
+            updated = node.model_copy(deep=True)
+            updated.metadata.labels = patched(updated.metadata.labels)
+            self.store.update("Node", updated, old=node)
+        self._cluster_version += 1
+        self.record("nodeclaim.relabelled", f"NodeClaim/{name}", labels=dict(sorted(labels.items())),
+                    removed=sorted(dropped), **({"price": price} if price is not None else {}))
+        return True
+
+    def node_labels(self, name: str) -> dict[str, str] | None:
+        """The labels of Node ``name`` (registered, not deleting), or None."""
+        node = self.store.get("Node", name)
+        if node is None or node.metadata.deletion_timestamp is not None:
+            return None
+        return dict(node.metadata.labels or {})
+
+    def live_nodeclaims(self) -> list[Any]:
+        """The launched NodeClaims that are not deleting or deleted, in creation order."""
+        return [r.launched for r in self.launches
+                if r.launched is not None and not r.deleted and r.deleting_at is None]
+
+    def _add_provider_controllers(self) -> None:
+        """Register the cloud provider's own controllers (its optional ``controllers(cluster)``,
+        :class:`karpy.cloudprovider.types.ProviderController`): each runs from the start at its
+        interval, and at the first tick at or after the virtual time its reconcile returns."""
+        hook = getattr(self.cloud_provider, "controllers", None)
+        if hook is None:
+            return
+        for pc in hook(self):
+            holder: list[PeriodicController] = []
+
+            def reconcile(now: float, pc: Any = pc, holder: list[PeriodicController] = holder) -> None:
+                wake = pc.reconcile(now)
+                if wake is not None:
+                    self.wake_controller(holder[0], float(wake))
+
+            holder.append(self.add_controller(pc.name, pc.interval, reconcile, start=self.clock.now()))
+            self._provider_controllers.append(holder[0])
+
+    def wake_provider_controllers(self) -> None:
+        """Make every provider controller run at its next tick (a scenario event changed the cloud
+        under it, e.g. a cancelled capacity reservation)."""
+        for ctrl in self._provider_controllers:
+            self.wake_controller(ctrl, self.clock.now())
 
     def reclaim_at(self, name: str, t: float) -> None:
         """The cloud takes the instance of NodeClaim ``name`` back at ``t`` (a spot reclaim) whether
@@ -585,6 +662,7 @@ class Simulation:
             self._bind_daemonset_pods(node)
         for pod in list(m.pods) + list(m.workload_pods()):
             self._admit(pod)
+        self._add_provider_controllers()
         scenarios = list(getattr(m, "scenarios", ()) or ())
         if scenarios or self.options.events:
             from karpy.sim.scenario import ScenarioRunner

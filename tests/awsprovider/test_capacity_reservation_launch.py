@@ -236,13 +236,21 @@ def test_drifts_nodeclaims_whose_capacity_reservation_left_the_nodeclass(made: l
     # upstream: cloudprovider/suite_test.go "should dynamically drift nodeclaims for capacity reservations"
     from karpy.sim.clock import VirtualClock
 
+    from awsprovider.apis.ec2nodeclass import CapacityReservationSelectorTerm
+
     clock = VirtualClock()
-    p = provider([{"id": "cr-foo"}], [cr("cr-foo", available=2)], clock=clock)
+    p = provider([{"id": "cr-foo"}], [cr("cr-foo", available=2), cr("cr-bar", available=2)], clock=clock)
     made.append(p)
     created = p.create(nodeclaim(requirements=RESERVED))
     assert p.is_drifted(created) is None
-    p.ec2.client.cancel_capacity_reservation(CapacityReservationId="cr-foo")
+    # the instance still runs in cr-foo, which the NodeClass no longer selects (upstream sets the
+    # instance's CapacityReservationId to one outside the NodeClass status; a cancelled reservation
+    # would release the instance instead -- the capacity-type controller's case)
+    nc = p.nodeclasses["default"].model_copy(deep=True)
+    nc.spec.capacity_reservation_selector_terms = [CapacityReservationSelectorTerm.model_validate({"id": "cr-bar"})]
+    p.apply(nc)
     clock.advance(60)  # the nodeclass controller re-lists reservations every minute
+    assert p.ec2.reservations.reservation_of(created.status.provider_id.rsplit("/", 1)[-1]) == "cr-foo"
     assert p.is_drifted(created) == "CapacityReservationDrift"
 
 

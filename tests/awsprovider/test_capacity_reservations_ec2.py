@@ -176,3 +176,112 @@ def test_error_text_is_escaped(ec2: MockedEC2) -> None:
     with pytest.raises(ClientError) as err:
         ec2.client.describe_capacity_reservations(CapacityReservationIds=["cr-<&>"])
     assert err.value.response["Error"]["Message"] == "The capacity reservation ID 'cr-<&>' does not exist"
+
+
+# -- state over virtual time, cancellation, billing (issue #12) ---------------------------------------
+
+def _state(ec2: MockedEC2, rid: str) -> str:
+    [got] = ec2.client.describe_capacity_reservations(CapacityReservationIds=[rid])["CapacityReservations"]
+    return str(got["State"])
+
+
+def test_a_future_dated_reservation_is_scheduled_until_its_start_date(ec2: MockedEC2) -> None:
+    got = _create(ec2.client, count=1, StartDate=EPOCH + dt.timedelta(hours=1),
+                  EndDateType="limited", EndDate=EPOCH + dt.timedelta(hours=3))
+    rid = got["CapacityReservationId"]
+    assert (got["State"], got["StartDate"]) == ("scheduled", EPOCH + dt.timedelta(hours=1))
+    active = ec2.client.describe_capacity_reservations(Filters=[{"Name": "state", "Values": ["active"]}])
+    assert active["CapacityReservations"] == []  # Karpenter lists state=active only: not offered yet
+    assert ec2.reservations.launchable(rid, "m5.large", "us-east-1a", 0.0) == "ReservationCapacityExceeded"
+    ec2.now = 3600.0
+    assert _state(ec2, rid) == "active"
+    assert ec2.reservations.next_transition(3600.0) == 3 * 3600.0
+    ec2.now = 3 * 3600.0
+    assert _state(ec2, rid) == "expired"
+    assert ec2.reservations.next_transition(3 * 3600.0) is None
+
+
+def test_cancel_ends_an_odcr_and_its_instances_run_on_as_on_demand(ec2: MockedEC2) -> None:
+    rid = _create(ec2.client, count=2)["CapacityReservationId"]
+    out = _reserved_fleet(ec2, rid, "reserved-c", total=1)
+    [iid] = [i for inst in out["Instances"] for i in inst["InstanceIds"]]
+    assert ec2.reservations.reservation_of(iid) == rid
+    ec2.now = 600.0
+    assert ec2.client.cancel_capacity_reservation(CapacityReservationId=rid)["Return"] is True
+    assert _state(ec2, rid) == "cancelled"
+    assert ec2.reservations.reservation_of(iid) is None  # DescribeInstances: no CapacityReservationId now
+    ec2.client.terminate_instances(InstanceIds=[iid])
+    assert _available(ec2, rid) == 1  # nothing given back to a cancelled reservation
+    with pytest.raises(ClientError, match="InvalidCapacityReservationId.NotFound"):
+        ec2.client.cancel_capacity_reservation(CapacityReservationId="cr-0000000000000dead")
+
+
+def test_an_expired_odcr_releases_its_instances(ec2: MockedEC2) -> None:
+    rid = _create(ec2.client, count=1, EndDateType="limited", EndDate=EPOCH + dt.timedelta(hours=1))["CapacityReservationId"]
+    out = _reserved_fleet(ec2, rid, "reserved-e", total=1)
+    [iid] = [i for inst in out["Instances"] for i in inst["InstanceIds"]]
+    ec2.now = 3599.0
+    assert ec2.reservations.reservation_of(iid) == rid
+    ec2.now = 3600.0
+    assert ec2.reservations.reservation_of(iid) is None
+
+
+def test_a_capacity_block_cannot_be_cancelled_and_ec2_terminates_it_30_minutes_before_its_end(ec2: MockedEC2) -> None:
+    ec2.reservations.add(CapacityReservation("cr-block2", "m5.large", "us-east-1a", 1, 1, "012345678901",
+                                             reservation_type="capacity-block", end_date=7200.0))
+    with pytest.raises(ClientError, match="UnsupportedOperation"):
+        ec2.client.cancel_capacity_reservation(CapacityReservationId="cr-block2")
+    out = _reserved_fleet(ec2, "cr-block2", "block2", capacity_type="capacity-block", market="capacity-block")
+    [iid] = [i for inst in out["Instances"] for i in inst["InstanceIds"]]
+    # EC2 User Guide, "Monitor Capacity Blocks using EventBridge": warning 40 min before the end,
+    # instances begin to terminate 10 minutes later
+    assert ec2.reservations.capacity_block_instances() == [(iid, "cr-block2", 7200.0 - 1800.0)]
+
+
+def test_bill_charges_an_odcr_at_the_on_demand_rate_used_or_not(ec2: MockedEC2) -> None:
+    # EC2 User Guide, "Capacity Reservation pricing and billing": a reservation for 20 m4.large,
+    # 15 running -> 15 active instances and 5 unused instances billed; an instance in it is not
+    # billed again (Karpenter prices it at on-demand / 10^7)
+    ec2.reservations.add(CapacityReservation("cr-docs", "m4.large", "us-east-1a", 20, 20, "012345678901"))
+    ec2.reservations.bind([f"i-{n:017x}" for n in range(15)], "cr-docs")
+    [row] = ec2.reservations.bill(0.0, 5 * 3600.0, lambda t: 0.10)
+    assert (row["billing"], row["billed_hours"], row["instance_hours"]) == ("on-demand-rate", 5.0, 100.0)
+    assert row["used_instance_hours"] == pytest.approx(75.0) and row["unused_instance_hours"] == pytest.approx(25.0)
+    assert row["dollars"] == pytest.approx(10.0) and row["unused_dollars"] == pytest.approx(2.5)
+    assert row["modelled"] is False
+
+
+def test_bill_counts_what_was_not_available_at_the_start_as_used(ec2: MockedEC2) -> None:
+    ec2.reservations.add(CapacityReservation("cr-held", "m4.large", "us-east-1a", 4, 3, "012345678901"))
+    [row] = ec2.reservations.bill(0.0, 3600.0, lambda t: 0.10)
+    assert (row["used_instance_hours"], row["unused_instance_hours"]) == (1.0, 3.0)
+
+
+def test_bill_of_a_cancelled_odcr_stops_at_the_cancellation(ec2: MockedEC2) -> None:
+    rid = _create(ec2.client, count=2)["CapacityReservationId"]
+    ec2.now = 1800.0
+    ec2.client.cancel_capacity_reservation(CapacityReservationId=rid)
+    [row] = ec2.reservations.bill(0.0, 7200.0, lambda t: 1.0)
+    assert (row["billed_from"], row["billed_to"], row["dollars"]) == (0.0, 1800.0, 1.0)
+
+
+def test_bill_of_a_capacity_block_is_its_upfront_fee_or_modelled_at_on_demand(ec2: MockedEC2) -> None:
+    ec2.reservations.add(CapacityReservation("cr-fee", "m5.large", "us-east-1a", 2, 2, "012345678901",
+                                             reservation_type="capacity-block", start_date=0.0, end_date=4 * 3600.0,
+                                             upfront_fee=31.0))
+    ec2.reservations.add(CapacityReservation("cr-nofee", "m5.large", "us-east-1a", 1, 1, "012345678901",
+                                             reservation_type="capacity-block", start_date=0.0, end_date=2 * 3600.0))
+    fee, nofee = ec2.reservations.bill(0.0, 3600.0, lambda t: 0.5)
+    # paid up front for the whole block, whatever the run's length; nothing ran in them
+    assert (fee["billing"], fee["dollars"], fee["unused_dollars"], fee["modelled"]) == ("upfront", 31.0, 31.0, False)
+    assert (nofee["dollars"], nofee["modelled"], nofee["billed_hours"]) == (1.0, True, 2.0)
+
+
+def test_reclaim_shrinks_an_interruptible_reservation_by_its_instances(ec2: MockedEC2) -> None:
+    rid = _create(ec2.client, count=3)["CapacityReservationId"]
+    out = _reserved_fleet(ec2, rid, "reserved-i", total=2)
+    ids = [i for inst in out["Instances"] for i in inst["InstanceIds"]]
+    assert sorted(ec2.reservations.reclaim(rid)) == sorted(ids)
+    assert ec2.reservations.reservations[rid].total_instance_count == 1
+    ec2.client.terminate_instances(InstanceIds=ids)
+    assert _available(ec2, rid) == 1  # the reclaimed capacity does not come back

@@ -147,3 +147,21 @@ def test_a_nodeclaim_already_deleting_is_not_deleted_twice():
     ctrl.handle_message(cluster, Message(KIND_SPOT_INTERRUPTION, (iid(nc),)), [nc])
     ctrl.handle_message(cluster, Message(KIND_SPOT_INTERRUPTION, (iid(nc),)), [nc])
     assert cluster.deleted == [("nc-8", "interruption")]
+
+
+def test_a_capacity_reservation_interruption_zeroes_the_provider_availability_cache():
+    # upstream It: "should mark the capacity reservation as unavailable when getting an interruption
+    # warning" (SetAvailableInstanceCount 10 -> GetAvailableInstanceCount 0), on the AWS provider's
+    # own capacity reservation provider; EC2 terminates the instance two minutes after the warning
+    from tests.awsprovider.reservation_helpers import cr, provider
+
+    p = provider([{"id": "cr-56fac701cc1951b03"}], [cr("cr-56fac701cc1951b03", interruptible=True)])
+    try:
+        p.capacity_reservations.set_available_instance_count("cr-56fac701cc1951b03", 10)
+        nc = nodeclaim(8, **{"karpenter.k8s.aws/capacity-reservation-id": "cr-56fac701cc1951b03"})
+        cluster = Cluster(p.clock)
+        p.interruption.handle_message(cluster, Message(KIND_CAPACITY_RESERVATION_INTERRUPTION, (iid(nc),)), [nc])
+        assert p.capacity_reservations.get_available_instance_count("cr-56fac701cc1951b03") == 0
+        assert cluster.deleted == [("nc-8", "interruption")] and cluster.reclaims == [("nc-8", 120.0)]
+    finally:
+        p.close()

@@ -131,6 +131,19 @@ spec:
     assert len(packed["nodeclaims"]) == 1 and spread["cost_per_hour"] > packed["cost_per_hour"]
 
 
+#: the EC2NodeClass of the reserved-capacity scenarios: selects the reservations tagged team=web
+RESERVED_NODECLASS = """
+apiVersion: karpenter.k8s.aws/v1
+kind: EC2NodeClass
+metadata: {name: default}
+spec:
+  role: KarpenterNodeRole-prod
+  amiSelectorTerms: [{alias: al2023@latest}]
+  subnetSelectorTerms: [{tags: {karpenter.sh/discovery: prod}}]
+  securityGroupSelectorTerms: [{tags: {karpenter.sh/discovery: prod}}]
+  capacityReservationSelectorTerms: [{tags: {team: web}}]
+"""
+
 RESERVED_NETWORK = """
 apiVersion: karpy.io/v1alpha1
 kind: Network
@@ -144,18 +157,7 @@ spec:
   capacityReservations:
   - {id: cr-0a1b2c3d4e5f60001, instanceType: m7i.xlarge, zone: us-east-1a, instanceCount: 4, availableCount: 3,
      instanceMatchCriteria: targeted, tags: {team: web}}
----
-apiVersion: karpenter.k8s.aws/v1
-kind: EC2NodeClass
-metadata: {name: default}
-spec:
-  role: KarpenterNodeRole-prod
-  amiSelectorTerms: [{alias: al2023@latest}]
-  subnetSelectorTerms: [{tags: {karpenter.sh/discovery: prod}}]
-  securityGroupSelectorTerms: [{tags: {karpenter.sh/discovery: prod}}]
-  capacityReservationSelectorTerms: [{tags: {team: web}}]
----
-""" + nodepool_yaml("{key: karpenter.sh/capacity-type, operator: In, values: [reserved, on-demand]}",
+---""" + RESERVED_NODECLASS + "---\n" + nodepool_yaml("{key: karpenter.sh/capacity-type, operator: In, values: [reserved, on-demand]}",
                     "{key: karpenter.k8s.aws/instance-family, operator: In, values: [m7i]}") + """---
 apiVersion: apps/v1
 kind: Deployment
