@@ -33,6 +33,7 @@ from karpy.schemas import SCHEMA_VERSION, generate, schema, schema_text
 #: ``python -m karpy.schemas``, and add the new fingerprint (never edit an old one).
 FINGERPRINTS = {
     "1.0": "7868950615f3069e4c7bbbd944c6ba02d0cfcbc6777db17a8be1e124a662f084",
+    "1.1": "704deb36f830c689ea3def68de4a1003f608a32910396a687375773acbb964b3",
 }
 
 
@@ -113,9 +114,9 @@ def test_schema_names_the_contract_keys() -> None:
     s = schema()
     top = s["properties"]
     for key in ("region", "prices", "nodeclaims", "pods", "cost_per_hour", "simulation", "warnings", "timeline",
-                "cost", "disruptions", "disruption_timeline", "explain"):
+                "cost", "disruptions", "disruption_timeline", "explain", "nodeclasses", "nodepools"):
         assert key in top, key
-    assert set(s["required"]) == set(top) - {"disruptions", "disruption_timeline"}
+    assert set(s["required"]) == set(top) - {"disruptions", "disruption_timeline", "nodeclasses", "nodepools"}
     claim = s["$defs"]["NodeClaimResult"]["properties"]
     assert list(claim) == [f.name for f in dataclasses.fields(NodeClaimResult)]
     assert claim["capacity_type"]["anyOf"][0]["enum"] == ["on-demand", "spot", "reserved"]

@@ -87,7 +87,7 @@ PUBLIC: dict[str, set[str]] = {
         "Cost", "DisruptionDocument", "Document", "ExplainDocument", "ExplainNodeClaimDocument", "ExplainPodDocument",
         "FleetDocument", "FleetErrorDocument", "FleetOverrideDocument", "NodeClaimCost", "NodeClaimResult",
         "NodeHours", "PodResult", "PricesDocument", "RequirementDocument", "SimulationDocument",
-        "TimelineEntryDocument",
+        "TimelineEntryDocument", "ConditionDocument", "NodeClassStatusDocument", "NodePoolStatusDocument",
     },
     "karpy.schemas": {"SCHEMA_FILE", "SCHEMA_ID", "SCHEMA_VERSION", "generate", "schema", "schema_text", "write"},
     "karpy.disruption": {
