@@ -56,6 +56,7 @@ __all__ = [
     "nodeclass_condition_types",
     "ready_condition",
     "reconcile_conditions",
+    "reconcile_validation",
 ]
 
 #: pkg/apis/v1/ec2nodeclass_status.go condition types
@@ -123,7 +124,15 @@ def reconcile_conditions(nodeclass: Any, *, subnets: Sequence[Any], security_gro
         cs.set_true(CONDITION_SECURITY_GROUPS_READY)
     # instanceprofile.go
     cs.set_true(CONDITION_INSTANCE_PROFILE_READY)
-    # validation.go (the steps karpy models, in upstream's order)
+    reconcile_validation(cs, tag_error)
+    return cs.conditions
+
+
+def reconcile_validation(cs: ConditionSet, tag_error: str | None) -> None:
+    """validation.go Reconcile, the steps karpy models in upstream's order: the required
+    conditions (AMIs, instance profile, security groups, subnets) -- one False makes
+    ValidationSucceeded False, else one Unknown makes it Unknown, both ``DependenciesNotReady`` --
+    then GetTags (``TagValidationFailed``), then the dry runs (authorized by the mocked EC2)."""
     if any((c := cs.get(t)) is not None and c.status == "False" for t in _VALIDATION_REQUIRED):
         cs.set_false(CONDITION_VALIDATION_SUCCEEDED, REASON_DEPENDENCIES_NOT_READY, MESSAGE_DEPENDENCIES_NOT_READY)
     elif any((c := cs.get(t)) is None or c.status == "Unknown" for t in _VALIDATION_REQUIRED):
@@ -132,7 +141,6 @@ def reconcile_conditions(nodeclass: Any, *, subnets: Sequence[Any], security_gro
         cs.set_false(CONDITION_VALIDATION_SUCCEEDED, REASON_TAG_VALIDATION_FAILED, tag_error)
     else:
         cs.set_true(CONDITION_VALIDATION_SUCCEEDED)
-    return cs.conditions
 
 
 def ready_condition(conditions: Sequence[Condition]) -> Condition | None:
