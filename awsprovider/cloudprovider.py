@@ -838,12 +838,14 @@ class AWSCloudProvider:
         return self.interruption.spot_interruption(cluster, nodeclaims)
 
     def apply(self, obj: Any) -> None:
-        """An EC2NodeClass or NodeOverlay applied during a run replaces the one of that name."""
+        """An EC2NodeClass or NodeOverlay applied during a run replaces the one of that name (an
+        EC2NodeClass is resolved and its status conditions reconciled at once)."""
         kind = getattr(obj, "kind", None) or type(obj).__name__
         name = obj.metadata.name
         if kind == "EC2NodeClass":
             self.nodeclasses[name] = obj
             self._resolved.pop(name, None)
+            self.resolve_nodeclass(name)  # the nodeclass controller reconciles the update now
         elif kind == "NodeOverlay":
             self.overlays = [o for o in self.overlays if o.metadata.name != name] + [obj]
         else:
