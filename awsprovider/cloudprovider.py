@@ -503,7 +503,7 @@ class AWSCloudProvider:
             self.overlays if overlays is None else overlays,
             instance_type_source=self._source, min_values_policy=self.min_values_policy,
             cluster_name=self.cluster_name, amis=self.amis, price_region=self.price_region, _ec2=self.ec2,
-            options=self.options,
+            options=self.options, networks=self.networks,
         )
 
     # -- nodeclasses ---------------------------------------------------------------------------

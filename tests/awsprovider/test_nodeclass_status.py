@@ -387,3 +387,18 @@ def test_nodepool_ready_recovers_when_the_nodeclass_is_fixed(provider: AWSCloudP
     ready = next(c for c in np.status.conditions if c.type == "Ready")
     assert ready.last_transition_time is not None
     assert ready.last_transition_time.timestamp() == pytest.approx(1767225600 + provider.clock.now())
+
+
+def test_a_sweep_cell_keeps_the_network_as_all_that_exists() -> None:
+    # with_scenario (sweeps, compare): the next cell's provider still takes the Network's subnets as all
+    # the VPC has, so the unmatched selector stays NotReady instead of getting a subnet made for it
+    p = AWSCloudProvider("us-east-1", prices="2026-07-20", networks=[Network.model_validate(NETWORK)],
+                         nodeclasses=[nodeclass("sweep", subnetSelectorTerms=[{"tags": {"foo": "invalid"}}])])
+    try:
+        assert cond(p.resolve_nodeclass("sweep"), CONDITION_SUBNETS_READY).status == "False"
+        p = p.with_scenario(prices="2026-07-20")
+        r = p.resolve_nodeclass("sweep")
+        assert r is not None and r.subnets == ()
+        assert cond(r, CONDITION_SUBNETS_READY).reason == "SubnetsNotFound"
+    finally:
+        p.close()
