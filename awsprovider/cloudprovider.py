@@ -66,6 +66,7 @@ from awsprovider.nodeclass import (
     ensure_network_for,
     resolve_nodeclass,
 )
+from awsprovider import nodeclassstatus
 from awsprovider.subnets import LaunchSubnet
 from awsprovider.ec2.capacityreservations import build_user_reservations
 from awsprovider.ec2.network import build_user_network
@@ -211,6 +212,16 @@ def instance_to_nodeclaim(instance: Instance, it: InstanceType | None, nodeclass
     return created
 
 
+def tag_error(nodeclass: Any) -> str | None:
+    """utils.go GetTags' error for ``spec.tags`` keys matching RestrictedTagPatterns (None when
+    every key is allowed): the nodeclass validation reconciler's ``TagValidationFailed`` message
+    and Create's NodeClassNotReady error."""
+    bad = sorted(k for k in (nodeclass.spec.tags or {}) if any(p.match(k) for p in RESTRICTED_TAG_PATTERNS))
+    if not bad:
+        return None
+    return "tags failed validation requirements (tags=" + ", ".join(f'"{k}"' for k in bad) + ")"
+
+
 def _nodeclass_name_of(obj: Any) -> str:
     ref = None
     spec = getattr(obj, "spec", None)
@@ -312,6 +323,8 @@ class AWSCloudProvider:
         self._index: dict[str, InstanceType] = {}
         self._launch_security_groups: dict[str, tuple[str, ...]] = {}
         self._status_amis: dict[int, tuple[Any, tuple[AMI, ...]]] = {}
+        #: NodeClass name -> its status.conditions as last reconciled (awsprovider.nodeclassstatus)
+        self._conditions: dict[str, list[Any]] = {}
 
     #: manifest kinds this provider adds to karpy's loader
     EXTRA_KINDS = EXTRA_KINDS
@@ -347,11 +360,21 @@ class AWSCloudProvider:
         NodeClasses, build the network each given NodeClass selects (and list its capacity
         reservations), note rejected overlays."""
         self.check_nodepools(nodepools, nodeclasses_given=nodeclasses_given)
+        given_subnets, given_groups = self._network_defines()
         for nc in list(self.nodeclasses.values()):
-            ensure_network_for(self.ec2.client, nc, warnings=self.warnings)
-            if nc.spec.capacity_reservation_selector_terms:
-                self.resolve_nodeclass(nc.metadata.name)  # lists the reservations now: their warnings are said
+            ensure_network_for(self.ec2.client, nc, warnings=self.warnings, given_subnets=given_subnets,
+                               given_security_groups=given_groups)
+            # resolves now: the reservations' warnings and a NodeClass that is not Ready are said
+            resolved = self.resolve_nodeclass(nc.metadata.name)
+            note = nodeclassstatus.describe(nc.metadata.name, resolved.conditions) if resolved is not None else None
+            if note is not None and note not in self.warnings:
+                self.warnings.append(note)
         self.warnings.extend(self.overlay_warnings(nodepools))
+
+    def _network_defines(self) -> tuple[bool, bool]:
+        """Whether the manifests' karpy.io Networks define the VPC's subnets / security groups
+        (then they are all that exists: :func:`awsprovider.nodeclass.ensure_network_for`)."""
+        return (any(n.spec.subnets for n in self.networks), any(n.spec.security_groups for n in self.networks))
 
     def pricing_warnings(self) -> list[str]:
         """The price table stands in for something else: another region's (``price_region``) or
@@ -483,7 +506,7 @@ class AWSCloudProvider:
             self.overlays if overlays is None else overlays,
             instance_type_source=self._source, min_values_policy=self.min_values_policy,
             cluster_name=self.cluster_name, amis=self.amis, price_region=self.price_region, _ec2=self.ec2,
-            options=self.options,
+            options=self.options, networks=self.networks,
         )
 
     # -- nodeclasses ---------------------------------------------------------------------------
@@ -501,10 +524,57 @@ class AWSCloudProvider:
                 return None
             nc = default_nodeclass(name)
             self.nodeclasses[name] = nc
-        ensure_network_for(self.ec2.client, nc)
+        given_subnets, given_groups = self._network_defines()
+        ensure_network_for(self.ec2.client, nc, given_subnets=given_subnets, given_security_groups=given_groups)
         resolved = self._with_reservations(resolve_nodeclass(self.ec2.client, nc))
+        resolved = dataclasses.replace(resolved, conditions=tuple(self._reconcile_conditions(resolved)))
         self._resolved[name] = resolved
         return resolved
+
+    def _reconcile_conditions(self, resolved: ResolvedNodeClass) -> list[Any]:
+        """nodeclass/controller.go Reconcile (:mod:`awsprovider.nodeclassstatus`) over what was
+        resolved now, from the conditions last reconciled (at first: the manifest's
+        ``status.conditions``, e.g. a ``kubectl get -o yaml`` dump's)."""
+        nc = resolved.nodeclass
+        conditions = nodeclassstatus.reconcile_conditions(
+            nc, subnets=resolved.subnets, security_groups=resolved.security_groups, amis=self.amis_for(resolved),
+            tag_error=tag_error(nc), reserved_capacity=self.reserved_capacity, now=float(self.clock.now()),
+            previous=self._conditions.get(nc.metadata.name))
+        self._conditions[nc.metadata.name] = conditions
+        return conditions
+
+    def nodeclass_readiness(self, nodepool: Any) -> Any | None:
+        """What core's NodePool readiness controller reads of the NodePool's EC2NodeClass
+        (readiness/controller.go; :func:`karpy.provisioning.nodepoolvalidation.reconcile_status`):
+        its ``Ready`` condition, ``NODECLASS_NOT_FOUND`` when the cluster has no such EC2NodeClass,
+        None for a NodePool whose NodeClass is not an EC2NodeClass (upstream ignores it; karpy's
+        earlier rules apply: check_nodepools, karpy's default EC2NodeClass)."""
+        from karpy.api.meta import Condition
+        from karpy.provisioning.nodepoolvalidation import NODECLASS_NOT_FOUND
+
+        ref = nodepool.spec.template.spec.node_class_ref
+        if ref is None or (ref.group, ref.kind) != (NODECLASS_GROUP, NODECLASS_KIND):
+            return None
+        resolved = self.resolve_nodeclass(ref.name)
+        if resolved is None:
+            return NODECLASS_NOT_FOUND
+        return resolved.ready() or Condition(type="Ready", status="Unknown")
+
+    def nodeclass_statuses(self) -> dict[str, Any]:
+        """The JSON document's ``nodeclasses``: each EC2NodeClass resolved in the run, by name,
+        with its status as last reconciled (subnets, security groups, conditions)."""
+        from karpy.api.conditionset import condition_document
+
+        out: dict[str, Any] = {}
+        for name in sorted(self._resolved):
+            r = self._resolved[name]
+            out[name] = {
+                "kind": NODECLASS_KIND,
+                "subnets": [{"id": s.id, "zone": s.zone, "zone_id": s.zone_id} for s in r.subnets],
+                "security_groups": [{"id": gid, "name": gname} for gid, gname in r.security_groups],
+                "conditions": [condition_document(c) for c in r.conditions],
+            }
+        return out
 
     def _with_reservations(self, resolved: ResolvedNodeClass) -> ResolvedNodeClass:
         """The NodeClass's ``status.capacityReservations`` (nodeclass/capacityreservation.go, which
@@ -601,9 +671,9 @@ class AWSCloudProvider:
     def _tags(self, nodeclass: ResolvedNodeClass, nodeclaim: Any) -> dict[str, str]:
         """utils.go GetTags (restricted user tags -> NodeClassNotReady, like upstream)."""
         user = dict(nodeclass.nodeclass.spec.tags or {})
-        bad = sorted(k for k in user if any(p.match(k) for p in RESTRICTED_TAG_PATTERNS))
-        if bad:
-            raise NodeClassNotReadyError("tags failed validation requirements (tags=" + ", ".join(f'"{k}"' for k in bad) + ")")
+        err = tag_error(nodeclass.nodeclass)
+        if err is not None:
+            raise NodeClassNotReadyError(err)
         static = {
             f"kubernetes.io/cluster/{self.cluster_name}": "owned",
             LABEL_NODEPOOL: (nodeclaim.metadata.labels or {}).get(LABEL_NODEPOOL, ""),
@@ -631,6 +701,16 @@ class AWSCloudProvider:
             err = InsufficientCapacityError(f'resolving nodeclass, ec2nodeclasses.karpenter.k8s.aws "{nc_name}" not found')
             record.error = str(err)
             raise err
+        ready = nodeclass.ready()
+        if ready is not None and ready.status == "False":  # cloudprovider.go Create
+            not_ready = NodeClassNotReadyError(ready.message or "")
+            record.error = str(not_ready)
+            raise not_ready
+        if ready is not None and ready.status != "True":
+            unknown = CreateError(f"resolving nodeclass readiness, nodeclass is in Ready=Unknown, {ready.message or ''}",
+                                  "NodeClassReadinessUnknown", "NodeClass is in Ready=Unknown")
+            record.error = str(unknown)
+            raise unknown
         tags = self._tags(nodeclass, nodeclaim)
         its = self._types_for(nodeclass, (nodeclaim.metadata.labels or {}).get(LABEL_NODEPOOL, ""), read_only=True)
         ctx = self._context(nodeclass)
@@ -849,12 +929,14 @@ class AWSCloudProvider:
         return self.interruption.spot_interruption(cluster, nodeclaims)
 
     def apply(self, obj: Any) -> None:
-        """An EC2NodeClass or NodeOverlay applied during a run replaces the one of that name."""
+        """An EC2NodeClass or NodeOverlay applied during a run replaces the one of that name (an
+        EC2NodeClass is resolved and its status conditions reconciled at once)."""
         kind = getattr(obj, "kind", None) or type(obj).__name__
         name = obj.metadata.name
         if kind == "EC2NodeClass":
             self.nodeclasses[name] = obj
             self._resolved.pop(name, None)
+            self.resolve_nodeclass(name)  # the nodeclass controller reconciles the update now
         elif kind == "NodeOverlay":
             self.overlays = [o for o in self.overlays if o.metadata.name != name] + [obj]
         else:

@@ -82,6 +82,8 @@ class ResolvedNodeClass:
     capacity_reservations: tuple[Any, ...] = ()
     #: virtual time the reservations were listed at (they are re-listed after a minute)
     reservations_listed_at: float = 0.0
+    #: status.conditions (:mod:`awsprovider.nodeclassstatus`), computed when it was resolved
+    conditions: tuple[Any, ...] = ()
     _zone_info: tuple[ZoneInfo, ...] = field(default=(), repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -102,6 +104,10 @@ class ResolvedNodeClass:
     def zones(self) -> frozenset[str]:
         """The NodeClass zones (zone names of its subnets)."""
         return frozenset(z.zone for z in self._zone_info)
+
+    def ready(self) -> Any | None:
+        """The root ``Ready`` condition of :attr:`conditions` (None before they are computed)."""
+        return next((c for c in self.conditions if c.type == "Ready"), None)
 
     def ami_family(self) -> str:
         return self.nodeclass.ami_family()
@@ -234,7 +240,8 @@ def _concrete_tags(tags: Mapping[str, str]) -> dict[str, str]:
 
 
 def ensure_network_for(client: Any, nodeclass: EC2NodeClass, zones: Iterable[str] | None = None,
-                       warnings: list[str] | None = None) -> bool:
+                       warnings: list[str] | None = None, *, given_subnets: bool = False,
+                       given_security_groups: bool = False) -> bool:
     """Make the mocked VPC hold what ``nodeclass`` selects, as the user's real VPC would.
 
     The mocked EC2 starts empty, so a user's EC2NodeClass selects nothing until its network
@@ -249,12 +256,17 @@ def ensure_network_for(client: Any, nodeclass: EC2NodeClass, zones: Iterable[str
     * security-group terms by ``id`` / ``name`` are created with that id / name, the first tag
       term (or the subnet tags) gives a security group carrying its tags.
 
+    ``given_subnets`` / ``given_security_groups``: a karpy.io Network defines the VPC's subnets /
+    security groups. Then they are what exists and nothing is created for that kind: a NodeClass
+    that selects none of them stays unresolved (its ``SubnetsReady`` / ``SecurityGroupsReady``
+    condition is False, :mod:`awsprovider.nodeclassstatus`), as against a real VPC.
+
     Returns True when something was created.
     """
     from awsprovider.ec2.network import SecurityGroupSpec, SubnetSpec, build_network
 
     resolved = resolve_nodeclass(client, nodeclass)
-    if resolved.subnets and resolved.security_groups:
+    if (resolved.subnets or given_subnets) and (resolved.security_groups or given_security_groups):
         return False
     spec, status = nodeclass.spec, nodeclass.status
     tag_terms = [t for t in spec.subnet_selector_terms if t.tags and not t.id]
@@ -262,7 +274,7 @@ def ensure_network_for(client: Any, nodeclass: EC2NodeClass, zones: Iterable[str
     subnet_tags = _concrete_tags(tag_terms[0].tags) if tag_terms else {}
     sg_tags = _concrete_tags(sg_tag_terms[0].tags) if sg_tag_terms else subnet_tags
     subnets: list[SubnetSpec] = []
-    if not resolved.subnets:
+    if not resolved.subnets and not given_subnets:
         if status.subnets:
             subnets = [SubnetSpec(s.zone, s.id, s.zone_id, subnet_tags) for s in status.subnets]
         else:
@@ -281,7 +293,7 @@ def ensure_network_for(client: Any, nodeclass: EC2NodeClass, zones: Iterable[str
             if tag_terms:
                 subnets.extend(SubnetSpec(z, tags=subnet_tags) for z in zone_list)
     groups: list[SecurityGroupSpec] = []
-    if not resolved.security_groups:
+    if not resolved.security_groups and not given_security_groups:
         if status.security_groups:
             groups = [SecurityGroupSpec(g.id, g.name, sg_tags) for g in status.security_groups]
         else:

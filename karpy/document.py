@@ -25,9 +25,11 @@ from pydantic import ConfigDict, with_config
 from typing_extensions import NotRequired, TypedDict
 
 __all__ = [
-    "Cost", "DisruptionDocument", "Document", "ExplainDocument", "ExplainNodeClaimDocument", "ExplainPodDocument",
-    "FleetDocument", "FleetErrorDocument", "FleetOverrideDocument", "NodeClaimCost", "NodeClaimResult", "NodeHours",
-    "PodResult", "PricesDocument", "RequirementDocument", "ReservationCost", "ReservationCosts", "SimulationDocument", "TimelineEntryDocument",
+    "ConditionDocument", "Cost", "DisruptionDocument", "Document", "ExplainDocument",
+    "ExplainNodeClaimDocument", "ExplainPodDocument", "FleetDocument", "FleetErrorDocument",
+    "FleetOverrideDocument", "NodeClaimCost", "NodeClaimResult", "NodeClassStatusDocument", "NodeHours",
+    "NodePoolStatusDocument", "PodResult", "PricesDocument", "RequirementDocument", "ReservationCost",
+    "ReservationCosts", "SimulationDocument", "TimelineEntryDocument",
 ]
 
 _CONFIG = ConfigDict(use_attribute_docstrings=True)
@@ -321,6 +323,40 @@ class SimulationDocument(TypedDict):
 
 
 @with_config(_CONFIG)
+class ConditionDocument(TypedDict):
+    """A status condition (operatorpkg status.Condition; :mod:`karpy.api.conditionset`)."""
+
+    type: str
+    status: Literal["True", "False", "Unknown"]
+    reason: str
+    message: str
+    last_transition_time: str | None
+    """RFC 3339; virtual time 0 is 2026-01-01T00:00:00Z (a dump's own time while the status held)."""
+
+
+@with_config(_CONFIG)
+class NodeClassStatusDocument(TypedDict):
+    """A NodeClass's status as the provider's nodeclass controller left it (``nodeclasses[name]``)."""
+
+    kind: str
+    """The NodeClass kind, e.g. ``EC2NodeClass``."""
+    subnets: list[dict[str, str]]
+    """``status.subnets``: ``id``, ``zone``, ``zone_id``."""
+    security_groups: list[dict[str, str]]
+    """``status.securityGroups``: ``id``, ``name``."""
+    conditions: list[ConditionDocument]
+    """``status.conditions``: SubnetsReady, SecurityGroupsReady, AMIsReady, ..., Ready last."""
+
+
+@with_config(_CONFIG)
+class NodePoolStatusDocument(TypedDict):
+    """A NodePool's status at the end of the run (``nodepools[name]``)."""
+
+    conditions: list[ConditionDocument]
+    """ValidationSucceeded, NodeClassReady and the root Ready (empty when no controller wrote them)."""
+
+
+@with_config(_CONFIG)
 class TimelineEntryDocument(TypedDict):
     """One event of the run, in virtual-time order (``timeline[]``, ``disruption_timeline[]``);
     :mod:`karpy.sim.timeline` lists the kinds and their ``detail`` keys."""
@@ -413,6 +449,11 @@ class Document(TypedDict):
     """What the run did not model or skipped (also printed on stderr)."""
     timeline: list[TimelineEntryDocument]
     cost: Cost
+    nodeclasses: NotRequired[dict[str, NodeClassStatusDocument]]
+    """Present when the cloud provider reports NodeClass statuses (AWS: every EC2NodeClass the run
+    resolved, by name, with its status conditions)."""
+    nodepools: NotRequired[dict[str, NodePoolStatusDocument]]
+    """Present with ``nodeclasses``: every NodePool by name with its status conditions at the end."""
     disruptions: NotRequired[list[DisruptionDocument]]
     """Present when the disruption controller ran."""
     disruption_timeline: NotRequired[list[TimelineEntryDocument]]

@@ -254,11 +254,26 @@ class Result:
             "timeline": [e.to_dict() for e in sim.timeline.entries],
             "cost": self.cost.to_dict(),
         }
+        doc.update(self._status_block())
         if sim.disruption is not None:
             doc["disruptions"] = list(sim.disruption.decisions)
             doc["disruption_timeline"] = list(sim.disruption.timeline)
         doc["explain"] = self.explain if self.explain else self.explain_block()
         return doc
+
+    def _status_block(self) -> dict[str, Any]:
+        """The document's ``nodeclasses`` (the cloud provider's ``nodeclass_statuses()``, when it has
+        one) and ``nodepools`` (each NodePool's status conditions at the end of the run), present
+        when the provider reports NodeClass statuses."""
+        statuses = getattr(self.cloud_provider, "nodeclass_statuses", None)
+        if not callable(statuses):
+            return {}
+        from karpy.api.conditionset import condition_document
+
+        pools = sorted(getattr(self.simulation, "nodepools", ()) or (), key=lambda np: np.metadata.name)
+        return {"nodeclasses": statuses(),
+                "nodepools": {np.metadata.name: {"conditions": [condition_document(c) for c in np.status.conditions]}
+                              for np in pools}}
 
     def explain_block(self) -> dict[str, Any]:
         """The document's ``explain`` key (:func:`karpy.explain.explain_document`): NodeClaim and pod

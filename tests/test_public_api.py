@@ -22,7 +22,7 @@ ROOT = Path(__file__).resolve().parents[1]
 PUBLIC: dict[str, set[str]] = {
     "karpy": {"Result", "compare", "schema", "simulate", "sweep", "__version__"},
     "karpy.api": {
-        "Affinity", "Budget", "Condition", "Container", "ContainerPort", "DaemonSet", "Deployment", "Disruption",
+        "Affinity", "Budget", "Condition", "ConditionSet", "Container", "ContainerPort", "DaemonSet", "Deployment", "Disruption",
         "Job", "KarpenterRequirement", "LabelSelector", "LabelSelectorRequirement", "ManifestError", "Manifests",
         "NANO", "NODE_SELECTOR_OPERATORS", "Node", "NodeAffinity", "NodeClaim", "NodeClaimSpec",
         "NodeClaimStatus", "NodeClaimTemplate", "NodeClaimTemplateSpec", "NodeClassReference", "NodeCondition",
@@ -89,6 +89,7 @@ PUBLIC: dict[str, set[str]] = {
         "NodeHours", "PodResult", "PricesDocument", "RequirementDocument", "ReservationCost", "ReservationCosts",
         "SimulationDocument",
         "TimelineEntryDocument",
+        "ConditionDocument", "NodeClassStatusDocument", "NodePoolStatusDocument",
     },
     "karpy.schemas": {"SCHEMA_FILE", "SCHEMA_ID", "SCHEMA_VERSION", "generate", "schema", "schema_text", "write"},
     "karpy.disruption": {

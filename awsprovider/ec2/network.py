@@ -121,6 +121,7 @@ def build_network(client: Any, subnets: Sequence[SubnetSpec], groups: Sequence[S
             subnet = backend.subnets[zone].pop(sid)
             subnet.id = spec.id
             backend.subnets[zone][spec.id] = subnet
+            _move_tags(backend, sid, spec.id)
             sid = spec.id
         created[sid] = zone
     taken_names = {x["GroupName"] for p in client.get_paginator("describe_security_groups").paginate(
@@ -137,7 +138,16 @@ def build_network(client: Any, subnets: Sequence[SubnetSpec], groups: Sequence[S
             group = backend.groups[vpc["VpcId"]].pop(gid)
             group.id = group.group_id = g.id
             backend.groups[vpc["VpcId"]][g.id] = group
+            _move_tags(backend, gid, g.id)
     return created
+
+
+def _move_tags(backend: Any, old_id: str, new_id: str) -> None:
+    """moto keeps tags by resource id (TagBackend.tags): a resource given the user's id keeps the
+    tags it was created with (else a tag selector would not find a subnet the Network gave an id)."""
+    tags = backend.tags.pop(old_id, None)
+    if tags:
+        backend.tags[new_id] = tags
 
 
 def build_user_network(client: Any, network: Any) -> dict[str, str]:

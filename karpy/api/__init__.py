@@ -20,6 +20,7 @@ _EXPORTS = {
     "NANO": "quantity", "Quantity": "quantity", "QuantityError": "quantity",
     "format_nanos": "quantity", "parse_nanos": "quantity",
     # metadata
+    "ConditionSet": "conditionset",
     "Condition": "meta", "LabelSelector": "meta", "LabelSelectorRequirement": "meta",
     "ObjectMeta": "meta", "OwnerReference": "meta",
     # Pod
@@ -60,6 +61,7 @@ if TYPE_CHECKING:  # pragma: no cover
                                     make_pod, make_pods, make_priority_class, pod_affinity_term, requirement,
                                     topology_spread)
     from karpy.api.loader import ManifestError, Manifests, load_manifests
+    from karpy.api.conditionset import ConditionSet
     from karpy.api.meta import Condition, LabelSelector, LabelSelectorRequirement, ObjectMeta, OwnerReference
     from karpy.api.node import Node, NodeCondition, NodeSpec, NodeStatus
     from karpy.api.nodeclaim import NodeClaim, NodeClaimSpec, NodeClaimStatus

@@ -12,6 +12,12 @@ karpy has no controllers writing NodePool status, so readiness is computed on re
   that is not ``True`` keeps the pool NotReady; a pool without conditions counts as NodeClass-ready
   (the provider reports NodeClass errors at launch instead).
 The provisioner drops NotReady pools, so a lone invalid pool yields "no dynamic nodepools found".
+
+When the cloud provider reports its NodeClasses' ``Ready`` condition (an optional
+``nodeclass_readiness(nodepool)`` method; the AWS provider's EC2NodeClass status), the two
+controllers run instead of the read-time rule: :func:`reconcile_status` writes ``ValidationSucceeded``
+(validation/controller.go) and ``NodeClassReady`` (readiness/controller.go setReadyCondition) into
+the pool's status through :class:`karpy.api.conditionset.ConditionSet`, whose root ``Ready`` follows.
 """
 
 from __future__ import annotations
@@ -26,7 +32,10 @@ __all__ = [
     "CONDITION_READY",
     "CONDITION_VALIDATION_SUCCEEDED",
     "REASON_VALIDATION_FAILED",
+    "NODECLASS_NOT_FOUND",
     "nodepool_is_ready",
+    "not_ready_reason",
+    "reconcile_status",
     "runtime_validate",
 ]
 
@@ -35,6 +44,15 @@ CONDITION_VALIDATION_SUCCEEDED = "ValidationSucceeded"
 CONDITION_NODE_CLASS_READY = "NodeClassReady"
 #: validation/controller.go SetFalse reason
 REASON_VALIDATION_FAILED = "NodePoolValidationFailed"
+#: readiness/controller.go reasons and messages
+REASON_NODECLASS_NOT_FOUND = "NodeClassNotFound"
+MESSAGE_NODECLASS_NOT_FOUND = "NodeClass not found on cluster"
+REASON_NODECLASS_TERMINATING = "NodeClassTerminating"
+MESSAGE_NODECLASS_TERMINATING = "NodeClass is Terminating"
+REASON_NODECLASS_READINESS_UNKNOWN = "NodeClassReadinessUnknown"
+MESSAGE_NODECLASS_READINESS_UNKNOWN = "Node Class Readiness Unknown"
+#: what a provider's ``nodeclass_readiness`` answers for a NodeClass the cluster does not hold
+NODECLASS_NOT_FOUND = "NotFound"
 _TAINT_EFFECTS = ("NoSchedule", "PreferNoSchedule", "NoExecute", "")
 
 
@@ -97,3 +115,37 @@ def nodepool_is_ready(nodepool: Any, well_known: frozenset[str] | None = None) -
         if c.type == CONDITION_READY and c.status != "True":
             return False
     return well_known is None or runtime_validate(nodepool, well_known) is None
+
+
+def reconcile_status(nodepool: Any, well_known: frozenset[str], nodeclass_ready: Any, now: float) -> None:
+    """validation/controller.go and readiness/controller.go Reconcile over ``nodepool``'s status.
+    ``nodeclass_ready``: the NodeClass's ``Ready`` condition (an object with ``status``,
+    ``reason``, ``message``; None when it has none, i.e. Unknown), or :data:`NODECLASS_NOT_FOUND`;
+    ``now``: virtual seconds (transition times). A NodeClass being deleted is not modelled."""
+    from karpy.api.conditionset import ConditionSet
+
+    cs = ConditionSet.for_object(nodepool, (CONDITION_VALIDATION_SUCCEEDED, CONDITION_NODE_CLASS_READY), now)
+    err = runtime_validate(nodepool, well_known)
+    if err is not None:
+        cs.set_false(CONDITION_VALIDATION_SUCCEEDED, REASON_VALIDATION_FAILED, err)
+    else:
+        cs.set_true(CONDITION_VALIDATION_SUCCEEDED)
+    if isinstance(nodeclass_ready, str):
+        cs.set_false(CONDITION_NODE_CLASS_READY, REASON_NODECLASS_NOT_FOUND, MESSAGE_NODECLASS_NOT_FOUND)
+    elif nodeclass_ready is None or nodeclass_ready.status not in ("True", "False"):
+        cs.set_false(CONDITION_NODE_CLASS_READY, REASON_NODECLASS_READINESS_UNKNOWN, MESSAGE_NODECLASS_READINESS_UNKNOWN)
+    elif nodeclass_ready.status == "False":
+        cs.set_false(CONDITION_NODE_CLASS_READY, nodeclass_ready.reason or "", nodeclass_ready.message or "")
+    else:
+        cs.set_true(CONDITION_NODE_CLASS_READY)
+
+
+def not_ready_reason(nodepool: Any) -> str:
+    """Why a NodePool is not Ready, for the "ignored" warning: each dependent condition that is
+    not True (``NodeClassReady=False, SubnetsNotFound: ...``), else its ``Ready`` condition."""
+    conds = list(nodepool.status.conditions or ())
+    bad = [c for c in conds if c.type in (CONDITION_VALIDATION_SUCCEEDED, CONDITION_NODE_CLASS_READY)
+           and c.status != "True"]
+    if bad:
+        return "; ".join(f"{c.type}={c.status}, {c.reason}: {c.message}" for c in bad)
+    return "its Ready condition is not True"

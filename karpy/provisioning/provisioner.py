@@ -25,7 +25,8 @@ from typing import Any, Sequence
 from karpy.cloudprovider.types import MIN_VALUES_POLICY_STRICT
 from karpy.options import Options
 from karpy.provisioning import podutils
-from karpy.provisioning.nodepoolvalidation import REASON_VALIDATION_FAILED, nodepool_is_ready, runtime_validate
+from karpy.provisioning.nodepoolvalidation import (REASON_VALIDATION_FAILED, nodepool_is_ready, not_ready_reason,
+                                                   reconcile_status, runtime_validate)
 from karpy.provisioning.nodeclaimtemplate import DEFAULT_MAX_INSTANCE_TYPES, to_nodeclaim
 from karpy.provisioning.reservationmanager import ReservedOfferingMode
 from karpy.provisioning.defaultconstraints import DefaultTopologySpreadInjector
@@ -180,6 +181,15 @@ class Provisioner:
         pools = []
         for np in nodepools:
             if np.is_static() or np.metadata.deletion_timestamp is not None:
+                continue
+            readiness = getattr(self.cloud_provider, "nodeclass_readiness", None)
+            ready = readiness(np) if readiness is not None else None
+            if ready is not None:  # the NodePool validation and readiness controllers (nodepoolvalidation)
+                reconcile_status(np, self.well_known, ready, float(self.cloud_provider.clock.now()))
+                if not nodepool_is_ready(np):
+                    self.not_ready.setdefault(np.metadata.name, not_ready_reason(np))
+                    continue
+                pools.append(np)
                 continue
             if not nodepool_is_ready(np):
                 self.not_ready.setdefault(np.metadata.name, "its Ready condition is not True")

@@ -235,6 +235,8 @@ class SimulationResult:
     horizon: float | None = None
     #: pods whose arrival (karpy.io/arrive-after) lies after the end of the run: key -> arrival time
     not_arrived: dict[str, tuple[Pod, float]] = field(default_factory=dict)
+    #: the NodePools at the end of the run (their status conditions: the document's ``nodepools``)
+    nodepools: list[Any] = field(default_factory=list)
     #: the disruption controller (decisions, events, timeline steps) when disruption ran
     disruption: Any = None
 
@@ -1199,4 +1201,5 @@ class Simulation:
             timeline=self.timeline,
             horizon=self.horizon,
             not_arrived=dict(self._pending_arrivals),
+            nodepools=list(self.store.list("NodePool")),
         )
