@@ -1,0 +1,185 @@
+"""The static NodePool controllers on the simulation's virtual clock (the ``StaticCapacity`` gate).
+
+Runs :mod:`karpy.static.provisioning` and :mod:`karpy.static.deprovisioning` for every static
+NodePool (``spec.replicas``) inside a :class:`karpy.sim.simulation.Simulation`, as upstream's
+pkg/controllers/controllers.go registers them when ``--feature-gates StaticCapacity=true``.
+
+Triggers (upstream: controller-runtime watches and ``RequeueAfter``): a reconcile of a NodePool
+runs -- provisioning, then deprovisioning -- at the instant the NodePool is created or changed,
+and whenever one of its NodeClaims is created, begins deleting, is deleted or fails to launch.
+Upstream's periodic requeues (1 min, 30 s at the node limit) are not polled: on the
+deterministic clock a reconcile whose inputs did not change decides the same, so karpy only
+re-runs on a change (a ``limits.nodes`` change is acted on at once; upstream sees it at the next
+requeue). A NodeClaim whose launch failed (e.g. insufficient capacity) is retried at the cloud
+provider's next capacity change (``next_capacity_change``: an ICE-cache entry expiring, an
+injected outage ending); without one it is not retried. The simulation's NodePool state
+(:class:`karpy.static.nodepoolstate.NodePoolState`) is re-derived from its NodeClaims before each
+reconcile (:func:`observe`). Every reconcile that acts is in the timeline as ``static.provisioned``
+or ``static.deprovisioned`` (``detail``: ``nodeclaims``, ``replicas``, ``error``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from karpy.static import deprovisioning, provisioning
+from karpy.static.nodepoolstate import ACTIVE, DELETING, PENDING_DISRUPTION, NodePoolState
+from karpy.static.provisioning import StaticNodeClaim
+
+if TYPE_CHECKING:  # pragma: no cover
+    from karpy.provisioning.state import ClusterState
+    from karpy.sim.simulation import Simulation
+
+__all__ = ["StaticCapacityController", "observe"]
+
+_NODECLAIM_EVENTS = ("nodeclaim.created", "nodeclaim.deleting", "nodeclaim.deleted", "nodeclaim.launch-failed")
+
+
+def observe(sim: Simulation) -> NodePoolState:
+    """Re-derive ``sim.nodepool_state`` from the simulation's NodeClaims: a NodeClaim whose launch
+    failed or that is deleted is gone (upstream deletes a NodeClaim whose launch failed); one
+    deleting or marked for deletion by the disruption controller is deleting; a candidate of an
+    in-flight disruption command not yet marked is pending disruption; the rest are active."""
+    state: NodePoolState = sim.nodepool_state
+    disruption = sim.disruption
+    marked = disruption.marked if disruption is not None else set()
+    queued = disruption.queue.names() if disruption is not None else frozenset()
+
+    def status(rec: Any) -> str | None:
+        if rec.error is not None or rec.deleted:
+            return None
+        if rec.deleting_at is not None or rec.name in marked:
+            return DELETING
+        if rec.name in queued:
+            return PENDING_DISRUPTION
+        return ACTIVE
+
+    state.observe((rec.nodepool, rec.name, status(rec)) for rec in sim.launches)
+    return state
+
+
+class StaticCapacityController:
+    """The two static controllers of one simulation (see the module docstring); also their
+    :class:`~karpy.static.provisioning.StaticHost` / :class:`~karpy.static.deprovisioning.DeprovisioningHost`."""
+
+    def __init__(self, sim: Simulation) -> None:
+        self.sim = sim
+        self._queued: set[str] = set()
+        self._retry_at: float | None = None
+        sim.store.watch("NodePool", self._on_nodepool)
+        sim.record_listeners.append(self._on_record)
+
+    # -- triggers ---------------------------------------------------------------------------------
+    def _on_nodepool(self, ev: Any) -> None:
+        if ev.type != "DELETED" and ev.obj.spec.replicas is not None:
+            self._enqueue(ev.obj.metadata.name)
+
+    def _on_record(self, kind: str, obj: str, detail: dict[str, Any]) -> None:
+        if kind not in _NODECLAIM_EVENTS:
+            return
+        rec = self.sim.nodeclaim(obj.split("/", 1)[1])
+        if rec is None:
+            return
+        pool = self.sim.store.get("NodePool", rec.nodepool)
+        if pool is not None and pool.spec.replicas is not None:
+            self._enqueue(rec.nodepool)
+            if kind == "nodeclaim.launch-failed":
+                self._retry_later(rec.nodepool)
+
+    def _enqueue(self, name: str) -> None:
+        if name in self._queued:
+            return
+        self._queued.add(name)
+        self.sim.events.schedule(self.sim.clock.now(), f"static {name}", lambda: self._reconcile(name))
+
+    def _retry_later(self, name: str) -> None:
+        next_change = getattr(self.sim.cloud_provider, "next_capacity_change", None)
+        now = self.sim.clock.now()
+        t = next_change(now) if next_change is not None else None
+        if t is None or t <= now or (self._retry_at is not None and self._retry_at <= t and self._retry_at > now):
+            return
+        self._retry_at = t
+        self.sim.events.schedule(t, f"static retry {name}", lambda: self._enqueue(name))
+
+    # -- the reconcile ------------------------------------------------------------------------------
+    def _reconcile(self, name: str) -> None:
+        self._queued.discard(name)
+        sim = self.sim
+        pool = sim.store.get("NodePool", name)
+        if pool is None or pool.spec.replicas is None:
+            return
+        state = observe(sim)
+        up = provisioning.reconcile(pool, state, self, sim.provisioner.well_known)
+        if up.created or up.error:
+            sim.record("static.provisioned", f"NodePool/{name}", nodeclaims=list(up.created),
+                       replicas=pool.spec.replicas, **({"error": up.error} if up.error else {}))
+        state = observe(sim)
+        down = deprovisioning.reconcile(pool, state, self)
+        if down.created or down.error:
+            sim.record("static.deprovisioned", f"NodePool/{name}", nodeclaims=list(down.created),
+                       replicas=pool.spec.replicas, **({"error": down.error} if down.error else {}))
+
+    # -- the hosts ------------------------------------------------------------------------------------
+    @property
+    def now(self) -> float:
+        return float(self.sim.clock.now())
+
+    def is_managed(self, nodepool: Any) -> bool:
+        """nodepoolutils.IsManaged: the NodePool's nodeClassRef is a kind the cloud provider
+        supports (a provider that does not say manages every NodePool)."""
+        supported = getattr(self.sim.cloud_provider, "supported_node_classes", None)
+        ref = nodepool.spec.template.spec.node_class_ref
+        if supported is None or ref is None:
+            return True
+        return (ref.group, ref.kind) in set(supported())
+
+    def is_ready(self, nodepool: Any) -> bool:
+        """The NodePool's root Ready condition (karpy.provisioning.nodepoolvalidation)."""
+        from karpy.provisioning.nodepoolvalidation import nodepool_is_ready, runtime_validate
+
+        return nodepool_is_ready(nodepool) and runtime_validate(nodepool, self.sim.provisioner.well_known) is None
+
+    def create(self, claims: Sequence[StaticNodeClaim]) -> list[str | BaseException]:
+        """provisioner.go Create for each claim, launched together (a failed launch is recorded on
+        its NodeClaim, as upstream's lifecycle controller launches after Create)."""
+        sim = self.sim
+        cluster = sim._cluster_state()
+        out: list[str | BaseException] = []
+        staged = []
+        for claim in claims:
+            pool = sim.store.get("NodePool", claim.nodepool_name)
+            exceeded = sim.provisioner.limits_exceeded(pool, cluster) if pool is not None else None
+            if exceeded is not None:
+                out.append(ValueError(exceeded))
+                continue
+            rec = sim._stage_nodeclaim(claim)
+            staged.append(rec)
+            out.append(rec.name)
+        sim._launch(staged)
+        return out
+
+    def list_nodeclaims(self, nodepool: str) -> list[Any]:
+        """The pool's NodeClaims that exist (created, not deleted, launch not failed)."""
+        out = []
+        for rec in self.sim.launches:
+            if rec.nodepool != nodepool or rec.deleted or rec.error is not None:
+                continue
+            claim = rec.launched if rec.launched is not None else rec.requested
+            if rec.deleting_at is not None and claim.metadata.deletion_timestamp is None:
+                claim = claim.model_copy(update={"metadata": claim.metadata.model_copy(
+                    update={"deletion_timestamp": self.sim.clock.timestamp(rec.deleting_at)})})
+            out.append(claim)
+        return out
+
+    def cluster(self) -> ClusterState:
+        return self.sim._cluster_state()
+
+    def delete(self, nodeclaim: str) -> str | None:
+        """A client Delete: the NodeClaim is terminated (drained) by the termination controller."""
+        sim = self.sim
+        if sim.disruption is not None:
+            sim.disruption.delete_nodeclaim(nodeclaim, deprovisioning.TERMINATION_REASON)
+        else:
+            sim.delete_nodeclaim(nodeclaim, deprovisioning.TERMINATION_REASON)
+        return None
