@@ -82,10 +82,26 @@ class StaticCapacityController:
         if rec is None:
             return
         pool = self.sim.store.get("NodePool", rec.nodepool)
+        if kind == "nodeclaim.created" and isinstance(rec.scheduling, StaticNodeClaim) and pool is not None:
+            self._explain_types(rec, pool)
         if pool is not None and pool.spec.replicas is not None:
             self._enqueue(rec.nodepool)
             if kind == "nodeclaim.launch-failed":
                 self._retry_later(rec.nodepool)
+
+    def _explain_types(self, rec: Any, pool: Any) -> None:
+        """For explain: a static NodeClaim's funnel starts from the NodePool's instance types and
+        ends at those its requirements allow with an available offering -- what the cloud
+        provider's Create chooses from (the NodeClaim itself lists none)."""
+        claim = rec.scheduling
+        try:
+            types = list(self.sim.cloud_provider.get_instance_types(pool))
+        except Exception:  # noqa: BLE001 - explain output only
+            return
+        wk = claim.well_known
+        rec.instance_types = types
+        rec.untruncated = [it for it in types if claim.requirements.is_compatible(it.requirements, wk)
+                           and it.has_compatible_available_offering(claim.requirements, wk)]
 
     def _enqueue(self, name: str) -> None:
         if name in self._queued:

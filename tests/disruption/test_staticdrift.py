@@ -6,6 +6,8 @@ counts it reserves. The queue's part (replacement created, candidate deleted) is
 
 from __future__ import annotations
 
+import pytest
+
 from karpy.api.builders import make_nodepool
 from karpy.api.meta import Condition
 from karpy.disruption.budgets import build_disruption_budget_mapping
@@ -93,13 +95,18 @@ def test_budget_count():
 
 
 # upstream: staticdrift_test.go "should respect disruption budgets (Nodes Percentage) for static drift"
-def test_budget_percentage():
-    cl = Cluster(pool(replicas=5, budget="20%"))
+# upstream: staticdrift_test.go "should drift partially when we can acquire some limits"
+@pytest.mark.parametrize("budget, limits, allowed, drifted", [
+    ("20%", None, 1, 1),            # 20 % of 5 nodes
+    ("100%", {"nodes": "7"}, 5, 2),  # limits.nodes 7 leaves room for two replacements
+])
+def test_five_drifted_nodes(budget, limits, allowed, drifted):
+    cl = Cluster(pool(replicas=5, budget=budget, limits=limits))
     cl.nodes(5)
     budgets, cmds = cl.round()
-    assert budgets["default"] == 1 and len(cmds) == 1
+    assert budgets["default"] == allowed and len(cmds) == drifted
     cl.start(cmds)
-    assert cl.state.get_node_count("default") == (5, 1, 0)
+    assert cl.state.get_node_count("default") == (5, drifted, 0)
 
 
 # upstream: staticdrift_test.go "should respect budgets for multiple static nodepools"
@@ -130,16 +137,6 @@ def test_drift_within_node_limit():
     assert budgets["default"] == 2 and len(cmds) == 2 and cl.state.reserved("default") == 2
     cl.start(cmds)
     assert cl.state.get_node_count("default") == (2, 2, 0) and cl.state.reserved("default") == 0
-
-
-# upstream: staticdrift_test.go "should drift partially when we can acquire some limits"
-def test_drift_partially_within_node_limit():
-    cl = Cluster(pool(replicas=5, limits={"nodes": "7"}))
-    cl.nodes(5)
-    budgets, cmds = cl.round()
-    assert budgets["default"] == 5 and len(cmds) == 2
-    cl.start(cmds)
-    assert cl.state.get_node_count("default") == (5, 2, 0)
 
 
 # upstream: staticdrift_test.go "should keep drifting partially when we can acquire some limits for each reconcile"
