@@ -13,7 +13,8 @@ outcome against the contract:
   file for manifest errors;
 * ``crash``: anything else -- another exit code, an exception escaping, several lines, a changed
   input file;
-* ``hang``: no answer within :data:`CASE_TIMEOUT_SECONDS` (a SIGALRM interrupts the case).
+* ``hang``: no answer within :data:`CASE_TIMEOUT_SECONDS` of CPU time (a SIGPROF interrupts the case;
+  a SIGALRM after :data:`WALL_TIMEOUT_FACTOR` times as long of wall time, for a blocked case).
 """
 
 from __future__ import annotations
@@ -37,8 +38,10 @@ from karpy.cli import cli
 
 __all__ = ["CASE_TIMEOUT_SECONDS", "Case", "Outcome", "cases", "check"]
 
-#: a case that takes longer than this is a hang (valid cases run in well under a second)
+#: a case that spends more CPU seconds than this is a hang (valid cases run in well under a second)
 CASE_TIMEOUT_SECONDS = 20
+#: the wall-clock limit, for a case blocked without spending CPU, is this many times the CPU limit
+WALL_TIMEOUT_FACTOR = 6
 
 NODEPOOL = {
     "apiVersion": "karpenter.sh/v1", "kind": "NodePool", "metadata": {"name": "general"},
@@ -249,17 +252,23 @@ class _Hang(BaseException):
 
 
 @contextmanager
-def _deadline(seconds: int) -> Iterator[None]:
+def _deadline(seconds: float) -> Iterator[None]:
+    """A hang is :data:`CASE_TIMEOUT_SECONDS` of this process's CPU time (``ITIMER_PROF``), so a
+    loaded machine does not turn a slow case into a "hang"; a case blocked without spending CPU is
+    caught by a wall-clock limit :data:`WALL_TIMEOUT_FACTOR` times longer (``ITIMER_REAL``)."""
     def ring(signum: int, frame: Any) -> None:
         raise _Hang
 
-    previous = signal.signal(signal.SIGALRM, ring)
-    signal.alarm(seconds)
+    previous = {sig: signal.signal(sig, ring) for sig in (signal.SIGALRM, signal.SIGPROF)}
+    signal.setitimer(signal.ITIMER_PROF, seconds)
+    signal.setitimer(signal.ITIMER_REAL, seconds * WALL_TIMEOUT_FACTOR)
     try:
         yield
     finally:
-        signal.alarm(0)
-        signal.signal(signal.SIGALRM, previous)
+        signal.setitimer(signal.ITIMER_PROF, 0)
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
 
 
 def _digest(directory: Path) -> dict[str, str]:
@@ -279,7 +288,7 @@ def check(case: Case, workdir: Path, runner: CliRunner | None = None) -> Outcome
         with _deadline(CASE_TIMEOUT_SECONDS):
             res = (runner or CliRunner()).invoke(cli, args, catch_exceptions=True)
     except _Hang:
-        return Outcome("hang", f"no answer within {CASE_TIMEOUT_SECONDS}s")
+        return Outcome("hang", f"no answer within {CASE_TIMEOUT_SECONDS} CPU-s")
     if _digest(workdir) != before:
         return Outcome("crash", "an input file was changed")
     if res.exception is not None and not isinstance(res.exception, SystemExit):

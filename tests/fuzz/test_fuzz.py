@@ -7,9 +7,11 @@ from __future__ import annotations
 
 import sys
 import tempfile
+import time
 from collections import Counter
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 from hypothesis import HealthCheck, given, settings
 
@@ -35,3 +37,20 @@ def test_the_fuzz_run_exercised_both_sides() -> None:
     """The property above really ran its cases, and generated both valid and invalid input."""
     assert sum(_seen.values()) >= CI_CASES
     assert _seen["accepted"] >= CI_CASES // 20 and _seen["clean error"] >= CI_CASES // 4, _seen
+
+
+def test_the_hang_limit_counts_cpu_time_and_still_catches_a_blocked_case() -> None:
+    """A case spinning on the CPU is stopped by the CPU-time limit; one blocked without spending CPU
+    (a sleep standing in for a deadlock) by the wall limit; both are classified as a hang."""
+    from fuzz_cases import WALL_TIMEOUT_FACTOR, _deadline, _Hang
+
+    start = time.monotonic()
+    with pytest.raises(_Hang):
+        with _deadline(0.2):
+            while True:
+                pass
+    with pytest.raises(_Hang):
+        with _deadline(0.2):
+            time.sleep(30)
+    assert time.monotonic() - start < 30  # the sleep was cut short by the wall limit
+    assert WALL_TIMEOUT_FACTOR > 1
