@@ -151,10 +151,21 @@ class StaticCapacityController:
         return (ref.group, ref.kind) in set(supported())
 
     def is_ready(self, nodepool: Any) -> bool:
-        """The NodePool's root Ready condition (karpy.provisioning.nodepoolvalidation)."""
-        from karpy.provisioning.nodepoolvalidation import nodepool_is_ready, runtime_validate
+        """The NodePool's root Ready condition (karpy.provisioning.nodepoolvalidation); a NotReady
+        static pool is reported as the provisioner reports dynamic ones ("is not ready and was
+        ignored")."""
+        from karpy.provisioning.nodepoolvalidation import REASON_VALIDATION_FAILED, nodepool_is_ready, runtime_validate
 
-        return nodepool_is_ready(nodepool) and runtime_validate(nodepool, self.sim.provisioner.well_known) is None
+        why = None
+        if not nodepool_is_ready(nodepool):
+            why = "its Ready condition is not True"
+        else:
+            err = runtime_validate(nodepool, self.sim.provisioner.well_known)
+            if err is not None:
+                why = f"{REASON_VALIDATION_FAILED}: {err}"
+        if why is not None:
+            self.sim.provisioner.not_ready.setdefault(nodepool.metadata.name, why)
+        return why is None
 
     def create(self, claims: Sequence[StaticNodeClaim]) -> list[str | BaseException]:
         """provisioner.go Create for each claim, launched together (a failed launch is recorded on

@@ -145,3 +145,34 @@ def test_applying_a_dynamic_version_of_a_static_nodepool_is_bad_input():
 def test_event_line_scales_a_nodepool():
     assert parse_event_line("1h scale nodepool/static 5") == {
         "at": "1h", "scale": {"kind": "NodePool", "name": "static", "namespace": "default", "replicas": 5}}
+
+
+def test_a_not_ready_static_pool_gets_no_nodes_and_a_warning():
+    """static/provisioning controller.go: nothing while the NodePool's root condition is not True;
+    karpy says so as it does for a dynamic pool that is not ready."""
+    np = static(replicas=2)
+    np["status"] = {"conditions": [{"type": "Ready", "status": "False", "reason": "NodeClassNotReady",
+                                    "message": "", "lastTransitionTime": "2026-01-01T00:00:00Z"}]}
+    _, doc = run([np], until=None, disruption=False)
+    assert doc["nodeclaims"] == []
+    assert 'NodePool "static" is not ready and was ignored (its Ready condition is not True)' in doc["warnings"]
+
+
+def test_cli_gate_and_scale_event(tmp_path):
+    """karpy simulate --feature-gates StaticCapacity=true --event '20m scale nodepool/static 1' -o json."""
+    import json
+
+    from click.testing import CliRunner
+
+    from karpy.cli import cli
+
+    path = tmp_path / "static.yaml"
+    path.write_text(yaml.safe_dump_all([NODECLASS, static(replicas=2)]))
+    result = CliRunner().invoke(cli, ["simulate", str(path), "--prices", "2026-07-20", "--feature-gates",
+                                      "StaticCapacity=true", "--until", "1h", "--event", "20m scale nodepool/static 1",
+                                      "-o", "json"])
+    assert result.exit_code == 0, result.output
+    doc = json.loads(result.stdout)
+    assert len(doc["nodeclaims"]) == 2
+    assert [n["deleted_by"] for n in doc["nodeclaims"]].count("overprovisioned") == 1
+    assert "spec.replicas" not in result.stderr
