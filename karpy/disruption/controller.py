@@ -181,7 +181,8 @@ class DisruptionController:
                        provisioner=sim.provisioner, instance_types=instance_types,
                        nominated_until=self.nominated_until, in_queue=self.queue.names(),
                        feature_gates=self.feature_gates, consolidation_state=self.consolidation_state,
-                       nodepool_state=observe(sim))
+                       nodepool_state=observe(sim) if any(np.spec.replicas is not None
+                                                          for np in nodepools.values()) else None)
 
     def _record_events(self, cluster: Cluster) -> None:
         for reason, obj, msg in cluster.events:
