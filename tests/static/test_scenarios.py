@@ -176,3 +176,18 @@ def test_cli_gate_and_scale_event(tmp_path):
     assert len(doc["nodeclaims"]) == 2
     assert [n["deleted_by"] for n in doc["nodeclaims"]].count("overprovisioned") == 1
     assert "spec.replicas" not in result.stderr
+
+
+def test_expired_static_nodes_are_replaced():
+    """expireAfter deletes a static NodeClaim (forcefully, not budgeted); the static provisioning
+    controller replaces it at the instant its deletion starts."""
+    np = static(replicas=2)
+    np["spec"]["template"]["spec"]["expireAfter"] = "30m"
+    _, doc = run([np], until="50m")
+    ncs = doc["nodeclaims"]
+    first = [n for n in ncs if n["created_at"] == 0]
+    assert len(first) == 2 and all(n["deleted_by"] == "expiration" for n in first)
+    starts = sorted(e["t"] for e in doc["timeline"] if e["kind"] == "nodeclaim.deleting"
+                    and e["object"] in {f"NodeClaim/{n['name']}" for n in first})
+    assert sorted(n["created_at"] for n in ncs if n["created_at"] > 0) == starts
+    assert all(t >= 1800 for t in starts) and len(live(doc, 2999)) == 2
