@@ -6,7 +6,8 @@ pkg/controllers/controllers.go registers them when ``--feature-gates StaticCapac
 
 Triggers (upstream: controller-runtime watches and ``RequeueAfter``): a reconcile of a NodePool
 runs -- provisioning, then deprovisioning -- at the instant the NodePool is created or changed,
-and whenever one of its NodeClaims is created, begins deleting, is deleted or fails to launch.
+and whenever one of its NodeClaims begins deleting or is deleted; a NodeClaim created runs the
+deprovisioning controller only (upstream's predicates: provisioning does not watch creates).
 Upstream's periodic requeues (1 min, 30 s at the node limit) are not polled: on the
 deterministic clock a reconcile whose inputs did not change decides the same, so karpy only
 re-runs on a change (a ``limits.nodes`` change is acted on at once; upstream sees it at the next
@@ -65,8 +66,10 @@ class StaticCapacityController:
 
     def __init__(self, sim: Simulation) -> None:
         self.sim = sim
-        self._queued: set[str] = set()
-        self._retry_at: float | None = None
+        #: NodePool name -> a reconcile is scheduled; whether it provisions too
+        self._queued: dict[str, bool] = {}
+        #: NodePool name -> when a failed launch is retried
+        self._retry_at: dict[str, float] = {}
         sim.store.watch("NodePool", self._on_nodepool)
         sim.record_listeners.append(self._on_record)
 
@@ -85,9 +88,12 @@ class StaticCapacityController:
         if kind == "nodeclaim.created" and isinstance(rec.scheduling, StaticNodeClaim) and pool is not None:
             self._explain_types(rec, pool)
         if pool is not None and pool.spec.replicas is not None:
-            self._enqueue(rec.nodepool)
             if kind == "nodeclaim.launch-failed":
+                # not at once: the same launch would fail again at the same virtual instant
                 self._retry_later(rec.nodepool)
+            else:
+                # a create is watched by the deprovisioning controller only (upstream's predicates)
+                self._enqueue(rec.nodepool, provision=kind != "nodeclaim.created")
 
     def _explain_types(self, rec: Any, pool: Any) -> None:
         """For explain: a static NodeClaim's funnel starts from the NodePool's instance types and
@@ -103,33 +109,36 @@ class StaticCapacityController:
         rec.untruncated = [it for it in types if claim.requirements.is_compatible(it.requirements, wk)
                            and it.has_compatible_available_offering(claim.requirements, wk)]
 
-    def _enqueue(self, name: str) -> None:
-        if name in self._queued:
-            return
-        self._queued.add(name)
-        self.sim.events.schedule(self.sim.clock.now(), f"static {name}", lambda: self._reconcile(name))
+    def _enqueue(self, name: str, provision: bool = True) -> None:
+        """Reconcile ``name`` at this instant (after the change that asked): both controllers, or
+        only deprovisioning (``provision=False``)."""
+        queued = name in self._queued
+        self._queued[name] = self._queued.get(name, False) or provision
+        if not queued:
+            self.sim.events.schedule(self.sim.clock.now(), f"static {name}", lambda: self._reconcile(name))
 
     def _retry_later(self, name: str) -> None:
         next_change = getattr(self.sim.cloud_provider, "next_capacity_change", None)
         now = self.sim.clock.now()
         t = next_change(now) if next_change is not None else None
-        if t is None or t <= now or (self._retry_at is not None and self._retry_at <= t and self._retry_at > now):
+        pending = self._retry_at.get(name)
+        if t is None or t <= now or (pending is not None and now < pending <= t):
             return
-        self._retry_at = t
+        self._retry_at[name] = t
         self.sim.events.schedule(t, f"static retry {name}", lambda: self._enqueue(name))
 
     # -- the reconcile ------------------------------------------------------------------------------
     def _reconcile(self, name: str) -> None:
-        self._queued.discard(name)
+        provision = self._queued.pop(name, True)
         sim = self.sim
         pool = sim.store.get("NodePool", name)
         if pool is None or pool.spec.replicas is None:
             return
-        state = observe(sim)
-        up = provisioning.reconcile(pool, state, self, sim.provisioner.well_known)
-        if up.created or up.error:
-            sim.record("static.provisioned", f"NodePool/{name}", nodeclaims=list(up.created),
-                       replicas=pool.spec.replicas, **({"error": up.error} if up.error else {}))
+        if provision:
+            up = provisioning.reconcile(pool, observe(sim), self, sim.provisioner.well_known)
+            if up.created or up.error:
+                sim.record("static.provisioned", f"NodePool/{name}", nodeclaims=list(up.created),
+                           replicas=pool.spec.replicas, **({"error": up.error} if up.error else {}))
         state = observe(sim)
         down = deprovisioning.reconcile(pool, state, self)
         if down.created or down.error:

@@ -191,3 +191,16 @@ def test_expired_static_nodes_are_replaced():
                     and e["object"] in {f"NodeClaim/{n['name']}" for n in first})
     assert sorted(n["created_at"] for n in ncs if n["created_at"] > 0) == starts
     assert all(t >= 1800 for t in starts) and len(live(doc, 2999)) == 2
+
+
+def test_a_failed_static_launch_is_retried_when_capacity_comes_back():
+    """An outage of the pool's only offering: the launches fail (insufficient capacity) and are
+    retried at the provider's next capacity change, not at the same instant forever."""
+    result = karpy.simulate([NODECLASS, static(replicas=2)], prices="2026-07-20", until="30m", feature_gates=GATE,
+                            unavailable=["m7i.xlarge:*:on-demand:until=600"])
+    doc = result.to_document()
+    failed = [n for n in doc["nodeclaims"] if n["instance_type"] is None]
+    ok = [n for n in doc["nodeclaims"] if n["instance_type"] == "m7i.xlarge"]
+    assert failed and all(n["error"] for n in failed)
+    assert len(ok) == 2 and all(n["created_at"] >= 600 for n in ok)
+    assert len(doc["nodeclaims"]) < 20  # a handful of retries, not a loop
