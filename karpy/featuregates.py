@@ -10,8 +10,11 @@ Mirrors pkg/operator/options/options.go (FeatureGates, ParseFeatureGates): a com
 * ``ReservedCapacity`` (on) -- capacity reservations: Solve's reservation manager and strict
   reserved mode, and on AWS the EC2NodeClass ``capacityReservationSelectorTerms``, ``reserved``
   offerings and launches into the reservation (off: no reserved offerings, Solve ignores them);
-* ``StaticCapacity``, ``NodeRepair``, ``CapacityBuffer`` are accepted and reported (karpy does not
-  model what they switch).
+* ``StaticCapacity`` -- the static NodePool controllers (:mod:`karpy.static`) keep a NodePool with
+  ``spec.replicas`` at that many nodes (off: such a pool gets no nodes, with a warning; StaticDrift
+  runs either way, as upstream);
+* ``NodeRepair``, ``CapacityBuffer`` are accepted and reported (karpy does not model what they
+  switch).
 """
 
 from __future__ import annotations

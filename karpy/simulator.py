@@ -13,7 +13,7 @@ from karpy.cloudprovider.registry import ProviderOptions, resolve_cloud_provider
 from karpy.options import (MIN_VALUES_POLICIES, PREFERENCE_POLICIES, FeatureGates, Options, SchedulerConfigError,
                            SchedulerConfiguration, parse_scheduler_config)
 from karpy.featuregates import DEFAULTS as FEATURE_GATE_DEFAULTS
-from karpy.featuregates import NODE_OVERLAY
+from karpy.featuregates import NODE_OVERLAY, STATIC_CAPACITY
 from karpy.featuregates import resolve as resolve_gates
 from karpy.result import Result
 from karpy.sim.clock import VirtualClock
@@ -135,7 +135,8 @@ def simulate(
             factory = resolve_cloud_provider(cloud_provider)
             loaded = load_manifests(manifests, extra_kinds=getattr(factory, "EXTRA_KINDS", None), strict=strict,
                                     max_pods=max_pods, exclude=exclude)
-            loaded.warnings.extend(unmodelled_field_warnings(loaded.nodepools, disruption=disruption_on))
+            loaded.warnings.extend(unmodelled_field_warnings(loaded.nodepools, disruption=disruption_on,
+                                                            static_capacity=gates[STATIC_CAPACITY]))
             _gate_node_overlays(loaded, gates)
             provider = factory.from_options(ProviderOptions(region=region, prices=prices,
                                                             unavailable=tuple(unavailable), clock=clock,
@@ -148,7 +149,8 @@ def simulate(
             provider = cloud_provider
             loaded = load_manifests(manifests, extra_kinds=getattr(provider, "EXTRA_KINDS", None), strict=strict,
                                     max_pods=max_pods, exclude=exclude)
-            loaded.warnings.extend(unmodelled_field_warnings(loaded.nodepools, disruption=disruption_on))
+            loaded.warnings.extend(unmodelled_field_warnings(loaded.nodepools, disruption=disruption_on,
+                                                            static_capacity=gates[STATIC_CAPACITY]))
             _gate_node_overlays(loaded, gates)
         provider_warnings = getattr(provider, "manifest_warnings", None)
         if callable(provider_warnings):

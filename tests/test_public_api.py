@@ -95,8 +95,10 @@ PUBLIC: dict[str, set[str]] = {
     "karpy.disruption": {
         "BALANCED_K", "Candidate", "Cluster", "Command", "DisruptionController", "Drift", "Emptiness",
         "MultiNodeConsolidation", "NodePoolTotals", "REASON_DRIFTED", "REASON_EMPTY", "REASON_UNDERUTILIZED", "SingleNodeConsolidation",
-        "ScoreResult", "build_disruption_budget_mapping", "score_move",
+        "ScoreResult", "StaticDrift", "build_disruption_budget_mapping", "score_move",
     },
+    "karpy.static": {"NodePoolState", "StaticCapacityController", "StaticNodeClaim", "deprovisioning_candidates",
+                     "observe"},
     "karpy.utils": {
         "DurationError", "Limits", "PdbItem", "disruptions_allowed", "is_fully_blocking", "parse_go_duration",
         "to_seconds",

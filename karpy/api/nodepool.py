@@ -185,10 +185,16 @@ class NodePool(TypedObject):
         return str(int.from_bytes(digest[:8], "big"))
 
     def is_static(self) -> bool:
-        """A static NodePool (``spec.replicas`` set) is not used for dynamic provisioning."""
+        """A static NodePool (``spec.replicas`` set; pkg/utils/nodepool IsStatic) is not used for
+        dynamic provisioning; the static controllers (karpy.static) keep its node count."""
         return self.spec.replicas is not None
 
 
+#: why ``spec.replicas`` is not acted on while the StaticCapacity gate is off: upstream registers
+#: the static controllers only with the gate on, and the dynamic provisioner skips static pools
+#: either way, so such a NodePool gets no nodes (karpy.static)
+STATIC_CAPACITY_OFF = ("the StaticCapacity feature gate is off (Karpenter's default), so static NodePools get no "
+                       "nodes; pass --feature-gates StaticCapacity=true")
 #: NodePool fields a run without the disruption controller does not act on, with why -- each one
 #: a separate entry so it can be dropped on its own. Keys are field paths as written in YAML; a
 #: field is reported only when the manifest sets it. (terminationGracePeriod is acted on in every
@@ -198,11 +204,11 @@ UNMODELLED_NODEPOOL_FIELDS: Mapping[str, str] = {
     "spec.disruption.consolidateAfter": "disruption is off; run with --disruption",
     "spec.disruption.budgets": "disruption is off; run with --disruption",
     "spec.template.spec.expireAfter": "expiration is off; run with --disruption",
-    "spec.replicas": "static NodePools are not provisioned",
+    "spec.replicas": STATIC_CAPACITY_OFF,
 }
 #: What is still not acted on when the disruption controller runs (``--disruption``).
 UNMODELLED_NODEPOOL_FIELDS_WITH_DISRUPTION: Mapping[str, str] = {
-    "spec.replicas": "static NodePools are not provisioned",
+    "spec.replicas": STATIC_CAPACITY_OFF,
 }
 
 
@@ -237,14 +243,17 @@ def _set_fields(model: Any, path: str) -> bool:
 
 
 def unmodelled_field_warnings(nodepools: Iterable[Any], fields: Mapping[str, str] | None = None, *,
-                              disruption: bool = False) -> list[str]:
+                              disruption: bool = False, static_capacity: bool = False) -> list[str]:
     """One warning per reason of ``fields`` (default: :data:`UNMODELLED_NODEPOOL_FIELDS`, or
-    :data:`UNMODELLED_NODEPOOL_FIELDS_WITH_DISRUPTION` when the disruption controller runs),
-    naming each field some NodePool sets and the NodePools: ``NodePool fields not acted on
+    :data:`UNMODELLED_NODEPOOL_FIELDS_WITH_DISRUPTION` when the disruption controller runs; with
+    ``static_capacity`` -- the StaticCapacity gate on -- ``spec.replicas`` is acted on and left
+    out), naming each field some NodePool sets and the NodePools: ``NodePool fields not acted on
     (disruption is off; run with --disruption): spec.disruption.consolidationPolicy (a, b),
     spec.disruption.budgets (a)``."""
     if fields is None:
         fields = UNMODELLED_NODEPOOL_FIELDS_WITH_DISRUPTION if disruption else UNMODELLED_NODEPOOL_FIELDS
+    if static_capacity:
+        fields = {k: v for k, v in fields.items() if k != "spec.replicas"}
     pools = list(nodepools)
     by_reason: dict[str, list[str]] = {}
     for path, why in fields.items():

@@ -24,6 +24,8 @@
         delete: {kind: Deployment, name: web}
       - at: 5h45m
         cancel_reservation: {id: cr-0a1b2c3d4e5f60001}   # the provider cancels a capacity reservation
+      - at: 6h
+        scale: {kind: NodePool, name: gpu, replicas: 4}  # a static NodePool's spec.replicas
 
 Each event has ``at`` and exactly one action. Durations are ``90s``, ``2m``, ``1h30m``, ``1.5h`` or
 a number of seconds (:func:`parse_duration`). The CLI's ``--event`` takes the same events as one
@@ -74,7 +76,8 @@ RUN_FOR_ANNOTATION = "karpy.io/run-for"
 
 #: The actions an event may carry (exactly one per event).
 EVENT_ACTIONS = ("scale", "apply", "delete", "rollout", "capacity", "interrupt", "cancel_reservation")
-_SCALABLE = ("Deployment", "ReplicaSet", "ReplicationController", "StatefulSet")
+#: ``NodePool``: a static NodePool's ``spec.replicas`` (the scale subresource, karpy.static)
+_SCALABLE = ("Deployment", "ReplicaSet", "ReplicationController", "StatefulSet", "NodePool")
 _DURATION_RE = re.compile(r"^(\d+(?:\.\d+)?h)?(\d+(?:\.\d+)?m)?(\d+(?:\.\d+)?s)?$")
 EVENT_LINE_SYNTAX = ("'AT scale KIND/NAME REPLICAS [-n NS]' | 'AT rollout deployment/NAME [-n NS]' | "
                      "'AT delete KIND/NAME [-n NS]' | 'AT apply FILE' | 'AT capacity unavailable|available SPEC...' | "
@@ -125,7 +128,7 @@ class ObjectRef(KubeModel):
 
 
 class ScaleAction(ObjectRef):
-    """Set a Deployment / ReplicaSet / StatefulSet's ``spec.replicas``."""
+    """Set a Deployment / ReplicaSet / StatefulSet's ``spec.replicas``, or a static NodePool's."""
 
     replicas: int = Field(ge=0)
 
@@ -274,7 +277,7 @@ def _ref(text: str, line: str) -> tuple[str, str]:
     kind, sep, name = text.partition("/")
     if not sep or not kind or not name:
         raise ValueError(f"--event {line!r}: expected KIND/NAME, got {text!r}")
-    canonical = {k.lower(): k for k in (*_SCALABLE, "Job", "DaemonSet", "Pod", "NodePool", "EC2NodeClass",
+    canonical = {k.lower(): k for k in (*_SCALABLE, "Job", "DaemonSet", "Pod", "EC2NodeClass",
                                         "NodeOverlay", "PriorityClass", "PodDisruptionBudget")}
     return canonical.get(kind.lower(), kind), name
 

@@ -13,8 +13,10 @@ Modelling choices (deterministic, documented):
 * a graceful method's 15 s validation parks the controller until ``t + 15`` while the rest of
   the simulation runs; a failed validation continues the round with the next method (as upstream
   does for Emptiness and multi-node consolidation);
-* StaticDrift (controller.go NewMethods, between Emptiness and Drift) is not run: karpy does not
-  provision static NodePools, so no NodeClaim of a run can be a static one;
+* StaticDrift (:mod:`karpy.disruption.staticdrift`) runs whatever the ``StaticCapacity`` gate
+  says, as upstream (only the static controllers are gated); it reads the simulation's NodePool
+  state (:func:`karpy.static.controller.observe`), and the replacements it launches release their
+  node-count reservation as CreateNodeClaims does;
 * consolidation methods get the round's Balanced NodePool totals before computing
   (controller.go SetNodePoolTotals, :mod:`karpy.disruption.balanced`);
 * deletions go through the simulation's termination controller
@@ -39,6 +41,7 @@ from karpy.disruption.helpers import build_nodepool_map, get_candidates_with_tot
 from karpy.disruption.multinodeconsolidation import MultiNodeConsolidation
 from karpy.disruption.queue import QUEUE_BASE_DELAY, Queue
 from karpy.disruption.singlenodeconsolidation import SingleNodeConsolidation
+from karpy.disruption.staticdrift import StaticDrift
 from karpy.disruption.types import Cluster, Command, DECISION_NOOP, Method
 from karpy.disruption.consolidation import COMMAND_VALIDATION_DELAY, CONSOLIDATION_STATE_RESET
 from karpy.disruption.validation import ValidationError, validate_consolidation, validate_emptiness
@@ -59,7 +62,8 @@ POLLING_PERIOD = 10.0
 POD_EVENT_DEDUPE = 10.0
 #: state/statenode.go nomination window: max(2 × BatchMaxDuration, 10 s)
 NOMINATION_WINDOW = 20.0
-DELETED_BY = {"emptiness": "emptiness", "drift": "drift", "multi-node-consolidation": "consolidation",
+DELETED_BY = {"emptiness": "emptiness", "drift": "drift", "static-drift": "drift",
+             "multi-node-consolidation": "consolidation",
               "single-node-consolidation": "consolidation"}
 
 
@@ -69,7 +73,9 @@ class DisruptionController:
     def __init__(self, sim: Simulation, feature_gates: dict[str, bool]) -> None:
         self.sim = sim
         self.feature_gates = dict(feature_gates)
-        self.methods: list[Method] = [Emptiness(), Drift(), MultiNodeConsolidation(), SingleNodeConsolidation()]
+        # controller.go NewMethods, in upstream's order
+        self.methods: list[Method] = [Emptiness(), StaticDrift(), Drift(), MultiNodeConsolidation(),
+                                      SingleNodeConsolidation()]
         self.queue = Queue(self)
         #: the simulation's termination controller drains every deletion; its steps go to this
         #: controller's timeline (``disruption.<step>``)
@@ -168,11 +174,15 @@ class DisruptionController:
             return cache[key]
 
         nodepools = {np.metadata.name: np for np in sim.store.list("NodePool")}
+        from karpy.static.controller import observe
+
         return Cluster(now=now, state=sim._cluster_state(), nodepools=nodepools, pods=sim.store.list("Pod"),
                        pdbs=list(sim.manifests.pod_disruption_budgets), daemonsets=sim.store.list("DaemonSet"),
                        provisioner=sim.provisioner, instance_types=instance_types,
                        nominated_until=self.nominated_until, in_queue=self.queue.names(),
-                       feature_gates=self.feature_gates, consolidation_state=self.consolidation_state)
+                       feature_gates=self.feature_gates, consolidation_state=self.consolidation_state,
+                       nodepool_state=observe(sim) if any(np.spec.replicas is not None
+                                                          for np in nodepools.values()) else None)
 
     def _record_events(self, cluster: Cluster) -> None:
         for reason, obj, msg in cluster.events:
@@ -347,14 +357,21 @@ class DisruptionController:
         sim = self.sim
         cluster = sim._cluster_state()
         staged = []
-        for claim in cmd.replacements:
-            pool = sim.store.get("NodePool", claim.nodepool_name)
-            if pool is not None:
-                exceeded = sim.provisioner.limits_exceeded(pool, cluster)
-                if exceeded is not None:
-                    return str(exceeded)
-            staged.append(sim._stage_nodeclaim(claim))
-        sim._launch(staged)
+        try:
+            for claim in cmd.replacements:
+                pool = sim.store.get("NodePool", claim.nodepool_name)
+                if pool is not None:
+                    exceeded = sim.provisioner.limits_exceeded(pool, cluster)
+                    if exceeded is not None:
+                        return str(exceeded)
+                staged.append(sim._stage_nodeclaim(claim))
+            sim._launch(staged)
+        finally:
+            # provisioner.go CreateNodeClaims: a static replacement's reserved node is released
+            # whether or not it was created (StaticDrift reserved it)
+            for claim in cmd.replacements:
+                if claim.template.is_static:
+                    sim.nodepool_state.release_node_count(claim.nodepool_name, 1)
         for c in cmd.candidates:
             self.marked.add(c.name)
         for r in staged:

@@ -117,6 +117,9 @@ class Cluster:
     #: consolidation (methods cache it to skip unchanged clusters)
     consolidation_state: float = 0.0
     events: list[tuple[str, str, str]] = field(default_factory=list)
+    #: state.Cluster NodePoolState (karpy.static.nodepoolstate): static NodePools' NodeClaim
+    #: counts and node-count reservations (StaticDrift); None: an empty one
+    nodepool_state: Any = None
     _limits: Limits | None = None
 
     def pdb_limits(self) -> Limits:
@@ -272,8 +275,8 @@ def new_candidate(sn: StateNode, cluster: Cluster, disruption_class: str,
 
 
 class Method(Protocol):
-    """types.go Method: what the controller asks of each disruption method (emptiness, drift,
-    multi- and single-node consolidation)."""
+    """types.go Method: what the controller asks of each disruption method (emptiness, static
+    drift, drift, multi- and single-node consolidation)."""
 
     name: str
     reason: str

@@ -6,7 +6,9 @@ resolveCustomLabelsFromRequirements, ToNodeClaim, MaxInstanceTypes, schedulingSi
 Notes:
 - ``MaxInstanceTypes`` is not a global here: ``to_nodeclaim`` takes ``max_instance_types``.
 - The NodePool hash annotation uses ``NodePool.hash()`` (same fields as upstream, other digits).
-- Static NodePools are dropped before templates are built (out of scope).
+- Static NodePools (``spec.replicas``) are dropped before the scheduler builds templates; the
+  static controllers (:mod:`karpy.static`) build theirs, and ``ToNodeClaim`` leaves their
+  instance types to the cloud provider's Create (``IsStaticNodeClaim``).
 - The instance-type cut uses ``InstanceTypes.order_by_price`` (a stable sort: price ties keep the
   claim's option order, i.e. catalogue order; Go: ``sort.Slice``).
 - Labels from requirements use ``Requirement.any()`` (deterministic: smallest value of an ``In``).
@@ -66,6 +68,8 @@ class NodeClaimTemplate:
         self.nodepool_name: str = nodepool.metadata.name
         self.nodepool_uid: str = nodepool.metadata.uid
         self.weight: int = nodepool.spec.weight or 0
+        #: nodeclaimtemplate.go IsStaticNodeClaim (``spec.replicas`` set)
+        self.is_static: bool = nodepool.spec.replicas is not None
         self.annotations: dict[str, str] = dict(meta.annotations or {})
         self.annotations[NODEPOOL_HASH_ANNOTATION_KEY] = nodepool.hash()
         self.annotations[NODEPOOL_HASH_VERSION_ANNOTATION_KEY] = NODEPOOL_HASH_VERSION
@@ -104,24 +108,25 @@ def to_nodeclaim(claim: Any, max_instance_types: int = DEFAULT_MAX_INSTANCE_TYPE
 
     wk = well_known if well_known is not None else claim.well_known
     reqs: Requirements = claim.requirements.copy()
-    ordered = InstanceTypes(claim.instance_type_options).order_by_price(reqs, wk)
-    its = list(ordered[:max_instance_types])
-    existing_mv = reqs.get(LABEL_INSTANCE_TYPE).min_values
-    reqs.add(Requirement(LABEL_INSTANCE_TYPE, OP_IN, [it.name for it in its], existing_mv))
-    capacity_types: list[str] = []
-    for it in its:
-        for o in it.offerings:
-            if o.available and o.is_compatible(reqs, wk):
-                ct = o.capacity_type
-                if ct not in capacity_types:
-                    capacity_types.append(ct)
-    if capacity_types:
-        reqs.add(Requirement(LABEL_CAPACITY_TYPE, OP_IN, capacity_types))
     annotations = dict(claim.annotations)
-    if any(it.is_pricing_overlay_applied() for it in its):
-        annotations[PRICE_OVERLAY_APPLIED_ANNOTATION_KEY] = "true"
-    if any(it.is_capacity_overlay_applied() for it in its):
-        annotations[CAPACITY_OVERLAY_APPLIED_ANNOTATION_KEY] = "true"
+    if not claim.template.is_static:  # a static NodeClaim's types are resolved by Create
+        ordered = InstanceTypes(claim.instance_type_options).order_by_price(reqs, wk)
+        its = list(ordered[:max_instance_types])
+        existing_mv = reqs.get(LABEL_INSTANCE_TYPE).min_values
+        reqs.add(Requirement(LABEL_INSTANCE_TYPE, OP_IN, [it.name for it in its], existing_mv))
+        capacity_types: list[str] = []
+        for it in its:
+            for o in it.offerings:
+                if o.available and o.is_compatible(reqs, wk):
+                    ct = o.capacity_type
+                    if ct not in capacity_types:
+                        capacity_types.append(ct)
+        if capacity_types:
+            reqs.add(Requirement(LABEL_CAPACITY_TYPE, OP_IN, capacity_types))
+        if any(it.is_pricing_overlay_applied() for it in its):
+            annotations[PRICE_OVERLAY_APPLIED_ANNOTATION_KEY] = "true"
+        if any(it.is_capacity_overlay_applied() for it in its):
+            annotations[CAPACITY_OVERLAY_APPLIED_ANNOTATION_KEY] = "true"
     labels = dict(claim.labels)
     for key, r in reqs.items():
         if key in wk or key in RESTRICTED_LABELS or key in SCHEDULING_SIMULATION_KEYS:

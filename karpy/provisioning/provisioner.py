@@ -9,7 +9,7 @@ Rules and scope:
 - NodePool readiness (``nodepoolvalidation.nodepool_is_ready``): a pool is dropped when it carries a
   ``Ready`` condition whose status is not ``True``, when it fails RuntimeValidate (the validation
   controller's ``ValidationSucceeded=False``), when it is being deleted, or when it is static
-  (``spec.replicas``; static pools are out of scope).
+  (``spec.replicas``; karpy.static keeps those at their replicas).
 - ``OrderByWeight``: weight desc (nil = 0), ties by name DESC (``sort.Slice`` with a total order).
 - Volume topology (karpy.provisioning.volumetopology): PVC validation and per-pod volume
   alternatives handed to the scheduler. Pods with resource claims fail with upstream's DRA error.

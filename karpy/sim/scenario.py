@@ -8,7 +8,10 @@ and field (``spec.events[3].scale.name``). Then it schedules each event at its `
 What each action does:
 
 * ``scale`` — the Deployment / ReplicaSet / StatefulSet controller (:mod:`karpy.sim.deployment`,
-  :mod:`karpy.sim.replicaset`, :mod:`karpy.sim.statefulset`) creates or deletes pods;
+  :mod:`karpy.sim.replicaset`, :mod:`karpy.sim.statefulset`) creates or deletes pods; a static
+  NodePool's ``spec.replicas`` is set (its scale subresource) and the static controllers
+  (:mod:`karpy.static`) create or delete NodeClaims -- a NodePool without ``spec.replicas`` cannot be
+  scaled (the CRD's transition rule);
 * ``rollout`` — a restart of a Deployment (new pod-template hash, RollingUpdate or Recreate);
 * ``apply`` — each object is created, or updated when it exists (a Deployment with a new template
   rolls out; new replicas scale; a NodePool is replaced in the store; a cloud-provider kind such as
@@ -47,6 +50,9 @@ if TYPE_CHECKING:
 __all__ = ["ScenarioRunner", "validate_events"]
 
 _WORKLOAD_KINDS = ("Deployment", "ReplicaSet", "ReplicationController", "StatefulSet", "Job")
+#: pkg/apis/v1/nodepool.go's CEL transition rule (``has(self.replicas) == has(oldSelf.replicas)``)
+NODEPOOL_MODE_TRANSITION = ("Cannot transition NodePool between static (replicas set) and dynamic (replicas unset) "
+                            "provisioning modes")
 
 
 def validate_events(events: Sequence[Any], where: str = "events") -> list[ScenarioEvent]:
@@ -128,6 +134,8 @@ class ScenarioRunner:
     def check(self) -> None:
         """Raise ``ManifestError`` for the first bad event (in time order of application)."""
         known = self._known_workloads()
+        #: NodePool name -> static (``spec.replicas`` set), as the events change it
+        static = {np.metadata.name: np.spec.replicas is not None for np in self.sim.manifests.nodepools}
         capacity_check = getattr(self.sim.cloud_provider, "check_capacity_spec", None)
         order = sorted(range(len(self.entries)), key=lambda i: (self.entries[i][3].at, i))
         for i in order:
@@ -140,7 +148,14 @@ class ScenarioRunner:
                 objs = self._load_apply(ev.apply, file, doc, path)
                 self._applied[i] = objs
                 for o in objs:
-                    known.add((getattr(o, "kind", type(o).__name__), self._ns(o), o.metadata.name))
+                    kind = getattr(o, "kind", type(o).__name__)
+                    if kind == "NodePool":
+                        was = static.get(o.metadata.name)
+                        if was is not None and was != (o.spec.replicas is not None):
+                            raise self._error(file, doc, f"{path}.apply", f'NodePool "{o.metadata.name}": spec: '
+                                              f"Invalid value: {NODEPOOL_MODE_TRANSITION}")
+                        static[o.metadata.name] = o.spec.replicas is not None
+                    known.add((kind, self._ns(o), o.metadata.name))
             elif action in ("scale", "rollout", "delete"):
                 ref = getattr(ev, action)
                 ns = ref.namespace or "default"
@@ -152,8 +167,13 @@ class ScenarioRunner:
                     raise self._error(file, doc, f"{path}.{action}.name",
                                       f"unknown {ref.kind} {ns + '/' if lookup_ns != 'default' or ns != 'default' else ''}"
                                       f"{ref.name!r}{hint}".replace("'", '"'))
+                if action == "scale" and ref.kind == "NodePool" and not static.get(ref.name, False):
+                    raise self._error(file, doc, f"{path}.scale.name",
+                                      f'NodePool "{ref.name}" has no spec.replicas: {NODEPOOL_MODE_TRANSITION}')
                 if action == "delete":
                     known.discard((ref.kind, lookup_ns, ref.name))
+                    if ref.kind == "NodePool":
+                        static.pop(ref.name, None)
             elif action == "capacity":
                 if capacity_check is None or not hasattr(self.sim.cloud_provider, "capacity_event"):
                     raise self._error(file, doc, f"{path}.capacity",
@@ -219,7 +239,14 @@ class ScenarioRunner:
         sim, ref = self.sim, ev.scale
         assert ref is not None  # ScenarioEvent holds exactly the field its action names
         key = f"{ref.namespace}/{ref.name}"
-        if ref.kind == "Deployment":
+        if ref.kind == "NodePool":
+            pool = sim.store.get("NodePool", ref.name)
+            if pool is not None:
+                sim.record("scale", f"NodePool/{ref.name}", previous=pool.spec.replicas, replicas=ref.replicas)
+                new = pool.model_copy(deep=True)
+                new.spec.replicas = ref.replicas
+                sim.store.update("NodePool", new, old=pool)
+        elif ref.kind == "Deployment":
             d = sim.deployments.deployments.get(key)
             if d is not None:
                 sim.deployments.scale(d, ref.replicas)

@@ -349,6 +349,13 @@ class Simulation:
         self._pending_arrivals: dict[str, tuple[Pod, float]] = {}
         self._deployment_syncs: set[str] = set()
         self.horizon: float | None = self.options.until
+        #: called as ``fn(kind, object, detail)`` for every timeline entry (karpy.static listens
+        #: for its NodeClaims' lifecycle)
+        self.record_listeners: list[Callable[[str, str, dict[str, Any]], None]] = []
+        #: state.Cluster NodePoolState: static NodePools' NodeClaim counts (karpy.static)
+        from karpy.static.nodepoolstate import NodePoolState
+
+        self.nodepool_state = NodePoolState()
         self._wire()
         #: Karpenter's termination controller: every NodeClaim deletion drains through it
         self.termination = TerminationController(self)
@@ -358,6 +365,13 @@ class Simulation:
             from karpy.featuregates import resolve
 
             self.disruption = DisruptionController(self, resolve(self.options.feature_gates))
+        self.static: Any = None
+        if self.options.operator_options().feature_gates.static_capacity or \
+                self.options.feature_gates.get("StaticCapacity", False):
+            # controllers.go: the static provisioning and deprovisioning controllers (karpy.static)
+            from karpy.static.controller import StaticCapacityController
+
+            self.static = StaticCapacityController(self)
 
     # -- hooks for periodic controllers (see the module docstring) --------------------------------
     def add_controller(self, name: str, interval: float, reconcile: Callable[[float], None],
@@ -400,6 +414,8 @@ class Simulation:
     def record(self, kind: str, obj: str, **detail: Any) -> None:
         """Append to the timeline at the current virtual time."""
         self.timeline.record(self.clock.now(), kind, obj, **detail)
+        for listener in self.record_listeners:
+            listener(kind, obj, detail)
 
     def nodeclaim(self, name: str) -> LaunchRecord | None:
         """The launch record of a NodeClaim by name."""

@@ -12,7 +12,8 @@ Kinds (stable; see README "timeline"):
 * NodeClaims: ``nodeclaim.created``, ``nodeclaim.launched``, ``nodeclaim.launch-failed``,
   ``nodeclaim.registered``, ``nodeclaim.initialized``, ``nodeclaim.deleting``, ``nodeclaim.deleted``;
 * scenario: ``scale``, ``rollout``, ``rollout.step``, ``apply``, ``delete``, ``capacity.unavailable``,
-  ``capacity.available``, ``interruption``.
+  ``capacity.available``, ``interruption``;
+* static NodePools (:mod:`karpy.static.controller`): ``static.provisioned``, ``static.deprovisioned``.
 """
 
 from __future__ import annotations

@@ -18,6 +18,7 @@ from karpy.disruption.emptiness import Emptiness
 from karpy.disruption.helpers import build_nodepool_map, get_candidates
 from karpy.disruption.multinodeconsolidation import MultiNodeConsolidation
 from karpy.disruption.singlenodeconsolidation import SingleNodeConsolidation
+from karpy.disruption.staticdrift import StaticDrift
 from karpy.disruption.testing import Env, owner
 
 _ASSORTED = instance_types_assorted()
@@ -63,11 +64,11 @@ def compute(env: Env, method):
 
 def reconcile(env: Env):
     """One disruption-controller round as upstream's suite runs it (NewMethodsWithNopValidator:
-    Drift, Emptiness, multi-node, single-node; StaticDrift is not modelled): the first method with a
-    command ends the round. Returns (method, commands, cluster)."""
+    StaticDrift, Drift, Emptiness, multi-node, single-node): the first method with a command ends the
+    round. Returns (method, commands, cluster)."""
     cl = env.cluster()
     pool_map = build_nodepool_map(cl)
-    for m in (Drift(), Emptiness(), MultiNodeConsolidation(), SingleNodeConsolidation()):
+    for m in (StaticDrift(), Drift(), Emptiness(), MultiNodeConsolidation(), SingleNodeConsolidation()):
         cands = get_candidates(cl, lambda c, m=m: m.should_disrupt(c, cl), m.disruption_class, pool_map)
         if not cands:
             continue

@@ -1,7 +1,7 @@
 """Which upstream disruption Its karpy's tests port (a maintenance script, not a test).
 
 Lists every ``It`` and ``DescribeTable`` (and their ``Entry`` rows) in the upstream disruption suites
-named by issue #10, and every ``# upstream: FILE ... "It text"`` comment under tests/, and matches
+named by issue #10 (with StaticDrift's and the static provisioning / deprovisioning suites), and every ``# upstream: FILE ... "It text"`` comment under tests/, and matches
 them by file and exact It text (case and punctuation folded; a quoted text with ``...`` matches when
 its parts cover at least half of the It's text). Needs the core mirror::
 
@@ -22,7 +22,9 @@ FILES = ["pkg/controllers/disruption/consolidation_test.go", "pkg/controllers/di
          "pkg/controllers/disruption/queue_test.go", "pkg/controllers/disruption/singlenodeconsolidation_test.go",
          "pkg/controllers/nodeclaim/disruption/consolidation_test.go",
          "pkg/controllers/nodeclaim/disruption/drift_test.go",
-         "pkg/controllers/nodeclaim/disruption/suite_test.go", "pkg/apis/v1/nodepool_budgets_test.go"]
+         "pkg/controllers/nodeclaim/disruption/suite_test.go", "pkg/apis/v1/nodepool_budgets_test.go",
+         "pkg/controllers/disruption/staticdrift_test.go", "pkg/controllers/static/provisioning/suite_test.go",
+         "pkg/controllers/static/deprovisioning/suite_test.go"]
 NODE = re.compile(r'\b(Describe|Context|DescribeTable|It|Entry)\("((?:[^"\\]|\\.)*)"')
 OPEN = re.compile(r'\b(DescribeTable|Entry)\($')
 
@@ -67,9 +69,11 @@ def short(f: str) -> str:
 def file_ok(block: str, f: str) -> bool:
     b, f = block.lower().replace(" ", ""), short(f)
     base = os.path.basename(f)
-    if f.startswith("nodeclaim/disruption/"):
-        return "nodeclaim/disruption/" + base in b
-    return base in b and "nodeclaim/disruption/" + base not in b
+    for prefix in ("nodeclaim/disruption/", "static/provisioning/", "static/deprovisioning/"):
+        if f.startswith(prefix):
+            return prefix + base in b
+    return base in b and not any(p + base in b for p in ("nodeclaim/disruption/", "static/provisioning/",
+                                                          "static/deprovisioning/"))
 
 
 def text_ok(q: str, t: str) -> bool:

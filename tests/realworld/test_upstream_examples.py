@@ -210,8 +210,23 @@ def test_static_nodepool_replicas_is_warned(run) -> None:
     """blueprints/static-nodepool/static-nodepool.yaml (spec.replicas: 1) + static-nodeclass.yaml."""
     result, doc = run(docs(f"{BP}/static-nodepool/static-nodepool.yaml", f"{BP}/static-nodepool/static-nodeclass.yaml"))
     assert result.exit_code == 0 and doc["nodeclaims"] == []
-    assert ("NodePool fields not acted on (static NodePools are not provisioned): spec.replicas (gpu-static)"
+    assert ("NodePool fields not acted on (the StaticCapacity feature gate is off (Karpenter's default), so static "
+            "NodePools get no nodes; pass --feature-gates StaticCapacity=true): spec.replicas (gpu-static)"
             in doc["warnings"])
+
+
+def test_static_nodepool_with_the_static_capacity_gate_keeps_one_g6e(run) -> None:
+    """blueprints/static-nodepool (replicas: 1, limits.nodes: 2, one type g6e.8xlarge, spot or on-demand)
+    with --feature-gates StaticCapacity=true: one NodeClaim, created at t=0 with no pod asking for it,
+    launched by CreateFleet as the cheapest of the allowed offerings; the replicas warning is gone."""
+    result, doc = run(docs(f"{BP}/static-nodepool/static-nodepool.yaml", f"{BP}/static-nodepool/static-nodeclass.yaml"),
+                      feature_gates={"StaticCapacity": True})
+    assert result.exit_code == 0
+    (nc,) = launched(doc)
+    assert nc["nodepool"] == "gpu-static" and nc["instance_type"] == "g6e.8xlarge" and nc["pods"] == []
+    assert nc["labels"]["capacity-type"] == "gpu-static" and nc["created_at"] == 0
+    assert not any("spec.replicas" in w for w in doc["warnings"])
+    assert [e["detail"]["nodeclaims"] for e in doc["timeline"] if e["kind"] == "static.provisioned"] == [[nc["name"]]]
 
 
 def test_batch_jobs_share_one_node_with_the_deployment(run) -> None:
