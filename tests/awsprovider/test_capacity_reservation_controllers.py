@@ -13,7 +13,6 @@ are the provider's, handed to the timeline through ``controllers(cluster)``).
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -72,14 +71,6 @@ spec:
 
 ODCR = "{id: cr-0a1b2c3d4e5f60001, instanceType: m7i.xlarge, zone: us-east-1a, instanceCount: 2, " \
        "instanceMatchCriteria: targeted, tags: {team: web}, endDate: '2026-01-01T01:00:00Z'}"
-
-
-@pytest.fixture
-def made() -> Iterator[list[AWSCloudProvider]]:
-    out: list[AWSCloudProvider] = []
-    yield out
-    for p in out:
-        p.close()
 
 
 def run(made: list[AWSCloudProvider], text: str, until: float, **options: Any) -> tuple[Simulation, AWSCloudProvider]:

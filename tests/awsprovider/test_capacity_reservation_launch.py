@@ -14,7 +14,6 @@ offerings is ported in tests/provisioning/test_reserved_capacity.py).
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -34,14 +33,6 @@ from karpy.cloudprovider.types import CreateError, InsufficientCapacityError, No
 
 CT = "karpenter.sh/capacity-type"
 RESERVED = [{"key": CT, "operator": "In", "values": ["reserved"]}]
-
-
-@pytest.fixture
-def made() -> Iterator[list[Any]]:
-    out: list[Any] = []
-    yield out
-    for p in out:
-        p.close()
 
 
 def _provider(made: list[Any], *reservations: Any, gate: bool = True) -> Any:

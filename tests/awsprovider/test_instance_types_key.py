@@ -7,7 +7,6 @@ per input; each also checks the types themselves changed or stayed the same with
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -23,14 +22,6 @@ from karpy.provisioning.state import ClusterState
 from tests.awsprovider.reservation_helpers import cr, provider as reserved_provider
 
 POOL_REF = {"group": "karpenter.k8s.aws", "kind": "EC2NodeClass", "name": "default"}
-
-
-@pytest.fixture
-def made() -> Iterator[list[AWSCloudProvider]]:
-    out: list[AWSCloudProvider] = []
-    yield out
-    for p in out:
-        p.close()
 
 
 def _aws(made: list[AWSCloudProvider], **kw: Any) -> AWSCloudProvider:
