@@ -45,17 +45,24 @@ def run_one(n: int, no_cache: bool) -> dict:
     with tempfile.TemporaryDirectory(prefix=f"karpy-bench-{n}-") as tmp:
         path = Path(tmp) / "workload.yaml"
         path.write_text(yaml.safe_dump_all(aws_diverse(n), sort_keys=False))
-        cmd = [sys.executable, "-m", "karpy", "simulate", str(path), "-o", "json"] + (["--no-cache"] if no_cache else [])
+        # past the CLI's default bound on created pods (10,000) the run raises it, as a user would
+        cmd = [sys.executable, "-m", "karpy", "simulate", str(path), "-o", "json", "--max-pods", str(max(n, 10_000))] \
+            + (["--no-cache"] if no_cache else [])
         env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])))
         load = _load()
         start = time.perf_counter()
-        with tempfile.TemporaryFile() as out:
-            proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.DEVNULL, env=env, cwd=ROOT)
+        with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+            proc = subprocess.Popen(cmd, stdout=out, stderr=err, env=env, cwd=ROOT)
             _, status, usage = os.wait4(proc.pid, 0)
             proc.returncode = os.waitstatus_to_exitcode(status)
             wall = time.perf_counter() - start
             out.seek(0)
-            doc = json.loads(out.read())
+            text = out.read()
+            if proc.returncode not in (0, 3) or not text:
+                err.seek(0)
+                last = err.read().decode(errors="replace").strip().splitlines()[-1:]
+                sys.exit(f"{n} pods: karpy exited {proc.returncode}: {' '.join(last)}")
+            doc = json.loads(text)
     running = sum(1 for p in doc["pods"].values() if p["phase"] == "Running")
     return {"pods": n, "wall_s": round(wall, 2), "cpu_s": round(usage.ru_utime + usage.ru_stime, 2),
             "rss_mb": round(usage.ru_maxrss / 1024), "exit": proc.returncode, "running": running,
