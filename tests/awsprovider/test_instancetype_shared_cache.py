@@ -8,10 +8,7 @@ providers -- and unequal ones (another price table, updated prices, a filled ICE
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
-
-import pytest
 
 import karpy
 from awsprovider.cloudprovider import DEFAULT_NODECLASS_NAME, AWSCloudProvider
@@ -19,14 +16,6 @@ from awsprovider.instancetype import SHARED_CACHE, InstanceTypeProvider
 from karpy.scheduling.labels import CAPACITY_TYPE_ON_DEMAND
 
 EXAMPLE = str(Path(__file__).resolve().parents[2] / "karpy" / "examples" / "generation-preference.yaml")
-
-
-@pytest.fixture
-def providers() -> Iterator[list[AWSCloudProvider]]:
-    made: list[AWSCloudProvider] = []
-    yield made
-    for p in made:
-        p.close()
 
 
 def _provider(made: list[AWSCloudProvider], prices: str = "2026-07-20") -> AWSCloudProvider:
@@ -46,20 +35,20 @@ def _od_price(its: tuple, name: str) -> float:
     return next(o.price for o in it.offerings if o.capacity_type == CAPACITY_TYPE_ON_DEMAND)
 
 
-def test_equal_inputs_share_one_table_across_providers(providers: list[AWSCloudProvider]) -> None:
-    first = _prototypes(_provider(providers))
+def test_equal_inputs_share_one_table_across_providers(made: list[AWSCloudProvider]) -> None:
+    first = _prototypes(_provider(made))
     hits = SHARED_CACHE.hits
-    second = _prototypes(_provider(providers))
+    second = _prototypes(_provider(made))
     assert second is first  # the same read-only prototypes, not a rebuild
     assert SHARED_CACHE.hits > hits
 
 
-def test_another_price_table_is_another_entry(providers: list[AWSCloudProvider]) -> None:
-    new = _prototypes(_provider(providers, "2026-07-20"))
-    old = _prototypes(_provider(providers, "2025-08-25"))  # predates the 8th generation's prices
+def test_another_price_table_is_another_entry(made: list[AWSCloudProvider]) -> None:
+    new = _prototypes(_provider(made, "2026-07-20"))
+    old = _prototypes(_provider(made, "2025-08-25"))  # predates the 8th generation's prices
     assert old is not new
-    assert providers[1].pricing.on_demand_price("c8i.large") is None
-    assert _od_price(new, "c8i.large") == providers[0].pricing.on_demand_price("c8i.large") > 0
+    assert made[1].pricing.on_demand_price("c8i.large") is None
+    assert _od_price(new, "c8i.large") == made[0].pricing.on_demand_price("c8i.large") > 0
 
     def od_available(its: tuple) -> bool:
         it = next(it for it in its if it.name == "c8i.large")
@@ -68,20 +57,20 @@ def test_another_price_table_is_another_entry(providers: list[AWSCloudProvider])
     assert od_available(new) and not od_available(old)  # no price: no launchable offering
 
 
-def test_updated_prices_are_never_served_from_the_memo(providers: list[AWSCloudProvider]) -> None:
-    _prototypes(_provider(providers))  # the memo holds this table's prototypes
-    p = _provider(providers)
+def test_updated_prices_are_never_served_from_the_memo(made: list[AWSCloudProvider]) -> None:
+    _prototypes(_provider(made))  # the memo holds this table's prototypes
+    p = _provider(made)
     p.pricing.update_on_demand_prices({"m7i.2xlarge": 12.5})
     assert p.pricing.cache_token is None
     its = _prototypes(p)
     assert _od_price(its, "m7i.2xlarge") == 12.5
     # ... and the update did not reach the shared table another provider gets
-    assert _od_price(_prototypes(_provider(providers)), "m7i.2xlarge") != 12.5
+    assert _od_price(_prototypes(_provider(made)), "m7i.2xlarge") != 12.5
 
 
-def test_a_filled_ice_cache_builds_its_own_types_and_leaks_nothing(providers: list[AWSCloudProvider]) -> None:
-    shared = _prototypes(_provider(providers))
-    p = _provider(providers)
+def test_a_filled_ice_cache_builds_its_own_types_and_leaks_nothing(made: list[AWSCloudProvider]) -> None:
+    shared = _prototypes(_provider(made))
+    p = _provider(made)
     zone = next(o.zone for it in shared if it.name == "m7i.2xlarge" for o in it.offerings
                 if o.capacity_type == CAPACITY_TYPE_ON_DEMAND and o.available)
     p.ice_cache.mark_unavailable("m7i.2xlarge", zone, CAPACITY_TYPE_ON_DEMAND)
@@ -90,14 +79,14 @@ def test_a_filled_ice_cache_builds_its_own_types_and_leaks_nothing(providers: li
     marked = [o for o in it.offerings if o.capacity_type == CAPACITY_TYPE_ON_DEMAND and o.zone == zone]
     assert marked and not any(o.available for o in marked)
     # the shared table is untouched: a third provider (empty ICE cache) still sees the offering available
-    third = _prototypes(_provider(providers))
+    third = _prototypes(_provider(made))
     assert third is shared
     it3 = next(it for it in third if it.name == "m7i.2xlarge")
     assert any(o.available for o in it3.offerings if o.capacity_type == CAPACITY_TYPE_ON_DEMAND and o.zone == zone)
 
 
-def test_a_provider_without_the_memo_builds_equal_types(providers: list[AWSCloudProvider]) -> None:
-    p = _provider(providers)
+def test_a_provider_without_the_memo_builds_equal_types(made: list[AWSCloudProvider]) -> None:
+    p = _provider(made)
     shared = _prototypes(p)
     nodeclass = p.resolve_nodeclass(DEFAULT_NODECLASS_NAME)
     alone = InstanceTypeProvider("us-east-1", p.ec2.catalog, p.pricing, p.ice_cache, shared=None)
