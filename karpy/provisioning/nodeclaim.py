@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 from typing import Any, Sequence
 
 from karpy.scheduling.hostports import HostPortUsage, get_host_ports
-from karpy.scheduling.labels import LABEL_HOSTNAME, OP_IN
+from karpy.scheduling.labels import LABEL_HOSTNAME, OP_IN, RESTRICTED_LABELS
 from karpy.scheduling.requirement import Requirement
 from karpy.scheduling.requirements import Requirements
 from karpy.scheduling.resources import min_resources, max_resources, merge, to_strings
@@ -53,6 +53,7 @@ __all__ = [
 _ONE_MILLION_CPU = 1_000_000 * 1_000_000_000  # "1M" cpu in nano-units
 #: bound on the memo of InstanceTypeIndex.incompatible (cleared when reached)
 _MEMO_LIMIT = 1 << 14
+_NO_IDS: frozenset[int] = frozenset()
 
 #: The error CanAdd returns when its caller said it will not read it (``need_error=False``): the
 #: in-flight-claim loop of scheduler.go addToInflightNode only tests ``err == nil`` and discards
@@ -87,17 +88,21 @@ class DaemonOverheadGroup:
 
 
 class _ITInfo:
-    """Precomputed per-instance-type data (allocatable groups of available offerings)."""
+    """Precomputed per-instance-type data: the allocatable groups of available offerings, each
+    ``(allocatable, has a negative value, offerings, the offerings' requirement classes)``; a
+    class numbers one distinct offering requirement set (by value) across the catalogue."""
 
     __slots__ = ("it", "reqs", "groups")
 
-    def __init__(self, it: Any) -> None:
+    def __init__(self, it: Any, offering_class: Any) -> None:
         self.it = it
         self.reqs = it.requirements
-        groups: list[tuple[dict[str, int], bool, list[Any]]] = []
+        groups: list[tuple[dict[str, int], bool, list[Any], tuple[int, ...]]] = []
         for g in it.allocatable_groups():  # types.go AllocatableOfferingsList (available offerings)
             alloc = g.allocatable
-            groups.append((alloc, any(v < 0 for v in alloc.values()), list(g.offerings)))
+            offs = list(g.offerings)
+            groups.append((alloc, any(v < 0 for v in alloc.values()), offs,
+                           tuple(offering_class(o.requirements) for o in offs)))
         self.groups = groups
 
 
@@ -117,7 +122,7 @@ class _Capacity:
     with several usable groups (capacity or overhead overrides) are checked group by group.
     Built lazily per resource name; lives as long as the answer it was built from."""
 
-    __slots__ = ("candidates", "_single", "_multi", "_order")
+    __slots__ = ("candidates", "offered", "_single", "_multi", "_order")
 
     def __init__(self, offers: dict[int, tuple[tuple[dict[str, int], bool], ...]]) -> None:
         single: dict[int, dict[str, int]] = {}
@@ -130,6 +135,8 @@ class _Capacity:
                 multi[iid] = allocs
         #: ids of the types with at least one usable group holding a compatible offering
         self.candidates: frozenset[int] = frozenset(single).union(multi)
+        #: ids of the types with any group holding a compatible offering (upstream's hasOffering)
+        self.offered: frozenset[int] = frozenset(iid for iid, allocs in offers.items() if allocs)
         self._single = single
         self._multi = multi
         #: resource name -> (allocatable values ascending, type ids in the same order)
@@ -165,9 +172,23 @@ class InstanceTypeIndex:
         self._bad: dict[Requirement, frozenset[int]] = {}
         self._offer: dict[tuple[Any, ...], dict[int, tuple[tuple[dict[str, int], bool], ...]]] = {}
         self._fitting: dict[tuple[int, tuple[tuple[str, int], ...]], frozenset[int]] = {}
-        self._incompatible: dict[tuple[Requirement, ...], frozenset[int]] = {}
+        #: id(Requirement) -> (that Requirement, _bad_for of it): see incompatible
+        self._bad_by_id: dict[int, tuple[Requirement, frozenset[int]]] = {}
+        #: ids of several _bad_for answers -> their union: see incompatible
+        self._unions: dict[tuple[int, ...], frozenset[int]] = {}
         self._interned: dict[frozenset[int], frozenset[int]] = {}
         self._capacity: dict[int, _Capacity] = {}
+        #: Requirement (by value) or resource list (sorted items) -> its text (error messages)
+        self.strings: dict[Any, str] = {}
+        #: (id(a), id(b)) -> (a, b, answer) of meet / minus / covered (see _set_op)
+        self._meets: dict[tuple[int, int], tuple[frozenset[int], frozenset[int], frozenset[int]]] = {}
+        self._minus: dict[tuple[int, int], tuple[frozenset[int], frozenset[int], frozenset[int]]] = {}
+        self._covered: dict[tuple[int, int], tuple[frozenset[int], frozenset[int], bool]] = {}
+        #: id(sequence) -> (sequence, ids of its instance types): see ids_of
+        self._ids_of: dict[int, tuple[Sequence[Any], frozenset[int]]] = {}
+        #: offering Requirements (by value: sorted items) -> class number (see _ITInfo.groups)
+        self._offer_class: dict[tuple[tuple[str, Requirement], ...], int] = {}
+        self._offer_reqs: list[Requirements] = []
 
     def register(self, instance_types: Sequence[Any]) -> None:
         new = False
@@ -175,10 +196,10 @@ class InstanceTypeIndex:
             if id(it) in self._info:
                 continue
             new = True
-            info = _ITInfo(it)
+            info = _ITInfo(it, self._offering_class)
             self._info[id(it)] = info
             self._it_keys.update(info.reqs.keys())
-            for _, _, offs in info.groups:
+            for _, _, offs, _ in info.groups:
                 for o in offs:
                     for k in o.requirements.keys():
                         if k not in self._offering_key_set:
@@ -188,9 +209,13 @@ class InstanceTypeIndex:
             self._bad.clear()
             self._offer.clear()
             self._fitting.clear()
-            self._incompatible.clear()
+            self._bad_by_id.clear()
+            self._unions.clear()
             self._interned.clear()
             self._capacity.clear()
+            self._meets.clear()
+            self._minus.clear()
+            self._covered.clear()
 
     def info(self, it: Any) -> _ITInfo:
         inf = self._info.get(id(it))
@@ -214,42 +239,54 @@ class InstanceTypeIndex:
                 if not r.has_intersection(req) and not (req_nd and _nin_or_dne(r)):
                     out.append(iid)
             bad = frozenset(out)
-            self._bad[req] = bad
+            # one object per distinct answer (incompatible memoises unions by object identity)
+            bad = self._bad[req] = self._interned.setdefault(bad, bad)
         return bad
 
-    def incompatible(self, reqs: Requirements) -> frozenset[int] | set[int]:
-        """ids of instance types failing ``it.requirements.intersects(reqs)``.
+    def incompatible(self, reqs: Requirements) -> frozenset[int]:
+        """ids of instance types failing ``it.requirements.intersects(reqs)`` (nodeclaim.go
+        ``compatible``): the union over the keys of ``reqs`` of :meth:`_bad_for` (Intersects is a
+        conjunction over the keys both sides define; a key no registered type defines fails none).
 
-        Memoised per requirement set (the tuple of its Requirement values, which carry their
-        keys): a pure function of ``reqs`` and the registered types, and Solve asks it again for
-        the same claim/pod/topology combination on every in-flight claim it tries."""
-        sig = tuple(dict.values(reqs))
-        hit = self._incompatible.get(sig)
-        if hit is None:
-            if len(self._incompatible) >= _MEMO_LIMIT:
-                self._incompatible.clear()
-                self._interned.clear()
-            hit = frozenset(self._incompatible_uncached(reqs))
-            # few distinct answers for many signatures: keep one copy of each set
-            hit = self._incompatible[sig] = self._interned.setdefault(hit, hit)
-        return hit
-
-    def _incompatible_uncached(self, reqs: Requirements) -> frozenset[int] | set[int]:
-        acc: set[int] | frozenset[int] = frozenset()
-        first = True
+        Not in upstream (which asks every type); same result because the answer is a pure
+        function of the Requirement values and the registered types. Memoised per Requirement
+        *object* (``_bad_by_id`` holds the object, so its id cannot be reused while cached) and per
+        combination of per-key answers (``_unions``, keyed by their ids: they are interned and
+        live as long as ``_bad``): a lookup hashes ints only. Solve's merged requirement sets hold
+        equal but distinct Requirement objects, so a memo keyed by their values spent its time in
+        ``Requirement.__eq__``."""
         it_keys = self._it_keys
-        for key, req in reqs.items():
+        by_id = self._bad_by_id
+        first: frozenset[int] | None = None
+        parts: list[frozenset[int]] | None = None
+        for key, req in dict.items(reqs):
             if key not in it_keys:
                 continue
-            b = self._bad_for(req)
+            hit = by_id.get(id(req))
+            if hit is None or hit[0] is not req:
+                if len(by_id) >= _MEMO_LIMIT:
+                    by_id.clear()
+                hit = by_id[id(req)] = (req, self._bad_for(req))
+            b = hit[1]
             if not b:
                 continue
-            if first:
-                acc = b
-                first = False
+            if first is None:
+                first = b
+            elif parts is None:
+                parts = [first, b]
             else:
-                acc = acc | b
-        return acc
+                parts.append(b)
+        if parts is None:
+            return _NO_IDS if first is None else first
+        sig = tuple(map(id, parts))
+        union = self._unions.get(sig)
+        if union is None:
+            if len(self._unions) >= _MEMO_LIMIT:
+                self._unions.clear()
+                self._interned.clear()
+            union = frozenset().union(*parts)
+            union = self._unions[sig] = self._interned.setdefault(union, union)
+        return union
 
     def offering_allocs(self, reqs: Requirements) -> dict[int, tuple[tuple[dict[str, int], bool], ...]]:
         """Per instance type: the allocatable groups holding an offering compatible with ``reqs``
@@ -262,17 +299,82 @@ class InstanceTypeIndex:
                 if r is not None:
                     dict.__setitem__(sub, k, r)
             wk = self.well_known
+            # is_compatible once per distinct offering requirement set (a catalogue has a few
+            # dozen: zone x capacity type), not once per offering; same answers (pure function)
+            ok = [sub.is_compatible(o, wk) for o in self._offer_reqs]
             cached = {}
             for iid, inf in self._info.items():
                 allocs = []
-                for alloc, neg, offs in inf.groups:
-                    for o in offs:
-                        if sub.is_compatible(o.requirements, wk):
+                for alloc, neg, _, classes in inf.groups:
+                    for c in classes:
+                        if ok[c]:
                             allocs.append((alloc, neg))
                             break
                 cached[iid] = tuple(allocs)
             self._offer[sig] = cached
         return cached
+
+    def _offering_class(self, reqs: Requirements) -> int:
+        """The class number of an offering's requirement set (see :class:`_ITInfo`)."""
+        key = tuple(sorted(dict.items(reqs)))
+        c = self._offer_class.get(key)
+        if c is None:
+            c = self._offer_class[key] = len(self._offer_reqs)
+            self._offer_reqs.append(reqs)
+        return c
+
+    # -- memoised set algebra over long-lived id sets ------------------------------------------
+    # Not in upstream (a loop over the types); the same answers (pure set operations). The
+    # operands are sets that live as long as their owner (a claim's options, a daemon group's
+    # members, the answers of incompatible / offering_allocs / capacity and of these methods):
+    # Solve asks the same operation of the same two sets on every claim and pod that meet them,
+    # and a set operation over a catalogue costs tens of microseconds, a lookup by identity well
+    # under one. Each entry holds both operands, so their ids cannot be reused while cached.
+    def meet(self, a: frozenset[int], b: frozenset[int]) -> frozenset[int]:
+        """``a & b`` (memoised by the identity of both)."""
+        hit = self._meets.get((id(a), id(b)))
+        if hit is not None and hit[0] is a and hit[1] is b:
+            return hit[2]
+        if len(self._meets) >= _MEMO_LIMIT:
+            self._meets.clear()
+        out = a & b
+        self._meets[(id(a), id(b))] = (a, b, out)
+        return out
+
+    def minus(self, a: frozenset[int], b: frozenset[int]) -> frozenset[int]:
+        """``a - b`` (memoised by the identity of both)."""
+        hit = self._minus.get((id(a), id(b)))
+        if hit is not None and hit[0] is a and hit[1] is b:
+            return hit[2]
+        if len(self._minus) >= _MEMO_LIMIT:
+            self._minus.clear()
+        out = a - b
+        self._minus[(id(a), id(b))] = (a, b, out)
+        return out
+
+    def covered(self, a: frozenset[int], b: frozenset[int]) -> bool:
+        """``a <= b`` (memoised by the identity of both)."""
+        hit = self._covered.get((id(a), id(b)))
+        if hit is not None and hit[0] is a and hit[1] is b:
+            return hit[2]
+        if len(self._covered) >= _MEMO_LIMIT:
+            self._covered.clear()
+        out = a <= b
+        self._covered[(id(a), id(b))] = (a, b, out)
+        return out
+
+    def ids_of(self, instance_types: Sequence[Any]) -> frozenset[int]:
+        """``frozenset(map(id, instance_types))``, memoised by the identity of the sequence (a
+        template's option list is passed to every NodeClaim made from it). The caller must not
+        mutate a sequence it passed (lists of options are replaced, never changed, in Solve)."""
+        hit = self._ids_of.get(id(instance_types))
+        if hit is not None and hit[0] is instance_types:
+            return hit[1]
+        if len(self._ids_of) >= _MEMO_LIMIT:
+            self._ids_of.clear()
+        ids = frozenset(map(id, instance_types))
+        self._ids_of[id(instance_types)] = (instance_types, ids)
+        return ids
 
     def capacity(self, offers: dict[int, tuple[tuple[dict[str, int], bool], ...]]) -> _Capacity:
         """The :class:`_Capacity` of an :meth:`offering_allocs` answer (memoised by identity, as
@@ -314,9 +416,13 @@ class InstanceTypeFilterError:
         "pod_requests",
         "min_daemon_requests",
         "max_daemon_requests",
+        "_strings",
     )
 
-    def __init__(self, requirements: Requirements, pod_requests: dict[str, int]) -> None:
+    def __init__(self, requirements: Requirements, pod_requests: dict[str, int],
+                 strings: dict[Any, str] | None = None) -> None:
+        """``strings``: a memo of the message's parts (``InstanceTypeIndex.strings``; see
+        :meth:`__str__`), or None to format every part."""
         self.requirements_met = False
         self.fits = False
         self.has_offering = False
@@ -328,6 +434,7 @@ class InstanceTypeFilterError:
         self.pod_requests = pod_requests
         self.min_daemon_requests: dict[str, int] = {}
         self.max_daemon_requests: dict[str, int] = {}
+        self._strings = strings
 
     def track_daemon_overhead(self, dr: dict[str, int]) -> None:
         if not self.max_daemon_requests:
@@ -338,16 +445,53 @@ class InstanceTypeFilterError:
         self.max_daemon_requests = max_resources(self.max_daemon_requests, dr)
 
     def resources_string(self) -> str:
+        text = resources_string if self._strings is None else self._resources_text
         if not self.min_daemon_requests:
-            return resources_string(self.pod_requests)
-        mn = resources_string(merge(self.min_daemon_requests, self.pod_requests))
-        mx = resources_string(merge(self.max_daemon_requests, self.pod_requests))
+            return text(self.pod_requests)
+        mn = text(merge(self.min_daemon_requests, self.pod_requests))
+        mx = text(merge(self.max_daemon_requests, self.pod_requests))
         if mn == mx:
             return mn
         return f"min={mn}, max={mx}"
 
+    def _resources_text(self, rl: dict[str, int]) -> str:
+        """:func:`resources_string`, memoised in ``_strings`` by the list's sorted items."""
+        memo = self._strings
+        assert memo is not None
+        key = tuple(sorted(rl.items()))
+        hit = memo.get(key)
+        if hit is None:
+            if len(memo) >= _MEMO_LIMIT:
+                memo.clear()
+            hit = memo[key] = resources_string(rl)
+        return hit
+
+    def _requirements_text(self) -> str:
+        """``str(self.requirements)`` (Requirements.__str__: hostname dropped, the requirements'
+        texts sorted and joined), each Requirement's text memoised in ``_strings`` by value.
+
+        Not in upstream (Go formats on every Error() call); the same text because a
+        Requirement's text is a function of its value. Scheduler.addToNewNodeClaim formats one
+        message per template a pod fails, and a Requirement holding a NodePool's instance-type
+        names sorts hundreds of values for each."""
+        memo = self._strings
+        if memo is None:
+            return str(self.requirements)
+        parts = []
+        for r in dict.values(self.requirements):
+            if r.key in RESTRICTED_LABELS:
+                continue
+            text = memo.get(r)
+            if text is None:
+                if len(memo) >= _MEMO_LIMIT:
+                    memo.clear()
+                text = memo[r] = str(r)
+            parts.append(text)
+        parts.sort()
+        return ", ".join(parts)
+
     def __str__(self) -> str:
-        tail = f", requirements={self.requirements}, resources={self.resources_string()}"
+        tail = f", requirements={self._requirements_text()}, resources={self.resources_string()}"
         if self.min_values_incompatible_err is not None:
             return self.min_values_incompatible_err + tail
         r, f, o = self.requirements_met, self.fits, self.has_offering
@@ -393,14 +537,6 @@ def _fits_any(total: dict[str, int], allocs: tuple[tuple[dict[str, int], bool], 
     return False
 
 
-def _group_totals(totals: Sequence[tuple[frozenset[int], dict[str, int]]]) -> dict[int, dict[str, int]]:
-    out: dict[int, dict[str, int]] = {}
-    for ids, t in totals:
-        for iid in ids:
-            out[iid] = t
-    return out
-
-
 def filter_instance_types_by_requirements(
     index: InstanceTypeIndex,
     instance_types: Sequence[Any],
@@ -425,9 +561,12 @@ def filter_instance_types_by_requirements(
     (see :data:`INSTANCE_TYPES_FILTERED_OUT`): when no option survives, the error is not built.
     The same ``remaining`` results either way.
     """
+    need_error = option_ids is None
+    if option_ids is None:
+        option_ids = frozenset(map(id, instance_types))
     remaining, _, unsat, err = _filter(index, instance_types, requirements, pod_host_ports, pod_key,
                                        pod_requests, daemon_groups, total_requests, relax_min_values,
-                                       satisfies_min_values, memo_fits, option_ids)
+                                       satisfies_min_values, memo_fits, option_ids, need_error)
     return remaining, unsat, err
 
 
@@ -443,9 +582,13 @@ def _filter(
     relax_min_values: bool,
     satisfies_min_values: Any,
     memo_fits: bool,
-    option_ids: frozenset[int] | None,
+    option_ids: frozenset[int],
+    need_error: bool,
 ) -> tuple[list[Any], frozenset[int], dict[str, int], InstanceTypeFilterError | str | None]:
-    """:func:`filter_instance_types_by_requirements`, also returning the ids of ``remaining``.
+    """:func:`filter_instance_types_by_requirements`, also returning the ids of ``remaining``;
+    ``option_ids`` are the ids of ``instance_types`` (a set that lives as long as the list: the
+    set algebra is memoised by identity, see :meth:`InstanceTypeIndex.meet`), ``need_error``
+    False returns :data:`INSTANCE_TYPES_FILTERED_OUT` instead of building the error.
 
     The survivors are computed as sets of type ids, not type by type: the options, minus the
     types whose requirements do not intersect (:meth:`InstanceTypeIndex.incompatible`), minus
@@ -474,19 +617,16 @@ def _filter(
     bad = index.incompatible(requirements)
     offers = index.offering_allocs(requirements)
     cap = index.capacity(offers)
-    fast = option_ids is not None
-    if option_ids is None:
-        option_ids = frozenset(map(id, instance_types))
-    live = option_ids.intersection(cap.candidates)
+    live = index.meet(option_ids, cap.candidates)
     if bad:
-        live = live.difference(bad)
+        live = index.minus(live, bad)
     survivors: frozenset[int]
     if not live:
         survivors = live
     elif single_total is not None:
         # one daemon group (the common case): it holds every type of the template
         if memo_fits:
-            survivors = live.intersection(index.fitting(offers, single_total))
+            survivors = index.meet(live, index.fitting(offers, single_total))
         else:
             survivors = live.difference(cap.too_small(single_total))
     else:
@@ -494,7 +634,7 @@ def _filter(
         # group left (host-port conflict) does not survive
         found: set[int] = set()
         for ids, t in totals:
-            part = live.intersection(ids)
+            part = index.meet(live, ids)
             if part:
                 found.update(part.difference(cap.too_small(t)))
         survivors = frozenset(found)
@@ -519,29 +659,36 @@ def _filter(
                 mv_err = None
     if remaining:
         return remaining, survivors, unsat, None
-    if fast:
+    if not need_error:
         return [], frozenset(), unsat, INSTANCE_TYPES_FILTERED_OUT
 
-    # slow path: compute upstream's flags for the error message
-    group_total = _group_totals(totals)
-    err = InstanceTypeFilterError(requirements, pod_requests)
+    # the error: upstream's flags (any type compatible / fitting / with an offering, and the
+    # pairs), computed as set algebra over the options instead of upstream's loop over them.
+    # Not in upstream; the same flags because each is an "any type such that" and the groups
+    # partition the template's types (each type is judged against its own group's total), so
+    # they are answered group by group: ``part`` the options in the group, ``rest`` those
+    # compatible, ``offered`` those with a compatible offering, ``fitting`` those fits() accepts
+    # (a usable group with a compatible offering has room; :meth:`_Capacity.too_small` is the
+    # complement). fits() reports itFits only with hasOffering, so upstream's
+    # requirementsAndFits (compatible, fits, no offering) never holds and ``fitting`` are all
+    # offered.
+    err = InstanceTypeFilterError(requirements, pod_requests, index.strings)
     for t in tracked:
         err.track_daemon_overhead(t)
-    for it in instance_types:
-        iid = id(it)
-        if iid not in group_total:
+    for ids, t in totals:
+        part = index.meet(option_ids, ids)
+        if not part:
             continue
-        total = group_total[iid]
-        c = iid not in bad
-        allocs = offers.get(iid) or ()
-        o = bool(allocs)
-        f = o and _fits_any(total, allocs)
-        err.requirements_met = err.requirements_met or c
-        err.fits = err.fits or f
-        err.has_offering = err.has_offering or o
-        err.requirements_and_fits = err.requirements_and_fits or (c and f and not o)
-        err.requirements_and_offering = err.requirements_and_offering or (c and o and not f)
-        err.fits_and_offering = err.fits_and_offering or (f and o and not c)
+        rest = index.minus(part, bad)
+        offered = index.meet(part, cap.offered)
+        usable = index.meet(part, cap.candidates)
+        fitting = usable.difference(cap.too_small(t)) if usable else usable
+        err.requirements_met = err.requirements_met or bool(rest)
+        err.fits = err.fits or bool(fitting)
+        err.has_offering = err.has_offering or bool(offered)
+        if not err.requirements_and_offering and rest and offered:
+            err.requirements_and_offering = not index.meet(rest, offered).issubset(fitting)
+        err.fits_and_offering = err.fits_and_offering or not fitting.isdisjoint(bad)
     # upstream evaluated minValues above on the non-empty list (SatisfiesMinValues of an empty
     # list reports no error); a relaxed minValues error is dropped.
     err.min_values_incompatible_err = mv_err
@@ -637,8 +784,9 @@ class NodeClaim:
         self.reserved_offering_mode: Any = None
         self.reserved_offerings: list[Any] = []
         self._to_reserve: list[Any] = []
-        #: (instance_type_options, their ids): see _options
-        self._option_ids: tuple[list[Any], frozenset[int]] | None = None
+        #: (instance_type_options, their ids): see _options (a template's list has its ids memoised)
+        self._option_ids: tuple[list[Any], frozenset[int]] | None = (
+            self.instance_type_options, index.ids_of(instance_types))
         #: (the list the last can_add returned, its ids): adopted by add when it takes that list
         self._pending_ids: tuple[list[Any], frozenset[int]] | None = None
 
@@ -706,9 +854,19 @@ class NodeClaim:
         reqs, e = apply_topology_requirements(reqs, topo_reqs, wk)
         if e is not None:
             return None, None, e
+        index = self._index
+        options = self._options()
+        if not need_error and index.covered(options, index.incompatible(reqs)):
+            # Not in upstream (filterInstanceTypesByRequirements checks every type); the same
+            # result because compatible() is one of the three conditions a remaining type must
+            # meet, so when no option's requirements intersect ``reqs`` none remains -- and the
+            # caller discards the error. The set test skips the requests merge and the offering
+            # lookups of the filter (most in-flight tries on a real catalogue end here).
+            self._pending_ids = None
+            return None, None, INSTANCE_TYPES_FILTERED_OUT
         requests = merge(self.requests, pod_data.requests)
         remaining, remaining_ids, unsat, ferr = _filter(
-            self._index,
+            index,
             self.instance_type_options,
             reqs,
             pod_data.host_ports,
@@ -719,7 +877,8 @@ class NodeClaim:
             relax_min_values,
             self._satisfies_min_values,
             not self.pods,
-            None if need_error else self._options(),
+            options,
+            need_error,
         )
         self._pending_ids = (remaining, remaining_ids)
         if relax_min_values and unsat:
