@@ -701,7 +701,26 @@ def apply_topology_requirements(
     """``reqs.Compatible(topoReqs)`` then ``reqs.Add(topoReqs...)`` (nodeclaim.go:199-206,
     existingnode.go:140-155), exploiting that Topology.add_requirements returns a copy of ``reqs``
     narrowed by intersection: unchanged keys are trivially compatible, so only changed keys are
-    checked, and the result of the Add is the topology requirements themselves."""
+    checked, and the result of the Add is the topology requirements themselves.
+
+    The changed keys are first checked one by one without building a Requirements
+    (``Compatible`` is a per-key conjunction: a key ``reqs`` lacks must be allowed undefined or
+    NotIn/DoesNotExist, a key both define must intersect or be NotIn/DoesNotExist on both
+    sides); only a failure builds ``Requirements.compatible``'s error message."""
+    same = True
+    for k, r in dict.items(topo_reqs):
+        old = dict.get(reqs, k)
+        if old is r:
+            continue
+        same = False
+        if old is None:
+            if k in allow_undefined or _nin_or_dne(r):
+                continue
+        elif old.has_intersection(r) or (_nin_or_dne(r) and _nin_or_dne(old)):
+            continue
+        break
+    else:
+        return (reqs, None) if same else (topo_reqs, None)
     changed: Requirements | None = None
     for k, r in topo_reqs.items():
         if dict.get(reqs, k) is not r:
