@@ -263,11 +263,11 @@ class Offering:
         if kind != _SIMPLE:
             return reqs.is_compatible(self.requirements, well_known)
         for key, value in pairs:
-            if not reqs.has(key):
+            existing = dict.get(reqs, key)  # Requirements.has + get without two method calls
+            if existing is None:
                 if value is not None and key not in well_known:
                     return False
                 continue
-            existing = reqs.get(key)
             if value is None:
                 # existing must be NotIn (complement with values) or DoesNotExist (concrete, empty)
                 if existing.complement:
