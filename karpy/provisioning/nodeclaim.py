@@ -31,7 +31,7 @@ import json
 from bisect import bisect_left
 from itertools import compress
 from dataclasses import dataclass, field
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence, TypeVar
 
 from karpy.scheduling.hostports import HostPortUsage, get_host_ports
 from karpy.scheduling.labels import LABEL_HOSTNAME, OP_IN, RESTRICTED_LABELS
@@ -158,6 +158,36 @@ class _Capacity:
             if not _fits_any(total, allocs):
                 out.add(iid)
         return out
+
+
+_T = TypeVar("_T")
+
+
+def _memo_op(memo: dict[tuple[int, int], tuple[frozenset[int], frozenset[int], _T]], a: frozenset[int],
+             b: frozenset[int], op: Callable[[frozenset[int], frozenset[int]], _T]) -> _T:
+    """``op(a, b)`` memoised in ``memo`` by the identity of both operands (see
+    :meth:`InstanceTypeIndex.meet`); each entry holds both, so their ids cannot be reused."""
+    key = (id(a), id(b))
+    hit = memo.get(key)
+    if hit is not None and hit[0] is a and hit[1] is b:
+        return hit[2]
+    if len(memo) >= _MEMO_LIMIT:
+        memo.clear()
+    out = op(a, b)
+    memo[key] = (a, b, out)
+    return out
+
+
+def _and(a: frozenset[int], b: frozenset[int]) -> frozenset[int]:
+    return a & b
+
+
+def _sub(a: frozenset[int], b: frozenset[int]) -> frozenset[int]:
+    return a - b
+
+
+def _le(a: frozenset[int], b: frozenset[int]) -> bool:
+    return a <= b
 
 
 class InstanceTypeIndex:
@@ -332,36 +362,15 @@ class InstanceTypeIndex:
     # under one. Each entry holds both operands, so their ids cannot be reused while cached.
     def meet(self, a: frozenset[int], b: frozenset[int]) -> frozenset[int]:
         """``a & b`` (memoised by the identity of both)."""
-        hit = self._meets.get((id(a), id(b)))
-        if hit is not None and hit[0] is a and hit[1] is b:
-            return hit[2]
-        if len(self._meets) >= _MEMO_LIMIT:
-            self._meets.clear()
-        out = a & b
-        self._meets[(id(a), id(b))] = (a, b, out)
-        return out
+        return _memo_op(self._meets, a, b, _and)
 
     def minus(self, a: frozenset[int], b: frozenset[int]) -> frozenset[int]:
         """``a - b`` (memoised by the identity of both)."""
-        hit = self._minus.get((id(a), id(b)))
-        if hit is not None and hit[0] is a and hit[1] is b:
-            return hit[2]
-        if len(self._minus) >= _MEMO_LIMIT:
-            self._minus.clear()
-        out = a - b
-        self._minus[(id(a), id(b))] = (a, b, out)
-        return out
+        return _memo_op(self._minus, a, b, _sub)
 
     def covered(self, a: frozenset[int], b: frozenset[int]) -> bool:
         """``a <= b`` (memoised by the identity of both)."""
-        hit = self._covered.get((id(a), id(b)))
-        if hit is not None and hit[0] is a and hit[1] is b:
-            return hit[2]
-        if len(self._covered) >= _MEMO_LIMIT:
-            self._covered.clear()
-        out = a <= b
-        self._covered[(id(a), id(b))] = (a, b, out)
-        return out
+        return _memo_op(self._covered, a, b, _le)
 
     def ids_of(self, instance_types: Sequence[Any]) -> frozenset[int]:
         """``frozenset(map(id, instance_types))``, memoised by the identity of the sequence (a

@@ -7,13 +7,14 @@ InstanceTypeFilterError.Error)."""
 from __future__ import annotations
 
 import random
+import sys
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from karpy.api.builders import make_nodepool, make_pod, topology_spread
 from karpy.cloudprovider import fake
-from karpy.cloudprovider.types import Offering
 from karpy.provisioning import nodeclaim as nodeclaim_module
 from karpy.provisioning.nodeclaim import (
     DaemonOverheadGroup,
@@ -34,27 +35,18 @@ from karpy.scheduling.requirement import Requirement
 from karpy.scheduling.requirements import Requirements
 from karpy.scheduling.resources import merge
 
+sys.path.insert(0, str(Path(__file__).parent))
+from test_speed_paths import _overridden_types  # noqa: E402
+
 WELL_KNOWN = CORE_WELL_KNOWN_LABELS | fake.FakeCloudProvider().well_known_labels()
 ZONES = ["test-zone-1", "test-zone-2", "test-zone-3"]
 GI = (1 << 30) * 1_000_000_000
 
 
 def _types(r: random.Random, n: int) -> list[Any]:
-    """Fake types of random sizes, offered in random zones; some offerings carry a capacity
-    override (their own allocatable group), some are unavailable, some allocatable negative."""
-    out = []
-    for i in range(n):
-        offerings = []
-        for zone in r.sample(ZONES, r.randint(1, 3)):
-            ct = r.choice(["spot", "on-demand"])
-            override = {"memory": r.choice([1, 8, 64]) * GI} if r.random() < 0.3 else None
-            offerings.append(Offering(Requirements(Requirement(LABEL_ZONE, "In", [zone]),
-                                                   Requirement(LABEL_CAPACITY_TYPE, "In", [ct])),
-                                      1.0, available=r.random() < 0.9, capacity_override=override))
-        cpu = r.choice([1, 2, 4, 8, 16, 64])
-        out.append(fake.new_instance_type(f"t-{i}", offerings=offerings, resources={
-            "cpu": str(cpu), "memory": f"{r.choice([1, 4, 16, 128])}Gi", "pods": str(r.choice([1, 10, 110]))}))
-    return out
+    """Fake types of random sizes offered in random zones, some offerings with a capacity
+    override or unavailable (test_speed_paths._overridden_types)."""
+    return _overridden_types(r, n)
 
 
 def _reqs(r: random.Random, its: list[Any]) -> Requirements:
