@@ -53,6 +53,8 @@ __all__ = [
 _ONE_MILLION_CPU = 1_000_000 * 1_000_000_000  # "1M" cpu in nano-units
 #: bound on the memo of InstanceTypeIndex.incompatible (cleared when reached)
 _MEMO_LIMIT = 1 << 14
+#: bound on each memo of InstanceTypeIndex.meet / minus / covered (cleared when reached)
+_SET_MEMO_LIMIT = 1 << 13
 _NO_IDS: frozenset[int] = frozenset()
 
 #: The error CanAdd returns when its caller said it will not read it (``need_error=False``): the
@@ -171,19 +173,29 @@ def _memo_op(memo: dict[tuple[int, int], tuple[frozenset[int], frozenset[int], _
     hit = memo.get(key)
     if hit is not None and hit[0] is a and hit[1] is b:
         return hit[2]
-    if len(memo) >= _MEMO_LIMIT:
+    if len(memo) >= _SET_MEMO_LIMIT:
         memo.clear()
     out = op(a, b)
     memo[key] = (a, b, out)
     return out
 
 
+# The answers share an operand's object (or the empty set) when equal to it -- the common
+# "all of the options" / "none" answers then cost no memory in the memo.
 def _and(a: frozenset[int], b: frozenset[int]) -> frozenset[int]:
-    return a & b
+    out = a & b
+    if len(out) == len(a):
+        return a
+    if len(out) == len(b):
+        return b
+    return out if out else _NO_IDS
 
 
 def _sub(a: frozenset[int], b: frozenset[int]) -> frozenset[int]:
-    return a - b
+    out = a - b
+    if len(out) == len(a):
+        return a
+    return out if out else _NO_IDS
 
 
 def _le(a: frozenset[int], b: frozenset[int]) -> bool:
