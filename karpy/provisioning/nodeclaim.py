@@ -12,6 +12,14 @@ the allocatable groups that hold a compatible available offering are computed on
 is exactly upstream's ``compatible`` / ``fits`` (only cached). Error strings are only built when
 every candidate fails.
 
+Issue 13 (the failure path on real catalogues): ``incompatible`` is memoised by Requirement
+identity; the set algebra over long-lived id sets (a claim's options, a group's members, the
+index's answers) by the identity of both operands (``meet`` / ``minus`` / ``covered``); a try on
+an in-flight claim whose options all fail the requirements returns before the requests merge and
+the offering lookups; the error's flags are set algebra, not a loop over the options; and the
+message's parts (Requirement texts, resource lists) are memoised. Each is commented "not in
+upstream; same result because ..." where it is made.
+
 Determinism: upstream iterates daemon overhead groups in Go map order and appends survivors group
 by group; we keep the claim's instance-type order (catalogue / template order) and look each type's
 group up, so ``remaining`` keeps the input order (nodeclaim.go:560-600).
