@@ -332,6 +332,16 @@ class AWSCloudProvider:
     reserved_capacity_labels = frozenset({LABEL_CAPACITY_RESERVATION_ID, LABEL_CAPACITY_RESERVATION_TYPE})
 
     @classmethod
+    def preload(cls) -> None:
+        """Import what the first provider of a process imports on first use -- moto's EC2 models
+        and request dispatcher (:func:`awsprovider.ec2.backend.preload_moto`) -- so the ``karpy``
+        CLI can freeze them out of the collector's generations before it runs
+        (:func:`karpy.cli.preload_cloud_provider`). Idempotent and thread-safe; changes no state."""
+        from awsprovider.ec2.backend import preload_moto
+
+        preload_moto()
+
+    @classmethod
     def from_options(cls, options: Any) -> AWSCloudProvider:
         """Factory for simulations (``karpy.cloudproviders`` entry point ``aws``): the region and
         price table (``price_region``: another region's table as a proxy), injected capacity

@@ -42,7 +42,7 @@ from typing import Any
 
 import click
 
-from karpy.cli import bad_input, parse_requirement
+from karpy.cli import bad_input, parse_requirement, preload_cloud_provider
 from karpy.report.table import DASH, clean, format_price, format_rows
 
 __all__ = [
@@ -576,6 +576,7 @@ _NO_CACHE = click.option("--no-cache", is_flag=True, default=False,
 def instance_types(region: str, prices: str | None, requirements: tuple[str, ...], nodepool: Path | None,
                    limit: int, output: str, no_cache: bool = False) -> None:
     """The instance-type catalogue as Karpenter sees it: labels, allocatable, on-demand and spot prices."""
+    preload_cloud_provider("aws")
     try:
         document = instance_types_document(region, prices, requirements, nodepool, limit, cache=not no_cache)
     except _input_errors() as err:
@@ -614,6 +615,7 @@ def prices_diff(ctx: click.Context, date1: str, date2: str, nodepool: Path, regi
                 output: str, no_cache: bool = False) -> None:
     """How a NodePool's cheapest instance types moved between price tables DATE1 and DATE2 (dates or files)."""
     region = region or (ctx.obj or {}).get("region") or DEFAULT_REGION
+    preload_cloud_provider("aws")
     try:
         document = price_diff_document(date1, date2, nodepool, region, top, cache=not no_cache)
     except _input_errors() as err:

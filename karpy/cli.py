@@ -44,7 +44,7 @@ if TYPE_CHECKING:
     from karpy.api.pod import NodeSelectorRequirement
 
 __all__ = ["CLI_GC_THRESHOLDS", "COMMAND_ENTRY_POINT_GROUP", "PluginGroup", "bad_input", "cli", "main",
-           "parse_requirement", "print_warnings", "tune_gc"]
+           "parse_requirement", "preload_cloud_provider", "print_warnings", "tune_gc"]
 
 #: Entry-point group of extra ``karpy`` subcommands (see the module docstring).
 COMMAND_ENTRY_POINT_GROUP = "karpy.commands"
@@ -373,6 +373,7 @@ def _run_scenario(paths: tuple[Path, ...], **options: Any) -> Any:
     if options.pop("no_cache", False):
         options["provider_extra"] = {**options.get("provider_extra", {}), "catalog_cache": False}
     _timeline_options(options)
+    preload_cloud_provider(options.get("cloud_provider", "aws"))
     progress = _Progress()
     result = None
     try:
@@ -710,6 +711,8 @@ def validate(paths: tuple[Path, ...], strict: bool, cloud_provider: str) -> None
 
 #: CPython's cyclic-GC thresholds for the ``karpy`` process (see :func:`tune_gc`)
 CLI_GC_THRESHOLDS = (10_000, 10, 10)
+#: whether :func:`tune_gc` ran in this process (the ``karpy`` command, not a host calling ``cli``)
+_gc_tuned = False
 
 
 def tune_gc() -> None:
@@ -723,8 +726,36 @@ def tune_gc() -> None:
     collected, so memory stays bounded (peak RSS of the 1,000-pod benchmark unchanged)."""
     import gc
 
+    global _gc_tuned
     gc.freeze()
     gc.set_threshold(*CLI_GC_THRESHOLDS)
+    _gc_tuned = True
+
+
+def preload_cloud_provider(name: str) -> None:
+    """For a command about to build cloud provider ``name`` (``simulate`` and friends; plug-in
+    commands may call it too): let the provider import what its construction imports on first use
+    (its optional ``preload()`` classmethod, see :mod:`karpy.cloudprovider.registry`), then, in
+    the ``karpy`` process only (after :func:`tune_gc`), freeze the heap again. The AWS provider's
+    first run imports moto's EC2 models (~0.5 s, a large long-lived heap); imported after
+    ``main``'s freeze they sat in the collector's oldest generation and every full collection of
+    the run rescanned them: ~0.4 s CPU of the bundled example's cold process (issue #13). Under
+    click's ``CliRunner`` or any host that calls :data:`cli` itself, ``gc`` is left alone (the
+    imports are what the run would do anyway). An unknown name does nothing here (the command
+    reports it)."""
+    from karpy.cloudprovider.registry import UnknownCloudProviderError, resolve_cloud_provider
+
+    try:
+        provider = resolve_cloud_provider(name) if isinstance(name, str) else None
+    except UnknownCloudProviderError:
+        return
+    preload = getattr(provider, "preload", None)
+    if callable(preload):
+        preload()
+    if _gc_tuned:
+        import gc
+
+        gc.freeze()
 
 
 @cli.command()

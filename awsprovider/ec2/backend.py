@@ -113,7 +113,7 @@ if TYPE_CHECKING:  # pragma: no cover
 
 __all__ = [
     "DUMMY_CREDENTIALS", "FleetRecord", "ID_NEUTRAL_OPERATIONS", "KARPY_ACCOUNT_BASE", "MOTO_LOCK", "MockedEC2",
-    "Network",
+    "Network", "preload_moto",
 ]
 
 DUMMY_CREDENTIALS = {"aws_access_key_id": "testing", "aws_secret_access_key": "testing", "aws_session_token": "testing"}
@@ -203,6 +203,19 @@ def _import_moto_ec2() -> None:
 
             AccountSpecificBackend.get_session()
         _moto_ec2_ready = True
+
+
+def preload_moto() -> None:
+    """Import everything a backend's first request imports (moto's EC2 models, built as
+    :func:`_import_moto_ec2` does, its EC2 dispatcher and what :meth:`MockedEC2._on_before_send`
+    wraps the answer in), without starting a backend: nothing else changes. For a process that
+    wants the imports done up front (the ``karpy`` CLI freezes them out of the garbage collector's
+    generations, :meth:`awsprovider.cloudprovider.AWSCloudProvider.preload`)."""
+    _import_moto_ec2()
+    import botocore.awsrequest  # noqa: F401  (the imports are the point)
+    import moto.core.botocore_stubber  # noqa: F401
+    import moto.ec2.responses  # noqa: F401
+    import werkzeug.exceptions  # noqa: F401
 
 
 def _claim_account() -> str:

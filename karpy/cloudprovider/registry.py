@@ -3,7 +3,10 @@
 A provider registers itself under the ``karpy.cloudproviders`` entry-point group
 (``aws = "awsprovider:AWSCloudProvider"``, ``fake = "karpy.cloudprovider.fake:FakeCloudProvider"``).
 The registered object is a class (or any object) with a ``from_options(options)`` factory; it may
-also carry ``EXTRA_KINDS`` — the manifest kinds it adds to the loader (e.g. ``EC2NodeClass``).
+also carry ``EXTRA_KINDS`` — the manifest kinds it adds to the loader (e.g. ``EC2NodeClass``) — and
+a ``preload()`` classmethod that imports what its first construction in a process imports (the
+``karpy`` CLI calls it before a command builds the provider and freezes the result out of the
+garbage collector's generations, :func:`karpy.cli.preload_cloud_provider`).
 karpy itself never imports a provider package: it only looks the name up.
 """
 

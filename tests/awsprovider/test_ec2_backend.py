@@ -328,3 +328,43 @@ def test_cold_import_parses_the_ec2_model_once_and_leaves_botocore_as_it_was() -
     assert result["parsed"] == ["endpoints", "service-2", "service-2"]
     assert result["create_loader_restored"] is True
     assert result["host_loader_is_own"] is True
+
+
+_PRELOAD = r"""
+import json, os, sys
+import boto3, botocore.loaders, botocore.session
+env = dict(os.environ)
+from awsprovider.cloudprovider import AWSCloudProvider
+from awsprovider.ec2 import backend
+AWSCloudProvider.preload()
+AWSCloudProvider.preload()  # idempotent
+from moto.ec2.models import ec2_backends
+print(json.dumps({
+    "imported": all(m in sys.modules for m in ("moto.ec2.models", "moto.ec2.responses", "werkzeug.exceptions")),
+    "create_loader_restored": botocore.session.create_loader is botocore.loaders.create_loader,
+    "environ_unchanged": dict(os.environ) == env,
+    "default_session": boto3.DEFAULT_SESSION is None,
+    "accounts_claimed": sorted(backend._claimed_accounts),
+    "moto_accounts": sorted(ec2_backends.keys()),
+}))
+"""
+
+
+def test_preload_imports_moto_and_changes_nothing_else() -> None:
+    """``AWSCloudProvider.preload`` (the CLI's hook, :func:`karpy.cli.preload_cloud_provider`)
+    imports what a backend's first request imports and starts nothing: no account claimed, no moto
+    EC2 state, botocore's ``create_loader`` botocore's own again, ``os.environ`` and boto3's
+    default session untouched."""
+    import json
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(root), os.environ.get("PYTHONPATH")])))
+    out = subprocess.run([sys.executable, "-c", _PRELOAD], env=env, capture_output=True, text=True, timeout=300,
+                         check=True)
+    assert json.loads(out.stdout.strip().splitlines()[-1]) == {
+        "imported": True, "create_loader_restored": True, "environ_unchanged": True, "default_session": True,
+        "accounts_claimed": [], "moto_accounts": [],
+    }
