@@ -334,6 +334,7 @@ class Simulation:
         self._cycles = 0
         self._last_pass_version: int | None = None
         self._cluster_version = 0
+        self._last_cluster: ClusterState | None = None
         self._attempted: dict[str, int] = {}
         self.timeline = Timeline()
         self.replica_sets = ReplicaSetController(self)
@@ -886,7 +887,11 @@ class Simulation:
         deleting = [rec.name for rec in self.launches if rec.deleting_at is not None and not rec.deleted]
         if self.disruption is not None:
             deleting += sorted(self.disruption.marked)
-        return ClusterState.from_objects(self.store.list("Node"), claims, self.store.list("Pod"), deleting)
+        # the last snapshot lends its per-node sums to nodes whose bound pods are the same objects
+        # (ClusterState.adopt_derived)
+        self._last_cluster = ClusterState.from_objects(self.store.list("Node"), claims, self.store.list("Pod"),
+                                                       deleting, previous=self._last_cluster)
+        return self._last_cluster
 
     def _volumes(self) -> VolumeTopology:
         """The manifests' claims, volumes and classes (plus StatefulSet / ephemeral claims), built once."""
@@ -940,12 +945,16 @@ class Simulation:
             self.pod_errors[key] = msg
         nodepools = {np.metadata.name: np for np in self.store.list("NodePool")}
         staged: list[LaunchRecord] = []
+        exceeded_by_pool: dict[str, str | None] = {}
         for claim in results.new_nodeclaims:
             pool = nodepools.get(claim.nodepool_name)
             if pool is not None:
                 # provisioner.go Create: limits against the state before this pass's launches (its
-                # NodeClaims are created in parallel and have no capacity until launched)
-                exceeded = self.provisioner.limits_exceeded(pool, cluster)
+                # NodeClaims are created in parallel and have no capacity until launched) -- the
+                # same answer for every claim of a pool in this pass, so asked once per pool
+                if claim.nodepool_name not in exceeded_by_pool:
+                    exceeded_by_pool[claim.nodepool_name] = self.provisioner.limits_exceeded(pool, cluster)
+                exceeded = exceeded_by_pool[claim.nodepool_name]
                 if exceeded is not None:
                     for p in claim.pods:
                         self.pod_errors[p.key] = exceeded
