@@ -342,7 +342,8 @@ class Simulation:
         self.stateful_sets = StatefulSetController(self)
         self.jobs = JobController(self)
         self._launch_by_name: dict[str, LaunchRecord] = {}
-        self._owned: dict[str, dict[str, None]] = {}
+        #: controller uid -> pod key -> the pod's store key (namespace, name), in creation order
+        self._owned: dict[str, dict[str, tuple[str, str]]] = {}
         self._bound_at: dict[str, float] = {}
         self._condemned: set[str] = set()
         self._controllers: list[PeriodicController] = []
@@ -543,12 +544,7 @@ class Simulation:
         return self.clock.now()
 
     def owned_pods(self, owner_uid: str) -> list[Pod]:
-        out = []
-        for key in self._owned.get(owner_uid, ()):
-            pod = self.store.get("Pod", *reversed(key.split("/", 1)))
-            if pod is not None:
-                out.append(pod)
-        return out
+        return self.store.get_all("Pod", self._owned.get(owner_uid, {}).values())
 
     def counts_as_active(self, pod: Pod) -> bool:
         """A pod the workload controllers count: not finished and not condemned by a controller.
@@ -593,7 +589,8 @@ class Simulation:
                 for ref in ev.obj.metadata.owner_references or ():
                     if ref.controller and ref.uid:
                         if ev.type == "ADDED":
-                            owned.setdefault(ref.uid, {})[ev.obj.key] = None
+                            meta = ev.obj.metadata
+                            owned.setdefault(ref.uid, {})[ev.obj.key] = (meta.namespace or "", meta.name)
                         elif ev.type == "DELETED":
                             owned.get(ref.uid, {}).pop(ev.obj.key, None)
                         if ev.type != "ADDED" and self.deployments.deployments:
@@ -830,8 +827,11 @@ class Simulation:
         pod = self.store.get("Pod", *reversed(key.split("/", 1)))
         if pod is None or pod.metadata.deletion_timestamp is not None:
             return
-        terminating = pod.model_copy(deep=True)
-        terminating.metadata.deletion_timestamp = self.clock.timestamp()
+        # a new object with its own metadata and status (the fields that change from here on:
+        # deletionTimestamp now, status.phase on deletion); the spec is shared, as _revised does
+        meta = pod.metadata.model_copy()
+        meta.deletion_timestamp = self.clock.timestamp()
+        terminating = pod.model_copy(update={"metadata": meta, "status": pod.status.model_copy()})
         self.store.update("Pod", terminating, old=pod)
         self.record("pod.evicted", f"Pod/{key}", node=pod.spec.node_name, reason=reason,
                     grace_period_seconds=float(grace or 0))
