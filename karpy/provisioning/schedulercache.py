@@ -23,6 +23,11 @@ never mutates instance types (the launch path copies on write), so the types lis
 pass with a key are the types of every later pass with that key. The index's memos are pure
 functions of the registered types and the requirements asked about, so they carry over too.
 Bounded: the last :data:`SchedulerCache.ENTRIES` answers of each table.
+
+Beside the instance types it keeps one table that is not keyed by them: the label requirements of
+nodes (:meth:`SchedulerCache.label_requirements`, ``Requirements.from_labels`` by the labels'
+content), which every pass builds for every existing node twice (ExistingNode, the topology's
+node filter).
 """
 
 from __future__ import annotations

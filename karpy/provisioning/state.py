@@ -8,6 +8,10 @@ from Node / NodeClaim / Pod models; no informers, no locks, no clock.
 Determinism: upstream keeps nodes and pods in Go maps; here ``ClusterState.nodes`` keeps the
 order it was given, and ``pods_with_anti_affinity()`` is sorted by pod key.
 Out of scope: volume usage (volume topology), disruption costs, nomination windows.
+
+A snapshot is rebuilt per provisioning pass; :meth:`ClusterState.adopt_derived` lets it take over
+the previous snapshot's per-node pod sums where a node's bound pods are the same objects (what
+upstream's long-lived StateNode keeps up to date pod by pod).
 """
 
 from __future__ import annotations
