@@ -39,7 +39,10 @@ class ExistingNode:
         "_merged",
     )
 
-    def __init__(self, state_node: StateNode, topology: Any, taints: list[Any], daemon_resources: dict[str, int]) -> None:
+    def __init__(self, state_node: StateNode, topology: Any, taints: list[Any], daemon_resources: dict[str, int],
+                 label_requirements: Requirements | None = None) -> None:
+        """``label_requirements``: ``Requirements.from_labels(state_node.labels())`` when the caller
+        has it already (SchedulerCache.label_requirements); only read here, never narrowed."""
         self.state_node = state_node
         self.name = state_node.name
         self.pods: list[Any] = []
@@ -54,7 +57,8 @@ class ExistingNode:
                 daemon[k] = 0
         available = state_node.available()
         self.remaining_resources = {k: v - daemon.get(k, 0) for k, v in available.items()}
-        reqs = Requirements.from_labels(state_node.labels())
+        reqs = (Requirements.from_labels(state_node.labels()) if label_requirements is None
+                else label_requirements.copy())
         hostname = state_node.hostname()
         reqs.add(Requirement(LABEL_HOSTNAME, OP_IN, (hostname,)))
         self.requirements = reqs

@@ -347,7 +347,8 @@ class Provisioner:
                 keys[np.metadata.name] = key
         state_nodes = list(state_nodes)
         topology = Topology(cluster, state_nodes, pools, instance_types, list(pods),
-                            self.preference_policy, self.well_known, domain_group_cache=self.domain_groups)
+                            self.preference_policy, self.well_known, domain_group_cache=self.domain_groups,
+                            label_requirements=self.scheduler_cache.label_requirements)
         return Scheduler(
             pools, cluster, state_nodes, topology, instance_types, self.daemonset_pods(daemonsets, cluster),
             well_known=self.well_known, preference_policy=self.preference_policy,
@@ -358,6 +359,7 @@ class Provisioner:
             volumes=self.volumes,
             cache=cache,
             instance_type_keys=keys,
+            label_requirements=self.scheduler_cache.label_requirements,
         )
 
     # -- creation -------------------------------------------------------------------------------

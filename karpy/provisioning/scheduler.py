@@ -32,7 +32,7 @@ from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
 from dataclasses import dataclass, field
-from collections.abc import Hashable
+from collections.abc import Callable, Hashable
 from typing import Any, Mapping, Sequence
 
 from karpy.cloudprovider.types import (
@@ -336,6 +336,7 @@ class Scheduler:
         volumes: Any = None,
         cache: SchedulerCache | None = None,
         instance_type_keys: Mapping[str, Hashable | None] | None = None,
+        label_requirements: Callable[[Mapping[str, str]], Requirements] | None = None,
     ) -> None:
         """``reserved_offering_mode``: scheduler.go ReservedOfferingMode (the provisioner passes
         STRICT, upstream's DisableReservedCapacityFallback); ``reserved_capacity``: the
@@ -346,7 +347,8 @@ class Scheduler:
         :class:`~karpy.provisioning.schedulercache.SchedulerCache`) with ``instance_type_keys``
         (NodePool name -> the provider's key of its types, as the cache listed them): the index,
         the template pre-filter and the reserved capacity are taken from it while those keys
-        are unchanged (the same values as building them)."""
+        are unchanged (the same values as building them). ``label_requirements``: a read-only memo
+        of ``Requirements.from_labels`` for the existing nodes' labels (SchedulerCache's)."""
         self.well_known = well_known
         self.volume_requirements = volume_requirements or {}
         self.volume_topology = volumes
@@ -436,7 +438,8 @@ class Scheduler:
         for sn in state_nodes:
             taints = sn.taints()
             daemons = [p for p in self.daemonset_pods if not _has_dra(p) and self._daemon_compatible_with_node(p, taints, sn.labels())]
-            existing.append(ExistingNode(sn, topology, taints, requests_for_pods(daemons)))
+            existing.append(ExistingNode(sn, topology, taints, requests_for_pods(daemons),
+                                         label_requirements(sn.labels()) if label_requirements is not None else None))
             if self.volume_topology is not None:
                 self._attach_volume_usage(existing[-1], sn)
             pool = sn.labels().get(LABEL_NODEPOOL)

@@ -23,6 +23,11 @@ never mutates instance types (the launch path copies on write), so the types lis
 pass with a key are the types of every later pass with that key. The index's memos are pure
 functions of the registered types and the requirements asked about, so they carry over too.
 Bounded: the last :data:`SchedulerCache.ENTRIES` answers of each table.
+
+Beside the instance types it keeps one table that is not keyed by them: the label requirements of
+nodes (:meth:`SchedulerCache.label_requirements`, ``Requirements.from_labels`` by the labels'
+content), which every pass builds for every existing node twice (ExistingNode, the topology's
+node filter).
 """
 
 from __future__ import annotations
@@ -30,6 +35,8 @@ from __future__ import annotations
 from collections import OrderedDict
 from collections.abc import Callable, Hashable, Mapping, Sequence
 from typing import Any
+
+from karpy.scheduling.requirements import Requirements
 
 __all__ = ["SchedulerCache", "pass_key"]
 
@@ -55,6 +62,7 @@ class SchedulerCache:
         self._index: OrderedDict[Hashable, Any] = OrderedDict()
         self._templates: OrderedDict[Hashable, tuple[list[Any], str | None]] = OrderedDict()
         self._reserved: OrderedDict[Hashable, dict[str, int]] = OrderedDict()
+        self._labels: OrderedDict[tuple[tuple[str, str], ...], Requirements] = OrderedDict()
         self.hits = 0
         self.misses = 0
 
@@ -127,7 +135,27 @@ class SchedulerCache:
             hit = _bounded_put(self._reserved, key, compute(), self.ENTRIES)
         return dict(hit)
 
+    # -- nodes ----------------------------------------------------------------------------------
+    #: label sets kept by :meth:`label_requirements` (a node's labels, of existing and in-flight
+    #: nodes; the least recently used set is dropped beyond this)
+    LABEL_SETS = 16384
+
+    def label_requirements(self, labels: Mapping[str, str]) -> Requirements:
+        """``Requirements.from_labels(labels)`` (NewLabelRequirements), kept by the labels' content
+        across passes: every pass builds an ExistingNode and the topology's node filter input for
+        every node, and a node's labels rarely change. Read-only, like the instance types: callers
+        that narrow it (ExistingNode) copy it first."""
+        key = tuple(labels.items())
+        hit = self._labels.get(key)
+        if hit is None:
+            hit = Requirements.from_labels(labels)
+            _bounded_put(self._labels, key, hit, self.LABEL_SETS)
+        else:
+            self._labels.move_to_end(key)
+        return hit
+
     def clear(self) -> None:
+        self._labels.clear()
         self._types.clear()
         self._index.clear()
         self._templates.clear()

@@ -8,6 +8,10 @@ from Node / NodeClaim / Pod models; no informers, no locks, no clock.
 Determinism: upstream keeps nodes and pods in Go maps; here ``ClusterState.nodes`` keeps the
 order it was given, and ``pods_with_anti_affinity()`` is sorted by pod key.
 Out of scope: volume usage (volume topology), disruption costs, nomination windows.
+
+A snapshot is rebuilt per provisioning pass; :meth:`ClusterState.adopt_derived` lets it take over
+the previous snapshot's per-node pod sums where a node's bound pods are the same objects (what
+upstream's long-lived StateNode keeps up to date pod by pod).
 """
 
 from __future__ import annotations
@@ -261,11 +265,14 @@ class ClusterState:
         nodeclaims: Sequence[Any] = (),
         pods: Sequence[Any] = (),
         marked_for_deletion: Iterable[str] = (),
+        previous: ClusterState | None = None,
     ) -> ClusterState:
         """Pair NodeClaims with Nodes (by providerID, else status.nodeName) and bind pods.
 
         cluster.go keys state nodes by providerID; a NodeClaim without a Node is in flight.
         ``marked_for_deletion`` holds state-node names (disruption's MarkForDeletion).
+        ``previous``: an earlier snapshot of the same cluster whose per-node sums may be reused
+        (:meth:`adopt_derived`).
         """
         marked = set(marked_for_deletion)
         by_pid: dict[str, Any] = {}
@@ -298,7 +305,39 @@ class ClusterState:
             bound = cs.node_for_pod(p)
             if bound is not None:
                 bound.add_pod(p)
+        if previous is not None:
+            cs.adopt_derived(previous)
         return cs
+
+    def adopt_derived(self, previous: ClusterState) -> int:
+        """Take over what ``previous``'s StateNodes derived from their bound pods -- the pod and
+        DaemonSet requests and the host-port usage -- for every StateNode here bound to exactly
+        the same pod objects, in the same order; returns how many nodes adopted something.
+
+        Upstream's cluster state is long-lived and updates a StateNode's sums as pods bind and
+        leave (cluster.go updateNodeUsageFromPod / cleanupOldBindings); karpy rebuilds the
+        snapshot per provisioning pass, so without this every pass sums every bound pod again.
+        Sound because those values are functions of the bound pods alone, keyed here by the pods'
+        identities (``previous`` holds the objects, so no identity is reused while comparing), and
+        because the object store replaces a pod on every change instead of editing it (a bind, an
+        eviction, a status change: a new object, a new key). The node and NodeClaim objects are
+        not part of the key: nothing adopted depends on them."""
+        derived: dict[tuple[int, ...], StateNode] = {}
+        for sn in previous.nodes:
+            if sn._pod_requests is not None or sn._host_port_usage is not None:
+                derived[tuple(map(id, sn.pods))] = sn
+        adopted = 0
+        for sn in self.nodes:
+            old = derived.get(tuple(map(id, sn.pods)))
+            if old is None:
+                continue
+            if sn._pod_requests is None and old._pod_requests is not None:
+                sn._pod_requests = old._pod_requests
+                sn._daemonset_requests = old._daemonset_requests
+            if sn._host_port_usage is None and old._host_port_usage is not None:
+                sn._host_port_usage = old._host_port_usage
+            adopted += 1
+        return adopted
 
     def active_nodes(self) -> list[StateNode]:
         """StateNodes.Active(): not marked for deletion."""

@@ -19,7 +19,7 @@ is a small lazily formatted value (:class:`TopologyError`), as upstream's ``topo
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from karpy.provisioning import podutils
@@ -212,7 +212,10 @@ class Topology:
         preference_policy: str = PREFERENCE_POLICY_RESPECT,
         well_known: frozenset[str] = _EMPTY,
         domain_group_cache: DomainGroupCache | None = None,
+        label_requirements: Callable[[Mapping[str, str]], Requirements] | None = None,
     ) -> None:
+        """``label_requirements``: a memo of ``Requirements.from_labels`` whose answers are only read
+        (the Provisioner's SchedulerCache keeps one across Solves); default: built per node."""
         self.preference_policy = preference_policy
         self.well_known = well_known
         self.cluster = cluster
@@ -231,6 +234,10 @@ class Topology:
         self._matching: dict[str, tuple[int, list[TopologyGroup]]] = {}
         self._nodes_by_name: dict[str, Any] | None = None
         self._node_reqs: dict[str, Requirements] = {}
+        #: Requirements.from_labels, possibly memoised across Solves (SchedulerCache.label_requirements)
+        self._labels_requirements = label_requirements or Requirements.from_labels
+        #: the cluster's pods grouped by namespace and labels, for _count_domains (built on first use)
+        self._pod_index: _PodIndex | None = None
         self._pods_being_scheduled = list(pods)
 
         errors: list[str] = []
@@ -584,7 +591,7 @@ class Topology:
         name = node.metadata.name
         reqs = self._node_reqs.get(name)
         if reqs is None:
-            reqs = self._node_reqs[name] = Requirements.from_labels(node.metadata.labels or {})
+            reqs = self._node_reqs[name] = self._labels_requirements(node.metadata.labels or {})
         return reqs
 
     def _count_domains(self, tg: TopologyGroup) -> None:
@@ -606,14 +613,11 @@ class Topology:
         list_selector = tg.list_selector
         if list_selector.kind == "nothing":
             return
-        namespaces = tg.namespaces
-        pods = [
-            p
-            for p in getattr(self.cluster, "pods", ())
-            if p.metadata.namespace in namespaces and list_selector.matches(p.metadata.labels)
-        ]
-        pods.sort(key=lambda p: p.spec.node_name or "")
-        for p in pods:
+        index = self._pod_index
+        source = getattr(self.cluster, "pods", ())
+        if index is None or not index.indexes(source):
+            index = self._pod_index = _PodIndex(source)
+        for p in index.matching(tg.namespaces, list_selector):
             if ignored_for_topology(p):
                 continue
             if _pod_uid(p) in self.excluded_pods:
@@ -643,6 +647,51 @@ class Topology:
     def owned_groups(self, pod: Any) -> list[TopologyGroup]:
         """The groups the pod owns (its own constraints)."""
         return list(self._owned.get(_pod_uid(pod), ()))
+
+
+class _PodIndex:
+    """The cluster's pods grouped by (namespace, labels) for :meth:`Topology._count_domains`.
+
+    Upstream (topology.go countDomains) lists the pods of the group's namespaces matching its
+    selector on every call; pods of one controller share their labels, so a selector is evaluated
+    once per distinct label set instead of once per pod. :meth:`matching` answers exactly what the
+    list comprehension over ``cluster.pods`` followed by a stable sort on ``spec.nodeName`` did:
+    the same pods, in the same order (node name, then position in ``cluster.pods``), so every
+    group's domain counts -- and their insertion order -- are unchanged. Built per Topology from
+    the list it was given (:meth:`indexes` notices a different or resized list); nothing is kept
+    across Solves.
+    """
+
+    __slots__ = ("_source", "_size", "_by_namespace")
+
+    def __init__(self, pods: Sequence[Any]) -> None:
+        self._source = pods
+        self._size = len(pods)
+        #: namespace -> labels key -> (a representative labels mapping, [(position, pod)])
+        self._by_namespace: dict[str, dict[Any, tuple[Any, list[tuple[int, Any]]]]] = {}
+        for i, p in enumerate(pods):
+            labels = p.metadata.labels
+            key = None if labels is None else tuple(labels.items())
+            buckets = self._by_namespace.setdefault(p.metadata.namespace, {})
+            bucket = buckets.get(key)
+            if bucket is None:
+                bucket = buckets[key] = (labels, [])
+            bucket[1].append((i, p))
+
+    def indexes(self, pods: Sequence[Any]) -> bool:
+        """Whether this index was built from ``pods`` (the same list, of the same length)."""
+        return pods is self._source and len(pods) == self._size
+
+    def matching(self, namespaces: Iterable[str], selector: Any) -> list[Any]:
+        """The pods in ``namespaces`` whose labels ``selector`` matches, ordered by
+        ``spec.nodeName`` (empty first), then by their position in the indexed list."""
+        hits: list[tuple[str, int, Any]] = []
+        for ns in namespaces:
+            for labels, members in self._by_namespace.get(ns, {}).values():
+                if selector.matches(labels):
+                    hits.extend((p.spec.node_name or "", i, p) for i, p in members)
+        hits.sort(key=lambda h: (h[0], h[1]))
+        return [h[2] for h in hits]
 
 
 def _with_expressions(selector: Any | None, extra: Iterable[tuple[str, str]]) -> Any:

@@ -334,6 +334,7 @@ class Simulation:
         self._cycles = 0
         self._last_pass_version: int | None = None
         self._cluster_version = 0
+        self._last_cluster: ClusterState | None = None
         self._attempted: dict[str, int] = {}
         self.timeline = Timeline()
         self.replica_sets = ReplicaSetController(self)
@@ -341,7 +342,8 @@ class Simulation:
         self.stateful_sets = StatefulSetController(self)
         self.jobs = JobController(self)
         self._launch_by_name: dict[str, LaunchRecord] = {}
-        self._owned: dict[str, dict[str, None]] = {}
+        #: controller uid -> pod key -> the pod's store key (namespace, name), in creation order
+        self._owned: dict[str, dict[str, tuple[str, str]]] = {}
         self._bound_at: dict[str, float] = {}
         self._condemned: set[str] = set()
         self._controllers: list[PeriodicController] = []
@@ -542,12 +544,7 @@ class Simulation:
         return self.clock.now()
 
     def owned_pods(self, owner_uid: str) -> list[Pod]:
-        out = []
-        for key in self._owned.get(owner_uid, ()):
-            pod = self.store.get("Pod", *reversed(key.split("/", 1)))
-            if pod is not None:
-                out.append(pod)
-        return out
+        return self.store.get_all("Pod", self._owned.get(owner_uid, {}).values())
 
     def counts_as_active(self, pod: Pod) -> bool:
         """A pod the workload controllers count: not finished and not condemned by a controller.
@@ -592,7 +589,8 @@ class Simulation:
                 for ref in ev.obj.metadata.owner_references or ():
                     if ref.controller and ref.uid:
                         if ev.type == "ADDED":
-                            owned.setdefault(ref.uid, {})[ev.obj.key] = None
+                            meta = ev.obj.metadata
+                            owned.setdefault(ref.uid, {})[ev.obj.key] = (meta.namespace or "", meta.name)
                         elif ev.type == "DELETED":
                             owned.get(ref.uid, {}).pop(ev.obj.key, None)
                         if ev.type != "ADDED" and self.deployments.deployments:
@@ -829,8 +827,11 @@ class Simulation:
         pod = self.store.get("Pod", *reversed(key.split("/", 1)))
         if pod is None or pod.metadata.deletion_timestamp is not None:
             return
-        terminating = pod.model_copy(deep=True)
-        terminating.metadata.deletion_timestamp = self.clock.timestamp()
+        # a new object with its own metadata and status (the fields that change from here on:
+        # deletionTimestamp now, status.phase on deletion); the spec is shared, as _revised does
+        meta = pod.metadata.model_copy()
+        meta.deletion_timestamp = self.clock.timestamp()
+        terminating = pod.model_copy(update={"metadata": meta, "status": pod.status.model_copy()})
         self.store.update("Pod", terminating, old=pod)
         self.record("pod.evicted", f"Pod/{key}", node=pod.spec.node_name, reason=reason,
                     grace_period_seconds=float(grace or 0))
@@ -886,7 +887,11 @@ class Simulation:
         deleting = [rec.name for rec in self.launches if rec.deleting_at is not None and not rec.deleted]
         if self.disruption is not None:
             deleting += sorted(self.disruption.marked)
-        return ClusterState.from_objects(self.store.list("Node"), claims, self.store.list("Pod"), deleting)
+        # the last snapshot lends its per-node sums to nodes whose bound pods are the same objects
+        # (ClusterState.adopt_derived)
+        self._last_cluster = ClusterState.from_objects(self.store.list("Node"), claims, self.store.list("Pod"),
+                                                       deleting, previous=self._last_cluster)
+        return self._last_cluster
 
     def _volumes(self) -> VolumeTopology:
         """The manifests' claims, volumes and classes (plus StatefulSet / ephemeral claims), built once."""
@@ -940,12 +945,16 @@ class Simulation:
             self.pod_errors[key] = msg
         nodepools = {np.metadata.name: np for np in self.store.list("NodePool")}
         staged: list[LaunchRecord] = []
+        exceeded_by_pool: dict[str, str | None] = {}
         for claim in results.new_nodeclaims:
             pool = nodepools.get(claim.nodepool_name)
             if pool is not None:
                 # provisioner.go Create: limits against the state before this pass's launches (its
-                # NodeClaims are created in parallel and have no capacity until launched)
-                exceeded = self.provisioner.limits_exceeded(pool, cluster)
+                # NodeClaims are created in parallel and have no capacity until launched) -- the
+                # same answer for every claim of a pool in this pass, so asked once per pool
+                if claim.nodepool_name not in exceeded_by_pool:
+                    exceeded_by_pool[claim.nodepool_name] = self.provisioner.limits_exceeded(pool, cluster)
+                exceeded = exceeded_by_pool[claim.nodepool_name]
                 if exceeded is not None:
                     for p in claim.pods:
                         self.pod_errors[p.key] = exceeded

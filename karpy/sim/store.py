@@ -8,7 +8,7 @@ objects in creation order, so everything downstream is deterministic.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -88,6 +88,12 @@ class ObjectStore:
         if kind in self._cluster_scoped:
             namespace = ""
         return self._objects.get(kind, {}).get((namespace, name))
+
+    def get_all(self, kind: str, keys: Iterable[tuple[str, str]]) -> list[Any]:
+        """The objects of ``kind`` at the given (namespace, name) keys that exist, in the keys'
+        order (a namespaced kind's key; :meth:`get` for one object)."""
+        bucket = self._objects.get(kind, {})
+        return [obj for obj in map(bucket.get, keys) if obj is not None]
 
     def list(self, kind: str) -> list[Any]:
         return list(self._objects.get(kind, {}).values())

@@ -165,3 +165,29 @@ def test_replicationcontroller_applied_scaled_and_deleted_by_events():
     assert created == [60.0, 60.0, 120.0]
     deleted = [e for e in doc["timeline"] if e["kind"] == "pod.deleted"]
     assert len(deleted) == 3 and all(e["t"] >= 300 for e in deleted)
+
+
+def test_an_eviction_leaves_the_pod_object_it_replaced_untouched(monkeypatch):
+    """_evict copies the metadata and status it changes (no deep copy of the pod); the object it
+    replaces in the store -- still held by watchers and earlier snapshots -- keeps its own."""
+    from karpy.sim.store import ObjectStore
+
+    replaced = []
+    update = ObjectStore.update
+
+    def recording(self, kind, obj, old=None):
+        if kind == "Pod" and obj.metadata.deletion_timestamp is not None and old is not None \
+                and old.metadata.deletion_timestamp is None:
+            replaced.append((old, obj, old.status.phase))
+        return update(self, kind, obj, old)
+
+    monkeypatch.setattr(ObjectStore, "update", recording)
+    deploy = make_deployment("batch", replicas=1, requests={"cpu": "2"}, priority=0)
+    urgent = pending("urgent", requests={"cpu": "2"}, priority=1000)
+    urgent.metadata.annotations["karpy.io/arrive-after"] = "60s"
+    doc = run(make_nodepool(requirements=[("node.kubernetes.io/instance-type", "In", ["default-instance-type"])]),
+              existing_node(), deploy, urgent).to_document()
+    [(old, terminating, phase)] = replaced
+    assert doc["pods"][terminating.key]["phase"] == "Deleted" and terminating.status.phase == "Deleted"
+    assert old.metadata.deletion_timestamp is None and old.status.phase == phase == "Running"
+    assert old.spec == terminating.spec and old.metadata.labels == terminating.metadata.labels

@@ -30,3 +30,13 @@ def test_duplicate_and_missing_objects_are_errors():
     with pytest.raises(KeyError):
         store.update("Node", obj("m", ns=""))
     assert store.get("Node", "n") is not None
+
+
+def test_get_all_answers_the_existing_objects_in_the_keys_order():
+    store = ObjectStore()
+    for name in ("a", "b", "c"):
+        store.create("Pod", obj(name))
+    store.create("Pod", obj("a", ns="other"))
+    got = store.get_all("Pod", [("default", "c"), ("default", "gone"), ("other", "a"), ("default", "a")])
+    assert [(o.metadata.namespace, o.metadata.name) for o in got] == [("default", "c"), ("other", "a"), ("default", "a")]
+    assert store.get_all("Node", [("", "n")]) == []
