@@ -28,6 +28,7 @@ class ExistingNode:
     __slots__ = (
         "state_node",
         "name",
+        "hostname",
         "pods",
         "topology",
         "taints",
@@ -56,6 +57,8 @@ class ExistingNode:
         self.remaining_resources = {k: v - daemon.get(k, 0) for k, v in available.items()}
         reqs = Requirements.from_labels(state_node.labels())
         hostname = state_node.hostname()
+        #: the node's hostname; its requirement is ``In [hostname]`` (Scheduler._add's pre-filter)
+        self.hostname = hostname
         reqs.add(Requirement(LABEL_HOSTNAME, OP_IN, (hostname,)))
         self.requirements = reqs
         self.host_port_usage = state_node.host_port_usage().copy()
