@@ -68,8 +68,9 @@ from karpy.provisioning.topology import TopologyError
 from karpy.provisioning.topologynodefilter import ZERO_NODE_FILTER
 from karpy.scheduling.hostports import HostPortUsage, get_host_ports
 from karpy.scheduling.labels import CORE_WELL_KNOWN_LABELS, LABEL_NODEPOOL, NODECLAIM_MIN_VALUES_RELAXED_ANNOTATION_KEY
+from karpy.scheduling.requirement import Requirement
 from karpy.scheduling.requirements import Requirements, has_preferred_node_affinity, pod_requirements, strict_pod_requirements
-from karpy.scheduling.resources import from_quantities, max_resources, pod_requests, requests_for_pods
+from karpy.scheduling.resources import fits, from_quantities, max_resources, pod_requests, requests_for_pods
 from karpy.scheduling.taints import tolerates
 
 __all__ = [
@@ -646,7 +647,7 @@ class Scheduler:
         blocked = _union(self.topology.hostname_blocked(pod)) if nodes else None
         misses = _TopologyMisses(data)
         for i, en in enumerate(nodes):
-            if not en.has_room(requests):
+            if not fits(requests, en.remaining_resources):  # ExistingNode.has_room, inlined
                 if kept is None:
                     kept = nodes[:i]
                 continue
@@ -808,13 +809,21 @@ class _TopologyMisses:
         tg = err.topology
         if tg.node_filter is not ZERO_NODE_FILTER and not tg.is_owned_by(self._uid):
             return
-        self.keys.setdefault(tg.key, set()).add(dict.get(requirements, tg.key))
+        self.keys.setdefault(tg.key, set()).add(_miss_key(dict.get(requirements, tg.key)))
 
     def missed(self, requirements: Requirements) -> bool:
         for key, values in self.keys.items():
-            if dict.get(requirements, key) in values:
+            if _miss_key(dict.get(requirements, key)) in values:
                 return True
         return False
+
+
+def _miss_key(r: Requirement | None) -> Any:
+    """A requirement by value, cheap to compare: a plain ``In`` (the labels of a node) by its
+    value set (compared in C), anything else as itself (None: the key is undefined)."""
+    if r is not None and not r.complement and r.gte is None and r.lte is None and r.min_values is None:
+        return r.values
+    return r
 
 
 def _satisfies_min_values(its: Sequence[Any], reqs: Requirements) -> tuple[int, dict[str, int] | None, str | None]:

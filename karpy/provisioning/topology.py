@@ -368,8 +368,22 @@ class Topology:
         hit = self._selecting.get(uid) if uid else None
         if hit is not None and hit[0] == self._version:
             return hit[1], hit[2]
-        selecting = [tg for tg in self.topology_groups.values() if tg.selects(pod)]
-        inverse = [tg for tg in self.inverse_topology_groups.values() if tg.selects(pod)]
+        # Not in upstream; same result because ``selects`` is a function of the pod's namespace
+        # and labels alone: pods alike in both (the replicas of a Deployment) share one answer per
+        # group version, so a Solve does not walk every group once per pod.
+        by_labels: dict[Any, tuple[int, list[TopologyGroup], list[TopologyGroup]]] | None = \
+            self.__dict__.get("_selecting_by_labels")
+        if by_labels is None:
+            by_labels = self._selecting_by_labels = {}
+        meta = pod.metadata
+        sig = (meta.namespace, frozenset((meta.labels or {}).items()))
+        shared = by_labels.get(sig)
+        if shared is not None and shared[0] == self._version:
+            selecting, inverse = shared[1], shared[2]
+        else:
+            selecting = [tg for tg in self.topology_groups.values() if tg.selects(pod)]
+            inverse = [tg for tg in self.inverse_topology_groups.values() if tg.selects(pod)]
+            by_labels[sig] = (self._version, selecting, inverse)
         if uid:
             self._selecting[uid] = (self._version, selecting, inverse)
             self._matching.pop(uid, None)

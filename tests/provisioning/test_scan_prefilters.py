@@ -129,12 +129,12 @@ def test_a_missed_zone_is_forgotten_once_a_pod_is_recorded(monkeypatch: pytest.M
     s = Scheduler([pool], cluster, [], topology, {"default": its}, [], well_known=WELL_KNOWN)
     s.existing_nodes = _zone_nodes(topology, [("z1-a", ZONES[0]), ("z1-b", ZONES[0]), ("z2-a", ZONES[1])])
     s._with_room = {}
-    seen: list[list[str]] = []
+    seen: list[dict[str, set[Any]]] = []
     orig_note = scheduler_module._TopologyMisses.note
 
     def note(self: Any, err: Any, reqs: Requirements) -> None:
         orig_note(self, err, reqs)
-        seen.append(sorted(str(v) for vals in self.keys.values() for v in vals))
+        seen.append({k: set(v) for k, v in self.keys.items()})
 
     monkeypatch.setattr(scheduler_module._TopologyMisses, "note", note)
     where = []
@@ -144,7 +144,8 @@ def test_a_missed_zone_is_forgotten_once_a_pod_is_recorded(monkeypatch: pytest.M
     # s-0 -> z1-a; s-1: zone-1 would be 2 - 0 > 1, z1-a fails and z1-b is skipped as a miss -> z2-a;
     # s-2: both zones at 1, the miss of s-1's scan is gone -> z1-a; s-3 -> z2-a again
     assert where == ["z1-a", "z2-a", "z1-a", "z2-a"]
-    assert seen and all(entry == [f"{LABEL_ZONE} In [{ZONES[0]}]"] for entry in seen)
+    # the misses noted: zone-1 only (a node's zone label, by its value set), in s-1's scan and s-3's
+    assert seen == [{LABEL_ZONE: {frozenset({ZONES[0]})}}] * 2
 
 
 def _hostname_node_requirements(host: str) -> Requirements:
@@ -193,3 +194,32 @@ def test_hostname_blocked_includes_inverse_anti_affinity_of_other_pods() -> None
     _, err = topology.add_requirements(plain, (), Requirements(), _hostname_node_requirements("host-1"))
     assert isinstance(err, TopologyError)
     assert topology.add_requirements(plain, (), Requirements(), _hostname_node_requirements("host-2"))[1] is None
+
+
+def test_groups_selecting_a_pod_are_shared_by_labels_and_renewed_when_a_group_is_created() -> None:
+    """Topology._selecting_groups shares its answer between pods of one namespace and label set;
+    the answer equals walking every group's ``selects`` (topology.go Record / getMatchingTopologies),
+    also after a new group appears between two calls."""
+    def spread(name: str, app: str, uid: str, ns: str = "default") -> Any:
+        return make_pod(name, ns, uid=uid, labels={"app": app},
+                        topology_spread_constraints=[topology_spread(LABEL_ZONE, {"app": app}, max_skew=1)])
+
+    first = [spread("a-0", "a", "a-0"), spread("b-0", "b", "b-0")]
+    cluster = ClusterState.from_objects(nodes=[], pods=[])
+    topology = Topology(cluster, [], [], {}, first, "Respect", WELL_KNOWN)
+
+    def plain(pod: Any) -> list[Any]:
+        return [tg for tg in topology.topology_groups.values() if tg.selects(pod)]
+
+    twin = make_pod("a-1", uid="a-1", labels={"app": "a"})
+    other_ns = make_pod("a-2", "elsewhere", uid="a-2", labels={"app": "a"})
+    c0 = make_pod("c-0", uid="c-0", labels={"app": "c"})
+    for p in first + [twin, other_ns, c0]:
+        assert topology._selecting_groups(p)[0] == plain(p)
+    assert topology._selecting_groups(twin)[0] is topology._selecting_groups(first[0])[0]  # shared
+    assert topology._selecting_groups(c0)[0] == []
+    # a new group selecting app=c: the cached answers are renewed
+    late = spread("c-1", "c", "c-1")
+    assert topology.update(late) is None
+    assert len(topology._selecting_groups(c0)[0]) == 1 and topology._selecting_groups(c0)[0] == plain(c0)
+    assert topology._selecting_groups(twin)[0] == plain(twin)
