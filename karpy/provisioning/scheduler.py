@@ -647,16 +647,16 @@ class Scheduler:
         blocked = _union(self.topology.hostname_blocked(pod)) if nodes else None
         misses = _TopologyMisses(data)
         for i, en in enumerate(nodes):
+            if (blocked is not None and en.hostname in blocked) or (misses.keys and misses.missed(en.requirements)):
+                if kept is not None:  # (skipped before the room check: kept, checked again later)
+                    kept.append(en)
+                continue
             if not fits(requests, en.remaining_resources):  # ExistingNode.has_room, inlined
                 if kept is None:
                     kept = nodes[:i]
                 continue
             if kept is not None:
                 kept.append(en)
-            if blocked is not None and en.hostname in blocked:
-                continue
-            if misses.keys and misses.missed(en.requirements):
-                continue
             reqs, err = en.can_add(pod, data)
             if err is None:
                 assert reqs is not None  # can_add returns the requirements whenever there is no error
