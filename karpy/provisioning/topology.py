@@ -13,8 +13,10 @@ Determinism rules (upstream iterates Go maps):
 - the domain choices inside a group follow the rules of :mod:`karpy.provisioning.topologygroup`.
 
 Performance: per pod UID the groups that select the pod and the groups it owns are cached
-(invalidated when a group is created); ``selects`` is cached per group and UID; the topology error
-is a small lazily formatted value (:class:`TopologyError`), as upstream's ``topologyError`` is.
+(invalidated when a group is created), and pods alike in namespace and labels share the selecting
+groups; ``selects`` is cached per group and UID; the topology error is a small lazily formatted
+value (:class:`TopologyError`), as upstream's ``topologyError`` is. ``hostname_blocked`` gives
+Scheduler._add the hostnames on which AddRequirements must fail, as sets.
 """
 
 from __future__ import annotations
