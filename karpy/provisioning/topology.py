@@ -375,8 +375,9 @@ class Topology:
         # group version, so a Solve does not walk every group once per pod.
         by_labels: dict[Any, tuple[int, list[TopologyGroup], list[TopologyGroup]]] | None = \
             self.__dict__.get("_selecting_by_labels")
-        if by_labels is None:
-            by_labels = self._selecting_by_labels = {}
+        if by_labels is None:  # (created here: Topology.__init__ belongs to the per-pass construction)
+            by_labels = {}
+            self.__dict__["_selecting_by_labels"] = by_labels
         meta = pod.metadata
         sig = (meta.namespace, frozenset((meta.labels or {}).items()))
         shared = by_labels.get(sig)
