@@ -28,6 +28,7 @@ class ExistingNode:
     __slots__ = (
         "state_node",
         "name",
+        "hostname",
         "pods",
         "topology",
         "taints",
@@ -60,6 +61,8 @@ class ExistingNode:
         reqs = (Requirements.from_labels(state_node.labels()) if label_requirements is None
                 else label_requirements.copy())
         hostname = state_node.hostname()
+        #: the node's hostname; its requirement is ``In [hostname]`` (Scheduler._add's pre-filter)
+        self.hostname = hostname
         reqs.add(Requirement(LABEL_HOSTNAME, OP_IN, (hostname,)))
         self.requirements = reqs
         self.host_port_usage = state_node.host_port_usage().copy()

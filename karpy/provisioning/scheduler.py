@@ -64,10 +64,13 @@ from karpy.provisioning.reservationmanager import reserved_capacity as reserved_
 from karpy.provisioning.schedulercache import SchedulerCache, pass_key
 from karpy.provisioning.volumeusage import VolumeUsage, pod_volumes
 from karpy.provisioning.state import ClusterState, StateNode
+from karpy.provisioning.topology import TopologyError
+from karpy.provisioning.topologynodefilter import ZERO_NODE_FILTER
 from karpy.scheduling.hostports import HostPortUsage, get_host_ports
 from karpy.scheduling.labels import CORE_WELL_KNOWN_LABELS, LABEL_NODEPOOL, NODECLAIM_MIN_VALUES_RELAXED_ANNOTATION_KEY
+from karpy.scheduling.requirement import Requirement
 from karpy.scheduling.requirements import Requirements, has_preferred_node_affinity, pod_requirements, strict_pod_requirements
-from karpy.scheduling.resources import from_quantities, max_resources, pod_requests, requests_for_pods
+from karpy.scheduling.resources import fits, from_quantities, max_resources, pod_requests, requests_for_pods
 from karpy.scheduling.taints import tolerates
 
 __all__ = [
@@ -636,13 +639,22 @@ class Scheduler:
         # Not in upstream, same result: the nodes without room for these requests are dropped from
         # this request value's list for the rest of the Solve (ExistingNode.has_room stays False
         # once False), so later pods of the same size do not call CanAdd on full nodes again.
+        # Two more skips (not in upstream; same result because only success matters here and they
+        # skip only nodes whose CanAdd would fail): hostnames the pod's hostname topologies block
+        # (Topology.hostname_blocked) and nodes sharing a failed topology domain (_TopologyMisses).
         nodes = self._with_room.get(data.requests_key)
         if nodes is None:
             nodes = self._with_room[data.requests_key] = list(self.existing_nodes)
         requests = data.requests
         kept: list[ExistingNode] | None = None
+        blocked = _union(self.topology.hostname_blocked(pod)) if nodes else None
+        misses = _TopologyMisses(data)
         for i, en in enumerate(nodes):
-            if not en.has_room(requests):
+            if (blocked is not None and en.hostname in blocked) or (misses.keys and misses.missed(en.requirements)):
+                if kept is not None:  # (skipped before the room check: kept, checked again later)
+                    kept.append(en)
+                continue
+            if not fits(requests, en.remaining_resources):  # ExistingNode.has_room, inlined
                 if kept is None:
                     kept = nodes[:i]
                 continue
@@ -658,28 +670,33 @@ class Scheduler:
                 self._placed_outcome = OUTCOME_EXISTING_NODE
                 self._placed_target = en.name
                 return None
+            misses.note(err, en.requirements)
         if kept is not None:
             self._with_room[data.requests_key] = kept
         # in-flight claims, fewest pods first (:598, sort.Slice -> a stable order kept incrementally:
         # the list is always sorted by pod count, ties in the order a stable re-sort would give)
         claims = self.new_nodeclaims
-        # Pre-filter (not in upstream; the result is identical): addToInflightNode only needs the
+        # Pre-filters (not in upstream; the result is identical): addToInflightNode only needs the
         # lowest-index claim whose CanAdd succeeds, and its per-claim errors are discarded. A claim's
-        # hostname requirement is always ``In [nc.hostname]`` (narrowed only by intersection), so a
-        # hostname anti-affinity group applying to the pod on every node that already counts a
-        # matching pod on that hostname makes CanAdd fail in AddRequirements
-        # (Topology.hostname_anti_affinity_occupied). Such claims are skipped without calling
-        # CanAdd; the set difference runs in C, so a pod with self anti-affinity no longer pays one
-        # full CanAdd per in-flight claim (quadratic in the number of claims).
+        # hostname requirement is always ``In [nc.hostname]`` (narrowed only by intersection), so
+        # the hostnames the pod's hostname topologies block (Topology.hostname_blocked: anti-affinity
+        # on an occupied hostname, a hostname spread already at maxSkew) make CanAdd fail in
+        # AddRequirements. Such claims are skipped without calling CanAdd; the set difference runs
+        # in C, so a pod with self anti-affinity no longer pays one full CanAdd per in-flight claim
+        # (quadratic in the number of claims). Claims sharing a failed topology domain are skipped
+        # as on existing nodes (_TopologyMisses).
         free: set[str] | None = None
         if claims:
-            occupied = self.topology.hostname_anti_affinity_occupied(pod)
+            occupied = self.topology.hostname_blocked(pod)
             if occupied:
                 free = self._claim_hostnames.difference(*occupied)
                 if not free:
                     claims = []
+            misses = _TopologyMisses(data)
         for i, nc in enumerate(claims):
             if free is not None and nc.hostname not in free:
+                continue
+            if misses.keys and misses.missed(nc.requirements):
                 continue
             creqs, its, cerr = nc.can_add(pod, data, False, need_error=False)  # errors discarded
             if cerr is None:
@@ -692,6 +709,7 @@ class Scheduler:
                     claims.pop(i)
                     claims.insert(bisect_left(claims, n, lo=i, key=_pod_count), nc)
                 return None
+            misses.note(cerr, nc.requirements)
         if not self.templates:
             return ERR_NO_TEMPLATES
         return self._add_to_new_nodeclaim(pod, data)
@@ -750,6 +768,65 @@ class Scheduler:
 
 def _pod_count(nc: NodeClaim) -> int:
     return len(nc.pods)
+
+
+def _union(sets: list[set[str]]) -> set[str] | None:
+    """The union of ``sets`` (the one set itself when there is one; None when there is none)."""
+    if not sets:
+        return None
+    if len(sets) == 1:
+        return sets[0]
+    return set().union(*sets)
+
+
+class _TopologyMisses:
+    """The topology domains on which AddRequirements failed during one first-fit scan of
+    addToExistingNode or addToInflightNode (not in upstream; a pure pre-filter).
+
+    When a target's CanAdd fails with a :class:`TopologyError` of group ``tg``, the target's own
+    requirement for ``tg.key`` (``None`` when undefined) is noted; a later target of the same scan
+    whose own requirement for that key is equal is skipped without calling CanAdd.
+
+    Same result because nothing is recorded into the topology during a scan, the pod (and so its
+    requirements and the groups it owns or is selected by) is fixed, and AddRequirements hands
+    ``tg`` the pod's strict requirement and the node requirement ``(target requirements + pod
+    requirements).Get(tg.key)`` -- a function of the target's own requirement for the key alone.
+    ``next_domain`` depends only on those values and the group's counts, so ``tg`` fails the same
+    way on the later target, and CanAdd fails there (or earlier). Only the groups evaluated on every
+    target are noted (owned by the pod, or inverse groups with the zero node filter), and a pod
+    with volume topology alternatives (which change the node requirement per alternative) notes
+    nothing.
+    """
+
+    __slots__ = ("keys", "_uid", "_exact")
+
+    def __init__(self, data: PodData) -> None:
+        #: topology key -> the target requirements (values) on which a group of that key failed
+        self.keys: dict[str, set[Any]] = {}
+        self._uid: str = data.pod.metadata.uid
+        self._exact = not data.volume_requirements
+
+    def note(self, err: Any, requirements: Requirements) -> None:
+        if not self._exact or not isinstance(err, TopologyError):
+            return
+        tg = err.topology
+        if tg.node_filter is not ZERO_NODE_FILTER and not tg.is_owned_by(self._uid):
+            return
+        self.keys.setdefault(tg.key, set()).add(_miss_key(dict.get(requirements, tg.key)))
+
+    def missed(self, requirements: Requirements) -> bool:
+        for key, values in self.keys.items():
+            if _miss_key(dict.get(requirements, key)) in values:
+                return True
+        return False
+
+
+def _miss_key(r: Requirement | None) -> Any:
+    """A requirement by value, cheap to compare: a plain ``In`` (the labels of a node) by its
+    value set (compared in C), anything else as itself (None: the key is undefined)."""
+    if r is not None and not r.complement and r.gte is None and r.lte is None and r.min_values is None:
+        return r.values
+    return r
 
 
 def _satisfies_min_values(its: Sequence[Any], reqs: Requirements) -> tuple[int, dict[str, int] | None, str | None]:

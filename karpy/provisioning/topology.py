@@ -13,8 +13,10 @@ Determinism rules (upstream iterates Go maps):
 - the domain choices inside a group follow the rules of :mod:`karpy.provisioning.topologygroup`.
 
 Performance: per pod UID the groups that select the pod and the groups it owns are cached
-(invalidated when a group is created); ``selects`` is cached per group and UID; the topology error
-is a small lazily formatted value (:class:`TopologyError`), as upstream's ``topologyError`` is.
+(invalidated when a group is created), and pods alike in namespace and labels share the selecting
+groups; ``selects`` is cached per group and UID; the topology error is a small lazily formatted
+value (:class:`TopologyError`), as upstream's ``topologyError`` is. ``hostname_blocked`` gives
+Scheduler._add the hostnames on which AddRequirements must fail, as sets.
 """
 
 from __future__ import annotations
@@ -375,8 +377,23 @@ class Topology:
         hit = self._selecting.get(uid) if uid else None
         if hit is not None and hit[0] == self._version:
             return hit[1], hit[2]
-        selecting = [tg for tg in self.topology_groups.values() if tg.selects(pod)]
-        inverse = [tg for tg in self.inverse_topology_groups.values() if tg.selects(pod)]
+        # Not in upstream; same result because ``selects`` is a function of the pod's namespace
+        # and labels alone: pods alike in both (the replicas of a Deployment) share one answer per
+        # group version, so a Solve does not walk every group once per pod.
+        by_labels: dict[Any, tuple[int, list[TopologyGroup], list[TopologyGroup]]] | None = \
+            self.__dict__.get("_selecting_by_labels")
+        if by_labels is None:  # (created here: Topology.__init__ belongs to the per-pass construction)
+            by_labels = {}
+            self.__dict__["_selecting_by_labels"] = by_labels
+        meta = pod.metadata
+        sig = (meta.namespace, frozenset((meta.labels or {}).items()))
+        shared = by_labels.get(sig)
+        if shared is not None and shared[0] == self._version:
+            selecting, inverse = shared[1], shared[2]
+        else:
+            selecting = [tg for tg in self.topology_groups.values() if tg.selects(pod)]
+            inverse = [tg for tg in self.inverse_topology_groups.values() if tg.selects(pod)]
+            by_labels[sig] = (self._version, selecting, inverse)
         if uid:
             self._selecting[uid] = (self._version, selecting, inverse)
             self._matching.pop(uid, None)
@@ -408,26 +425,41 @@ class Topology:
             self._matching[uid] = (self._version, out)
         return out
 
-    def hostname_anti_affinity_occupied(self, pod: Any) -> list[set[str]]:
-        """The ``occupied`` sets (hostnames counting > 0 matching pods) of the hostname
-        anti-affinity groups that ``add_requirements`` evaluates for this pod on *every* node: the
-        groups it owns and the inverse groups selecting it (zero node filter, so ``Counts`` does not
-        depend on the node). Not in upstream; a pure pre-filter for Scheduler._add.
+    def hostname_blocked(self, pod: Any) -> list[set[str]]:
+        """Sets of hostnames on which ``add_requirements`` fails for this pod, one per hostname
+        group it evaluates on *every* node: the hostname anti-affinity groups (its own and the
+        inverse groups selecting it; zero node filter, so ``Counts`` does not depend on the node)
+        and its own hostname topology spreads. Not in upstream; a pure pre-filter for
+        Scheduler._add (a node whose hostname is in a set is skipped without calling CanAdd).
 
-        Soundness: for a node whose hostname requirement is ``In [h]`` (or narrower), such a group's
-        ``nextDomainAntiAffinity`` returns DoesNotExist when ``h`` is occupied (hostname special
-        case: ``count[h] > 0``; general case: ``h`` is not an empty domain), so AddRequirements
-        fails for that node whatever the other groups say.
+        Same result because, for a node whose hostname requirement is ``In [h]`` (every existing
+        node and in-flight claim: only ever narrowed by intersection; narrowed to nothing,
+        AddRequirements fails anyway), the hostname special cases decide alone:
+        ``nextDomainAntiAffinity`` returns DoesNotExist iff ``count[h] > 0`` (the ``occupied``
+        set), ``nextDomainTopologySpread`` iff ``count[h] + selfSelecting > maxSkew`` -- the
+        occupied hostnames whose count exceeds ``maxSkew - selfSelecting`` (a negative threshold
+        would block unoccupied hostnames too; such a group is left out of the pre-filter).
         """
         uid = _pod_uid(pod)
-        out = [
-            tg.occupied
-            for tg in self._owned.get(uid, ())
-            if tg.type == TopologyType.POD_ANTI_AFFINITY and tg.key == LABEL_HOSTNAME
-        ]
+        out: list[set[str]] = []
+        for tg in self._owned.get(uid, ()):
+            if tg.key != LABEL_HOSTNAME or not tg.occupied:
+                continue
+            if tg.type == TopologyType.POD_ANTI_AFFINITY:
+                out.append(tg.occupied)
+            elif tg.type == TopologyType.SPREAD:
+                threshold = tg.max_skew - (1 if tg.selects(pod) else 0)
+                if threshold == 0:
+                    out.append(tg.occupied)
+                elif threshold > 0:
+                    counts = tg.domains
+                    full = {d for d in tg.occupied if counts[d] > threshold}
+                    if full:
+                        out.append(full)
         _, inverse = self._selecting_groups(pod)
         for tg in inverse:
-            if tg.type == TopologyType.POD_ANTI_AFFINITY and tg.key == LABEL_HOSTNAME and tg.node_filter is ZERO_NODE_FILTER:
+            if tg.type == TopologyType.POD_ANTI_AFFINITY and tg.key == LABEL_HOSTNAME and tg.node_filter is ZERO_NODE_FILTER \
+                    and tg.occupied:
                 out.append(tg.occupied)
         return out
 

@@ -1030,3 +1030,25 @@ def test_ignore_policy_does_not_enforce_schedule_anyway() -> None:
     respect = Env()
     respect.provision([default_pool()], *respect.pods_of(4, labels=LABELS, topology_spread_constraints=[t]))
     assert respect.skew(t) == [1, 1, 1, 1]
+
+
+# upstream: topology_test.go Hostname "should balance pods across nodes", in two provisioning passes:
+# the second pass's pods meet the first pass's nodes as existing nodes (Topology.hostname_blocked
+# rules those nodes out: one matching pod each already, maxSkew 1 over hostnames whose min is 0)
+def test_hostname_balance_pods_across_existing_nodes(env: Env) -> None:
+    t = tsc(LABEL_HOSTNAME)
+    env.provision([default_pool()], *env.pods_of(4, labels=LABELS, topology_spread_constraints=[t]))
+    env.provision([default_pool()], *env.pods_of(4, labels=LABELS, topology_spread_constraints=[t]))
+    assert env.skew(t) == [1] * 8
+
+
+# upstream: topology_test.go Zonal "should not violate max-skew when unsat = do not schedule", in two
+# passes: the first pass puts two nodes in each zone (a hostname spread besides the zonal one); the
+# second pass's pods meet them as existing nodes, first fit, and keep the zones within maxSkew
+def test_zonal_max_skew_over_existing_nodes(env: Env) -> None:
+    t = tsc(LABEL_ZONE)
+    pool = default_pool(requirements=zones(Z1, Z2, Z3))
+    env.provision([pool], *env.pods_of(6, labels=LABELS, topology_spread_constraints=[t, tsc(LABEL_HOSTNAME)]))
+    assert env.skew(t) == [2, 2, 2]
+    env.provision([pool], *env.pods_of(4, labels=LABELS, topology_spread_constraints=[t]))
+    assert env.skew(t) == [3, 3, 4]
