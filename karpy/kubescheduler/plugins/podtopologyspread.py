@@ -156,9 +156,43 @@ class _FilterState:
     _min_match: Optional[list[Optional[int]]] = field(default=None, repr=False, compare=False)
     # (pod, per-constraint selfMatchNum): depends only on the incoming pod, so computed once.
     _self_match: Optional[tuple[Any, list[int]]] = field(default=None, repr=False, compare=False)
+    # (pod, per constraint (topology key, domain counts, the most matching pods a domain may hold)):
+    # Filter's test as one comparison per constraint (see ``checks``); dropped with ``_min_match``.
+    _checks: Optional[tuple[Any, tuple[tuple[str, dict[str, int], int], ...]]] = \
+        field(default=None, repr=False, compare=False)
+    # The status Filter rejects a node with in this state (see PodTopologySpread.filter).
+    _reject: Optional[Status] = field(default=None, repr=False, compare=False)
 
     def clone(self) -> _FilterState:
         return _FilterState(self.constraints, [dict(c) for c in self.counts])
+
+    def checks(self, pod: PodInfo) -> tuple[tuple[str, dict[str, int], int], ...]:
+        """Per constraint: its topology key, its domain counts and the largest matching-pod count
+        a domain may hold for ``pod`` to be placed in it.
+
+        Not in upstream (filtering.go computes ``matchNum + selfMatchNum - minMatchNum`` per node
+        and compares it with maxSkew); same result because for integers ``match + self - min >
+        maxSkew`` exactly when ``match > maxSkew - self + min``, and self / min are fixed while the
+        counts are (``update`` drops this with the minimum)."""
+        ch = self._checks
+        if ch is None or ch[0] is not pod:
+            sm = self.self_match(pod)
+            ch = self._checks = (pod, tuple(
+                (c.topology_key, self.counts[i], c.max_skew - sm[i] + self.min_match(i))
+                for i, c in enumerate(self.constraints)))
+        return ch[1]
+
+    def reject(self) -> Status:
+        """The Unschedulable status (REASON) of this state's rejections.
+
+        Not in upstream (a new *Status per rejected node); same result because a Filter status is
+        never changed once returned (RunFilterPlugins sets its plugin, always "PodTopologySpread",
+        and the node-local statuses are already shared through NodeInfo.memo), and every reader
+        (the FitError histogram, preemption's potential-node test) reads only code and reasons."""
+        st = self._reject
+        if st is None:
+            st = self._reject = unschedulable(REASON)
+        return st
 
     def min_match(self, i: int) -> int:
         """0 when fewer than minDomains domains are eligible, else the smallest count."""
@@ -183,6 +217,7 @@ class _FilterState:
         if other.namespace != pod.namespace or not _node_has_all_keys(ni, self.constraints):
             return
         self._min_match = None
+        self._checks = None
         for i, c in enumerate(self.constraints):
             if not c.matches_inclusion(pod, ni):
                 continue
@@ -279,15 +314,13 @@ class PodTopologySpread(Plugin):
         if st is None:
             return SUCCESS_STATUS
         labels = ni.labels
-        self_match = st.self_match(pod)
-        for i, c in enumerate(st.constraints):
-            v = labels.get(c.topology_key)
+        # skew = matchNum + selfMatchNum - minMatchNum > maxSkew, as one comparison (_FilterState.checks)
+        for key, counts, most in st.checks(pod):
+            v = labels.get(key)
             if v is None:
                 return unresolvable(REASON_MISSING_LABEL)
-            match = st.counts[i].get(v, 0)
-            skew = match + self_match[i] - st.min_match(i)
-            if skew > c.max_skew:
-                return unschedulable(REASON)
+            if counts.get(v, 0) > most:
+                return st.reject()
         return SUCCESS_STATUS
 
     # ---- score ----
