@@ -291,3 +291,211 @@ def test_requeue_class_of_pods_without_rejectors_and_gated_pods():
                                             make_pod("x", uid="x", node_name="n"))
     assert moved == ["default/free"] and list(q.unschedulable) == ["default/gated"]
     _assert_index_consistent(q)
+
+
+# ---- PerNode: cluster-wide PreFilter aggregates kept across cycles -------------------------------------------------
+def _tree_snapshot(nodes: list[NodeInfo], tree: Optional[list[NodeInfo]] = None) -> Any:
+    from karpy.kubescheduler.nodeinfo import Snapshot
+    snap = Snapshot(nodes)
+    snap.tree = nodes if tree is None else tree
+    return snap
+
+
+def test_per_node_values_recompute_only_changed_nodes_and_rebuild_on_a_new_tree():
+    from karpy.kubescheduler.nodeinfo import PerNode
+    nodes = [NodeInfo.from_node(make_node(f"n{i}", capacity={"pods": "110"})) for i in range(4)]
+    seen: list[str] = []
+
+    def count(ni: NodeInfo) -> int:
+        seen.append(ni.name)
+        return len(ni.pods)
+    per: PerNode[int] = PerNode()
+    assert per.refresh(_tree_snapshot(nodes), count) is None and seen == ["n0", "n1", "n2", "n3"]
+    seen.clear()
+    assert per.refresh(_tree_snapshot(nodes), count) == [] and seen == []  # nothing changed: nothing walked
+    nodes[2].add_pod(new_pod_info(make_pod("a", uid="a", node_name="n2")))
+    assert per.refresh(_tree_snapshot(nodes), count) == [(2, 0, 1)] and seen == ["n2"]
+    seen.clear()
+    grown = nodes + [NodeInfo.from_node(make_node("n4", capacity={"pods": "110"}))]  # a node added: a new tree
+    assert per.refresh(_tree_snapshot(grown), count) is None and len(seen) == 5 and per.values == [0, 0, 1, 0, 0]
+    seen.clear()
+    assert per.refresh(list(grown), count) is None and len(seen) == 5  # not a scheduler snapshot: nothing kept
+    seen.clear()
+    assert per.refresh(list(grown), count) is None and len(seen) == 5
+
+
+def _churned_cluster(seed: int) -> tuple[KubeScheduler, random.Random]:
+    rng = random.Random(seed)
+    ks = KubeScheduler(FakeClock(), random.Random(seed))
+    for i in range(8):
+        labels = {HOST: f"n{i}"}
+        if i % 5:
+            labels[ZONE] = f"z{i % 3}"
+        ks.add_node(make_node(f"n{i}", labels=labels, capacity={"cpu": "64", "memory": "64Gi", "pods": "110"}))
+    return ks, rng
+
+
+def _churn_pod(rng: random.Random, i: int, node: Optional[str]) -> Any:
+    app = rng.choice("abc")
+    kw: dict = {}
+    kind = rng.randrange(5)
+    if kind == 1:
+        kw["pod_anti_affinity"] = [pod_affinity_term({"app": rng.choice("abc")}, rng.choice([ZONE, HOST]))]
+    elif kind == 2:
+        kw["pod_affinity"] = [pod_affinity_term({"app": rng.choice("abc")}, rng.choice([ZONE, HOST]))]
+    elif kind == 3:
+        kw["topology_spread_constraints"] = [
+            {"maxSkew": 1, "topologyKey": k, "whenUnsatisfiable": "DoNotSchedule",
+             "labelSelector": {"matchLabels": {"app": rng.choice("abc")}}} for k in rng.choice([[ZONE], [HOST], [ZONE, HOST]])]
+    return make_pod(f"p{i}", rng.choice(["default", "ns2"]), uid=f"p{i}", labels={"app": app}, node_name=node, **kw)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_prefilter_aggregates_kept_across_cycles_match_a_fresh_walk(seed):
+    """PodTopologySpread's domain counts and InterPodAffinity's three count maps, kept across
+    cycles and updated from the nodes whose pods changed, equal a fresh plugin's walk over fresh
+    NodeInfos after every pod add / delete / update and node add / delete of the scheduler."""
+    from karpy.kubescheduler.plugins import InterPodAffinity
+    ks, rng = _churned_cluster(seed)
+    pts = next(p for p in ks.framework.plugins if p.name == "PodTopologySpread")
+    ipa = next(p for p in ks.framework.plugins if p.name == "InterPodAffinity")
+    bound: list[str] = []
+    checked = nonzero = 0
+    for step in range(250):
+        r = rng.random()
+        if r < 0.55 or not bound:
+            node = rng.choice(list(ks.nodes))
+            ks.add_pod(_churn_pod(rng, step, node))
+            bound.append(f"{'default'}/p{step}")
+            p = ks.pods.get(bound[-1])
+            if p is None:  # made in ns2
+                bound[-1] = f"ns2/p{step}"
+        elif r < 0.75:
+            ks.delete_pod(bound.pop(rng.randrange(len(bound))))
+        elif r < 0.85:
+            key = rng.choice(bound)
+            old = ks.pods[key]
+            ks.update_pod(make_pod(old.metadata.name, old.metadata.namespace, uid=old.metadata.uid,
+                                   labels={"app": rng.choice("abc")}, node_name=old.spec.node_name))
+        elif r < 0.9:
+            name = f"x{step}"
+            ks.add_node(make_node(name, labels={HOST: name, ZONE: "z9"}, capacity={"cpu": "64", "pods": "110"}))
+        elif len(ks.nodes) > 4:
+            gone = rng.choice([n for n in ks.nodes if n.startswith("x")] or [None])
+            if gone is not None:
+                ks.delete_node(gone)
+        snap = ks._snapshot()
+        fresh = [NodeInfo.from_node(ni.node, list(ni.pods)) for ni in snap]
+        for _ in range(2):  # a second cycle with nothing changed reuses the kept counts
+            incoming = new_pod_info(_churn_pod(rng, 10_000 + step, None))
+            state, fresh_state = CycleState(), CycleState()
+            a = pts.pre_filter(state, incoming, snap)[0].code
+            b = PodTopologySpread().pre_filter(fresh_state, incoming, fresh)[0].code
+            assert a == b
+            if a != Code.SKIP:
+                assert state.data[pts.name].counts == fresh_state.data[pts.name].counts
+                nonzero += any(v for d in state.data[pts.name].counts for v in d.values())
+            a = ipa.pre_filter(state, incoming, snap)[0].code
+            b = InterPodAffinity().pre_filter(fresh_state, incoming, fresh)[0].code
+            assert a == b
+            if a != Code.SKIP:
+                x, y = state.data[ipa.name], fresh_state.data[ipa.name]
+                assert (x.existing_anti, x.affinity, x.anti) == (y.existing_anti, y.affinity, y.anti)
+                assert 0 not in x.existing_anti.values() and 0 not in x.affinity.values() and 0 not in x.anti.values()
+                nonzero += bool(x.existing_anti or x.affinity or x.anti)
+            checked += 1
+    assert checked == 500 and nonzero > 200
+
+
+def test_prefilter_counts_handed_to_a_cycle_are_copies():
+    """AddPod / RemovePod on one cycle's state (nominated pods, preemption dry runs) never reach
+    the kept counts nor the next cycle."""
+    ks, rng = _churned_cluster(0)
+    for i in range(6):
+        ks.add_pod(make_pod(f"e{i}", uid=f"e{i}", labels={"app": "a"}, node_name=f"n{i % 3 + 1}"))
+    tsc = [{"maxSkew": 1, "topologyKey": ZONE, "whenUnsatisfiable": "DoNotSchedule",
+            "labelSelector": {"matchLabels": {"app": "a"}}}]
+    incoming = new_pod_info(make_pod("p", uid="p", labels={"app": "a"}, topology_spread_constraints=tsc,
+                                     pod_anti_affinity=[pod_affinity_term({"app": "a"}, ZONE)]))
+    pts = next(p for p in ks.framework.plugins if p.name == "PodTopologySpread")
+    ipa = next(p for p in ks.framework.plugins if p.name == "InterPodAffinity")
+    s1 = CycleState()
+    pts.pre_filter(s1, incoming, ks._snapshot())
+    ipa.pre_filter(s1, incoming, ks._snapshot())
+    before = ([dict(d) for d in s1.data[pts.name].counts], dict(s1.data[ipa.name].anti))
+    ni = ks.node_infos["n1"]
+    extra = new_pod_info(make_pod("x", uid="x", labels={"app": "a"}, node_name="n1"))
+    pts.add_pod(s1, incoming, extra, ni)
+    ipa.add_pod(s1, incoming, extra, ni)
+    assert s1.data[pts.name].counts != before[0] and s1.data[ipa.name].anti != before[1]
+    s2 = CycleState()
+    pts.pre_filter(s2, incoming, ks._snapshot())
+    ipa.pre_filter(s2, incoming, ks._snapshot())
+    assert (s2.data[pts.name].counts, s2.data[ipa.name].anti) == before
+
+
+# ---- preemption: nothing of lower priority anywhere ----------------------------------------------------------------
+def _preemption_cluster(priorities: list[int]) -> KubeScheduler:
+    ks = KubeScheduler(FakeClock(), random.Random(5))
+    for i, prio in enumerate(priorities):
+        ks.add_node(make_node(f"n{i}", capacity={"cpu": "1", "memory": "4Gi", "pods": "10"}))
+        ks.add_pod(make_pod(f"e{i}", uid=f"e{i}", requests={"cpu": "1"}, node_name=f"n{i}", priority=prio))
+    ks.add_node(make_node("tainted", taints=[{"key": "k", "value": "v", "effect": "NoSchedule"}],
+                          capacity={"cpu": "4", "memory": "4Gi", "pods": "10"}))
+    return ks
+
+
+def _loop_only(ks: KubeScheduler) -> KubeScheduler:
+    """``ks`` whose preemption never sees a cluster-wide lowest priority (the dry runs decide)."""
+    from karpy.kubescheduler.nodeinfo import PerNode
+
+    class NoMin(list):  # type: ignore[type-arg]
+        def __iter__(self):  # min() of the kept lowest priorities sees -inf
+            return iter([float("-inf")])
+
+    class LoopOnly(PerNode):  # type: ignore[type-arg]
+        def refresh(self, nodes: Any, compute: Any) -> Any:
+            out = super().refresh(nodes, compute)
+            self.values = NoMin(self.values)
+            return out
+    ks.preemption._lowest = LoopOnly()
+    return ks
+
+
+@pytest.mark.parametrize("priorities,preemptor,found", [
+    ([0, 0, 0], 0, False), ([5, 7, 9], 5, False), ([5, 7, 9], 6, True), ([10, 10], 3, False), ([0, 10], 10, True)])
+def test_no_lower_priority_pod_anywhere_gives_the_dry_runs_message(priorities, preemptor, found):
+    """upstream default_preemption.go SelectVictimsOnNode: a node without a pod of lower priority
+    answers "No preemption victims found for incoming pod" (UnschedulableAndUnresolvable); the
+    shortcut gives each potential node that answer without the dry runs, with the same message,
+    nomination and RNG draws (the candidate offset) as running them; a lower-priority pod
+    anywhere takes the dry runs again."""
+    outs = []
+    for ks in (_preemption_cluster(priorities), _loop_only(_preemption_cluster(priorities))):
+        ks.add_pod(make_pod("p", uid="p", requests={"cpu": "1"}, priority=preemptor))
+        r = ks.schedule_one()
+        outs.append((r.outcome, r.condition["message"], r.nominated_node_name, [v.key for v in r.victims],
+                     ks.rng.random()))
+    assert outs[0] == outs[1]
+    if not found:
+        n = len(priorities)
+        assert outs[0][1] == (f"0/{n + 1} nodes are available: 1 node(s) had untolerated taint(s), "
+                              f"{n} Insufficient cpu. preemption: 0/{n + 1} nodes are available: "
+                              f"1 Preemption is not helpful for scheduling, {n} No preemption victims found for "
+                              f"incoming pod.")
+    else:
+        assert outs[0][0] == "Nominated" and outs[0][3]
+
+
+def test_lowest_priority_follows_a_bound_pod():
+    """The kept lowest priorities follow the nodes' pods: a low-priority pod bound later makes the
+    next preemptor find its victim."""
+    ks = _preemption_cluster([10, 10])
+    ks.add_pod(make_pod("p", uid="p", requests={"cpu": "1"}, priority=5))
+    assert "No preemption victims" in ks.schedule_one().condition["message"]
+    ks.add_node(make_node("n9", capacity={"cpu": "1", "memory": "4Gi", "pods": "10"}))
+    ks.add_pod(make_pod("low", uid="low", requests={"cpu": "1"}, node_name="n9", priority=1))
+    ks.delete_pod("default/p")
+    ks.add_pod(make_pod("q", uid="q", requests={"cpu": "1"}, priority=5))
+    r = ks.schedule_one()
+    assert r.outcome == "Nominated" and r.nominated_node_name == "n9" and [v.key for v in r.victims] == ["default/low"]

@@ -14,9 +14,9 @@ from typing import Any, Callable, Optional
 from karpy.api.meta import LabelSelector, LabelSelectorRequirement
 
 from ..framework import (ADD, ASSIGNED_POD, DELETE, NODE, UPDATE, UPDATE_NODE_LABEL, UPDATE_NODE_TAINT,
-                         _NODE_MEMO_LIMIT, ClusterEvent, CycleState, HintFn, MemoKeys, Plugin, QueueingHint,
+                         ClusterEvent, CycleState, HintFn, MemoKeys, Plugin, QueueingHint,
                          hint_signature)
-from ..nodeinfo import NodeInfo
+from ..nodeinfo import NodeInfo, PerNode
 from ..podinfo import PodInfo, selector_signature
 from ..types import LABEL_HOSTNAME, LABEL_ZONE, MAX_NODE_SCORE, SUCCESS_STATUS, Code, Status, unresolvable, unschedulable
 from .helpers import NO_EXECUTE, NO_SCHEDULE, find_matching_untolerated_taint, required_node_affinity_matches
@@ -82,6 +82,8 @@ def _has_required_node_affinity(pod: PodInfo) -> bool:
 
 
 _MEMO_LIMIT = 256
+#: cluster-wide PreFilter aggregates a plugin keeps (one per pod signature) before it drops them all
+_AGGREGATE_LIMIT = 64
 
 
 def count_matching_on_node(ni: NodeInfo, c: Constraint, ns: str) -> int:
@@ -244,6 +246,8 @@ class PodTopologySpread(Plugin):
         self.defaulting_type = defaulting_type
         self.default_selector = default_selector
         self._keys = MemoKeys()
+        # per (namespace, constraints) key: each node's share and the domain counts (_count_shares)
+        self._aggregates: dict[int, tuple[PerNode[Optional[tuple[int, ...]]], list[dict[str, int]]]] = {}
 
     # ---- filter ----
     def pre_filter(self, state: CycleState, pod: PodInfo, nodes: list[NodeInfo]) -> tuple[Status, Optional[set[str]]]:
@@ -273,31 +277,47 @@ class PodTopologySpread(Plugin):
     def _count_shares(self, st: _FilterState, ns: str, nodes: list[NodeInfo]) -> None:
         """PreFilter's counting loop when every constraint's node inclusion is trivial.
 
-        Performance: a node's share (None when it lacks a constraint's topology key, else its
-        matching-pod count per constraint) depends only on its labels and pods, the namespace and
-        the selectors, so it is kept in the node's memo (interned key, node generation) and reused
-        by later cycles; the domain counts are added in node order exactly as the loop does."""
+        A node's share (None when it lacks a constraint's topology key, else its matching-pod
+        count per constraint) depends only on its labels and pods, the namespace and the
+        selectors. Not in upstream (it recounts every node each cycle): the shares and the domain
+        counts summed from them are kept per (namespace, constraints) across cycles (PerNode) and
+        only the nodes whose pods changed are recounted, their difference added to the counts;
+        same counts because a sum of per-node shares does not depend on when each was counted,
+        and the domains (keys, in node order) are those of the same nodes."""
         cs = st.constraints
         key = self._keys((ns, tuple((c.topology_key, c.selector_key) for c in cs)))
-        counts = st.counts
-        for ni in nodes:
-            memo = ni.memo
-            hit = memo.get(key)
-            if hit is None or hit[0] != ni.generation:
-                labels = ni.labels
-                share = tuple(count_matching_on_node(ni, c, ns) for c in cs) \
-                    if all(c.topology_key in labels for c in cs) else None
-                if len(memo) >= _NODE_MEMO_LIMIT:
-                    memo.clear()
-                hit = memo[key] = (ni.generation, share)
-            share = hit[1]
-            if share is None:
-                continue
+        agg = self._aggregates.get(key)
+        if agg is None:
+            if len(self._aggregates) >= _AGGREGATE_LIMIT:
+                self._aggregates.clear()
+            agg = self._aggregates[key] = (PerNode(), [])
+
+        def share_of(ni: NodeInfo) -> Optional[tuple[int, ...]]:
             labels = ni.labels
-            for i, c in enumerate(cs):
-                v = labels[c.topology_key]
-                domain = counts[i]
-                domain[v] = domain.get(v, 0) + share[i]
+            if not all(c.topology_key in labels for c in cs):
+                return None
+            return tuple(count_matching_on_node(ni, c, ns) for c in cs)
+        shares, counts = agg
+        changed = shares.refresh(nodes, share_of)
+        if changed is None:
+            counts[:] = [{} for _ in cs]
+            for ni, share in zip(nodes, shares.values):
+                if share is None:
+                    continue
+                labels = ni.labels
+                for i, c in enumerate(cs):
+                    v = labels[c.topology_key]
+                    domain = counts[i]
+                    domain[v] = domain.get(v, 0) + share[i]
+        else:
+            for n, old, new in changed:
+                if old is None or new is None:  # labels are fixed, so both are None
+                    continue
+                labels = nodes[n].labels
+                for i, c in enumerate(cs):
+                    if new[i] != old[i]:
+                        counts[i][labels[c.topology_key]] += new[i] - old[i]
+        st.counts = [dict(d) for d in counts]
 
     def add_pod(self, state: CycleState, pod: PodInfo, to_add: PodInfo, ni: NodeInfo) -> None:
         st = state.data.get(self.name)
