@@ -16,7 +16,7 @@ from typing import Any, Callable, Optional
 
 from .nodeinfo import NodeInfo
 from .podinfo import PodInfo
-from .types import MAX_NODE_SCORE, SUCCESS_STATUS, Code, Status, unresolvable
+from .types import MAX_NODE_SCORE, REJECTED_CODES, SUCCESS_STATUS, Code, Status, unresolvable
 
 # ---- cluster events (events.go) -------------------------------------------------------------------
 NODE = "Node"
@@ -230,10 +230,11 @@ def _run_filter_plugins(plugins: list[Plugin], state: CycleState, pod: PodInfo, 
         st = p.filter(state, pod, ni)
         if st.code:
             st.plugin = p.name
-            if not st.is_rejected():
+            if st.code not in REJECTED_CODES:  # not st.is_rejected()
                 st.code = Code.ERROR
             return st
     return SUCCESS_STATUS
+
 
 
 def default_normalize_score(max_priority: int, reverse: bool, scores: list[int]) -> None:

@@ -499,3 +499,30 @@ def test_lowest_priority_follows_a_bound_pod():
     ks.add_pod(make_pod("q", uid="q", requests={"cpu": "1"}, priority=5))
     r = ks.schedule_one()
     assert r.outcome == "Nominated" and r.nominated_node_name == "n9" and [v.key for v in r.victims] == ["default/low"]
+
+
+def test_spread_constraints_built_once_per_pod_info_and_again_for_an_updated_pod():
+    """build_constraints keeps a PodInfo's constraints (pod.memo); the updated pod's new PodInfo
+    gets its own, so a changed maxSkew decides the next cycle."""
+    from karpy.kubescheduler.plugins.podtopologyspread import build_constraints
+
+    def spread(skew: int) -> Any:
+        return make_pod("p", uid="p", labels={"app": "a"}, requests={"cpu": "1"}, topology_spread_constraints=[
+            {"maxSkew": skew, "topologyKey": ZONE, "whenUnsatisfiable": "DoNotSchedule",
+             "labelSelector": {"matchLabels": {"app": "a"}}}])
+    pi = new_pod_info(spread(1))
+    assert build_constraints(pi, "DoNotSchedule") is build_constraints(pi, "DoNotSchedule")
+    assert build_constraints(pi, "ScheduleAnyway") == []
+    ks = KubeScheduler(FakeClock(), random.Random(0))
+    ks.add_node(make_node("a", labels={ZONE: "z1"}, capacity={"cpu": "8", "memory": "8Gi", "pods": "10"}))
+    ks.add_node(make_node("c", labels={ZONE: "z2"}, taints=[{"key": "k", "value": "v", "effect": "NoSchedule"}],
+                          capacity={"cpu": "8", "memory": "8Gi", "pods": "10"}))
+    for i in range(2):
+        ks.add_pod(make_pod(f"e{i}", uid=f"e{i}", labels={"app": "a"}, node_name="a"))
+    ks.add_pod(spread(1))
+    r = ks.schedule_one()
+    assert r.outcome == "Unschedulable" and "didn't match pod topology spread constraints" in r.condition["message"]
+    ks.update_pod(spread(3))
+    ks.activate(["default/p"])
+    r = ks.schedule_one()
+    assert (r.outcome, r.node_name) == ("Bound", "a")

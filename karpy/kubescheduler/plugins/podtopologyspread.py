@@ -126,7 +126,19 @@ def _node_has_all_keys(ni: NodeInfo, cs: list[Constraint]) -> bool:
 
 
 def build_constraints(pod: PodInfo, action: str) -> list[Constraint]:
-    """filterTopologySpreadConstraints: those with whenUnsatisfiable == action, matchLabelKeys merged."""
+    """filterTopologySpreadConstraints: those with whenUnsatisfiable == action, matchLabelKeys merged.
+
+    Not in upstream (it rebuilds them every PreFilter / PreScore): built once per PodInfo and
+    action and kept in ``pod.memo``; same constraints because they are a function of the pod
+    object alone (a pod update builds a new PodInfo) and are never changed once built."""
+    key = ("PodTopologySpread.constraints", action)
+    hit: Optional[list[Constraint]] = pod.memo.get(key)
+    if hit is None:
+        hit = pod.memo[key] = _build_constraints(pod, action)
+    return hit
+
+
+def _build_constraints(pod: PodInfo, action: str) -> list[Constraint]:
     out = []
     for c in getattr(pod.spec, "topology_spread_constraints", None) or []:
         if c.when_unsatisfiable != action:
