@@ -371,24 +371,15 @@ class PriorityQueue:
             self.in_flight_events.append((event, old, new))
         if not self.is_event_of_interest(event):
             return []
+        if event.is_wildcard() or only is not None:
+            # every pooled pod (of ``only``) gets QueueAfterBackoff or its own hints: ask each one
+            return self._move_by_scan(event, old, new, only)
+        return self._move_by_class(event, old, new)
+
+    def _move_by_class(self, event: ClusterEvent, old: Any, new: Any) -> list[str]:
+        """MoveAllToActiveOrBackoffQueue of a non-wildcard event over the whole pool."""
         moved = []
         matching = self._matching(event)
-        wildcard = event.is_wildcard()
-        if wildcard or only is not None:
-            # every pooled pod (of ``only``) gets QueueAfterBackoff or its own hints: ask each one
-            hints: dict[Any, QueueingHint] = {}
-            for key, q in list(self.unschedulable.items()):
-                if only is not None and key not in only:
-                    continue
-                if q.gating_plugin and not wildcard and not self._gate_matches(q.gating_plugin, event):
-                    continue
-                s = self._worth_requeuing(q, event, old, new, matching, hints)
-                if s == Strategy.QUEUE_SKIP:
-                    continue
-                self._requeue(q, s)
-                if key not in self.unschedulable:
-                    moved.append(key)
-            return moved
         # Not in upstream (it asks isPodWorthRequeuing of every pooled pod): the pool is grouped by
         # requeue class (_requeue_class), and the answer is asked once per class, of its first
         # pod; same result because every pod of a class gets that answer for this event. A class
@@ -397,7 +388,7 @@ class PriorityQueue:
         # QueueAfterBackoff. The pods moved are then requeued in pool order, as the scan does.
         interested = frozenset(plugin for plugin, _ in matching)
         registrations = self._matching_indices(event)
-        hints = {}
+        hints: dict[Any, QueueingHint] = {}
         todo: list[tuple[int, str, Strategy]] = []
         pos = self._pool_pos
         pool = self.unschedulable
@@ -419,6 +410,26 @@ class PriorityQueue:
         todo.sort()
         for _pos, key, s in todo:
             self._requeue(self.unschedulable[key], s)
+            if key not in self.unschedulable:
+                moved.append(key)
+        return moved
+
+    def _move_by_scan(self, event: ClusterEvent, old: Any, new: Any, only: Optional[set[str]]) -> list[str]:
+        """movePodsToActiveOrBackoffQueue as upstream writes it: isPodWorthRequeuing of every
+        pooled pod (of ``only``), in pool order, gated pods only on their gating plugin's events."""
+        moved = []
+        matching = self._matching(event)
+        wildcard = event.is_wildcard()
+        hints: dict[Any, QueueingHint] = {}
+        for key, q in list(self.unschedulable.items()):
+            if only is not None and key not in only:
+                continue
+            if q.gating_plugin and not wildcard and not self._gate_matches(q.gating_plugin, event):
+                continue
+            s = self._worth_requeuing(q, event, old, new, matching, hints)
+            if s == Strategy.QUEUE_SKIP:
+                continue
+            self._requeue(q, s)
             if key not in self.unschedulable:
                 moved.append(key)
         return moved

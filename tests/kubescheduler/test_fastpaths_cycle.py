@@ -145,30 +145,16 @@ def test_spread_filter_rejections_share_one_unchanged_status():
 
 # ---- the requeue-class index of the unschedulable pool --------------------------------------------------------------
 class _ScanQueue(PriorityQueue):
-    """MoveAllToActiveOrBackoffQueue as the scan over every pooled pod (main f984868, the shape of
-    upstream's movePodsToActiveOrBackoffQueue): the reference for the class index."""
+    """MoveAllToActiveOrBackoffQueue as the scan over every pooled pod for every event (main
+    f984868, the shape of upstream's movePodsToActiveOrBackoffQueue): the reference for the class
+    index. The hints are called for every pod (no per-event signature memo)."""
 
-    def move_all_to_active_or_backoff(self, event: ClusterEvent, old: Any = None, new: Any = None,
-                                      only: Optional[set[str]] = None) -> list[str]:
-        if self.in_flight:
-            self.in_flight_events.append((event, old, new))
-        if not self.is_event_of_interest(event):
-            return []
-        moved = []
-        matching = self._matching(event)
-        wildcard = event.is_wildcard()
-        for key, q in list(self.unschedulable.items()):
-            if only is not None and key not in only:
-                continue
-            if q.gating_plugin and not wildcard and not self._gate_matches(q.gating_plugin, event):
-                continue
-            s = self._worth_requeuing(q, event, old, new, matching)
-            if s == Strategy.QUEUE_SKIP:
-                continue
-            self._requeue(q, s)
-            if key not in self.unschedulable:
-                moved.append(key)
-        return moved
+    def _move_by_class(self, event: ClusterEvent, old: Any, new: Any) -> list[str]:
+        return self._move_by_scan(event, old, new, None)
+
+    def _worth_requeuing(self, q: QueuedPodInfo, event: ClusterEvent, old: Any, new: Any,
+                         matching: Any = None, hints: Any = None) -> Strategy:
+        return super()._worth_requeuing(q, event, old, new, matching, None)
 
 
 def _with_scan_queue(ks: KubeScheduler) -> KubeScheduler:
