@@ -103,9 +103,10 @@ def test_spread_filter_checks_match_upstreams_skew_formula():
 
 
 def test_spread_filter_add_pod_flips_a_node_from_fit_to_reject():
-    """upstream filtering_test.go TestPreFilterStateAddPod ("node a and b both impact current min
-    match"): a matching pod added to the emptiest zone raises the minimum; one added to a full
-    zone makes that zone reject. The bound must follow both."""
+    """After upstream podtopologyspread/filtering_test.go TestPreFilterStateAddPod (adapted: its
+    cases check the state's counts and minimum after AddPod; here Filter's answer): a matching pod
+    added to the emptiest zone raises the minimum; one more makes that zone reject. The
+    precomputed bound must follow both, and a cloned state decides on its own counts."""
     nodes = [NodeInfo.from_node(make_node(n, labels={ZONE: z, HOST: n}, capacity={"pods": "110"}))
              for n, z in (("a", "z1"), ("b", "z2"))]
     tsc = [{"maxSkew": 1, "topologyKey": ZONE, "whenUnsatisfiable": "DoNotSchedule",
@@ -119,12 +120,11 @@ def test_spread_filter_add_pod_flips_a_node_from_fit_to_reject():
     plugin.add_pod(state, incoming, new_pod_info(make_pod("e2", uid="e2", labels={"foo": "x"}, node_name="b")),
                    nodes[1])
     assert [plugin.filter(state, incoming, ni).code for ni in nodes] == [Code.SUCCESS, Code.SUCCESS]
-    plugin.add_pod(state, incoming, new_pod_info(make_pod("e3", uid="e3", labels={"foo": "x"}, node_name="b")),
-                   nodes[1])
+    e3 = new_pod_info(make_pod("e3", uid="e3", labels={"foo": "x"}, node_name="b"))
+    plugin.add_pod(state, incoming, e3, nodes[1])
     assert [plugin.filter(state, incoming, ni).code for ni in nodes] == [Code.SUCCESS, Code.UNSCHEDULABLE]
     clone = state.clone()  # a dry run's copy decides on its own counts
-    plugin.remove_pod(clone, incoming, nodes[1].pods[0] if nodes[1].pods else
-                      new_pod_info(make_pod("e3", uid="e3", labels={"foo": "x"}, node_name="b")), nodes[1])
+    plugin.remove_pod(clone, incoming, e3, nodes[1])
     assert [plugin.filter(clone, incoming, ni).code for ni in nodes] == [Code.SUCCESS, Code.SUCCESS]
     assert [plugin.filter(state, incoming, ni).code for ni in nodes] == [Code.SUCCESS, Code.UNSCHEDULABLE]
 
@@ -235,9 +235,9 @@ def test_requeue_class_follows_a_pooled_pods_update():
 
 
 def test_requeue_class_asks_one_hint_per_class_and_event():
-    """upstream scheduling_queue_test.go TestPriorityQueue_MoveAllToActiveOrBackoffQueueWithQueueingHint
-    shape: a hint answering Queue moves the pod, QueueSkip leaves it; with the index the hint runs
-    once for all pods of a class."""
+    """After upstream scheduling_queue_test.go TestPriorityQueue_MoveAllToActiveOrBackoffQueueWithQueueingHint
+    (adapted): a hint answering QueueSkip leaves the pods, Queue moves them; with the index the hint
+    runs once per event for all pods of a class."""
     clock = FakeClock()
     ks = KubeScheduler(clock, random.Random(0))
     calls: list[str] = []
