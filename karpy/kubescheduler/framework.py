@@ -197,6 +197,9 @@ class FilterPlan:
 
 #: NodeInfo.memo entries beyond which the memo is cleared (its other users share the bound).
 _NODE_MEMO_LIMIT = 256
+#: cluster-wide PreFilter aggregates (nodeinfo.PerNode, one per pod signature) a plugin keeps
+#: before it drops them all
+_AGGREGATE_LIMIT = 64
 #: interned signatures a MemoKeys table keeps before it is dropped.
 _MEMO_KEY_LIMIT = 4096
 #: the source of memo-key ids: process-wide so that no two tables (and no table dropped and

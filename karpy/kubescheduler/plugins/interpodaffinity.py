@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Optional
 
 from ..framework import (ADD, ASSIGNED_POD, DELETE, NODE, UPDATE, UPDATE_NODE_LABEL, ClusterEvent, CycleState,
-                         _NODE_MEMO_LIMIT, HintFn, MemoKeys, Plugin, QueueingHint, hint_signature)
+                         _AGGREGATE_LIMIT, _NODE_MEMO_LIMIT, HintFn, MemoKeys, Plugin, QueueingHint, hint_signature)
 from ..nodeinfo import NodeInfo, PerNode, have_pods_with_affinity
 from ..podinfo import AffinityTerm, PodInfo, WeightedAffinityTerm, new_pod_info
 from ..types import MAX_NODE_SCORE, SUCCESS_STATUS, Code, Status, unresolvable, unschedulable
@@ -19,8 +19,6 @@ REASON_ANTI_AFFINITY = "node(s) didn't match pod anti-affinity rules"
 REASON_EXISTING_ANTI_AFFINITY = "node(s) didn't satisfy existing pods anti-affinity rules"
 
 Pair = tuple[str, str]
-#: PreFilter aggregates a plugin keeps (one per pod signature) before it drops them all
-_AGGREGATE_LIMIT = 64
 
 
 def _inc(m: dict[Pair, int], key: str, labels: dict[str, str], d: int) -> None:

@@ -13,8 +13,8 @@ from typing import Any, Callable, Optional
 
 from karpy.api.meta import LabelSelector, LabelSelectorRequirement
 
-from ..framework import (ADD, ASSIGNED_POD, DELETE, NODE, UPDATE, UPDATE_NODE_LABEL, UPDATE_NODE_TAINT,
-                         ClusterEvent, CycleState, HintFn, MemoKeys, Plugin, QueueingHint,
+from ..framework import (_AGGREGATE_LIMIT, ADD, ASSIGNED_POD, DELETE, NODE, UPDATE, UPDATE_NODE_LABEL,
+                         UPDATE_NODE_TAINT, ClusterEvent, CycleState, HintFn, MemoKeys, Plugin, QueueingHint,
                          hint_signature)
 from ..nodeinfo import NodeInfo, PerNode
 from ..podinfo import PodInfo, selector_signature
@@ -82,8 +82,6 @@ def _has_required_node_affinity(pod: PodInfo) -> bool:
 
 
 _MEMO_LIMIT = 256
-#: cluster-wide PreFilter aggregates a plugin keeps (one per pod signature) before it drops them all
-_AGGREGATE_LIMIT = 64
 
 
 def count_matching_on_node(ni: NodeInfo, c: Constraint, ns: str) -> int:
