@@ -16,7 +16,7 @@ from typing import Any, Callable, Optional
 
 from .nodeinfo import NodeInfo
 from .podinfo import PodInfo
-from .types import MAX_NODE_SCORE, SUCCESS_STATUS, Code, Status, unresolvable
+from .types import MAX_NODE_SCORE, REJECTED_CODES, SUCCESS_STATUS, Code, Status, unresolvable
 
 # ---- cluster events (events.go) -------------------------------------------------------------------
 NODE = "Node"
@@ -197,6 +197,9 @@ class FilterPlan:
 
 #: NodeInfo.memo entries beyond which the memo is cleared (its other users share the bound).
 _NODE_MEMO_LIMIT = 256
+#: cluster-wide PreFilter aggregates (nodeinfo.PerNode, one per pod signature) a plugin keeps
+#: before it drops them all
+_AGGREGATE_LIMIT = 64
 #: interned signatures a MemoKeys table keeps before it is dropped.
 _MEMO_KEY_LIMIT = 4096
 #: the source of memo-key ids: process-wide so that no two tables (and no table dropped and
@@ -230,10 +233,11 @@ def _run_filter_plugins(plugins: list[Plugin], state: CycleState, pod: PodInfo, 
         st = p.filter(state, pod, ni)
         if st.code:
             st.plugin = p.name
-            if not st.is_rejected():
+            if st.code not in REJECTED_CODES:  # not st.is_rejected()
                 st.code = Code.ERROR
             return st
     return SUCCESS_STATUS
+
 
 
 def default_normalize_score(max_priority: int, reverse: bool, scores: list[int]) -> None:

@@ -7,7 +7,7 @@ pkg/scheduler/backend/cache/node_tree.go (zone-interleaved node order).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Optional
+from typing import Any, Callable, Generic, Optional, TypeVar
 
 from .podinfo import CPU, MEMORY, PODS, HostPortEntry, PodInfo, ResourceList, _nanos
 from .types import LABEL_REGION, LABEL_ZONE
@@ -130,6 +130,9 @@ class Snapshot(list):  # type: ignore[type-arg]
 
     _with_affinity: Optional[list[NodeInfo]] = None
     _with_required_anti: Optional[list[NodeInfo]] = None
+    #: the scheduler's node-tree list this snapshot copies (the same object while the node set,
+    #: the order and every NodeInfo object are unchanged); None for a snapshot built elsewhere
+    tree: Optional[list[NodeInfo]] = None
 
     @property
     def have_pods_with_affinity(self) -> list[NodeInfo]:
@@ -142,6 +145,50 @@ class Snapshot(list):  # type: ignore[type-arg]
         if self._with_required_anti is None:
             self._with_required_anti = [ni for ni in self if ni.pods_with_required_anti_affinity]
         return self._with_required_anti
+
+
+T = TypeVar("T")
+
+
+class PerNode(Generic[T]):
+    """A value derived from each node of the scheduler's snapshot (from the node's labels and pods
+    only), kept across cycles and recomputed only for the nodes whose pods changed.
+
+    Not in upstream (its plugins walk every node each cycle); same values because the snapshot's
+    ``tree`` is the same list only while the NodeInfo objects are (a node added, removed or
+    updated rebuilds it, see KubeScheduler._snapshot), a NodeInfo's labels never change, and every
+    change of its pods bumps its ``generation``: a node whose generation is unchanged has the
+    value computed before."""
+
+    __slots__ = ("tree", "gens", "values")
+
+    def __init__(self) -> None:
+        self.tree: Optional[list[NodeInfo]] = None
+        self.gens: list[int] = []
+        self.values: list[T] = []
+
+    def refresh(self, nodes: list[NodeInfo], compute: Callable[[NodeInfo], T]) -> Optional[list[tuple[int, T, T]]]:
+        """Bring the values up to date with ``nodes``: None when every value was (re)computed
+        (``nodes`` is not the snapshot of the tree seen last, or not a scheduler snapshot: then
+        nothing is kept), else (index, old value, new value) of each node whose pods changed."""
+        tree = nodes.tree if isinstance(nodes, Snapshot) else None
+        if tree is None or tree is not self.tree:
+            self.tree = tree
+            self.gens = [ni.generation for ni in nodes] if tree is not None else []
+            self.values = [compute(ni) for ni in nodes]
+            return None
+        gens = [ni.generation for ni in nodes]
+        if gens == self.gens:
+            return []
+        changed: list[tuple[int, T, T]] = []
+        values = self.values
+        for i, (g, was) in enumerate(zip(gens, self.gens)):
+            if g != was:
+                old = values[i]
+                values[i] = compute(nodes[i])
+                changed.append((i, old, values[i]))
+        self.gens = gens
+        return changed
 
 
 def have_pods_with_affinity(nodes: list[NodeInfo]) -> list[NodeInfo]:

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Optional
 
 from .framework import CycleState, Framework
-from .nodeinfo import NodeInfo
+from .nodeinfo import NodeInfo, PerNode
 from .podinfo import PodInfo
 from .schedule_one import Diagnosis, FitError
 from .types import MIN_CANDIDATE_NODES_ABSOLUTE, MIN_CANDIDATE_NODES_PERCENTAGE, Code, Status, unresolvable
@@ -117,6 +117,7 @@ class DefaultPreemption:
         self.rng = rng
         self.min_pct = min_pct
         self.min_abs = min_abs
+        self._lowest: PerNode[float] = PerNode()  # each snapshot node's lowest pod priority
 
     def eligible(self, pod: PodInfo, nodes: dict[str, NodeInfo], diag: Diagnosis,
                  terminating_by_preemption: Callable[[PodInfo], bool]) -> tuple[bool, str]:
@@ -183,7 +184,8 @@ class DefaultPreemption:
                 pdbs: list[Any], nominated: Callable[[str], list[PodInfo]], now: float,
                 terminating_by_preemption: Callable[[PodInfo], bool]) -> PreemptionOutcome:
         """Evaluator.Preempt."""
-        by_name = {n.name: n for n in all_nodes}
+        # eligible() reads the nodes only for a pod with a nominated node
+        by_name = {n.name: n for n in all_nodes} if pod.nominated_node_name else {}
         ok, msg = self.eligible(pod, by_name, diag, terminating_by_preemption)
         if not ok:
             return PreemptionOutcome(Status(Code.UNSCHEDULABLE, [msg]), None, [], "preemption: " + msg)
@@ -204,6 +206,16 @@ class DefaultPreemption:
         statuses: dict[str, Status] = {}
         priority = pod.priority
         no_victims = unresolvable(MSG_NO_VICTIMS)  # one status for every such node (only read)
+        self._lowest.refresh(all_nodes, lowest_pod_priority)
+        if not priority > min(self._lowest.values, default=math.inf):
+            # Not in upstream (DryRunPreemption runs SelectVictimsOnNode on every potential node);
+            # same result because no node holds a pod of lower priority than the preemptor, so
+            # SelectVictimsOnNode answers "No preemption victims found" on each potential node, no
+            # candidate is found and the loop below would record exactly these statuses.
+            statuses = dict.fromkeys((ni.name for ni in potential), no_victims)
+            msg = FitError(pod, len(all_nodes), Diagnosis(node_to_status=statuses,
+                                                           absent_status=unresolvable(MSG_NOT_HELPFUL))).message()
+            return PreemptionOutcome(Status(Code.UNSCHEDULABLE, [msg]), None, [], "preemption: " + msg)
         for i in range(len(potential)):
             ni = potential[(offset + i) % len(potential)]
             if not priority > lowest_pod_priority(ni):

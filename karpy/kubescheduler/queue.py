@@ -87,6 +87,12 @@ class PriorityQueue:
         self._error_backoff: SortedList[tuple[Any, ...]] = SortedList()
         self._error_entries: dict[str, tuple[Any, ...]] = {}
         self.unschedulable: dict[str, QueuedPodInfo] = {}
+        # The unschedulable pool grouped by requeue class (see _requeue_class): class -> pod keys,
+        # and each pooled pod's class and position in ``unschedulable`` (insertion counter).
+        self._classes: dict[Any, dict[str, None]] = {}
+        self._class_of: dict[str, Any] = {}
+        self._pool_pos: dict[str, int] = {}
+        self._pool_seq = 0
         self.infos: dict[str, QueuedPodInfo] = {}
         self.in_flight: dict[str, int] = {}  # key -> index into in_flight_events at pop time
         self.in_flight_events: list[tuple[ClusterEvent, Any, Any]] = []
@@ -117,7 +123,8 @@ class PriorityQueue:
             e = entries.pop(key, None)
             if e is not None:
                 sl.remove(e)
-        self.unschedulable.pop(key, None)
+        if self.unschedulable.pop(key, None) is not None:
+            self._unindex(key)
 
     def backoff_duration(self, q: QueuedPodInfo) -> float:
         """calculateBackoffDuration (1.34+: UnschedulableCount, or ConsecutiveErrorsCount if > 0)."""
@@ -159,6 +166,52 @@ class PriorityQueue:
         self._remove_everywhere(q.key)
         self.unschedulable[q.key] = q
         self.infos[q.key] = q
+        self._pool_seq += 1
+        self._pool_pos[q.key] = self._pool_seq
+        self._index(q)
+
+    # ---- the requeue-class index of unschedulablePods ----------------------------------------------
+    def _requeue_class(self, q: QueuedPodInfo) -> Any:
+        """What MoveAllToActiveOrBackoffQueue reads from a pooled pod for a non-wildcard event: its
+        gating plugin, its rejector plugins (unschedulable and pending) and, for every QueueingHint
+        registered by a rejector, the pod signature the hint declares (framework.hint_signature);
+        last, the registrations (indices into ``_events``) of a rejector whose hint declares none.
+
+        Not in upstream (movePodsToActiveOrBackoffQueue asks every pooled pod); same result
+        because isPodWorthRequeuing and the gating test read nothing else, so pods of one class
+        get one answer per event unless the event matches one of those last registrations, and
+        then each pod is asked (see move_all_to_active_or_backoff)."""
+        rejectors = q.unschedulable_plugins | q.pending_plugins
+        sigs: list[Any] = []
+        unsigned: list[int] = []
+        if rejectors:
+            memo = q.pod_info.memo
+            for i, (plugin, _reg, fn) in enumerate(self._events):
+                if plugin not in rejectors:
+                    continue
+                sig_of = getattr(fn, "pod_signature", None)
+                if sig_of is None:
+                    unsigned.append(i)
+                    continue
+                sig = memo.get(fn, _NO_SIG)
+                if sig is _NO_SIG:
+                    sig = memo[fn] = sig_of(q.pod_info)
+                sigs.append((i, sig))
+        return (q.gating_plugin, frozenset(q.unschedulable_plugins), frozenset(q.pending_plugins), tuple(sigs),
+                frozenset(unsigned))
+
+    def _index(self, q: QueuedPodInfo) -> None:
+        cls = self._requeue_class(q)
+        self._class_of[q.key] = cls
+        self._classes.setdefault(cls, {})[q.key] = None
+
+    def _unindex(self, key: str) -> None:
+        cls = self._class_of.pop(key)
+        self._pool_pos.pop(key)
+        members = self._classes[cls]
+        del members[key]
+        if not members:
+            del self._classes[cls]
 
     def _move_to_active(self, q: QueuedPodInfo) -> bool:
         """moveToActiveQ: PreEnqueue (previous gating plugin first); gated pods stay in unschedulablePods."""
@@ -318,23 +371,60 @@ class PriorityQueue:
             self.in_flight_events.append((event, old, new))
         if not self.is_event_of_interest(event):
             return []
+        if event.is_wildcard() or only is not None:
+            # every pooled pod (of ``only``) gets QueueAfterBackoff or its own hints: ask each one
+            return self._move_by_scan(event, old, new, only)
+        return self._move_by_class(event, old, new)
+
+    def _move_by_class(self, event: ClusterEvent, old: Any, new: Any) -> list[str]:
+        """MoveAllToActiveOrBackoffQueue of a non-wildcard event over the whole pool."""
         moved = []
         matching = self._matching(event)
-        # Performance: a pod none of whose rejector plugins registered for this event gets
-        # QueueSkip from isPodWorthRequeuing without a hint being called; that is decided by one
-        # set test here (pods without rejectors and wildcard events still go the whole way).
+        # Not in upstream (it asks isPodWorthRequeuing of every pooled pod): the pool is grouped by
+        # requeue class (_requeue_class), and the answer is asked once per class, of its first
+        # pod; same result because every pod of a class gets that answer for this event. A class
+        # none of whose rejector plugins registered for the event gets QueueSkip from
+        # isPodWorthRequeuing without any hint being called; a class without rejectors gets
+        # QueueAfterBackoff. The pods moved are then requeued in pool order, as the scan does.
         interested = frozenset(plugin for plugin, _ in matching)
+        registrations = self._matching_indices(event)
+        hints: dict[Any, QueueingHint] = {}
+        todo: list[tuple[int, str, Strategy]] = []
+        pos = self._pool_pos
+        pool = self.unschedulable
+        for cls, members in self._classes.items():
+            gating, unsched, pending, _sigs, unsigned = cls
+            if gating and not self._gate_matches(gating, event):
+                continue
+            if (unsched or pending) and interested.isdisjoint(unsched) and interested.isdisjoint(pending):
+                continue
+            if unsigned and not unsigned.isdisjoint(registrations):  # a hint reading the whole pod
+                for k in members:
+                    s = self._worth_requeuing(pool[k], event, old, new, matching, hints)
+                    if s != Strategy.QUEUE_SKIP:
+                        todo.append((pos[k], k, s))
+                continue
+            s = self._worth_requeuing(pool[next(iter(members))], event, old, new, matching, hints)
+            if s != Strategy.QUEUE_SKIP:
+                todo.extend((pos[k], k, s) for k in members)
+        todo.sort()
+        for _pos, key, s in todo:
+            self._requeue(self.unschedulable[key], s)
+            if key not in self.unschedulable:
+                moved.append(key)
+        return moved
+
+    def _move_by_scan(self, event: ClusterEvent, old: Any, new: Any, only: Optional[set[str]]) -> list[str]:
+        """movePodsToActiveOrBackoffQueue as upstream writes it: isPodWorthRequeuing of every
+        pooled pod (of ``only``), in pool order, gated pods only on their gating plugin's events."""
+        moved = []
+        matching = self._matching(event)
         wildcard = event.is_wildcard()
         hints: dict[Any, QueueingHint] = {}
         for key, q in list(self.unschedulable.items()):
             if only is not None and key not in only:
                 continue
-            if q.gating_plugin and not wildcard:
-                gating_events = [reg for p, reg, _ in self._events if p == q.gating_plugin]
-                if not any(reg.matches(event) for reg in gating_events):
-                    continue
-            if not wildcard and interested.isdisjoint(q.unschedulable_plugins) and \
-                    interested.isdisjoint(q.pending_plugins) and (q.unschedulable_plugins or q.pending_plugins):
+            if q.gating_plugin and not wildcard and not self._gate_matches(q.gating_plugin, event):
                 continue
             s = self._worth_requeuing(q, event, old, new, matching, hints)
             if s == Strategy.QUEUE_SKIP:
@@ -343,6 +433,15 @@ class PriorityQueue:
             if key not in self.unschedulable:
                 moved.append(key)
         return moved
+
+    def _matching_indices(self, event: ClusterEvent) -> frozenset[int]:
+        """The indices into ``_events`` of the registrations matching ``event``."""
+        return frozenset(i for i, (_plugin, reg, _fn) in enumerate(self._events) if reg.matches(event))
+
+    def _gate_matches(self, gating_plugin: str, event: ClusterEvent) -> bool:
+        """Whether a pod gated by ``gating_plugin`` is re-examined on ``event``: the gating plugin
+        registered an event matching it (movePodsToActiveOrBackoffQueue's gated-pod test)."""
+        return any(reg.matches(event) for p, reg, _ in self._events if p == gating_plugin)
 
     def update(self, pod_info: PodInfo, events: list[ClusterEvent]) -> None:
         """Update of an unscheduled pod: in place in active/backoff; hints for unschedulable pods."""
@@ -353,6 +452,11 @@ class PriorityQueue:
             return
         old_pod = q.pod_info.pod
         q.pod_info = pod_info
+        if key in self.unschedulable:  # its requeue class reads the pod; its place in the pool stays
+            pos = self._pool_pos[key]
+            self._unindex(key)
+            self._pool_pos[key] = pos
+            self._index(q)
         if key in self.in_flight:
             for ev in events:
                 self.in_flight_events.append((ev, old_pod, pod_info.pod))

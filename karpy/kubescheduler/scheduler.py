@@ -157,7 +157,9 @@ class KubeScheduler:
         per-cycle havePodsWith*AffinityNodeInfoList)."""
         if self._node_tree is None:
             self._node_tree = [self.node_infos[n.metadata.name] for n in node_tree_order(list(self.nodes.values()))]
-        return Snapshot(self._node_tree)
+        snap = Snapshot(self._node_tree)
+        snap.tree = self._node_tree
+        return snap
 
     def _nominated_on(self, node: str) -> list[PodInfo]:
         return [self.pod_infos[k] for k, n in self.nominated.items() if n == node and k in self.pod_infos]

@@ -57,6 +57,10 @@ class Code(enum.IntEnum):
     PENDING = 6
 
 
+#: the codes of a status that rejects the pod (Status.IsRejected)
+REJECTED_CODES = frozenset((Code.UNSCHEDULABLE, Code.UNSCHEDULABLE_AND_UNRESOLVABLE, Code.PENDING))
+
+
 @dataclass(slots=True)
 class Status:
     """framework.Status: a code, reasons and the plugin that produced it."""
@@ -76,7 +80,7 @@ class Status:
         return self.code == Code.SKIP
 
     def is_rejected(self) -> bool:
-        return self.code in (Code.UNSCHEDULABLE, Code.UNSCHEDULABLE_AND_UNRESOLVABLE, Code.PENDING)
+        return self.code in REJECTED_CODES
 
     def message(self) -> str:
         return ", ".join(self.reasons)

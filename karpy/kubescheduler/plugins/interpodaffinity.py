@@ -6,11 +6,11 @@ Mirrors pkg/scheduler/framework/plugins/interpodaffinity/{filtering.go, scoring.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Optional
+from typing import Any, Callable, Optional
 
 from ..framework import (ADD, ASSIGNED_POD, DELETE, NODE, UPDATE, UPDATE_NODE_LABEL, ClusterEvent, CycleState,
-                         _NODE_MEMO_LIMIT, HintFn, MemoKeys, Plugin, QueueingHint, hint_signature)
-from ..nodeinfo import NodeInfo, have_pods_with_affinity, have_pods_with_required_anti_affinity
+                         _AGGREGATE_LIMIT, _NODE_MEMO_LIMIT, HintFn, MemoKeys, Plugin, QueueingHint, hint_signature)
+from ..nodeinfo import NodeInfo, PerNode, have_pods_with_affinity
 from ..podinfo import AffinityTerm, PodInfo, WeightedAffinityTerm, new_pod_info
 from ..types import MAX_NODE_SCORE, SUCCESS_STATUS, Code, Status, unresolvable, unschedulable
 
@@ -132,60 +132,96 @@ class InterPodAffinity(Plugin):
         self.hard_weight = hard_pod_affinity_weight
         self.ignore_preferred_existing = ignore_preferred_terms_of_existing_pods
         self._keys = MemoKeys()
+        # PreFilter's counts per pod signature, with each node's share (_aggregate)
+        self._aggregates: dict[int, tuple[PerNode[Any], list[dict[Pair, int]]]] = {}
 
     def pre_filter(self, state: CycleState, pod: PodInfo, nodes: list[NodeInfo]) -> tuple[Status, Optional[set[str]]]:
         """getExistingAntiAffinityCounts + getIncomingAffinityAntiAffinityCounts.
 
-        Performance: a node's share of each count is a pure function of its pods, its labels and
-        the incoming pod's terms (the existing-anti share: of the incoming pod's namespace and
-        labels), so it is kept in the node's memo (interned key, node generation) and reused by
-        later cycles of pods with the same terms until the node's pods change; the counts are the
-        sums upstream's walk computes."""
-        st = _State()
+        A node's share of each count is a pure function of its pods, its labels and the incoming
+        pod's terms (the existing-anti share: of the incoming pod's namespace and labels). Not in
+        upstream (it walks the nodes each cycle): the shares and the counts summed from them are
+        kept per pod signature across cycles (PerNode), and only the nodes whose pods changed are
+        walked again, their difference added to the counts; same counts because a sum of per-node
+        shares does not depend on when each was taken (a count that falls to zero is dropped, as
+        the walk never creates one)."""
         memo = _MatchMemo(pod)
         # getExistingAntiAffinityCounts walks havePodsWithRequiredAntiAffinityNodeInfoList: only the
         # nodes that hold a pod with required anti-affinity (the others contribute nothing).
         existing_key = self._keys(("existing", pod.labels_key))
-        for ni in have_pods_with_required_anti_affinity(nodes):
-            hit = ni.memo.get(existing_key)
-            if hit is None or hit[0] != ni.generation:
-                share: dict[str, int] = {}
-                for other in ni.pods_with_required_anti_affinity:
-                    for t in other.required_anti_affinity_terms:
-                        if memo.term_matches_incoming(t):
-                            share[t.topology_key] = share.get(t.topology_key, 0) + 1
-                hit = _remember(ni, existing_key, tuple(share.items()))
-            for key, n in hit[1]:
-                _inc(st.existing_anti, key, ni.labels, n)
+
+        def existing_share(ni: NodeInfo) -> tuple[tuple[str, int], ...]:
+            if not ni.pods_with_required_anti_affinity:
+                return ()
+            share: dict[str, int] = {}
+            for other in ni.pods_with_required_anti_affinity:
+                for t in other.required_anti_affinity_terms:
+                    if memo.term_matches_incoming(t):
+                        share[t.topology_key] = share.get(t.topology_key, 0) + 1
+            return tuple(share.items())
+
+        def add_existing(counts: list[dict[Pair, int]], labels: dict[str, str], share: Any, sign: int) -> None:
+            for key, n in share:
+                _inc(counts[0], key, labels, sign * n)
+        existing_anti = self._aggregate(existing_key, nodes, existing_share, add_existing, 1)[0]
         aff_terms = pod.required_affinity_terms
         anti_terms = pod.required_anti_affinity_terms
-        if not aff_terms and not anti_terms and not st.existing_anti:
+        if not aff_terms and not anti_terms and not existing_anti:
             return Status(Code.SKIP), None
+        st = _State(dict(existing_anti))
         if aff_terms or anti_terms:
-            incoming_key = self._keys(("incoming", tuple(t.signature for t in aff_terms),
-                                       tuple(t.signature for t in anti_terms)))
-            for ni in nodes:
-                hit = ni.memo.get(incoming_key)
-                if hit is None or hit[0] != ni.generation:
-                    n_aff = 0
-                    n_anti = [0] * len(anti_terms)
-                    for other in ni.pods:
-                        if aff_terms and memo.all_match(aff_terms, other):
-                            n_aff += 1
-                        for i, t in enumerate(anti_terms):
-                            if memo.term_matches(t, other):
-                                n_anti[i] += 1
-                    hit = _remember(ni, incoming_key, (n_aff, tuple(n_anti)))
-                n_aff, anti_counts = hit[1]
-                labels = ni.labels
+            # the counts are keyed by the terms' topology keys too (AffinityTerm.signature has none)
+            incoming_key = self._keys(("incoming", tuple((t.signature, t.topology_key) for t in aff_terms),
+                                       tuple((t.signature, t.topology_key) for t in anti_terms)))
+
+            def incoming_share(ni: NodeInfo) -> tuple[int, tuple[int, ...]]:
+                n_aff = 0
+                n_anti = [0] * len(anti_terms)
+                for other in ni.pods:
+                    if aff_terms and memo.all_match(aff_terms, other):
+                        n_aff += 1
+                    for i, t in enumerate(anti_terms):
+                        if memo.term_matches(t, other):
+                            n_anti[i] += 1
+                return n_aff, tuple(n_anti)
+
+            def add_incoming(counts: list[dict[Pair, int]], labels: dict[str, str], share: Any, sign: int) -> None:
+                n_aff, anti_counts = share
                 if n_aff:
                     for t in aff_terms:
-                        _inc(st.affinity, t.topology_key, labels, n_aff)
+                        _inc(counts[0], t.topology_key, labels, sign * n_aff)
                 for t, n in zip(anti_terms, anti_counts):
                     if n:
-                        _inc(st.anti, t.topology_key, labels, n)
+                        _inc(counts[1], t.topology_key, labels, sign * n)
+            affinity, anti = self._aggregate(incoming_key, nodes, incoming_share, add_incoming, 2)
+            st.affinity, st.anti = dict(affinity), dict(anti)
         state.data[self.name] = st
         return Status(), None
+
+    def _aggregate(self, key: int, nodes: list[NodeInfo], share_of: Callable[[NodeInfo], Any],
+                   add: Callable[[list[dict[Pair, int]], dict[str, str], Any, int], None],
+                   n: int) -> list[dict[Pair, int]]:
+        """The ``n`` count dicts ``add`` sums from every node's share (``share_of``), kept under
+        ``key`` across cycles and brought up to date from the nodes whose pods changed (PerNode).
+        The returned dicts are the kept ones: callers copy them."""
+        agg = self._aggregates.get(key)
+        if agg is None:
+            if len(self._aggregates) >= _AGGREGATE_LIMIT:
+                self._aggregates.clear()
+            agg = self._aggregates[key] = (PerNode(), [{} for _ in range(n)])
+        shares, counts = agg
+        changed = shares.refresh(nodes, share_of)
+        if changed is None:
+            for c in counts:
+                c.clear()
+            for ni, share in zip(nodes, shares.values):
+                add(counts, ni.labels, share, 1)
+        else:
+            for i, old, new in changed:
+                labels = nodes[i].labels
+                add(counts, labels, old, -1)
+                add(counts, labels, new, 1)
+        return counts
 
     def add_pod(self, state: CycleState, pod: PodInfo, to_add: PodInfo, ni: NodeInfo) -> None:
         st = state.data.get(self.name)

@@ -13,10 +13,10 @@ from typing import Any, Callable, Optional
 
 from karpy.api.meta import LabelSelector, LabelSelectorRequirement
 
-from ..framework import (ADD, ASSIGNED_POD, DELETE, NODE, UPDATE, UPDATE_NODE_LABEL, UPDATE_NODE_TAINT,
-                         _NODE_MEMO_LIMIT, ClusterEvent, CycleState, HintFn, MemoKeys, Plugin, QueueingHint,
+from ..framework import (_AGGREGATE_LIMIT, ADD, ASSIGNED_POD, DELETE, NODE, UPDATE, UPDATE_NODE_LABEL,
+                         UPDATE_NODE_TAINT, ClusterEvent, CycleState, HintFn, MemoKeys, Plugin, QueueingHint,
                          hint_signature)
-from ..nodeinfo import NodeInfo
+from ..nodeinfo import NodeInfo, PerNode
 from ..podinfo import PodInfo, selector_signature
 from ..types import LABEL_HOSTNAME, LABEL_ZONE, MAX_NODE_SCORE, SUCCESS_STATUS, Code, Status, unresolvable, unschedulable
 from .helpers import NO_EXECUTE, NO_SCHEDULE, find_matching_untolerated_taint, required_node_affinity_matches
@@ -124,7 +124,19 @@ def _node_has_all_keys(ni: NodeInfo, cs: list[Constraint]) -> bool:
 
 
 def build_constraints(pod: PodInfo, action: str) -> list[Constraint]:
-    """filterTopologySpreadConstraints: those with whenUnsatisfiable == action, matchLabelKeys merged."""
+    """filterTopologySpreadConstraints: those with whenUnsatisfiable == action, matchLabelKeys merged.
+
+    Not in upstream (it rebuilds them every PreFilter / PreScore): built once per PodInfo and
+    action and kept in ``pod.memo``; same constraints because they are a function of the pod
+    object alone (a pod update builds a new PodInfo) and are never changed once built."""
+    key = ("PodTopologySpread.constraints", action)
+    hit: Optional[list[Constraint]] = pod.memo.get(key)
+    if hit is None:
+        hit = pod.memo[key] = _build_constraints(pod, action)
+    return hit
+
+
+def _build_constraints(pod: PodInfo, action: str) -> list[Constraint]:
     out = []
     for c in getattr(pod.spec, "topology_spread_constraints", None) or []:
         if c.when_unsatisfiable != action:
@@ -156,9 +168,43 @@ class _FilterState:
     _min_match: Optional[list[Optional[int]]] = field(default=None, repr=False, compare=False)
     # (pod, per-constraint selfMatchNum): depends only on the incoming pod, so computed once.
     _self_match: Optional[tuple[Any, list[int]]] = field(default=None, repr=False, compare=False)
+    # (pod, per constraint (topology key, domain counts, the most matching pods a domain may hold)):
+    # Filter's test as one comparison per constraint (see ``checks``); dropped with ``_min_match``.
+    _checks: Optional[tuple[Any, tuple[tuple[str, dict[str, int], int], ...]]] = \
+        field(default=None, repr=False, compare=False)
+    # The status Filter rejects a node with in this state (see PodTopologySpread.filter).
+    _reject: Optional[Status] = field(default=None, repr=False, compare=False)
 
     def clone(self) -> _FilterState:
         return _FilterState(self.constraints, [dict(c) for c in self.counts])
+
+    def checks(self, pod: PodInfo) -> tuple[tuple[str, dict[str, int], int], ...]:
+        """Per constraint: its topology key, its domain counts and the largest matching-pod count
+        a domain may hold for ``pod`` to be placed in it.
+
+        Not in upstream (filtering.go computes ``matchNum + selfMatchNum - minMatchNum`` per node
+        and compares it with maxSkew); same result because for integers ``match + self - min >
+        maxSkew`` exactly when ``match > maxSkew - self + min``, and self / min are fixed while the
+        counts are (``update`` drops this with the minimum)."""
+        ch = self._checks
+        if ch is None or ch[0] is not pod:
+            sm = self.self_match(pod)
+            ch = self._checks = (pod, tuple(
+                (c.topology_key, self.counts[i], c.max_skew - sm[i] + self.min_match(i))
+                for i, c in enumerate(self.constraints)))
+        return ch[1]
+
+    def reject(self) -> Status:
+        """The Unschedulable status (REASON) of this state's rejections.
+
+        Not in upstream (a new *Status per rejected node); same result because a Filter status is
+        never changed once returned (RunFilterPlugins sets its plugin, always "PodTopologySpread",
+        and the node-local statuses are already shared through NodeInfo.memo), and every reader
+        (the FitError histogram, preemption's potential-node test) reads only code and reasons."""
+        st = self._reject
+        if st is None:
+            st = self._reject = unschedulable(REASON)
+        return st
 
     def min_match(self, i: int) -> int:
         """0 when fewer than minDomains domains are eligible, else the smallest count."""
@@ -183,6 +229,7 @@ class _FilterState:
         if other.namespace != pod.namespace or not _node_has_all_keys(ni, self.constraints):
             return
         self._min_match = None
+        self._checks = None
         for i, c in enumerate(self.constraints):
             if not c.matches_inclusion(pod, ni):
                 continue
@@ -209,6 +256,8 @@ class PodTopologySpread(Plugin):
         self.defaulting_type = defaulting_type
         self.default_selector = default_selector
         self._keys = MemoKeys()
+        # per (namespace, constraints) key: each node's share and the domain counts (_count_shares)
+        self._aggregates: dict[int, tuple[PerNode[Optional[tuple[int, ...]]], list[dict[str, int]]]] = {}
 
     # ---- filter ----
     def pre_filter(self, state: CycleState, pod: PodInfo, nodes: list[NodeInfo]) -> tuple[Status, Optional[set[str]]]:
@@ -238,31 +287,47 @@ class PodTopologySpread(Plugin):
     def _count_shares(self, st: _FilterState, ns: str, nodes: list[NodeInfo]) -> None:
         """PreFilter's counting loop when every constraint's node inclusion is trivial.
 
-        Performance: a node's share (None when it lacks a constraint's topology key, else its
-        matching-pod count per constraint) depends only on its labels and pods, the namespace and
-        the selectors, so it is kept in the node's memo (interned key, node generation) and reused
-        by later cycles; the domain counts are added in node order exactly as the loop does."""
+        A node's share (None when it lacks a constraint's topology key, else its matching-pod
+        count per constraint) depends only on its labels and pods, the namespace and the
+        selectors. Not in upstream (it recounts every node each cycle): the shares and the domain
+        counts summed from them are kept per (namespace, constraints) across cycles (PerNode) and
+        only the nodes whose pods changed are recounted, their difference added to the counts;
+        same counts because a sum of per-node shares does not depend on when each was counted,
+        and the domains (keys, in node order) are those of the same nodes."""
         cs = st.constraints
         key = self._keys((ns, tuple((c.topology_key, c.selector_key) for c in cs)))
-        counts = st.counts
-        for ni in nodes:
-            memo = ni.memo
-            hit = memo.get(key)
-            if hit is None or hit[0] != ni.generation:
-                labels = ni.labels
-                share = tuple(count_matching_on_node(ni, c, ns) for c in cs) \
-                    if all(c.topology_key in labels for c in cs) else None
-                if len(memo) >= _NODE_MEMO_LIMIT:
-                    memo.clear()
-                hit = memo[key] = (ni.generation, share)
-            share = hit[1]
-            if share is None:
-                continue
+        agg = self._aggregates.get(key)
+        if agg is None:
+            if len(self._aggregates) >= _AGGREGATE_LIMIT:
+                self._aggregates.clear()
+            agg = self._aggregates[key] = (PerNode(), [])
+
+        def share_of(ni: NodeInfo) -> Optional[tuple[int, ...]]:
             labels = ni.labels
-            for i, c in enumerate(cs):
-                v = labels[c.topology_key]
-                domain = counts[i]
-                domain[v] = domain.get(v, 0) + share[i]
+            if not all(c.topology_key in labels for c in cs):
+                return None
+            return tuple(count_matching_on_node(ni, c, ns) for c in cs)
+        shares, counts = agg
+        changed = shares.refresh(nodes, share_of)
+        if changed is None:
+            counts[:] = [{} for _ in cs]
+            for ni, share in zip(nodes, shares.values):
+                if share is None:
+                    continue
+                labels = ni.labels
+                for i, c in enumerate(cs):
+                    v = labels[c.topology_key]
+                    domain = counts[i]
+                    domain[v] = domain.get(v, 0) + share[i]
+        else:
+            for n, old, new in changed:
+                if old is None or new is None:  # labels are fixed, so both are None
+                    continue
+                labels = nodes[n].labels
+                for i, c in enumerate(cs):
+                    if new[i] != old[i]:
+                        counts[i][labels[c.topology_key]] += new[i] - old[i]
+        st.counts = [dict(d) for d in counts]
 
     def add_pod(self, state: CycleState, pod: PodInfo, to_add: PodInfo, ni: NodeInfo) -> None:
         st = state.data.get(self.name)
@@ -279,15 +344,13 @@ class PodTopologySpread(Plugin):
         if st is None:
             return SUCCESS_STATUS
         labels = ni.labels
-        self_match = st.self_match(pod)
-        for i, c in enumerate(st.constraints):
-            v = labels.get(c.topology_key)
+        # skew = matchNum + selfMatchNum - minMatchNum > maxSkew, as one comparison (_FilterState.checks)
+        for key, counts, most in st.checks(pod):
+            v = labels.get(key)
             if v is None:
                 return unresolvable(REASON_MISSING_LABEL)
-            match = st.counts[i].get(v, 0)
-            skew = match + self_match[i] - st.min_match(i)
-            if skew > c.max_skew:
-                return unschedulable(REASON)
+            if counts.get(v, 0) > most:
+                return st.reject()
         return SUCCESS_STATUS
 
     # ---- score ----
