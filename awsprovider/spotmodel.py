@@ -90,7 +90,15 @@ _FAMILY_RE = re.compile(r"^([a-z]+)(\d+)([a-z0-9-]*)$")
 
 def stable_fraction(*parts: str) -> float:
     """A deterministic number in ``[0, 1)`` from SHA-256 of ``"/".join(parts)`` (no ``hash()`` salt)."""
-    digest = hashlib.sha256("/".join(parts).encode("utf-8")).digest()
+    return _fraction("/".join(parts))
+
+
+@lru_cache(maxsize=1 << 16)
+def _fraction(text: str) -> float:
+    """:func:`stable_fraction` of the joined text; memoised (a pure function of the string: a type
+    and zone give the same fraction under every price table, so a second table -- ``prices diff``,
+    a price sweep -- or a second provider in the process does not hash them again)."""
+    digest = hashlib.sha256(text.encode("utf-8")).digest()
     return int.from_bytes(digest[:8], "big") / 2.0**64
 
 
@@ -319,11 +327,7 @@ class SpotModel:
         if od is None:
             return None
         est = self.estimate(instance_type)
-        if est.basis == "on-demand":
-            price = od
-        else:
-            raw = od * (1.0 - est.savings_percent / 100.0) * self.zone_factor(instance_type, zone)
-            price = min(od, round(raw, _PRICE_DECIMALS))
+        price = self._price(od, est, instance_type, zone)
         return SpotQuote(
             instance_type=instance_type, zone=zone, price=price, on_demand_price=od,
             savings_percent=est.savings_percent, interruption_bucket=est.interruption_bucket,
@@ -332,6 +336,15 @@ class SpotModel:
         )
 
     def price(self, instance_type: str, zone: str) -> float | None:
-        """The modelled spot price ($/h in the table's currency) or ``None``."""
-        q = self.quote(instance_type, zone)
-        return None if q is None else q.price
+        """The modelled spot price ($/h in the table's currency) or ``None``: :meth:`quote`'s
+        price, without building the quote (its capacity score is a second hash per offering)."""
+        od = self._on_demand.get(instance_type)
+        if od is None:
+            return None
+        return self._price(od, self.estimate(instance_type), instance_type, zone)
+
+    def _price(self, od: float, est: SpotEstimate, instance_type: str, zone: str) -> float:
+        if est.basis == "on-demand":
+            return od
+        raw = od * (1.0 - est.savings_percent / 100.0) * self.zone_factor(instance_type, zone)
+        return min(od, round(raw, _PRICE_DECIMALS))

@@ -202,3 +202,21 @@ def test_price_is_the_quotes_price_for_every_type_and_zone(model, od):
             assert model.price(name, zone) == (None if quote is None else quote.price), (name, zone)
     assert model.price("no-such.type", ZONES[0]) is None
 
+
+
+def test_stable_fraction_memo_is_the_hash_of_the_joined_parts():
+    # stable_fraction is memoised by the joined text; the memo must give SHA-256's fraction for
+    # every call, the first and the repeated, and keep "/"-joining (("a/b",) and ("a", "b") agree)
+    import hashlib
+
+    from awsprovider.spotmodel import stable_fraction
+
+    def direct(text: str) -> float:
+        return int.from_bytes(hashlib.sha256(text.encode("utf-8")).digest()[:8], "big") / 2.0**64
+
+    for parts in (("m7i.large", "us-east-1a"), ("capacity", "c8i.xlarge", "us-east-1f"), ("a/b",), ("a", "b")):
+        first = stable_fraction(*parts)
+        assert first == direct("/".join(parts))
+        assert stable_fraction(*parts) == first
+    assert stable_fraction("a/b") == stable_fraction("a", "b")
+    assert stable_fraction("m7i.large", "us-east-1a") != stable_fraction("m7i.large", "us-east-1b")
