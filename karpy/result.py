@@ -244,20 +244,28 @@ class Result:
         """The JSON document (:class:`karpy.document.Document`; schema: :func:`karpy.schema`)."""
         return dict(self.document_sections())
 
-    def document_sections(self) -> Iterator[tuple[str, Any]]:
+    def document_sections(self, streamed: bool = False) -> Iterator[tuple[str, Any]]:
         """The document's top-level ``(key, value)`` pairs in document order, each built only when
         the iterator reaches it (:meth:`to_document` is ``dict`` of them; :meth:`write_json`
-        writes each and lets it go before the next is built)."""
+        writes each and lets it go before the next is built). ``streamed``: the large sections
+        (``nodeclaims``, ``pods``, ``timeline``) come as :class:`karpy.report.jsontext.Lazy`,
+        their entries built one at a time as the streaming writer reaches them."""
+        from karpy.report.jsontext import Lazy
+
+        def lazy(entries: Iterator[Any], items: bool = False) -> Any:
+            return Lazy(entries, items) if streamed else (dict(entries) if items else list(entries))
+
         sim = self.simulation
         yield "region", self.region
         yield "prices", dict(self.prices)
-        yield "nodeclaims", [nc.to_dict() for nc in self.nodeclaims]
-        yield "pods", {key: p.to_dict() for key, p in self._pod_results().items()}
+        by_node = self.pods_by_node()
+        yield "nodeclaims", lazy(self._nodeclaim(r, by_node).to_dict() for r in sim.launches)
+        yield "pods", lazy(((key, p.to_dict()) for key, p in self._pod_results().items()), items=True)
         yield "cost_per_hour", self.cost_per_hour
         yield "simulation", {"virtual_seconds": sim.virtual_seconds, "provisioning_passes": sim.provisioning_passes,
                              "scheduling_cycles": sim.scheduling_cycles}
         yield "warnings", self.warnings
-        yield "timeline", [e.to_dict() for e in sim.timeline.entries]
+        yield "timeline", lazy(e.to_dict() for e in sim.timeline.entries)
         yield "cost", self.cost.to_dict()
         yield from self._status_block().items()
         if sim.disruption is not None:
@@ -305,7 +313,7 @@ class Result:
         """Write :meth:`to_json`'s text to ``write`` in pieces (``sys.stdout.write``, a file's
         ``write``), building one top-level section at a time: the whole document -- as a dict tree
         or as text -- is never held at once (:func:`karpy.report.jsontext.write_object`)."""
-        write_document_json(self.document_sections(), write, indent)
+        write_document_json(self.document_sections(streamed=True), write, indent)
 
 
 def _indented(indent: int | None) -> bool:

@@ -19,7 +19,7 @@ from json.encoder import encode_basestring
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
-__all__ = ["CHUNK_FRAGMENTS", "dumps_indented", "write_indented", "write_object"]
+__all__ = ["CHUNK_FRAGMENTS", "Lazy", "dumps_indented", "write_indented", "write_object"]
 
 _INFINITY = float("inf")
 
@@ -73,6 +73,19 @@ def write_object(members: Iterable[tuple[Any, Any]], write: Callable[[str], obje
     _, write_members, flush = _writer([], indent, write)
     write_members(iter(members), True, 0, "{")
     flush()
+
+
+class Lazy:
+    """A list (``items`` False) or object (``items`` True: ``(key, value)`` pairs) whose members
+    are produced while the streaming writers write it -- each member built, written and let go
+    in turn. Only :func:`write_indented` / :func:`write_object` accept it (``json.dumps`` and
+    :func:`dumps_indented` do not); it is iterated once."""
+
+    __slots__ = ("members", "items")
+
+    def __init__(self, members: Iterable[Any], items: bool = False) -> None:
+        self.members = members
+        self.items = items
 
 
 #: How many text fragments a streaming writer collects before it writes them (≈ 0.5-1 MB of text).
@@ -166,6 +179,8 @@ def _writer(out: list[str], indent: int, write: Callable[[str], object] | None) 
             members(iter(o.items()), True, level, "{")
         elif isinstance(o, (list_, tuple_)):
             members(iter(o), False, level, "[")
+        elif streaming and type(o) is Lazy:
+            members(iter(o.members), o.items, level, "{" if o.items else "[")
         else:
             # the stdlib's error for what it cannot encode (default=None)
             json.dumps(o)
