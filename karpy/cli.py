@@ -431,6 +431,12 @@ def _emit(document: dict[str, Any], to_json: Callable[[], str], output: str, ren
     click.echo(to_json() if output == "json" else render_text(document), nl=False)
 
 
+def _echo_pieces(write: Callable[[Callable[[str], object]], None]) -> None:
+    """Print the text ``write`` produces piece by piece (``Result.write_json``), each piece as
+    ``click.echo`` prints text: the same bytes as echoing the whole text, which is never held."""
+    write(lambda piece: click.echo(piece, nl=False))
+
+
 @click.group(cls=PluginGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="karpy")
 def cli() -> None:
@@ -463,6 +469,9 @@ def simulate(paths: tuple[Path, ...], region: str, prices: str | None, price_reg
     from karpy.report.table import render_table
     from karpy.result import document_json
 
+    if output == "json" and report_path is None:
+        _echo_pieces(result.write_json)  # section by section: the whole document is never held at once
+        sys.exit(result.exit_code)
     document = result.to_document()  # built once: the JSON printed is document_json of this same dict
 
     _emit(document, lambda: document_json(document), output, render_table, render_html, report_path)

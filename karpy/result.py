@@ -17,13 +17,14 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any, cast
 
 from karpy.document import Cost, NodeClaimResult, PodResult, RequirementDocument
 from karpy.scheduling.labels import LABEL_OS
 from karpy.sim.simulation import LaunchRecord, SimulationResult
 
-__all__ = ["EXIT_BAD_INPUT", "EXIT_OK", "EXIT_PENDING", "Result", "document_json"]
+__all__ = ["EXIT_BAD_INPUT", "EXIT_OK", "EXIT_PENDING", "Result", "document_json", "write_document_json"]
 
 EXIT_OK = 0
 EXIT_BAD_INPUT = 2
@@ -241,25 +242,36 @@ class Result:
 
     def to_document(self) -> dict[str, Any]:
         """The JSON document (:class:`karpy.document.Document`; schema: :func:`karpy.schema`)."""
+        return dict(self.document_sections())
+
+    def document_sections(self, streamed: bool = False) -> Iterator[tuple[str, Any]]:
+        """The document's top-level ``(key, value)`` pairs in document order, each built only when
+        the iterator reaches it (:meth:`to_document` is ``dict`` of them; :meth:`write_json`
+        writes each and lets it go before the next is built). ``streamed``: the large sections
+        (``nodeclaims``, ``pods``, ``timeline``) come as :class:`karpy.report.jsontext.Lazy`,
+        their entries built one at a time as the streaming writer reaches them."""
+        from karpy.report.jsontext import Lazy
+
+        def lazy(entries: Iterator[Any], items: bool = False) -> Any:
+            return Lazy(entries, items) if streamed else (dict(entries) if items else list(entries))
+
         sim = self.simulation
-        doc: dict[str, Any] = {
-            "region": self.region,
-            "prices": dict(self.prices),
-            "nodeclaims": [nc.to_dict() for nc in self.nodeclaims],
-            "pods": {key: p.to_dict() for key, p in self._pod_results().items()},
-            "cost_per_hour": self.cost_per_hour,
-            "simulation": {"virtual_seconds": sim.virtual_seconds, "provisioning_passes": sim.provisioning_passes,
-                           "scheduling_cycles": sim.scheduling_cycles},
-            "warnings": self.warnings,
-            "timeline": [e.to_dict() for e in sim.timeline.entries],
-            "cost": self.cost.to_dict(),
-        }
-        doc.update(self._status_block())
+        yield "region", self.region
+        yield "prices", dict(self.prices)
+        by_node = self.pods_by_node()
+        yield "nodeclaims", lazy(self._nodeclaim(r, by_node).to_dict() for r in sim.launches)
+        yield "pods", lazy(((key, p.to_dict()) for key, p in self._pod_results().items()), items=True)
+        yield "cost_per_hour", self.cost_per_hour
+        yield "simulation", {"virtual_seconds": sim.virtual_seconds, "provisioning_passes": sim.provisioning_passes,
+                             "scheduling_cycles": sim.scheduling_cycles}
+        yield "warnings", self.warnings
+        yield "timeline", lazy(e.to_dict() for e in sim.timeline.entries)
+        yield "cost", self.cost.to_dict()
+        yield from self._status_block().items()
         if sim.disruption is not None:
-            doc["disruptions"] = list(sim.disruption.decisions)
-            doc["disruption_timeline"] = list(sim.disruption.timeline)
-        doc["explain"] = self.explain if self.explain else self.explain_block()
-        return doc
+            yield "disruptions", list(sim.disruption.decisions)
+            yield "disruption_timeline", list(sim.disruption.timeline)
+        yield "explain", self.explain if self.explain else self.explain_block()
 
     def _status_block(self) -> dict[str, Any]:
         """The document's ``nodeclasses`` (the cloud provider's ``nodeclass_statuses()``, when it has
@@ -289,7 +301,23 @@ class Result:
         return render_explain(explain_run(self))
 
     def to_json(self, indent: int | None = 2) -> str:
-        return document_json(self.to_document(), indent)
+        """The document as JSON text (:func:`document_json` of :meth:`to_document`; with an indent
+        written section by section, as :meth:`write_json` writes it)."""
+        if not _indented(indent):
+            return document_json(self.to_document(), indent)
+        parts: list[str] = []
+        self.write_json(parts.append, cast(int, indent))
+        return "".join(parts)
+
+    def write_json(self, write: Callable[[str], object], indent: int = 2) -> None:
+        """Write :meth:`to_json`'s text to ``write`` in pieces (``sys.stdout.write``, a file's
+        ``write``), building one top-level section at a time: the whole document -- as a dict tree
+        or as text -- is never held at once (:func:`karpy.report.jsontext.write_object`)."""
+        write_document_json(self.document_sections(streamed=True), write, indent)
+
+
+def _indented(indent: int | None) -> bool:
+    return isinstance(indent, int) and not isinstance(indent, bool) and indent >= 0
 
 
 def document_json(document: dict[str, Any], indent: int | None = 2) -> str:
@@ -298,8 +326,21 @@ def document_json(document: dict[str, Any], indent: int | None = 2) -> str:
     ``json.dumps(document, indent=indent, ensure_ascii=False)``; with an indent it is written by
     :func:`karpy.report.jsontext.dumps_indented` (the same bytes, without the stdlib's
     pure-Python indenting encoder)."""
-    if isinstance(indent, int) and not isinstance(indent, bool) and indent >= 0:
+    if _indented(indent):
         from karpy.report.jsontext import dumps_indented
 
-        return dumps_indented(document, indent) + "\n"
+        return dumps_indented(document, cast(int, indent)) + "\n"
     return json.dumps(document, indent=indent, ensure_ascii=False) + "\n"
+
+
+def write_document_json(sections: Mapping[str, Any] | Iterable[tuple[str, Any]], write: Callable[[str], object],
+                        indent: int = 2) -> None:
+    """Write :func:`document_json`'s text of a document -- a dict, or its ``(key, value)`` pairs
+    in order, as :meth:`Result.document_sections` yields them -- to ``write`` in pieces (an indent
+    is required: without one there is nothing to stream section by section)."""
+    from karpy.report.jsontext import write_object
+
+    if not _indented(indent):
+        raise ValueError(f"write_document_json needs an indent >= 0, not {indent!r}")
+    write_object(sections.items() if isinstance(sections, Mapping) else sections, write, indent)
+    write("\n")

@@ -1,16 +1,17 @@
 """Suite-wide hook: every JSON document a test produces is validated against the published schema.
 
-``Result.to_document`` builds the document for ``Result.to_json()``, ``karpy simulate -o json`` /
-``karpy explain -o json`` (in-process through click's runner) and the ``runs`` of ``karpy compare``;
-the hook wraps it once per session so each document is checked against ``karpy.schema()`` (the
-shipped file) when it is built. A document that does not validate fails the test that built it,
+``Result.document_sections`` builds the document's sections for ``Result.to_document()``,
+``Result.to_json()`` / ``write_json()``, ``karpy simulate -o json`` (streamed) / ``karpy explain -o
+json`` (in-process through click's runner) and the ``runs`` of ``karpy compare``; the hook wraps it
+once per session so each document is checked against ``karpy.schema()`` (the shipped file) when it
+is built. A document that does not validate fails the test that built it,
 naming the JSON path. tests/test_document_schema.py proves the hook is installed and that a broken
 document fails.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
@@ -51,16 +52,18 @@ def validate_document_fixture() -> Callable[[Any], None]:
 def pytest_configure(config: pytest.Config) -> None:
     from karpy.result import Result
 
-    original: Callable[[Result], dict[str, Any]] = Result.to_document
+    original: Callable[[Result], Iterator[tuple[str, Any]]] = Result.document_sections
     if getattr(original, "__validated__", False):
         return
 
-    def to_document(self: Result) -> dict[str, Any]:
-        document = original(self)
-        validate_document(document)
-        return document
+    def document_sections(self: Result, streamed: bool = False) -> Iterator[tuple[str, Any]]:
+        # validated whole; a streamed write gets the same sections as plain lists and dicts
+        # (tests/report/test_document_stream.py exercises the streamed ones unwrapped)
+        sections = list(original(self))
+        validate_document(dict(sections))
+        return iter(sections)
 
-    to_document.__validated__ = True  # type: ignore[attr-defined]
-    to_document.__wrapped__ = original  # type: ignore[attr-defined]
-    to_document.__doc__ = original.__doc__
-    Result.to_document = to_document  # type: ignore[method-assign]
+    document_sections.__validated__ = True  # type: ignore[attr-defined]
+    document_sections.__wrapped__ = original  # type: ignore[attr-defined]
+    document_sections.__doc__ = original.__doc__
+    Result.document_sections = document_sections  # type: ignore[method-assign]

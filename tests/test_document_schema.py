@@ -136,7 +136,15 @@ def test_karpy_schema_command_prints_the_shipped_file() -> None:
 # -- the hook really validates ---------------------------------------------------------------------
 
 def test_suite_hook_wraps_to_document() -> None:
-    assert getattr(Result.to_document, "__validated__", False)
+    # the hook wraps the sections every document is built from: to_document, to_json, write_json
+    assert getattr(Result.document_sections, "__validated__", False)
+
+
+def test_a_result_whose_document_breaks_the_schema_fails_at_to_json(
+        disruption_result: Result, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(Result, "cost_per_hour", property(lambda self: "free"))
+    with pytest.raises(AssertionError, match=r"\$\.cost_per_hour: 'free' is not of type 'number'"):
+        disruption_result.to_json()
 
 
 @pytest.mark.parametrize("breakage", [

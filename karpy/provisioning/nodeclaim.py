@@ -841,6 +841,21 @@ class NodeClaim:
     def __repr__(self) -> str:
         return f"NodeClaim({self.nodepool_name!r}, {self.hostname!r}, pods={len(self.pods)})"
 
+    def release_solve_state(self) -> None:
+        """Let go of what only Solve reads once the claim is launched -- the pass's topology, the
+        instance-type index, the merge memo, the reservation manager, the option-id caches. The
+        run keeps the claim for explain output only (``LaunchRecord.scheduling``: pods, hostname,
+        requirements, template, options, daemon groups, well_known); holding the rest kept every
+        pass's Topology and memos alive to the end of the run (issue #13: a third of the objects
+        left at the end of a 2,000-pod run). ``can_add`` / ``add`` must not be called after."""
+        self.topology = None
+        del self._index
+        self._satisfies_min_values = None
+        self._merge_cache = {}
+        self.reservation_manager = None
+        self._option_ids = None
+        self._pending_ids = None
+
     def can_add(
         self, pod: Any, pod_data: Any, relax_min_values: bool, need_error: bool = True
     ) -> tuple[Requirements | None, list[Any] | None, str | InstanceTypeFilterError | None]:

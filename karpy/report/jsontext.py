@@ -16,9 +16,10 @@ from __future__ import annotations
 
 import json
 from json.encoder import encode_basestring
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
-__all__ = ["dumps_indented"]
+__all__ = ["CHUNK_FRAGMENTS", "Lazy", "dumps_indented", "write_indented", "write_object"]
 
 _INFINITY = float("inf")
 
@@ -53,15 +54,67 @@ def _key(k: Any) -> str:
 def dumps_indented(document: Any, indent: int = 2) -> str:
     """``json.dumps(document, indent=indent, ensure_ascii=False)`` (see the module doc)."""
     out: list[str] = []
+    _writer(out, indent, None)[0](document, 0)
+    return "".join(out)
+
+
+def write_indented(document: Any, write: Callable[[str], object], indent: int = 2) -> None:
+    """Write :func:`dumps_indented`'s text of ``document`` to ``write`` in pieces of about
+    :data:`CHUNK_FRAGMENTS` fragments, so the whole text is never held at once."""
+    value, _, flush = _writer([], indent, write)
+    value(document, 0)
+    flush()
+
+
+def write_object(members: Iterable[tuple[Any, Any]], write: Callable[[str], object], indent: int = 2) -> None:
+    """Write the text of the object ``dict(members)`` to ``write`` as :func:`write_indented` would,
+    taking one ``(key, value)`` at a time: a caller can build each member just before it is
+    written and drop it afterwards (duplicate keys are written as given, unlike a dict)."""
+    _, write_members, flush = _writer([], indent, write)
+    write_members(iter(members), True, 0, "{")
+    flush()
+
+
+class Lazy:
+    """A list (``items`` False) or object (``items`` True: ``(key, value)`` pairs) whose members
+    are produced while the streaming writers write it -- each member built, written and let go
+    in turn. Only :func:`write_indented` / :func:`write_object` accept it (``json.dumps`` and
+    :func:`dumps_indented` do not); it is iterated once."""
+
+    __slots__ = ("members", "items")
+
+    def __init__(self, members: Iterable[Any], items: bool = False) -> None:
+        self.members = members
+        self.items = items
+
+
+#: How many text fragments a streaming writer collects before it writes them (≈ 0.5-1 MB of text).
+CHUNK_FRAGMENTS = 1 << 16
+
+_Value = Callable[[Any, int], None]
+_Members = Callable[[Iterator[Any], bool, int, str], None]
+
+
+def _writer(out: list[str], indent: int, write: Callable[[str], object] | None) -> tuple[_Value, _Members, Callable[[], None]]:
+    """``(value, members, flush)``: the recursive writer appending fragments to ``out``; with
+    ``write`` set, ``members`` hands them over every :data:`CHUNK_FRAGMENTS` fragments (checked
+    after each container member) and ``flush`` hands over the rest. One closure per container
+    kind, locals bound once: the writer's speed is the document's."""
     append = out.append
     step = " " * indent
     newlines: list[str] = ["\n"]
+    streaming = write is not None
     str_ = str
     int_ = int
     float_ = float
     list_ = list
     tuple_ = tuple
     dict_ = dict
+
+    def flush() -> None:
+        if write is not None and out:
+            write("".join(out))
+            out.clear()
 
     def nl(level: int) -> str:
         while len(newlines) <= level:
@@ -90,12 +143,13 @@ def dumps_indented(document: Any, indent: int = 2) -> str:
             return _float(o)
         return None
 
-    def members(o: Any, is_dict: bool, level: int) -> None:
-        """The members of a non-empty list or dict, one per line at ``level + 1``."""
+    def members(entries: Iterator[Any], is_dict: bool, level: int, opening: str) -> None:
+        """``opening``, the members (``entries``: a dict's items or a list's values) one per line
+        at ``level + 1``, and the closing bracket; ``[]`` / ``{}`` when there are none."""
         inner = nl(level + 1)
         comma = "," + inner
-        sep = inner
-        for entry in (o.items() if is_dict else o):
+        sep = opening + inner
+        for entry in entries:
             append(sep)
             sep = comma
             if is_dict:
@@ -109,24 +163,27 @@ def dumps_indented(document: Any, indent: int = 2) -> str:
                 append(s)
             else:
                 value(v, level + 1)
-        append(nl(level))
+                if streaming and len(out) >= CHUNK_FRAGMENTS:
+                    flush()
+        if sep is comma:
+            append(nl(level))
+            append("}" if is_dict else "]")
+        else:
+            append("{}" if is_dict else "[]")
 
     def value(o: Any, level: int) -> None:
         s = scalar(o)
         if s is not None:
             append(s)
-        elif isinstance(o, (list_, tuple_, dict_)):
-            is_dict = isinstance(o, dict_)
-            if not o:
-                append("{}" if is_dict else "[]")
-                return
-            append("{" if is_dict else "[")
-            members(o, is_dict, level)
-            append("}" if is_dict else "]")
+        elif isinstance(o, dict_):
+            members(iter(o.items()), True, level, "{")
+        elif isinstance(o, (list_, tuple_)):
+            members(iter(o), False, level, "[")
+        elif streaming and type(o) is Lazy:
+            members(iter(o.members), o.items, level, "{" if o.items else "[")
         else:
             # the stdlib's error for what it cannot encode (default=None)
             json.dumps(o)
             raise TypeError(f"Object of type {o.__class__.__name__} is not JSON serializable")  # pragma: no cover
 
-    value(document, 0)
-    return "".join(out)
+    return value, members, flush

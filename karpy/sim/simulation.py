@@ -962,6 +962,10 @@ class Simulation:
             staged.append(self._stage_nodeclaim(claim, pool_types.get(claim.nodepool_name),
                                                 untruncated.get(id(claim))))
         self._launch(staged)
+        for record in staged:  # kept for explain output only from here (issue #13, memory)
+            release = getattr(record.scheduling, "release_solve_state", None)
+            if release is not None:
+                release()
         self._last_pass_version = self.store.resource_version if not staged else None
         if self.progress is not None:
             self.progress(self.clock.now(), self._passes, len(self.launches))
