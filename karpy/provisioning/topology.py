@@ -233,6 +233,9 @@ class Topology:
         self._by_key: dict[str, list[TopologyGroup]] = {}
         self._version = 0
         self._selecting: dict[str, tuple[int, list[TopologyGroup], list[TopologyGroup]]] = {}
+        #: (namespace, labels) -> (version, selecting groups, selecting inverse groups): shared by
+        #: pods alike in both (see _selecting_groups)
+        self._selecting_by_labels: dict[Any, tuple[int, list[TopologyGroup], list[TopologyGroup]]] = {}
         self._matching: dict[str, tuple[int, list[TopologyGroup]]] = {}
         self._nodes_by_name: dict[str, Any] | None = None
         self._node_reqs: dict[str, Requirements] = {}
@@ -380,11 +383,7 @@ class Topology:
         # Not in upstream; same result because ``selects`` is a function of the pod's namespace
         # and labels alone: pods alike in both (the replicas of a Deployment) share one answer per
         # group version, so a Solve does not walk every group once per pod.
-        by_labels: dict[Any, tuple[int, list[TopologyGroup], list[TopologyGroup]]] | None = \
-            self.__dict__.get("_selecting_by_labels")
-        if by_labels is None:  # (created here: Topology.__init__ belongs to the per-pass construction)
-            by_labels = {}
-            self.__dict__["_selecting_by_labels"] = by_labels
+        by_labels = self._selecting_by_labels
         meta = pod.metadata
         sig = (meta.namespace, frozenset((meta.labels or {}).items()))
         shared = by_labels.get(sig)
