@@ -1,0 +1,58 @@
+"""The mocked EC2's request path (awsprovider/ec2/backend.py): moto's EC2 dispatcher with its
+handler list computed once, and unsigned requests -- both must answer exactly as the plain path."""
+
+from __future__ import annotations
+
+import inspect
+from typing import Any
+
+from moto.core.utils import method_names_from_class
+
+from awsprovider.ec2.backend import MockedEC2, _ec2_dispatcher
+
+
+def test_dispatcher_finds_the_same_handler_methods_as_moto() -> None:
+    from moto.ec2.responses import EC2Response
+
+    dispatcher = _ec2_dispatcher()
+    assert issubclass(dispatcher, EC2Response) and dispatcher is _ec2_dispatcher()
+    # what moto's call_action asks, on the subclass and on moto's own class
+    assert method_names_from_class(dispatcher) == method_names_from_class(EC2Response)
+    assert all(getattr(dispatcher, n) is getattr(EC2Response, n) for n in method_names_from_class(EC2Response))
+    # moto's class is left as it was: its dir is the full one, not the function list
+    assert len(dir(EC2Response)) > len(method_names_from_class(EC2Response))
+    assert type(EC2Response) is type
+
+
+def test_dispatcher_answers_as_moto_for_a_request_sequence() -> None:
+    """The same requests through the cached dispatcher and through moto's own ``EC2Response``
+    (swapped in for the second backend) give the same answers, ids included."""
+    import awsprovider.ec2.backend as backend
+    from moto.ec2.responses import EC2Response
+
+    def run() -> list[Any]:
+        with MockedEC2() as ec2:
+            net = ec2.create_network(tags={"k": "v"})
+            lt = ec2.create_launch_template("karpy-t1")
+            out: list[Any] = [net, lt, ec2.client.describe_subnets()["Subnets"],
+                              ec2.client.describe_security_groups()["SecurityGroups"]]
+            try:
+                ec2.client.describe_launch_templates(LaunchTemplateNames=["missing"])
+            except Exception as e:  # the NotFound error path Karpenter's ensureLaunchTemplate takes
+                out.append(str(e))
+            return out
+
+    cached = run()
+    saved = list(backend._EC2_DISPATCHER)
+    backend._EC2_DISPATCHER[:] = [EC2Response]
+    try:
+        plain = run()
+    finally:
+        backend._EC2_DISPATCHER[:] = saved
+    assert cached == plain
+
+
+def test_function_names_metaclass_only_on_karpy_subclass() -> None:
+    dispatcher = _ec2_dispatcher()
+    names = [n for n, _ in inspect.getmembers(dispatcher, inspect.isfunction)]
+    assert sorted(dir(dispatcher)) == names
