@@ -412,6 +412,8 @@ class MockedEC2:
         _import_moto_ec2()
         import boto3
         import botocore.session
+        from botocore import UNSIGNED
+        from botocore.config import Config
         from moto.core.models import botocore_stubber as moto_global_stubber
         from moto.ec2.models import ec2_backends
         from moto.moto_api._internal import mock_random
@@ -430,8 +432,14 @@ class MockedEC2:
             # request as keywords, which moto's BotocoreStubber accepts (and returns the response)
             core.unregister("before-send", moto_global_stubber)  # type: ignore[arg-type]
             session = boto3.session.Session(botocore_session=core, region_name=self.region, **DUMMY_CREDENTIALS)
+            # Unsigned: Not in upstream (Karpenter's client signs with SigV4); same result because
+            # moto's EC2 never checks a signature (its IAM authentication is off unless a host turns
+            # it on for a mock_aws of its own) and takes the region from the URL and the account
+            # from the header above. Signing cost ~0.4 ms a request (botocore's SigV4 canonical
+            # request and HMACs), the request body botocore builds is the same.
             client = session.client("ec2", region_name=self.region,
-                                    endpoint_url=f"https://ec2.{self.region}.amazonaws.com")
+                                    endpoint_url=f"https://ec2.{self.region}.amazonaws.com",
+                                    config=Config(signature_version=UNSIGNED))
             client.meta.events.register_first("before-send.ec2", self._on_before_send)
             self._client = client
             self._install_hooks()

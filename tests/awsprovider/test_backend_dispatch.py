@@ -52,6 +52,15 @@ def test_dispatcher_answers_as_moto_for_a_request_sequence() -> None:
     assert cached == plain
 
 
+def test_requests_are_unsigned_and_answered() -> None:
+    seen: list[dict[str, str]] = []
+    with MockedEC2() as ec2:
+        ec2.client.meta.events.register_first("before-send.ec2", lambda request, **_: seen.append(dict(request.headers)))
+        zones = ec2.client.describe_availability_zones()["AvailabilityZones"]
+    assert zones and seen
+    assert "Authorization" not in seen[0] and seen[0]["x-moto-account-id"]
+
+
 def test_function_names_metaclass_only_on_karpy_subclass() -> None:
     dispatcher = _ec2_dispatcher()
     names = [n for n, _ in inspect.getmembers(dispatcher, inspect.isfunction)]
