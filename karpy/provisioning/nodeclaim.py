@@ -293,6 +293,12 @@ class InstanceTypeIndex:
             bad = self._bad[req] = self._interned.setdefault(bad, bad)
         return bad
 
+    def incompatible_for(self, req: Requirement) -> frozenset[int]:
+        """ids of instance types whose requirement for ``req.key`` does not intersect ``req``:
+        the part of :meth:`incompatible` that one key contributes (empty for a key no type
+        defines), so ``incompatible(reqs) >= incompatible_for(reqs[key])``."""
+        return self._bad_for(req) if req.key in self._it_keys else _NO_IDS
+
     def incompatible(self, reqs: Requirements) -> frozenset[int]:
         """ids of instance types failing ``it.requirements.intersects(reqs)`` (nodeclaim.go
         ``compatible``): the union over the keys of ``reqs`` of :meth:`_bad_for` (Intersects is a
@@ -791,6 +797,7 @@ class NodeClaim:
         "_to_reserve",
         "_option_ids",
         "_pending_ids",
+        "filtered_requirements",
     )
 
     def __init__(
@@ -825,6 +832,9 @@ class NodeClaim:
         self._satisfies_min_values = satisfies_min_values
         self.well_known = index.well_known
         self.seq = 0
+        #: the merged requirements of the last can_add that ended with no option compatible
+        #: (INSTANCE_TYPES_FILTERED_OUT from the covered test; Scheduler._add reads and clears it)
+        self.filtered_requirements: Requirements | None = None
         #: pod requirements (by value) -> (claim reqs ∩ pod reqs, error); reset when requirements change
         self._merge_cache: dict[Any, tuple[Requirements, str | None]] = {}
         #: reserved capacity (set by the scheduler; see module doc and reservationmanager)
@@ -863,6 +873,7 @@ class NodeClaim:
         (last), then instance-type filtering. Returns (requirements, instance types, error).
         ``need_error=False``: the caller only tests the error for None, so a failed instance-type
         filter returns :data:`INSTANCE_TYPES_FILTERED_OUT` instead of building upstream's flags."""
+        self.filtered_requirements = None
         err = pod_data.tolerates(self.template)
         if err is not None:
             return None, None, err
@@ -926,6 +937,7 @@ class NodeClaim:
             # caller discards the error. The set test skips the requests merge and the offering
             # lookups of the filter (most in-flight tries on a real catalogue end here).
             self._pending_ids = None
+            self.filtered_requirements = reqs  # read (and cleared) by Scheduler._add
             return None, None, INSTANCE_TYPES_FILTERED_OUT
         requests = merge(self.requests, pod_data.requests)
         remaining, remaining_ids, unsat, ferr = _filter(
@@ -959,6 +971,10 @@ class NodeClaim:
                 return None, None, rerr
             self._to_reserve = ofs
         return reqs, remaining, None
+
+    def options_within(self, ids: frozenset[int]) -> bool:
+        """True when every instance-type option's id is in ``ids`` (Scheduler._add's skip)."""
+        return self._index.covered(self._options(), ids)
 
     def _options(self) -> frozenset[int]:
         """ids of ``instance_type_options`` (recomputed whenever that list object is replaced)."""

@@ -686,6 +686,7 @@ class Scheduler:
         # (quadratic in the number of claims). Claims sharing a failed topology domain are skipped
         # as on existing nodes (_TopologyMisses).
         free: set[str] | None = None
+        options: _OptionMisses | None = None
         if claims:
             occupied = self.topology.hostname_blocked(pod)
             if occupied:
@@ -698,6 +699,8 @@ class Scheduler:
                 continue
             if misses.keys and misses.missed(nc.requirements):
                 continue
+            if options is not None and options.bad and options.missed(nc):
+                continue
             creqs, its, cerr = nc.can_add(pod, data, False, need_error=False)  # errors discarded
             if cerr is None:
                 assert creqs is not None and its is not None  # can_add returns both whenever there is no error
@@ -709,7 +712,15 @@ class Scheduler:
                     claims.pop(i)
                     claims.insert(bisect_left(claims, n, lo=i, key=_pod_count), nc)
                 return None
-            misses.note(cerr, nc.requirements)
+            merged = nc.filtered_requirements
+            if merged is not None:  # no option compatible with the merged requirements
+                nc.filtered_requirements = None
+                if options is None:
+                    options = _OptionMisses.for_pod(self.index, self.topology, pod, data)
+                if options is not None:
+                    options.note(nc, merged)
+            else:
+                misses.note(cerr, nc.requirements)
         if not self.templates:
             return ERR_NO_TEMPLATES
         return self._add_to_new_nodeclaim(pod, data)
@@ -817,6 +828,66 @@ class _TopologyMisses:
     def missed(self, requirements: Requirements) -> bool:
         for key, values in self.keys.items():
             if _miss_key(dict.get(requirements, key)) in values:
+                return True
+        return False
+
+
+class _OptionMisses:
+    """The merged requirements on which no instance-type option survived during one scan of
+    addToInflightNode (not in upstream; a pure pre-filter).
+
+    When a claim's CanAdd ends with no option compatible with its merged requirements
+    (NodeClaim.filtered_requirements), then for each key ``k`` of the pod's topology groups the
+    types incompatible with the merged requirement for ``k`` are noted under the claim's own
+    requirement for ``k`` (by value, :func:`_miss_key`). A later claim of the same scan whose own
+    requirement for ``k`` is equal and whose options all lie in that set is skipped without
+    calling CanAdd.
+
+    Same result because the merged requirement for ``k`` is a function of the claim's own
+    requirement for ``k`` alone: it is the claim's requirement intersected with the pod's (both
+    fixed), then narrowed by the pod's groups on ``k``, whose ``next_domain`` sees only that value
+    and the group's counts (nothing is recorded during a scan) -- the argument of
+    :class:`_TopologyMisses`, so it holds under the same conditions (every group evaluated on
+    every target: Topology.evaluated_keys is not None; no volume topology alternatives). The later
+    claim's merged requirements hold that same requirement for ``k``, so
+    ``InstanceTypeIndex.incompatible`` of them contains the noted set, which covers its options:
+    CanAdd fails there in the covered test of tryVolumeAlternative (or earlier). On a real
+    catalogue this is the zone-spread pod whose next domain is a zone the claims' instance types
+    are not offered in: every such claim failed after a full AddRequirements and filter.
+    """
+
+    __slots__ = ("keys", "bad", "_index")
+
+    def __init__(self, index: InstanceTypeIndex, keys: list[str]) -> None:
+        self._index = index
+        self.keys = keys
+        #: topology key -> the claim requirement (by value) -> ids of the incompatible types
+        self.bad: dict[str, dict[Any, frozenset[int]]] = {}
+
+    @classmethod
+    def for_pod(cls, index: InstanceTypeIndex, topology: Any, pod: Any, data: PodData) -> _OptionMisses | None:
+        """The notes for one scan of ``pod`` (None when the conditions above do not hold)."""
+        if data.volume_requirements:
+            return None
+        keys = topology.evaluated_keys(pod)
+        if keys is None:
+            return None
+        return cls(index, sorted(keys))
+
+    def note(self, nc: NodeClaim, merged: Requirements) -> None:
+        for key in self.keys:
+            r = dict.get(merged, key)
+            if r is None:
+                continue
+            bad = self._index.incompatible_for(r)
+            if bad:
+                self.bad.setdefault(key, {})[_miss_key(dict.get(nc.requirements, key))] = bad
+
+    def missed(self, nc: NodeClaim) -> bool:
+        reqs = nc.requirements
+        for key, by_value in self.bad.items():
+            bad = by_value.get(_miss_key(dict.get(reqs, key)))
+            if bad is not None and nc.options_within(bad):
                 return True
         return False
 

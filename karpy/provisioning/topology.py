@@ -424,6 +424,19 @@ class Topology:
             self._matching[uid] = (self._version, out)
         return out
 
+    def evaluated_keys(self, pod: Any) -> set[str] | None:
+        """The keys of the groups ``add_requirements`` evaluates for this pod on *every* node (its
+        own groups and the inverse groups with the zero node filter selecting it), or None when an
+        inverse group with another node filter selects it (evaluated on some nodes only). Not in
+        upstream; for Scheduler._add's pre-filters."""
+        _, inverse = self._selecting_groups(pod)
+        keys = {tg.key for tg in self._owned.get(_pod_uid(pod), ())}
+        for tg in inverse:
+            if tg.node_filter is not ZERO_NODE_FILTER:
+                return None
+            keys.add(tg.key)
+        return keys
+
     def hostname_blocked(self, pod: Any) -> list[set[str]]:
         """Sets of hostnames on which ``add_requirements`` fails for this pod, one per hostname
         group it evaluates on *every* node: the hostname anti-affinity groups (its own and the
