@@ -10,15 +10,18 @@ from __future__ import annotations
 
 import random
 from dataclasses import dataclass, field
-from typing import Callable, Optional
+from typing import Any, Callable, Optional
 
 from .framework import _NODE_MEMO_LIMIT, CycleState, Framework, _run_filter_plugins
-from .nodeinfo import NodeInfo
+from .nodeinfo import NodeInfo, Snapshot
 from .podinfo import PodInfo
 from .types import (ERR_NO_NODES_AVAILABLE, MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND, MIN_FEASIBLE_NODES_TO_FIND, Code,
                     Status)
 
 Nominated = Callable[[str], list[PodInfo]]
+
+#: failed filter passes Algorithm keeps before it drops them all
+_FAILED_LIMIT = 64
 
 
 def _no_nominations(node: str) -> list[PodInfo]:
@@ -107,6 +110,11 @@ class Algorithm:
         self.rng = rng
         self.percentage = percentage_of_nodes_to_score
         self.next_start_node_index = 0
+        # The filter passes that found no feasible node (see _pass_filters_or_repeat): (cycle
+        # signature, allowed names) -> (candidate generations, (name, status) per candidate in
+        # candidate order, rejecting plugins). All dropped when the node tree changes.
+        self._failed: dict[Any, tuple[list[int], list[tuple[str, Status]], frozenset[str]]] = {}
+        self._failed_tree: Optional[list[NodeInfo]] = None
 
     def find_nodes_that_fit(self, state: CycleState, pod: PodInfo, nodes: list[NodeInfo],
                             nominated: Nominated) -> tuple[list[NodeInfo], Diagnosis]:
@@ -135,8 +143,53 @@ class Algorithm:
                                         [_narrowing_msg(rejectors)] if rejectors else ["node(s) didn't satisfy plugin(s) [NodeAffinity]"])
             if len(candidates) < len(nodes):
                 diag.unschedulable_plugins.add("NodeAffinity")
-        feasible = self._pass_filters(state, pod, candidates, len(nodes), diag, nominated)
+        tree = nodes.tree if isinstance(nodes, Snapshot) else None
+        if tree is None or nominated is not _no_nominations:
+            feasible = self._pass_filters(state, pod, candidates, len(nodes), diag, nominated)
+        else:
+            feasible = self._pass_filters_or_repeat(state, pod, candidates, len(nodes), diag, tree, allowed)
         return feasible, diag
+
+    def _pass_filters_or_repeat(self, state: CycleState, pod: PodInfo, nodes: list[NodeInfo], num_all: int,
+                                diag: Diagnosis, tree: list[NodeInfo], allowed: Optional[set[str]]) -> list[NodeInfo]:
+        """findNodesThatPassFilters for a cycle without nominated pods, repeating a pass that found
+        no feasible node when nothing it read has changed.
+
+        Not in upstream (it runs every Filter plugin on every node each cycle); same result because
+        the status of a node is a function of what the plugins read from the pod and the cycle
+        state (Framework.filter_cycle_signature) and of the NodeInfo, and the NodeInfos are the same
+        (same node-tree list: no node added, removed or updated) with the same pods (generations):
+        every candidate gets the status it got before, so no node is feasible, every node is
+        visited (processed = len(nodes)) and node_to_status is rebuilt in the visiting order from
+        nextStartNodeIndex. The pods of a ReplicaSet whose NodeClaim is still in flight fail this
+        way one after another (a Diagnosis is then identical, and so are the messages)."""
+        if not nodes:
+            return []
+        if tree is not self._failed_tree:
+            self._failed.clear()
+            self._failed_tree = tree
+        plan = self.fwk._filter_plan(state, pod)
+        sig = self.fwk.filter_cycle_signature(state, pod, plan)
+        if sig is None:
+            return self._pass_filters(state, pod, nodes, num_all, diag, _no_nominations)
+        key = (sig, None if allowed is None else frozenset(allowed))
+        gens = [ni.generation for ni in nodes]
+        hit = self._failed.get(key)
+        if hit is not None and hit[0] == gens:
+            n = len(nodes)
+            start = self.next_start_node_index % n
+            statuses = hit[1]
+            diag.node_to_status.update(statuses[start:] + statuses[:start] if start else statuses)
+            diag.unschedulable_plugins |= hit[2]
+            self.next_start_node_index = (self.next_start_node_index + n) % max(num_all, 1)
+            return []
+        feasible = self._pass_filters(state, pod, nodes, num_all, diag, _no_nominations)
+        if not feasible:
+            if len(self._failed) >= _FAILED_LIMIT:
+                self._failed.clear()
+            statuses = [(ni.name, diag.node_to_status[ni.name]) for ni in nodes]
+            self._failed[key] = (gens, statuses, frozenset(st.plugin for _, st in statuses))
+        return feasible
 
     def _pass_filters(self, state: CycleState, pod: PodInfo, nodes: list[NodeInfo], num_all: int,
                       diag: Diagnosis, nominated: Nominated) -> list[NodeInfo]:

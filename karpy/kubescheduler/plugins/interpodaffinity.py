@@ -261,6 +261,17 @@ class InterPodAffinity(Plugin):
                     return unschedulable(REASON_EXISTING_ANTI_AFFINITY)
         return SUCCESS_STATUS
 
+    def filter_state_signature(self, state: CycleState, pod: PodInfo) -> Any:
+        """Everything Filter reads: the PreFilter counts, the required terms' topology keys and
+        whether the affinity terms match the pod itself (their signatures, its namespace and
+        labels); None without a PreFilter state."""
+        st: Optional[_State] = state.data.get(self.name)
+        if st is None:
+            return None
+        return (tuple((t.signature, t.topology_key) for t in pod.required_affinity_terms),
+                tuple(t.topology_key for t in pod.required_anti_affinity_terms), pod.labels_key,
+                frozenset(st.affinity.items()), frozenset(st.anti.items()), frozenset(st.existing_anti.items()))
+
     # ---- score ----
     def _process_existing(self, pod: PodInfo, other: PodInfo, labels: dict[str, str],
                           score: dict[str, dict[str, int]], memo: Optional[_MatchMemo] = None) -> None:
