@@ -39,6 +39,10 @@ class Diagnosis:
     pending_plugins: set[str] = field(default_factory=set)
     pre_filter_msg: str = ""
     post_filter_msg: str = ""
+    #: how many statuses of node_to_status carry each reason, once counted (FitError.message):
+    #: node_to_status is complete when a Diagnosis is handed on and never changed afterwards.
+    #: Performance only (not in upstream, which counts on every Error() call).
+    reason_counts: Optional[dict[str, int]] = None
 
 
 @dataclass
@@ -56,10 +60,14 @@ class FitError(Exception):
         if d.pre_filter_msg:
             msg += " " + d.pre_filter_msg + "."
         else:
-            hist: dict[str, int] = {}
-            for st in d.node_to_status.values():
-                for r in st.reasons:
-                    hist[r] = hist.get(r, 0) + 1
+            counts = d.reason_counts
+            if counts is None:
+                counts = {}
+                for st in d.node_to_status.values():
+                    for r in st.reasons:
+                        counts[r] = counts.get(r, 0) + 1
+                d.reason_counts = counts
+            hist = dict(counts)
             absent = self.num_all_nodes - len(d.node_to_status)
             if absent > 0 and d.absent_status is not None:
                 for r in d.absent_status.reasons:
@@ -112,8 +120,9 @@ class Algorithm:
         self.next_start_node_index = 0
         # The filter passes that found no feasible node (see _pass_filters_or_repeat): (cycle
         # signature, allowed names) -> (candidate generations, (name, status) per candidate in
-        # candidate order, rejecting plugins). All dropped when the node tree changes.
-        self._failed: dict[Any, tuple[list[int], list[tuple[str, Status]], frozenset[str]]] = {}
+        # candidate order, rejecting plugins, the pass's Diagnosis). All dropped when the node
+        # tree changes.
+        self._failed: dict[Any, tuple[list[int], list[tuple[str, Status]], frozenset[str], Diagnosis]] = {}
         self._failed_tree: Optional[list[NodeInfo]] = None
 
     def find_nodes_that_fit(self, state: CycleState, pod: PodInfo, nodes: list[NodeInfo],
@@ -181,6 +190,8 @@ class Algorithm:
             statuses = hit[1]
             diag.node_to_status.update(statuses[start:] + statuses[:start] if start else statuses)
             diag.unschedulable_plugins |= hit[2]
+            # the same statuses: the same reasons histogram (once the first one's was counted)
+            diag.reason_counts = hit[3].reason_counts
             self.next_start_node_index = (self.next_start_node_index + n) % max(num_all, 1)
             return []
         feasible = self._pass_filters(state, pod, nodes, num_all, diag, _no_nominations)
@@ -188,7 +199,7 @@ class Algorithm:
             if len(self._failed) >= _FAILED_LIMIT:
                 self._failed.clear()
             statuses = [(ni.name, diag.node_to_status[ni.name]) for ni in nodes]
-            self._failed[key] = (gens, statuses, frozenset(st.plugin for _, st in statuses))
+            self._failed[key] = (gens, statuses, frozenset(st.plugin for _, st in statuses), diag)
         return feasible
 
     def _pass_filters(self, state: CycleState, pod: PodInfo, nodes: list[NodeInfo], num_all: int,
