@@ -137,3 +137,38 @@ def test_spread_counts_and_labels_are_part_of_the_repeated_pass():
     fast, plain = run(_cluster()), run(_plain(_cluster()))
     assert fast == plain
     assert {o[1] for o in fast} == {"Bound", "Unschedulable"}
+
+
+def test_existing_anti_affinity_keys_answer_as_the_label_walk():
+    """InterPodAffinity's Filter looks up only the topology keys of the positive existing-anti
+    counts: the same answer as upstream's walk over every node label, for counts of any sign,
+    and again after AddPod changes the counts."""
+    from karpy.kubescheduler.framework import CycleState
+    from karpy.kubescheduler.nodeinfo import NodeInfo
+    from karpy.kubescheduler.plugins import InterPodAffinity
+    from karpy.kubescheduler.plugins.interpodaffinity import REASON_EXISTING_ANTI_AFFINITY, _State
+    from karpy.kubescheduler.podinfo import new_pod_info
+    from karpy.kubescheduler.types import Code
+
+    rng = random.Random(7)
+    plugin = InterPodAffinity()
+    pod = new_pod_info(make_pod("in", uid="in", labels={"app": "a"}))
+    keys = [HOST, ZONE, "rack", "tier"]
+    rejected = passed = 0
+    for _ in range(400):
+        labels = {k: f"v{rng.randrange(3)}" for k in keys if rng.random() < 0.7}
+        ni = NodeInfo.from_node(make_node("n", labels=labels))
+        counts = {(rng.choice(keys), f"v{rng.randrange(3)}"): rng.choice([-1, 1, 2]) for _ in range(rng.randrange(4))}
+        state = CycleState()
+        st = state.data[plugin.name] = _State(dict(counts))
+        for _round in range(2):
+            want = any(st.existing_anti.get((k, v), 0) > 0 for k, v in ni.labels.items())
+            got = plugin.filter(state, pod, ni)
+            assert (got.code == Code.UNSCHEDULABLE and got.reasons == [REASON_EXISTING_ANTI_AFFINITY]) == want
+            assert want or got.code == Code.SUCCESS
+            rejected += want
+            passed += not want
+            other = new_pod_info(make_pod("o", uid="o", labels={"app": "a"},
+                                          pod_anti_affinity=[pod_affinity_term({"app": "a"}, rng.choice(keys))]))
+            plugin.add_pod(state, pod, other, ni)
+    assert rejected > 100 and passed > 100
