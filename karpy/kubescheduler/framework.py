@@ -159,6 +159,13 @@ class Plugin:
         anything else (cluster-wide PreFilter state, volumes)."""
         return NOT_NODE_LOCAL
 
+    def filter_state_signature(self, state: CycleState, pod: PodInfo) -> Any:
+        """A hashable value of everything Filter reads from ``pod`` and ``state`` (its PreFilter
+        state included) when Filter reads nothing else but the NodeInfo: equal values give equal
+        statuses on an unchanged node. A node-local Filter's ``filter_signature`` is such a value
+        (the default); ``NOT_NODE_LOCAL`` when Filter reads anything else (volumes)."""
+        return self.filter_signature(state, pod)
+
     def score_signature(self, state: CycleState, pod: PodInfo) -> Any:
         """Like ``filter_signature`` for Score (after PreScore): a hashable value of everything
         Score reads from ``pod`` and ``state`` when the raw score is a pure function of it and the
@@ -344,6 +351,19 @@ class Framework:
         plan = FilterPlan(frozenset(skip), pod, plugins, plugins[:k], plugins[k:], memo_key)
         state._filter_plan = plan
         return plan
+
+    def filter_cycle_signature(self, state: CycleState, pod: PodInfo, plan: FilterPlan) -> Any:
+        """A hashable value of everything the plan's Filter plugins read from ``pod`` and ``state``
+        (the node-local prefix's memo key, each other plugin's ``filter_state_signature``): on the
+        same NodeInfos, equal values give the same status on every node. None when a plugin reads
+        more (a volume plugin). Performance only (see Algorithm._pass_filters)."""
+        sigs: list[Any] = [plan.memo_key]
+        for p in plan.rest:
+            sig = p.filter_state_signature(state, pod)
+            if sig is NOT_NODE_LOCAL:
+                return None
+            sigs.append((p.name, sig))
+        return tuple(sigs)
 
     def run_filter(self, state: CycleState, pod: PodInfo, ni: NodeInfo) -> Status:
         """RunFilterPlugins: stop at the first non-success plugin.

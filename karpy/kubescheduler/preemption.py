@@ -213,8 +213,10 @@ class DefaultPreemption:
             # SelectVictimsOnNode answers "No preemption victims found" on each potential node, no
             # candidate is found and the loop below would record exactly these statuses.
             statuses = dict.fromkeys((ni.name for ni in potential), no_victims)
+            # every status is ``no_victims`` (one reason): its reason counted once per node
             msg = FitError(pod, len(all_nodes), Diagnosis(node_to_status=statuses,
-                                                           absent_status=unresolvable(MSG_NOT_HELPFUL))).message()
+                                                           absent_status=unresolvable(MSG_NOT_HELPFUL),
+                                                           reason_counts={MSG_NO_VICTIMS: len(statuses)})).message()
             return PreemptionOutcome(Status(Code.UNSCHEDULABLE, [msg]), None, [], "preemption: " + msg)
         for i in range(len(potential)):
             ni = potential[(offset + i) % len(potential)]

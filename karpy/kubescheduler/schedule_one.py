@@ -10,15 +10,18 @@ from __future__ import annotations
 
 import random
 from dataclasses import dataclass, field
-from typing import Callable, Optional
+from typing import Any, Callable, Optional
 
 from .framework import _NODE_MEMO_LIMIT, CycleState, Framework, _run_filter_plugins
-from .nodeinfo import NodeInfo
+from .nodeinfo import NodeInfo, Snapshot
 from .podinfo import PodInfo
 from .types import (ERR_NO_NODES_AVAILABLE, MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND, MIN_FEASIBLE_NODES_TO_FIND, Code,
                     Status)
 
 Nominated = Callable[[str], list[PodInfo]]
+
+#: failed filter passes Algorithm keeps before it drops them all
+_FAILED_LIMIT = 64
 
 
 def _no_nominations(node: str) -> list[PodInfo]:
@@ -36,6 +39,10 @@ class Diagnosis:
     pending_plugins: set[str] = field(default_factory=set)
     pre_filter_msg: str = ""
     post_filter_msg: str = ""
+    #: how many statuses of node_to_status carry each reason, once counted (FitError.message):
+    #: node_to_status is complete when a Diagnosis is handed on and never changed afterwards.
+    #: Performance only (not in upstream, which counts on every Error() call).
+    reason_counts: Optional[dict[str, int]] = None
 
 
 @dataclass
@@ -53,10 +60,14 @@ class FitError(Exception):
         if d.pre_filter_msg:
             msg += " " + d.pre_filter_msg + "."
         else:
-            hist: dict[str, int] = {}
-            for st in d.node_to_status.values():
-                for r in st.reasons:
-                    hist[r] = hist.get(r, 0) + 1
+            counts = d.reason_counts
+            if counts is None:
+                counts = {}
+                for st in d.node_to_status.values():
+                    for r in st.reasons:
+                        counts[r] = counts.get(r, 0) + 1
+                d.reason_counts = counts
+            hist = dict(counts)
             absent = self.num_all_nodes - len(d.node_to_status)
             if absent > 0 and d.absent_status is not None:
                 for r in d.absent_status.reasons:
@@ -107,6 +118,12 @@ class Algorithm:
         self.rng = rng
         self.percentage = percentage_of_nodes_to_score
         self.next_start_node_index = 0
+        # The filter passes that found no feasible node (see _pass_filters_or_repeat): (cycle
+        # signature, allowed names) -> (candidate generations, (name, status) per candidate in
+        # candidate order, rejecting plugins, the pass's Diagnosis). All dropped when the node
+        # tree changes.
+        self._failed: dict[Any, tuple[list[int], list[tuple[str, Status]], frozenset[str], Diagnosis]] = {}
+        self._failed_tree: Optional[list[NodeInfo]] = None
 
     def find_nodes_that_fit(self, state: CycleState, pod: PodInfo, nodes: list[NodeInfo],
                             nominated: Nominated) -> tuple[list[NodeInfo], Diagnosis]:
@@ -135,8 +152,55 @@ class Algorithm:
                                         [_narrowing_msg(rejectors)] if rejectors else ["node(s) didn't satisfy plugin(s) [NodeAffinity]"])
             if len(candidates) < len(nodes):
                 diag.unschedulable_plugins.add("NodeAffinity")
-        feasible = self._pass_filters(state, pod, candidates, len(nodes), diag, nominated)
+        tree = nodes.tree if isinstance(nodes, Snapshot) else None
+        if tree is None or nominated is not _no_nominations:
+            feasible = self._pass_filters(state, pod, candidates, len(nodes), diag, nominated)
+        else:
+            feasible = self._pass_filters_or_repeat(state, pod, candidates, len(nodes), diag, tree, allowed)
         return feasible, diag
+
+    def _pass_filters_or_repeat(self, state: CycleState, pod: PodInfo, nodes: list[NodeInfo], num_all: int,
+                                diag: Diagnosis, tree: list[NodeInfo], allowed: Optional[set[str]]) -> list[NodeInfo]:
+        """findNodesThatPassFilters for a cycle without nominated pods, repeating a pass that found
+        no feasible node when nothing it read has changed.
+
+        Not in upstream (it runs every Filter plugin on every node each cycle); same result because
+        the status of a node is a function of what the plugins read from the pod and the cycle
+        state (Framework.filter_cycle_signature) and of the NodeInfo, and the NodeInfos are the same
+        (same node-tree list: no node added, removed or updated) with the same pods (generations):
+        every candidate gets the status it got before, so no node is feasible, every node is
+        visited (processed = len(nodes)) and node_to_status is rebuilt in the visiting order from
+        nextStartNodeIndex. The pods of a ReplicaSet whose NodeClaim is still in flight fail this
+        way one after another (a Diagnosis is then identical, and so are the messages)."""
+        if not nodes:
+            return []
+        if tree is not self._failed_tree:
+            self._failed.clear()
+            self._failed_tree = tree
+        plan = self.fwk._filter_plan(state, pod)
+        sig = self.fwk.filter_cycle_signature(state, pod, plan)
+        if sig is None:
+            return self._pass_filters(state, pod, nodes, num_all, diag, _no_nominations)
+        key = (sig, None if allowed is None else frozenset(allowed))
+        gens = [ni.generation for ni in nodes]
+        hit = self._failed.get(key)
+        if hit is not None and hit[0] == gens:
+            n = len(nodes)
+            start = self.next_start_node_index % n
+            statuses = hit[1]
+            diag.node_to_status.update(statuses[start:] + statuses[:start] if start else statuses)
+            diag.unschedulable_plugins |= hit[2]
+            # the same statuses: the same reasons histogram (once the first one's was counted)
+            diag.reason_counts = hit[3].reason_counts
+            self.next_start_node_index = (self.next_start_node_index + n) % max(num_all, 1)
+            return []
+        feasible = self._pass_filters(state, pod, nodes, num_all, diag, _no_nominations)
+        if not feasible:
+            if len(self._failed) >= _FAILED_LIMIT:
+                self._failed.clear()
+            statuses = [(ni.name, diag.node_to_status[ni.name]) for ni in nodes]
+            self._failed[key] = (gens, statuses, frozenset(st.plugin for _, st in statuses), diag)
+        return feasible
 
     def _pass_filters(self, state: CycleState, pod: PodInfo, nodes: list[NodeInfo], num_all: int,
                       diag: Diagnosis, nominated: Nominated) -> list[NodeInfo]:

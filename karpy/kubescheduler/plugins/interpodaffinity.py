@@ -38,12 +38,27 @@ class _State:
     existing_anti: dict[Pair, int] = field(default_factory=dict)
     affinity: dict[Pair, int] = field(default_factory=dict)
     anti: dict[Pair, int] = field(default_factory=dict)
+    # The topology keys of existing_anti's positive counts (see existing_keys); None = not known.
+    _existing_keys: Optional[tuple[str, ...]] = field(default=None, repr=False, compare=False)
 
     def clone(self) -> _State:
         return _State(dict(self.existing_anti), dict(self.affinity), dict(self.anti))
 
+    def existing_keys(self) -> tuple[str, ...]:
+        """The topology keys (first-seen order) of the existing-anti counts above zero.
+
+        Not in upstream (satisfyExistingPodsAntiAffinity looks up every label of the node); same
+        answer because a node label (k, v) has a positive count exactly when k is one of these
+        keys and the count of (k, node's value of k) is positive, and Filter only asks whether
+        one exists. A node has a dozen labels, the counts one or two keys."""
+        keys = self._existing_keys
+        if keys is None:
+            keys = self._existing_keys = tuple(dict.fromkeys(k for (k, _v), n in self.existing_anti.items() if n > 0))
+        return keys
+
     def update(self, pod: PodInfo, other: PodInfo, labels: dict[str, str], d: int) -> None:
         """preFilterState.updateWithPod."""
+        self._existing_keys = None
         for t in other.required_anti_affinity_terms:
             if t.matches(pod):
                 _inc(self.existing_anti, t.topology_key, labels, d)
@@ -256,10 +271,22 @@ class InterPodAffinity(Plugin):
         # satisfyExistingPodsAntiAffinity (nothing to look up when no existing pod's term matched)
         existing_anti = st.existing_anti
         if existing_anti:
-            for k, v in labels.items():
-                if existing_anti.get((k, v), 0) > 0:
+            for k in st.existing_keys():
+                v = labels.get(k)
+                if v is not None and existing_anti.get((k, v), 0) > 0:
                     return unschedulable(REASON_EXISTING_ANTI_AFFINITY)
         return SUCCESS_STATUS
+
+    def filter_state_signature(self, state: CycleState, pod: PodInfo) -> Any:
+        """Everything Filter reads: the PreFilter counts, the required terms' topology keys and
+        whether the affinity terms match the pod itself (their signatures, its namespace and
+        labels); None without a PreFilter state."""
+        st: Optional[_State] = state.data.get(self.name)
+        if st is None:
+            return None
+        return (tuple((t.signature, t.topology_key) for t in pod.required_affinity_terms),
+                tuple(t.topology_key for t in pod.required_anti_affinity_terms), pod.labels_key,
+                frozenset(st.affinity.items()), frozenset(st.anti.items()), frozenset(st.existing_anti.items()))
 
     # ---- score ----
     def _process_existing(self, pod: PodInfo, other: PodInfo, labels: dict[str, str],

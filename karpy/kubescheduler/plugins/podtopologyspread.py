@@ -353,6 +353,14 @@ class PodTopologySpread(Plugin):
                 return st.reject()
         return SUCCESS_STATUS
 
+    def filter_state_signature(self, state: CycleState, pod: PodInfo) -> Any:
+        """Everything Filter reads: per constraint its topology key, its domain counts and the most
+        matching pods a domain may hold (``_FilterState.checks``); None without a PreFilter state."""
+        st: Optional[_FilterState] = state.data.get(self.name)
+        if st is None:
+            return None
+        return tuple((key, frozenset(counts.items()), most) for key, counts, most in st.checks(pod))
+
     # ---- score ----
     def _score_constraints(self, pod: PodInfo) -> tuple[list[Constraint], bool]:
         explicit = getattr(pod.spec, "topology_spread_constraints", None) or []
