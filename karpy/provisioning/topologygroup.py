@@ -169,6 +169,10 @@ class TopologyGroup:
         "_dne",
         "exists",
         "_is_hostname",
+        "_in_reqs",
+        "_spread_memo",
+        "_spread_memo_version",
+        "version",
     )
 
     def __init__(
@@ -227,6 +231,14 @@ class TopologyGroup:
         #: ``Requirements.get`` of an undefined key (shared, immutable)
         self.exists = Requirement(topology_key, "Exists")
         self._is_hostname = topology_key == LABEL_HOSTNAME
+        #: domain -> ``Requirement(key, In, [domain])`` (immutable, shared): see _in
+        self._in_reqs: dict[str, Requirement] = {}
+        #: bumped whenever ``domains`` changes (record / register / unregister): see next_domain
+        self.version = 0
+        #: (id(podDomains), id(nodeDomains), selects) -> (podDomains, nodeDomains, answer), for
+        #: ``version == _spread_memo_version`` only: see next_domain
+        self._spread_memo: dict[tuple[int, int, int], tuple[Requirement, Requirement, Requirement]] = {}
+        self._spread_memo_version = -1
 
     def __repr__(self) -> str:
         return f"TopologyGroup({self.type!s}, key={self.key}, domains={self.domains})"
@@ -240,6 +252,7 @@ class TopologyGroup:
             counts[domain] = counts.get(domain, 0) + 1
             empty.discard(domain)
         self.occupied.update(domains)
+        self.version += 1
 
     def register(self, *domains: str) -> None:
         """Mirrors topologygroup.go Register."""
@@ -247,6 +260,7 @@ class TopologyGroup:
             if domain not in self.domains:
                 self.domains[domain] = 0
                 self.empty_domains.add(domain)
+                self.version += 1
 
     def unregister(self, *domains: str) -> None:
         """Mirrors topologygroup.go Unregister."""
@@ -254,6 +268,7 @@ class TopologyGroup:
             self.domains.pop(domain, None)
             self.empty_domains.discard(domain)
             self.occupied.discard(domain)
+        self.version += 1
 
     def add_owner(self, uid: str) -> None:
         self.owners.add(uid)
@@ -300,7 +315,63 @@ class TopologyGroup:
             return self.next_domain_anti_affinity(pod_domains, node_domains)
         if ttype == TopologyType.POD_AFFINITY:
             return self.next_domain_affinity(pod, pod_domains, node_domains)
-        return self.next_domain_topology_spread(pod, pod_domains, node_domains)[0]
+        self_selecting = 1 if self.selects(pod) else 0
+        if self._is_hostname and len(node_domains.values) == 1:
+            # hostname special case (cheap; node_domains is per NodeClaim, so not memoised)
+            (host,) = node_domains.values
+            if self.domains.get(host, 0) + self_selecting <= self.max_skew:
+                return self._in(host)
+            return self._dne
+        # Not in upstream (nextDomainTopologySpread scans the counts on every call); same result
+        # because the answer is a pure function of the counts, which change only through record /
+        # register / unregister (each bumps ``version``), of the two (immutable) Requirements and
+        # of whether the group selects the pod: Solve asks it of every in-flight NodeClaim a pod
+        # is tried on, with the same Requirement objects (most often both ``exists``) between two
+        # records. The entry holds both Requirements, so their ids cannot be reused while cached.
+        memo = self._spread_memo
+        if self._spread_memo_version != self.version:
+            memo.clear()
+            self._spread_memo_version = self.version
+        key = (id(pod_domains), id(node_domains), self_selecting)
+        hit = memo.get(key)
+        if hit is not None and hit[0] is pod_domains and hit[1] is node_domains:
+            return hit[2]
+        out = self._spread_choice(pod_domains, node_domains, self_selecting)
+        memo[key] = (pod_domains, node_domains, out)
+        return out
+
+    def _in(self, domain: str) -> Requirement:
+        """``Requirement(key, In, [domain])``, one shared object per domain (Requirements are
+        immutable; sharing lets the identity memos downstream hit across tries)."""
+        r = self._in_reqs.get(domain)
+        if r is None:
+            r = self._in_reqs[domain] = Requirement(self.key, "In", (domain,))
+        return r
+
+    def _spread_choice(self, pod_domains: Requirement, node_domains: Requirement, self_selecting: int) -> Requirement:
+        """The Requirement of :meth:`next_domain_topology_spread` past its hostname case, without
+        the valid-domain set."""
+        min_count = self.domain_min_count(pod_domains)
+        counts = self.domains
+        max_skew = self.max_skew
+        if not node_domains.complement and node_domains.values:  # Operator() == In
+            candidates: Iterable[str] = [d for d in node_domains.values if d in counts]
+        elif _is_plain_exists(node_domains):
+            candidates = counts
+        else:
+            has = node_domains.has
+            candidates = [d for d in counts if has(d)]
+        best: str | None = None
+        best_count = 0
+        for domain in candidates:
+            count = counts[domain] + self_selecting
+            if count - min_count <= max_skew:
+                if best is None or count < best_count or (count == best_count and domain < best):
+                    best = domain
+                    best_count = count
+        if best is None:
+            return self._dne
+        return self._in(best)
 
     def next_domain_topology_spread(
         self, pod: Any, pod_domains: Requirement, node_domains: Requirement
