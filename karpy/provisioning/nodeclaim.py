@@ -36,6 +36,7 @@ order as upstream's CanAdd does. Out of scope: DRA device allocation.
 from __future__ import annotations
 
 import json
+import operator
 from bisect import bisect_left
 from itertools import compress
 from dataclasses import dataclass, field
@@ -228,8 +229,10 @@ class InstanceTypeIndex:
         #: ids of several _bad_for answers -> their union: see incompatible
         self._unions: dict[tuple[int, ...], frozenset[int]] = {}
         self._interned: dict[frozenset[int], frozenset[int]] = {}
-        #: (id(reqs), changed items) -> (reqs, answer): see incompatible_with
-        self._with: dict[tuple[int, tuple[tuple[str, Requirement], ...]], tuple[Requirements, frozenset[int]]] = {}
+        #: (id(reqs), changed keys, ids of their values) -> (reqs, the values, answer): see
+        #: incompatible_with
+        self._with: dict[tuple[int, tuple[str, ...], tuple[int, ...]],
+                         tuple[Requirements, tuple[Requirement, ...], frozenset[int]]] = {}
         self._capacity: dict[int, _Capacity] = {}
         #: Requirement (by value) or resource list (sorted items) -> its text (error messages)
         self.strings: dict[Any, str] = {}
@@ -316,25 +319,29 @@ class InstanceTypeIndex:
         Topology.narrow returns), without building that Requirements.
 
         Not in upstream; same result because the answer is a pure function of the Requirement
-        values. Memoised by the identity of ``reqs`` (the entry holds it, so its id cannot be
-        reused; Solve never mutates a requirement set it has handed out -- claims replace theirs)
-        and the changed items by value: an in-flight try asks it of the claim's merged
+        values. Memoised by the identity of ``reqs`` and of the changed values (the entry holds
+        them, so their ids cannot be reused; Solve never mutates a requirement set it has handed
+        out -- claims replace theirs): an in-flight try asks it of the claim's merged
         requirements (one object per claim and pod requirement set) with the topology's shared
         domain Requirements, so the pods of one Deployment ask the same question of a claim."""
-        items = tuple(changes.items()) if changes else ()
-        key = (id(reqs), items)
+        if changes:
+            values = tuple(changes.values())
+            key = (id(reqs), tuple(changes), tuple(map(id, values)))
+        else:
+            values = ()
+            key = (id(reqs), (), ())
         hit = self._with.get(key)
-        if hit is not None and hit[0] is reqs:
-            return hit[1]
+        if hit is not None and hit[0] is reqs and all(map(operator.is_, hit[1], values)):
+            return hit[2]
         if len(self._with) >= _MEMO_LIMIT:
             self._with.clear()
         if changes:
             pairs: Any = [(k, changes.get(k, r)) for k, r in dict.items(reqs)]
-            pairs.extend((k, r) for k, r in items if k not in reqs)
+            pairs.extend((k, r) for k, r in changes.items() if k not in reqs)
         else:
             pairs = dict.items(reqs)
         out = self._incompatible_items(pairs)
-        self._with[key] = (reqs, out)
+        self._with[key] = (reqs, values, out)
         return out
 
     def _incompatible_items(self, items: Any) -> frozenset[int]:

@@ -358,25 +358,25 @@ class Topology:
         for tg in self._matching_topologies(pod, taints, node_requirements, allow_undefined):
             key = tg.key
             # Requirements.get without allocating an Exists for undefined keys
-            pod_domains = dict.get(pod_requirements, key) or tg.exists
+            pod_domains = dict.get(pod_requirements, key)
+            if pod_domains is None:
+                pod_domains = tg.exists
             base = dict.get(node_requirements, key)
-            node_domains = base or tg.exists
-            domains = tg.next_domain(pod, pod_domains, node_domains)
+            domains = tg.next_domain(pod, pod_domains, tg.exists if base is None else base)
             if not domains.complement and not domains.values:
-                return None, TopologyError(tg, pod_domains, node_domains)
+                return None, TopologyError(tg, pod_domains, tg.exists if base is None else base)
             # Requirements.Add: intersect with what the key holds so far
-            current = base if changes is None or key not in changes else changes[key]
+            current = base if changes is None else changes.get(key, base)
             if current is not None:
                 domains = domains.intersection(current)
                 if base is not None and domains == base:
-                    domains = base
+                    if changes is not None:
+                        changes.pop(key, None)  # the key keeps the node's (equal) object
+                    continue
             if changes is None:
                 changes = {key: domains}
             else:
                 changes[key] = domains
-        if changes is not None:
-            for key in [k for k, r in changes.items() if r is dict.get(node_requirements, k)]:
-                del changes[key]
         return changes, None
 
     def get_topology_zone_constraints(self, pod: Any, pod_requirements: Requirements) -> tuple[set[str] | None, bool]:

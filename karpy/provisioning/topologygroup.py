@@ -235,9 +235,9 @@ class TopologyGroup:
         self._in_reqs: dict[str, Requirement] = {}
         #: bumped whenever ``domains`` changes (record / register / unregister): see next_domain
         self.version = 0
-        #: (id(podDomains), id(nodeDomains), selects) -> (podDomains, nodeDomains, answer), for
+        #: (id(podDomains), id(nodeDomains), selects pod) -> (podDomains, nodeDomains, answer), for
         #: ``version == _spread_memo_version`` only: see next_domain
-        self._spread_memo: dict[tuple[int, int, int], tuple[Requirement, Requirement, Requirement]] = {}
+        self._spread_memo: dict[tuple[int, int, bool], tuple[Requirement, Requirement, Requirement]] = {}
         self._spread_memo_version = -1
 
     def __repr__(self) -> str:
@@ -311,17 +311,13 @@ class TopologyGroup:
     def next_domain(self, pod: Any, pod_domains: Requirement, node_domains: Requirement) -> Requirement:
         """:meth:`get` without the valid-domain set (the hot path of ``AddRequirements``)."""
         ttype = self.type
-        if ttype == TopologyType.POD_ANTI_AFFINITY:
-            return self.next_domain_anti_affinity(pod_domains, node_domains)
-        if ttype == TopologyType.POD_AFFINITY:
+        if ttype != TopologyType.SPREAD:
+            if ttype == TopologyType.POD_ANTI_AFFINITY:
+                return self.next_domain_anti_affinity(pod_domains, node_domains)
             return self.next_domain_affinity(pod, pod_domains, node_domains)
-        self_selecting = 1 if self.selects(pod) else 0
         if self._is_hostname and len(node_domains.values) == 1:
-            # hostname special case (cheap; node_domains is per NodeClaim, so not memoised)
-            (host,) = node_domains.values
-            if self.domains.get(host, 0) + self_selecting <= self.max_skew:
-                return self._in(host)
-            return self._dne
+            # the hostname case is cheap, and node_domains is per NodeClaim: not memoised
+            return self.next_domain_topology_spread(pod, pod_domains, node_domains)[0]
         # Not in upstream (nextDomainTopologySpread scans the counts on every call); same result
         # because the answer is a pure function of the counts, which change only through record /
         # register / unregister (each bumps ``version``), of the two (immutable) Requirements and
@@ -332,46 +328,21 @@ class TopologyGroup:
         if self._spread_memo_version != self.version:
             memo.clear()
             self._spread_memo_version = self.version
-        key = (id(pod_domains), id(node_domains), self_selecting)
+        key = (id(pod_domains), id(node_domains), self.selects(pod))
         hit = memo.get(key)
         if hit is not None and hit[0] is pod_domains and hit[1] is node_domains:
             return hit[2]
-        out = self._spread_choice(pod_domains, node_domains, self_selecting)
+        out = self.next_domain_topology_spread(pod, pod_domains, node_domains)[0]
         memo[key] = (pod_domains, node_domains, out)
         return out
 
     def _in(self, domain: str) -> Requirement:
         """``Requirement(key, In, [domain])``, one shared object per domain (Requirements are
-        immutable; sharing lets the identity memos downstream hit across tries)."""
+        immutable; sharing lets the identity memos downstream hit across tries and records)."""
         r = self._in_reqs.get(domain)
         if r is None:
             r = self._in_reqs[domain] = Requirement(self.key, "In", (domain,))
         return r
-
-    def _spread_choice(self, pod_domains: Requirement, node_domains: Requirement, self_selecting: int) -> Requirement:
-        """The Requirement of :meth:`next_domain_topology_spread` past its hostname case, without
-        the valid-domain set."""
-        min_count = self.domain_min_count(pod_domains)
-        counts = self.domains
-        max_skew = self.max_skew
-        if not node_domains.complement and node_domains.values:  # Operator() == In
-            candidates: Iterable[str] = [d for d in node_domains.values if d in counts]
-        elif _is_plain_exists(node_domains):
-            candidates = counts
-        else:
-            has = node_domains.has
-            candidates = [d for d in counts if has(d)]
-        best: str | None = None
-        best_count = 0
-        for domain in candidates:
-            count = counts[domain] + self_selecting
-            if count - min_count <= max_skew:
-                if best is None or count < best_count or (count == best_count and domain < best):
-                    best = domain
-                    best_count = count
-        if best is None:
-            return self._dne
-        return self._in(best)
 
     def next_domain_topology_spread(
         self, pod: Any, pod_domains: Requirement, node_domains: Requirement
@@ -389,7 +360,7 @@ class TopologyGroup:
             count = counts.get(host, 0) + self_selecting
             if count <= max_skew:
                 valid.add(host)
-                return Requirement(self.key, "In", (host,)), valid
+                return self._in(host), valid
             return self._dne, valid
 
         if not node_domains.complement and node_domains.values:  # Operator() == In
@@ -408,7 +379,7 @@ class TopologyGroup:
                     best_count = count
         if best is None:
             return self._dne, valid
-        return Requirement(self.key, "In", (best,)), valid
+        return self._in(best), valid
 
     def domain_min_count(self, pod_domains: Requirement) -> int:
         """Mirrors topologygroup.go domainMinCount (hostname: 0; minDomains not met: 0)."""
