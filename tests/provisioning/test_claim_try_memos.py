@@ -13,6 +13,7 @@ from typing import Any
 
 from karpy.api.builders import make_nodepool, make_pod, pod_affinity_term, topology_spread
 from karpy.cloudprovider.fake import default_instance_types
+from karpy.cloudprovider.types import Offering, OfferingCompatibility
 from karpy.provisioning.nodeclaim import InstanceTypeIndex, topology_changes_error
 from karpy.provisioning.state import ClusterState
 from karpy.provisioning.topology import Topology
@@ -203,3 +204,32 @@ def test_incompatible_with_equals_compatible_per_type_of_the_built_requirements(
         want = frozenset(id(it) for it in its if it.requirements.intersects(built) is not None)
         assert index.incompatible_with(base, changes) == want
         assert index.incompatible(built) == want
+
+
+# --- OfferingCompatibility --------------------------------------------------------------------
+def test_offering_compatibility_memo_equals_is_compatible_per_offering() -> None:
+    """types.go Offering compatibility (``reqs.IsCompatible(o.Requirements, ...)``) asked through
+    the memo of to_nodeclaim / OrderByPrice, with simple and non-simple offering forms."""
+    r = random.Random(13)
+    its = _overridden_types(r, 30)
+    offerings = [o for it in its for o in it.offerings]
+    for _ in range(20):  # some offerings of a form the memo does not key (complements, several values)
+        offerings.append(Offering(Requirements(_random_requirement(r, LABEL_ZONE, ZONES),
+                                               _random_requirement(r, LABEL_CAPACITY_TYPE, ["spot", "on-demand"])),
+                                  price=1.0, available=True))
+    seen = set()
+    for _ in range(60):
+        reqs = Requirements()
+        for key, values in ((LABEL_ZONE, ZONES), (LABEL_CAPACITY_TYPE, ["spot", "on-demand", "reserved"]),
+                            ("example.com/team", ["a", "b"])):
+            if r.random() < 0.6:
+                reqs.add(_random_requirement(r, key, values))
+        for wk in (WELL_KNOWN, frozenset()):
+            memo = OfferingCompatibility(reqs)
+            for o in r.sample(offerings, len(offerings)) * 2:  # every form asked twice: memo hits
+                want = o.is_compatible(reqs, wk)
+                assert memo(o, wk) == want
+                seen.add(want)
+            for it in its:
+                assert it.min_compatible_price(reqs, wk, memo) == it.min_compatible_price(reqs, wk)
+    assert seen == {True, False}
