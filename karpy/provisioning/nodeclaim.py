@@ -36,6 +36,7 @@ order as upstream's CanAdd does. Out of scope: DRA device allocation.
 from __future__ import annotations
 
 import json
+import operator
 from bisect import bisect_left
 from itertools import compress
 from dataclasses import dataclass, field
@@ -56,6 +57,7 @@ __all__ = [
     "ReservedOfferingError",
     "filter_instance_types_by_requirements",
     "resources_string",
+    "topology_changes_error",
 ]
 
 _ONE_MILLION_CPU = 1_000_000 * 1_000_000_000  # "1M" cpu in nano-units
@@ -227,6 +229,10 @@ class InstanceTypeIndex:
         #: ids of several _bad_for answers -> their union: see incompatible
         self._unions: dict[tuple[int, ...], frozenset[int]] = {}
         self._interned: dict[frozenset[int], frozenset[int]] = {}
+        #: (id(reqs), changed keys, ids of their values) -> (reqs, the values, answer): see
+        #: incompatible_with
+        self._with: dict[tuple[int, tuple[str, ...], tuple[int, ...]],
+                         tuple[Requirements, tuple[Requirement, ...], frozenset[int]]] = {}
         self._capacity: dict[int, _Capacity] = {}
         #: Requirement (by value) or resource list (sorted items) -> its text (error messages)
         self.strings: dict[Any, str] = {}
@@ -262,6 +268,7 @@ class InstanceTypeIndex:
             self._bad_by_id.clear()
             self._unions.clear()
             self._interned.clear()
+            self._with.clear()
             self._capacity.clear()
             self._meets.clear()
             self._minus.clear()
@@ -311,11 +318,45 @@ class InstanceTypeIndex:
         live as long as ``_bad``): a lookup hashes ints only. Solve's merged requirement sets hold
         equal but distinct Requirement objects, so a memo keyed by their values spent its time in
         ``Requirement.__eq__``."""
+        return self._incompatible_items(dict.items(reqs))
+
+    def incompatible_with(self, reqs: Requirements, changes: dict[str, Requirement] | None) -> frozenset[int]:
+        """:meth:`incompatible` of ``reqs`` with the keys of ``changes`` set (what
+        Topology.narrow returns), without building that Requirements.
+
+        Not in upstream; same result because the answer is a pure function of the Requirement
+        values. Memoised by the identity of ``reqs`` and of the changed values (the entry holds
+        them, so their ids cannot be reused; Solve never mutates a requirement set it has handed
+        out -- claims replace theirs): an in-flight try asks it of the claim's merged
+        requirements (one object per claim and pod requirement set) with the topology's shared
+        domain Requirements, so the pods of one Deployment ask the same question of a claim."""
+        if changes:
+            values = tuple(changes.values())
+            key = (id(reqs), tuple(changes), tuple(map(id, values)))
+        else:
+            values = ()
+            key = (id(reqs), (), ())
+        hit = self._with.get(key)
+        if hit is not None and hit[0] is reqs and all(map(operator.is_, hit[1], values)):
+            return hit[2]
+        if len(self._with) >= _MEMO_LIMIT:
+            self._with.clear()
+        if changes:
+            pairs: Any = [(k, changes.get(k, r)) for k, r in dict.items(reqs)]
+            pairs.extend((k, r) for k, r in changes.items() if k not in reqs)
+        else:
+            pairs = dict.items(reqs)
+        out = self._incompatible_items(pairs)
+        self._with[key] = (reqs, values, out)
+        return out
+
+    def _incompatible_items(self, items: Any) -> frozenset[int]:
+        """:meth:`incompatible` over ``(key, Requirement)`` pairs (distinct keys)."""
         it_keys = self._it_keys
         by_id = self._bad_by_id
         first: frozenset[int] | None = None
         parts: list[frozenset[int]] | None = None
-        for key, req in dict.items(reqs):
+        for key, req in items:
             if key not in it_keys:
                 continue
             hit = by_id.get(id(req))
@@ -736,18 +777,31 @@ def apply_topology_requirements(
     """``reqs.Compatible(topoReqs)`` then ``reqs.Add(topoReqs...)`` (nodeclaim.go:199-206,
     existingnode.go:140-155), exploiting that Topology.add_requirements returns a copy of ``reqs``
     narrowed by intersection: unchanged keys are trivially compatible, so only changed keys are
-    checked, and the result of the Add is the topology requirements themselves.
+    checked (:func:`topology_changes_error`), and the result of the Add is the topology
+    requirements themselves."""
+    changes = {k: r for k, r in dict.items(topo_reqs) if dict.get(reqs, k) is not r}
+    if not changes:
+        return reqs, None
+    e = topology_changes_error(reqs, changes, allow_undefined)
+    if e is not None:
+        return reqs, e
+    return topo_reqs, None
+
+
+def topology_changes_error(
+    reqs: Requirements, changes: dict[str, Requirement], allow_undefined: frozenset[str]
+) -> str | None:
+    """``reqs.Compatible(topoReqs)`` (nodeclaim.go:199-202) where ``topoReqs`` is ``reqs`` with
+    the keys of ``changes`` set (Topology.narrow): unchanged keys are trivially compatible.
 
     The changed keys are first checked one by one without building a Requirements
     (``Compatible`` is a per-key conjunction: a key ``reqs`` lacks must be allowed undefined or
     NotIn/DoesNotExist, a key both define must intersect or be NotIn/DoesNotExist on both
-    sides); only a failure builds ``Requirements.compatible``'s error message."""
-    same = True
-    for k, r in dict.items(topo_reqs):
+    sides); only a failure builds ``Requirements.compatible``'s error message (which reports
+    the first undefined key in sorted order, then the failing keys sorted: the order of
+    ``changes`` does not matter)."""
+    for k, r in changes.items():
         old = dict.get(reqs, k)
-        if old is r:
-            continue
-        same = False
         if old is None:
             if k in allow_undefined or _nin_or_dne(r):
                 continue
@@ -755,19 +809,10 @@ def apply_topology_requirements(
             continue
         break
     else:
-        return (reqs, None) if same else (topo_reqs, None)
-    changed: Requirements | None = None
-    for k, r in topo_reqs.items():
-        if dict.get(reqs, k) is not r:
-            if changed is None:
-                changed = Requirements()
-            dict.__setitem__(changed, k, r)
-    if changed is None:
-        return reqs, None
-    e = reqs.compatible(changed, allow_undefined)
-    if e is not None:
-        return reqs, e
-    return topo_reqs, None
+        return None
+    changed = Requirements()
+    dict.update(changed, changes)
+    return reqs.compatible(changed, allow_undefined)
 
 
 class NodeClaim:
@@ -922,15 +967,19 @@ class NodeClaim:
         """nodeclaim.go tryVolumeAlternative: topology (last), then instance-type filtering and
         offerings to reserve, on the claim's requirements merged with one volume alternative."""
         wk = self.well_known
-        topo_reqs, e = self.topology.add_requirements(pod, self.taints, pod_data.strict_requirements, reqs, wk)
+        # Topology.AddRequirements + Compatible + Add, as the keys they change (same result:
+        # see Topology.narrow and topology_changes_error); the new requirement set is only
+        # built once the try gets past the compatibility test below.
+        changes, e = self.topology.narrow(pod, self.taints, pod_data.strict_requirements, reqs, wk)
         if e is not None:
             return None, None, e
-        reqs, e = apply_topology_requirements(reqs, topo_reqs, wk)
-        if e is not None:
-            return None, None, e
+        if changes:
+            e = topology_changes_error(reqs, changes, wk)
+            if e is not None:
+                return None, None, e
         index = self._index
         options = self._options()
-        if not need_error and index.covered(options, index.incompatible(reqs)):
+        if not need_error and index.covered(options, index.incompatible_with(reqs, changes)):
             # Not in upstream (filterInstanceTypesByRequirements checks every type); the same
             # result because compatible() is one of the three conditions a remaining type must
             # meet, so when no option's requirements intersect ``reqs`` none remains -- and the
@@ -939,6 +988,9 @@ class NodeClaim:
             self._pending_ids = None
             self.filtered_requirements = reqs  # read (and cleared) by Scheduler._add
             return None, None, INSTANCE_TYPES_FILTERED_OUT
+        if changes:
+            reqs = reqs.copy()
+            dict.update(reqs, changes)
         requests = merge(self.requests, pod_data.requests)
         remaining, remaining_ids, unsat, ferr = _filter(
             index,

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from karpy.cloudprovider.types import InstanceTypes
+from karpy.cloudprovider.types import InstanceTypes, OfferingCompatibility
 from karpy.scheduling.labels import (
     LABEL_CAPACITY_TYPE,
     LABEL_INSTANCE_TYPE,
@@ -115,9 +115,10 @@ def to_nodeclaim(claim: Any, max_instance_types: int = DEFAULT_MAX_INSTANCE_TYPE
         existing_mv = reqs.get(LABEL_INSTANCE_TYPE).min_values
         reqs.add(Requirement(LABEL_INSTANCE_TYPE, OP_IN, [it.name for it in its], existing_mv))
         capacity_types: list[str] = []
+        compatible = OfferingCompatibility(reqs)  # reqs is not changed in this loop
         for it in its:
             for o in it.offerings:
-                if o.available and o.is_compatible(reqs, wk):
+                if o.available and compatible(o, wk):
                     ct = o.capacity_type
                     if ct not in capacity_types:
                         capacity_types.append(ct)

@@ -329,23 +329,55 @@ class Topology:
 
         Returns a new Requirements (never ``node_requirements`` itself) on success.
         """
-        narrowed: list[Requirement] | None = None
+        changes, err = self.narrow(pod, taints, pod_requirements, node_requirements, allow_undefined)
+        if err is not None:
+            return None, err
+        requirements = node_requirements.copy()
+        if changes:
+            dict.update(requirements, changes)
+        return requirements, None
+
+    def narrow(
+        self,
+        pod: Any,
+        taints: Sequence[Any],
+        pod_requirements: Requirements,
+        node_requirements: Requirements,
+        allow_undefined: frozenset[str] = _EMPTY,
+    ) -> tuple[dict[str, Requirement] | None, TopologyError | None]:
+        """:meth:`add_requirements` as the keys it changes: ``(changes, None)`` where the result
+        of AddRequirements is ``node_requirements`` with ``changes`` set (new keys appended in
+        the order of the groups, as ``Requirements.Add`` appends them), or ``(None, error)``.
+
+        A narrowed requirement equal to the node's (by value) is left out, keeping the node's
+        object. Not in upstream (which always stores the intersection); same result because the
+        values are equal and Requirements are immutable -- it lets the callers see that nothing
+        changed (``Compatible`` of a requirement with itself holds) and their identity memos hit.
+        """
+        changes: dict[str, Requirement] | None = None
         for tg in self._matching_topologies(pod, taints, node_requirements, allow_undefined):
             key = tg.key
             # Requirements.get without allocating an Exists for undefined keys
-            pod_domains = dict.get(pod_requirements, key) or tg.exists
-            node_domains = dict.get(node_requirements, key) or tg.exists
-            domains = tg.next_domain(pod, pod_domains, node_domains)
+            pod_domains = dict.get(pod_requirements, key)
+            if pod_domains is None:
+                pod_domains = tg.exists
+            base = dict.get(node_requirements, key)
+            domains = tg.next_domain(pod, pod_domains, tg.exists if base is None else base)
             if not domains.complement and not domains.values:
-                return None, TopologyError(tg, pod_domains, node_domains)
-            if narrowed is None:
-                narrowed = [domains]
+                return None, TopologyError(tg, pod_domains, tg.exists if base is None else base)
+            # Requirements.Add: intersect with what the key holds so far
+            current = base if changes is None else changes.get(key, base)
+            if current is not None:
+                domains = domains.intersection(current)
+                if base is not None and domains == base:
+                    if changes is not None:
+                        changes.pop(key, None)  # the key keeps the node's (equal) object
+                    continue
+            if changes is None:
+                changes = {key: domains}
             else:
-                narrowed.append(domains)
-        requirements = node_requirements.copy()
-        if narrowed is not None:
-            requirements.add(*narrowed)
-        return requirements, None
+                changes[key] = domains
+        return changes, None
 
     def get_topology_zone_constraints(self, pod: Any, pod_requirements: Requirements) -> tuple[set[str] | None, bool]:
         """Mirrors topology.go GetTopologyZoneConstraints (upstream uses it for metrics only)."""

@@ -169,6 +169,10 @@ class TopologyGroup:
         "_dne",
         "exists",
         "_is_hostname",
+        "_in_reqs",
+        "_spread_memo",
+        "_spread_memo_version",
+        "version",
     )
 
     def __init__(
@@ -227,6 +231,14 @@ class TopologyGroup:
         #: ``Requirements.get`` of an undefined key (shared, immutable)
         self.exists = Requirement(topology_key, "Exists")
         self._is_hostname = topology_key == LABEL_HOSTNAME
+        #: domain -> ``Requirement(key, In, [domain])`` (immutable, shared): see _in
+        self._in_reqs: dict[str, Requirement] = {}
+        #: bumped whenever ``domains`` changes (record / register / unregister): see next_domain
+        self.version = 0
+        #: (id(podDomains), id(nodeDomains), selects pod) -> (podDomains, nodeDomains, answer), for
+        #: ``version == _spread_memo_version`` only: see next_domain
+        self._spread_memo: dict[tuple[int, int, bool], tuple[Requirement, Requirement, Requirement]] = {}
+        self._spread_memo_version = -1
 
     def __repr__(self) -> str:
         return f"TopologyGroup({self.type!s}, key={self.key}, domains={self.domains})"
@@ -240,6 +252,7 @@ class TopologyGroup:
             counts[domain] = counts.get(domain, 0) + 1
             empty.discard(domain)
         self.occupied.update(domains)
+        self.version += 1
 
     def register(self, *domains: str) -> None:
         """Mirrors topologygroup.go Register."""
@@ -247,6 +260,7 @@ class TopologyGroup:
             if domain not in self.domains:
                 self.domains[domain] = 0
                 self.empty_domains.add(domain)
+                self.version += 1
 
     def unregister(self, *domains: str) -> None:
         """Mirrors topologygroup.go Unregister."""
@@ -254,6 +268,7 @@ class TopologyGroup:
             self.domains.pop(domain, None)
             self.empty_domains.discard(domain)
             self.occupied.discard(domain)
+        self.version += 1
 
     def add_owner(self, uid: str) -> None:
         self.owners.add(uid)
@@ -296,11 +311,38 @@ class TopologyGroup:
     def next_domain(self, pod: Any, pod_domains: Requirement, node_domains: Requirement) -> Requirement:
         """:meth:`get` without the valid-domain set (the hot path of ``AddRequirements``)."""
         ttype = self.type
-        if ttype == TopologyType.POD_ANTI_AFFINITY:
-            return self.next_domain_anti_affinity(pod_domains, node_domains)
-        if ttype == TopologyType.POD_AFFINITY:
+        if ttype != TopologyType.SPREAD:
+            if ttype == TopologyType.POD_ANTI_AFFINITY:
+                return self.next_domain_anti_affinity(pod_domains, node_domains)
             return self.next_domain_affinity(pod, pod_domains, node_domains)
-        return self.next_domain_topology_spread(pod, pod_domains, node_domains)[0]
+        if self._is_hostname and len(node_domains.values) == 1:
+            # the hostname case is cheap, and node_domains is per NodeClaim: not memoised
+            return self.next_domain_topology_spread(pod, pod_domains, node_domains)[0]
+        # Not in upstream (nextDomainTopologySpread scans the counts on every call); same result
+        # because the answer is a pure function of the counts, which change only through record /
+        # register / unregister (each bumps ``version``), of the two (immutable) Requirements and
+        # of whether the group selects the pod: Solve asks it of every in-flight NodeClaim a pod
+        # is tried on, with the same Requirement objects (most often both ``exists``) between two
+        # records. The entry holds both Requirements, so their ids cannot be reused while cached.
+        memo = self._spread_memo
+        if self._spread_memo_version != self.version:
+            memo.clear()
+            self._spread_memo_version = self.version
+        key = (id(pod_domains), id(node_domains), self.selects(pod))
+        hit = memo.get(key)
+        if hit is not None and hit[0] is pod_domains and hit[1] is node_domains:
+            return hit[2]
+        out = self.next_domain_topology_spread(pod, pod_domains, node_domains)[0]
+        memo[key] = (pod_domains, node_domains, out)
+        return out
+
+    def _in(self, domain: str) -> Requirement:
+        """``Requirement(key, In, [domain])``, one shared object per domain (Requirements are
+        immutable; sharing lets the identity memos downstream hit across tries and records)."""
+        r = self._in_reqs.get(domain)
+        if r is None:
+            r = self._in_reqs[domain] = Requirement(self.key, "In", (domain,))
+        return r
 
     def next_domain_topology_spread(
         self, pod: Any, pod_domains: Requirement, node_domains: Requirement
@@ -318,7 +360,7 @@ class TopologyGroup:
             count = counts.get(host, 0) + self_selecting
             if count <= max_skew:
                 valid.add(host)
-                return Requirement(self.key, "In", (host,)), valid
+                return self._in(host), valid
             return self._dne, valid
 
         if not node_domains.complement and node_domains.values:  # Operator() == In
@@ -337,7 +379,7 @@ class TopologyGroup:
                     best_count = count
         if best is None:
             return self._dne, valid
-        return Requirement(self.key, "In", (best,)), valid
+        return self._in(best), valid
 
     def domain_min_count(self, pod_domains: Requirement) -> int:
         """Mirrors topologygroup.go domainMinCount (hostname: 0; minDomains not met: 0)."""
