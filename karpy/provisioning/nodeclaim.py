@@ -878,8 +878,10 @@ class NodeClaim:
         self.well_known = index.well_known
         self.seq = 0
         #: the merged requirements of the last can_add that ended with no option compatible
-        #: (INSTANCE_TYPES_FILTERED_OUT from the covered test; Scheduler._add reads and clears it)
-        self.filtered_requirements: Requirements | None = None
+        #: (INSTANCE_TYPES_FILTERED_OUT from the covered test; Scheduler._add reads and clears it),
+        #: as the requirements before topology and the keys Topology.narrow changed (the
+        #: requirement set with them applied is never built on that path)
+        self.filtered_requirements: tuple[Requirements, dict[str, Requirement] | None] | None = None
         #: pod requirements (by value) -> (claim reqs ∩ pod reqs, error); reset when requirements change
         self._merge_cache: dict[Any, tuple[Requirements, str | None]] = {}
         #: reserved capacity (set by the scheduler; see module doc and reservationmanager)
@@ -986,7 +988,7 @@ class NodeClaim:
             # caller discards the error. The set test skips the requests merge and the offering
             # lookups of the filter (most in-flight tries on a real catalogue end here).
             self._pending_ids = None
-            self.filtered_requirements = reqs  # read (and cleared) by Scheduler._add
+            self.filtered_requirements = (reqs, changes)  # read (and cleared) by Scheduler._add
             return None, None, INSTANCE_TYPES_FILTERED_OUT
         if changes:
             reqs = reqs.copy()

@@ -874,9 +874,12 @@ class _OptionMisses:
             return None
         return cls(index, sorted(keys))
 
-    def note(self, nc: NodeClaim, merged: Requirements) -> None:
+    def note(self, nc: NodeClaim, merged: tuple[Requirements, dict[str, Requirement] | None]) -> None:
+        """Note ``nc``'s failure; ``merged`` is NodeClaim.filtered_requirements: the requirements
+        before topology and the keys the topology narrowed (those win)."""
+        reqs, changes = merged
         for key in self.keys:
-            r = dict.get(merged, key)
+            r = changes.get(key) if changes and key in changes else dict.get(reqs, key)
             if r is None:
                 continue
             bad = self._index.incompatible_for(r)
