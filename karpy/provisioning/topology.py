@@ -26,7 +26,14 @@ from typing import Any
 
 from karpy.provisioning import podutils
 from karpy.provisioning.topologydomaingroup import TopologyDomainGroup
-from karpy.provisioning.topologygroup import MAX_INT32, TopologyGroup, TopologyType, compile_selector
+from karpy.provisioning.topologygroup import (
+    MAX_INT32,
+    TopologyGroup,
+    TopologyType,
+    compile_selector,
+    group_hash,
+    group_node_filter,
+)
 from karpy.provisioning.topologynodefilter import ZERO_NODE_FILTER
 from karpy.scheduling.labels import LABEL_HOSTNAME, LABEL_ZONE
 from karpy.scheduling.requirement import Requirement
@@ -525,18 +532,28 @@ class Topology:
             extra = [(k, labels[k]) for k in tsc.match_label_keys or () if k in labels]
             if extra:
                 selector = _with_expressions(selector, extra)
+            node_filter = group_node_filter(TopologyType.SPREAD, pod, tsc.node_taints_policy, tsc.node_affinity_policy)
+            namespaces = frozenset((pod.metadata.namespace,))
+            known = self.topology_groups.get(
+                group_hash(TopologyType.SPREAD, tsc.topology_key, namespaces, selector, tsc.max_skew, node_filter))
+            if known is not None:
+                # Not in upstream; same result because update keeps the group already held under
+                # this hash and drops the new one unread, so building it is skipped
+                out.append(known)
+                continue
             out.append(
                 TopologyGroup(
                     TopologyType.SPREAD,
                     tsc.topology_key,
                     pod,
-                    (pod.metadata.namespace,),
+                    namespaces,
                     selector,
                     tsc.max_skew,
                     tsc.min_domains,
                     tsc.node_taints_policy,
                     tsc.node_affinity_policy,
                     self.domain_groups.get(tsc.topology_key),
+                    node_filter,
                 )
             )
         return out
@@ -564,13 +581,24 @@ class Topology:
             namespaces, err = self._build_namespace_list(pod.metadata.namespace, term.namespaces, term.namespace_selector)
             if err:
                 return [], err
-            out.append(self._affinity_group(ttype, term, pod, namespaces))
+            out.append(self._affinity_group(ttype, term, pod, namespaces, self.topology_groups))
         return out, None
 
-    def _affinity_group(self, ttype: Any, term: Any, pod: Any, namespaces: Any) -> TopologyGroup:
-        """A pod (anti-)affinity group: maxSkew MaxInt32 and no node filter (topology.go)."""
+    def _affinity_group(self, ttype: Any, term: Any, pod: Any, namespaces: Any,
+                        known: Mapping[Any, TopologyGroup]) -> TopologyGroup:
+        """A pod (anti-)affinity group: maxSkew MaxInt32 and no node filter (topology.go).
+
+        Not in upstream; same result because the callers keep the group ``known`` (the groups they
+        insert into) already holds under the new group's hash and drop the new one unread: that
+        group is returned instead of building one.
+        """
+        namespaces = frozenset(namespaces)
+        existing = known.get(group_hash(ttype, term.topology_key, namespaces, term.label_selector, MAX_INT32,
+                                        ZERO_NODE_FILTER))
+        if existing is not None:
+            return existing
         return TopologyGroup(ttype, term.topology_key, pod, namespaces, term.label_selector, MAX_INT32,
-                             None, None, None, self.domain_groups.get(term.topology_key))
+                             None, None, None, self.domain_groups.get(term.topology_key), ZERO_NODE_FILTER)
 
     def _update_inverse_affinities(self) -> str | None:
         """Mirrors topology.go updateInverseAffinities (running pods with required anti-affinity)."""
@@ -590,7 +618,8 @@ class Topology:
             namespaces, err = self._build_namespace_list(pod.metadata.namespace, term.namespaces, term.namespace_selector)
             if err:
                 return err
-            tg = self._affinity_group(TopologyType.POD_ANTI_AFFINITY, term, pod, namespaces)
+            tg = self._affinity_group(TopologyType.POD_ANTI_AFFINITY, term, pod, namespaces,
+                                     self.inverse_topology_groups)
             existing = self.inverse_topology_groups.get(tg.hash_key)
             if existing is None:
                 self.inverse_topology_groups[tg.hash_key] = tg

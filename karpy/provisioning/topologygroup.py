@@ -143,6 +143,33 @@ def selector_hash_key(selector: Any | None) -> Any:
 
 
 # --- the group ---------------------------------------------------------------------------------
+def group_node_filter(topology_type: TopologyType, pod: Any, taint_policy: str | None,
+                      affinity_policy: str | None) -> TopologyNodeFilter:
+    """The node filter of NewTopologyGroup (topologygroup.go): MakeTopologyNodeFilter for spread
+    constraints (policies defaulted to Ignore / Honor), none for pod (anti-)affinity."""
+    if topology_type == TopologyType.SPREAD:
+        return make_topology_node_filter(
+            pod,
+            taint_policy or NODE_INCLUSION_POLICY_IGNORE,
+            affinity_policy or NODE_INCLUSION_POLICY_HONOR,
+        )
+    return ZERO_NODE_FILTER
+
+
+def group_hash(topology_type: TopologyType, topology_key: str, namespaces: frozenset[str], label_selector: Any | None,
+               max_skew: int, node_filter: TopologyNodeFilter) -> Any:
+    """topologygroup.go Hash of the group NewTopologyGroup would build from these arguments
+    (minDomains is not part of the hash); :attr:`TopologyGroup.hash_key`."""
+    return (
+        topology_key,
+        int(topology_type),
+        namespaces,
+        max_skew,
+        node_filter.hash_key,
+        selector_hash_key(label_selector),
+    )
+
+
 class TopologyGroup:
     """Mirrors topologygroup.go TopologyGroup.
 
@@ -187,16 +214,12 @@ class TopologyGroup:
         taint_policy: str | None,
         affinity_policy: str | None,
         domain_group: TopologyDomainGroup | None,
+        node_filter: TopologyNodeFilter | None = None,
     ) -> None:
-        """Mirrors topologygroup.go NewTopologyGroup."""
-        if topology_type == TopologyType.SPREAD:
-            node_filter = make_topology_node_filter(
-                pod,
-                taint_policy or NODE_INCLUSION_POLICY_IGNORE,
-                affinity_policy or NODE_INCLUSION_POLICY_HONOR,
-            )
-        else:
-            node_filter = ZERO_NODE_FILTER
+        """Mirrors topologygroup.go NewTopologyGroup. ``node_filter``: the one
+        :func:`group_node_filter` returns for these arguments, when the caller already built it."""
+        if node_filter is None:
+            node_filter = group_node_filter(topology_type, pod, taint_policy, affinity_policy)
         self.key = topology_key
         self.type = topology_type
         self.max_skew = max_skew
@@ -217,15 +240,7 @@ class TopologyGroup:
             for domain in domain_group.tolerated_domains(pod.spec.tolerations or (), node_filter.taint_policy):
                 self.domains[domain] = 0
                 self.empty_domains.add(domain)
-        # topologygroup.go Hash: minDomains is not part of the hash
-        self.hash_key = (
-            topology_key,
-            int(topology_type),
-            self.namespaces,
-            max_skew,
-            node_filter.hash_key,
-            selector_hash_key(label_selector),
-        )
+        self.hash_key = group_hash(topology_type, topology_key, self.namespaces, label_selector, max_skew, node_filter)
         self._selects_cache: dict[str, bool] = {}
         self._dne = Requirement(topology_key, "DoesNotExist")
         #: ``Requirements.get`` of an undefined key (shared, immutable)

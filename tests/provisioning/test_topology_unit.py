@@ -556,3 +556,40 @@ def test_zone_constraints_helper():
 def test_pretty_map_truncates():
     assert pretty_map({"b": 1, "a": 2}, 25) == "a: 2, b: 1"
     assert pretty_map({str(i): 0 for i in range(3)}, 2) == "0: 0, 1: 0 and 1 other(s)"
+
+
+# --- group reuse (Topology looks a group up by its hash before building it) ---------------------
+def _group_state(groups):
+    return {k: (g.key, g.type, g.namespaces, g.max_skew, g.min_domains, dict(g.domains), set(g.empty_domains),
+                set(g.owners), g.selector.checks, g.list_selector.kind, g.node_filter.hash_key)
+            for k, g in groups.items()}
+
+
+def test_reused_groups_equal_freshly_built_ones(monkeypatch):
+    """The hash lookup before building a group gives the same groups as building every group and
+    letting update keep the first one under each hash (the plain, upstream path)."""
+    import itertools
+
+    import karpy.provisioning.topology as topology_mod
+
+    def pods():
+        spread = [topology_spread(LABEL_ZONE, LABELS, min_domains=2), topology_spread(LABEL_HOSTNAME, LABELS, 2)]
+        term = pod_affinity_term(LABELS)
+        other = pod_affinity_term({"app": "b"}, LABEL_ZONE)
+        out = [make_pod(f"s{i}", labels=LABELS, topology_spread_constraints=spread) for i in range(4)]
+        out += [make_pod(f"a{i}", labels=LABELS, pod_anti_affinity=[term], pod_affinity=[other]) for i in range(3)]
+        out += [make_pod("t", labels=LABELS, topology_spread_constraints=[topology_spread(LABEL_ZONE, LABELS)] * 2,
+                         tolerations=[{"operator": "Exists"}])]
+        return out
+
+    fast = _topology(pods())
+    for p in pods()[:3]:
+        fast.update(p)
+    unique = itertools.count()
+    monkeypatch.setattr(topology_mod, "group_hash", lambda *a: ("never-held", next(unique)))
+    plain = _topology(pods())
+    for p in pods()[:3]:
+        plain.update(p)
+    assert _group_state(fast.topology_groups) == _group_state(plain.topology_groups)
+    assert _group_state(fast.inverse_topology_groups) == _group_state(plain.inverse_topology_groups)
+    assert len(fast.topology_groups) == 5  # zone, hostname, affinity, t's zone (its tolerations), anti
