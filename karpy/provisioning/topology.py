@@ -711,9 +711,7 @@ class Topology:
             domain = sn.labels().get(tg.key)
             if domain is None:
                 continue
-            if domain not in tg.domains:
-                tg.domains[domain] = 0
-                tg.empty_domains.add(domain)
+            tg.register(domain)  # (bumps the group's version when the domain is new)
 
         list_selector = tg.list_selector
         if list_selector.kind == "nothing":
