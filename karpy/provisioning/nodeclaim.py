@@ -246,6 +246,10 @@ class InstanceTypeIndex:
         self._offer_class: dict[tuple[tuple[str, Requirement], ...], int] = {}
         self._offer_reqs: list[Requirements] = []
 
+    def defines(self, key: str) -> bool:
+        """Whether a registered type's requirements or one of its offerings' define ``key``."""
+        return key in self._it_keys or key in self._offering_key_set
+
     def register(self, instance_types: Sequence[Any]) -> None:
         new = False
         for it in instance_types:
@@ -815,6 +819,58 @@ def topology_changes_error(
     return reqs.compatible(changed, allow_undefined)
 
 
+class FreshClaimFailures:
+    """The instance-type filter failures of fresh NodeClaims in one Solve, as error texts.
+
+    Not in upstream (addToNewNodeClaim builds a NodeClaim per template and filters the template's
+    instance types for every pod it tries, formatting the error of each template that fails).
+    Same result because a fresh claim's filter outcome, past Topology.AddRequirements and the
+    compatibility test (which still run on every try), is a pure function of the key: the template
+    (its requirements, taints and daemon overhead groups), its instance-type options (the set of
+    their ids, by identity: ``InstanceTypeIndex.ids_of`` hands out one set per options list, and
+    the entry holds it; the index holds the types, so the ids stand for the same types), the pod's requirement set (``PodData.req_signature``: its
+    Requirement values), its requests, the keys Topology.narrow changed (their Requirement
+    values) and relaxMinValues. The claim's requirements are the template's, ``hostname In [h]``
+    and the pod's; a claim has no pods, no requests and no host-port usage but its daemon groups'.
+    The hostname ``h`` is the only part that differs between two tries, and it cannot change the
+    outcome when no instance type or offering defines the hostname label (compatible() and the
+    offering test look only at keys the types define), the template and the pod do not constrain
+    it and the topology did not narrow it: then ``h`` meets no other requirement and the error
+    text drops it (Requirements.String omits restricted labels). Only tries with no host ports,
+    no volume topology alternatives and no reservation manager are memoised (those inputs are not
+    in the key); success is never memoised (it records state). The memo lives for one Scheduler.
+    """
+
+    __slots__ = ("_entries",)
+
+    def __init__(self) -> None:
+        self._entries: dict[tuple[Any, ...], tuple[Any, frozenset[int], str]] = {}
+
+    @staticmethod
+    def key(claim: NodeClaim, pod_data: Any, changes: dict[str, Requirement] | None,
+            relax_min_values: bool) -> tuple[Any, ...] | None:
+        """The memo key of this try, or None when the try is not memoised."""
+        if claim.pods or claim.reservation_manager is not None or pod_data.host_ports \
+                or pod_data.volume_requirements:
+            return None
+        if (changes and LABEL_HOSTNAME in changes) or LABEL_HOSTNAME in pod_data.requirements \
+                or LABEL_HOSTNAME in claim.template.requirements or claim._index.defines(LABEL_HOSTNAME):
+            return None
+        return (id(claim.template), id(claim._options()), pod_data.req_signature,
+                tuple(changes.items()) if changes else (), pod_data.requests_key, relax_min_values)
+
+    def get(self, key: tuple[Any, ...], claim: NodeClaim) -> str | None:
+        hit = self._entries.get(key)
+        if hit is None or hit[0] is not claim.template or hit[1] is not claim._options():
+            return None
+        return hit[2]
+
+    def put(self, key: tuple[Any, ...], claim: NodeClaim, err: Any) -> str:
+        text = str(err)
+        self._entries[key] = (claim.template, claim._options(), text)
+        return text
+
+
 class NodeClaim:
     """An in-flight NodeClaim (nodeclaim.go NodeClaim). Built by the Scheduler from a template."""
 
@@ -843,6 +899,7 @@ class NodeClaim:
         "_option_ids",
         "_pending_ids",
         "filtered_requirements",
+        "fresh_failures",
     )
 
     def __init__(
@@ -894,6 +951,9 @@ class NodeClaim:
             self.instance_type_options, index.ids_of(instance_types))
         #: (the list the last can_add returned, its ids): adopted by add when it takes that list
         self._pending_ids: tuple[list[Any], frozenset[int]] | None = None
+        #: the Scheduler's memo of fresh claims' filter failures (see :class:`FreshClaimFailures`);
+        #: set by Scheduler.addToNewNodeClaim on the claims it builds, None elsewhere
+        self.fresh_failures: FreshClaimFailures | None = None
 
     def __repr__(self) -> str:
         return f"NodeClaim({self.nodepool_name!r}, {self.hostname!r}, pods={len(self.pods)})"
@@ -912,6 +972,7 @@ class NodeClaim:
         self.reservation_manager = None
         self._option_ids = None
         self._pending_ids = None
+        self.fresh_failures = None
 
     def can_add(
         self, pod: Any, pod_data: Any, relax_min_values: bool, need_error: bool = True
@@ -981,6 +1042,15 @@ class NodeClaim:
                 return None, None, e
         index = self._index
         options = self._options()
+        fresh = self.fresh_failures
+        fkey: tuple[Any, ...] | None = None
+        if fresh is not None and need_error:
+            fkey = fresh.key(self, pod_data, changes, relax_min_values)
+            if fkey is not None:
+                hit = fresh.get(fkey, self)
+                if hit is not None:
+                    self._pending_ids = None
+                    return None, None, hit
         if not need_error and index.covered(options, index.incompatible_with(reqs, changes)):
             # Not in upstream (filterInstanceTypesByRequirements checks every type); the same
             # result because compatible() is one of the three conditions a remaining type must
@@ -1016,6 +1086,9 @@ class NodeClaim:
                 r = reqs.get(key)
                 dict.__setitem__(reqs, key, Requirement._make(r.key, r.complement, r.values, r.gte, r.lte, mv))
         if ferr is not None:
+            if fkey is not None:
+                assert fresh is not None
+                return None, None, fresh.put(fkey, self, ferr)
             return None, None, ferr
         if self.reservation_manager is not None:
             from karpy.provisioning.reservationmanager import offerings_to_reserve

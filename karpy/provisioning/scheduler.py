@@ -399,6 +399,10 @@ class Scheduler:
         self._placed_outcome = OUTCOME_FAILED
         self._placed_target: str | None = None
         self._tries: list[str] | None = None
+        #: fresh claims' filter failures in this Solve (_add_to_new_nodeclaim; see FreshClaimFailures)
+        from karpy.provisioning.nodeclaim import FreshClaimFailures
+
+        self._fresh_failures = FreshClaimFailures()
         tolerate_pns = any(t.effect == "PreferNoSchedule" for np in nodepools for t in np.spec.template.spec.taints)
         self.preferences = Preferences(tolerate_pns)
         # template pre-filter (:156-171)
@@ -747,6 +751,7 @@ class Scheduler:
             nc = NodeClaim(t, self.topology, self.daemon_groups[id(t)], its, self._next_hostname(),
                            self.index, _satisfies_min_values)
             nc.seq = self._hostname_seq
+            nc.fresh_failures = self._fresh_failures
             if self.reservation_manager is not None:
                 nc.reservation_manager = self.reservation_manager
                 nc.reserved_offering_mode = self.reserved_offering_mode
