@@ -246,6 +246,8 @@ class Topology:
         self._matching: dict[str, tuple[int, list[TopologyGroup]]] = {}
         self._nodes_by_name: dict[str, Any] | None = None
         self._node_reqs: dict[str, Requirements] = {}
+        #: (topology key, node filter hash) -> the existing nodes' domains _count_domains registers
+        self._node_domains: dict[tuple[Any, ...], tuple[str, ...]] = {}
         #: Requirements.from_labels, possibly memoised across Solves (SchedulerCache.label_requirements)
         self._labels_requirements = label_requirements or Requirements.from_labels
         #: the cluster's pods grouped by namespace and labels, for _count_domains (built on first use)
@@ -702,15 +704,28 @@ class Topology:
     def _count_domains(self, tg: TopologyGroup) -> None:
         """Mirrors topology.go countDomains: register domains of existing nodes that pass the
         group's node filter, then count the running pods the group's (listing) selector matches."""
-        for sn in self.state_nodes:
-            node = sn.node
-            if node is None:
-                continue  # in-flight NodeClaims
-            if not tg.node_filter.matches(node.spec.taints or (), self._node_requirements(node)):
-                continue
-            domain = sn.labels().get(tg.key)
-            if domain is None:
-                continue
+        # Not in upstream (which walks the nodes for every group); same result because the
+        # domains registered are a function of the state nodes (fixed for this Topology), the
+        # group's key and its node filter's Matches -- which reads only what the filter's hash
+        # key holds (the alternatives' requirements, compared as sets, the two policies and the
+        # tolerations as a set): groups with equal (key, filter hash) register the same domains
+        # in the same order, so the walk runs once per such pair and the later groups replay it.
+        memo_key = (tg.key, tg.node_filter.hash_key)
+        domains = self._node_domains.get(memo_key)
+        if domains is None:
+            found: list[str] = []
+            for sn in self.state_nodes:
+                node = sn.node
+                if node is None:
+                    continue  # in-flight NodeClaims
+                if not tg.node_filter.matches(node.spec.taints or (), self._node_requirements(node)):
+                    continue
+                domain = sn.labels().get(tg.key)
+                if domain is None:
+                    continue
+                found.append(domain)
+            domains = self._node_domains[memo_key] = tuple(found)
+        for domain in domains:
             tg.register(domain)  # (bumps the group's version when the domain is new)
 
         list_selector = tg.list_selector
