@@ -34,7 +34,7 @@ from karpy.provisioning.topologygroup import (
     group_hash,
     group_node_filter,
 )
-from karpy.provisioning.topologynodefilter import ZERO_NODE_FILTER
+from karpy.provisioning.topologynodefilter import ZERO_NODE_FILTER, TopologyNodeFilter
 from karpy.scheduling.labels import LABEL_HOSTNAME, LABEL_ZONE
 from karpy.scheduling.requirement import Requirement
 from karpy.scheduling.requirements import Requirements
@@ -198,6 +198,11 @@ class DomainGroupCache:
         return groups
 
 
+def _toleration_key(t: Any) -> tuple[Any, ...]:
+    """Every field of a core/v1 Toleration (the spread node-filter memo's key)."""
+    return (t.key, t.operator, t.value, t.effect, t.toleration_seconds)
+
+
 def _pod_uid(pod: Any) -> str:
     uid: str = pod.metadata.uid
     return uid
@@ -246,6 +251,8 @@ class Topology:
         self._matching: dict[str, tuple[int, list[TopologyGroup]]] = {}
         self._nodes_by_name: dict[str, Any] | None = None
         self._node_reqs: dict[str, Requirements] = {}
+        #: a pod's spread node filter inputs -> the filter (see _spread_node_filter)
+        self._node_filters: dict[tuple[Any, ...], TopologyNodeFilter] = {}
         #: (topology key, node filter hash) -> the existing nodes' domains _count_domains registers
         self._node_domains: dict[tuple[Any, ...], tuple[str, ...]] = {}
         #: Requirements.from_labels, possibly memoised across Solves (SchedulerCache.label_requirements)
@@ -534,7 +541,7 @@ class Topology:
             extra = [(k, labels[k]) for k in tsc.match_label_keys or () if k in labels]
             if extra:
                 selector = _with_expressions(selector, extra)
-            node_filter = group_node_filter(TopologyType.SPREAD, pod, tsc.node_taints_policy, tsc.node_affinity_policy)
+            node_filter = self._spread_node_filter(pod, tsc)
             namespaces = frozenset((pod.metadata.namespace,))
             known = self.topology_groups.get(
                 group_hash(TopologyType.SPREAD, tsc.topology_key, namespaces, selector, tsc.max_skew, node_filter))
@@ -559,6 +566,26 @@ class Topology:
                 )
             )
         return out
+
+    def _spread_node_filter(self, pod: Any, tsc: Any) -> TopologyNodeFilter:
+        """group_node_filter(SPREAD, pod, the constraint's policies), memoised per Topology for
+        pods without a required node-affinity term.
+
+        Not in upstream (MakeTopologyNodeFilter runs for every constraint of every Update); same
+        result because such a pod's filter is built from its nodeSelector (in order), its
+        tolerations and the two policies alone, all in the key (tolerations by every field of
+        theirs); the filters are only read after they are built, so equal ones can be shared."""
+        affinity = pod.spec.affinity
+        node_affinity = affinity.node_affinity if affinity is not None else None
+        if node_affinity is not None and node_affinity.required_during_scheduling_ignored_during_execution is not None:
+            return group_node_filter(TopologyType.SPREAD, pod, tsc.node_taints_policy, tsc.node_affinity_policy)
+        key = (tuple((pod.spec.node_selector or {}).items()), tsc.node_taints_policy, tsc.node_affinity_policy,
+               tuple(map(_toleration_key, pod.spec.tolerations or ())))
+        hit = self._node_filters.get(key)
+        if hit is None:
+            hit = self._node_filters[key] = group_node_filter(TopologyType.SPREAD, pod, tsc.node_taints_policy,
+                                                              tsc.node_affinity_policy)
+        return hit
 
     def _new_for_affinities(self, pod: Any) -> tuple[list[TopologyGroup], str | None]:
         """Mirrors topology.go newForAffinities (preferred terms only under Respect)."""

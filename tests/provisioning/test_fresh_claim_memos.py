@@ -180,3 +180,40 @@ def test_node_domain_walk_matches_the_walk_per_group(seed: int, monkeypatch: pyt
     for tg in topo.topology_groups.values():
         got = [d for g, d in registered if g == id(tg)]
         assert got == _plain_node_domains(topo, tg)
+
+
+# --- Topology._spread_node_filter: MakeTopologyNodeFilter memoised per Topology --------------
+def test_spread_node_filter_memo_equals_make_topology_node_filter() -> None:
+    """The shared filter of equal inputs has the hash and the answers of the one built afresh,
+    on every node, whatever the pod's nodeSelector, tolerations, policies and node affinity."""
+    from karpy.provisioning.topologygroup import TopologyType, group_node_filter
+    from karpy.scheduling.requirements import Requirements
+
+    r = random.Random(5)
+    nodes = [make_node(f"n-{i}", labels={LABEL_ZONE: r.choice(ZONES), "tier": r.choice(("web", "db"))},
+                       taints=[("dedicated", r.choice(("x", "y")), "NoSchedule")] if r.random() < 0.5 else [])
+             for i in range(10)]
+    topo = Topology(ClusterState.from_objects(), [], [make_nodepool("a")], _types(), [], "Respect", WELL_KNOWN)
+    shared = 0
+    for i in range(300):
+        kw: dict[str, Any] = {}
+        if r.random() < 0.5:
+            kw["node_selector"] = r.choice(({"tier": "web"}, {"tier": "db"}, {"tier": "web", LABEL_ZONE: ZONES[0]},
+                                            {LABEL_ZONE: ZONES[0], "tier": "web"}))
+        if r.random() < 0.5:
+            kw["tolerations"] = [{"key": "dedicated", "operator": r.choice(("Exists", "Equal")),
+                                  "value": r.choice(("x", "")), "effect": r.choice(("", "NoSchedule"))}]
+        if r.random() < 0.2:
+            kw["node_requirements"] = [("tier", "In", [r.choice(("web", "db"))])]
+        tsc = topology_spread(LABEL_ZONE, {"app": "a"}, node_taints_policy=r.choice((None, "Honor", "Ignore")),
+                              node_affinity_policy=r.choice((None, "Honor", "Ignore")))
+        pod = make_pod(f"s-{i}", uid=f"s-{i}", labels={"app": "a"}, topology_spread_constraints=[tsc], **kw)
+        size = len(topo._node_filters)
+        got = topo._spread_node_filter(pod, tsc)
+        shared += size == len(topo._node_filters)
+        want = group_node_filter(TopologyType.SPREAD, pod, tsc.node_taints_policy, tsc.node_affinity_policy)
+        assert got.hash_key == want.hash_key
+        for n in nodes:
+            reqs = Requirements.from_labels(n.metadata.labels)
+            assert got.matches(n.spec.taints, reqs) == want.matches(n.spec.taints, reqs)
+    assert shared > 100
