@@ -841,10 +841,71 @@ class FreshClaimFailures:
     in the key); success is never memoised (it records state). The memo lives for one Scheduler.
     """
 
-    __slots__ = ("_entries",)
+    __slots__ = ("_entries", "_merged")
+
+    #: the hostname of :meth:`answer`'s stand-in claim requirements (never a claim's: those are
+    #: ``hostname-placeholder-NNNN``; and never read, see :meth:`answer`)
+    STAND_IN_HOSTNAME = "fresh-claim-stand-in"
 
     def __init__(self) -> None:
         self._entries: dict[tuple[Any, ...], tuple[Any, frozenset[int], str]] = {}
+        #: (id(template), pod requirement set) -> (template, the stand-in merged requirements, or
+        #: None when the pod's requirements are incompatible with the template's)
+        self._merged: dict[tuple[int, Any], tuple[Any, Requirements | None]] = {}
+
+    def answer(self, template: Any, instance_types: Sequence[Any], pod: Any, pod_data: Any, topology: Any,
+               index: InstanceTypeIndex, relax_min_values: bool) -> str | None:
+        """The error text of a fresh claim's try, when memoised, without building the claim.
+
+        Runs what a fresh claim's CanAdd runs before the filter -- the taint check, the merge with
+        the pod's requirements, Topology.AddRequirements and the compatibility test -- on stand-in
+        claim requirements (the template's, ``hostname In [STAND_IN_HOSTNAME]``, the pod's: the
+        same steps as NodeClaim() and CanAdd), then looks the key of :meth:`key` up. Same result
+        as the claim's try because, besides the conditions of :meth:`key`, no group the pod's
+        AddRequirements evaluates has the hostname key (``Topology.evaluated_keys``; AddRequirements
+        reads the node requirements only at the keys of the groups it evaluates, and evaluates
+        every owned group and the zero-filter inverse groups selecting the pod), so it answers the
+        same for the stand-in and for the claim; a memoised failure passed those steps (they run
+        before the filter) with the same inputs. None when anything differs (no key, a step fails
+        or no entry): the caller builds the claim and tries it."""
+        if pod_data.host_ports or pod_data.volume_requirements or LABEL_HOSTNAME in pod_data.requirements \
+                or LABEL_HOSTNAME in template.requirements or index.defines(LABEL_HOSTNAME):
+            return None
+        keys = topology.evaluated_keys(pod)
+        if keys is None or LABEL_HOSTNAME in keys:
+            return None
+        if pod_data.tolerates(template) is not None:
+            return None
+        mkey = (id(template), pod_data.req_signature)
+        hit = self._merged.get(mkey)
+        if hit is None or hit[0] is not template:
+            wk = index.well_known
+            reqs = template.requirements.copy()
+            reqs.add(Requirement(LABEL_HOSTNAME, OP_IN, (self.STAND_IN_HOSTNAME,)))
+            merged: Requirements | None = reqs
+            if pod_data.requirements:
+                if reqs.compatible(pod_data.requirements, wk) is not None:
+                    merged = None
+                else:
+                    merged = reqs.copy()
+                    merged.add(*pod_data.requirements.values())
+            hit = self._merged[mkey] = (template, merged)
+        merged = hit[1]
+        if merged is None:
+            return None
+        wk = index.well_known
+        changes, e = topology.narrow(pod, template.taints, pod_data.strict_requirements, merged, wk)
+        if e is not None or (changes and LABEL_HOSTNAME in changes):
+            return None
+        if changes and topology_changes_error(merged, changes, wk) is not None:
+            return None
+        options = index.ids_of(instance_types)
+        entry = self._entries.get((id(template), id(options), pod_data.req_signature,
+                                   tuple(changes.items()) if changes else (), pod_data.requests_key,
+                                   relax_min_values))
+        if entry is None or entry[0] is not template or entry[1] is not options:
+            return None
+        return entry[2]
 
     @staticmethod
     def key(claim: NodeClaim, pod_data: Any, changes: dict[str, Requirement] | None,

@@ -748,6 +748,14 @@ class Scheduler:
                 if not its:
                     errs.append(f"all available instance types exceed limits for nodepool (NodePool={name})")
                     continue
+            if self.reservation_manager is None:
+                # a fresh claim's memoised filter failure (FreshClaimFailures.answer): the claim
+                # upstream builds would take the next hostname and fail with this text
+                known = self._fresh_failures.answer(t, its, pod, data, self.topology, self.index, self.best_effort)
+                if known is not None:
+                    self._next_hostname()
+                    errs.append(known)
+                    continue
             nc = NodeClaim(t, self.topology, self.daemon_groups[id(t)], its, self._next_hostname(),
                            self.index, _satisfies_min_values)
             nc.seq = self._hostname_seq

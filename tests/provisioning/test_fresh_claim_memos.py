@@ -44,11 +44,14 @@ def _types() -> dict[str, list[Any]]:
 def _pod(r: random.Random, i: int) -> Any:
     app = r.choice("xyz")
     kind = r.choice(("zone-spread", "zone-spread", "zone-spread", "generic", "host-ports", "huge", "zone-pinned",
-                     "host-pinned"))
+                     "host-pinned", "host-spread"))
     kw: dict[str, Any] = {}
     cpu = r.choice(["100m", "250m", "1"])
     if kind in ("zone-spread", "host-ports"):
         kw["topology_spread_constraints"] = [topology_spread(LABEL_ZONE, {"app": app}, max_skew=r.choice([1, 2]))]
+    if kind == "host-spread":
+        kw["topology_spread_constraints"] = [topology_spread(LABEL_ZONE, {"app": app}),
+                                             topology_spread(LABEL_HOSTNAME, {"app": app})]
     if kind == "host-ports":
         kw["host_ports"] = [8080 + r.randint(0, 1)]
     elif kind == "huge":
@@ -90,10 +93,23 @@ def test_fresh_claim_failures_match_the_plain_solve(seed: int, monkeypatch: pyte
         hits.append(hit is not None)
         return hit
 
+    answered: list[bool] = []
+    answer = nodeclaim_module.FreshClaimFailures.answer
+
+    def counting_answers(self: Any, *args: Any) -> Any:
+        hit = answer(self, *args)
+        answered.append(hit is not None)
+        return hit
+
     monkeypatch.setattr(nodeclaim_module.FreshClaimFailures, "get", counting)
+    monkeypatch.setattr(nodeclaim_module.FreshClaimFailures, "answer", counting_answers)
     fast = _solve(seed)
-    assert any(hits), "the scenario must exercise the memo"
+    assert any(hits) or any(answered), "the scenario must exercise the memo"
+    assert any(answered), "and the answer without a claim"
     assert not all(hits)
+    monkeypatch.setattr(nodeclaim_module.FreshClaimFailures, "answer", lambda self, *a: None)
+    without_answers = _solve(seed)
+    assert fast == without_answers
     monkeypatch.setattr(nodeclaim_module.FreshClaimFailures, "key", staticmethod(lambda *a: None))
     plain = _solve(seed)
     assert fast == plain
