@@ -775,7 +775,7 @@ class Simulation:
                 continue
             if self._daemonset_fits(ds, node):
                 pod = ds.pod_for_node(node.metadata.name)
-                pod.spec.node_name = node.metadata.name
+                pod.spec = pod.spec.model_copy(update={"node_name": node.metadata.name})  # copy-on-write
                 self._create_pod(pod)
 
     # -- kube-scheduler results -----------------------------------------------------------------
