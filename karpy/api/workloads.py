@@ -30,6 +30,7 @@ A workload without ``metadata.uid`` gets a deterministic one (:func:`stable_uid`
 
 from __future__ import annotations
 
+import functools
 import json
 import uuid
 from typing import Annotated, Any, Literal, Self
@@ -87,12 +88,20 @@ def stable_uid(kind: str, namespace: str, name: str) -> str:
     return str(uuid.uuid5(_UID_NAMESPACE, f"{kind}/{namespace}/{name}"))
 
 
-def _suffix(seed: str, index: int) -> str:
-    """A 5-character suffix, unique per ``index`` for a given ``seed`` (affine permutation)."""
+@functools.lru_cache(maxsize=4096)
+def _affine(seed: str) -> tuple[int, int]:
+    """``(a, b)`` of :func:`_suffix`'s permutation for ``seed`` (a pure function of the seed,
+    memoised: every pod of a workload has the same seed)."""
     h = _fnv32a(seed.encode())
     # multiplier not divisible by 3 -> a bijection on Z/27^5
     a = (h % (_SUFFIX_SPACE // 3)) * 3 + 1
     b = _fnv32a(f"{seed}#".encode()) % _SUFFIX_SPACE
+    return a, b
+
+
+def _suffix(seed: str, index: int) -> str:
+    """A 5-character suffix, unique per ``index`` for a given ``seed`` (affine permutation)."""
+    a, b = _affine(seed)
     n = (a * index + b) % _SUFFIX_SPACE
     out = []
     for _ in range(_SUFFIX_LEN):
