@@ -30,6 +30,7 @@ A workload without ``metadata.uid`` gets a deterministic one (:func:`stable_uid`
 
 from __future__ import annotations
 
+import functools
 import json
 import uuid
 from typing import Annotated, Any, Literal, Self
@@ -87,12 +88,20 @@ def stable_uid(kind: str, namespace: str, name: str) -> str:
     return str(uuid.uuid5(_UID_NAMESPACE, f"{kind}/{namespace}/{name}"))
 
 
-def _suffix(seed: str, index: int) -> str:
-    """A 5-character suffix, unique per ``index`` for a given ``seed`` (affine permutation)."""
+@functools.lru_cache(maxsize=4096)
+def _affine(seed: str) -> tuple[int, int]:
+    """``(a, b)`` of :func:`_suffix`'s permutation for ``seed`` (a pure function of the seed,
+    memoised: every pod of a workload has the same seed)."""
     h = _fnv32a(seed.encode())
     # multiplier not divisible by 3 -> a bijection on Z/27^5
     a = (h % (_SUFFIX_SPACE // 3)) * 3 + 1
     b = _fnv32a(f"{seed}#".encode()) % _SUFFIX_SPACE
+    return a, b
+
+
+def _suffix(seed: str, index: int) -> str:
+    """A 5-character suffix, unique per ``index`` for a given ``seed`` (affine permutation)."""
+    a, b = _affine(seed)
     n = (a * index + b) % _SUFFIX_SPACE
     out = []
     for _ in range(_SUFFIX_LEN):
@@ -167,14 +176,27 @@ class _Workload(TypedObject):
 
     def _new_pod(self, template: PodTemplateSpec, name: str, owner: OwnerReference,
                  extra_labels: dict[str, str] | None = None) -> Pod:
-        meta = template.metadata.model_copy(deep=True)
+        """A pod from ``template``: its own metadata (name, uid, labels, owner) and status, and the
+        template's spec object itself, shared by every pod of the template.
+
+        not in upstream (the controllers deep-copy the template per pod); same result because no
+        pod spec is mutated in place once the pod exists: every change to a pod's spec in karpy
+        replaces the spec (copy-on-write: ``_revised`` when binding, :meth:`DaemonSet.pod_for_node`,
+        :meth:`StatefulSet.pod_for`, ``relaxable_copy`` in provisioning), and the workload
+        controllers replace a template instead of editing it (Deployment rollouts copy the model).
+        The metadata's mutable parts (labels, annotations, owner references, finalizers) are fresh
+        per pod. ``tests/api/test_shared_pod_templates.py`` compares the pods with deep-copied ones.
+        """
+        meta = template.metadata.model_copy()
         meta.name = name
         meta.generate_name = None
         meta.namespace = self.metadata.namespace
         meta.uid = stable_uid("Pod", self.metadata.namespace, name)
         meta.labels = {**meta.labels, **(extra_labels or {})}
         meta.owner_references = [owner]
-        return Pod(api_version="v1", kind="Pod", metadata=meta, spec=template.spec.model_copy(deep=True))
+        meta.annotations = dict(meta.annotations)
+        meta.finalizers = list(meta.finalizers)
+        return Pod(api_version="v1", kind="Pod", metadata=meta, spec=template.spec)
 
 
 class _Replicated(_Workload):
@@ -318,9 +340,10 @@ class StatefulSet(_Workload):
             from karpy.api.pod import Volume
 
             names = {t.get("metadata", {}).get("name", "") for t in self.spec.volume_claim_templates}
-            pod.spec.volumes = [v for v in pod.spec.volumes if v.name not in names] + [
+            volumes = [v for v in pod.spec.volumes if v.name not in names] + [
                 Volume.model_validate({"name": n, "persistentVolumeClaim": {"claimName": f"{n}-{name}"}})
                 for n in (t.get("metadata", {}).get("name", "") for t in self.spec.volume_claim_templates)]
+            pod.spec = pod.spec.model_copy(update={"volumes": volumes})  # the template's spec is shared
         return pod
 
     def claims_for(self, index: int) -> list[Any]:
@@ -451,11 +474,14 @@ class DaemonSet(_Workload):
         ``matchFields metadata.name In [node]`` replaces the template's required node affinity."""
         name = f"{self.metadata.name}-{_suffix(f'{self.metadata.namespace}/{self.metadata.name}/{node_name}', 0)}"
         pod = self._new_pod(self.spec.template, name, self.owner_reference())
-        affinity = pod.spec.affinity or Affinity()
-        node_affinity = affinity.node_affinity or NodeAffinity()
+        # copy-on-write: the template's spec, affinity and node affinity are shared (_new_pod)
+        spec = pod.spec
+        affinity = spec.affinity.model_copy() if spec.affinity is not None else Affinity()
+        node_affinity = (affinity.node_affinity.model_copy() if affinity.node_affinity is not None
+                         else NodeAffinity())
         node_affinity.required_during_scheduling_ignored_during_execution = NodeSelector(node_selector_terms=[
             NodeSelectorTerm(match_fields=[NodeSelectorRequirement(key="metadata.name", operator="In",
                                                                    values=[node_name])])])
         affinity.node_affinity = node_affinity
-        pod.spec.affinity = affinity
+        pod.spec = spec.model_copy(update={"affinity": affinity})
         return pod

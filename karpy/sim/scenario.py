@@ -408,7 +408,7 @@ class ScenarioRunner:
                     for node in sim.store.list("Node"):
                         if sim._daemonset_fits(new, node):
                             pod = new.pod_for_node(node.metadata.name)
-                            pod.spec.node_name = node.metadata.name
+                            pod.spec = pod.spec.model_copy(update={"node_name": node.metadata.name})
                             sim._create_pod(pod)
             elif kind == "PriorityClass":
                 sim.scheduler.add_priority_class(obj)

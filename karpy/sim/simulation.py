@@ -775,7 +775,7 @@ class Simulation:
                 continue
             if self._daemonset_fits(ds, node):
                 pod = ds.pod_for_node(node.metadata.name)
-                pod.spec.node_name = node.metadata.name
+                pod.spec = pod.spec.model_copy(update={"node_name": node.metadata.name})  # copy-on-write
                 self._create_pod(pod)
 
     # -- kube-scheduler results -----------------------------------------------------------------
@@ -1129,11 +1129,16 @@ class Simulation:
         node = self.store.get("Node", record.name)
         if node is None or record.deleting_at is not None:
             return
-        updated = node.model_copy(deep=True)
         assert record.launched is not None  # it registered, so it launched
         startup = {(t.key, t.effect) for t in (record.launched.spec.startup_taints or ())}
-        updated.spec.taints = [t for t in (updated.spec.taints or ()) if (t.key, t.effect) not in startup]
-        updated.metadata.labels = {**(updated.metadata.labels or {}), LABEL_INITIALIZED: "true"}
+        # a new Node whose spec and metadata are new objects (the two fields that change, both
+        # reassigned); the rest is shared with the old version, which nothing edits in place (the
+        # store replaces objects), as _revised does for pods -- the same content as a deep copy
+        spec = node.spec.model_copy(update={
+            "taints": [t for t in (node.spec.taints or ()) if (t.key, t.effect) not in startup]})
+        meta = node.metadata.model_copy(update={
+            "labels": {**(node.metadata.labels or {}), LABEL_INITIALIZED: "true"}})
+        updated = node.model_copy(update={"spec": spec, "metadata": meta})
         self.store.update("Node", updated, old=node)
         record.initialized_at = self.clock.now()
         self.record("nodeclaim.initialized", f"NodeClaim/{record.name}")

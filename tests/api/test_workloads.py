@@ -65,12 +65,19 @@ def test_pod_names_unique_at_scale_and_past_replicas() -> None:
 
 
 def test_pods_do_not_share_state_with_template() -> None:
+    """Each pod's metadata and status are its own; the spec is the ReplicaSet template's, shared and
+    read-only (changes replace it: see tests/api/test_shared_pod_templates.py), and never the
+    Deployment's own template."""
     d = deployment(replicas=2)
     a, b = d.expand_pods()
     a.metadata.labels["x"] = "1"
-    a.spec.containers[0].resources.requests.clear()
+    a.metadata.annotations["y"] = "2"
+    a.status.phase = "Running"
     assert "x" not in b.metadata.labels and "x" not in d.spec.template.metadata.labels
-    assert d.spec.template.spec.containers[0].resources.requests
+    assert "y" not in b.metadata.annotations and b.status.phase != "Running"
+    assert a.spec is b.spec and a.spec is not d.spec.template.spec
+    a.spec = a.spec.model_copy(update={"node_name": "n1"})
+    assert b.spec.node_name is None and d.spec.template.spec.node_name is None
 
 
 def test_replicaset_direct() -> None:
