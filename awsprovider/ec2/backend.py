@@ -250,14 +250,44 @@ def _release_account(account: str) -> None:
             reset_model_data()
 
 
+#: the handler name (``camelcase_to_underscores`` of the action) of the request this thread's
+#: dispatcher is answering, set by the dispatcher's ``setup_class`` (see :func:`_ec2_dispatcher`)
+_DISPATCHING = threading.local()
+
+
 class _FunctionNamesDir(type):
     """Metaclass of :func:`_ec2_dispatcher`'s class: ``dir(cls)`` is the function names computed
-    once when the class was made."""
+    once when the class was made -- while the class answers a request in this thread, only the
+    one among them that is the request's handler name (none when there is no such function)."""
 
     _karpy_function_names: tuple[str, ...] = ()
+    _karpy_function_set: frozenset[str] = frozenset()
 
     def __dir__(cls) -> list[str]:
+        action: str | None = getattr(_DISPATCHING, "action", None)
+        if action is not None:
+            return [action] if action in cls._karpy_function_set else []
         return list(cls._karpy_function_names)
+
+
+def _dispatcher_setup_class(self: Any, request: Any, full_url: str, headers: Any, use_raw_body: bool = False) -> None:
+    """The dispatcher's ``setup_class``: moto's, then note the request's handler name for
+    :class:`_FunctionNamesDir` (the name moto's ``call_action`` looks for, computed the same way)."""
+    from moto.core.utils import camelcase_to_underscores
+    from moto.ec2.responses import EC2Response  # the dispatcher's one base class
+
+    EC2Response.setup_class(self, request, full_url, headers, use_raw_body)
+    _DISPATCHING.action = camelcase_to_underscores(self._get_action())
+
+
+@contextmanager
+def _dispatching() -> Iterator[None]:
+    """Around one dispatch: the handler name noted by the dispatcher's ``setup_class`` is dropped
+    when the dispatch ends (``dir`` of the class is then the whole function list again)."""
+    try:
+        yield
+    finally:
+        _DISPATCHING.action = None
 
 
 _EC2_DISPATCHER: list[type] = []
@@ -271,12 +301,22 @@ def _ec2_dispatcher() -> Any:
     self.__class__)`` -- ``inspect.getmembers(cls, inspect.isfunction)`` -- whether the action has a
     handler method: ``getmembers`` starts from ``dir(cls)``, ~330 names merged over the 40 classes of
     ``EC2Response``'s MRO, and looks each one up (~0.7 ms a request, ~7 % of the bundled example's
-    warm run, 64 requests). Not in moto; same result because the subclass adds no function and
+    warm run, 64 requests). Not in moto; same result because the subclass adds no function name and
     ``getmembers`` keeps exactly the names whose value is a function, which are the names this
     ``dir`` returns (the same class attributes, so the same handler is found and called;
     tests/awsprovider/test_backend_dispatch.py compares the two lists). The class is made once per
     process (moto's response classes do not change after import) under :data:`MOTO_LOCK`; moto's
-    own classes and functions are not touched."""
+    own classes and functions are not touched.
+
+    While it answers a request, ``dir`` is narrower still: the subclass's ``setup_class`` (moto's,
+    then one line) notes the request's handler name -- ``camelcase_to_underscores(
+    self._get_action())``, the very name ``call_action`` then tests with ``action in method_names``
+    -- and ``dir`` returns just that name when it is a function name, else nothing. Not in moto;
+    same result because ``call_action`` uses the list only for that membership test, and the name is
+    in the one-name list exactly when it is in the full one (the same handler is then fetched with
+    ``getattr``); the full list still took ~0.24 ms a request (~330 ``getattr`` and a sort). The
+    name is per thread and dropped when the dispatch ends (:func:`_dispatching`), so ``dir`` at any
+    other time is the full list; tests/awsprovider/test_backend_dispatch.py checks both."""
     if _EC2_DISPATCHER:
         return _EC2_DISPATCHER[0]
     with MOTO_LOCK:
@@ -286,8 +326,9 @@ def _ec2_dispatcher() -> Any:
             from moto.ec2.responses import EC2Response
 
             names = tuple(name for name, _ in inspect.getmembers(EC2Response, inspect.isfunction))
-            _EC2_DISPATCHER.append(_FunctionNamesDir("_KarpyEC2Response", (EC2Response,),
-                                                     {"__module__": __name__, "_karpy_function_names": names}))
+            _EC2_DISPATCHER.append(_FunctionNamesDir("_KarpyEC2Response", (EC2Response,), {
+                "__module__": __name__, "_karpy_function_names": names, "_karpy_function_set": frozenset(names),
+                "setup_class": _dispatcher_setup_class}))
         return _EC2_DISPATCHER[0]
 
 
@@ -504,7 +545,8 @@ class MockedEC2:
                 request.headers[name] = value.decode("utf-8")
         with self._moto_ids(persist=event_name.rsplit(".", 1)[-1] not in ID_NEUTRAL_OPERATIONS):
             try:
-                status, headers, body = _ec2_dispatcher().dispatch(request, request.url, request.headers)
+                with _dispatching():
+                    status, headers, body = _ec2_dispatcher().dispatch(request, request.url, request.headers)
             except HTTPException as e:
                 status, headers, body = e.code, e.get_headers(), e.get_body()
         return AWSResponse(request.url, status, headers, MockRawResponse(body))
