@@ -290,6 +290,120 @@ def _dispatching() -> Iterator[None]:
         _DISPATCHING.action = None
 
 
+#: the attribute names moto's value picker tries, by everything its alias providers look at
+#: (:func:`_picked_value`)
+_PICKER_KEYS: dict[tuple[Any, ...], tuple[str, ...]] = {}
+_NO_PARENT = object()
+#: the transformer path (None: none) that applies to a key path, by the transformer paths in order
+_TRANSFORM_PATHS: dict[tuple[tuple[str, ...], str], str | None] = {}
+#: karpy's subclass of each moto serializer class the dispatcher used (:func:`_serializer_class`)
+_SERIALIZERS: dict[type, type] = {}
+#: and back: the moto class each of those subclasses
+_SERIALIZER_BASES: dict[type, Any] = {}
+
+
+def _picked_value(serializer: Any, value: Any, key: str, shape: Any) -> Any:
+    """What moto's ``ResponseSerializer.get_value`` returns -- ``XFormedAttributePicker`` with
+    moto's alias providers, then the first response transformer whose path ends the member's key
+    path -- with the attribute names it tries and the transformer it picks memoised.
+
+    For every member of every response object moto's picker instantiates its six alias providers
+    and asks each, through a generator, for an alias of ``key``, then tests the key path against
+    each of EC2's ~20 transformer paths (together about half of a request's serialisation). Not in
+    moto; same result because the providers' answers depend only on what the memo key holds --
+    ``key``, the shape and its current ``parent`` (botocore shape objects, by identity: moto sets
+    ``parent`` before each member), the object's class name, the object's
+    ``Meta.serialization_aliases`` entry for ``key`` (read on every call, as moto's ``ExplicitAlias``
+    does) and the provider list -- and the names are computed by moto's own ``get_possible_keys``
+    on a miss; which transformer applies depends only on the key path and the transformer paths in
+    their order (read once per response, :func:`_serializer_class`; moto's handlers add paths
+    before the response is serialised), and the transformer itself is looked up on every call. The
+    values are looked up with moto's ``get_value``, the first one found wins
+    (tests/awsprovider/test_backend_dispatch.py compares with moto's picker).
+    """
+    from moto.core.constants import MISSING
+    from moto.core.serialize import AttributePickerContext
+    from moto.core.utils import get_value
+
+    providers = serializer._karpy_providers
+    if providers is None:
+        return _SERIALIZER_BASES[type(serializer)].get_value(serializer, value, key, shape)
+    picker = serializer._value_picker
+    meta = getattr(value, "Meta", None)
+    aliases = getattr(meta, "serialization_aliases", None) if meta is not None else None
+    explicit = aliases[key] if aliases is not None and key in aliases else MISSING
+    memo_key = (providers, key, shape, getattr(shape, "parent", _NO_PARENT), value.__class__.__name__, explicit)
+    names = _PICKER_KEYS.get(memo_key)
+    if names is None:
+        context = AttributePickerContext(obj=value, key=key, shape=shape,
+                                         operation_model=serializer.operation_model,
+                                         service_model=serializer.operation_model.service_model,
+                                         key_path=".".join(serializer.path))
+        names = _PICKER_KEYS[memo_key] = tuple(picker.get_possible_keys(context))
+    for name in names:
+        picked = get_value(value, name, MISSING)
+        if picked is not MISSING:
+            break
+    else:
+        picked = None
+    transform_paths = serializer._karpy_transform_paths
+    if transform_paths:
+        key_path = f"{'.'.join(serializer.path)}.{key}"
+        path_key = (transform_paths, key_path)
+        path = _TRANSFORM_PATHS.get(path_key, MISSING)
+        if path is MISSING:
+            path = _TRANSFORM_PATHS[path_key] = next((p for p in transform_paths if key_path.endswith(p)), None)
+        if path is not None:
+            picked = picker.response_transformers[path](picked)
+    return picked
+
+
+def _serializer_init(self: Any, *args: Any, **kwargs: Any) -> None:
+    """moto's serializer ``__init__``, then what :func:`_picked_value` reads once per response: the
+    alias providers (None: not moto's default ``XFormedAttributePicker``, moto's own ``get_value``
+    answers) and the transformer paths in order."""
+    from moto.core.serialize import DEFAULT_ALIAS_PROVIDERS, XFormedAttributePicker
+
+    _SERIALIZER_BASES[type(self)].__init__(self, *args, **kwargs)
+    picker = self._value_picker
+    fast = type(picker) is XFormedAttributePicker and picker.alias_providers is DEFAULT_ALIAS_PROVIDERS
+    self._karpy_providers = tuple(DEFAULT_ALIAS_PROVIDERS) if fast else None
+    self._karpy_transform_paths = tuple(picker.response_transformers) if fast else ()
+
+
+def _serializer_class(base: type) -> type:
+    """moto's serializer class ``base`` with ``get_value`` answered by :func:`_picked_value`."""
+    cls = _SERIALIZERS.get(base)
+    if cls is None:
+        cls = _SERIALIZERS[base] = type(f"_Karpy{base.__name__}", (base,), {
+            "__module__": __name__, "__init__": _serializer_init, "get_value": _picked_value})
+        _SERIALIZER_BASES[cls] = base
+    return cls
+
+
+def _dispatcher_serialized(self: Any, action_result: Any) -> Any:
+    """The dispatcher's ``serialized``: moto's ``BaseResponse.serialized``, line for line, with the
+    serializer class moto picks replaced by its :func:`_serializer_class` subclass."""
+    from botocore.model import OperationNotFoundError
+    from moto.core.model import OperationModel
+    from moto.core.responses import ActionContext
+    from moto.core.serialize import get_serializer_class
+    from moto.core.utils import get_service_model
+
+    service_model = get_service_model(self.boto3_service_name)
+    try:
+        operation_model = service_model.operation_model(self._get_action())
+    except OperationNotFoundError:
+        assert isinstance(action_result.result, Exception)
+        operation_model = OperationModel({}, service_model)
+    protocol = self.determine_response_protocol(service_model)
+    serializer_cls = _serializer_class(get_serializer_class(service_model.service_name, protocol))
+    context = ActionContext(service_model, operation_model, serializer_cls, self)
+    status_code, headers, body = action_result.execute_result(context)
+    headers.update(self.response_headers)
+    return status_code, headers, body
+
+
 _EC2_DISPATCHER: list[type] = []
 
 
@@ -328,7 +442,7 @@ def _ec2_dispatcher() -> Any:
             names = tuple(name for name, _ in inspect.getmembers(EC2Response, inspect.isfunction))
             _EC2_DISPATCHER.append(_FunctionNamesDir("_KarpyEC2Response", (EC2Response,), {
                 "__module__": __name__, "_karpy_function_names": names, "_karpy_function_set": frozenset(names),
-                "setup_class": _dispatcher_setup_class}))
+                "setup_class": _dispatcher_setup_class, "serialized": _dispatcher_serialized}))
         return _EC2_DISPATCHER[0]
 
 
