@@ -214,9 +214,15 @@ def preload_moto() -> None:
     _import_moto_ec2()
     import botocore.awsrequest  # noqa: F401  (the imports are the point)
     import moto.core.botocore_stubber  # noqa: F401
+    import moto.iam.access_control  # noqa: F401  (moto's authorisation check of every request)
+    import moto.iam.models  # noqa: F401  (moto's setup_class marks the account as visited)
     import werkzeug.exceptions  # noqa: F401
+    from moto.core.utils import get_service_model
 
     _ec2_dispatcher()
+    # moto's own parse of the EC2 service model (its request parser and response serializer read
+    # it; cached by moto for the process), which the first request would otherwise build
+    get_service_model("ec2")
 
 
 def _claim_account() -> str:
