@@ -298,10 +298,10 @@ def _dispatching() -> Iterator[None]:
 
 #: the attribute names moto's value picker tries, by everything its alias providers look at
 #: (:func:`_picked_value`)
-_PICKER_KEYS: dict[tuple[Any, ...], tuple[str, ...]] = {}
+_PICKER_KEYS: dict[tuple[type, ...], dict[tuple[Any, ...], tuple[str, ...]]] = {}
 _NO_PARENT = object()
 #: the transformer path (None: none) that applies to a key path, by the transformer paths in order
-_TRANSFORM_PATHS: dict[tuple[tuple[str, ...], str], str | None] = {}
+_TRANSFORM_PATHS: dict[tuple[str, ...], dict[str, str | None]] = {}
 #: karpy's subclass of each moto serializer class the dispatcher used (:func:`_serializer_class`)
 _SERIALIZERS: dict[type, type] = {}
 #: and back: the moto class each of those subclasses
@@ -331,34 +331,34 @@ def _picked_value(serializer: Any, value: Any, key: str, shape: Any) -> Any:
     from moto.core.serialize import AttributePickerContext
     from moto.core.utils import get_value
 
-    providers = serializer._karpy_providers
-    if providers is None:
+    memo = serializer._karpy_names
+    if memo is None:
         return _SERIALIZER_BASES[type(serializer)].get_value(serializer, value, key, shape)
     picker = serializer._value_picker
     meta = getattr(value, "Meta", None)
     aliases = getattr(meta, "serialization_aliases", None) if meta is not None else None
     explicit = aliases[key] if aliases is not None and key in aliases else MISSING
-    memo_key = (providers, key, shape, getattr(shape, "parent", _NO_PARENT), value.__class__.__name__, explicit)
-    names = _PICKER_KEYS.get(memo_key)
+    memo_key = (key, shape, getattr(shape, "parent", _NO_PARENT), value.__class__.__name__, explicit)
+    names = memo.get(memo_key)
     if names is None:
         context = AttributePickerContext(obj=value, key=key, shape=shape,
                                          operation_model=serializer.operation_model,
                                          service_model=serializer.operation_model.service_model,
                                          key_path=".".join(serializer.path))
-        names = _PICKER_KEYS[memo_key] = tuple(picker.get_possible_keys(context))
+        names = memo[memo_key] = tuple(picker.get_possible_keys(context))
     for name in names:
         picked = get_value(value, name, MISSING)
         if picked is not MISSING:
             break
     else:
         picked = None
-    transform_paths = serializer._karpy_transform_paths
-    if transform_paths:
+    transforms = serializer._karpy_transforms
+    if transforms is not None:
         key_path = f"{'.'.join(serializer.path)}.{key}"
-        path_key = (transform_paths, key_path)
-        path = _TRANSFORM_PATHS.get(path_key, MISSING)
+        path = transforms.get(key_path, MISSING)
         if path is MISSING:
-            path = _TRANSFORM_PATHS[path_key] = next((p for p in transform_paths if key_path.endswith(p)), None)
+            path = transforms[key_path] = next((p for p in serializer._karpy_transform_paths
+                                                if key_path.endswith(p)), None)
         if path is not None:
             picked = picker.response_transformers[path](picked)
     return picked
@@ -366,15 +366,19 @@ def _picked_value(serializer: Any, value: Any, key: str, shape: Any) -> Any:
 
 def _serializer_init(self: Any, *args: Any, **kwargs: Any) -> None:
     """moto's serializer ``__init__``, then what :func:`_picked_value` reads once per response: the
-    alias providers (None: not moto's default ``XFormedAttributePicker``, moto's own ``get_value``
-    answers) and the transformer paths in order."""
+    memo of attribute names for the alias provider list (None: not moto's default
+    ``XFormedAttributePicker``, moto's own ``get_value`` answers) and the transformer paths in
+    order with the memo of their choice per key path (None: no transformers)."""
     from moto.core.serialize import DEFAULT_ALIAS_PROVIDERS, XFormedAttributePicker
 
     _SERIALIZER_BASES[type(self)].__init__(self, *args, **kwargs)
     picker = self._value_picker
     fast = type(picker) is XFormedAttributePicker and picker.alias_providers is DEFAULT_ALIAS_PROVIDERS
-    self._karpy_providers = tuple(DEFAULT_ALIAS_PROVIDERS) if fast else None
-    self._karpy_transform_paths = tuple(picker.response_transformers) if fast else ()
+    paths = tuple(picker.response_transformers) if fast else ()
+    with MOTO_LOCK:
+        self._karpy_names = _PICKER_KEYS.setdefault(tuple(DEFAULT_ALIAS_PROVIDERS), {}) if fast else None
+        self._karpy_transforms = _TRANSFORM_PATHS.setdefault(paths, {}) if paths else None
+    self._karpy_transform_paths = paths
 
 
 def _serializer_class(base: type) -> type:
