@@ -283,7 +283,11 @@ def _dispatcher_setup_class(self: Any, request: Any, full_url: str, headers: Any
     from moto.ec2.responses import EC2Response  # the dispatcher's one base class
 
     EC2Response.setup_class(self, request, full_url, headers, use_raw_body)
-    _DISPATCHING.action = camelcase_to_underscores(self._get_action())
+    try:
+        action = camelcase_to_underscores(self._get_action())
+    except Exception:  # no name noted: ``dir`` stays the full list, call_action fails as in moto
+        return
+    _DISPATCHING.action = action
 
 
 @contextmanager
