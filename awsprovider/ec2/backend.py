@@ -214,9 +214,15 @@ def preload_moto() -> None:
     _import_moto_ec2()
     import botocore.awsrequest  # noqa: F401  (the imports are the point)
     import moto.core.botocore_stubber  # noqa: F401
+    import moto.iam.access_control  # noqa: F401  (moto's authorisation check of every request)
+    import moto.iam.models  # noqa: F401  (moto's setup_class marks the account as visited)
     import werkzeug.exceptions  # noqa: F401
+    from moto.core.utils import get_service_model
 
     _ec2_dispatcher()
+    # moto's own parse of the EC2 service model (its request parser and response serializer read
+    # it; cached by moto for the process), which the first request would otherwise build
+    get_service_model("ec2")
 
 
 def _claim_account() -> str:
@@ -250,14 +256,166 @@ def _release_account(account: str) -> None:
             reset_model_data()
 
 
+#: the handler name (``camelcase_to_underscores`` of the action) of the request this thread's
+#: dispatcher is answering, set by the dispatcher's ``setup_class`` (see :func:`_ec2_dispatcher`)
+_DISPATCHING = threading.local()
+
+
 class _FunctionNamesDir(type):
     """Metaclass of :func:`_ec2_dispatcher`'s class: ``dir(cls)`` is the function names computed
-    once when the class was made."""
+    once when the class was made -- while the class answers a request in this thread, only the
+    one among them that is the request's handler name (none when there is no such function)."""
 
     _karpy_function_names: tuple[str, ...] = ()
+    _karpy_function_set: frozenset[str] = frozenset()
 
     def __dir__(cls) -> list[str]:
+        action: str | None = getattr(_DISPATCHING, "action", None)
+        if action is not None:
+            return [action] if action in cls._karpy_function_set else []
         return list(cls._karpy_function_names)
+
+
+def _dispatcher_setup_class(self: Any, request: Any, full_url: str, headers: Any, use_raw_body: bool = False) -> None:
+    """The dispatcher's ``setup_class``: moto's, then note the request's handler name for
+    :class:`_FunctionNamesDir` (the name moto's ``call_action`` looks for, computed the same way)."""
+    from moto.core.utils import camelcase_to_underscores
+    from moto.ec2.responses import EC2Response  # the dispatcher's one base class
+
+    EC2Response.setup_class(self, request, full_url, headers, use_raw_body)
+    try:
+        action = camelcase_to_underscores(self._get_action())
+    except Exception:  # no name noted: ``dir`` stays the full list, call_action fails as in moto
+        return
+    _DISPATCHING.action = action
+
+
+@contextmanager
+def _dispatching() -> Iterator[None]:
+    """Around one dispatch: the handler name noted by the dispatcher's ``setup_class`` is dropped
+    when the dispatch ends (``dir`` of the class is then the whole function list again)."""
+    try:
+        yield
+    finally:
+        _DISPATCHING.action = None
+
+
+#: the attribute names moto's value picker tries, by everything its alias providers look at
+#: (:func:`_picked_value`)
+_PICKER_KEYS: dict[tuple[type, ...], dict[tuple[Any, ...], tuple[str, ...]]] = {}
+_NO_PARENT = object()
+#: the transformer path (None: none) that applies to a key path, by the transformer paths in order
+_TRANSFORM_PATHS: dict[tuple[str, ...], dict[str, str | None]] = {}
+#: karpy's subclass of each moto serializer class the dispatcher used (:func:`_serializer_class`)
+_SERIALIZERS: dict[type, type] = {}
+#: and back: the moto class each of those subclasses
+_SERIALIZER_BASES: dict[type, Any] = {}
+
+
+def _picked_value(serializer: Any, value: Any, key: str, shape: Any) -> Any:
+    """What moto's ``ResponseSerializer.get_value`` returns -- ``XFormedAttributePicker`` with
+    moto's alias providers, then the first response transformer whose path ends the member's key
+    path -- with the attribute names it tries and the transformer it picks memoised.
+
+    For every member of every response object moto's picker instantiates its six alias providers
+    and asks each, through a generator, for an alias of ``key``, then tests the key path against
+    each of EC2's ~20 transformer paths (together about half of a request's serialisation). Not in
+    moto; same result because the providers' answers depend only on what the memo key holds --
+    ``key``, the shape and its current ``parent`` (botocore shape objects, by identity: moto sets
+    ``parent`` before each member), the object's class name, the object's
+    ``Meta.serialization_aliases`` entry for ``key`` (read on every call, as moto's ``ExplicitAlias``
+    does) and the provider list -- and the names are computed by moto's own ``get_possible_keys``
+    on a miss; which transformer applies depends only on the key path and the transformer paths in
+    their order (read once per response, :func:`_serializer_class`; moto's handlers add paths
+    before the response is serialised), and the transformer itself is looked up on every call. The
+    values are looked up with moto's ``get_value``, the first one found wins
+    (tests/awsprovider/test_backend_dispatch.py compares with moto's picker).
+    """
+    from moto.core.constants import MISSING
+    from moto.core.serialize import AttributePickerContext
+    from moto.core.utils import get_value
+
+    memo = serializer._karpy_names
+    if memo is None:
+        return _SERIALIZER_BASES[type(serializer)].get_value(serializer, value, key, shape)
+    picker = serializer._value_picker
+    meta = getattr(value, "Meta", None)
+    aliases = getattr(meta, "serialization_aliases", None) if meta is not None else None
+    explicit = aliases[key] if aliases is not None and key in aliases else MISSING
+    memo_key = (key, shape, getattr(shape, "parent", _NO_PARENT), value.__class__.__name__, explicit)
+    names = memo.get(memo_key)
+    if names is None:
+        context = AttributePickerContext(obj=value, key=key, shape=shape,
+                                         operation_model=serializer.operation_model,
+                                         service_model=serializer.operation_model.service_model,
+                                         key_path=".".join(serializer.path))
+        names = memo[memo_key] = tuple(picker.get_possible_keys(context))
+    for name in names:
+        picked = get_value(value, name, MISSING)
+        if picked is not MISSING:
+            break
+    else:
+        picked = None
+    transforms = serializer._karpy_transforms
+    if transforms is not None:
+        key_path = f"{'.'.join(serializer.path)}.{key}"
+        path = transforms.get(key_path, MISSING)
+        if path is MISSING:
+            path = transforms[key_path] = next((p for p in serializer._karpy_transform_paths
+                                                if key_path.endswith(p)), None)
+        if path is not None:
+            picked = picker.response_transformers[path](picked)
+    return picked
+
+
+def _serializer_init(self: Any, *args: Any, **kwargs: Any) -> None:
+    """moto's serializer ``__init__``, then what :func:`_picked_value` reads once per response: the
+    memo of attribute names for the alias provider list (None: not moto's default
+    ``XFormedAttributePicker``, moto's own ``get_value`` answers) and the transformer paths in
+    order with the memo of their choice per key path (None: no transformers)."""
+    from moto.core.serialize import DEFAULT_ALIAS_PROVIDERS, XFormedAttributePicker
+
+    _SERIALIZER_BASES[type(self)].__init__(self, *args, **kwargs)
+    picker = self._value_picker
+    fast = type(picker) is XFormedAttributePicker and picker.alias_providers is DEFAULT_ALIAS_PROVIDERS
+    paths = tuple(picker.response_transformers) if fast else ()
+    with MOTO_LOCK:
+        self._karpy_names = _PICKER_KEYS.setdefault(tuple(DEFAULT_ALIAS_PROVIDERS), {}) if fast else None
+        self._karpy_transforms = _TRANSFORM_PATHS.setdefault(paths, {}) if paths else None
+    self._karpy_transform_paths = paths
+
+
+def _serializer_class(base: type) -> type:
+    """moto's serializer class ``base`` with ``get_value`` answered by :func:`_picked_value`."""
+    cls = _SERIALIZERS.get(base)
+    if cls is None:
+        cls = _SERIALIZERS[base] = type(f"_Karpy{base.__name__}", (base,), {
+            "__module__": __name__, "__init__": _serializer_init, "get_value": _picked_value})
+        _SERIALIZER_BASES[cls] = base
+    return cls
+
+
+def _dispatcher_serialized(self: Any, action_result: Any) -> Any:
+    """The dispatcher's ``serialized``: moto's ``BaseResponse.serialized``, line for line, with the
+    serializer class moto picks replaced by its :func:`_serializer_class` subclass."""
+    from botocore.model import OperationNotFoundError
+    from moto.core.model import OperationModel
+    from moto.core.responses import ActionContext
+    from moto.core.serialize import get_serializer_class
+    from moto.core.utils import get_service_model
+
+    service_model = get_service_model(self.boto3_service_name)
+    try:
+        operation_model = service_model.operation_model(self._get_action())
+    except OperationNotFoundError:
+        assert isinstance(action_result.result, Exception)
+        operation_model = OperationModel({}, service_model)
+    protocol = self.determine_response_protocol(service_model)
+    serializer_cls = _serializer_class(get_serializer_class(service_model.service_name, protocol))
+    context = ActionContext(service_model, operation_model, serializer_cls, self)
+    status_code, headers, body = action_result.execute_result(context)
+    headers.update(self.response_headers)
+    return status_code, headers, body
 
 
 _EC2_DISPATCHER: list[type] = []
@@ -271,12 +429,22 @@ def _ec2_dispatcher() -> Any:
     self.__class__)`` -- ``inspect.getmembers(cls, inspect.isfunction)`` -- whether the action has a
     handler method: ``getmembers`` starts from ``dir(cls)``, ~330 names merged over the 40 classes of
     ``EC2Response``'s MRO, and looks each one up (~0.7 ms a request, ~7 % of the bundled example's
-    warm run, 64 requests). Not in moto; same result because the subclass adds no function and
+    warm run, 64 requests). Not in moto; same result because the subclass adds no function name and
     ``getmembers`` keeps exactly the names whose value is a function, which are the names this
     ``dir`` returns (the same class attributes, so the same handler is found and called;
     tests/awsprovider/test_backend_dispatch.py compares the two lists). The class is made once per
     process (moto's response classes do not change after import) under :data:`MOTO_LOCK`; moto's
-    own classes and functions are not touched."""
+    own classes and functions are not touched.
+
+    While it answers a request, ``dir`` is narrower still: the subclass's ``setup_class`` (moto's,
+    then one line) notes the request's handler name -- ``camelcase_to_underscores(
+    self._get_action())``, the very name ``call_action`` then tests with ``action in method_names``
+    -- and ``dir`` returns just that name when it is a function name, else nothing. Not in moto;
+    same result because ``call_action`` uses the list only for that membership test, and the name is
+    in the one-name list exactly when it is in the full one (the same handler is then fetched with
+    ``getattr``); the full list still took ~0.24 ms a request (~330 ``getattr`` and a sort). The
+    name is per thread and dropped when the dispatch ends (:func:`_dispatching`), so ``dir`` at any
+    other time is the full list; tests/awsprovider/test_backend_dispatch.py checks both."""
     if _EC2_DISPATCHER:
         return _EC2_DISPATCHER[0]
     with MOTO_LOCK:
@@ -286,8 +454,9 @@ def _ec2_dispatcher() -> Any:
             from moto.ec2.responses import EC2Response
 
             names = tuple(name for name, _ in inspect.getmembers(EC2Response, inspect.isfunction))
-            _EC2_DISPATCHER.append(_FunctionNamesDir("_KarpyEC2Response", (EC2Response,),
-                                                     {"__module__": __name__, "_karpy_function_names": names}))
+            _EC2_DISPATCHER.append(_FunctionNamesDir("_KarpyEC2Response", (EC2Response,), {
+                "__module__": __name__, "_karpy_function_names": names, "_karpy_function_set": frozenset(names),
+                "setup_class": _dispatcher_setup_class, "serialized": _dispatcher_serialized}))
         return _EC2_DISPATCHER[0]
 
 
@@ -504,7 +673,8 @@ class MockedEC2:
                 request.headers[name] = value.decode("utf-8")
         with self._moto_ids(persist=event_name.rsplit(".", 1)[-1] not in ID_NEUTRAL_OPERATIONS):
             try:
-                status, headers, body = _ec2_dispatcher().dispatch(request, request.url, request.headers)
+                with _dispatching():
+                    status, headers, body = _ec2_dispatcher().dispatch(request, request.url, request.headers)
             except HTTPException as e:
                 status, headers, body = e.code, e.get_headers(), e.get_body()
         return AWSResponse(request.url, status, headers, MockRawResponse(body))
