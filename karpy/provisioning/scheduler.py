@@ -31,9 +31,11 @@ formatted on the hot path.
 from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
+from itertools import compress, count, repeat
+from operator import attrgetter, not_, or_
 from dataclasses import dataclass, field
 from collections.abc import Callable, Hashable
-from typing import Any, Mapping, Sequence
+from typing import Any, Iterator, Mapping, Sequence
 
 from karpy.cloudprovider.types import (
     MIN_VALUES_POLICY_BEST_EFFORT,
@@ -564,7 +566,7 @@ class Scheduler:
         """scheduler.go Solve (:440-519)."""
         #: requests (PodData.requests_key) -> the existing nodes, in order, that may still have
         #: room for them (see _add); per Solve
-        self._with_room: dict[tuple[tuple[str, int], ...], list[ExistingNode]] = {}
+        self._reset_scans()
         data: dict[int, PodData] = {id(p): self._pod_data(p) for p in pods}
         q = Queue(pods, {k: d.requests for k, d in data.items()})
         pod_errors: dict[str, str] = {}
@@ -588,6 +590,23 @@ class Scheduler:
         ordered = sorted(self.new_nodeclaims, key=lambda c: c.seq)
         return Results(ordered, list(self.existing_nodes), pod_errors,
                        {k: by_key[k] for k in pod_errors})
+
+    def _reset_scans(self) -> None:
+        """The memos of _add's scans, per Solve."""
+        #: requests (PodData.requests_key) -> the existing nodes, in order, that may still have
+        #: room for them (see _add)
+        self._with_room: dict[tuple[tuple[str, int], ...], list[ExistingNode]] = {}
+        #: topology key -> target -> the target's requirement for the key by value (_miss_key)
+        self._key_values = _KeyValuesByKey()
+        #: in-flight claim -> ids of its instance-type options
+        self._option_ids = _OptionIds()
+
+    def _forget(self, target: Any) -> None:
+        """Drop what the scan memos hold for ``target``: its requirements and options were just
+        replaced by Add (the only place they change during a Solve)."""
+        for by_target in self._key_values.values():
+            by_target.pop(target, None)
+        self._option_ids.pop(target, None)
 
     def _try_schedule(self, pod: Any, data: PodData) -> Any:
         """scheduler.go trySchedule: add, relaxing one preference per failure.
@@ -647,16 +666,31 @@ class Scheduler:
             nodes = self._with_room[data.requests_key] = list(self.existing_nodes)
         requests = data.requests
         kept: list[ExistingNode] | None = None
-        blocked = _union(self.topology.hostname_blocked(pod)) if nodes else None
+        occupied = self.topology.hostname_blocked(pod) if nodes else None
+        blocked = _union(occupied) if occupied is not None else None
         misses = _TopologyMisses(data)
-        for i, en in enumerate(nodes):
-            if (blocked is not None and en.hostname in blocked) or (misses.keys and misses.missed(en.requirements)):
-                if kept is not None:  # (skipped before the room check: kept, checked again later)
-                    kept.append(en)
-                continue
+        values = self._key_values
+        # The skips are found by _next_open, which walks the targets in C (not in upstream; the
+        # targets it passes over are exactly those the per-target tests would skip, in order).
+        n = len(nodes)
+        i = 0
+        while i < n:
+            if blocked is not None or misses.keys:
+                t = nodes[i:]
+                skips = misses.skips(values, t)
+                if blocked is not None:
+                    skips.append(map(blocked.__contains__, map(_HOSTNAME, t)))
+                j = _next_open(skips, i, n)
+                if j > i and kept is not None:  # (skipped before the room check: kept, checked again later)
+                    kept.extend(nodes[i:j])
+                if j == n:
+                    break
+                i = j
+            en = nodes[i]
             if not fits(requests, en.remaining_resources):  # ExistingNode.has_room, inlined
                 if kept is None:
                     kept = nodes[:i]
+                i += 1
                 continue
             if kept is not None:
                 kept.append(en)
@@ -667,10 +701,12 @@ class Scheduler:
                     kept.extend(nodes[i + 1:])
                     self._with_room[data.requests_key] = kept
                 en.add(pod, data, reqs)
+                self._forget(en)
                 self._placed_outcome = OUTCOME_EXISTING_NODE
                 self._placed_target = en.name
                 return None
             misses.note(err, en.requirements)
+            i += 1
         if kept is not None:
             self._with_room[data.requests_key] = kept
         # in-flight claims, fewest pods first (:598, sort.Slice -> a stable order kept incrementally:
@@ -684,33 +720,43 @@ class Scheduler:
         # AddRequirements. Such claims are skipped without calling CanAdd; the set difference runs
         # in C, so a pod with self anti-affinity no longer pays one full CanAdd per in-flight claim
         # (quadratic in the number of claims). Claims sharing a failed topology domain are skipped
-        # as on existing nodes (_TopologyMisses).
+        # as on existing nodes (_TopologyMisses), claims whose options a failed merged requirement
+        # rules out as well (_OptionMisses); _next_open finds the next claim none of them skips.
         free: set[str] | None = None
         options: _OptionMisses | None = None
         if claims:
-            occupied = self.topology.hostname_blocked(pod)
+            if occupied is None:  # (else the same answer: the node scan recorded nothing)
+                occupied = self.topology.hostname_blocked(pod)
             if occupied:
                 free = self._claim_hostnames.difference(*occupied)
                 if not free:
                     claims = []
             misses = _TopologyMisses(data)
-        for i, nc in enumerate(claims):
-            if free is not None and nc.hostname not in free:
-                continue
-            if misses.keys and misses.missed(nc.requirements):
-                continue
-            if options is not None and options.bad and options.missed(nc):
-                continue
+        n = len(claims)
+        i = 0
+        while i < n:
+            if free is not None or misses.keys or (options is not None and options.bad):
+                u = claims[i:]
+                skips = misses.skips(values, u)
+                if options is not None and options.bad:
+                    skips.extend(options.skips(values, self._option_ids, u))
+                if free is not None:
+                    skips.append(map(not_, map(free.__contains__, map(_HOSTNAME, u))))
+                i = _next_open(skips, i, n)
+                if i == n:
+                    break
+            nc = claims[i]
             creqs, its, cerr = nc.can_add(pod, data, False, need_error=False)  # errors discarded
             if cerr is None:
                 assert creqs is not None and its is not None  # can_add returns both whenever there is no error
                 nc.add(pod, data, creqs, its)
+                self._forget(nc)
                 self._placed_outcome = OUTCOME_INFLIGHT_NODECLAIM
                 self._placed_target = nc.hostname
-                n = len(nc.pods)
-                if i + 1 < len(claims) and len(claims[i + 1].pods) < n:
+                c = len(nc.pods)
+                if i + 1 < n and len(claims[i + 1].pods) < c:
                     claims.pop(i)
-                    claims.insert(bisect_left(claims, n, lo=i, key=_pod_count), nc)
+                    claims.insert(bisect_left(claims, c, lo=i, key=_pod_count), nc)
                 return None
             merged = nc.filtered_requirements
             if merged is not None:  # no option compatible with the merged requirements
@@ -721,6 +767,7 @@ class Scheduler:
                     options.note(nc, merged)
             else:
                 misses.note(cerr, nc.requirements)
+            i += 1
         if not self.templates:
             return ERR_NO_TEMPLATES
         return self._add_to_new_nodeclaim(pod, data)
@@ -826,10 +873,17 @@ class _TopologyMisses:
         self.keys.setdefault(tg.key, set()).add(_miss_key(dict.get(requirements, tg.key)))
 
     def missed(self, requirements: Requirements) -> bool:
+        """Whether a target with these requirements is skipped (the per-target form of skips)."""
         for key, values in self.keys.items():
             if _miss_key(dict.get(requirements, key)) in values:
                 return True
         return False
+
+    def skips(self, values: _KeyValuesByKey, targets: list[Any]) -> list[Iterator[bool]]:
+        """Per noted key, a lazy stream over ``targets``: whether :meth:`missed` holds for the
+        target's requirements (``values[key]`` holds them by value; computed in C)."""
+        return [map(missed.__contains__, map(values[key].__getitem__, targets))
+                for key, missed in self.keys.items()]
 
 
 class _OptionMisses:
@@ -887,12 +941,76 @@ class _OptionMisses:
                 self.bad.setdefault(key, {})[_miss_key(dict.get(nc.requirements, key))] = bad
 
     def missed(self, nc: NodeClaim) -> bool:
+        """Whether ``nc`` is skipped (the per-claim form of skips)."""
         reqs = nc.requirements
         for key, by_value in self.bad.items():
             bad = by_value.get(_miss_key(dict.get(reqs, key)))
             if bad is not None and nc.options_within(bad):
                 return True
         return False
+
+    def skips(self, values: _KeyValuesByKey, option_ids: _OptionIds, claims: list[Any]) -> list[Iterator[bool]]:
+        """Per noted key, a lazy stream over ``claims``: whether :meth:`missed` holds for the claim
+        (computed in C). A claim always has an option (CanAdd fails with none left), so the
+        empty set standing for "nothing noted" never covers a claim's options, as ``None`` does
+        not in :meth:`missed`."""
+        return [map(frozenset.issuperset, map(by_value.get, map(values[key].__getitem__, claims), repeat(_NO_IDS)),
+                    map(option_ids.__getitem__, claims))
+                for key, by_value in self.bad.items()]
+
+
+class _KeyValues(dict[Any, Any]):
+    """target (an ExistingNode or in-flight NodeClaim, by identity) -> ``_miss_key`` of its
+    requirement for one topology key, computed on first use. Valid while the target's
+    requirements object is unchanged: Scheduler._forget drops the entry when Add replaces it."""
+
+    __slots__ = ("key",)
+
+    def __init__(self, key: str) -> None:
+        super().__init__()
+        self.key = key
+
+    def __missing__(self, target: Any) -> Any:
+        v = self[target] = _miss_key(dict.get(target.requirements, self.key))
+        return v
+
+
+class _KeyValuesByKey(dict[str, _KeyValues]):
+    """topology key -> its :class:`_KeyValues` (made on first use)."""
+
+    __slots__ = ()
+
+    def __missing__(self, key: str) -> _KeyValues:
+        v = self[key] = _KeyValues(key)
+        return v
+
+
+class _OptionIds(dict[Any, frozenset[int]]):
+    """in-flight claim -> ids of its instance-type options (NodeClaim.options_within compares
+    the same set), computed on first use; dropped by Scheduler._forget when Add replaces them."""
+
+    __slots__ = ()
+
+    def __missing__(self, nc: Any) -> frozenset[int]:
+        ids = self[nc] = frozenset(map(id, nc.instance_type_options))
+        return ids
+
+
+_HOSTNAME = attrgetter("hostname")
+_NO_IDS: frozenset[int] = frozenset()
+
+
+def _next_open(skips: list[Iterator[bool]], start: int, end: int) -> int:
+    """The first index from ``start`` whose target no stream in ``skips`` (aligned with the
+    targets from ``start`` on) skips; ``end`` when there is none. Not in upstream: one C-level
+    walk in place of a Python test per target; same result because it is the first target on
+    which the per-target tests (the skip predicates, or-ed) are all false."""
+    if not skips:
+        return start
+    skip = skips[0]
+    for other in skips[1:]:
+        skip = map(or_, skip, other)
+    return next(compress(count(start), map(not_, skip)), end)
 
 
 def _miss_key(r: Requirement | None) -> Any:

@@ -76,24 +76,29 @@ def _solve(seed: int) -> tuple[dict[str, str], dict[str, str]]:
     return out, dict(results.pod_errors)
 
 
+def _counted(stream: Any, counts: dict[str, int], name: str) -> Any:
+    """``stream`` (of booleans), counting its true values under ``name``."""
+    for hit in stream:
+        counts[name] += hit
+        yield hit
+
+
 @pytest.mark.parametrize("seed", range(4))
 def test_prefiltered_scan_places_every_pod_where_the_plain_scan_does(seed: int, monkeypatch: pytest.MonkeyPatch) -> None:
     skipped = {"blocked": 0, "missed": 0}
-    orig_blocked, orig_missed = Topology.hostname_blocked, scheduler_module._TopologyMisses.missed
+    orig_blocked, orig_skips = Topology.hostname_blocked, scheduler_module._TopologyMisses.skips
 
     def blocked(self: Topology, pod: Any) -> list[set[str]]:
         out = orig_blocked(self, pod)
         skipped["blocked"] += bool(out)
         return out
 
-    def missed(self: Any, reqs: Requirements) -> bool:
-        hit = orig_missed(self, reqs)
-        skipped["missed"] += hit
-        return hit
+    def skips(self: Any, values: Any, targets: list[Any]) -> list[Any]:
+        return [_counted(s, skipped, "missed") for s in orig_skips(self, values, targets)]
 
     with monkeypatch.context() as m:
         m.setattr(Topology, "hostname_blocked", blocked)
-        m.setattr(scheduler_module._TopologyMisses, "missed", missed)
+        m.setattr(scheduler_module._TopologyMisses, "skips", skips)
         fast = _solve(seed)
     assert skipped["blocked"] > 0 and skipped["missed"] > 0  # both pre-filters skipped targets
     _plain(monkeypatch)
@@ -128,7 +133,7 @@ def test_a_missed_zone_is_forgotten_once_a_pod_is_recorded(monkeypatch: pytest.M
     topology = Topology(cluster, [], [pool], {"default": its}, pods, "Respect", WELL_KNOWN)
     s = Scheduler([pool], cluster, [], topology, {"default": its}, [], well_known=WELL_KNOWN)
     s.existing_nodes = _zone_nodes(topology, [("z1-a", ZONES[0]), ("z1-b", ZONES[0]), ("z2-a", ZONES[1])])
-    s._with_room = {}
+    s._reset_scans()
     seen: list[dict[str, set[Any]]] = []
     orig_note = scheduler_module._TopologyMisses.note
 
