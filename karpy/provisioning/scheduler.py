@@ -30,7 +30,7 @@ formatted on the hot path.
 
 from __future__ import annotations
 
-from bisect import bisect_left, bisect_right
+from bisect import bisect_left, bisect_right, insort
 from itertools import compress, count, repeat
 from operator import attrgetter, not_, or_
 from dataclasses import dataclass, field
@@ -600,13 +600,66 @@ class Scheduler:
         self._key_values = _KeyValuesByKey()
         #: in-flight claim -> ids of its instance-type options
         self._option_ids = _OptionIds()
+        #: existing node -> its index in ``existing_nodes`` (the order of every with-room list)
+        self._position: dict[ExistingNode, int] = {en: i for i, en in enumerate(self.existing_nodes)}
+        #: requests -> topology key -> the domains of that request value's with-room list
+        self._domains: dict[tuple[tuple[str, int], ...], dict[str, _Domains]] = {}
 
     def _forget(self, target: Any) -> None:
         """Drop what the scan memos hold for ``target``: its requirements and options were just
-        replaced by Add (the only place they change during a Solve)."""
-        for by_target in self._key_values.values():
-            by_target.pop(target, None)
+        replaced by Add (the only place they change during a Solve): the values held are
+        recomputed. An existing node whose requirement for a key changed value moves to its new
+        domain in every _Domains (a node is in a _Domains only with its value held)."""
+        for key, by_target in self._key_values.items():
+            old = by_target.get(target, _ABSENT)
+            if old is _ABSENT:
+                continue
+            new = by_target[target] = _miss_key(dict.get(target.requirements, key))
+            if new == old or target not in self._position:
+                continue
+            pos = self._position[target]
+            for doms in self._domains.values():
+                d = doms.get(key)
+                if d is None:
+                    continue
+                positions = d.by_value.get(old)
+                if positions is None:
+                    continue
+                p = bisect_left(positions, pos)
+                if p < len(positions) and positions[p] == pos:
+                    del positions[p]
+                    insort(d.by_value.setdefault(new, []), pos)
         self._option_ids.pop(target, None)
+
+    def _drop(self, rk: tuple[tuple[str, int], ...], nodes: list[ExistingNode], i: int) -> None:
+        """Remove ``nodes[i]`` (no room for the requests ``rk``: ExistingNode.has_room stays
+        False once False) from the request value's list and its _Domains."""
+        en = nodes.pop(i)
+        doms = self._domains.get(rk)
+        if doms:
+            pos = self._position[en]
+            for key, d in doms.items():
+                if d.nodes is nodes:
+                    d.by_value[self._key_values[key][en]].remove(pos)
+
+    def _domains_of(self, rk: tuple[tuple[str, int], ...], key: str, nodes: list[ExistingNode]) -> _Domains:
+        """The _Domains of ``nodes`` (the list of ``rk``) for ``key``, built on first use."""
+        doms = self._domains.setdefault(rk, {})
+        d = doms.get(key)
+        if d is None or d.nodes is not nodes:
+            kv = self._key_values[key]
+            position = self._position
+            by_value: dict[Any, list[int]] = {}
+            for en in nodes:
+                by_value.setdefault(kv[en], []).append(position[en])
+            d = doms[key] = _Domains(nodes, by_value)
+        return d
+
+    def _place_on_node(self, en: ExistingNode, pod: Any, data: PodData, reqs: Requirements) -> None:
+        en.add(pod, data, reqs)
+        self._forget(en)
+        self._placed_outcome = OUTCOME_EXISTING_NODE
+        self._placed_target = en.name
 
     def _try_schedule(self, pod: Any, data: PodData) -> Any:
         """scheduler.go trySchedule: add, relaxing one preference per failure.
@@ -661,54 +714,63 @@ class Scheduler:
         # Two more skips (not in upstream; same result because only success matters here and they
         # skip only nodes whose CanAdd would fail): hostnames the pod's hostname topologies block
         # (Topology.hostname_blocked) and nodes sharing a failed topology domain (_TopologyMisses).
-        nodes = self._with_room.get(data.requests_key)
+        rk = data.requests_key
+        nodes = self._with_room.get(rk)
         if nodes is None:
-            nodes = self._with_room[data.requests_key] = list(self.existing_nodes)
+            nodes = self._with_room[rk] = list(self.existing_nodes)
         requests = data.requests
-        kept: list[ExistingNode] | None = None
         occupied = self.topology.hostname_blocked(pod) if nodes else None
         blocked = _union(occupied) if occupied is not None else None
         misses = _TopologyMisses(data)
         values = self._key_values
-        # The skips are found by _next_open, which walks the targets in C (not in upstream; the
-        # targets it passes over are exactly those the per-target tests would skip, in order).
-        n = len(nodes)
+        # Until the first miss, target by target (blocked hostnames found by a walk in C); from
+        # then on by domain (_Domains). Not in upstream; the targets passed over are exactly
+        # those the per-target tests would skip, and the others are visited in list order.
         i = 0
-        while i < n:
-            if blocked is not None or misses.keys:
-                t = nodes[i:]
-                skips = misses.skips(values, t)
-                if blocked is not None:
-                    skips.append(map(blocked.__contains__, map(_HOSTNAME, t)))
-                j = _next_open(skips, i, n)
-                if j > i and kept is not None:  # (skipped before the room check: kept, checked again later)
-                    kept.extend(nodes[i:j])
-                if j == n:
+        while i < len(nodes) and not misses.keys:
+            if blocked is not None:
+                i = _next_open([map(blocked.__contains__, map(_HOSTNAME, nodes[i:]))], i, len(nodes))
+                if i == len(nodes):
                     break
-                i = j
             en = nodes[i]
             if not fits(requests, en.remaining_resources):  # ExistingNode.has_room, inlined
-                if kept is None:
-                    kept = nodes[:i]
-                i += 1
+                self._drop(rk, nodes, i)
                 continue
-            if kept is not None:
-                kept.append(en)
             reqs, err = en.can_add(pod, data)
             if err is None:
                 assert reqs is not None  # can_add returns the requirements whenever there is no error
-                if kept is not None:
-                    kept.extend(nodes[i + 1:])
-                    self._with_room[data.requests_key] = kept
-                en.add(pod, data, reqs)
-                self._forget(en)
-                self._placed_outcome = OUTCOME_EXISTING_NODE
-                self._placed_target = en.name
-                return None
+                return self._place_on_node(en, pod, data, reqs)
             misses.note(err, en.requirements)
             i += 1
-        if kept is not None:
-            self._with_room[data.requests_key] = kept
+        if i < len(nodes):  # (misses noted: the rest of the list by domain)
+            key0, missed0 = next(iter(misses.keys.items()))
+            by_value = self._domains_of(rk, key0, nodes).by_value
+            existing = self.existing_nodes
+            g = self._position[nodes[i]]
+            while True:
+                best = _END
+                for v, positions in by_value.items():
+                    if v in missed0:
+                        continue
+                    p = bisect_left(positions, g)
+                    if p < len(positions) and positions[p] < best:
+                        best = positions[p]
+                if best == _END:
+                    break
+                g = best + 1
+                en = existing[best]
+                if blocked is not None and en.hostname in blocked:
+                    continue
+                if len(misses.keys) > 1 and any(values[k][en] in m for k, m in misses.keys.items() if k != key0):
+                    continue
+                if not fits(requests, en.remaining_resources):
+                    self._drop(rk, nodes, nodes.index(en))
+                    continue
+                reqs, err = en.can_add(pod, data)
+                if err is None:
+                    assert reqs is not None
+                    return self._place_on_node(en, pod, data, reqs)
+                misses.note(err, en.requirements)
         # in-flight claims, fewest pods first (:598, sort.Slice -> a stable order kept incrementally:
         # the list is always sorted by pod count, ties in the order a stable re-sort would give)
         claims = self.new_nodeclaims
@@ -996,7 +1058,25 @@ class _OptionIds(dict[Any, frozenset[int]]):
         return ids
 
 
+class _Domains:
+    """The nodes of one with-room list (``nodes``, by identity) by their requirement for one
+    topology key: value (_miss_key) -> the nodes' positions in Scheduler.existing_nodes,
+    ascending (the list's order). Not in upstream: once a scan has a failed domain, the next
+    target is the first position past the current one among the domains not failed -- the next
+    target of the list the per-target scan would not skip for that key. Kept equal to the list:
+    built from it, a node dropped from the list leaves its domain (Scheduler._drop), a node whose
+    value changes on Add moves (Scheduler._forget)."""
+
+    __slots__ = ("nodes", "by_value")
+
+    def __init__(self, nodes: list[ExistingNode], by_value: dict[Any, list[int]]) -> None:
+        self.nodes = nodes
+        self.by_value = by_value
+
+
 _HOSTNAME = attrgetter("hostname")
+_END = 1 << 62
+_ABSENT = object()
 _NO_IDS: frozenset[int] = frozenset()
 
 

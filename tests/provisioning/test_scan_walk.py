@@ -115,7 +115,7 @@ def test_scan_memos_hold_the_targets_current_values(monkeypatch: pytest.MonkeyPa
     """After every Add of a Solve (where targets' requirements and options are replaced), what the
     memos hold equals a fresh computation from the targets."""
     orig_add = Scheduler._add
-    checked = {"values": 0, "ids": 0}
+    checked = {"values": 0, "ids": 0, "domains": 0}
 
     def add(self: Scheduler, pod: Any, data: Any) -> Any:
         out = orig_add(self, pod, data)
@@ -123,6 +123,15 @@ def test_scan_memos_hold_the_targets_current_values(monkeypatch: pytest.MonkeyPa
             for target, v in by_target.items():
                 assert v == _miss_key(dict.get(target.requirements, key))
                 checked["values"] += 1
+        for rk, doms in self._domains.items():
+            for key, d in doms.items():
+                if d.nodes is not self._with_room.get(rk):
+                    continue  # (replaced: rebuilt before use)
+                assert sorted(p for ps in d.by_value.values() for p in ps) == [self._position[en] for en in d.nodes]
+                for v, ps in d.by_value.items():
+                    for p in ps:
+                        assert _miss_key(dict.get(self.existing_nodes[p].requirements, key)) == v
+                        checked["domains"] += 1
         for nc, ids in self._option_ids.items():
             assert ids == frozenset(map(id, nc.instance_type_options))
             checked["ids"] += 1
@@ -132,7 +141,7 @@ def test_scan_memos_hold_the_targets_current_values(monkeypatch: pytest.MonkeyPa
     for seed in range(3):
         _solve(seed)
         _solve_options(seed)
-    assert checked["values"] > 0 and checked["ids"] > 0
+    assert checked["values"] > 0 and checked["ids"] > 0 and checked["domains"] > 0
 
 
 def test_the_walk_matches_the_per_target_scan_end_to_end(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -149,3 +158,35 @@ def test_the_walk_matches_the_per_target_scan_end_to_end(monkeypatch: pytest.Mon
     monkeypatch.setattr(scheduler_module._TopologyMisses, "skips", topo_skips)
     monkeypatch.setattr(scheduler_module._OptionMisses, "skips", option_skips)
     assert [(_solve(seed), _solve_options(seed)) for seed in range(4)] == fast
+
+
+def test_a_node_whose_value_changes_on_add_moves_to_its_new_domain() -> None:
+    """Scheduler._forget keeps every _Domains equal to its list when an Add replaces a node's
+    requirement for the key by one of another value (min_values here; real Adds only narrow)."""
+    from karpy.api.builders import make_nodepool
+    from karpy.cloudprovider import fake
+    from karpy.provisioning.state import ClusterState
+    from karpy.provisioning.topology import Topology
+
+    from tests.provisioning.test_scan_prefilters import WELL_KNOWN, ZONES, _zone_nodes
+
+    pool = make_nodepool("default")
+    its = fake.instance_types(4)
+    cluster = ClusterState.from_objects(nodes=[], pods=[])
+    topology = Topology(cluster, [], [pool], {"default": its}, [], "Respect", WELL_KNOWN)
+    s = Scheduler([pool], cluster, [], topology, {"default": its}, [], well_known=WELL_KNOWN)
+    s.existing_nodes = _zone_nodes(topology, [("a", ZONES[0]), ("b", ZONES[1]), ("c", ZONES[0])])
+    s._reset_scans()
+    rk = (("cpu", 1),)
+    nodes = s._with_room[rk] = list(s.existing_nodes)
+    d = s._domains_of(rk, LABEL_ZONE, nodes)
+    assert d.by_value == {frozenset({ZONES[0]}): [0, 2], frozenset({ZONES[1]}): [1]}
+    c = s.existing_nodes[2]
+    reqs = c.requirements.copy()
+    dict.__setitem__(reqs, LABEL_ZONE, Requirement(LABEL_ZONE, "In", (ZONES[0],), min_values=1))
+    c.requirements = reqs
+    s._forget(c)
+    assert d.by_value == {frozenset({ZONES[0]}): [0], frozenset({ZONES[1]}): [1], reqs[LABEL_ZONE]: [2]}
+    assert s._key_values[LABEL_ZONE][c] == reqs[LABEL_ZONE]
+    s._drop(rk, nodes, 0)
+    assert [en.name for en in nodes] == ["b", "c"] and d.by_value[frozenset({ZONES[0]})] == []
