@@ -30,10 +30,12 @@ formatted on the hot path.
 
 from __future__ import annotations
 
-from bisect import bisect_left, bisect_right
+from bisect import bisect_left, bisect_right, insort
+from itertools import compress, count, repeat
+from operator import attrgetter, not_, or_
 from dataclasses import dataclass, field
 from collections.abc import Callable, Hashable
-from typing import Any, Mapping, Sequence
+from typing import Any, Iterator, Mapping, Sequence
 
 from karpy.cloudprovider.types import (
     MIN_VALUES_POLICY_BEST_EFFORT,
@@ -568,7 +570,7 @@ class Scheduler:
         """scheduler.go Solve (:440-519)."""
         #: requests (PodData.requests_key) -> the existing nodes, in order, that may still have
         #: room for them (see _add); per Solve
-        self._with_room: dict[tuple[tuple[str, int], ...], list[ExistingNode]] = {}
+        self._reset_scans()
         data: dict[int, PodData] = {id(p): self._pod_data(p) for p in pods}
         q = Queue(pods, {k: d.requests for k, d in data.items()})
         pod_errors: dict[str, str] = {}
@@ -592,6 +594,76 @@ class Scheduler:
         ordered = sorted(self.new_nodeclaims, key=lambda c: c.seq)
         return Results(ordered, list(self.existing_nodes), pod_errors,
                        {k: by_key[k] for k in pod_errors})
+
+    def _reset_scans(self) -> None:
+        """The memos of _add's scans, per Solve."""
+        #: requests (PodData.requests_key) -> the existing nodes, in order, that may still have
+        #: room for them (see _add)
+        self._with_room: dict[tuple[tuple[str, int], ...], list[ExistingNode]] = {}
+        #: topology key -> target -> the target's requirement for the key by value (_miss_key)
+        self._key_values = _KeyValuesByKey()
+        #: in-flight claim -> ids of its instance-type options
+        self._option_ids = _OptionIds()
+        #: existing node -> its index in ``existing_nodes`` (the order of every with-room list)
+        self._position: dict[ExistingNode, int] = {en: i for i, en in enumerate(self.existing_nodes)}
+        #: requests -> topology key -> the domains of that request value's with-room list
+        self._domains: dict[tuple[tuple[str, int], ...], dict[str, _Domains]] = {}
+
+    def _forget(self, target: Any) -> None:
+        """Drop what the scan memos hold for ``target``: its requirements and options were just
+        replaced by Add (the only place they change during a Solve): the values held are
+        recomputed. An existing node whose requirement for a key changed value moves to its new
+        domain in every _Domains (a node is in a _Domains only with its value held)."""
+        for key, by_target in self._key_values.items():
+            old = by_target.get(target, _ABSENT)
+            if old is _ABSENT:
+                continue
+            new = by_target[target] = _miss_key(dict.get(target.requirements, key))
+            if new == old or target not in self._position:
+                continue
+            pos = self._position[target]
+            for doms in self._domains.values():
+                d = doms.get(key)
+                if d is None:
+                    continue
+                positions = d.by_value.get(old)
+                if positions is None:
+                    continue
+                p = bisect_left(positions, pos)
+                if p < len(positions) and positions[p] == pos:
+                    del positions[p]
+                    insort(d.by_value.setdefault(new, []), pos)
+        self._option_ids.pop(target, None)
+
+    def _drop(self, rk: tuple[tuple[str, int], ...], nodes: list[ExistingNode], i: int) -> None:
+        """Remove ``nodes[i]`` (no room for the requests ``rk``: ExistingNode.has_room stays
+        False once False) from the request value's list and its _Domains."""
+        en = nodes.pop(i)
+        doms = self._domains.get(rk)
+        if doms:
+            pos = self._position[en]
+            for key, d in doms.items():
+                if d.nodes is nodes:
+                    d.by_value[self._key_values[key][en]].remove(pos)
+
+    def _domains_of(self, rk: tuple[tuple[str, int], ...], key: str, nodes: list[ExistingNode]) -> _Domains:
+        """The _Domains of ``nodes`` (the list of ``rk``) for ``key``, built on first use."""
+        doms = self._domains.setdefault(rk, {})
+        d = doms.get(key)
+        if d is None or d.nodes is not nodes:
+            kv = self._key_values[key]
+            position = self._position
+            by_value: dict[Any, list[int]] = {}
+            for en in nodes:
+                by_value.setdefault(kv[en], []).append(position[en])
+            d = doms[key] = _Domains(nodes, by_value)
+        return d
+
+    def _place_on_node(self, en: ExistingNode, pod: Any, data: PodData, reqs: Requirements) -> None:
+        en.add(pod, data, reqs)
+        self._forget(en)
+        self._placed_outcome = OUTCOME_EXISTING_NODE
+        self._placed_target = en.name
 
     def _try_schedule(self, pod: Any, data: PodData) -> Any:
         """scheduler.go trySchedule: add, relaxing one preference per failure.
@@ -646,37 +718,63 @@ class Scheduler:
         # Two more skips (not in upstream; same result because only success matters here and they
         # skip only nodes whose CanAdd would fail): hostnames the pod's hostname topologies block
         # (Topology.hostname_blocked) and nodes sharing a failed topology domain (_TopologyMisses).
-        nodes = self._with_room.get(data.requests_key)
+        rk = data.requests_key
+        nodes = self._with_room.get(rk)
         if nodes is None:
-            nodes = self._with_room[data.requests_key] = list(self.existing_nodes)
+            nodes = self._with_room[rk] = list(self.existing_nodes)
         requests = data.requests
-        kept: list[ExistingNode] | None = None
-        blocked = _union(self.topology.hostname_blocked(pod)) if nodes else None
+        occupied = self.topology.hostname_blocked(pod) if nodes else None
+        blocked = _union(occupied) if occupied is not None else None
         misses = _TopologyMisses(data)
-        for i, en in enumerate(nodes):
-            if (blocked is not None and en.hostname in blocked) or (misses.keys and misses.missed(en.requirements)):
-                if kept is not None:  # (skipped before the room check: kept, checked again later)
-                    kept.append(en)
-                continue
+        values = self._key_values
+        # Until the first miss, target by target (blocked hostnames found by a walk in C); from
+        # then on by domain (_Domains). Not in upstream; the targets passed over are exactly
+        # those the per-target tests would skip, and the others are visited in list order.
+        i = 0
+        while i < len(nodes) and not misses.keys:
+            if blocked is not None:
+                i = _next_open([map(blocked.__contains__, map(_HOSTNAME, nodes[i:]))], i, len(nodes))
+                if i == len(nodes):
+                    break
+            en = nodes[i]
             if not fits(requests, en.remaining_resources):  # ExistingNode.has_room, inlined
-                if kept is None:
-                    kept = nodes[:i]
+                self._drop(rk, nodes, i)
                 continue
-            if kept is not None:
-                kept.append(en)
             reqs, err = en.can_add(pod, data)
             if err is None:
                 assert reqs is not None  # can_add returns the requirements whenever there is no error
-                if kept is not None:
-                    kept.extend(nodes[i + 1:])
-                    self._with_room[data.requests_key] = kept
-                en.add(pod, data, reqs)
-                self._placed_outcome = OUTCOME_EXISTING_NODE
-                self._placed_target = en.name
-                return None
+                return self._place_on_node(en, pod, data, reqs)
             misses.note(err, en.requirements)
-        if kept is not None:
-            self._with_room[data.requests_key] = kept
+            i += 1
+        if i < len(nodes):  # (misses noted: the rest of the list by domain)
+            key0, missed0 = next(iter(misses.keys.items()))
+            by_value = self._domains_of(rk, key0, nodes).by_value
+            existing = self.existing_nodes
+            g = self._position[nodes[i]]
+            while True:
+                best = _END
+                for v, positions in by_value.items():
+                    if v in missed0:
+                        continue
+                    p = bisect_left(positions, g)
+                    if p < len(positions) and positions[p] < best:
+                        best = positions[p]
+                if best == _END:
+                    break
+                g = best + 1
+                en = existing[best]
+                if blocked is not None and en.hostname in blocked:
+                    continue
+                if len(misses.keys) > 1 and any(values[k][en] in m for k, m in misses.keys.items() if k != key0):
+                    continue
+                if not fits(requests, en.remaining_resources):
+                    self._drop(rk, nodes, nodes.index(en))
+                    continue
+                reqs, err = en.can_add(pod, data)
+                if err is None:
+                    assert reqs is not None
+                    return self._place_on_node(en, pod, data, reqs)
+                misses.note(err, en.requirements)
         # in-flight claims, fewest pods first (:598, sort.Slice -> a stable order kept incrementally:
         # the list is always sorted by pod count, ties in the order a stable re-sort would give)
         claims = self.new_nodeclaims
@@ -688,33 +786,43 @@ class Scheduler:
         # AddRequirements. Such claims are skipped without calling CanAdd; the set difference runs
         # in C, so a pod with self anti-affinity no longer pays one full CanAdd per in-flight claim
         # (quadratic in the number of claims). Claims sharing a failed topology domain are skipped
-        # as on existing nodes (_TopologyMisses).
+        # as on existing nodes (_TopologyMisses), claims whose options a failed merged requirement
+        # rules out as well (_OptionMisses); _next_open finds the next claim none of them skips.
         free: set[str] | None = None
         options: _OptionMisses | None = None
         if claims:
-            occupied = self.topology.hostname_blocked(pod)
+            if occupied is None:  # (else the same answer: the node scan recorded nothing)
+                occupied = self.topology.hostname_blocked(pod)
             if occupied:
                 free = self._claim_hostnames.difference(*occupied)
                 if not free:
                     claims = []
             misses = _TopologyMisses(data)
-        for i, nc in enumerate(claims):
-            if free is not None and nc.hostname not in free:
-                continue
-            if misses.keys and misses.missed(nc.requirements):
-                continue
-            if options is not None and options.bad and options.missed(nc):
-                continue
+        n = len(claims)
+        i = 0
+        while i < n:
+            if free is not None or misses.keys or (options is not None and options.bad):
+                u = claims[i:]
+                skips = misses.skips(values, u)
+                if options is not None and options.bad:
+                    skips.extend(options.skips(values, self._option_ids, u))
+                if free is not None:
+                    skips.append(map(not_, map(free.__contains__, map(_HOSTNAME, u))))
+                i = _next_open(skips, i, n)
+                if i == n:
+                    break
+            nc = claims[i]
             creqs, its, cerr = nc.can_add(pod, data, False, need_error=False)  # errors discarded
             if cerr is None:
                 assert creqs is not None and its is not None  # can_add returns both whenever there is no error
                 nc.add(pod, data, creqs, its)
+                self._forget(nc)
                 self._placed_outcome = OUTCOME_INFLIGHT_NODECLAIM
                 self._placed_target = nc.hostname
-                n = len(nc.pods)
-                if i + 1 < len(claims) and len(claims[i + 1].pods) < n:
+                c = len(nc.pods)
+                if i + 1 < n and len(claims[i + 1].pods) < c:
                     claims.pop(i)
-                    claims.insert(bisect_left(claims, n, lo=i, key=_pod_count), nc)
+                    claims.insert(bisect_left(claims, c, lo=i, key=_pod_count), nc)
                 return None
             merged = nc.filtered_requirements
             if merged is not None:  # no option compatible with the merged requirements
@@ -725,6 +833,7 @@ class Scheduler:
                     options.note(nc, merged)
             else:
                 misses.note(cerr, nc.requirements)
+            i += 1
         if not self.templates:
             return ERR_NO_TEMPLATES
         return self._add_to_new_nodeclaim(pod, data)
@@ -839,10 +948,17 @@ class _TopologyMisses:
         self.keys.setdefault(tg.key, set()).add(_miss_key(dict.get(requirements, tg.key)))
 
     def missed(self, requirements: Requirements) -> bool:
+        """Whether a target with these requirements is skipped (the per-target form of skips)."""
         for key, values in self.keys.items():
             if _miss_key(dict.get(requirements, key)) in values:
                 return True
         return False
+
+    def skips(self, values: _KeyValuesByKey, targets: list[Any]) -> list[Iterator[bool]]:
+        """Per noted key, a lazy stream over ``targets``: whether :meth:`missed` holds for the
+        target's requirements (``values[key]`` holds them by value; computed in C)."""
+        return [map(missed.__contains__, map(values[key].__getitem__, targets))
+                for key, missed in self.keys.items()]
 
 
 class _OptionMisses:
@@ -900,12 +1016,94 @@ class _OptionMisses:
                 self.bad.setdefault(key, {})[_miss_key(dict.get(nc.requirements, key))] = bad
 
     def missed(self, nc: NodeClaim) -> bool:
+        """Whether ``nc`` is skipped (the per-claim form of skips)."""
         reqs = nc.requirements
         for key, by_value in self.bad.items():
             bad = by_value.get(_miss_key(dict.get(reqs, key)))
             if bad is not None and nc.options_within(bad):
                 return True
         return False
+
+    def skips(self, values: _KeyValuesByKey, option_ids: _OptionIds, claims: list[Any]) -> list[Iterator[bool]]:
+        """Per noted key, a lazy stream over ``claims``: whether :meth:`missed` holds for the claim
+        (computed in C). A claim always has an option (CanAdd fails with none left), so the
+        empty set standing for "nothing noted" never covers a claim's options, as ``None`` does
+        not in :meth:`missed`."""
+        return [map(frozenset.issuperset, map(by_value.get, map(values[key].__getitem__, claims), repeat(_NO_IDS)),
+                    map(option_ids.__getitem__, claims))
+                for key, by_value in self.bad.items()]
+
+
+class _KeyValues(dict[Any, Any]):
+    """target (an ExistingNode or in-flight NodeClaim, by identity) -> ``_miss_key`` of its
+    requirement for one topology key, computed on first use. Valid while the target's
+    requirements object is unchanged: Scheduler._forget drops the entry when Add replaces it."""
+
+    __slots__ = ("key",)
+
+    def __init__(self, key: str) -> None:
+        super().__init__()
+        self.key = key
+
+    def __missing__(self, target: Any) -> Any:
+        v = self[target] = _miss_key(dict.get(target.requirements, self.key))
+        return v
+
+
+class _KeyValuesByKey(dict[str, _KeyValues]):
+    """topology key -> its :class:`_KeyValues` (made on first use)."""
+
+    __slots__ = ()
+
+    def __missing__(self, key: str) -> _KeyValues:
+        v = self[key] = _KeyValues(key)
+        return v
+
+
+class _OptionIds(dict[Any, frozenset[int]]):
+    """in-flight claim -> ids of its instance-type options (NodeClaim.options_within compares
+    the same set), computed on first use; dropped by Scheduler._forget when Add replaces them."""
+
+    __slots__ = ()
+
+    def __missing__(self, nc: Any) -> frozenset[int]:
+        ids = self[nc] = frozenset(map(id, nc.instance_type_options))
+        return ids
+
+
+class _Domains:
+    """The nodes of one with-room list (``nodes``, by identity) by their requirement for one
+    topology key: value (_miss_key) -> the nodes' positions in Scheduler.existing_nodes,
+    ascending (the list's order). Not in upstream: once a scan has a failed domain, the next
+    target is the first position past the current one among the domains not failed -- the next
+    target of the list the per-target scan would not skip for that key. Kept equal to the list:
+    built from it, a node dropped from the list leaves its domain (Scheduler._drop), a node whose
+    value changes on Add moves (Scheduler._forget)."""
+
+    __slots__ = ("nodes", "by_value")
+
+    def __init__(self, nodes: list[ExistingNode], by_value: dict[Any, list[int]]) -> None:
+        self.nodes = nodes
+        self.by_value = by_value
+
+
+_HOSTNAME = attrgetter("hostname")
+_END = 1 << 62
+_ABSENT = object()
+_NO_IDS: frozenset[int] = frozenset()
+
+
+def _next_open(skips: list[Iterator[bool]], start: int, end: int) -> int:
+    """The first index from ``start`` whose target no stream in ``skips`` (aligned with the
+    targets from ``start`` on) skips; ``end`` when there is none. Not in upstream: one C-level
+    walk in place of a Python test per target; same result because it is the first target on
+    which the per-target tests (the skip predicates, or-ed) are all false."""
+    if not skips:
+        return start
+    skip = skips[0]
+    for other in skips[1:]:
+        skip = map(or_, skip, other)
+    return next(compress(count(start), map(not_, skip)), end)
 
 
 def _miss_key(r: Requirement | None) -> Any:

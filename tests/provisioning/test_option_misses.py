@@ -78,15 +78,18 @@ def _solve(seed: int) -> tuple[dict[str, str], dict[str, str], list[tuple[str, s
 
 @pytest.mark.parametrize("seed", range(6))
 def test_option_misses_place_every_pod_where_the_plain_scan_does(seed: int, monkeypatch: pytest.MonkeyPatch) -> None:
-    skipped = []
-    missed = scheduler_module._OptionMisses.missed
+    skipped: list[bool] = []
+    skips = scheduler_module._OptionMisses.skips
 
-    def counting(self: Any, nc: Any) -> bool:
-        hit = missed(self, nc)
-        skipped.append(hit)
-        return hit
+    def counted(stream: Any) -> Any:
+        for hit in stream:
+            skipped.append(hit)
+            yield hit
 
-    monkeypatch.setattr(scheduler_module._OptionMisses, "missed", counting)
+    def counting(self: Any, values: Any, option_ids: Any, claims: list[Any]) -> list[Any]:
+        return [counted(s) for s in skips(self, values, option_ids, claims)]
+
+    monkeypatch.setattr(scheduler_module._OptionMisses, "skips", counting)
     fast = _solve(seed)
     assert any(skipped), "the scenario must exercise the skip"
     monkeypatch.setattr(scheduler_module._OptionMisses, "note", lambda self, nc, merged: None)

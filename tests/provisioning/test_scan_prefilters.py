@@ -17,6 +17,7 @@ import pytest
 from karpy.api.builders import make_node, make_nodepool, make_pod, pod_affinity_term, topology_spread
 from karpy.cloudprovider import fake
 from karpy.provisioning import scheduler as scheduler_module
+from karpy.provisioning.existingnode import ExistingNode
 from karpy.provisioning.scheduler import Scheduler
 from karpy.provisioning.state import ClusterState
 from karpy.provisioning.topology import Topology, TopologyError
@@ -78,27 +79,37 @@ def _solve(seed: int) -> tuple[dict[str, str], dict[str, str]]:
 
 @pytest.mark.parametrize("seed", range(4))
 def test_prefiltered_scan_places_every_pod_where_the_plain_scan_does(seed: int, monkeypatch: pytest.MonkeyPatch) -> None:
-    skipped = {"blocked": 0, "missed": 0}
-    orig_blocked, orig_missed = Topology.hostname_blocked, scheduler_module._TopologyMisses.missed
+    skipped = {"blocked": 0, "noted": 0}
+    orig_blocked, orig_note = Topology.hostname_blocked, scheduler_module._TopologyMisses.note
+    calls = {"fast": 0, "plain": 0}
+    run = ["fast"]
+    orig_can_add = ExistingNode.can_add
+
+    def can_add(self: ExistingNode, pod: Any, data: Any) -> Any:
+        calls[run[0]] += 1
+        return orig_can_add(self, pod, data)
 
     def blocked(self: Topology, pod: Any) -> list[set[str]]:
         out = orig_blocked(self, pod)
         skipped["blocked"] += bool(out)
         return out
 
-    def missed(self: Any, reqs: Requirements) -> bool:
-        hit = orig_missed(self, reqs)
-        skipped["missed"] += hit
-        return hit
+    def note(self: Any, err: Any, reqs: Requirements) -> None:
+        before = sum(map(len, self.keys.values()))
+        orig_note(self, err, reqs)
+        skipped["noted"] += sum(map(len, self.keys.values())) > before
 
+    monkeypatch.setattr(ExistingNode, "can_add", can_add)
     with monkeypatch.context() as m:
         m.setattr(Topology, "hostname_blocked", blocked)
-        m.setattr(scheduler_module._TopologyMisses, "missed", missed)
+        m.setattr(scheduler_module._TopologyMisses, "note", note)
         fast = _solve(seed)
-    assert skipped["blocked"] > 0 and skipped["missed"] > 0  # both pre-filters skipped targets
+    assert skipped["blocked"] > 0 and skipped["noted"] > 0  # both pre-filters had something to skip
     _plain(monkeypatch)
+    run[0] = "plain"
     plain = _solve(seed)
     assert fast == plain
+    assert calls["fast"] < calls["plain"]  # ... and skipped CanAdd calls
     placed = fast[0].values()
     assert any(v.startswith("n-") for v in placed) and any(v.startswith("hostname-placeholder") for v in placed)
 
@@ -128,7 +139,7 @@ def test_a_missed_zone_is_forgotten_once_a_pod_is_recorded(monkeypatch: pytest.M
     topology = Topology(cluster, [], [pool], {"default": its}, pods, "Respect", WELL_KNOWN)
     s = Scheduler([pool], cluster, [], topology, {"default": its}, [], well_known=WELL_KNOWN)
     s.existing_nodes = _zone_nodes(topology, [("z1-a", ZONES[0]), ("z1-b", ZONES[0]), ("z2-a", ZONES[1])])
-    s._with_room = {}
+    s._reset_scans()
     seen: list[dict[str, set[Any]]] = []
     orig_note = scheduler_module._TopologyMisses.note
 

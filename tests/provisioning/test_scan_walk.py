@@ -1,0 +1,192 @@
+"""Scheduler._add's C-level walk over the scan targets (issue 13) against the per-target tests.
+
+``_next_open`` finds the first target that no skip stream skips; the streams of
+``_TopologyMisses.skips`` and ``_OptionMisses.skips`` must say, per target, exactly what
+``_TopologyMisses.missed`` / ``_OptionMisses.missed`` (the per-target form, the computation the
+scan made before) say, and the per-Solve memos they read (target -> requirement by value, claim ->
+option ids) must hold the targets' current values whenever a scan reads them.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from karpy.provisioning import scheduler as scheduler_module
+from karpy.provisioning.scheduler import (
+    Scheduler,
+    _KeyValuesByKey,
+    _miss_key,
+    _next_open,
+    _OptionIds,
+    _OptionMisses,
+    _TopologyMisses,
+)
+from karpy.scheduling.labels import LABEL_ZONE
+from karpy.scheduling.requirement import Requirement
+from karpy.scheduling.requirements import Requirements
+
+from tests.provisioning.test_option_misses import _solve as _solve_options
+from tests.provisioning.test_scan_prefilters import _solve
+
+KEYS = (LABEL_ZONE, "karpenter.sh/capacity-type")
+VALUES = ("a", "b", "c")
+
+
+def _plain_next_open(flags: list[list[bool]], start: int, end: int) -> int:
+    for i in range(start, end):
+        if not any(f[i - start] for f in flags):
+            return i
+    return end
+
+
+@given(st.integers(0, 3).flatmap(lambda k: st.integers(0, 12).flatmap(
+    lambda n: st.tuples(st.just(n), st.lists(st.lists(st.booleans(), min_size=n, max_size=n), min_size=k, max_size=k),
+                        st.integers(0, 5)))))
+def test_next_open_is_the_first_target_no_stream_skips(case: tuple[int, list[list[bool]], int]) -> None:
+    n, flags, start = case
+    end = start + n
+    assert _next_open([iter(f) for f in flags], start, end) == _plain_next_open(flags, start, end)
+
+
+_requirement = st.one_of(
+    st.none(),
+    st.builds(lambda k, vs: Requirement(k, "In", vs), st.sampled_from(KEYS), st.sets(st.sampled_from(VALUES))),
+    st.builds(lambda k, vs: Requirement(k, "NotIn", vs), st.sampled_from(KEYS), st.sets(st.sampled_from(VALUES))),
+    st.builds(lambda k, vs, m: Requirement(k, "In", vs, min_values=m), st.sampled_from(KEYS),
+              st.sets(st.sampled_from(VALUES), min_size=1), st.integers(1, 2)),
+    st.builds(lambda k: Requirement(k, "Gt", ("1",)), st.sampled_from(KEYS)),
+    st.builds(lambda k: Requirement(k, "Exists"), st.sampled_from(KEYS)),
+)
+
+
+class _Target:
+    """A scan target: requirements, a hostname, options (what the streams read)."""
+
+    def __init__(self, reqs: dict[str, Requirement | None], options: list[Any]) -> None:
+        self.requirements = Requirements()
+        for key, r in reqs.items():
+            if r is not None:
+                dict.__setitem__(self.requirements, key, Requirement._make(key, r.complement, r.values, r.gte, r.lte,
+                                                                            r.min_values))
+        self.instance_type_options = options
+        self.hostname = str(id(self))
+
+    def options_within(self, ids: frozenset[int]) -> bool:
+        return frozenset(map(id, self.instance_type_options)) <= ids
+
+
+_TYPES = [object() for _ in range(4)]
+
+
+@settings(max_examples=200)
+@given(st.lists(st.tuples(st.fixed_dictionaries({k: _requirement for k in KEYS}),
+                          st.lists(st.sampled_from(range(4)), min_size=1, max_size=4, unique=True)),
+                min_size=1, max_size=10),
+       st.lists(st.tuples(st.sampled_from(range(10)), st.sampled_from(KEYS), st.lists(st.sampled_from(range(4)),
+                                                                                     max_size=4, unique=True))))
+def test_skip_streams_say_what_the_per_target_tests_say(targets: list[tuple[dict[str, Any], list[int]]],
+                                                         notes: list[tuple[int, str, list[int]]]) -> None:
+    ts = [_Target(reqs, [_TYPES[i] for i in opts]) for reqs, opts in targets]
+    misses = _TopologyMisses.__new__(_TopologyMisses)
+    misses.keys = {}
+    options = _OptionMisses.__new__(_OptionMisses)
+    options.bad = {}
+    for i, key, bad in notes:  # what note() writes: values of noted targets' requirements
+        t = ts[i % len(ts)]
+        mk = _miss_key(dict.get(t.requirements, key))
+        misses.keys.setdefault(key, set()).add(mk)
+        if bad:
+            options.bad.setdefault(key, {})[mk] = frozenset(id(_TYPES[j]) for j in bad)
+    values = _KeyValuesByKey()
+    ids = _OptionIds()
+    for start in range(len(ts)):
+        u = ts[start:]
+        assert [any(s) for s in zip(*misses.skips(values, u))] == (
+            [misses.missed(t.requirements) for t in u] if misses.keys else [])
+        assert [any(s) for s in zip(*options.skips(values, ids, u))] == (
+            [options.missed(t) for t in u] if options.bad else [])
+
+
+def test_scan_memos_hold_the_targets_current_values(monkeypatch: pytest.MonkeyPatch) -> None:
+    """After every Add of a Solve (where targets' requirements and options are replaced), what the
+    memos hold equals a fresh computation from the targets."""
+    orig_add = Scheduler._add
+    checked = {"values": 0, "ids": 0, "domains": 0}
+
+    def add(self: Scheduler, pod: Any, data: Any) -> Any:
+        out = orig_add(self, pod, data)
+        for key, by_target in self._key_values.items():
+            for target, v in by_target.items():
+                assert v == _miss_key(dict.get(target.requirements, key))
+                checked["values"] += 1
+        for rk, doms in self._domains.items():
+            for key, d in doms.items():
+                if d.nodes is not self._with_room.get(rk):
+                    continue  # (replaced: rebuilt before use)
+                assert sorted(p for ps in d.by_value.values() for p in ps) == [self._position[en] for en in d.nodes]
+                for v, ps in d.by_value.items():
+                    for p in ps:
+                        assert _miss_key(dict.get(self.existing_nodes[p].requirements, key)) == v
+                        checked["domains"] += 1
+        for nc, ids in self._option_ids.items():
+            assert ids == frozenset(map(id, nc.instance_type_options))
+            checked["ids"] += 1
+        return out
+
+    monkeypatch.setattr(Scheduler, "_add", add)
+    for seed in range(3):
+        _solve(seed)
+        _solve_options(seed)
+    assert checked["values"] > 0 and checked["ids"] > 0 and checked["domains"] > 0
+
+
+def test_the_walk_matches_the_per_target_scan_end_to_end(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The Solve with the streams replaced by the per-target tests (the scan before the walk)
+    places every pod in the same place."""
+    fast = [(_solve(seed), _solve_options(seed)) for seed in range(4)]
+
+    def topo_skips(self: _TopologyMisses, values: Any, targets: list[Any]) -> list[Any]:
+        return [iter([self.missed(t.requirements) for t in targets])] if self.keys else []
+
+    def option_skips(self: _OptionMisses, values: Any, option_ids: Any, claims: list[Any]) -> list[Any]:
+        return [iter([self.missed(nc) for nc in claims])] if self.bad else []
+
+    monkeypatch.setattr(scheduler_module._TopologyMisses, "skips", topo_skips)
+    monkeypatch.setattr(scheduler_module._OptionMisses, "skips", option_skips)
+    assert [(_solve(seed), _solve_options(seed)) for seed in range(4)] == fast
+
+
+def test_a_node_whose_value_changes_on_add_moves_to_its_new_domain() -> None:
+    """Scheduler._forget keeps every _Domains equal to its list when an Add replaces a node's
+    requirement for the key by one of another value (min_values here; real Adds only narrow)."""
+    from karpy.api.builders import make_nodepool
+    from karpy.cloudprovider import fake
+    from karpy.provisioning.state import ClusterState
+    from karpy.provisioning.topology import Topology
+
+    from tests.provisioning.test_scan_prefilters import WELL_KNOWN, ZONES, _zone_nodes
+
+    pool = make_nodepool("default")
+    its = fake.instance_types(4)
+    cluster = ClusterState.from_objects(nodes=[], pods=[])
+    topology = Topology(cluster, [], [pool], {"default": its}, [], "Respect", WELL_KNOWN)
+    s = Scheduler([pool], cluster, [], topology, {"default": its}, [], well_known=WELL_KNOWN)
+    s.existing_nodes = _zone_nodes(topology, [("a", ZONES[0]), ("b", ZONES[1]), ("c", ZONES[0])])
+    s._reset_scans()
+    rk = (("cpu", 1),)
+    nodes = s._with_room[rk] = list(s.existing_nodes)
+    d = s._domains_of(rk, LABEL_ZONE, nodes)
+    assert d.by_value == {frozenset({ZONES[0]}): [0, 2], frozenset({ZONES[1]}): [1]}
+    c = s.existing_nodes[2]
+    reqs = c.requirements.copy()
+    dict.__setitem__(reqs, LABEL_ZONE, Requirement(LABEL_ZONE, "In", (ZONES[0],), min_values=1))
+    c.requirements = reqs
+    s._forget(c)
+    assert d.by_value == {frozenset({ZONES[0]}): [0], frozenset({ZONES[1]}): [1], reqs[LABEL_ZONE]: [2]}
+    assert s._key_values[LABEL_ZONE][c] == reqs[LABEL_ZONE]
+    s._drop(rk, nodes, 0)
+    assert [en.name for en in nodes] == ["b", "c"] and d.by_value[frozenset({ZONES[0]})] == []
