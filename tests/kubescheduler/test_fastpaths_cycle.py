@@ -303,7 +303,19 @@ def test_per_node_values_recompute_only_changed_nodes_and_rebuild_on_a_new_tree(
     assert per.refresh(_tree_snapshot(nodes), count) == [(2, 0, 1)] and seen == ["n2"]
     seen.clear()
     grown = nodes + [NodeInfo.from_node(make_node("n4", capacity={"pods": "110"}))]  # a node added: a new tree
-    assert per.refresh(_tree_snapshot(grown), count) is None and len(seen) == 5 and per.values == [0, 0, 1, 0, 0]
+    # the same NodeInfo objects with unchanged generations keep their values: only n4 is computed
+    assert per.refresh(_tree_snapshot(grown), count) is None and seen == ["n4"] and per.values == [0, 0, 1, 0, 0]
+    seen.clear()
+    grown[1].add_pod(new_pod_info(make_pod("b", uid="b", node_name="n1")))
+    rebuilt = [grown[0], NodeInfo.from_node(grown[1].node, grown[1].pods)] + grown[2:]  # n1 updated: a new object
+    assert per.refresh(_tree_snapshot(rebuilt), count) is None and seen == ["n1"] and per.values == [0, 1, 1, 0, 0]
+    seen.clear()
+    grown[3].add_pod(new_pod_info(make_pod("c", uid="c", node_name="n3")))
+    clone = rebuilt[0].clone()
+    clone.add_pod(new_pod_info(make_pod("d", uid="d", node_name="n0")))  # a clone's changes are not journaled
+    assert per.refresh(_tree_snapshot(rebuilt), count) == [(3, 0, 1)] and seen == ["n3"]
+    seen.clear()
+    grown = rebuilt
     seen.clear()
     assert per.refresh(list(grown), count) is None and len(seen) == 5  # not a scheduler snapshot: nothing kept
     seen.clear()
