@@ -166,6 +166,19 @@ class Plugin:
         (the default); ``NOT_NODE_LOCAL`` when Filter reads anything else (volumes)."""
         return self.filter_signature(state, pod)
 
+    def node_filter(self, state: CycleState, pod: PodInfo) -> Callable[[NodeInfo], Status]:
+        """This cycle's Filter as a function of the node: ``node_filter(state, pod)(ni)`` returns
+        what ``filter(state, pod, ni)`` returns, for every node, while ``state`` is unchanged.
+        A filter pass binds it once (a plugin may resolve its PreFilter state up front)."""
+        filt = self.filter
+        return lambda ni: filt(state, pod, ni)
+
+    def score_nodes(self, state: CycleState, pod: PodInfo, nodes: list[NodeInfo]) -> list[int]:
+        """The raw Score of each node: ``[score(state, pod, ni) for ni in nodes]`` (a plugin may
+        resolve the cycle's PreScore state once for all the nodes)."""
+        score = self.score
+        return [score(state, pod, ni) for ni in nodes]
+
     def score_signature(self, state: CycleState, pod: PodInfo) -> Any:
         """Like ``filter_signature`` for Score (after PreScore): a hashable value of everything
         Score reads from ``pod`` and ``state`` when the raw score is a pure function of it and the
@@ -434,12 +447,11 @@ class Framework:
         for p in self.score_plugins:
             if p.name in state.skip_score:
                 continue
-            score = p.score
             sig = p.score_signature(state, pod)
             if sig is NOT_NODE_LOCAL:
-                scores = [score(state, pod, ni) for ni in nodes]
+                scores = p.score_nodes(state, pod, nodes)
             else:
-                scores = self._memo_scores(self._intern(("Score", p.name, sig)), score, state, pod, nodes)
+                scores = self._memo_scores(self._intern(("Score", p.name, sig)), p.score, state, pod, nodes)
             if p.has_normalize:
                 p.normalize_score(state, pod, scores)
             # range check (framework.go): min/max first, then the first offending score in node order

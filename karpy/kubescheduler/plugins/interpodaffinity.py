@@ -132,6 +132,10 @@ class _MatchMemo:
         return True
 
 
+def _success(ni: NodeInfo) -> Status:
+    return SUCCESS_STATUS
+
+
 class InterPodAffinity(Plugin):
     """interpodaffinity plugin (hardPodAffinityWeight 1, ignorePreferredTermsOfExistingPods false)."""
 
@@ -277,6 +281,40 @@ class InterPodAffinity(Plugin):
                     return unschedulable(REASON_EXISTING_ANTI_AFFINITY)
         return SUCCESS_STATUS
 
+    def node_filter(self, state: CycleState, pod: PodInfo) -> Callable[[NodeInfo], Status]:
+        """``filter`` with the cycle's PreFilter state resolved once (it is not changed during a
+        filter pass): the same tests in the same order, the same statuses."""
+        st: Optional[_State] = state.data.get(self.name)
+        if st is None:
+            return _success
+        aff_keys = tuple(t.topology_key for t in pod.required_affinity_terms)
+        anti_keys = tuple(t.topology_key for t in pod.required_anti_affinity_terms)
+        affinity, anti, existing_anti = st.affinity, st.anti, st.existing_anti
+        # satisfyPodAffinity's "no pod matches anywhere, but the pod matches its own terms"
+        self_ok = bool(aff_keys) and not affinity and _matches_all(pod.required_affinity_terms, pod)
+        existing_keys = st.existing_keys() if existing_anti else ()
+
+        def filt(ni: NodeInfo) -> Status:
+            labels = ni.labels
+            pods_exist = True
+            for k in aff_keys:
+                if k not in labels:
+                    return unresolvable(REASON_AFFINITY)
+                if affinity.get((k, labels[k]), 0) <= 0:
+                    pods_exist = False
+            if not pods_exist and not self_ok:
+                return unresolvable(REASON_AFFINITY)
+            for k in anti_keys:
+                v = labels.get(k)
+                if v is not None and anti.get((k, v), 0) > 0:
+                    return unschedulable(REASON_ANTI_AFFINITY)
+            for k in existing_keys:
+                v = labels.get(k)
+                if v is not None and existing_anti.get((k, v), 0) > 0:
+                    return unschedulable(REASON_EXISTING_ANTI_AFFINITY)
+            return SUCCESS_STATUS
+        return filt
+
     def filter_state_signature(self, state: CycleState, pod: PodInfo) -> Any:
         """Everything Filter reads: the PreFilter counts, the required terms' topology keys and
         whether the affinity terms match the pod itself (their signatures, its namespace and
@@ -353,6 +391,20 @@ class InterPodAffinity(Plugin):
             if v is not None:
                 total += m.get(v, 0)
         return total
+
+    def score_nodes(self, state: CycleState, pod: PodInfo, nodes: list[NodeInfo]) -> list[int]:
+        """``score`` of each node with the PreScore state read once."""
+        items = list(state.data[self.name + "/score"].items())
+        out = []
+        for ni in nodes:
+            labels = ni.labels
+            total = 0
+            for k, m in items:
+                v = labels.get(k)
+                if v is not None:
+                    total += m.get(v, 0)
+            out.append(total)
+        return out
 
     def normalize_score(self, state: CycleState, pod: PodInfo, scores: list[int]) -> None:
         if not scores:

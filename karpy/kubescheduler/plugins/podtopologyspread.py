@@ -239,6 +239,10 @@ class _FilterState:
             self.counts[i][v] = self.counts[i].get(v, 0) + delta
 
 
+def _success(ni: NodeInfo) -> Status:
+    return SUCCESS_STATUS
+
+
 class PodTopologySpread(Plugin):
     """podtopologyspread plugin. ``default_selector(pod)`` returns the merged Service/RS/STS/RC selector
     used for system default constraints (None: the pod gets no default constraints)."""
@@ -352,6 +356,37 @@ class PodTopologySpread(Plugin):
             if counts.get(v, 0) > most:
                 return st.reject()
         return SUCCESS_STATUS
+
+    def node_filter(self, state: CycleState, pod: PodInfo) -> Callable[[NodeInfo], Status]:
+        """``filter`` with the cycle's checks resolved once (the state is not changed during a
+        filter pass; the same statuses: a missing label a new one, a rejection the state's)."""
+        st: Optional[_FilterState] = state.data.get(self.name)
+        if st is None:
+            return _success
+        checks = st.checks(pod)
+        reject = st.reject()
+        if len(checks) == 1:
+            ((key, counts, most),) = checks
+
+            def one(ni: NodeInfo) -> Status:
+                v = ni.labels.get(key)
+                if v is None:
+                    return unresolvable(REASON_MISSING_LABEL)
+                if counts.get(v, 0) > most:
+                    return reject
+                return SUCCESS_STATUS
+            return one
+
+        def every(ni: NodeInfo) -> Status:
+            labels = ni.labels
+            for key, counts, most in checks:
+                v = labels.get(key)
+                if v is None:
+                    return unresolvable(REASON_MISSING_LABEL)
+                if counts.get(v, 0) > most:
+                    return reject
+            return SUCCESS_STATUS
+        return every
 
     def filter_state_signature(self, state: CycleState, pod: PodInfo) -> Any:
         """Everything Filter reads: per constraint its topology key, its domain counts and the most
