@@ -358,7 +358,7 @@ def test_prefilter_aggregates_kept_across_cycles_match_a_fresh_walk(seed):
     pts = next(p for p in ks.framework.plugins if p.name == "PodTopologySpread")
     ipa = next(p for p in ks.framework.plugins if p.name == "InterPodAffinity")
     bound: list[str] = []
-    checked = nonzero = 0
+    checked = nonzero = rejected = 0
     for step in range(250):
         r = rng.random()
         if r < 0.55 or not bound:
@@ -401,8 +401,15 @@ def test_prefilter_aggregates_kept_across_cycles_match_a_fresh_walk(seed):
                 assert (x.existing_anti, x.affinity, x.anti) == (y.existing_anti, y.affinity, y.anti)
                 assert 0 not in x.existing_anti.values() and 0 not in x.affinity.values() and 0 not in x.anti.values()
                 nonzero += bool(x.existing_anti or x.affinity or x.anti)
+            # Plugin.node_filter (bound once per filter pass) gives Filter's status on every node
+            for plugin in (pts, ipa):
+                bound_filter = plugin.node_filter(state, incoming)
+                for ni in snap:
+                    got, want = bound_filter(ni), plugin.filter(state, incoming, ni)
+                    assert (got.code, got.reasons) == (want.code, want.reasons)
+                    rejected += bool(got.code)
             checked += 1
-    assert checked == 500 and nonzero > 200
+    assert checked == 500 and nonzero > 200 and rejected > 200
 
 
 def test_prefilter_counts_handed_to_a_cycle_are_copies():
