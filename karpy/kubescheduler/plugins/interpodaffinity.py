@@ -107,20 +107,27 @@ def _add_score_share(sums: dict[str, dict[str, int]], entries: dict[Pair, int],
                 del sums[k]
 
 
+#: (term, other pod) match results InterPodAffinity keeps across cycles before it drops them all
+_MATCH_LIMIT = 1 << 16
+
+
 class _MatchMemo:
     """Per-cycle memo of AffinityTerm.matches results.
 
     Performance: ``matches`` is a pure function of the term (its ``signature``) and of the other
     pod's namespace and labels (``labels_key``). Upstream evaluates it for every (term, pod) pair
     it walks; within one cycle most of those pairs repeat (replicas share terms and labels), so the
-    results are cached — the walk order and every count stay exactly as upstream's."""
+    results are cached — the walk order and every count stay exactly as upstream's. The results
+    for other pods do not depend on the incoming pod, so the plugin hands every cycle the same
+    ``by_other`` table (bounded by _MATCH_LIMIT entries, then emptied)."""
 
     __slots__ = ("incoming", "by_incoming", "by_other")
 
-    def __init__(self, incoming: PodInfo) -> None:
+    def __init__(self, incoming: PodInfo, by_other: Optional[dict[Any, bool]] = None) -> None:
         self.incoming = incoming
         self.by_incoming: dict[Any, bool] = {}  # term signature -> term.matches(incoming)
-        self.by_other: dict[Any, bool] = {}  # (term signature, other.labels_key) -> term.matches(other)
+        # (term signature, other.labels_key) -> term.matches(other)
+        self.by_other: dict[Any, bool] = {} if by_other is None else by_other
 
     def term_matches_incoming(self, t: AffinityTerm) -> bool:
         sig = t.signature
@@ -166,7 +173,14 @@ class InterPodAffinity(Plugin):
         self._aggregates: dict[int, tuple[PerNode[Any], list[dict[Pair, int]]]] = {}
         # PreScore's topology scores per share key: each node's share, the scores, each entry's
         # count of shares holding it (pre_score)
+        self._by_other: dict[Any, bool] = {}  # _MatchMemo.by_other, kept across cycles
         self._score_aggregates: dict[int, tuple[PerNode[Any], dict[str, dict[str, int]], dict[Pair, int]]] = {}
+
+    def _match_memo(self, pod: PodInfo) -> _MatchMemo:
+        """A cycle's match memo, sharing the other pods' results with the previous cycles."""
+        if len(self._by_other) >= _MATCH_LIMIT:
+            self._by_other.clear()
+        return _MatchMemo(pod, self._by_other)
 
     def pre_filter(self, state: CycleState, pod: PodInfo, nodes: list[NodeInfo]) -> tuple[Status, Optional[set[str]]]:
         """getExistingAntiAffinityCounts + getIncomingAffinityAntiAffinityCounts.
@@ -178,7 +192,7 @@ class InterPodAffinity(Plugin):
         walked again, their difference added to the counts; same counts because a sum of per-node
         shares does not depend on when each was taken (a count that falls to zero is dropped, as
         the walk never creates one)."""
-        memo = _MatchMemo(pod)
+        memo = self._match_memo(pod)
         # getExistingAntiAffinityCounts walks havePodsWithRequiredAntiAffinityNodeInfoList: only the
         # nodes that hold a pod with required anti-affinity (the others contribute nothing).
         existing_key = self._keys(("existing", pod.labels_key))
@@ -371,7 +385,7 @@ class InterPodAffinity(Plugin):
         has_pref = bool(pod.preferred_affinity_terms or pod.preferred_anti_affinity_terms)
         if self.ignore_preferred_existing and not has_pref:
             return Status(Code.SKIP)
-        memo = _MatchMemo(pod)
+        memo = self._match_memo(pod)
         # Performance: a node's share of the topology scores (the (key, value, weight) entries its
         # pods add) depends only on its labels and pods and on the incoming pod's preferred terms,
         # namespace and labels (share_key). Not in upstream (it walks the nodes each cycle): the
