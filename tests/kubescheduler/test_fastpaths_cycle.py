@@ -531,3 +531,34 @@ def test_spread_constraints_built_once_per_pod_info_and_again_for_an_updated_pod
     ks.activate(["default/p"])
     r = ks.schedule_one()
     assert (r.outcome, r.node_name) == ("Bound", "a")
+
+
+def test_count_matching_on_node_with_kept_selector_answers_equals_the_plain_count():
+    """count_matching_on_node (selector answers kept per selector signature and pod labels across
+    nodes and cycles) equals count_pods_match_selector over the node's pods."""
+    from karpy.api.meta import LabelSelector, LabelSelectorRequirement
+    from karpy.kubescheduler.plugins.podtopologyspread import (Constraint, count_matching_on_node,
+                                                               count_pods_match_selector)
+    rng = random.Random(3)
+    selectors = [LabelSelector(match_labels={"app": a}) for a in "abc"] + [
+        LabelSelector(match_labels={}, match_expressions=[LabelSelectorRequirement(key="app", operator="In", values=["a", "b"])]),
+        LabelSelector(match_labels={"app": "a"}, match_expressions=[LabelSelectorRequirement(key="tier", operator="Exists", values=[])])]
+    nodes = [NodeInfo.from_node(make_node(f"n{i}", capacity={"pods": "110"})) for i in range(5)]
+    checked = 0
+    for step in range(300):
+        ni = rng.choice(nodes)
+        if ni.pods and rng.random() < 0.3:
+            ni.remove_pod(rng.choice(ni.pods))
+        else:
+            labels = {"app": rng.choice("abcd")}
+            if rng.random() < 0.5:
+                labels["tier"] = "x"
+            ni.add_pod(new_pod_info(make_pod(f"p{step}", rng.choice(["default", "ns2"]), uid=f"p{step}", labels=labels)))
+        for sel in selectors:
+            c = Constraint(1, HOST, sel)
+            for ns in ("default", "ns2"):
+                for n in nodes:
+                    got = count_matching_on_node(n, c, ns)
+                    assert got == count_pods_match_selector(n.pods, sel, ns)
+                    checked += got > 0
+    assert checked > 1000

@@ -84,6 +84,11 @@ def _has_required_node_affinity(pod: PodInfo) -> bool:
 _MEMO_LIMIT = 256
 
 
+#: selector signature -> pod (namespace, labels) -> whether the selector matches (count_matching_on_node)
+_SELECTOR_MATCHES: dict[Any, dict[Any, bool]] = {}
+_SELECTOR_MATCHES_LIMIT = 4096
+
+
 def count_matching_on_node(ni: NodeInfo, c: Constraint, ns: str) -> int:
     """count_pods_match_selector(ni.pods, c.selector, ns), memoized on the NodeInfo.
 
@@ -101,7 +106,26 @@ def count_matching_on_node(ni: NodeInfo, c: Constraint, ns: str) -> int:
     if hit is not None and hit[0] == gen:
         count: int = hit[1]
         return count
-    n = count_pods_match_selector(ni.pods, sel, ns)
+    # Not in upstream (it matches the selector against every pod): whether the selector matches
+    # a pod is a function of the selector (its signature) and the pod's labels alone, so the
+    # answers are kept per selector signature and pod (namespace, labels) across nodes and
+    # cycles; the same pods are counted (namespace and terminating are checked as before).
+    matches = _SELECTOR_MATCHES.get(c.selector_key)
+    if matches is None:
+        if len(_SELECTOR_MATCHES) >= _SELECTOR_MATCHES_LIMIT:
+            _SELECTOR_MATCHES.clear()
+        matches = _SELECTOR_MATCHES[c.selector_key] = {}
+    elif len(matches) >= _SELECTOR_MATCHES_LIMIT:
+        matches.clear()
+    n = 0
+    for p in ni.pods:
+        if p.namespace == ns and not p.terminating:
+            lk = p.labels_key
+            r = matches.get(lk)
+            if r is None:
+                r = matches[lk] = bool(sel.matches(p.labels))
+            if r:
+                n += 1
     if len(memo) >= _MEMO_LIMIT:
         memo.clear()
     memo[key] = (gen, n)
