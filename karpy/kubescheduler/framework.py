@@ -166,6 +166,19 @@ class Plugin:
         (the default); ``NOT_NODE_LOCAL`` when Filter reads anything else (volumes)."""
         return self.filter_signature(state, pod)
 
+    def node_filter(self, state: CycleState, pod: PodInfo) -> Callable[[NodeInfo], Status]:
+        """This cycle's Filter as a function of the node: ``node_filter(state, pod)(ni)`` returns
+        what ``filter(state, pod, ni)`` returns, for every node, while ``state`` is unchanged.
+        A filter pass binds it once (a plugin may resolve its PreFilter state up front)."""
+        filt = self.filter
+        return lambda ni: filt(state, pod, ni)
+
+    def score_nodes(self, state: CycleState, pod: PodInfo, nodes: list[NodeInfo]) -> list[int]:
+        """The raw Score of each node: ``[score(state, pod, ni) for ni in nodes]`` (a plugin may
+        resolve the cycle's PreScore state once for all the nodes)."""
+        score = self.score
+        return [score(state, pod, ni) for ni in nodes]
+
     def score_signature(self, state: CycleState, pod: PodInfo) -> Any:
         """Like ``filter_signature`` for Score (after PreScore): a hashable value of everything
         Score reads from ``pod`` and ``state`` when the raw score is a pure function of it and the
@@ -431,15 +444,21 @@ class Framework:
         """RunScorePlugins: score, normalize, weight, sum. Skipped plugins contribute 0."""
         totals = [0] * len(nodes)
         per_plugin: dict[str, list[int]] = {}
-        for p in self.score_plugins:
-            if p.name in state.skip_score:
-                continue
-            score = p.score
-            sig = p.score_signature(state, pod)
-            if sig is NOT_NODE_LOCAL:
-                scores = [score(state, pod, ni) for ni in nodes]
-            else:
-                scores = self._memo_scores(self._intern(("Score", p.name, sig)), score, state, pod, nodes)
+        active = [p for p in self.score_plugins if p.name not in state.skip_score]
+        sigs = [p.score_signature(state, pod) for p in active]
+        # Performance: the raw scores of every plugin with a score signature come from one memo
+        # entry per node (the tuple of them, _memo_score_rows), in one walk over the nodes; each
+        # is what the plugin's Score returns (a pure function of its signature and the NodeInfo),
+        # so computing them before the other plugins' scores changes nothing.
+        memo_cols: dict[int, list[int]] = {}
+        local = [i for i, sig in enumerate(sigs) if sig is not NOT_NODE_LOCAL]
+        if local:
+            key = self._intern(("Scores", tuple((active[i].name, sigs[i]) for i in local)))
+            rows = self._memo_score_rows(key, [active[i].score for i in local], state, pod, nodes)
+            for j, i in enumerate(local):
+                memo_cols[i] = [row[j] for row in rows]
+        for i, p in enumerate(active):
+            scores = memo_cols[i] if i in memo_cols else p.score_nodes(state, pod, nodes)
             if p.has_normalize:
                 p.normalize_score(state, pod, scores)
             # range check (framework.go): min/max first, then the first offending score in node order
@@ -456,10 +475,10 @@ class Framework:
         return totals, per_plugin
 
     @staticmethod
-    def _memo_scores(key: int, score: Callable[[CycleState, PodInfo, NodeInfo], int], state: CycleState,
-                     pod: PodInfo, nodes: list[NodeInfo]) -> list[int]:
-        """The raw scores of ``nodes``, each from the node's memo while its pods are unchanged
-        (Plugin.score_signature; the same ints ``score`` returns)."""
+    def _memo_score_rows(key: int, scores: list[Callable[[CycleState, PodInfo, NodeInfo], int]], state: CycleState,
+                         pod: PodInfo, nodes: list[NodeInfo]) -> list[tuple[int, ...]]:
+        """Per node, the raw score of each of ``scores`` (a tuple), from the node's memo while its
+        pods are unchanged (Plugin.score_signature; the same ints each ``score`` returns)."""
         out = []
         for ni in nodes:
             memo = ni.memo
@@ -468,7 +487,7 @@ class Framework:
             if hit is not None and hit[0] == gen:
                 out.append(hit[1])
                 continue
-            v = score(state, pod, ni)
+            v = tuple([score(state, pod, ni) for score in scores])
             if len(memo) >= _NODE_MEMO_LIMIT:
                 memo.clear()
             memo[key] = (gen, v)

@@ -15,8 +15,8 @@ from typing import Any, Callable, Optional
 from .framework import _NODE_MEMO_LIMIT, CycleState, Framework, _run_filter_plugins
 from .nodeinfo import NodeInfo, Snapshot
 from .podinfo import PodInfo
-from .types import (ERR_NO_NODES_AVAILABLE, MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND, MIN_FEASIBLE_NODES_TO_FIND, Code,
-                    Status)
+from .types import (ERR_NO_NODES_AVAILABLE, MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND, MIN_FEASIBLE_NODES_TO_FIND,
+                    REJECTED_CODES, Code, Status)
 
 Nominated = Callable[[str], list[PodInfo]]
 
@@ -219,7 +219,9 @@ class Algorithm:
         plan = self.fwk._filter_plan(state, pod)
         key = plan.memo_key
         local = plan.local if key is not None else plan.plugins
-        rest = plan.rest if key is not None else []
+        # the plugins after the node-local prefix, each bound to this cycle (Plugin.node_filter);
+        # the loop below does for them what _run_filter_plugins does
+        rest = [(p.name, p.node_filter(state, pod)) for p in plan.rest] if key is not None else []
         node_to_status = diag.node_to_status
         rejectors = diag.unschedulable_plugins
         check_nominated = nominated is not _no_nominations
@@ -240,7 +242,13 @@ class Algorithm:
                             memo.clear()
                         memo[key] = (ni.generation, st)
                 if not st.code and rest:
-                    st = _run_filter_plugins(rest, state, pod, ni)
+                    for name, filt in rest:
+                        st = filt(ni)
+                        if st.code:
+                            st.plugin = name
+                            if st.code not in REJECTED_CODES:  # not st.is_rejected()
+                                st.code = Code.ERROR
+                            break
             code = st.code
             if not code:
                 feasible.append(ni)

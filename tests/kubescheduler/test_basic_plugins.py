@@ -312,3 +312,22 @@ def test_image_locality(name, images, want):
                       "gcr.io/2000:latest": ImageState(2000 * MB, 1)}
     b.image_states = {"gcr.io/250:latest": ImageState(250 * MB, 1), "gcr.io/10:v1": ImageState(10 * MB, 1)}
     assert run_score(ImageLocality(), _img_pod(*images), [a, b]) == want
+
+
+@pytest.mark.parametrize("images", [["gcr.io/40", "gcr.io/250"], ["gcr.io/2000", "gcr.io/10"], []])
+def test_image_locality_score_nodes_equals_score_per_node(images):
+    """Plugin.score_nodes (a node without image states gets the pod's sum-0 score without a
+    Score call) equals Score on each node, nodes with and without image states mixed."""
+    from karpy.kubescheduler.framework import CycleState
+    from karpy.kubescheduler.podinfo import new_pod_info
+    a, b, c = infos([node("node403002000"), node("bare"), node("node25010")])
+    a.image_states = {"gcr.io/40:latest": ImageState(40 * MB, 2), "gcr.io/2000:latest": ImageState(2000 * MB, 1)}
+    c.image_states = {"gcr.io/250:latest": ImageState(250 * MB, 1), "gcr.io/10:v1": ImageState(10 * MB, 2)}
+    pl, pi = ImageLocality(), new_pod_info(_img_pod(*images))
+    for nodes in ([a, b, c], [b], [b, b, a]):
+        state = CycleState()
+        state.data["_total_nodes"] = 3
+        got = pl.score_nodes(state, pi, nodes)
+        fresh = CycleState()
+        fresh.data["_total_nodes"] = 3
+        assert got == [pl.score(fresh, pi, ni) for ni in nodes]

@@ -303,7 +303,19 @@ def test_per_node_values_recompute_only_changed_nodes_and_rebuild_on_a_new_tree(
     assert per.refresh(_tree_snapshot(nodes), count) == [(2, 0, 1)] and seen == ["n2"]
     seen.clear()
     grown = nodes + [NodeInfo.from_node(make_node("n4", capacity={"pods": "110"}))]  # a node added: a new tree
-    assert per.refresh(_tree_snapshot(grown), count) is None and len(seen) == 5 and per.values == [0, 0, 1, 0, 0]
+    # the same NodeInfo objects with unchanged generations keep their values: only n4 is computed
+    assert per.refresh(_tree_snapshot(grown), count) is None and seen == ["n4"] and per.values == [0, 0, 1, 0, 0]
+    seen.clear()
+    grown[1].add_pod(new_pod_info(make_pod("b", uid="b", node_name="n1")))
+    rebuilt = [grown[0], NodeInfo.from_node(grown[1].node, grown[1].pods)] + grown[2:]  # n1 updated: a new object
+    assert per.refresh(_tree_snapshot(rebuilt), count) is None and seen == ["n1"] and per.values == [0, 1, 1, 0, 0]
+    seen.clear()
+    grown[3].add_pod(new_pod_info(make_pod("c", uid="c", node_name="n3")))
+    clone = rebuilt[0].clone()
+    clone.add_pod(new_pod_info(make_pod("d", uid="d", node_name="n0")))  # a clone's changes are not journaled
+    assert per.refresh(_tree_snapshot(rebuilt), count) == [(3, 0, 1)] and seen == ["n3"]
+    seen.clear()
+    grown = rebuilt
     seen.clear()
     assert per.refresh(list(grown), count) is None and len(seen) == 5  # not a scheduler snapshot: nothing kept
     seen.clear()
@@ -346,7 +358,7 @@ def test_prefilter_aggregates_kept_across_cycles_match_a_fresh_walk(seed):
     pts = next(p for p in ks.framework.plugins if p.name == "PodTopologySpread")
     ipa = next(p for p in ks.framework.plugins if p.name == "InterPodAffinity")
     bound: list[str] = []
-    checked = nonzero = 0
+    checked = nonzero = rejected = 0
     for step in range(250):
         r = rng.random()
         if r < 0.55 or not bound:
@@ -389,8 +401,15 @@ def test_prefilter_aggregates_kept_across_cycles_match_a_fresh_walk(seed):
                 assert (x.existing_anti, x.affinity, x.anti) == (y.existing_anti, y.affinity, y.anti)
                 assert 0 not in x.existing_anti.values() and 0 not in x.affinity.values() and 0 not in x.anti.values()
                 nonzero += bool(x.existing_anti or x.affinity or x.anti)
+            # Plugin.node_filter (bound once per filter pass) gives Filter's status on every node
+            for plugin in (pts, ipa):
+                bound_filter = plugin.node_filter(state, incoming)
+                for ni in snap:
+                    got, want = bound_filter(ni), plugin.filter(state, incoming, ni)
+                    assert (got.code, got.reasons) == (want.code, want.reasons)
+                    rejected += bool(got.code)
             checked += 1
-    assert checked == 500 and nonzero > 200
+    assert checked == 500 and nonzero > 200 and rejected > 200
 
 
 def test_prefilter_counts_handed_to_a_cycle_are_copies():
@@ -512,3 +531,34 @@ def test_spread_constraints_built_once_per_pod_info_and_again_for_an_updated_pod
     ks.activate(["default/p"])
     r = ks.schedule_one()
     assert (r.outcome, r.node_name) == ("Bound", "a")
+
+
+def test_count_matching_on_node_with_kept_selector_answers_equals_the_plain_count():
+    """count_matching_on_node (selector answers kept per selector signature and pod labels across
+    nodes and cycles) equals count_pods_match_selector over the node's pods."""
+    from karpy.api.meta import LabelSelector, LabelSelectorRequirement
+    from karpy.kubescheduler.plugins.podtopologyspread import (Constraint, count_matching_on_node,
+                                                               count_pods_match_selector)
+    rng = random.Random(3)
+    selectors = [LabelSelector(match_labels={"app": a}) for a in "abc"] + [
+        LabelSelector(match_labels={}, match_expressions=[LabelSelectorRequirement(key="app", operator="In", values=["a", "b"])]),
+        LabelSelector(match_labels={"app": "a"}, match_expressions=[LabelSelectorRequirement(key="tier", operator="Exists", values=[])])]
+    nodes = [NodeInfo.from_node(make_node(f"n{i}", capacity={"pods": "110"})) for i in range(5)]
+    checked = 0
+    for step in range(300):
+        ni = rng.choice(nodes)
+        if ni.pods and rng.random() < 0.3:
+            ni.remove_pod(rng.choice(ni.pods))
+        else:
+            labels = {"app": rng.choice("abcd")}
+            if rng.random() < 0.5:
+                labels["tier"] = "x"
+            ni.add_pod(new_pod_info(make_pod(f"p{step}", rng.choice(["default", "ns2"]), uid=f"p{step}", labels=labels)))
+        for sel in selectors:
+            c = Constraint(1, HOST, sel)
+            for ns in ("default", "ns2"):
+                for n in nodes:
+                    got = count_matching_on_node(n, c, ns)
+                    assert got == count_pods_match_selector(n.pods, sel, ns)
+                    checked += got > 0
+    assert checked > 1000

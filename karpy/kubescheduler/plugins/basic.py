@@ -400,16 +400,27 @@ class ImageLocality(Plugin):
 
     _IMAGES_KEY = "ImageLocalityPodImages"
 
-    def score(self, state: CycleState, pod: PodInfo, ni: NodeInfo) -> int:
+    def _pod_images(self, state: CycleState, pod: PodInfo) -> tuple[Any, int, list[str], int]:
         # Performance: the pod's images, their normalized names and the score of a node holding
         # none of them (sum 0) depend only on the pod, so they are computed on the first Score of
         # the cycle and reused for the other nodes (upstream recomputes them per node).
-        cached = state.data.get(self._IMAGES_KEY)
+        cached: Optional[tuple[Any, int, list[str], int]] = state.data.get(self._IMAGES_KEY)
         if cached is None or cached[0] is not pod:
             images = pod.images()
             cached = (pod, len(images), [normalized_image_name(img) for img in images],
                       self._scaled(0, len(images)))
             state.data[self._IMAGES_KEY] = cached
+        return cached
+
+    def score_nodes(self, state: CycleState, pod: PodInfo, nodes: list[NodeInfo]) -> list[int]:
+        """``score`` of each node; a node without image states gets the pod's sum-0 score, as
+        ``score`` returns for it."""
+        empty = self._pod_images(state, pod)[3]
+        score = self.score
+        return [score(state, pod, ni) if ni.image_states else empty for ni in nodes]
+
+    def score(self, state: CycleState, pod: PodInfo, ni: NodeInfo) -> int:
+        cached = self._pod_images(state, pod)
         image_states = ni.image_states
         if not image_states:
             return cached[3]

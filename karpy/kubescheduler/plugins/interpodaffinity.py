@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Optional
 
 from ..framework import (ADD, ASSIGNED_POD, DELETE, NODE, UPDATE, UPDATE_NODE_LABEL, ClusterEvent, CycleState,
-                         _AGGREGATE_LIMIT, _NODE_MEMO_LIMIT, HintFn, MemoKeys, Plugin, QueueingHint, hint_signature)
+                         _AGGREGATE_LIMIT, HintFn, MemoKeys, Plugin, QueueingHint, hint_signature)
 from ..nodeinfo import NodeInfo, PerNode, have_pods_with_affinity
 from ..podinfo import AffinityTerm, PodInfo, WeightedAffinityTerm, new_pod_info
 from ..types import MAX_NODE_SCORE, SUCCESS_STATUS, Code, Status, unresolvable, unschedulable
@@ -87,13 +87,28 @@ def _weighted_signature(terms: list[WeightedAffinityTerm]) -> tuple[Any, ...]:
     return tuple((w.weight, w.term.topology_key, w.term.signature) for w in terms)
 
 
-def _remember(ni: NodeInfo, key: int, value: Any) -> tuple[int, Any]:
-    """Keep ``value`` in the node's memo under ``key`` for its current pods (generation)."""
-    memo = ni.memo
-    if len(memo) >= _NODE_MEMO_LIMIT:
-        memo.clear()
-    hit = memo[key] = (ni.generation, value)
-    return hit
+def _add_score_share(sums: dict[str, dict[str, int]], entries: dict[Pair, int],
+                     share: tuple[tuple[str, str, int], ...], sign: int) -> None:
+    """Add (sign 1) or take away (-1) one node's PreScore share: an entry leaves the scores when
+    no share holds it any more (its sum is then 0)."""
+    for k, v, w in share:
+        pair = (k, v)
+        n = entries.get(pair, 0) + sign
+        m = sums.get(k)
+        if m is None:
+            m = sums[k] = {}
+        if n:
+            entries[pair] = n
+            m[v] = m.get(v, 0) + sign * w
+        else:
+            del entries[pair]
+            del m[v]
+            if not m:
+                del sums[k]
+
+
+#: (term, other pod) match results InterPodAffinity keeps across cycles before it drops them all
+_MATCH_LIMIT = 1 << 16
 
 
 class _MatchMemo:
@@ -102,14 +117,17 @@ class _MatchMemo:
     Performance: ``matches`` is a pure function of the term (its ``signature``) and of the other
     pod's namespace and labels (``labels_key``). Upstream evaluates it for every (term, pod) pair
     it walks; within one cycle most of those pairs repeat (replicas share terms and labels), so the
-    results are cached — the walk order and every count stay exactly as upstream's."""
+    results are cached — the walk order and every count stay exactly as upstream's. The results
+    for other pods do not depend on the incoming pod, so the plugin hands every cycle the same
+    ``by_other`` table (bounded by _MATCH_LIMIT entries, then emptied)."""
 
     __slots__ = ("incoming", "by_incoming", "by_other")
 
-    def __init__(self, incoming: PodInfo) -> None:
+    def __init__(self, incoming: PodInfo, by_other: Optional[dict[Any, bool]] = None) -> None:
         self.incoming = incoming
         self.by_incoming: dict[Any, bool] = {}  # term signature -> term.matches(incoming)
-        self.by_other: dict[Any, bool] = {}  # (term signature, other.labels_key) -> term.matches(other)
+        # (term signature, other.labels_key) -> term.matches(other)
+        self.by_other: dict[Any, bool] = {} if by_other is None else by_other
 
     def term_matches_incoming(self, t: AffinityTerm) -> bool:
         sig = t.signature
@@ -132,6 +150,10 @@ class _MatchMemo:
         return True
 
 
+def _success(ni: NodeInfo) -> Status:
+    return SUCCESS_STATUS
+
+
 class InterPodAffinity(Plugin):
     """interpodaffinity plugin (hardPodAffinityWeight 1, ignorePreferredTermsOfExistingPods false)."""
 
@@ -149,6 +171,16 @@ class InterPodAffinity(Plugin):
         self._keys = MemoKeys()
         # PreFilter's counts per pod signature, with each node's share (_aggregate)
         self._aggregates: dict[int, tuple[PerNode[Any], list[dict[Pair, int]]]] = {}
+        # PreScore's topology scores per share key: each node's share, the scores, each entry's
+        # count of shares holding it (pre_score)
+        self._by_other: dict[Any, bool] = {}  # _MatchMemo.by_other, kept across cycles
+        self._score_aggregates: dict[int, tuple[PerNode[Any], dict[str, dict[str, int]], dict[Pair, int]]] = {}
+
+    def _match_memo(self, pod: PodInfo) -> _MatchMemo:
+        """A cycle's match memo, sharing the other pods' results with the previous cycles."""
+        if len(self._by_other) >= _MATCH_LIMIT:
+            self._by_other.clear()
+        return _MatchMemo(pod, self._by_other)
 
     def pre_filter(self, state: CycleState, pod: PodInfo, nodes: list[NodeInfo]) -> tuple[Status, Optional[set[str]]]:
         """getExistingAntiAffinityCounts + getIncomingAffinityAntiAffinityCounts.
@@ -160,7 +192,7 @@ class InterPodAffinity(Plugin):
         walked again, their difference added to the counts; same counts because a sum of per-node
         shares does not depend on when each was taken (a count that falls to zero is dropped, as
         the walk never creates one)."""
-        memo = _MatchMemo(pod)
+        memo = self._match_memo(pod)
         # getExistingAntiAffinityCounts walks havePodsWithRequiredAntiAffinityNodeInfoList: only the
         # nodes that hold a pod with required anti-affinity (the others contribute nothing).
         existing_key = self._keys(("existing", pod.labels_key))
@@ -277,6 +309,40 @@ class InterPodAffinity(Plugin):
                     return unschedulable(REASON_EXISTING_ANTI_AFFINITY)
         return SUCCESS_STATUS
 
+    def node_filter(self, state: CycleState, pod: PodInfo) -> Callable[[NodeInfo], Status]:
+        """``filter`` with the cycle's PreFilter state resolved once (it is not changed during a
+        filter pass): the same tests in the same order, the same statuses."""
+        st: Optional[_State] = state.data.get(self.name)
+        if st is None:
+            return _success
+        aff_keys = tuple(t.topology_key for t in pod.required_affinity_terms)
+        anti_keys = tuple(t.topology_key for t in pod.required_anti_affinity_terms)
+        affinity, anti, existing_anti = st.affinity, st.anti, st.existing_anti
+        # satisfyPodAffinity's "no pod matches anywhere, but the pod matches its own terms"
+        self_ok = bool(aff_keys) and not affinity and _matches_all(pod.required_affinity_terms, pod)
+        existing_keys = st.existing_keys() if existing_anti else ()
+
+        def filt(ni: NodeInfo) -> Status:
+            labels = ni.labels
+            pods_exist = True
+            for k in aff_keys:
+                if k not in labels:
+                    return unresolvable(REASON_AFFINITY)
+                if affinity.get((k, labels[k]), 0) <= 0:
+                    pods_exist = False
+            if not pods_exist and not self_ok:
+                return unresolvable(REASON_AFFINITY)
+            for k in anti_keys:
+                v = labels.get(k)
+                if v is not None and anti.get((k, v), 0) > 0:
+                    return unschedulable(REASON_ANTI_AFFINITY)
+            for k in existing_keys:
+                v = labels.get(k)
+                if v is not None and existing_anti.get((k, v), 0) > 0:
+                    return unschedulable(REASON_EXISTING_ANTI_AFFINITY)
+            return SUCCESS_STATUS
+        return filt
+
     def filter_state_signature(self, state: CycleState, pod: PodInfo) -> Any:
         """Everything Filter reads: the PreFilter counts, the required terms' topology keys and
         whether the affinity terms match the pod itself (their signatures, its namespace and
@@ -319,30 +385,48 @@ class InterPodAffinity(Plugin):
         has_pref = bool(pod.preferred_affinity_terms or pod.preferred_anti_affinity_terms)
         if self.ignore_preferred_existing and not has_pref:
             return Status(Code.SKIP)
-        score: dict[str, dict[str, int]] = {}
-        memo = _MatchMemo(pod)
+        memo = self._match_memo(pod)
         # Performance: a node's share of the topology scores (the (key, value, weight) entries its
         # pods add) depends only on its labels and pods and on the incoming pod's preferred terms,
-        # namespace and labels, so it is kept in the node's memo (interned key, node generation);
-        # the shares are merged in node order, entries of weight 0 included, as the walk adds them.
+        # namespace and labels (share_key). Not in upstream (it walks the nodes each cycle): the
+        # shares and the scores summed from them are kept per share_key across cycles (PerNode)
+        # and only the nodes whose pods changed are walked again, their difference applied. Same
+        # scores because a sum of per-node shares does not depend on when each was taken, and an
+        # entry (key, value) is kept exactly while some node's share has it (its count of
+        # shares), as the walk creates one for every entry it adds, weight 0 included; the order
+        # of the entries may differ from the walk's, and nothing reads it (Score sums them).
         share_key = self._keys(("score", _weighted_signature(pod.preferred_affinity_terms),
                                 _weighted_signature(pod.preferred_anti_affinity_terms), pod.labels_key))
-        # upstream: without preferred terms of its own the pod is scored against
-        # havePodsWithAffinityNodeInfoList only (nodes whose pods_with_affinity is non-empty)
-        for ni in (all_nodes if has_pref else have_pods_with_affinity(all_nodes)):
-            hit = ni.memo.get(share_key)
-            if hit is None or hit[0] != ni.generation:
-                node_score: dict[str, dict[str, int]] = {}
-                for other in (ni.pods if has_pref else ni.pods_with_affinity):
-                    self._process_existing(pod, other, ni.labels, node_score, memo)
-                hit = _remember(ni, share_key, tuple((k, v, w) for k, m in node_score.items() for v, w in m.items()))
-            for k, v, w in hit[1]:
-                m = score.setdefault(k, {})
-                m[v] = m.get(v, 0) + w
-        score = {k: {v: s for v, s in m.items()} for k, m in score.items() if m}
-        if not score:
+
+        def share_of(ni: NodeInfo) -> tuple[tuple[str, str, int], ...]:
+            # upstream: without preferred terms of its own the pod is scored against
+            # havePodsWithAffinityNodeInfoList only (the other nodes add nothing)
+            others = ni.pods if has_pref else ni.pods_with_affinity
+            if not others:
+                return ()
+            node_score: dict[str, dict[str, int]] = {}
+            for other in others:
+                self._process_existing(pod, other, ni.labels, node_score, memo)
+            return tuple((k, v, w) for k, m in node_score.items() for v, w in m.items())
+        agg = self._score_aggregates.get(share_key)
+        if agg is None:
+            if len(self._score_aggregates) >= _AGGREGATE_LIMIT:
+                self._score_aggregates.clear()
+            agg = self._score_aggregates[share_key] = (PerNode(), {}, {})
+        shares, sums, entries = agg
+        changed = shares.refresh(all_nodes, share_of)
+        if changed is None:
+            sums.clear()
+            entries.clear()
+            for share in shares.values:
+                _add_score_share(sums, entries, share, 1)
+        else:
+            for _i, old, new in changed:
+                _add_score_share(sums, entries, old, -1)
+                _add_score_share(sums, entries, new, 1)
+        if not sums:
             return Status(Code.SKIP)
-        state.data[self.name + "/score"] = score
+        state.data[self.name + "/score"] = {k: dict(m) for k, m in sums.items()}
         return Status()
 
     def score(self, state: CycleState, pod: PodInfo, ni: NodeInfo) -> int:
@@ -353,6 +437,20 @@ class InterPodAffinity(Plugin):
             if v is not None:
                 total += m.get(v, 0)
         return total
+
+    def score_nodes(self, state: CycleState, pod: PodInfo, nodes: list[NodeInfo]) -> list[int]:
+        """``score`` of each node with the PreScore state read once."""
+        items = list(state.data[self.name + "/score"].items())
+        out = []
+        for ni in nodes:
+            labels = ni.labels
+            total = 0
+            for k, m in items:
+                v = labels.get(k)
+                if v is not None:
+                    total += m.get(v, 0)
+            out.append(total)
+        return out
 
     def normalize_score(self, state: CycleState, pod: PodInfo, scores: list[int]) -> None:
         if not scores:

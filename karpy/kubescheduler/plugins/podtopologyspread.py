@@ -84,6 +84,11 @@ def _has_required_node_affinity(pod: PodInfo) -> bool:
 _MEMO_LIMIT = 256
 
 
+#: selector signature -> pod (namespace, labels) -> whether the selector matches (count_matching_on_node)
+_SELECTOR_MATCHES: dict[Any, dict[Any, bool]] = {}
+_SELECTOR_MATCHES_LIMIT = 4096
+
+
 def count_matching_on_node(ni: NodeInfo, c: Constraint, ns: str) -> int:
     """count_pods_match_selector(ni.pods, c.selector, ns), memoized on the NodeInfo.
 
@@ -101,7 +106,26 @@ def count_matching_on_node(ni: NodeInfo, c: Constraint, ns: str) -> int:
     if hit is not None and hit[0] == gen:
         count: int = hit[1]
         return count
-    n = count_pods_match_selector(ni.pods, sel, ns)
+    # Not in upstream (it matches the selector against every pod): whether the selector matches
+    # a pod is a function of the selector (its signature) and the pod's labels alone, so the
+    # answers are kept per selector signature and pod (namespace, labels) across nodes and
+    # cycles; the same pods are counted (namespace and terminating are checked as before).
+    matches = _SELECTOR_MATCHES.get(c.selector_key)
+    if matches is None:
+        if len(_SELECTOR_MATCHES) >= _SELECTOR_MATCHES_LIMIT:
+            _SELECTOR_MATCHES.clear()
+        matches = _SELECTOR_MATCHES[c.selector_key] = {}
+    elif len(matches) >= _SELECTOR_MATCHES_LIMIT:
+        matches.clear()
+    n = 0
+    for p in ni.pods:
+        if p.namespace == ns and not p.terminating:
+            lk = p.labels_key
+            r = matches.get(lk)
+            if r is None:
+                r = matches[lk] = bool(sel.matches(p.labels))
+            if r:
+                n += 1
     if len(memo) >= _MEMO_LIMIT:
         memo.clear()
     memo[key] = (gen, n)
@@ -239,6 +263,10 @@ class _FilterState:
             self.counts[i][v] = self.counts[i].get(v, 0) + delta
 
 
+def _success(ni: NodeInfo) -> Status:
+    return SUCCESS_STATUS
+
+
 class PodTopologySpread(Plugin):
     """podtopologyspread plugin. ``default_selector(pod)`` returns the merged Service/RS/STS/RC selector
     used for system default constraints (None: the pod gets no default constraints)."""
@@ -352,6 +380,37 @@ class PodTopologySpread(Plugin):
             if counts.get(v, 0) > most:
                 return st.reject()
         return SUCCESS_STATUS
+
+    def node_filter(self, state: CycleState, pod: PodInfo) -> Callable[[NodeInfo], Status]:
+        """``filter`` with the cycle's checks resolved once (the state is not changed during a
+        filter pass; the same statuses: a missing label a new one, a rejection the state's)."""
+        st: Optional[_FilterState] = state.data.get(self.name)
+        if st is None:
+            return _success
+        checks = st.checks(pod)
+        reject = st.reject()
+        if len(checks) == 1:
+            ((key, counts, most),) = checks
+
+            def one(ni: NodeInfo) -> Status:
+                v = ni.labels.get(key)
+                if v is None:
+                    return unresolvable(REASON_MISSING_LABEL)
+                if counts.get(v, 0) > most:
+                    return reject
+                return SUCCESS_STATUS
+            return one
+
+        def every(ni: NodeInfo) -> Status:
+            labels = ni.labels
+            for key, counts, most in checks:
+                v = labels.get(key)
+                if v is None:
+                    return unresolvable(REASON_MISSING_LABEL)
+                if counts.get(v, 0) > most:
+                    return reject
+            return SUCCESS_STATUS
+        return every
 
     def filter_state_signature(self, state: CycleState, pod: PodInfo) -> Any:
         """Everything Filter reads: per constraint its topology key, its domain counts and the most
