@@ -49,9 +49,10 @@ class NodeInfo:
     unschedulable: bool = field(init=False, repr=False, compare=False, default=False)
     generation: int = field(init=False, repr=False, compare=False, default=0)
     memo: dict[Any, Any] = field(init=False, repr=False, compare=False, default_factory=dict)
-    #: whether pod changes are written to the change journal (_CHANGES); False for clones, which
-    #: are never in a scheduler snapshot's tree (performance only)
-    journal: bool = field(init=False, repr=False, compare=False, default=True)
+    #: the change journal of the scheduler whose cache holds this NodeInfo (set by
+    #: KubeScheduler when it caches it; performance only); None for clones and NodeInfos built
+    #: elsewhere, which are never in a scheduler snapshot's tree
+    journal: Optional[ChangeJournal] = field(init=False, repr=False, compare=False, default=None)
 
     def __post_init__(self) -> None:
         node = self.node
@@ -83,8 +84,8 @@ class NodeInfo:
 
     def add_pod(self, p: PodInfo) -> None:
         self.generation += 1
-        if self.journal:
-            _CHANGES.append(self)
+        if self.journal is not None:
+            self.journal.entries.append(self)
         self.pods.append(p)
         if p.has_affinity():
             self.pods_with_affinity.append(p)
@@ -100,8 +101,8 @@ class NodeInfo:
         for i, q in enumerate(self.pods):
             if q.uid == p.uid:
                 self.generation += 1
-                if self.journal:
-                    _CHANGES.append(self)
+                if self.journal is not None:
+                    self.journal.entries.append(self)
                 del self.pods[i]
                 _remove_uid(self.pods_with_affinity, q)
                 _remove_uid(self.pods_with_required_anti_affinity, q)
@@ -115,30 +116,34 @@ class NodeInfo:
         return False
 
     def clone(self) -> NodeInfo:
-        c = NodeInfo(self.node, list(self.pods), dict(self.requested), dict(self.non_zero_requested),
-                     list(self.used_ports), self.allocatable, self.image_states)
-        c.journal = False
-        return c
+        return NodeInfo(self.node, list(self.pods), dict(self.requested), dict(self.non_zero_requested),
+                        list(self.used_ports), self.allocatable, self.image_states)
 
 
-#: Every NodeInfo whose pods changed (generation bumped), in the order of the changes, from the
-#: absolute position ``_CHANGES_BASE[0]`` on. Performance only (not in upstream): PerNode reads
-#: the entries after the position it has seen instead of comparing every node's generation. The
-#: list holds the NodeInfos (clones are not journaled), so their ids stay unique while they are in it; it
-#: is emptied past _CHANGES_LIMIT entries, and a reader whose position predates the base falls
-#: back to comparing every generation.
-_CHANGES: list[NodeInfo] = []
-_CHANGES_BASE = [0]
-_CHANGES_LIMIT = 200_000
+class ChangeJournal:
+    """Every cached NodeInfo of one KubeScheduler whose pods changed (generation bumped), in the
+    order of the changes, from the absolute position ``base`` on. Performance only (not in
+    upstream): PerNode reads the entries after the position it has seen instead of comparing every
+    node's generation. One per scheduler (no state shared between schedulers or threads); the
+    entries hold the NodeInfos, so their ids stay unique while they are in it; emptied past
+    :attr:`LIMIT` entries, and a reader whose position predates ``base`` falls back to comparing
+    every generation."""
 
+    __slots__ = ("entries", "base")
 
-def changes_position() -> int:
-    """The absolute position just after the newest change; trims the journal when it is full
-    (a reader whose position predates the trim falls back to comparing generations)."""
-    if len(_CHANGES) >= _CHANGES_LIMIT:
-        _CHANGES_BASE[0] += len(_CHANGES)
-        _CHANGES.clear()
-    return _CHANGES_BASE[0] + len(_CHANGES)
+    LIMIT = 200_000
+
+    def __init__(self) -> None:
+        self.entries: list[NodeInfo] = []
+        self.base = 0
+
+    def position(self) -> int:
+        """The absolute position just after the newest change; trims the journal when it is full
+        (a reader whose position predates the trim falls back to comparing generations)."""
+        if len(self.entries) >= self.LIMIT:
+            self.base += len(self.entries)
+            self.entries.clear()
+        return self.base + len(self.entries)
 
 
 def _remove_uid(lst: list[PodInfo], p: PodInfo) -> None:
@@ -162,6 +167,8 @@ class Snapshot(list):  # type: ignore[type-arg]
     #: the scheduler's node-tree list this snapshot copies (the same object while the node set,
     #: the order and every NodeInfo object are unchanged); None for a snapshot built elsewhere
     tree: Optional[list[NodeInfo]] = None
+    #: the change journal of the scheduler whose NodeInfos these are (set with ``tree``)
+    journal: Optional[ChangeJournal] = None
 
     @property
     def have_pods_with_affinity(self) -> list[NodeInfo]:
@@ -188,7 +195,7 @@ class PerNode(Generic[T]):
     updated rebuilds it, see KubeScheduler._snapshot), a NodeInfo's labels never change, and every
     change of its pods bumps its ``generation``: a node whose generation is unchanged has the
     value computed before. The nodes whose generation may have changed are the tree's NodeInfos
-    in the change journal (``_CHANGES``, every generation bump) after the position seen last, so
+    in the scheduler's change journal (``Snapshot.journal``, every generation bump) after the position seen last, so
     an unchanged snapshot costs no walk; when the tree changes, a NodeInfo object of the previous
     tree with an unchanged generation keeps its value (the same object: the same labels and pods)."""
 
@@ -207,8 +214,9 @@ class PerNode(Generic[T]):
         taken over (``nodes`` is not the snapshot of the tree seen last, or not a scheduler
         snapshot: then nothing is kept), else (index, old value, new value) of each node whose
         pods changed, in node order."""
-        tree = nodes.tree if isinstance(nodes, Snapshot) else None
-        pos = changes_position()
+        journal = nodes.journal if isinstance(nodes, Snapshot) else None
+        tree = nodes.tree if isinstance(nodes, Snapshot) and journal is not None else None
+        pos = journal.position() if journal is not None else -1
         if tree is None or tree is not self.tree:
             old_index, old_nodes, old_gens, old_values = self.index, self.nodes, self.gens, self.values
             self.tree = tree
@@ -233,14 +241,15 @@ class PerNode(Generic[T]):
         self.pos = pos
         if seen == pos:
             return []
-        base = _CHANGES_BASE[0]
+        assert journal is not None  # (tree is not None)
+        base = journal.base
         idxs: Any
         if seen < base:  # the journal was emptied since: compare every generation
             idxs = range(len(nodes))
         else:
             index = self.index
             found = set()
-            for ni in _CHANGES[seen - base:]:
+            for ni in journal.entries[seen - base:]:
                 i = index.get(id(ni))
                 if i is not None and nodes[i] is ni:
                     found.add(i)

@@ -18,7 +18,7 @@ from .framework import (ADD, ASSIGNED_POD, DELETE, NODE, UNSCHEDULED_POD, UPDATE
                         UPDATE_POD_SCHEDULING_GATES_ELIMINATED, UPDATE_POD_TOLERATION, ClusterEvent, CycleState,
                         Framework)
 from .gang import MSG_OTHERS_UNSCHEDULABLE, MSG_WAIT_SCHEDULED, GangScheduling, group_key, min_count_of
-from .nodeinfo import NodeInfo, Snapshot, node_tree_order
+from .nodeinfo import ChangeJournal, NodeInfo, Snapshot, node_tree_order
 from .plugins import DEFAULT_WEIGHTS, ScoringStrategy, default_plugins
 from .plugins.volumes import volume_plugins
 from .podinfo import PodInfo, new_pod_info
@@ -98,6 +98,8 @@ class KubeScheduler:
         self.conditions: dict[str, tuple[str, str]] = {}
         # The node tree order of the NodeInfos, rebuilt only when the node set changes (see _snapshot).
         self._node_tree: Optional[list[NodeInfo]] = None
+        #: the cached NodeInfos' pod changes, for PerNode (see ChangeJournal)
+        self._journal = ChangeJournal()
         self._image_sizes: dict[str, tuple[Any, dict[str, int]]] = {}
         plugins = default_plugins(c.scoring_strategy, c.taint_message_style, c.default_spread_selector)
         plugins.insert(1, GangScheduling(self._lookup_group, self._count_group_members))
@@ -159,6 +161,7 @@ class KubeScheduler:
             self._node_tree = [self.node_infos[n.metadata.name] for n in node_tree_order(list(self.nodes.values()))]
         snap = Snapshot(self._node_tree)
         snap.tree = self._node_tree
+        snap.journal = self._journal
         return snap
 
     def _nominated_on(self, node: str) -> list[PodInfo]:
@@ -217,7 +220,8 @@ class KubeScheduler:
         name = node.metadata.name
         self.nodes[name] = node
         pods = [self.pod_infos[k] for k, n in self.assigned.items() if n == name]
-        self.node_infos[name] = NodeInfo.from_node(node, pods)
+        self.node_infos[name] = ni = NodeInfo.from_node(node, pods)
+        ni.journal = self._journal
         self._node_tree = None
         self._image_sizes.pop(name, None)  # re-read this node's images (it may be the same object)
         self._refresh_images()
@@ -232,7 +236,8 @@ class KubeScheduler:
             return
         self.nodes[name] = node
         ni = self.node_infos[name]
-        self.node_infos[name] = NodeInfo.from_node(node, ni.pods)
+        self.node_infos[name] = ni = NodeInfo.from_node(node, ni.pods)
+        ni.journal = self._journal
         self._node_tree = None
         self._image_sizes.pop(name, None)  # re-read this node's images (it may be the same object)
         self._refresh_images()

@@ -45,6 +45,7 @@ from karpy.cloudprovider.types import (
 from karpy.provisioning.existingnode import ExistingNode
 from karpy.provisioning.nodeclaim import (
     DaemonOverheadGroup,
+    FreshClaimFailures,
     InstanceTypeIndex,
     NodeClaim,
     ReservedOfferingError,
@@ -402,8 +403,6 @@ class Scheduler:
         self._placed_target: str | None = None
         self._tries: list[str] | None = None
         #: fresh claims' filter failures in this Solve (_add_to_new_nodeclaim; see FreshClaimFailures)
-        from karpy.provisioning.nodeclaim import FreshClaimFailures
-
         self._fresh_failures = FreshClaimFailures()
         tolerate_pns = any(t.effect == "PreferNoSchedule" for np in nodepools for t in np.spec.template.spec.taints)
         self.preferences = Preferences(tolerate_pns)

@@ -60,6 +60,7 @@ Modelling choices (deterministic stand-ins for what production does asynchronous
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import math
 import random
@@ -1023,8 +1024,6 @@ class Simulation:
         batcher then merges identical requests); otherwise they are created one by one."""
         if not records:
             return
-        import copy
-
         # ``model_copy(deep=True)``, which is ``copy.deepcopy`` of the model. Not in upstream (Go
         # passes the object); the same copy because most of a deep copy's time is its walk over the
         # requirement value lists (up to 600 instance-type names each), whose elements are ``str``

@@ -281,9 +281,16 @@ def test_requeue_class_of_pods_without_rejectors_and_gated_pods():
 
 # ---- PerNode: cluster-wide PreFilter aggregates kept across cycles -------------------------------------------------
 def _tree_snapshot(nodes: list[NodeInfo], tree: Optional[list[NodeInfo]] = None) -> Any:
-    from karpy.kubescheduler.nodeinfo import Snapshot
+    """A snapshot as KubeScheduler._snapshot makes one: its NodeInfos journal their pod changes
+    into one ChangeJournal (the first one a node already has; attached here to those without)."""
+    from karpy.kubescheduler.nodeinfo import ChangeJournal, Snapshot
+    journal = next((ni.journal for ni in nodes if ni.journal is not None), None) or ChangeJournal()
+    for ni in nodes:
+        if ni.journal is None:
+            ni.journal = journal
     snap = Snapshot(nodes)
     snap.tree = nodes if tree is None else tree
+    snap.journal = journal
     return snap
 
 
@@ -545,6 +552,7 @@ def test_count_matching_on_node_with_kept_selector_answers_equals_the_plain_coun
         LabelSelector(match_labels={"app": "a"}, match_expressions=[LabelSelectorRequirement(key="tier", operator="Exists", values=[])])]
     nodes = [NodeInfo.from_node(make_node(f"n{i}", capacity={"pods": "110"})) for i in range(5)]
     checked = 0
+    answers: dict = {}  # one table across nodes and steps, as a PodTopologySpread instance keeps it
     for step in range(300):
         ni = rng.choice(nodes)
         if ni.pods and rng.random() < 0.3:
@@ -558,7 +566,7 @@ def test_count_matching_on_node_with_kept_selector_answers_equals_the_plain_coun
             c = Constraint(1, HOST, sel)
             for ns in ("default", "ns2"):
                 for n in nodes:
-                    got = count_matching_on_node(n, c, ns)
+                    got = count_matching_on_node(n, c, ns, answers)
                     assert got == count_pods_match_selector(n.pods, sel, ns)
                     checked += got > 0
     assert checked > 1000

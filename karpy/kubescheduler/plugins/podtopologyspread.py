@@ -84,12 +84,15 @@ def _has_required_node_affinity(pod: PodInfo) -> bool:
 _MEMO_LIMIT = 256
 
 
-#: selector signature -> pod (namespace, labels) -> whether the selector matches (count_matching_on_node)
-_SELECTOR_MATCHES: dict[Any, dict[Any, bool]] = {}
+#: the bound of a SelectorMatches table (selector signatures) and of each of its rows (pod labels)
 _SELECTOR_MATCHES_LIMIT = 4096
 
+#: selector signature -> pod (namespace, labels) -> whether the selector matches
+#: (count_matching_on_node's answers, kept by one PodTopologySpread instance)
+SelectorMatches = dict[Any, dict[Any, bool]]
 
-def count_matching_on_node(ni: NodeInfo, c: Constraint, ns: str) -> int:
+
+def count_matching_on_node(ni: NodeInfo, c: Constraint, ns: str, answers: Optional[SelectorMatches] = None) -> int:
     """count_pods_match_selector(ni.pods, c.selector, ns), memoized on the NodeInfo.
 
     Performance: the count is a pure function of the node's pods (PodInfos are immutable; any
@@ -109,12 +112,15 @@ def count_matching_on_node(ni: NodeInfo, c: Constraint, ns: str) -> int:
     # Not in upstream (it matches the selector against every pod): whether the selector matches
     # a pod is a function of the selector (its signature) and the pod's labels alone, so the
     # answers are kept per selector signature and pod (namespace, labels) across nodes and
-    # cycles; the same pods are counted (namespace and terminating are checked as before).
-    matches = _SELECTOR_MATCHES.get(c.selector_key)
+    # cycles, in ``answers`` (the plugin's; a fresh table when None); the same pods are counted
+    # (namespace and terminating are checked as before).
+    if answers is None:
+        answers = {}
+    matches = answers.get(c.selector_key)
     if matches is None:
-        if len(_SELECTOR_MATCHES) >= _SELECTOR_MATCHES_LIMIT:
-            _SELECTOR_MATCHES.clear()
-        matches = _SELECTOR_MATCHES[c.selector_key] = {}
+        if len(answers) >= _SELECTOR_MATCHES_LIMIT:
+            answers.clear()
+        matches = answers[c.selector_key] = {}
     elif len(matches) >= _SELECTOR_MATCHES_LIMIT:
         matches.clear()
     n = 0
@@ -286,6 +292,8 @@ class PodTopologySpread(Plugin):
         self._keys = MemoKeys()
         # per (namespace, constraints) key: each node's share and the domain counts (_count_shares)
         self._aggregates: dict[int, tuple[PerNode[Optional[tuple[int, ...]]], list[dict[str, int]]]] = {}
+        #: count_matching_on_node's selector answers, kept across cycles (bounded)
+        self._selector_matches: SelectorMatches = {}
 
     # ---- filter ----
     def pre_filter(self, state: CycleState, pod: PodInfo, nodes: list[NodeInfo]) -> tuple[Status, Optional[set[str]]]:
@@ -308,7 +316,7 @@ class PodTopologySpread(Plugin):
                     continue
                 v = labels[c.topology_key]
                 counts = st.counts[i]
-                counts[v] = counts.get(v, 0) + count_matching_on_node(ni, c, ns)
+                counts[v] = counts.get(v, 0) + count_matching_on_node(ni, c, ns, self._selector_matches)
         state.data[self.name] = st
         return Status(), None
 
@@ -334,7 +342,7 @@ class PodTopologySpread(Plugin):
             labels = ni.labels
             if not all(c.topology_key in labels for c in cs):
                 return None
-            return tuple(count_matching_on_node(ni, c, ns) for c in cs)
+            return tuple(count_matching_on_node(ni, c, ns, self._selector_matches) for c in cs)
         shares, counts = agg
         changed = shares.refresh(nodes, share_of)
         if changed is None:
@@ -463,7 +471,7 @@ class PodTopologySpread(Plugin):
                 v = ni.labels.get(c.topology_key)
                 if v is None or v not in counts[i] or not c.matches_inclusion(pod, ni):
                     continue
-                counts[i][v] += count_matching_on_node(ni, c, pod.namespace)
+                counts[i][v] += count_matching_on_node(ni, c, pod.namespace, self._selector_matches)
         state.data[self.name + "/score"] = (cs, counts, weights, ignored)
         return Status()
 
@@ -477,7 +485,7 @@ class PodTopologySpread(Plugin):
             if v is None:
                 continue
             if c.topology_key == LABEL_HOSTNAME:
-                cnt = count_matching_on_node(ni, c, pod.namespace)
+                cnt = count_matching_on_node(ni, c, pod.namespace, self._selector_matches)
             else:
                 cnt = counts[i].get(v, 0)
             s += cnt * weights[i] + (c.max_skew - 1)
