@@ -252,11 +252,17 @@ def _run_filter_plugins(plugins: list[Plugin], state: CycleState, pod: PodInfo, 
     for p in plugins:
         st = p.filter(state, pod, ni)
         if st.code:
-            st.plugin = p.name
-            if st.code not in REJECTED_CODES:  # not st.is_rejected()
-                st.code = Code.ERROR
-            return st
+            return _filter_failure(st, p.name)
     return SUCCESS_STATUS
+
+
+def _filter_failure(st: Status, plugin: str) -> Status:
+    """RunFilterPlugins on a plugin's non-success status ``st``: the plugin set, a non-rejection
+    turned into Error (``st`` itself, changed)."""
+    st.plugin = plugin
+    if st.code not in REJECTED_CODES:  # not st.is_rejected()
+        st.code = Code.ERROR
+    return st
 
 
 

@@ -12,11 +12,11 @@ import random
 from dataclasses import dataclass, field
 from typing import Any, Callable, Optional
 
-from .framework import _NODE_MEMO_LIMIT, CycleState, Framework, _run_filter_plugins
+from .framework import _NODE_MEMO_LIMIT, CycleState, Framework, _run_filter_plugins, _filter_failure
 from .nodeinfo import NodeInfo, Snapshot
 from .podinfo import PodInfo
-from .types import (ERR_NO_NODES_AVAILABLE, MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND, MIN_FEASIBLE_NODES_TO_FIND,
-                    REJECTED_CODES, Code, Status)
+from .types import (ERR_NO_NODES_AVAILABLE, MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND, MIN_FEASIBLE_NODES_TO_FIND, Code,
+                    Status)
 
 Nominated = Callable[[str], list[PodInfo]]
 
@@ -245,9 +245,7 @@ class Algorithm:
                     for name, filt in rest:
                         st = filt(ni)
                         if st.code:
-                            st.plugin = name
-                            if st.code not in REJECTED_CODES:  # not st.is_rejected()
-                                st.code = Code.ERROR
+                            st = _filter_failure(st, name)
                             break
             code = st.code
             if not code:

@@ -868,8 +868,7 @@ class FreshClaimFailures:
         same for the stand-in and for the claim; a memoised failure passed those steps (they run
         before the filter) with the same inputs. None when anything differs (no key, a step fails
         or no entry): the caller builds the claim and tries it."""
-        if pod_data.host_ports or pod_data.volume_requirements or LABEL_HOSTNAME in pod_data.requirements \
-                or LABEL_HOSTNAME in template.requirements or index.defines(LABEL_HOSTNAME):
+        if not self._memoisable(template, index, pod_data):
             return None
         keys = topology.evaluated_keys(pod)
         if keys is None or LABEL_HOSTNAME in keys:
@@ -900,25 +899,33 @@ class FreshClaimFailures:
         if changes and topology_changes_error(merged, changes, wk) is not None:
             return None
         options = index.ids_of(instance_types)
-        entry = self._entries.get((id(template), id(options), pod_data.req_signature,
-                                   tuple(changes.items()) if changes else (), pod_data.requests_key,
-                                   relax_min_values))
+        entry = self._entries.get(self._key(template, options, pod_data, changes, relax_min_values))
         if entry is None or entry[0] is not template or entry[1] is not options:
             return None
         return entry[2]
 
     @staticmethod
-    def key(claim: NodeClaim, pod_data: Any, changes: dict[str, Requirement] | None,
+    def _memoisable(template: Any, index: InstanceTypeIndex, pod_data: Any) -> bool:
+        """Whether a try of ``pod_data`` on a fresh claim of ``template`` may be memoised: no host
+        ports, no volume topology alternatives, and nothing (the pod, the template, a type or an
+        offering) that defines or constrains the hostname label."""
+        return not (pod_data.host_ports or pod_data.volume_requirements or LABEL_HOSTNAME in pod_data.requirements
+                    or LABEL_HOSTNAME in template.requirements or index.defines(LABEL_HOSTNAME))
+
+    @staticmethod
+    def _key(template: Any, options: frozenset[int], pod_data: Any, changes: dict[str, Requirement] | None,
+             relax_min_values: bool) -> tuple[Any, ...]:
+        return (id(template), id(options), pod_data.req_signature, tuple(changes.items()) if changes else (),
+                pod_data.requests_key, relax_min_values)
+
+    @classmethod
+    def key(cls, claim: NodeClaim, pod_data: Any, changes: dict[str, Requirement] | None,
             relax_min_values: bool) -> tuple[Any, ...] | None:
         """The memo key of this try, or None when the try is not memoised."""
-        if claim.pods or claim.reservation_manager is not None or pod_data.host_ports \
-                or pod_data.volume_requirements:
+        if claim.pods or claim.reservation_manager is not None or (changes and LABEL_HOSTNAME in changes) \
+                or not cls._memoisable(claim.template, claim._index, pod_data):
             return None
-        if (changes and LABEL_HOSTNAME in changes) or LABEL_HOSTNAME in pod_data.requirements \
-                or LABEL_HOSTNAME in claim.template.requirements or claim._index.defines(LABEL_HOSTNAME):
-            return None
-        return (id(claim.template), id(claim._options()), pod_data.req_signature,
-                tuple(changes.items()) if changes else (), pod_data.requests_key, relax_min_values)
+        return cls._key(claim.template, claim._options(), pod_data, changes, relax_min_values)
 
     def get(self, key: tuple[Any, ...], claim: NodeClaim) -> str | None:
         hit = self._entries.get(key)
