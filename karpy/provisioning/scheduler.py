@@ -33,7 +33,7 @@ from __future__ import annotations
 from bisect import bisect_left, bisect_right, insort
 from itertools import compress, count, repeat
 from operator import attrgetter, not_, or_
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from collections.abc import Callable, Hashable
 from typing import Any, Iterator, Mapping, Sequence
 
@@ -73,7 +73,8 @@ from karpy.scheduling.hostports import HostPortUsage, get_host_ports
 from karpy.scheduling.labels import CORE_WELL_KNOWN_LABELS, LABEL_NODEPOOL, NODECLAIM_MIN_VALUES_RELAXED_ANNOTATION_KEY
 from karpy.scheduling.requirement import Requirement
 from karpy.scheduling.requirements import Requirements, has_preferred_node_affinity, pod_requirements, strict_pod_requirements
-from karpy.scheduling.resources import fits, from_quantities, max_resources, pod_requests, requests_for_pods
+from karpy.scheduling.resources import (POD_RESIZE_PENDING, fits, from_quantities, max_resources, pod_requests,
+                                        requests_for_pods)
 from karpy.scheduling.taints import tolerates
 
 __all__ = [
@@ -185,29 +186,95 @@ class PodAttempt:
 _has_dra = podutils.has_dra_requirements
 
 
+def _status_free(pod: Any) -> bool:
+    """The pod's requests are a function of its spec alone: no container statuses (an in-place
+    resize's allocated or actuated resources) and no PodResizePending condition (see pod_requests)."""
+    status = getattr(pod, "status", None)
+    return status is None or not (status.container_statuses or status.init_container_statuses
+                                  or any(c.type == POD_RESIZE_PENDING for c in status.conditions or ()))
+
+
+@dataclass(frozen=True, slots=True)
+class _SpecDerived:
+    """What PodData reads from a pod's spec: its requests (None when they depend on the pod's
+    status), requirements, host ports and DRA use."""
+
+    requests: dict[str, int] | None
+    requests_key: tuple[tuple[str, int], ...]
+    requirements: Requirements
+    strict_requirements: Requirements
+    req_values: tuple[Any, ...]
+    host_ports: tuple[Any, ...]
+    has_dra: bool
+
+    @staticmethod
+    def of(pod: Any, ignore_preferences: bool) -> _SpecDerived:
+        requests = pod_requests(pod) if _status_free(pod) else None
+        reqs = strict_pod_requirements(pod) if ignore_preferences else pod_requirements(pod)
+        strict = strict_pod_requirements(pod) if has_preferred_node_affinity(pod) else reqs
+        return _SpecDerived(requests, tuple(sorted(requests.items())) if requests is not None else (),
+                            reqs, strict, tuple(reqs.values()), get_host_ports(pod), _has_dra(pod))
+
+
+class SpecMemo:
+    """PodData's spec-derived values per pod spec object, for one Solve.
+
+    Not in upstream (NewPodData computes them for every pod); same result because they are
+    functions of the spec alone (the requests only while the pod's status holds no resize, see
+    _status_free) and a pod's spec is never changed in place (karpy replaces a spec to change it,
+    see ``_Workload._new_pod``) except a relaxable_copy's, which the Scheduler keeps out of the
+    memo (``_pod_data(relaxed=True)``): the pods of one template share one spec object, which the memo
+    keeps alive so its id is not reused. The values are shared read-only, as PodData.relaxed
+    shares them. ``tests/provisioning/test_spec_memo.py`` compares them with fresh PodData."""
+
+    __slots__ = ("_by_spec",)
+
+    def __init__(self) -> None:
+        self._by_spec: dict[tuple[int, bool], tuple[Any, _SpecDerived]] = {}
+
+    def derived(self, pod: Any, ignore_preferences: bool) -> _SpecDerived:
+        spec = pod.spec
+        key = (id(spec), ignore_preferences)
+        hit = self._by_spec.get(key)
+        if hit is not None and hit[0] is spec:
+            derived = hit[1]
+            return derived if _status_free(pod) else replace(derived, requests=None)
+        derived = _SpecDerived.of(pod, ignore_preferences)
+        if derived.requests is not None:  # a resizing pod's entry would not serve its siblings
+            self._by_spec[key] = (spec, derived)
+        return derived
+
+
 class PodData:
     """scheduler.go PodData (+ host ports and a per-target toleration cache)."""
 
     __slots__ = ("pod", "key", "requests", "requirements", "strict_requirements", "host_ports", "has_dra", "_tol",
                  "req_signature", "volume_requirements", "volumes", "requests_key")
 
-    def __init__(self, pod: Any, ignore_preferences: bool, interned: dict[tuple[Any, ...], int] | None = None) -> None:
+    def __init__(self, pod: Any, ignore_preferences: bool, interned: dict[tuple[Any, ...], int] | None = None,
+                 specs: SpecMemo | None = None) -> None:
+        """``specs``: what was derived from pod specs earlier in the Solve (see SpecMemo)."""
         self.pod = pod
         self.key: str = pod.key
-        self.requests: dict[str, int] = pod_requests(pod)
+        derived = specs.derived(pod, ignore_preferences) if specs is not None else None
+        if derived is None:
+            derived = _SpecDerived.of(pod, ignore_preferences)
+        requests = derived.requests if derived.requests is not None else pod_requests(pod)
+        self.requests: dict[str, int] = requests
         #: the requests by value (Scheduler._add keeps the existing nodes with room per value)
-        self.requests_key: tuple[tuple[str, int], ...] = tuple(sorted(self.requests.items()))
-        reqs = strict_pod_requirements(pod) if ignore_preferences else pod_requirements(pod)
+        self.requests_key: tuple[tuple[str, int], ...] = (derived.requests_key if derived.requests is not None
+                                                          else tuple(sorted(requests.items())))
+        reqs = derived.requirements
         self.requirements: Requirements = reqs
-        self.strict_requirements: Requirements = strict_pod_requirements(pod) if has_preferred_node_affinity(pod) else reqs
+        self.strict_requirements: Requirements = derived.strict_requirements
         # an int standing for the requirement set's value (interned per Scheduler)
-        sig = tuple(reqs.values())
+        sig = derived.req_values
         if interned is None:
             self.req_signature: Any = sig
         else:
             self.req_signature = interned.setdefault(sig, len(interned))
-        self.host_ports = get_host_ports(pod)
-        self.has_dra = _has_dra(pod)
+        self.host_ports = derived.host_ports
+        self.has_dra = derived.has_dra
         self._tol: dict[int, str | None] = {}
         #: volume topology alternatives (PodData.VolumeRequirements; set by the scheduler)
         self.volume_requirements: list[Any] | None = None
@@ -383,6 +450,8 @@ class Scheduler:
                       if cache is not None else build_index())
         self._hostname_seq = 0
         self._interned: dict[tuple[Any, ...], int] = {}
+        #: PodData's spec-derived values per spec (see SpecMemo)
+        self._specs = SpecMemo()
         self.new_nodeclaims: list[NodeClaim] = []
         #: hostnames of ``new_nodeclaims`` (for the hostname anti-affinity pre-filter in _add)
         self._claim_hostnames: set[str] = set()
@@ -558,8 +627,11 @@ class Scheduler:
             usage.add(pod_volumes(vt, p))
         en.volume_usage = usage
 
-    def _pod_data(self, pod: Any) -> PodData:
-        data = PodData(pod, self.preference_policy == PREFERENCE_POLICY_IGNORE, self._interned)
+    def _pod_data(self, pod: Any, relaxed: bool = False) -> PodData:
+        """``relaxed``: ``pod`` is a relaxable_copy, whose spec the relaxation changes in place
+        (not served from or kept in the SpecMemo)."""
+        data = PodData(pod, self.preference_policy == PREFERENCE_POLICY_IGNORE, self._interned,
+                       None if relaxed else self._specs)
         data.volume_requirements = self.volume_requirements.get(pod.key)
         if self.volume_topology is not None and pod.spec.volumes:
             data.volumes = pod_volumes(self.volume_topology, pod)
@@ -704,7 +776,7 @@ class Scheduler:
             self.topology.update(p)
             # updateCachedPodData: requests, host ports and DRA claims never change under
             # relaxation; the requirements only change when a node-affinity term was removed
-            data = self._pod_data(p) if changes_node_requirements(reason) else data.relaxed(p)
+            data = self._pod_data(p, relaxed=True) if changes_node_requirements(reason) else data.relaxed(p)
 
     def _add(self, pod: Any, data: PodData) -> Any:
         """scheduler.go add (:582-612)."""
