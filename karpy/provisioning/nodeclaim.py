@@ -245,6 +245,8 @@ class InstanceTypeIndex:
         #: offering Requirements (by value: sorted items) -> class number (see _ITInfo.groups)
         self._offer_class: dict[tuple[tuple[str, Requirement], ...], int] = {}
         self._offer_reqs: list[Requirements] = []
+        #: id(offering Requirements) -> (the Requirements, class number): see _offering_class
+        self._offer_class_by_id: dict[int, tuple[Requirements, int]] = {}
 
     def defines(self, key: str) -> bool:
         """Whether a registered type's requirements or one of its offerings' define ``key``."""
@@ -416,12 +418,21 @@ class InstanceTypeIndex:
         return cached
 
     def _offering_class(self, reqs: Requirements) -> int:
-        """The class number of an offering's requirement set (see :class:`_ITInfo`)."""
+        """The class number of an offering's requirement set (see :class:`_ITInfo`).
+
+        Not in upstream (no classes there): looked up by the set's identity first. Same result
+        because a provider hands the same Requirements object to its offerings alike in capacity
+        type and zone (the AWS provider's _offering_requirements) and offerings are read-only once
+        offered; the entry holds the set, so its id cannot be reused while the index lives."""
+        hit = self._offer_class_by_id.get(id(reqs))
+        if hit is not None and hit[0] is reqs:
+            return hit[1]
         key = tuple(sorted(dict.items(reqs)))
         c = self._offer_class.get(key)
         if c is None:
             c = self._offer_class[key] = len(self._offer_reqs)
             self._offer_reqs.append(reqs)
+        self._offer_class_by_id[id(reqs)] = (reqs, c)
         return c
 
     # -- memoised set algebra over long-lived id sets ------------------------------------------

@@ -145,6 +145,23 @@ def test_offering_allocs_equals_is_compatible_per_offering(seed: int) -> None:
             assert [alloc for alloc, _ in got[id(it)]] == want
 
 
+def test_offering_classes_by_identity_equal_the_classes_by_value() -> None:
+    """not in upstream: _offering_class looks an offering's set up by identity before by value;
+    every offering gets the class of its set's value, shared objects or equal copies alike."""
+    r = random.Random(7)
+    its = _types(r, 40)
+    index = InstanceTypeIndex(WELL_KNOWN)
+    index.register(its)
+    by_value: dict[Any, int] = {}
+    for it in its:
+        for o in it.offerings:
+            c = index._offering_class(o.requirements)
+            assert by_value.setdefault(tuple(sorted(dict.items(o.requirements))), c) == c
+            copy = _fresh(o.requirements)  # an equal set, another object: the same class
+            assert copy is not o.requirements and index._offering_class(copy) == c
+    assert len(by_value) == len(index._offer_reqs)
+
+
 # --- the error's flags as set algebra ---------------------------------------------------------
 def _upstream_flags(options: list[Any], reqs: Requirements, groups: list[DaemonOverheadGroup],
                     total: dict[str, int], pod_key: str, ports: list[HostPort]) -> tuple[bool, ...]:
