@@ -94,9 +94,8 @@ def _pod_level_and_resize(pod: Any, reqs: ResourceList, non_zero: bool) -> Resou
     karpy.scheduling.resources.pod_requests."""
     from karpy.scheduling import resources as krs
 
-    spec, status = pod.spec, getattr(pod, "status", None)
-    if not non_zero and status is not None and (status.container_statuses or status.init_container_statuses or any(
-            c.type == krs.POD_RESIZE_PENDING for c in status.conditions or ())):
+    spec = pod.spec
+    if not non_zero and krs.requests_read_status(pod):
         reqs = krs._status_aggregate(pod, reqs)
     res = getattr(spec, "resources", None)
     if res is not None and (res.requests or res.limits):

@@ -33,7 +33,7 @@ from __future__ import annotations
 from bisect import bisect_left, bisect_right, insort
 from itertools import compress, count, repeat
 from operator import attrgetter, not_, or_
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from collections.abc import Callable, Hashable
 from typing import Any, Iterator, Mapping, Sequence
 
@@ -73,8 +73,8 @@ from karpy.scheduling.hostports import HostPortUsage, get_host_ports
 from karpy.scheduling.labels import CORE_WELL_KNOWN_LABELS, LABEL_NODEPOOL, NODECLAIM_MIN_VALUES_RELAXED_ANNOTATION_KEY
 from karpy.scheduling.requirement import Requirement
 from karpy.scheduling.requirements import Requirements, has_preferred_node_affinity, pod_requirements, strict_pod_requirements
-from karpy.scheduling.resources import (POD_RESIZE_PENDING, fits, from_quantities, max_resources, pod_requests,
-                                        requests_for_pods)
+from karpy.scheduling.resources import (fits, from_quantities, max_resources, pod_requests, requests_for_pods,
+                                        requests_read_status)
 from karpy.scheduling.taints import tolerates
 
 __all__ = [
@@ -186,20 +186,12 @@ class PodAttempt:
 _has_dra = podutils.has_dra_requirements
 
 
-def _status_free(pod: Any) -> bool:
-    """The pod's requests are a function of its spec alone: no container statuses (an in-place
-    resize's allocated or actuated resources) and no PodResizePending condition (see pod_requests)."""
-    status = getattr(pod, "status", None)
-    return status is None or not (status.container_statuses or status.init_container_statuses
-                                  or any(c.type == POD_RESIZE_PENDING for c in status.conditions or ()))
-
-
 @dataclass(frozen=True, slots=True)
 class _SpecDerived:
-    """What PodData reads from a pod's spec: its requests (None when they depend on the pod's
-    status), requirements, host ports and DRA use."""
+    """What PodData reads from a pod's spec (and, for a resizing pod, its status): its requests,
+    requirements, host ports and DRA use."""
 
-    requests: dict[str, int] | None
+    requests: dict[str, int]
     requests_key: tuple[tuple[str, int], ...]
     requirements: Requirements
     strict_requirements: Requirements
@@ -209,19 +201,19 @@ class _SpecDerived:
 
     @staticmethod
     def of(pod: Any, ignore_preferences: bool) -> _SpecDerived:
-        requests = pod_requests(pod) if _status_free(pod) else None
+        requests = pod_requests(pod)
         reqs = strict_pod_requirements(pod) if ignore_preferences else pod_requirements(pod)
         strict = strict_pod_requirements(pod) if has_preferred_node_affinity(pod) else reqs
-        return _SpecDerived(requests, tuple(sorted(requests.items())) if requests is not None else (),
-                            reqs, strict, tuple(reqs.values()), get_host_ports(pod), _has_dra(pod))
+        return _SpecDerived(requests, tuple(sorted(requests.items())), reqs, strict, tuple(reqs.values()),
+                            get_host_ports(pod), _has_dra(pod))
 
 
 class SpecMemo:
     """PodData's spec-derived values per pod spec object, for one Solve.
 
     Not in upstream (NewPodData computes them for every pod); same result because they are
-    functions of the spec alone (the requests only while the pod's status holds no resize, see
-    _status_free) and a pod's spec is never changed in place (karpy replaces a spec to change it,
+    functions of the spec alone (a pod whose requests read its status, see requests_read_status,
+    is not served) and a pod's spec is never changed in place (karpy replaces a spec to change it,
     see ``_Workload._new_pod``) except a relaxable_copy's, which the Scheduler keeps out of the
     memo (``_pod_data(relaxed=True)``): the pods of one template share one spec object, which the memo
     keeps alive so its id is not reused. The values are shared read-only, as PodData.relaxed
@@ -233,15 +225,15 @@ class SpecMemo:
         self._by_spec: dict[tuple[int, bool], tuple[Any, _SpecDerived]] = {}
 
     def derived(self, pod: Any, ignore_preferences: bool) -> _SpecDerived:
+        if requests_read_status(pod):  # a resizing pod's requests are its own
+            return _SpecDerived.of(pod, ignore_preferences)
         spec = pod.spec
         key = (id(spec), ignore_preferences)
         hit = self._by_spec.get(key)
         if hit is not None and hit[0] is spec:
-            derived = hit[1]
-            return derived if _status_free(pod) else replace(derived, requests=None)
+            return hit[1]
         derived = _SpecDerived.of(pod, ignore_preferences)
-        if derived.requests is not None:  # a resizing pod's entry would not serve its siblings
-            self._by_spec[key] = (spec, derived)
+        self._by_spec[key] = (spec, derived)
         return derived
 
 
@@ -256,14 +248,11 @@ class PodData:
         """``specs``: what was derived from pod specs earlier in the Solve (see SpecMemo)."""
         self.pod = pod
         self.key: str = pod.key
-        derived = specs.derived(pod, ignore_preferences) if specs is not None else None
-        if derived is None:
-            derived = _SpecDerived.of(pod, ignore_preferences)
-        requests = derived.requests if derived.requests is not None else pod_requests(pod)
-        self.requests: dict[str, int] = requests
+        derived = (specs.derived(pod, ignore_preferences) if specs is not None
+                   else _SpecDerived.of(pod, ignore_preferences))
+        self.requests: dict[str, int] = derived.requests
         #: the requests by value (Scheduler._add keeps the existing nodes with room per value)
-        self.requests_key: tuple[tuple[str, int], ...] = (derived.requests_key if derived.requests is not None
-                                                          else tuple(sorted(requests.items())))
+        self.requests_key: tuple[tuple[str, int], ...] = derived.requests_key
         reqs = derived.requirements
         self.requirements: Requirements = reqs
         self.strict_requirements: Requirements = derived.strict_requirements

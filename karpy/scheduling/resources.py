@@ -30,6 +30,7 @@ __all__ = [
     "min_resources",
     "pod_requests",
     "requests_for_pods",
+    "requests_read_status",
     "subtract",
     "to_quantities",
     "to_strings",
@@ -224,6 +225,14 @@ def _pod_level_requests(spec: Any, container_reqs: Mapping[str, int]) -> Resourc
     return {k: v for k, v in reqs.items() if _pod_level(k)}
 
 
+def requests_read_status(pod: Any) -> bool:
+    """Whether a pod's requests depend on its status, not on its spec alone: container statuses
+    (an in-place resize's allocated or actuated resources) or a PodResizePending condition."""
+    status = getattr(pod, "status", None)
+    return status is not None and bool(status.container_statuses or status.init_container_statuses
+                                       or any(c.type == POD_RESIZE_PENDING for c in status.conditions or ()))
+
+
 def pod_requests(pod: Any) -> ResourceList:
     """A pod's effective requests, plus ``pods: 1`` as Karpenter's ``RequestsForPods`` adds.
 
@@ -236,9 +245,7 @@ def pod_requests(pod: Any) -> ResourceList:
     """
     spec = pod.spec
     reqs = _aggregate(spec, _container_requests)
-    status = getattr(pod, "status", None)
-    if status is not None and (status.container_statuses or status.init_container_statuses
-                               or any(c.type == POD_RESIZE_PENDING for c in status.conditions or ())):
+    if requests_read_status(pod):
         reqs = _status_aggregate(pod, reqs)
     if getattr(spec, "resources", None) is not None and (spec.resources.requests or spec.resources.limits):
         container_reqs = _aggregate(spec, _container_requests)
