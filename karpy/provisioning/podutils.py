@@ -66,10 +66,15 @@ def is_preempting(pod: Any) -> bool:
 
 
 def is_provisionable(pod: Any) -> bool:
-    """scheduling.go IsProvisionable (:102-108), exactly."""
+    """scheduling.go IsProvisionable (:102-108), exactly.
+
+    Upstream tests FailedToSchedule first; here a bound pod (the common case, every pass walks
+    every pod) is answered by its ``spec.nodeName`` before its conditions are walked. Not in
+    upstream; same result because the five tests only read the pod and are joined by ``and``, so
+    their order cannot change the answer."""
     return (
-        failed_to_schedule(pod)
-        and not is_scheduled(pod)
+        not is_scheduled(pod)
+        and failed_to_schedule(pod)
         and not is_preempting(pod)
         and not is_owned_by_daemonset(pod)
         and not is_owned_by_node(pod)

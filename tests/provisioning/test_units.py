@@ -164,6 +164,29 @@ def test_is_provisionable():
     assert is_provisionable(p)  # status and phase are not checked
 
 
+def test_is_provisionable_answers_as_upstreams_order_on_every_combination():
+    """is_provisionable tests spec.nodeName before the conditions (cheapest first); upstream's
+    order (scheduling.go IsProvisionable) must give the same answer on all 32 combinations."""
+    import itertools
+
+    from karpy.provisioning import podutils
+
+    def upstream_order(pod):
+        return (podutils.failed_to_schedule(pod) and not podutils.is_scheduled(pod)
+                and not podutils.is_preempting(pod) and not podutils.is_owned_by_daemonset(pod)
+                and not podutils.is_owned_by_node(pod))
+
+    answers = []
+    for unsched, bound, nominated, ds, node_owned in itertools.product((True, False), repeat=5):
+        owners = ([{"apiVersion": "apps/v1", "kind": "DaemonSet", "name": "d"}] if ds else []) + \
+                 ([{"apiVersion": "v1", "kind": "Node", "name": "n"}] if node_owned else [])
+        pod = make_pod("p", unschedulable=unsched, node_name="n" if bound else None,
+                       nominated_node_name="n" if nominated else None, owner_references=owners)
+        answers.append(is_provisionable(pod))
+        assert answers[-1] == upstream_order(pod)
+    assert answers.count(True) == 1  # only the unschedulable, unbound, unowned, not nominated pod
+
+
 def test_validate_nodepool_does_not_exist():
     # upstream: provisioner.go validateKarpenterManagedLabelCanExist
     pr = Provisioner(fake.FakeCloudProvider())
