@@ -70,9 +70,11 @@ Private moto API this relies on (pinned by tests/awsprovider/test_moto_contract.
 ``x-moto-account-id`` header, ``EC2Response.dispatch``, ``MockRawResponse``,
 ``moto.core.models.botocore_stubber``,
 ``BackendDict._instances`` and ``backend_lock``, ``AmiBackend._load_amis``,
-``moto.core.model_instances.reset_model_data``, and (capacity reservation answers)
-``moto.core.serialize.EC2Serializer`` with ``moto.core.utils.get_service_model`` (pinned by
-tests/awsprovider/test_capacity_reservations_ec2.py).
+``moto.core.model_instances.reset_model_data`` and ``model_data`` (each model class's
+``instances_tracked``), the caches of ``AccountSpecificBackend._generate_regions`` and
+``Subnet._base_avail_ip_iterator`` (see :func:`_empty_account_backend`), and (capacity
+reservation answers) ``moto.core.serialize.EC2Serializer`` with
+``moto.core.utils.get_service_model`` (pinned by tests/awsprovider/test_capacity_reservations_ec2.py).
 
 Fleet ids of short-circuited requests come from a per-backend counter. ``now`` (virtual seconds)
 comes from ``clock`` or the ``now`` attribute, never the wall clock.
@@ -81,6 +83,7 @@ comes from ``clock`` or the ``now`` attribute, never the wall clock.
 from __future__ import annotations
 
 import copy
+import functools
 import ipaddress
 import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping
@@ -245,7 +248,9 @@ def _release_account(account: str) -> None:
         live: dict[int, Any] = {}
         # moto annotates the class-level registry without ClassVar, so mypy sees an instance variable
         for backends in BackendDict._instances:  # type: ignore[misc]
-            backends.pop(account, None)
+            ours = backends.pop(account, None)
+            if ours is not None:
+                _empty_account_backend(ours)
             if len(backends):
                 live.setdefault(id(backends), backends)
         BackendDict._instances[:] = list(live.values())  # type: ignore[misc]  # (same registry)
@@ -254,6 +259,50 @@ def _release_account(account: str) -> None:
             # moto tracks every model object it creates in class-level lists (for its dashboard);
             # drop them once no mock of anyone is running, as mock_aws does at stop.
             reset_model_data()
+
+
+def _empty_account_backend(backends: Any) -> None:
+    """Empty a released account's region backends (an ``AccountSpecificBackend``) so that moto's
+    process-wide method caches, which hold some of its objects as keys, keep shells instead of the
+    account's whole state: ``AccountSpecificBackend._generate_regions`` (an ``lru_cache`` of 128
+    entries, keyed by the account's backends) and ``Subnet._base_avail_ip_iterator`` (an unbounded
+    ``functools.cache``, keyed by every subnet ever created, each holding its region backend).
+    Without this every run left its VPCs, subnets, launch templates and instances reachable for
+    the life of the process (about 730 tracked objects and a region backend per run). The
+    account's model objects and backends are also dropped from moto's per-class
+    ``instances_tracked`` lists (which moto resets only when no mock at all is running: a host's
+    own mock, or a second backend, kept them). Only this account's objects are touched (karpy's
+    accounts are never the host's); the host's objects and their cached IP iterators are not."""
+    from moto.core.model_instances import model_data
+
+    ours = list(backends.values())
+    account = getattr(backends, "account_id", None)
+    ids = {id(b) for b in ours}
+
+    def belongs(obj: Any, depth: int = 2) -> bool:
+        """``obj`` is one of the backends, names the account, or holds (within ``depth``
+        attributes, e.g. a VolumeAttachment's volume) an object that does."""
+        if id(obj) in ids:
+            return True
+        state = getattr(obj, "__dict__", None)
+        if not isinstance(state, dict):
+            return False
+        if account is not None and account in (state.get("account_id"), state.get("owner_id")):
+            return True
+        return any(id(v) in ids or (depth and hasattr(v, "__dict__") and not isinstance(v, type)
+                                    and belongs(v, depth - 1)) for v in state.values())
+
+    # moto's InstanceTrackerMeta lists (every model object, per class; reset only when no mock runs)
+    classes = [cls for models in model_data.values() for cls in models.values()] + [type(b) for b in ours]
+    for cls in dict.fromkeys(classes):
+        tracked = cls.__dict__.get("instances_tracked")
+        if isinstance(tracked, list) and tracked:
+            tracked[:] = [obj for obj in tracked if not belongs(obj)]
+    for region_backend in ours:
+        for subnets in getattr(region_backend, "subnets", {}).values():
+            for subnet in subnets.values():
+                vars(subnet).clear()
+    backends.clear()
 
 
 #: the handler name (``camelcase_to_underscores`` of the action) of the request this thread's
@@ -460,7 +509,11 @@ def _ec2_dispatcher() -> Any:
         return _EC2_DISPATCHER[0]
 
 
+@functools.cache
 def _ec2_backend_without_default_amis() -> type:
+    """moto's EC2 backend without the default AMIs, one class for the process: moto keeps every
+    class of a backend for good (``VPCBackend.vpc_refs`` is keyed by class, and each class tracks
+    its instances in ``instances_tracked``), so a class per backend kept every backend alive."""
     from moto.ec2.models import EC2Backend
 
     class _EC2BackendWithoutDefaultAmis(EC2Backend):

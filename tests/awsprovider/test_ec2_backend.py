@@ -368,3 +368,32 @@ def test_preload_imports_moto_and_changes_nothing_else() -> None:
         "imported": True, "create_loader_restored": True, "environ_unchanged": True, "default_session": True,
         "accounts_claimed": [], "moto_accounts": [],
     }
+
+
+def test_a_stopped_backend_leaves_none_of_its_state_alive() -> None:
+    """moto keeps objects of every backend in process-wide places: the lru_cache of
+    AccountSpecificBackend._generate_regions (keyed by an account's backends), the unbounded cache
+    of Subnet._base_avail_ip_iterator (keyed by every subnet that handed out an IP), and each
+    backend class's instances_tracked / VPCBackend.vpc_refs. After stop() the region backend, its
+    VPCs and launch templates are garbage: a host running many simulations does not keep them."""
+    import gc
+    import weakref
+
+    from moto.ec2.models import ec2_backends
+
+    refs = []
+    # another backend running throughout (moto resets its trackers only when none is)
+    with MockedEC2(seed=None) as other:
+        other.default_subnets()
+        for seed in (1, 2):  # the second backend reuses the account the first released
+            with MockedEC2(price_book=Book(), seed=seed) as ec2:
+                ec2.create_launch_template("karpy-lt")
+                subnets = ec2.default_subnets()
+                ec2.client.create_fleet(**params(subnets, ["c7i.large"], ("us-east-1a",)))
+                region_backend = ec2_backends[ec2.account_id][ec2.region]
+                refs += [weakref.ref(region_backend)] + [weakref.ref(v) for v in region_backend.vpcs.values()] \
+                    + [weakref.ref(t) for t in region_backend.launch_templates.values()]
+                del region_backend
+        gc.collect()
+        assert other.client.describe_subnets()["Subnets"]  # the running backend keeps its state
+        assert len(refs) > 3 and [type(r()).__name__ for r in refs if r() is not None] == []  # none alive

@@ -216,3 +216,18 @@ def test_ec2_urls_dispatch_to_ec2_response() -> None:
     from moto.ec2.urls import url_paths
 
     assert list(url_paths.values()) == [EC2Response.dispatch]
+
+
+def test_the_process_wide_places_that_hold_a_backends_objects() -> None:
+    """What _empty_account_backend empties (awsprovider/ec2/backend.py): moto's per-class
+    instance trackers listed in model_data, the lru_cache of AccountSpecificBackend's regions and
+    the cache of a subnet's IP iterator (keyed by the subnet)."""
+    from moto.core.base_backend import AccountSpecificBackend, InstanceTrackerMeta
+    from moto.core.model_instances import model_data
+    from moto.ec2.models.subnets import Subnet
+    from moto.ec2.models.vpcs import VPC
+
+    assert isinstance(VPC, InstanceTrackerMeta) and isinstance(VPC.instances_tracked, list)
+    assert model_data["ec2"]["VPC"] is VPC
+    assert hasattr(AccountSpecificBackend._generate_regions, "cache_info")
+    assert hasattr(Subnet._base_avail_ip_iterator, "cache_info")
