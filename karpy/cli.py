@@ -798,20 +798,22 @@ def _end_process(code: object) -> None:
 
     if code is not None and not isinstance(code, int):
         return
-    if threading.active_count() > 1:
-        return
-    try:
-        sys.stdout.flush()
-        sys.stderr.flush()
-    except (OSError, ValueError):
+    if threading.active_count() > 1 or not _flushed():
         return
     atexit._run_exitfuncs()
+    if not _flushed():
+        os._exit(120)  # what Python's exit returns when flushing a standard stream fails
+    os._exit(code or 0)
+
+
+def _flushed() -> bool:
+    """Flush stdout and stderr; False when one cannot be flushed (a closed pipe, a full disk)."""
     try:
         sys.stdout.flush()
         sys.stderr.flush()
     except (OSError, ValueError):
-        os._exit(120)  # what Python's exit returns when flushing a standard stream fails
-    os._exit(code or 0)
+        return False
+    return True
 
 
 def main() -> None:
