@@ -32,13 +32,15 @@ starts ``moto.mock_aws`` -- that would put fake credentials in ``os.environ``, r
 ``boto3.DEFAULT_SESSION`` and answer *every* boto3 client of the process, whatever the service, while
 it is active. Instead each backend owns:
 
-* a private botocore session (``botocore.session.Session()``, wrapped by ``boto3.session.Session(
-  botocore_session=...)``) from which moto's process-wide ``before-send`` stubber (which ``import
-  moto`` adds to botocore's ``BUILTIN_HANDLERS`` for every new session; it answers only while a
-  ``mock_aws`` is active) is unregistered, and a client with dummy credentials and an explicit
-  ``endpoint_url`` (so ``AWS_ENDPOINT_URL*`` in the host's environment cannot redirect it); the
-  private sessions share one botocore data loader (:func:`_shared_loader`: read-only parsed data
-  files), so a second backend in a process does not parse the EC2 service model again;
+* a private client on a private botocore session (``botocore.session.Session()``, wrapped by
+  ``boto3.session.Session(botocore_session=...)``) from which moto's process-wide ``before-send``
+  stubber (which ``import moto`` adds to botocore's ``BUILTIN_HANDLERS`` for every new session; it
+  answers only while a ``mock_aws`` is active) is unregistered, with dummy credentials and an
+  explicit ``endpoint_url`` (so ``AWS_ENDPOINT_URL*`` in the host's environment cannot redirect
+  it); the private sessions share one botocore data loader (:func:`_shared_loader`: read-only
+  parsed data files), so a second backend in a process does not parse the EC2 service model
+  again. The client is borrowed from a small pool of idle private clients (:class:`_ClientPool`)
+  at :meth:`start` and given back, with every hook of the backend taken off, at :meth:`stop`;
 * a ``before-send.ec2`` handler registered first on *that client only*, which hands the request to
   moto's EC2 dispatcher (``moto.ec2.responses.EC2Response.dispatch``, what moto's own stubber calls
   for an EC2 URL) and wraps the answer as botocore's ``AWSResponse``. moto's generic stubber is not
@@ -85,7 +87,9 @@ from __future__ import annotations
 import copy
 import functools
 import ipaddress
+import os
 import threading
+from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -226,6 +230,114 @@ def preload_moto() -> None:
     # moto's own parse of the EC2 service model (its request parser and response serializer read
     # it; cached by moto for the process), which the first request would otherwise build
     get_service_model("ec2")
+
+
+def _new_client(region: str) -> Any:
+    """A private EC2 client: its own botocore session (sharing :func:`_shared_loader`'s loader),
+    moto's process-wide ``before-send`` stubber taken off it, dummy credentials and an explicit
+    endpoint (see the module doc). No hook of a backend is on it yet."""
+    import boto3
+    import botocore.session
+    from botocore import UNSIGNED
+    from botocore.config import Config
+    from moto.core.models import botocore_stubber as moto_global_stubber
+
+    core = botocore.session.Session()
+    core.register_component("data_loader", _shared_loader(core.get_config_variable("data_path")))
+    # botocore-stubs type a handler as __call__(**kwargs) -> None; botocore passes event_name and
+    # request as keywords, which moto's BotocoreStubber accepts (and returns the response)
+    core.unregister("before-send", moto_global_stubber)  # type: ignore[arg-type]
+    session = boto3.session.Session(botocore_session=core, region_name=region, **DUMMY_CREDENTIALS)
+    # Unsigned: Not in upstream (Karpenter's client signs with SigV4); same result because
+    # moto's EC2 never checks a signature (its IAM authentication is off unless a host turns
+    # it on for a mock_aws of its own) and takes the region from the URL and the account
+    # from the header above. Signing cost ~0.4 ms a request (botocore's SigV4 canonical
+    # request and HMACs), the request body botocore builds is the same.
+    return session.client("ec2", region_name=region, endpoint_url=f"https://ec2.{region}.amazonaws.com",
+                          config=Config(signature_version=UNSIGNED))
+
+
+def _handler_table(client: Any) -> tuple[Any, ...]:
+    """Every handler on ``client``'s event system: (event path, first, middle, last) per node of
+    botocore's handler trie that has any, and the unique-id registrations. Two tables are equal
+    when the same handlers would run for every event (private botocore structure, pinned by
+    tests/awsprovider/test_moto_contract.py)."""
+    emitter = client.meta.events._emitter
+    rows: list[tuple[Any, ...]] = []
+    stack: list[tuple[tuple[str, ...], dict[str, Any]]] = [((), emitter._handlers._root)]
+    while stack:
+        path, node = stack.pop()
+        values = node.get("values")
+        if values is not None and (values.first or values.middle or values.last):
+            rows.append((path, tuple(values.first), tuple(values.middle), tuple(values.last)))
+        stack.extend((path + (chunk,), child) for chunk, child in (node.get("children") or {}).items())
+    rows.sort(key=lambda row: row[0])
+    return tuple(rows), tuple(sorted((k, v["handler"], v.get("count")) for k, v in emitter._unique_id_handlers.items()))
+
+
+class _ClientPool:
+    """Idle private EC2 clients, handed to the next :class:`MockedEC2` of the same key.
+
+    Not in upstream as such: Karpenter's operator builds its EC2 client once and uses it for the
+    life of the process, while each karpy simulation starts a backend of its own. Building a boto3
+    client costs ~12 ms and ~8,000 objects (botocore makes a client class with a method and a
+    docstring per EC2 operation), about a tenth of a warm ``karpy.simulate``, and those objects
+    outlive enough collections to bring the host's next full collection closer. Same result
+    because a backend's client carries nothing of the backend once its hooks are off: requests are
+    answered by the hooks in process (the client's HTTP side is never used), the backend's account
+    and id-generator state travel with each request, and what botocore caches on a client (parsed
+    operation models, resolved endpoints) depends only on the key. The key is the region and the
+    host's ``AWS_*`` environment when the backend starts, which is what a fresh client reads its
+    settings from besides the AWS config files (a change to those files between two simulations of
+    a process is not seen by a pooled client; no setting in them changes an answer of the mocked
+    EC2). A client goes back only with the handler table botocore built for it (every hook of
+    its backend off, none of a caller's left on). At most :data:`IDLE` clients wait per key and
+    :data:`KEYS` keys are kept; one client serves one backend at a time.
+    """
+
+    IDLE = 4
+    KEYS = 8
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._idle: OrderedDict[tuple[Any, ...], list[tuple[Any, tuple[Any, ...]]]] = OrderedDict()
+
+    @staticmethod
+    def key(region: str) -> tuple[Any, ...]:
+        return (region, tuple(sorted((k, v) for k, v in os.environ.items() if k.startswith("AWS_"))))
+
+    def take(self, key: tuple[Any, ...]) -> tuple[Any, tuple[Any, ...]]:
+        """An idle client of ``key``, or a new one, with its handler table as botocore built it."""
+        with self._lock:
+            idle = self._idle.get(key)
+            if idle:
+                return idle.pop()
+        client = _new_client(key[0])
+        return client, _handler_table(client)
+
+    def give(self, key: tuple[Any, ...], client: Any, pristine: tuple[Any, ...]) -> None:
+        """Put ``client`` back for the next backend of ``key`` -- only when its handler table is
+        ``pristine`` again (the backend took its hooks off): a client on which the caller left a
+        handler of its own (``ec2.client.meta.events.register(...)``) is dropped, never handed to
+        another backend."""
+        if _handler_table(client) != pristine:
+            return
+        with self._lock:
+            idle = self._idle.setdefault(key, [])
+            self._idle.move_to_end(key)
+            if len(idle) < self.IDLE:
+                idle.append((client, pristine))
+            while len(self._idle) > self.KEYS:
+                self._idle.popitem(last=False)
+
+    def clear(self) -> None:
+        """Drop every idle client (tests; a host that wants the memory back)."""
+        with self._lock:
+            self._idle.clear()
+
+
+#: the process's idle private clients (see :class:`_ClientPool`)
+_CLIENTS = _ClientPool()
 
 
 def _claim_account() -> str:
@@ -616,6 +728,10 @@ class MockedEC2:
         self._account: str | None = None
         self._ids: tuple[Any, ...] | None = None
         self._client: Any = None
+        #: the client pool's key for ``_client`` (region, the host's AWS_* environment at start)
+        self._client_key: tuple[Any, ...] = ()
+        #: ``_client``'s handler table as botocore built it (see _handler_table)
+        self._client_pristine: tuple[Any, ...] = ()
         self._catalog: InstanceTypeCatalog | None = None
         self._allocator: FleetAllocator | None = None
         self._subnet_zones: dict[str, str | None] = {}
@@ -632,11 +748,6 @@ class MockedEC2:
         if self._client is not None:
             raise RuntimeError("MockedEC2 already started")
         _import_moto_ec2()
-        import boto3
-        import botocore.session
-        from botocore import UNSIGNED
-        from botocore.config import Config
-        from moto.core.models import botocore_stubber as moto_global_stubber
         from moto.ec2.models import ec2_backends
         from moto.moto_api._internal import mock_random
 
@@ -648,21 +759,8 @@ class MockedEC2:
                     mock_random.seed(self.seed)
                     self._ids = mock_random.getstate()
                     mock_random.setstate(outer)
-            core = botocore.session.Session()
-            core.register_component("data_loader", _shared_loader(core.get_config_variable("data_path")))
-            # botocore-stubs type a handler as __call__(**kwargs) -> None; botocore passes event_name and
-            # request as keywords, which moto's BotocoreStubber accepts (and returns the response)
-            core.unregister("before-send", moto_global_stubber)  # type: ignore[arg-type]
-            session = boto3.session.Session(botocore_session=core, region_name=self.region, **DUMMY_CREDENTIALS)
-            # Unsigned: Not in upstream (Karpenter's client signs with SigV4); same result because
-            # moto's EC2 never checks a signature (its IAM authentication is off unless a host turns
-            # it on for a mock_aws of its own) and takes the region from the URL and the account
-            # from the header above. Signing cost ~0.4 ms a request (botocore's SigV4 canonical
-            # request and HMACs), the request body botocore builds is the same.
-            client = session.client("ec2", region_name=self.region,
-                                    endpoint_url=f"https://ec2.{self.region}.amazonaws.com",
-                                    config=Config(signature_version=UNSIGNED))
-            client.meta.events.register_first("before-send.ec2", self._on_before_send)
+            self._client_key = _ClientPool.key(self.region)
+            client, self._client_pristine = _CLIENTS.take(self._client_key)
             self._client = client
             self._install_hooks()
             with self._moto_ids():
@@ -683,7 +781,10 @@ class MockedEC2:
         if self._account is not None:
             _release_account(self._account)
             self._account = None
-        self._client = None
+        client, self._client = self._client, None
+        if client is not None:
+            self._uninstall_hooks(client)
+            _CLIENTS.give(self._client_key, client, self._client_pristine)
         self._catalog = None
         self._allocator = None
         self._subnet_zones.clear()
@@ -873,17 +974,35 @@ class MockedEC2:
         return dict(self.client.create_fleet(**params))
 
     # -- hooks ---------------------------------------------------------------------------------
+    def _hooks(self) -> list[tuple[str, Any]]:
+        """(event, handler) of every hook this backend puts on its client (``before-send.ec2`` is
+        registered first, the others in this order)."""
+        hooks: list[tuple[str, Any]] = [
+            ("before-send.ec2", self._on_before_send),
+            ("provide-client-params.ec2.CreateFleet", self._on_provide_params),
+            ("before-call.ec2.CreateFleet", self._on_before_call),
+            ("after-call.ec2.CreateFleet", self._on_after_call),
+        ]
+        hooks += [(f"provide-client-params.ec2.{op}", self._stash_params)
+                  for op in (*RESERVATION_OPERATIONS, "CreateLaunchTemplate", "TerminateInstances")]
+        hooks += [(f"before-call.ec2.{op}", self._on_reservation_call) for op in RESERVATION_OPERATIONS]
+        hooks += [("after-call.ec2.CreateLaunchTemplate", self._on_launch_template_created),
+                  ("after-call.ec2.TerminateInstances", self._on_instances_terminated)]
+        return hooks
+
     def _install_hooks(self) -> None:
         ev = self._client.meta.events
-        ev.register("provide-client-params.ec2.CreateFleet", self._on_provide_params)
-        ev.register("before-call.ec2.CreateFleet", self._on_before_call)
-        ev.register("after-call.ec2.CreateFleet", self._on_after_call)
-        for op in (*RESERVATION_OPERATIONS, "CreateLaunchTemplate", "TerminateInstances"):
-            ev.register(f"provide-client-params.ec2.{op}", self._stash_params)
-        for op in RESERVATION_OPERATIONS:
-            ev.register(f"before-call.ec2.{op}", self._on_reservation_call)
-        ev.register("after-call.ec2.CreateLaunchTemplate", self._on_launch_template_created)
-        ev.register("after-call.ec2.TerminateInstances", self._on_instances_terminated)
+        (event, handler), *rest = self._hooks()
+        ev.register_first(event, handler)
+        for event, handler in rest:
+            ev.register(event, handler)
+
+    def _uninstall_hooks(self, client: Any) -> None:
+        """Take every hook of :meth:`_hooks` off ``client`` (botocore ignores one that is not there:
+        a :meth:`start` that failed half way)."""
+        ev = client.meta.events
+        for event, handler in self._hooks():
+            ev.unregister(event, handler)
 
     # -- capacity reservations (awsprovider.ec2.capacityreservations) ---------------------------
     @staticmethod

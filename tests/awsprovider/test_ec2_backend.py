@@ -397,3 +397,97 @@ def test_a_stopped_backend_leaves_none_of_its_state_alive() -> None:
         gc.collect()
         assert other.client.describe_subnets()["Subnets"]  # the running backend keeps its state
         assert len(refs) > 3 and [type(r()).__name__ for r in refs if r() is not None] == []  # none alive
+
+
+# -- the pool of idle private clients (awsprovider.ec2.backend._ClientPool) ---------------------
+def _launch_answers(seed: int) -> tuple[Any, list[Any]]:
+    """The client a backend used and what it answered for one launch sequence."""
+    with MockedEC2(price_book=Book(), seed=seed) as ec2:
+        ec2.create_launch_template("karpy-lt")
+        subnets = ec2.default_subnets()
+        fleet = ec2.client.create_fleet(**params(subnets, ["c7i.large", "c8i.large"], ("us-east-1a", "us-east-1b")))
+        fleet.pop("ResponseMetadata", None)
+        described = ec2.client.describe_instances()["Reservations"]
+        for r in described:
+            for i in r["Instances"]:
+                i.pop("LaunchTime", None)  # moto stamps the wall clock
+        return ec2.client, [subnets, fleet, described, ec2.records[-1].decisions[0].reason]
+
+
+def test_a_stopped_backends_client_serves_the_next_backend_with_the_same_answers() -> None:
+    from awsprovider.ec2.backend import _CLIENTS
+
+    _CLIENTS.clear()
+    fresh_client, fresh = _launch_answers(5)
+    pooled_client, pooled = _launch_answers(5)
+    assert pooled_client is fresh_client  # handed back at stop, taken again at start
+    assert pooled == fresh
+    _CLIENTS.clear()
+    rebuilt_client, rebuilt = _launch_answers(5)
+    assert rebuilt_client is not fresh_client and rebuilt == fresh
+
+
+def test_an_idle_client_keeps_nothing_of_its_backend() -> None:
+    """stop() takes every hook off the client before pooling it: the backend (and through its
+    bound-method hooks, its records and fleet model) is garbage once the caller drops it."""
+    import gc
+    import weakref
+
+    from awsprovider.ec2.backend import _CLIENTS
+
+    _CLIENTS.clear()
+    with MockedEC2(price_book=Book(), seed=3) as ec2:
+        ec2.default_subnets()
+        client = ec2.client
+        hooked = {e: len(list(client.meta.events._emitter._handlers.prefix_search(e)))
+                  for e, _ in ec2._hooks()}
+    ref = weakref.ref(ec2)
+    del ec2
+    gc.collect()
+    assert ref() is None
+    after = {e: len(list(client.meta.events._emitter._handlers.prefix_search(e))) for e in hooked}
+    assert all(after[e] < hooked[e] for e in hooked), (hooked, after)
+
+
+def test_clients_are_pooled_by_the_hosts_aws_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    from awsprovider.ec2.backend import _CLIENTS
+
+    _CLIENTS.clear()
+    with MockedEC2(seed=None) as first:
+        first_client = first.client
+    monkeypatch.setenv("AWS_MAX_ATTEMPTS", "7")
+    with MockedEC2(seed=None) as second:  # a fresh client reads the changed setting: so does this one
+        assert second.client is not first_client
+        assert second.client.meta.config.retries["total_max_attempts"] == 7
+    monkeypatch.delenv("AWS_MAX_ATTEMPTS")
+    with MockedEC2(seed=None) as third, MockedEC2(seed=None) as fourth:
+        assert third.client is first_client  # the key of the unchanged environment again
+        assert fourth.client is not first_client  # one client serves one backend at a time
+
+
+def test_a_client_with_a_callers_hook_left_on_is_not_handed_to_the_next_backend() -> None:
+    """Callers may hook ec2.client themselves (tests/awsprovider/test_capacity_reservation_launch.py
+    throttles CreateFleet); such a client is dropped at stop, so the next backend never runs the
+    hook. A hook the caller took off again leaves the client poolable."""
+    from awsprovider.ec2.backend import _CLIENTS
+
+    _CLIENTS.clear()
+    calls: list[str] = []
+
+    def spy(**_: Any) -> None:
+        calls.append("spy")
+
+    with MockedEC2(seed=None) as hooked:
+        hooked_client = hooked.client
+        hooked_client.meta.events.register("before-call.ec2.DescribeVpcs", spy)
+        hooked_client.describe_vpcs()
+    assert calls == ["spy"]
+    with MockedEC2(seed=None) as after:
+        assert after.client is not hooked_client
+        after.client.describe_vpcs()
+        after.client.meta.events.register("before-call.ec2.DescribeVpcs", spy, unique_id="karpy-test")
+        after.client.meta.events.unregister("before-call.ec2.DescribeVpcs", unique_id="karpy-test")
+        tidy_client = after.client
+    assert calls == ["spy"]
+    with MockedEC2(seed=None) as again:
+        assert again.client is tidy_client

@@ -231,3 +231,27 @@ def test_the_process_wide_places_that_hold_a_backends_objects() -> None:
     assert model_data["ec2"]["VPC"] is VPC
     assert hasattr(AccountSpecificBackend._generate_regions, "cache_info")
     assert hasattr(Subnet._base_avail_ip_iterator, "cache_info")
+
+
+def test_botocores_handler_trie_the_client_pool_reads() -> None:
+    """awsprovider.ec2.backend._handler_table walks a client's ``meta.events._emitter``:
+    ``_handlers._root`` (nodes of ``chunk``/``children``/``values``, values a NodeList of
+    first/middle/last) and ``_unique_id_handlers`` ({id: {"handler", "count"?}}). A registered
+    handler must show in the table and an unregistered one leave it as it was."""
+    from awsprovider.ec2.backend import _handler_table
+
+    client = boto3.session.Session(region_name=REGION, aws_access_key_id="testing",
+                                   aws_secret_access_key="testing").client("ec2")
+    emitter = client.meta.events._emitter
+    assert set(emitter._handlers._root) == {"chunk", "children", "values"}
+    built = _handler_table(client)
+    assert built[0]  # botocore's own per-client handlers are in it
+
+    def hook(**_: Any) -> None:
+        return None
+
+    for kwargs in ({}, {"unique_id": "karpy-contract"}):
+        client.meta.events.register_first("before-call.ec2.DescribeVpcs", hook, **kwargs)
+        assert _handler_table(client) != built
+        client.meta.events.unregister("before-call.ec2.DescribeVpcs", hook, **kwargs)
+        assert _handler_table(client) == built
