@@ -113,10 +113,11 @@ class Provisioner:
         self.last_scheduler: Scheduler | None = None
         #: NodePool name -> why it was NotReady (RuntimeValidate errors), for warnings()
         self.not_ready: dict[str, str] = {}
-        from karpy.provisioning.topology import DomainGroupCache
+        from karpy.provisioning.topology import SHARED_DOMAIN_GROUPS
 
-        #: topology domain groups kept across Solves while NodePools and instance types are unchanged
-        self.domain_groups = DomainGroupCache()
+        #: topology domain groups kept across Solves (and simulations) while NodePools and instance
+        #: types are unchanged: the process's memo, see DomainGroupCache
+        self.domain_groups = SHARED_DOMAIN_GROUPS
         #: instance types per NodePool and what the scheduler derives from them, kept across
         #: provisioning passes while the cloud provider's key for them is unchanged
         self.scheduler_cache = SchedulerCache()

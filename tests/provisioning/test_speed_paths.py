@@ -247,3 +247,27 @@ def test_existing_node_scan_without_full_nodes_places_as_the_plain_first_fit(see
     assert placements(Scheduler) == plain
     on_nodes = sum(1 for v in plain.values() if not v.startswith("new-"))
     assert 20 < on_nodes < len(pods)  # nodes filled up and new claims were needed
+
+
+def test_a_second_simulation_reuses_the_domain_groups_of_the_first(monkeypatch: Any) -> None:
+    """The Provisioner's memo is the process's (SHARED_DOMAIN_GROUPS): the AWS provider hands every
+    simulation of a process the same prototype requirement objects, so a warm run builds no group,
+    and its document is the one a fresh memo gives."""
+    import karpy
+    from karpy.cli import bundled_example
+    from karpy.provisioning import topology
+
+    builds: list[int] = []
+    real = topology.build_domain_groups
+
+    def counting(*args: Any) -> Any:
+        builds.append(1)
+        return real(*args)
+
+    monkeypatch.setattr(topology, "build_domain_groups", counting)
+    topology.SHARED_DOMAIN_GROUPS.clear()
+    first = karpy.simulate([bundled_example()], region="us-east-1", prices="2026-07-20").to_json()
+    built_by_first = len(builds)
+    second = karpy.simulate([bundled_example()], region="us-east-1", prices="2026-07-20").to_json()
+    assert built_by_first >= 1 and len(builds) == built_by_first
+    assert second == first
