@@ -4,7 +4,9 @@ The workload is benchmarks/workloads.py ``aws_diverse(N)`` (two NodePools, one E
 Deployments of 1-200 replicas in makeDiversePods' proportions: generic, zonal spread, hostname
 spread, zonal self-affinity, hostname anti-affinity), written as YAML to a temporary directory. Each
 size runs in a fresh process (the on-disk catalogue cache warm, as on a user's machine after the
-first run; ``--no-cache`` to measure without it). Reported per size: wall, CPU (user+sys of the
+first run; ``--no-cache`` to measure without it) with bytecode caching on, as after ``pip install``
+(``cli_benchmark.child_env``: this project's machines set ``PYTHONDONTWRITEBYTECODE``, which would
+make every child compile karpy again). Reported per size: wall, CPU (user+sys of the
 child), peak RSS, pods/s and the document's counts, each target beside its figure; then the scaling
 exponent of CPU time between the smallest and largest size >= 1,000 (least-squares slope of
 log CPU over log N) and one JSON line.
@@ -28,6 +30,7 @@ import yaml
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from cli_benchmark import child_env  # noqa: E402
 from workloads import aws_diverse  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -48,7 +51,7 @@ def run_one(n: int, no_cache: bool) -> dict:
         # past the CLI's default bound on created pods (10,000) the run raises it, as a user would
         cmd = [sys.executable, "-m", "karpy", "simulate", str(path), "-o", "json", "--max-pods", str(max(n, 10_000))] \
             + (["--no-cache"] if no_cache else [])
-        env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])))
+        env = child_env()  # karpy on the path, bytecode caching on (as after pip install)
         load = _load()
         start = time.perf_counter()
         with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
