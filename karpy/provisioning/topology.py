@@ -280,17 +280,34 @@ class Topology:
         #: the cluster's pods grouped by namespace and labels, for _count_domains (built on first use)
         self._pod_index: _PodIndex | None = None
         self._pods_being_scheduled = list(pods)
+        #: while __init__ runs (None after): the groups an update ended with, per pod spec object,
+        #: namespace and labels, and the inverse groups per required anti-affinity term list and
+        #: namespace -- shared by pods alike (see update and _update_inverse_anti_affinity)
+        self._build_memo: dict[tuple[Any, ...], tuple[Any, list[TopologyGroup]]] | None = (
+            {} if self._MEMOISE_BUILD else None)
+        self._inverse_memo: dict[tuple[Any, ...], tuple[Any, list[TopologyGroup]]] | None = (
+            {} if self._MEMOISE_BUILD else None)
 
         errors: list[str] = []
-        err = self._update_inverse_affinities()
-        if err:
-            errors.append(err)
-        for p in pods:
-            err = self.update(p)
+        try:
+            err = self._update_inverse_affinities()
             if err:
                 errors.append(err)
+            for p in pods:
+                err = self.update(p)
+                if err:
+                    errors.append(err)
+        finally:
+            # only NewTopology's own loop shares answers: later updates (Solve's relaxation) get
+            # pods whose spec was edited in place, so no identity key may outlive it
+            self._build_memo = None
+            self._inverse_memo = None
         if errors:
             raise ValueError("; ".join(errors))
+
+    #: whether NewTopology's loop shares the groups of pods alike (see update); tests turn it off to
+    #: compare with the plain computation
+    _MEMOISE_BUILD = True
 
     # -- public API ---------------------------------------------------------------------------
     def update(self, pod: Any) -> str | None:
@@ -308,11 +325,35 @@ class Topology:
             if err:
                 return f"updating inverse anti-affinities, {err}"
 
+        owned: list[TopologyGroup] = []
+        memo = self._build_memo
+        if memo is not None:
+            # Not in upstream (newForTopologies / newForAffinities run for every pod of NewTopology);
+            # same result because what they build is a function of the pod's spec (its constraints,
+            # affinity terms, nodeSelector, tolerations and node affinity), its namespace and its
+            # labels (matchLabelKeys), of the cluster's namespaces and the domain groups (fixed
+            # while NewTopology runs), and of the groups held so far: a later pod with the same
+            # three finds every group the first one ended with already held under its hash, so the
+            # loop below keeps exactly those groups, in the same order, and creates none. The spec
+            # object is held by the entry (no identity is reused) and nothing edits it meanwhile.
+            spec = pod.spec
+            labels = pod.metadata.labels
+            memo_key = (id(spec), pod.metadata.namespace, None if labels is None else tuple(labels.items()))
+            hit = memo.get(memo_key)
+            if hit is not None and hit[0] is spec:
+                for tg in hit[1]:
+                    if uid not in tg.owners:
+                        tg.add_owner(uid)
+                        owned.append(tg)
+                if owned:
+                    self._owned[uid] = owned
+                self._matching.pop(uid, None)
+                return None
         groups = self._new_for_topologies(pod)
         affinities, err = self._new_for_affinities(pod)
         if err:
             return f"updating affinities, {err}"
-        owned: list[TopologyGroup] = []
+        ended: list[TopologyGroup] = []
         for tg in groups + affinities:
             existing = self.topology_groups.get(tg.hash_key)
             if existing is None:
@@ -322,9 +363,12 @@ class Topology:
                 self._version += 1
             else:
                 tg = existing
+            ended.append(tg)
             if uid not in tg.owners:
                 tg.add_owner(uid)
                 owned.append(tg)
+        if memo is not None:
+            memo[memo_key] = (spec, ended)
         if owned:
             self._owned[uid] = owned
         self._matching.pop(uid, None)
@@ -663,7 +707,28 @@ class Topology:
     def _update_inverse_anti_affinity(self, pod: Any, domains: Mapping[str, str] | None) -> str | None:
         """Mirrors topology.go updateInverseAntiAffinity (required terms only)."""
         uid = _pod_uid(pod)
-        for term in pod.spec.affinity.pod_anti_affinity.required_during_scheduling_ignored_during_execution:
+        terms = pod.spec.affinity.pod_anti_affinity.required_during_scheduling_ignored_during_execution
+        memo = self._inverse_memo
+        if memo is not None:
+            # Not in upstream (the group of every term is built for every pod); same result
+            # because a term's group is a function of the term, the pod's namespace, the cluster's
+            # namespaces (fixed while NewTopology runs) and the groups held so far: for a later pod
+            # with the same term list (pods of one template share it, bound or not) and namespace
+            # every group is held already, so the loop below finds exactly the groups the first
+            # pod ended with, in the same order, and then records and owns as here. The list is
+            # held by the entry (no identity is reused) and nothing edits it meanwhile.
+            memo_key = (id(terms), pod.metadata.namespace)
+            hit = memo.get(memo_key)
+            if hit is not None and hit[0] is terms:
+                for tg in hit[1]:
+                    if domains is not None and tg.key in domains:
+                        tg.record(domains[tg.key])
+                    if uid not in tg.owners:
+                        tg.add_owner(uid)
+                        self._inverse_owned.setdefault(uid, []).append(tg)
+                return None
+        ended: list[TopologyGroup] = []
+        for term in terms:
             namespaces, err = self._build_namespace_list(pod.metadata.namespace, term.namespaces, term.namespace_selector)
             if err:
                 return err
@@ -676,11 +741,14 @@ class Topology:
                 self._version += 1
             else:
                 tg = existing
+            ended.append(tg)
             if domains is not None and tg.key in domains:
                 tg.record(domains[tg.key])
             if uid not in tg.owners:
                 tg.add_owner(uid)
                 self._inverse_owned.setdefault(uid, []).append(tg)
+        if memo is not None:
+            memo[memo_key] = (terms, ended)
         return None
 
     def _build_namespace_list(
