@@ -394,14 +394,20 @@ class KubeScheduler:
 
     def _schedule_pod(self, q: QueuedPodInfo) -> ScheduleOneResult:
         pi = q.pod_info
+        if not self.node_infos:
+            # Not in upstream (schedulePod updates the snapshot, then returns ErrNoNodesAvailable
+            # when it holds no node); same result because with no node cached the cycle's state,
+            # snapshot and nominator are read by nothing before Algorithm.schedule_pod raises
+            # NoNodesAvailable, whose handling follows. A cluster waiting for its first nodes
+            # fails every pod this way (30,000 cycles of the 5,000-pod benchmark).
+            return self._no_nodes_available(q)
         state = CycleState()
         nodes = self._snapshot()
         nominated = self._nominator()
         try:
             res = self.algorithm.schedule_pod(state, pi, nodes, nominated)
         except NoNodesAvailable:
-            q.unschedulable_plugins = set()
-            return self._fail(q, ERR_NO_NODES_AVAILABLE, REASON_UNSCHEDULABLE, None)
+            return self._no_nodes_available(q)
         except FitError as fe:
             q.unschedulable_plugins = set(fe.diagnosis.unschedulable_plugins)
             out = self.preemption.preempt(state, pi, nodes, fe.diagnosis, list(self.pdbs.values()),
@@ -422,6 +428,11 @@ class KubeScheduler:
         self.conditions.pop(pi.key, None)
         self._event(ClusterEvent(ASSIGNED_POD, ADD), None, pi.pod)
         return ScheduleOneResult(pi.key, BOUND, res.suggested_host)
+
+    def _no_nodes_available(self, q: QueuedPodInfo) -> ScheduleOneResult:
+        """handleSchedulingFailure of ErrNoNodesAvailable (no rejector plugin: the error backoff)."""
+        q.unschedulable_plugins = set()
+        return self._fail(q, ERR_NO_NODES_AVAILABLE, REASON_UNSCHEDULABLE, None)
 
     def _terminating_by_preemption(self, p: PodInfo) -> bool:
         if p.key in self.preempting:
