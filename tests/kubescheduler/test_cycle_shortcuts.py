@@ -66,3 +66,92 @@ def test_no_node_cycles_match_the_full_cycle():
     assert got == _no_node_run(plain)
     outcomes = [o[1] for o in got if isinstance(o, tuple) and len(o) == 6 and isinstance(o[1], str)]
     assert {"Bound", "Unschedulable"} <= set(outcomes) and len(outcomes) > 30
+
+
+def _plain_default_normalize(max_priority: int, reverse: bool, scores: list[int]) -> None:
+    """helper.DefaultNormalizeScore as upstream writes it (index by index)."""
+    m = max(scores) if scores else 0
+    if m == 0:
+        if reverse:
+            for i in range(len(scores)):
+                scores[i] = max_priority
+        return
+    for i, s in enumerate(scores):
+        s = max_priority * s // m
+        scores[i] = max_priority - s if reverse else s
+
+
+def _plain_ipa_normalize(scores: list[int]) -> None:
+    if not scores:
+        return
+    mn, mx = min(scores), max(scores)
+    diff = mx - mn
+    for i, s in enumerate(scores):
+        scores[i] = int(100 * ((s - mn) / diff)) if diff > 0 else 0
+
+
+def test_normalize_scores_match_the_index_loops():
+    """DefaultNormalizeScore and InterPodAffinity's NormalizeScore, rewritten as one list
+    comprehension each, give the index loops' ints, in place (the same list object)."""
+    from karpy.kubescheduler.framework import CycleState, default_normalize_score
+    from karpy.kubescheduler.plugins import InterPodAffinity
+    rng = random.Random(3)
+    ipa = InterPodAffinity()
+    for _ in range(400):
+        n = rng.randrange(0, 9)
+        raw = [rng.choice([0, 0, 1, 7, 50, 100, 313, -40]) for _ in range(n)]
+        for reverse in (False, True):
+            got, want = list(raw), list(raw)
+            same = got
+            default_normalize_score(100, reverse, got)
+            _plain_default_normalize(100, reverse, want)
+            assert got == want and got is same, (raw, reverse)
+        got, want = list(raw), list(raw)
+        ipa.normalize_score(CycleState(), None, got)  # type: ignore[arg-type]
+        _plain_ipa_normalize(want)
+        assert got == want, raw
+
+
+def test_score_totals_match_adding_plugin_by_plugin():
+    """RunScorePlugins' totals (weighted columns summed at the end) and per-plugin scores equal
+    adding each plugin's weighted scores in turn, on clusters with taints, preferred node
+    affinity, spread and (anti-)affinity preferences."""
+    from karpy.api.builders import pod_affinity_term
+    from karpy.kubescheduler.framework import CycleState
+    rng = random.Random(5)
+    checked = 0
+    for seed in range(6):
+        ks = KubeScheduler(FakeClock(), random.Random(seed))
+        for i in range(12):
+            ks.add_node(make_node(f"n{i}", labels={"topology.kubernetes.io/zone": f"z{i % 3}"},
+                                  taints=[("soft", "x", "PreferNoSchedule")] if rng.random() < 0.4 else [],
+                                  capacity={"cpu": rng.choice(["2", "4", "8"]), "memory": "16Gi", "pods": "20"}))
+        for j in range(20):
+            ks.add_pod(make_pod(f"e{j}", uid=f"e{j}", labels={"app": rng.choice("ab")}, node_name=f"n{rng.randrange(12)}",
+                                requests={"cpu": rng.choice(["100m", "500m", "1"]), "memory": "1Gi"}))
+        fwk = ks.framework
+        for k in range(8):
+            p = ks._pod_info(make_pod(
+                f"q{k}", uid=f"q{k}", labels={"app": "a"}, requests={"cpu": "250m", "memory": "512Mi"},
+                node_preferences=[("topology.kubernetes.io/zone", "In", ["z1"])] if k % 2 else None,
+                pod_affinity_preferences=[(5, pod_affinity_term({"app": "b"}, "topology.kubernetes.io/zone"))] if k % 3 else None,
+                pod_anti_affinity_preferences=[(3, pod_affinity_term({"app": "a"}, "kubernetes.io/hostname"))] if k % 4 else None))
+            nodes = ks._snapshot()
+            state = CycleState()
+            fwk.run_pre_filter(state, p, nodes)
+            assert fwk.run_pre_score(state, p, nodes, nodes).is_success()
+            totals, per_plugin = fwk.run_score(state, p, nodes)
+            want = [0] * len(nodes)
+            for name, scores in per_plugin.items():
+                w = fwk.weights.get(name, 1)
+                want = [t + s * w for t, s in zip(want, scores)]
+            assert totals == want
+            active = [pl for pl in fwk.score_plugins if pl.name not in state.skip_score]
+            assert list(per_plugin) == [pl.name for pl in active]
+            for pl in active:
+                raw = pl.score_nodes(state, p, nodes)
+                if pl.has_normalize:
+                    pl.normalize_score(state, p, raw)
+                assert per_plugin[pl.name] == raw, pl.name
+            checked += len(per_plugin) > 4 and max(totals) != min(totals)
+    assert checked > 10, checked
