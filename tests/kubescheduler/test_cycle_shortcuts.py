@@ -155,3 +155,41 @@ def test_score_totals_match_adding_plugin_by_plugin():
                 assert per_plugin[pl.name] == raw, pl.name
             checked += len(per_plugin) > 4 and max(totals) != min(totals)
     assert checked > 10, checked
+
+
+class _EveryPosition(set):  # type: ignore[type-arg]
+    """Algorithm._failed_at that holds every journal position: every pass looks its signature up
+    first, as before the journal precheck."""
+
+    def __contains__(self, pos: object) -> bool:
+        return True
+
+
+def test_failed_pass_lookup_only_at_recorded_positions_loses_no_repeat():
+    """A pass over every node looks for a repeatable failed pass only when the change journal is
+    where one was recorded (else no NodeInfo generation is what it was): the same placements,
+    diagnoses and nextStartNodeIndex as looking up every pass, and not one more full pass."""
+    from .test_failed_pass_repeat import _recording, _with_replicas
+    from .test_fastpaths import _memo_cluster_ops, _play
+    repeats = 0
+    signatures = {"fast": 0, "eager": 0}
+
+    def counting(ks: KubeScheduler, name: str) -> KubeScheduler:
+        sig = ks.framework.filter_cycle_signature
+
+        def counted(*a: Any) -> Any:
+            signatures[name] += 1
+            return sig(*a)
+        ks.framework.filter_cycle_signature = counted  # type: ignore[method-assign]
+        return ks
+    for seed in range(12):
+        ops = _with_replicas(_memo_cluster_ops(seed))
+        fast, fast_diags, fast_full = _recording(counting(KubeScheduler(FakeClock(), random.Random(seed)), "fast"))
+        eager, eager_diags, eager_full = _recording(counting(KubeScheduler(FakeClock(), random.Random(seed)), "eager"))
+        eager.algorithm._failed_at = _EveryPosition()
+        assert _play(fast, ops) == _play(eager, ops), seed
+        assert fast_diags == eager_diags, seed
+        assert fast_full[0] == eager_full[0], seed
+        repeats += len(fast_diags) - fast_full[0]
+    assert repeats > 1000, repeats
+    assert signatures["fast"] < signatures["eager"], signatures
