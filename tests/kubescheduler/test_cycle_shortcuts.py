@@ -193,3 +193,29 @@ def test_failed_pass_lookup_only_at_recorded_positions_loses_no_repeat():
         repeats += len(fast_diags) - fast_full[0]
     assert repeats > 1000, repeats
     assert signatures["fast"] < signatures["eager"], signatures
+
+
+def test_event_registrations_match_the_plain_scan():
+    """PriorityQueue's registrations per event (kept per equal event) are the ones a scan of every
+    registration with ClusterEvent.Match finds, for every resource and action, asked repeatedly
+    and interleaved; is_event_of_interest follows them."""
+    from karpy.kubescheduler import framework as F
+    ks = KubeScheduler(FakeClock(), random.Random(0))
+    q = ks.queue
+    resources = [F.NODE, F.ASSIGNED_POD, F.UNSCHEDULED_POD, F.WILDCARD, "PersistentVolumeClaim", "CSINode"]
+    actions = [F.ADD, F.DELETE, F.UPDATE, F.UPDATE_NODE_ALLOCATABLE, F.UPDATE_NODE_LABEL, F.UPDATE_NODE_TAINT,
+               F.UPDATE_NODE_CONDITION, F.UPDATE_POD_LABEL, F.UPDATE_POD_TOLERATION,
+               F.UPDATE_POD_SCHEDULING_GATES_ELIMINATED, F.UPDATE_POD_SCALE_DOWN, F.ALL, "GangMemberAdd"]
+    events = [F.ClusterEvent(r, a) for r in resources for a in actions]
+    rng = random.Random(2)
+    seen = set()
+    for _ in range(3):
+        rng.shuffle(events)
+        for ev in events:
+            plain = [(p, fn) for p, reg, fn in q._events if reg.matches(ev)]
+            plain_idx = frozenset(i for i, (_p, reg, _fn) in enumerate(q._events) if reg.matches(ev))
+            assert q._matching(ev) == plain, ev
+            assert q._matching_indices(ev) == plain_idx, ev
+            assert q.is_event_of_interest(ev) == (ev.is_wildcard() or any(reg.matches(ev) for _, reg, _ in q._events))
+            seen.add(len(plain))
+    assert len(seen) > 3, seen
