@@ -145,3 +145,24 @@ def test_only_a_repeat_of_the_same_diagnosis_is_answered_from_the_memo():
     again = Diagnosis(node_to_status={ni.name: cpu for ni in bigger}, repeats=first)
     got = pre._potential_nodes(bigger, again)
     assert got == _plain_potential(bigger, again) and len(got[0]) == 5
+
+
+def test_lowest_priority_kept_between_postfilters_is_the_minimum():
+    """The lowest pod priority over the nodes, kept between PostFilters while no node's pods
+    change, equals the minimum over every node's pods at each PostFilter (random clusters with
+    preemption: victims deleted, pods added and deleted, nodes updated)."""
+    checked = 0
+    for seed in range(8):
+        ks = KubeScheduler(FakeClock(), random.Random(seed))
+        pre = ks.preemption
+        inner = pre._lowest_priority
+
+        def check(all_nodes: Any, _inner: Any = inner) -> float:
+            nonlocal checked
+            got = _inner(all_nodes)
+            assert got == min((p.priority for ni in all_nodes for p in ni.pods), default=float("inf"))
+            checked += 1
+            return got  # type: ignore[no-any-return]
+        pre._lowest_priority = check  # type: ignore[method-assign]
+        _play(ks, _ops(seed))
+    assert checked > 100, checked
