@@ -219,3 +219,73 @@ def test_event_registrations_match_the_plain_scan():
             assert q.is_event_of_interest(ev) == (ev.is_wildcard() or any(reg.matches(ev) for _, reg, _ in q._events))
             seen.add(len(plain))
     assert len(seen) > 3, seen
+
+
+def _imaged_node(name: str, images: list[tuple[str, int]], cpu: str = "4") -> Any:
+    """A Node whose status lists ``images`` (name, size): karpy's NodeStatus has no images field,
+    the scheduler reads status.images wherever it is present."""
+    from types import SimpleNamespace
+    n = make_node(name, labels={"topology.kubernetes.io/zone": f"z{len(name) % 2}"},
+                  capacity={"cpu": cpu, "memory": "8Gi", "pods": "10"})
+    st = n.status
+    imgs = [SimpleNamespace(names=[img], size_bytes=size) for img, size in images]
+    n.__dict__["status"] = SimpleNamespace(allocatable=st.allocatable, capacity=st.capacity,
+                                           conditions=st.conditions, images=imgs)
+    return n
+
+
+def _image_states(ks: KubeScheduler) -> dict[str, Any]:
+    return {n: {img: (s.size, s.num_nodes) for img, s in ni.image_states.items()} for n, ni in ks.node_infos.items()}
+
+
+def test_image_states_match_the_full_rebuild():
+    """Node adds, updates and deletes with nodes without images (the refresh is skipped) and with
+    images appearing and disappearing: every NodeInfo's image states, and the placements of pods
+    using the images, equal rebuilding every node's states at each node event."""
+    from karpy.api.pod import Container
+    rng = random.Random(4)
+    catalogue = [("reg/a:1", 300 << 20), ("reg/b:1", 900 << 20), ("reg/c:1", 40 << 20)]
+    skipped = 0
+    for seed in range(6):
+        fast = KubeScheduler(FakeClock(), random.Random(seed))
+        plain = KubeScheduler(FakeClock(), random.Random(seed))
+        inner = plain._refresh_images
+        plain._refresh_images = lambda changed=None, _inner=inner: _inner(None)  # type: ignore[method-assign]
+        fast_inner = fast._refresh_images
+
+        def counting(changed: Any = None, _inner: Any = fast_inner, _ks: Any = fast) -> None:
+            nonlocal skipped
+            before = {n: ni.image_states for n, ni in _ks.node_infos.items()}
+            _inner(changed)
+            skipped += all(ni.image_states is before.get(n, ni.image_states) for n, ni in _ks.node_infos.items())
+        fast._refresh_images = counting  # type: ignore[method-assign]
+        names: list[str] = []
+        placed: list[Any] = []
+        for step in range(40):
+            r = rng.random()
+            imaged = seed % 2 == 1 and 10 < step < 30
+            if r < 0.45 or not names:
+                name = f"n{step}"
+                names.append(name)
+                images = rng.sample(catalogue, rng.randrange(len(catalogue) + 1)) if imaged else []
+                for ks in (fast, plain):
+                    ks.add_node(_imaged_node(name, images))
+            elif r < 0.75:
+                name = rng.choice(names)
+                images = rng.sample(catalogue, rng.randrange(len(catalogue) + 1)) if imaged else []
+                for ks in (fast, plain):
+                    ks.update_node(_imaged_node(name, images))
+            elif r < 0.85:
+                name = names.pop(rng.randrange(len(names)))
+                for ks in (fast, plain):
+                    ks.delete_node(name)
+            else:
+                pod = make_pod(f"p{step}", uid=f"p{step}", requests={"cpu": "500m"})
+                pod.spec.containers = [Container(name="c", image=rng.choice(catalogue)[0],
+                                                 resources=pod.spec.containers[0].resources)]
+                for ks in (fast, plain):
+                    ks.add_pod(pod)
+                    placed.append([(r.pod_key, r.outcome, r.node_name) for r in iter(ks.schedule_one, None)])
+            assert _image_states(fast) == _image_states(plain), (seed, step)
+        assert placed[0::2] == placed[1::2], seed
+    assert skipped > 50, skipped
