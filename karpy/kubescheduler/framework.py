@@ -306,7 +306,9 @@ class Framework:
 
     def run_pre_enqueue(self, pod: PodInfo, first: str = "") -> Status:
         """RunPreEnqueuePlugins: the previously gating plugin runs first; first non-success gates."""
-        order = sorted(self.pre_enqueue_plugins, key=lambda p: p.name != first)
+        # (without a previous gating plugin every plugin's sort key is equal and the stable sort
+        # keeps the configured order: the list itself)
+        order = sorted(self.pre_enqueue_plugins, key=lambda p: p.name != first) if first else self.pre_enqueue_plugins
         for p in order:
             st = p.pre_enqueue(pod)
             if not st.is_success():

@@ -544,10 +544,15 @@ class PriorityQueue:
 
     def _next_backoff_due(self) -> float:
         """The next 1 s tick at which a backoff pod completes (ticks with nothing to move are skipped)."""
-        heads: list[float] = [sl[0][0] for sl in (self._backoff, self._error_backoff) if sl]
-        if not heads:
+        # (the earlier of the two queues' heads, each read once)
+        head = self._backoff[0][0] if self._backoff else math.inf
+        if self._error_backoff:
+            e = self._error_backoff[0][0]
+            if e < head:
+                head = e
+        if head == math.inf:
             return math.inf
-        leave = min(heads) + 1.0  # first whole-second tick with floor(tick) > truncated expiry
+        leave = head + 1.0  # first whole-second tick with floor(tick) > truncated expiry
         return max(self._next_backoff_flush, leave)
 
     def _next_leftover_due(self) -> float:

@@ -289,3 +289,57 @@ def test_image_states_match_the_full_rebuild():
             assert _image_states(fast) == _image_states(plain), (seed, step)
         assert placed[0::2] == placed[1::2], seed
     assert skipped > 50, skipped
+
+
+def test_queue_backoff_head_and_pre_enqueue_order_match_the_plain_forms():
+    """The next backoff flush tick (the earlier head of the two backoff queues) and the
+    PreEnqueue order (the configured one unless a plugin gated the pod before) equal the plain
+    computations, at every step of a run with pods in both backoff queues and gated pods."""
+    import math
+
+    from karpy.kubescheduler.podinfo import new_pod_info
+    ks = KubeScheduler(FakeClock(), random.Random(0))
+    q = ks.queue
+    fwk = ks.framework
+    seen_heads = set()
+
+    def check() -> None:
+        heads = [sl[0][0] for sl in (q._backoff, q._error_backoff) if sl]
+        want = math.inf if not heads else max(q._next_backoff_flush, min(heads) + 1.0)
+        assert q._next_backoff_due() == want
+        seen_heads.add((bool(q._backoff), bool(q._error_backoff)))
+    for i in range(8):
+        ks.add_pod(make_pod(f"p{i}", uid=f"p{i}", requests={"cpu": "3"}))
+        check()
+    for step in range(40):
+        while (r := ks.schedule_one()) is not None:
+            check()
+        ks.clock.t += 0.7
+        # no node first (the error backoff queue); then nodes one by one, each freeing the pods
+        # that failed on the last one (the backoff queue while they back off)
+        if step % 6 == 2 and len(ks.nodes) < 6:
+            ks.add_node(make_node(f"n{step}", capacity={"cpu": "4", "pods": "10"}))
+            check()
+        ks.queue.run_flushes()
+        check()
+    assert {(True, False), (False, True), (False, False)} <= seen_heads, seen_heads
+    names = [p.name for p in fwk.pre_enqueue_plugins]
+    gated = new_pod_info(make_pod("g", labels={"scheduling.x-k8s.io/pod-group": "missing"}))
+    for first in ["", *names, "Other"]:
+        order = sorted(fwk.pre_enqueue_plugins, key=lambda p: p.name != first)
+        calls: list[str] = []
+        for p in fwk.pre_enqueue_plugins:
+            def spy(pod: Any, _p: Any = p, _f: Any = type(p).pre_enqueue) -> Any:
+                calls.append(_p.name)
+                return _f(_p, pod)
+            p.pre_enqueue = spy  # type: ignore[method-assign]
+        st = fwk.run_pre_enqueue(gated, first)
+        for p in fwk.pre_enqueue_plugins:
+            del p.pre_enqueue
+        want_calls = []
+        for p in order:
+            want_calls.append(p.name)
+            if not type(p).pre_enqueue(p, gated).is_success():
+                break
+        assert calls == want_calls, first
+        assert not st.is_success() and st.plugin == want_calls[-1]
