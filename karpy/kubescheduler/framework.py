@@ -269,14 +269,15 @@ def _filter_failure(st: Status, plugin: str) -> Status:
 def default_normalize_score(max_priority: int, reverse: bool, scores: list[int]) -> None:
     """helper.DefaultNormalizeScore (plugins/helper/normalize_score.go)."""
     m = max(scores) if scores else 0
+    # (each score replaced in place, in one list comprehension: the same ints as the loop)
     if m == 0:
         if reverse:
-            for i in range(len(scores)):
-                scores[i] = max_priority
+            scores[:] = [max_priority] * len(scores)
         return
-    for i, s in enumerate(scores):
-        s = max_priority * s // m
-        scores[i] = max_priority - s if reverse else s
+    if reverse:
+        scores[:] = [max_priority - max_priority * s // m for s in scores]
+    else:
+        scores[:] = [max_priority * s // m for s in scores]
 
 
 # ---- profile runner --------------------------------------------------------------------------------
@@ -305,7 +306,9 @@ class Framework:
 
     def run_pre_enqueue(self, pod: PodInfo, first: str = "") -> Status:
         """RunPreEnqueuePlugins: the previously gating plugin runs first; first non-success gates."""
-        order = sorted(self.pre_enqueue_plugins, key=lambda p: p.name != first)
+        # (without a previous gating plugin every plugin's sort key is equal and the stable sort
+        # keeps the configured order: the list itself)
+        order = sorted(self.pre_enqueue_plugins, key=lambda p: p.name != first) if first else self.pre_enqueue_plugins
         for p in order:
             st = p.pre_enqueue(pod)
             if not st.is_success():
@@ -448,7 +451,6 @@ class Framework:
 
     def run_score(self, state: CycleState, pod: PodInfo, nodes: list[NodeInfo]) -> tuple[list[int], dict[str, list[int]]]:
         """RunScorePlugins: score, normalize, weight, sum. Skipped plugins contribute 0."""
-        totals = [0] * len(nodes)
         per_plugin: dict[str, list[int]] = {}
         active = [p for p in self.score_plugins if p.name not in state.skip_score]
         sigs = [p.score_signature(state, pod) for p in active]
@@ -461,8 +463,12 @@ class Framework:
         if local:
             key = self._intern(("Scores", tuple((active[i].name, sigs[i]) for i in local)))
             rows = self._memo_score_rows(key, [active[i].score for i in local], state, pod, nodes)
+            cols = list(zip(*rows)) if rows else [() for _ in local]
             for j, i in enumerate(local):
-                memo_cols[i] = [row[j] for row in rows]
+                memo_cols[i] = list(cols[j])
+        # each plugin's weighted scores, summed per node at the end (the same int sums as adding
+        # them plugin by plugin)
+        weighted: list[list[int]] = []
         for i, p in enumerate(active):
             scores = memo_cols[i] if i in memo_cols else p.score_nodes(state, pod, nodes)
             if p.has_normalize:
@@ -474,10 +480,8 @@ class Framework:
                         raise ValueError(f"plugin {p.name} returns an invalid score {s}")
             w = self.weights.get(p.name, 1)
             per_plugin[p.name] = scores
-            if w == 1:
-                totals = [t + s for t, s in zip(totals, scores)]
-            else:
-                totals = [t + s * w for t, s in zip(totals, scores)]
+            weighted.append(scores if w == 1 else [s * w for s in scores])
+        totals = list(map(sum, zip(*weighted))) if weighted else [0] * len(nodes)
         return totals, per_plugin
 
     @staticmethod

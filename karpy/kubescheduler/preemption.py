@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Optional
 
 from .framework import CycleState, Framework
-from .nodeinfo import NodeInfo, PerNode
+from .nodeinfo import NodeInfo, PerNode, Snapshot
 from .podinfo import PodInfo
 from .schedule_one import Diagnosis, FitError
 from .types import MIN_CANDIDATE_NODES_ABSOLUTE, MIN_CANDIDATE_NODES_PERCENTAGE, Code, Status, unresolvable
@@ -118,6 +118,10 @@ class DefaultPreemption:
         self.min_pct = min_pct
         self.min_abs = min_abs
         self._lowest: PerNode[float] = PerNode()  # each snapshot node's lowest pod priority
+        self._lowest_min: Optional[float] = None  # the smallest of _lowest.values (_lowest_priority)
+        # the last potential nodes (see _potential_nodes): (Diagnosis, node tree, absent code,
+        # the nodes, their names)
+        self._potential: Optional[tuple[Diagnosis, list[NodeInfo], Optional[Code], list[NodeInfo], list[str]]] = None
 
     def eligible(self, pod: PodInfo, nodes: dict[str, NodeInfo], diag: Diagnosis,
                  terminating_by_preemption: Callable[[PodInfo], bool]) -> tuple[bool, str]:
@@ -189,11 +193,7 @@ class DefaultPreemption:
         ok, msg = self.eligible(pod, by_name, diag, terminating_by_preemption)
         if not ok:
             return PreemptionOutcome(Status(Code.UNSCHEDULABLE, [msg]), None, [], "preemption: " + msg)
-        potential = []
-        for ni in all_nodes:
-            st = diag.node_to_status.get(ni.name, diag.absent_status)
-            if st is not None and st.code == Code.UNSCHEDULABLE:
-                potential.append(ni)
+        potential, names = self._potential_nodes(all_nodes, diag)
         if not potential:
             fe = FitError(pod, len(all_nodes), Diagnosis(absent_status=unresolvable(MSG_NOT_HELPFUL)))
             return PreemptionOutcome(Status(Code.UNSCHEDULABLE, [fe.message()]), "", [], "preemption: " + fe.message())
@@ -206,13 +206,12 @@ class DefaultPreemption:
         statuses: dict[str, Status] = {}
         priority = pod.priority
         no_victims = unresolvable(MSG_NO_VICTIMS)  # one status for every such node (only read)
-        self._lowest.refresh(all_nodes, lowest_pod_priority)
-        if not priority > min(self._lowest.values, default=math.inf):
+        if not priority > self._lowest_priority(all_nodes):
             # Not in upstream (DryRunPreemption runs SelectVictimsOnNode on every potential node);
             # same result because no node holds a pod of lower priority than the preemptor, so
             # SelectVictimsOnNode answers "No preemption victims found" on each potential node, no
             # candidate is found and the loop below would record exactly these statuses.
-            statuses = dict.fromkeys((ni.name for ni in potential), no_victims)
+            statuses = dict.fromkeys(names, no_victims)
             # every status is ``no_victims`` (one reason): its reason counted once per node
             msg = FitError(pod, len(all_nodes), Diagnosis(node_to_status=statuses,
                                                            absent_status=unresolvable(MSG_NOT_HELPFUL),
@@ -240,6 +239,47 @@ class DefaultPreemption:
             return PreemptionOutcome(Status(Code.UNSCHEDULABLE, [fe.message()]), None, [], "preemption: " + fe.message())
         best = pick_one_node_for_preemption(candidates, now)
         return PreemptionOutcome(Status(), best.node, best.victims, "")
+
+
+    def _lowest_priority(self, all_nodes: list[NodeInfo]) -> float:
+        """The lowest priority of any pod on ``all_nodes`` (inf when there is none).
+
+        Not in upstream (performance only; the smallest of the nodes' lowest priorities, each kept
+        by PerNode); same value because the minimum is taken again whenever PerNode recomputed a
+        value (a changed node or another node tree) and kept only while none changed."""
+        changed = self._lowest.refresh(all_nodes, lowest_pod_priority)
+        if changed or changed is None or self._lowest_min is None:
+            self._lowest_min = min(self._lowest.values, default=math.inf)
+        return self._lowest_min
+
+    def _potential_nodes(self, all_nodes: list[NodeInfo], diag: Diagnosis) -> tuple[list[NodeInfo], list[str]]:
+        """nodesWherePreemptionMightHelp: the nodes (in ``all_nodes`` order) whose filter status
+        is Unschedulable (a node without one has the absent status), and their names.
+
+        Not in upstream (it walks every node's status each PostFilter); same nodes because a
+        Diagnosis that repeats an earlier one (``Diagnosis.repeats``: a failed filter pass answered
+        from the first one's statuses) maps the same nodes to the same Status objects with the
+        same absent_status code, and ``all_nodes`` is a copy of the same node tree (the same
+        NodeInfos in the same order): the walk would give the same list. Such passes are the
+        pods of a ReplicaSet that fail one after another."""
+        tree = all_nodes.tree if isinstance(all_nodes, Snapshot) else None
+        src = diag.repeats if diag.repeats is not None else diag
+        absent = diag.absent_status
+        absent_code = absent.code if absent is not None else None
+        memo = self._potential
+        if (tree is not None and memo is not None and memo[0] is src and memo[1] is tree
+                and memo[2] == absent_code):
+            return memo[3], memo[4]
+        potential = []
+        node_to_status = diag.node_to_status
+        for ni in all_nodes:
+            st = node_to_status.get(ni.name, absent)
+            if st is not None and st.code == Code.UNSCHEDULABLE:
+                potential.append(ni)
+        names = [ni.name for ni in potential]
+        if tree is not None:
+            self._potential = (src, tree, absent_code, potential, names)
+        return potential, names
 
 
 def lowest_pod_priority(ni: NodeInfo) -> float:

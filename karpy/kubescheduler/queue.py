@@ -100,6 +100,8 @@ class PriorityQueue:
         self._next_backoff_flush = math.floor(start) + BACKOFF_FLUSH_PERIOD
         self._next_leftover_flush = start + UNSCHEDULABLE_FLUSH_PERIOD
         self._events = framework.all_events()
+        # event -> (plugin, hint) and indices of the registrations matching it (_registrations)
+        self._by_event: dict[ClusterEvent, tuple[list[tuple[str, Any]], frozenset[int]]] = {}
 
     # ---- helpers ---------------------------------------------------------------------------------
     def _next_seq(self) -> int:
@@ -321,8 +323,24 @@ class PriorityQueue:
         return strategy
 
     def _matching(self, event: ClusterEvent) -> list[tuple[str, Any]]:
-        """(plugin, hint) of every registration matching ``event``, in registration order."""
-        return [(plugin, fn) for plugin, registered, fn in self._events if registered.matches(event)]
+        """(plugin, hint) of every registration matching ``event``, in registration order (a list
+        the callers only read)."""
+        return self._registrations(event)[0]
+
+    def _registrations(self, event: ClusterEvent) -> tuple[list[tuple[str, Any]], frozenset[int]]:
+        """(plugin, hint) of every registration matching ``event`` in registration order, and
+        their indices into ``_events``.
+
+        Not in upstream (the registrations are matched on every event); same result because
+        ClusterEvent.Match reads only the two events and ``_events`` is fixed when the queue is
+        built: the answer for an equal event is the same (a few dozen distinct events a run)."""
+        hit = self._by_event.get(event)
+        if hit is None:
+            idx = [i for i, (_plugin, reg, _fn) in enumerate(self._events) if reg.matches(event)]
+            if len(self._by_event) >= 256:
+                self._by_event.clear()
+            hit = self._by_event[event] = ([(self._events[i][0], self._events[i][2]) for i in idx], frozenset(idx))
+        return hit
 
     def _worth_requeuing(self, q: QueuedPodInfo, event: ClusterEvent, old: Any, new: Any,
                          matching: Optional[list[tuple[str, Any]]] = None,
@@ -362,7 +380,7 @@ class PriorityQueue:
         return result
 
     def is_event_of_interest(self, event: ClusterEvent) -> bool:
-        return event.is_wildcard() or any(reg.matches(event) for _, reg, _ in self._events)
+        return event.is_wildcard() or bool(self._registrations(event)[1])
 
     def move_all_to_active_or_backoff(self, event: ClusterEvent, old: Any = None, new: Any = None,
                                       only: Optional[set[str]] = None) -> list[str]:
@@ -436,7 +454,7 @@ class PriorityQueue:
 
     def _matching_indices(self, event: ClusterEvent) -> frozenset[int]:
         """The indices into ``_events`` of the registrations matching ``event``."""
-        return frozenset(i for i, (_plugin, reg, _fn) in enumerate(self._events) if reg.matches(event))
+        return self._registrations(event)[1]
 
     def _gate_matches(self, gating_plugin: str, event: ClusterEvent) -> bool:
         """Whether a pod gated by ``gating_plugin`` is re-examined on ``event``: the gating plugin
@@ -526,10 +544,15 @@ class PriorityQueue:
 
     def _next_backoff_due(self) -> float:
         """The next 1 s tick at which a backoff pod completes (ticks with nothing to move are skipped)."""
-        heads: list[float] = [sl[0][0] for sl in (self._backoff, self._error_backoff) if sl]
-        if not heads:
+        # (the earlier of the two queues' heads, each read once)
+        head = self._backoff[0][0] if self._backoff else math.inf
+        if self._error_backoff:
+            e = self._error_backoff[0][0]
+            if e < head:
+                head = e
+        if head == math.inf:
             return math.inf
-        leave = min(heads) + 1.0  # first whole-second tick with floor(tick) > truncated expiry
+        leave = head + 1.0  # first whole-second tick with floor(tick) > truncated expiry
         return max(self._next_backoff_flush, leave)
 
     def _next_leftover_due(self) -> float:

@@ -43,6 +43,11 @@ class Diagnosis:
     #: node_to_status is complete when a Diagnosis is handed on and never changed afterwards.
     #: Performance only (not in upstream, which counts on every Error() call).
     reason_counts: Optional[dict[str, int]] = None
+    #: the earlier Diagnosis whose node_to_status this one repeats (the same nodes mapped to the
+    #: same Status objects, the same absent_status code: Algorithm._pass_filters_or_repeat), else
+    #: None. Performance only (not in upstream): lets DefaultPreemption reuse what it derived from
+    #: the statuses (its potential nodes).
+    repeats: Optional[Diagnosis] = None
 
 
 @dataclass
@@ -124,6 +129,9 @@ class Algorithm:
         # tree changes.
         self._failed: dict[Any, tuple[list[int], list[tuple[str, Status]], frozenset[str], Diagnosis]] = {}
         self._failed_tree: Optional[list[NodeInfo]] = None
+        # the change-journal positions at which the entries of passes over every node (no
+        # PreFilter narrowing) were recorded (see _pass_filters_or_repeat)
+        self._failed_at: set[int] = set()
 
     def find_nodes_that_fit(self, state: CycleState, pod: PodInfo, nodes: list[NodeInfo],
                             nominated: Nominated) -> tuple[list[NodeInfo], Diagnosis]:
@@ -176,7 +184,25 @@ class Algorithm:
             return []
         if tree is not self._failed_tree:
             self._failed.clear()
+            self._failed_at.clear()
             self._failed_tree = tree
+        # (a pass over every node is handed the cycle's snapshot itself, which carries the journal)
+        journal = nodes.journal if isinstance(nodes, Snapshot) else None
+        pos = journal.position() if journal is not None else None
+        if allowed is None and pos is not None and pos not in self._failed_at:
+            # Not in upstream (performance only): a pass over every node of the tree repeats an
+            # entry only when no node's generation changed since the entry was recorded, i.e. when
+            # the scheduler's change journal (every generation bump of its NodeInfos) is at the
+            # position it was at then; at any other position no entry can match, so the pass is
+            # run without computing its signature, which is computed only to record a failure
+            # (Filter plugins change neither the cycle state nor the NodeInfos, so it is the value
+            # the lookup would have computed before the pass).
+            feasible = self._pass_filters(state, pod, nodes, num_all, diag, _no_nominations)
+            if not feasible:
+                sig = self.fwk.filter_cycle_signature(state, pod, self.fwk._filter_plan(state, pod))
+                if sig is not None:
+                    self._record_failed((sig, None), nodes, diag, pos)
+            return feasible
         plan = self.fwk._filter_plan(state, pod)
         sig = self.fwk.filter_cycle_signature(state, pod, plan)
         if sig is None:
@@ -192,15 +218,28 @@ class Algorithm:
             diag.unschedulable_plugins |= hit[2]
             # the same statuses: the same reasons histogram (once the first one's was counted)
             diag.reason_counts = hit[3].reason_counts
+            diag.repeats = hit[3]
             self.next_start_node_index = (self.next_start_node_index + n) % max(num_all, 1)
             return []
         feasible = self._pass_filters(state, pod, nodes, num_all, diag, _no_nominations)
         if not feasible:
-            if len(self._failed) >= _FAILED_LIMIT:
-                self._failed.clear()
-            statuses = [(ni.name, diag.node_to_status[ni.name]) for ni in nodes]
-            self._failed[key] = (gens, statuses, frozenset(st.plugin for _, st in statuses), diag)
+            self._record_failed(key, nodes, diag, pos if allowed is None else None, gens)
         return feasible
+
+    def _record_failed(self, key: Any, nodes: list[NodeInfo], diag: Diagnosis, pos: Optional[int],
+                       gens: Optional[list[int]] = None) -> None:
+        """Keep a pass that found no feasible node under ``key`` (cycle signature, allowed names)
+        with the candidates' generations and statuses; ``pos``: the change-journal position of a
+        pass over every node (None otherwise)."""
+        if len(self._failed) >= _FAILED_LIMIT:
+            self._failed.clear()
+            self._failed_at.clear()
+        statuses = [(ni.name, diag.node_to_status[ni.name]) for ni in nodes]
+        if gens is None:
+            gens = [ni.generation for ni in nodes]
+        self._failed[key] = (gens, statuses, frozenset(st.plugin for _, st in statuses), diag)
+        if pos is not None:
+            self._failed_at.add(pos)
 
     def _pass_filters(self, state: CycleState, pod: PodInfo, nodes: list[NodeInfo], num_all: int,
                       diag: Diagnosis, nominated: Nominated) -> list[NodeInfo]:

@@ -101,6 +101,8 @@ class KubeScheduler:
         #: the cached NodeInfos' pod changes, for PerNode (see ChangeJournal)
         self._journal = ChangeJournal()
         self._image_sizes: dict[str, tuple[Any, dict[str, int]]] = {}
+        #: the names of the cached nodes whose _image_sizes entry lists an image
+        self._with_images: set[str] = set()
         plugins = default_plugins(c.scoring_strategy, c.taint_message_style, c.default_spread_selector)
         plugins.insert(1, GangScheduling(self._lookup_group, self._count_group_members))
         #: the cluster's claims / volumes / classes (set_volume_topology); None = no volume plugins act
@@ -224,7 +226,7 @@ class KubeScheduler:
         ni.journal = self._journal
         self._node_tree = None
         self._image_sizes.pop(name, None)  # re-read this node's images (it may be the same object)
-        self._refresh_images()
+        self._refresh_images(name)
         self._event(ClusterEvent(NODE, ADD), None, node)
 
     def update_node(self, node: Any) -> None:
@@ -240,7 +242,7 @@ class KubeScheduler:
         ni.journal = self._journal
         self._node_tree = None
         self._image_sizes.pop(name, None)  # re-read this node's images (it may be the same object)
-        self._refresh_images()
+        self._refresh_images(name)
         for action in node_update_events(old, node):
             self._event(ClusterEvent(NODE, action), old, node)
 
@@ -248,11 +250,15 @@ class KubeScheduler:
         old = self.nodes.pop(name, None)
         self.node_infos.pop(name, None)
         self._node_tree = None
+        # (the next refresh would drop the entry: the node is no longer cached)
+        self._image_sizes.pop(name, None)
+        self._with_images.discard(name)
         if old is not None:
             self._event(ClusterEvent(NODE, DELETE), old, None)
 
-    def _refresh_images(self) -> None:
-        """Recompute every node's image states (counts span all nodes).
+    def _refresh_images(self, changed: Optional[str] = None) -> None:
+        """Recompute every node's image states (counts span all nodes); ``changed``: the node just
+        added or updated (its NodeInfo is new).
 
         Performance: a node's status.images is read once per Node object (``_image_sizes``, keyed by
         name and checked by identity; the scheduler is handed a new object on every node update),
@@ -260,16 +266,37 @@ class KubeScheduler:
         dropped first so it is always re-read. The states are built as before."""
         from .nodeinfo import build_image_states, node_image_sizes
         cache = self._image_sizes
+        with_images = self._with_images
 
         def sizes_of(n: Any) -> dict[str, int]:
-            hit = cache.get(n.metadata.name)
+            name = n.metadata.name
+            hit = cache.get(name)
             if hit is not None and hit[0] is n:
                 return hit[1]
             sizes = node_image_sizes(n)
-            cache[n.metadata.name] = (n, sizes)
+            cache[name] = (n, sizes)
+            if sizes:
+                with_images.add(name)
+            else:
+                with_images.discard(name)
             return sizes
+        if changed is not None:
+            node = self.nodes.get(changed)
+            if node is not None:
+                sizes_of(node)
+            if not with_images:
+                # Not in upstream (the cache keeps image states per node incrementally; karpy
+                # rebuilds them all here); same result because no cached node lists an image, so
+                # the rebuild would give every NodeInfo empty states, and every NodeInfo already
+                # has them: a NodeInfo is given non-empty states only by a rebuild, for images its
+                # node listed then; its node's entry here changes only with its Node (add_node /
+                # update_node), which builds a new NodeInfo (empty states), so a NodeInfo holding
+                # states belongs to a node still listed in ``_with_images``. Skips a walk over
+                # every node per node event (nodes without status.images, as karpy's are).
+                return
         for gone in [k for k in cache if k not in self.nodes]:
             del cache[gone]
+            with_images.discard(gone)
         states = build_image_states(list(self.nodes.values()), sizes_of)
         for n, ni in self.node_infos.items():
             ni.image_states = states.get(n, {})
@@ -394,14 +421,20 @@ class KubeScheduler:
 
     def _schedule_pod(self, q: QueuedPodInfo) -> ScheduleOneResult:
         pi = q.pod_info
+        if not self.node_infos:
+            # Not in upstream (schedulePod updates the snapshot, then returns ErrNoNodesAvailable
+            # when it holds no node); same result because with no node cached the cycle's state,
+            # snapshot and nominator are read by nothing before Algorithm.schedule_pod raises
+            # NoNodesAvailable, whose handling follows. A cluster waiting for its first nodes
+            # fails every pod this way (30,000 cycles of the 5,000-pod benchmark).
+            return self._no_nodes_available(q)
         state = CycleState()
         nodes = self._snapshot()
         nominated = self._nominator()
         try:
             res = self.algorithm.schedule_pod(state, pi, nodes, nominated)
         except NoNodesAvailable:
-            q.unschedulable_plugins = set()
-            return self._fail(q, ERR_NO_NODES_AVAILABLE, REASON_UNSCHEDULABLE, None)
+            return self._no_nodes_available(q)
         except FitError as fe:
             q.unschedulable_plugins = set(fe.diagnosis.unschedulable_plugins)
             out = self.preemption.preempt(state, pi, nodes, fe.diagnosis, list(self.pdbs.values()),
@@ -422,6 +455,11 @@ class KubeScheduler:
         self.conditions.pop(pi.key, None)
         self._event(ClusterEvent(ASSIGNED_POD, ADD), None, pi.pod)
         return ScheduleOneResult(pi.key, BOUND, res.suggested_host)
+
+    def _no_nodes_available(self, q: QueuedPodInfo) -> ScheduleOneResult:
+        """handleSchedulingFailure of ErrNoNodesAvailable (no rejector plugin: the error backoff)."""
+        q.unschedulable_plugins = set()
+        return self._fail(q, ERR_NO_NODES_AVAILABLE, REASON_UNSCHEDULABLE, None)
 
     def _terminating_by_preemption(self, p: PodInfo) -> bool:
         if p.key in self.preempting:

@@ -457,8 +457,11 @@ class InterPodAffinity(Plugin):
             return
         mn, mx = min(scores), max(scores)
         diff = mx - mn
-        for i, s in enumerate(scores):
-            scores[i] = int(MAX_NODE_SCORE * ((s - mn) / diff)) if diff > 0 else 0
+        # (in place, in one list comprehension: the same ints as the loop over the indices)
+        if diff > 0:
+            scores[:] = [int(MAX_NODE_SCORE * ((s - mn) / diff)) for s in scores]
+        else:
+            scores[:] = [0] * len(scores)
 
     def events_to_register(self) -> list[tuple[ClusterEvent, HintFn]]:
         Q, SKIP = QueueingHint.QUEUE, QueueingHint.QUEUE_SKIP
