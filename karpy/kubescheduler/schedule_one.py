@@ -188,42 +188,41 @@ class Algorithm:
             self._failed_tree = tree
         # (a pass over every node is handed the cycle's snapshot itself, which carries the journal)
         journal = nodes.journal if isinstance(nodes, Snapshot) else None
-        pos = journal.position() if journal is not None else None
-        if allowed is None and pos is not None and pos not in self._failed_at:
-            # Not in upstream (performance only): a pass over every node of the tree repeats an
-            # entry only when no node's generation changed since the entry was recorded, i.e. when
-            # the scheduler's change journal (every generation bump of its NodeInfos) is at the
-            # position it was at then; at any other position no entry can match, so the pass is
-            # run without computing its signature, which is computed only to record a failure
-            # (Filter plugins change neither the cycle state nor the NodeInfos, so it is the value
-            # the lookup would have computed before the pass).
-            feasible = self._pass_filters(state, pod, nodes, num_all, diag, _no_nominations)
-            if not feasible:
-                sig = self.fwk.filter_cycle_signature(state, pod, self.fwk._filter_plan(state, pod))
-                if sig is not None:
-                    self._record_failed((sig, None), nodes, diag, pos)
-            return feasible
-        plan = self.fwk._filter_plan(state, pod)
-        sig = self.fwk.filter_cycle_signature(state, pod, plan)
-        if sig is None:
-            return self._pass_filters(state, pod, nodes, num_all, diag, _no_nominations)
-        key = (sig, None if allowed is None else frozenset(allowed))
-        gens = [ni.generation for ni in nodes]
-        hit = self._failed.get(key)
-        if hit is not None and hit[0] == gens:
-            n = len(nodes)
-            start = self.next_start_node_index % n
-            statuses = hit[1]
-            diag.node_to_status.update(statuses[start:] + statuses[:start] if start else statuses)
-            diag.unschedulable_plugins |= hit[2]
-            # the same statuses: the same reasons histogram (once the first one's was counted)
-            diag.reason_counts = hit[3].reason_counts
-            diag.repeats = hit[3]
-            self.next_start_node_index = (self.next_start_node_index + n) % max(num_all, 1)
-            return []
+        pos = journal.position() if journal is not None and allowed is None else None
+        key: Any = None
+        gens: Optional[list[int]] = None
+        # Not in upstream (performance only): a pass over every node of the tree repeats an entry
+        # only when no node's generation changed since the entry was recorded, i.e. when the
+        # scheduler's change journal (every generation bump of its NodeInfos) is at the position it
+        # was at then; at any other position no entry can match, so there is no lookup and the
+        # signature is computed only to record a failure, after the pass (Filter plugins change
+        # neither the cycle state nor the NodeInfos: it is the value a lookup would have computed).
+        if pos is None or pos in self._failed_at:
+            sig = self.fwk.filter_cycle_signature(state, pod, self.fwk._filter_plan(state, pod))
+            if sig is None:
+                return self._pass_filters(state, pod, nodes, num_all, diag, _no_nominations)
+            key = (sig, None if allowed is None else frozenset(allowed))
+            gens = [ni.generation for ni in nodes]
+            hit = self._failed.get(key)
+            if hit is not None and hit[0] == gens:
+                n = len(nodes)
+                start = self.next_start_node_index % n
+                statuses = hit[1]
+                diag.node_to_status.update(statuses[start:] + statuses[:start] if start else statuses)
+                diag.unschedulable_plugins |= hit[2]
+                # the same statuses: the same reasons histogram (once the first one's was counted)
+                diag.reason_counts = hit[3].reason_counts
+                diag.repeats = hit[3]
+                self.next_start_node_index = (self.next_start_node_index + n) % max(num_all, 1)
+                return []
         feasible = self._pass_filters(state, pod, nodes, num_all, diag, _no_nominations)
         if not feasible:
-            self._record_failed(key, nodes, diag, pos if allowed is None else None, gens)
+            if key is None:
+                sig = self.fwk.filter_cycle_signature(state, pod, self.fwk._filter_plan(state, pod))
+                if sig is None:
+                    return feasible
+                key = (sig, None)
+            self._record_failed(key, nodes, diag, pos, gens)
         return feasible
 
     def _record_failed(self, key: Any, nodes: list[NodeInfo], diag: Diagnosis, pos: Optional[int],

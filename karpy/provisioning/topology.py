@@ -326,6 +326,7 @@ class Topology:
                 return f"updating inverse anti-affinities, {err}"
 
         owned: list[TopologyGroup] = []
+        ended: list[TopologyGroup] | None = None
         memo = self._build_memo
         if memo is not None:
             # Not in upstream (newForTopologies / newForAffinities run for every pod of NewTopology);
@@ -333,46 +334,44 @@ class Topology:
             # affinity terms, nodeSelector, tolerations and node affinity), its namespace and its
             # labels (matchLabelKeys), of the cluster's namespaces and the domain groups (fixed
             # while NewTopology runs), and of the groups held so far: a later pod with the same
-            # three finds every group the first one ended with already held under its hash, so the
-            # loop below keeps exactly those groups, in the same order, and creates none. The spec
-            # object is held by the entry (no identity is reused) and nothing edits it meanwhile.
+            # three finds every group the first one ended with already held under its hash, so
+            # building them again would keep exactly those groups, in the same order, and create
+            # none. The spec object is held by the entry (no identity is reused) and nothing edits
+            # it meanwhile.
             spec = pod.spec
             labels = pod.metadata.labels
             memo_key = (id(spec), pod.metadata.namespace, None if labels is None else tuple(labels.items()))
             hit = memo.get(memo_key)
-            if hit is not None and hit[0] is spec:
-                for tg in hit[1]:
-                    if uid not in tg.owners:
-                        tg.add_owner(uid)
-                        owned.append(tg)
-                if owned:
-                    self._owned[uid] = owned
-                self._matching.pop(uid, None)
-                return None
-        groups = self._new_for_topologies(pod)
-        affinities, err = self._new_for_affinities(pod)
-        if err:
-            return f"updating affinities, {err}"
-        ended: list[TopologyGroup] = []
-        for tg in groups + affinities:
-            existing = self.topology_groups.get(tg.hash_key)
-            if existing is None:
-                self._count_domains(tg)
-                self.topology_groups[tg.hash_key] = tg
-                self._by_key.setdefault(tg.key, []).append(tg)
-                self._version += 1
-            else:
-                tg = existing
-            ended.append(tg)
+            ended = hit[1] if hit is not None and hit[0] is spec else None
+        if ended is None:
+            groups = self._new_for_topologies(pod)
+            affinities, err = self._new_for_affinities(pod)
+            if err:
+                return f"updating affinities, {err}"
+            ended = [self._held(tg) for tg in groups + affinities]
+            if memo is not None:
+                memo[memo_key] = (spec, ended)
+        # (owners are read by nothing but this ownership bookkeeping, so owning after every group
+        # is held gives what owning each as it was held gave)
+        for tg in ended:
             if uid not in tg.owners:
                 tg.add_owner(uid)
                 owned.append(tg)
-        if memo is not None:
-            memo[memo_key] = (spec, ended)
         if owned:
             self._owned[uid] = owned
         self._matching.pop(uid, None)
         return None
+
+    def _held(self, tg: TopologyGroup) -> TopologyGroup:
+        """The group held under ``tg``'s hash, holding ``tg`` (its domains counted) when none is."""
+        existing = self.topology_groups.get(tg.hash_key)
+        if existing is not None:
+            return existing
+        self._count_domains(tg)
+        self.topology_groups[tg.hash_key] = tg
+        self._by_key.setdefault(tg.key, []).append(tg)
+        self._version += 1
+        return tg
 
     def record(
         self, pod: Any, taints: Sequence[Any], requirements: Requirements, allow_undefined: frozenset[str] = _EMPTY
@@ -721,11 +720,7 @@ class Topology:
             hit = memo.get(memo_key)
             if hit is not None and hit[0] is terms:
                 for tg in hit[1]:
-                    if domains is not None and tg.key in domains:
-                        tg.record(domains[tg.key])
-                    if uid not in tg.owners:
-                        tg.add_owner(uid)
-                        self._inverse_owned.setdefault(uid, []).append(tg)
+                    self._record_and_own_inverse(uid, tg, domains)
                 return None
         ended: list[TopologyGroup] = []
         for term in terms:
@@ -742,14 +737,19 @@ class Topology:
             else:
                 tg = existing
             ended.append(tg)
-            if domains is not None and tg.key in domains:
-                tg.record(domains[tg.key])
-            if uid not in tg.owners:
-                tg.add_owner(uid)
-                self._inverse_owned.setdefault(uid, []).append(tg)
+            self._record_and_own_inverse(uid, tg, domains)
         if memo is not None:
             memo[memo_key] = (terms, ended)
         return None
+
+    def _record_and_own_inverse(self, uid: str, tg: TopologyGroup, domains: Mapping[str, str] | None) -> None:
+        """updateInverseAntiAffinity's step for one term's group: record the pod's domain for the
+        group's key (a bound pod's node labels) and own the group."""
+        if domains is not None and tg.key in domains:
+            tg.record(domains[tg.key])
+        if uid not in tg.owners:
+            tg.add_owner(uid)
+            self._inverse_owned.setdefault(uid, []).append(tg)
 
     def _build_namespace_list(
         self, namespace: str, namespaces: Sequence[str], selector: Any | None
