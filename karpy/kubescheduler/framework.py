@@ -12,7 +12,7 @@ from __future__ import annotations
 import enum
 import itertools
 from dataclasses import dataclass
-from typing import Any, Callable, Optional
+from typing import Any, Callable, NamedTuple, Optional
 
 from .nodeinfo import NodeInfo
 from .podinfo import PodInfo
@@ -173,6 +173,17 @@ class Plugin:
         filt = self.filter
         return lambda ni: filt(state, pod, ni)
 
+    def label_checks(self, state: CycleState, pod: PodInfo) -> Optional[tuple[LabelCheck, ...]]:
+        """This cycle's Filter as tests of single node labels, when it is one (Algorithm's filter
+        pass then looks the statuses up per label value): a node's status is that of the first
+        check that gives the node's label value a status (None: the check passes), Success when
+        none does. Each status is the one RunFilterPlugins would leave of ``filter``'s (equal
+        code, reasons; ``plugin`` set to this plugin's name; a rejection), and one that stands
+        for the same verdict is the same object from cycle to cycle (the pass tells what changed
+        by identity). None (the default) when Filter reads more of the node than its labels or
+        cannot be put so."""
+        return None
+
     def score_nodes(self, state: CycleState, pod: PodInfo, nodes: list[NodeInfo]) -> list[int]:
         """The raw Score of each node: ``[score(state, pod, ni) for ni in nodes]`` (a plugin may
         resolve the cycle's PreScore state once for all the nodes)."""
@@ -188,6 +199,21 @@ class Plugin:
 
 #: Plugin.filter_signature's answer for a Filter that reads more than the pod and the NodeInfo.
 NOT_NODE_LOCAL: Any = object()
+
+
+class LabelCheck(NamedTuple):
+    """One test of a Filter that reads a single label of the node (Plugin.label_checks): the
+    status of a node whose ``key`` label has value ``v`` (None: the node lacks the label) is
+    ``statuses[v]`` when ``v`` is a key of it, else ``default``; None means the node passes."""
+
+    key: str
+    statuses: dict[Optional[str], Optional[Status]]
+    default: Optional[Status]
+
+
+def plugin_status(code: Code, reason: str, plugin: str) -> Status:
+    """A Filter status as RunFilterPlugins leaves a plugin's rejection (its plugin set)."""
+    return Status(code, [reason], plugin)
 
 
 class FilterPlan:

@@ -10,10 +10,12 @@ from __future__ import annotations
 
 import random
 from dataclasses import dataclass, field
+from itertools import compress, count, islice
+from operator import attrgetter, itemgetter, not_
 from typing import Any, Callable, Optional
 
-from .framework import _NODE_MEMO_LIMIT, CycleState, Framework, _run_filter_plugins, _filter_failure
-from .nodeinfo import NodeInfo, Snapshot
+from .framework import _NODE_MEMO_LIMIT, CycleState, Framework, LabelCheck, _run_filter_plugins, _filter_failure
+from .nodeinfo import NodeInfo, PerNode, Snapshot
 from .podinfo import PodInfo
 from .types import (ERR_NO_NODES_AVAILABLE, MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND, MIN_FEASIBLE_NODES_TO_FIND, Code,
                     Status)
@@ -22,6 +24,42 @@ Nominated = Callable[[str], list[PodInfo]]
 
 #: failed filter passes Algorithm keeps before it drops them all
 _FAILED_LIMIT = 64
+#: column passes (one per Filter memo key and check layout) Algorithm keeps before it drops them all
+_COLUMNS_LIMIT = 64
+
+_PLUGIN = attrgetter("plugin")
+_FIRST = itemgetter(0)
+
+
+def _run_prefix(plugins: list[Any], key: Optional[int], state: CycleState, pod: PodInfo, ni: NodeInfo) -> Status:
+    """RunFilterPlugins over the node-local prefix ``plugins``, the status kept in NodeInfo.memo
+    under the plan's memo ``key`` with the node's generation (not an error: it is not kept)."""
+    st = _run_filter_plugins(plugins, state, pod, ni)
+    if key is not None and st.code != Code.ERROR:
+        memo = ni.memo
+        if len(memo) >= _NODE_MEMO_LIMIT:
+            memo.clear()
+        memo[key] = (ni.generation, st)
+    return st
+
+
+class _Columns:
+    """One Filter memo key's pass over the node tree by columns (Algorithm._pass_by_columns), for
+    one layout of label checks: every node's status in tree order (None: feasible) and what it
+    was computed from -- the node-local prefix's statuses (PerNode, through the change journal)
+    and each check's statuses by label value as the last cycle gave them."""
+
+    __slots__ = ("prefix", "final", "passes", "statuses", "ids", "defaults")
+
+    def __init__(self) -> None:
+        self.prefix: PerNode[Status] = PerNode()
+        self.final: list[Optional[Status]] = []
+        self.passes: list[bool] = []
+        # per check, the last cycle's statuses by label value (kept: their ids stay theirs) and
+        # those as value -> id(status)
+        self.statuses: list[dict[Optional[str], Optional[Status]]] = []
+        self.ids: list[dict[Optional[str], int]] = []
+        self.defaults: list[Optional[Status]] = []
 
 
 def _no_nominations(node: str) -> list[PodInfo]:
@@ -132,6 +170,14 @@ class Algorithm:
         # the change-journal positions at which the entries of passes over every node (no
         # PreFilter narrowing) were recorded (see _pass_filters_or_repeat)
         self._failed_at: set[int] = set()
+        # _pass_by_columns: its passes by (memo key, check layout); the tree they are aligned to,
+        # with each node's name and, per label key, each node's value and the nodes of each value
+        self.by_columns = True
+        self._columns: dict[Any, _Columns] = {}
+        self._columns_tree: Optional[list[NodeInfo]] = None
+        self._names: list[str] = []
+        self._label_values: dict[str, list[Optional[str]]] = {}
+        self._label_nodes: dict[str, dict[Optional[str], list[int]]] = {}
 
     def find_nodes_that_fit(self, state: CycleState, pod: PodInfo, nodes: list[NodeInfo],
                             nominated: Nominated) -> tuple[list[NodeInfo], Diagnosis]:
@@ -245,6 +291,12 @@ class Algorithm:
         to_find = num_feasible_nodes_to_find(self.percentage, len(nodes))
         if not nodes:
             return []
+        check_nominated = nominated is not _no_nominations
+        if (self.by_columns and not check_nominated and isinstance(nodes, Snapshot) and nodes.tree is not None
+                and nodes.journal is not None and len(nodes) == len(nodes.tree)):
+            found = self._pass_by_columns(state, pod, nodes, num_all, diag, to_find)
+            if found is not None:
+                return found
         feasible: list[NodeInfo] = []
         processed = 0
         n = len(nodes)
@@ -262,7 +314,6 @@ class Algorithm:
         rest = [(p.name, p.node_filter(state, pod)) for p in plan.rest] if key is not None else []
         node_to_status = diag.node_to_status
         rejectors = diag.unschedulable_plugins
-        check_nominated = nominated is not _no_nominations
         for ni in (nodes[start:] + nodes[:start]) if start else nodes:
             processed += 1
             noms = nominated(ni.name) if check_nominated else None
@@ -273,12 +324,7 @@ class Algorithm:
                 if hit is not None and hit[0] == ni.generation:
                     st = hit[1]
                 else:
-                    st = _run_filter_plugins(local, state, pod, ni)
-                    if key is not None and st.code != Code.ERROR:
-                        memo = ni.memo
-                        if len(memo) >= _NODE_MEMO_LIMIT:
-                            memo.clear()
-                        memo[key] = (ni.generation, st)
+                    st = _run_prefix(local, key, state, pod, ni)
                 if not st.code and rest:
                     for name, filt in rest:
                         st = filt(ni)
@@ -295,6 +341,127 @@ class Algorithm:
             else:
                 node_to_status[ni.name] = st
                 rejectors.add(st.plugin)
+        self.next_start_node_index = (self.next_start_node_index + processed) % max(num_all, 1)
+        return feasible
+
+    def _pass_by_columns(self, state: CycleState, pod: PodInfo, nodes: Snapshot, num_all: int, diag: Diagnosis,
+                         to_find: int) -> Optional[list[NodeInfo]]:
+        """_pass_filters over the whole node tree with no pod nominated, from statuses kept per
+        node across cycles; None (nothing done) when it does not apply.
+
+        Not in upstream (findNodesThatPassFilters runs the Filter plugins node by node); same
+        result because every node's status is the one the per-node loop would give it: the
+        node-local prefix's status as the NodeInfo memo holds it (kept in tree order by PerNode,
+        recomputed for the nodes whose generation changed), then, when that is Success, the
+        first failing one of the other Filters' label checks (Plugin.label_checks: statuses by
+        label value, so a node's status changes only when the prefix's does or a check's status
+        for its label value does, which the kept statuses are compared against each cycle by
+        identity), None when none fails. The feasible nodes are the first ``to_find`` of them in
+        visiting order (from nextStartNodeIndex), the visited nodes those up to the last of them
+        (all when fewer pass), and each visited node that fails enters the Diagnosis with its
+        status in visiting order, as the loop enters them. A prefix status that is an error
+        (which the memo never keeps, and on which the loop raises) sends the pass back to the
+        loop, as does a Filter with no label checks."""
+        plan = self.fwk._filter_plan(state, pod)
+        key = plan.memo_key
+        if key is None:
+            return None
+        checks: list[LabelCheck] = []
+        for p in plan.rest:
+            got = p.label_checks(state, pod)
+            if got is None:
+                return None
+            checks.extend(got)
+        tree = nodes.tree
+        assert tree is not None
+        if self._columns_tree is not tree:
+            self._columns_tree = tree
+            self._names = [ni.name for ni in tree]
+            self._label_values = {}
+            self._label_nodes = {}
+        layout = (key, tuple(c.key for c in checks))
+        cols = self._columns.get(layout)
+        if cols is None:
+            if len(self._columns) >= _COLUMNS_LIMIT:
+                self._columns.clear()
+            cols = self._columns[layout] = _Columns()
+        local = plan.local
+        error = False
+
+        def prefix_status(ni: NodeInfo) -> Status:
+            # the loop's memo lookup, else its run of the prefix
+            nonlocal error
+            hit = ni.memo.get(key)
+            if hit is not None and hit[0] == ni.generation:
+                st: Status = hit[1]
+                return st
+            st = _run_prefix(local, key, state, pod, ni)
+            error = error or st.code == Code.ERROR
+            return st
+        try:
+            changed = cols.prefix.refresh(nodes, prefix_status)
+        except BaseException:
+            del self._columns[layout]  # (refreshed part-way)
+            raise
+        if error:
+            del self._columns[layout]
+            return None
+        values = []
+        for c in checks:
+            vals = self._label_values.get(c.key)
+            if vals is None:
+                vals = self._label_values[c.key] = [ni.labels.get(c.key) for ni in tree]
+            values.append(vals)
+        ids = [dict(zip(c.statuses, map(id, c.statuses.values()))) for c in checks]
+        prefix = cols.prefix.values
+        if changed is None or any(c.default is not d for c, d in zip(checks, cols.defaults)):
+            # (a new tree, or a first pass: PerNode recomputed or took over every value)
+            redo: Any = range(len(tree))
+            cols.final = [None] * len(tree)
+            cols.passes = [False] * len(tree)
+        else:
+            redo = {i for i, _old, _new in changed}
+            for j, c in enumerate(checks):
+                moved = ids[j].items() ^ cols.ids[j].items()
+                if moved:
+                    index = self._label_nodes.get(c.key)
+                    if index is None:
+                        index = self._label_nodes[c.key] = {}
+                        for i, v in enumerate(values[j]):
+                            index.setdefault(v, []).append(i)
+                    for v in set(map(_FIRST, moved)):
+                        redo.update(index.get(v, ()))
+        final, passes = cols.final, cols.passes
+        for i in redo:
+            st: Optional[Status] = prefix[i]
+            if not st.code:  # type: ignore[union-attr]
+                st = None
+                for c, vals in zip(checks, values):
+                    st = c.statuses.get(vals[i], c.default)
+                    if st is not None:
+                        break
+            final[i] = st
+            passes[i] = st is None
+        cols.statuses = [c.statuses for c in checks]
+        cols.ids = ids
+        cols.defaults = [c.default for c in checks]
+        n = len(nodes)
+        start = self.next_start_node_index % n
+        if start:
+            passes = passes[start:] + passes[:start]
+        picked = list(islice(compress(count(), passes), to_find))
+        processed = picked[-1] + 1 if len(picked) >= to_find else n
+        order = nodes[start:] + nodes[:start] if start else nodes
+        feasible = list(map(order.__getitem__, picked))
+        if len(picked) < processed:  # some visited node failed
+            names = self._names
+            if start:
+                final = final[start:] + final[:start]
+                names = names[start:] + names[:start]
+            visited_failed = list(map(not_, passes[:processed]))
+            failed = list(compress(final, visited_failed))
+            diag.node_to_status.update(zip(compress(names, visited_failed), failed))  # type: ignore[arg-type]
+            diag.unschedulable_plugins.update(map(_PLUGIN, failed))
         self.next_start_node_index = (self.next_start_node_index + processed) % max(num_all, 1)
         return feasible
 

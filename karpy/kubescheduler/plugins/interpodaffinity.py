@@ -9,7 +9,8 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Optional
 
 from ..framework import (ADD, ASSIGNED_POD, DELETE, NODE, UPDATE, UPDATE_NODE_LABEL, ClusterEvent, CycleState,
-                         _AGGREGATE_LIMIT, HintFn, MemoKeys, Plugin, QueueingHint, hint_signature)
+                         _AGGREGATE_LIMIT, HintFn, LabelCheck, MemoKeys, Plugin, QueueingHint, hint_signature,
+                         plugin_status)
 from ..nodeinfo import NodeInfo, PerNode, have_pods_with_affinity
 from ..podinfo import AffinityTerm, PodInfo, WeightedAffinityTerm, new_pod_info
 from ..types import MAX_NODE_SCORE, SUCCESS_STATUS, Code, Status, unresolvable, unschedulable
@@ -175,6 +176,10 @@ class InterPodAffinity(Plugin):
         # count of shares holding it (pre_score)
         self._by_other: dict[Any, bool] = {}  # _MatchMemo.by_other, kept across cycles
         self._score_aggregates: dict[int, tuple[PerNode[Any], dict[str, dict[str, int]], dict[Pair, int]]] = {}
+        # label_checks' statuses: one object per verdict, the same in every cycle
+        self._check_affinity = plugin_status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, REASON_AFFINITY, self.name)
+        self._check_anti = plugin_status(Code.UNSCHEDULABLE, REASON_ANTI_AFFINITY, self.name)
+        self._check_existing = plugin_status(Code.UNSCHEDULABLE, REASON_EXISTING_ANTI_AFFINITY, self.name)
 
     def _match_memo(self, pod: PodInfo) -> _MatchMemo:
         """A cycle's match memo, sharing the other pods' results with the previous cycles."""
@@ -342,6 +347,39 @@ class InterPodAffinity(Plugin):
                     return unschedulable(REASON_EXISTING_ANTI_AFFINITY)
             return SUCCESS_STATUS
         return filt
+
+    def label_checks(self, state: CycleState, pod: PodInfo) -> Optional[tuple[LabelCheck, ...]]:
+        """``node_filter``'s tests as label checks (Plugin.label_checks), in its order: the
+        affinity term's key (missing: unresolvable; a domain without a matching pod fails unless
+        the pod may be the first, self_ok), each anti-affinity term's key, then each key of the
+        existing pods' anti-affinity (a domain with a positive count is rejected, a missing label
+        passes). None with two or more affinity terms (their "every key's domain has a match"
+        test reads all their keys at once)."""
+        st: Optional[_State] = state.data.get(self.name)
+        if st is None:
+            return ()
+        aff_terms = pod.required_affinity_terms
+        if len(aff_terms) > 1:
+            return None
+        out = []
+        if aff_terms:
+            key = aff_terms[0].topology_key
+            self_ok = not st.affinity and _matches_all(aff_terms, pod)
+            fail = None if self_ok else self._check_affinity
+            statuses: dict[Optional[str], Optional[Status]] = {
+                v: (None if n > 0 else fail) for (k, v), n in st.affinity.items() if k == key}
+            statuses[None] = self._check_affinity
+            out.append(LabelCheck(key, statuses, fail))
+        anti = self._check_anti
+        for t in pod.required_anti_affinity_terms:
+            key = t.topology_key
+            out.append(LabelCheck(key, {v: anti for (k, v), n in st.anti.items() if k == key and n > 0}, None))
+        if st.existing_anti:
+            existing = self._check_existing
+            for key in st.existing_keys():
+                out.append(LabelCheck(key, {v: existing for (k, v), n in st.existing_anti.items() if k == key and n > 0},
+                                      None))
+        return tuple(out)
 
     def filter_state_signature(self, state: CycleState, pod: PodInfo) -> Any:
         """Everything Filter reads: the PreFilter counts, the required terms' topology keys and

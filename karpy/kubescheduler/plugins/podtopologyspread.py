@@ -14,8 +14,8 @@ from typing import Any, Callable, Optional
 from karpy.api.meta import LabelSelector, LabelSelectorRequirement
 
 from ..framework import (_AGGREGATE_LIMIT, ADD, ASSIGNED_POD, DELETE, NODE, UPDATE, UPDATE_NODE_LABEL,
-                         UPDATE_NODE_TAINT, ClusterEvent, CycleState, HintFn, MemoKeys, Plugin, QueueingHint,
-                         hint_signature)
+                         UPDATE_NODE_TAINT, ClusterEvent, CycleState, HintFn, LabelCheck, MemoKeys, Plugin,
+                         QueueingHint, hint_signature, plugin_status)
 from ..nodeinfo import NodeInfo, PerNode
 from ..podinfo import PodInfo, selector_signature
 from ..types import LABEL_HOSTNAME, LABEL_ZONE, MAX_NODE_SCORE, SUCCESS_STATUS, Code, Status, unresolvable, unschedulable
@@ -294,6 +294,9 @@ class PodTopologySpread(Plugin):
         self._aggregates: dict[int, tuple[PerNode[Optional[tuple[int, ...]]], list[dict[str, int]]]] = {}
         #: count_matching_on_node's selector answers, kept across cycles (bounded)
         self._selector_matches: SelectorMatches = {}
+        # label_checks' statuses: one object per verdict, the same in every cycle
+        self._check_reject = plugin_status(Code.UNSCHEDULABLE, REASON, self.name)
+        self._check_missing = plugin_status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, REASON_MISSING_LABEL, self.name)
 
     # ---- filter ----
     def pre_filter(self, state: CycleState, pod: PodInfo, nodes: list[NodeInfo]) -> tuple[Status, Optional[set[str]]]:
@@ -419,6 +422,24 @@ class PodTopologySpread(Plugin):
                     return reject
             return SUCCESS_STATUS
         return every
+
+    def label_checks(self, state: CycleState, pod: PodInfo) -> Optional[tuple[LabelCheck, ...]]:
+        """``node_filter``'s tests as label checks (Plugin.label_checks), one per constraint in
+        order: a node without the topology label fails (missing label), a domain holding more
+        matching pods than the most allowed is rejected, and so is a domain without a count when
+        even none is too many."""
+        st: Optional[_FilterState] = state.data.get(self.name)
+        if st is None:
+            return ()
+        reject = self._check_reject
+        out = []
+        for key, counts, most in st.checks(pod):
+            statuses: dict[Optional[str], Optional[Status]] = {v: reject for v, n in counts.items() if n > most}
+            statuses[None] = self._check_missing
+            if 0 > most:  # (counts are never negative: every value passes only with a count <= most)
+                statuses.update((v, None) for v, n in counts.items() if n <= most)
+            out.append(LabelCheck(key, statuses, reject if 0 > most else None))
+        return tuple(out)
 
     def filter_state_signature(self, state: CycleState, pod: PodInfo) -> Any:
         """Everything Filter reads: per constraint its topology key, its domain counts and the most
