@@ -38,7 +38,7 @@ from __future__ import annotations
 import json
 import operator
 from bisect import bisect_left
-from itertools import compress
+from itertools import compress, repeat
 from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence, TypeVar
 
@@ -134,7 +134,7 @@ class _Capacity:
     with several usable groups (capacity or overhead overrides) are checked group by group.
     Built lazily per resource name; lives as long as the answer it was built from."""
 
-    __slots__ = ("candidates", "offered", "_single", "_multi", "_order")
+    __slots__ = ("candidates", "offered", "_single", "_multi", "_order", "_column")
 
     def __init__(self, offers: dict[int, tuple[tuple[dict[str, int], bool], ...]]) -> None:
         single: dict[int, dict[str, int]] = {}
@@ -153,6 +153,8 @@ class _Capacity:
         self._multi = multi
         #: resource name -> (allocatable values ascending, type ids in the same order)
         self._order: dict[str, tuple[list[int], list[int]]] = {}
+        #: resource name -> type id -> allocatable of that resource (single-group types)
+        self._column: dict[str, dict[int, int]] = {}
 
     def too_small(self, total: dict[str, int]) -> set[int]:
         """ids of the candidates that cannot hold ``total`` in any usable group."""
@@ -169,6 +171,34 @@ class _Capacity:
         for iid, allocs in self._multi.items():
             if not _fits_any(total, allocs):
                 out.add(iid)
+        return out
+
+    def too_small_among(self, ids: frozenset[int], total: dict[str, int]) -> set[int]:
+        """``too_small(total) & ids``, testing only the types of ``ids``. Not in upstream (a
+        shortcut of the shortcut above); same set because a single-group type is too small
+        exactly when some resource of ``total`` exceeds its allocatable (a missing resource
+        counts 0), the prefix :meth:`too_small` takes per resource, and a several-group type is
+        checked by the same ``_fits_any``. An in-flight claim's options are a few dozen types
+        against thousands of candidates, so this skips building the prefixes' sets."""
+        out: set[int] = set()
+        if not ids:
+            return out
+        single = self._single
+        pool = list(filter(single.__contains__, ids))
+        if pool:
+            columns = self._column
+            for name, v in total.items():
+                col = columns.get(name)
+                if col is None:
+                    col = columns[name] = {iid: alloc.get(name, 0) for iid, alloc in single.items()}
+                # alloc < v, as bisect_left over the ascending allocatables in too_small
+                out.update(compress(pool, map(operator.gt, repeat(v), map(col.__getitem__, pool))))
+        multi = self._multi
+        if multi:
+            for iid in (ids if len(ids) < len(multi) else multi):
+                allocs = multi.get(iid)
+                if allocs is not None and iid in ids and not _fits_any(total, allocs):
+                    out.add(iid)
         return out
 
 
@@ -719,7 +749,7 @@ def _filter(
         if memo_fits:
             survivors = index.meet(live, index.fitting(offers, single_total))
         else:
-            survivors = live.difference(cap.too_small(single_total))
+            survivors = live.difference(cap.too_small_among(live, single_total))
     else:
         # daemon groups partition the template's types (buildDaemonOverheadGroups); a type in no
         # group left (host-port conflict) does not survive
@@ -727,7 +757,7 @@ def _filter(
         for ids, t in totals:
             part = index.meet(live, ids)
             if part:
-                found.update(part.difference(cap.too_small(t)))
+                found.update(part.difference(cap.too_small_among(part, t)))
         survivors = frozenset(found)
     remaining: list[Any]
     if not survivors:
@@ -773,7 +803,7 @@ def _filter(
         rest = index.minus(part, bad)
         offered = index.meet(part, cap.offered)
         usable = index.meet(part, cap.candidates)
-        fitting = usable.difference(cap.too_small(t)) if usable else usable
+        fitting = usable.difference(cap.too_small_among(usable, t)) if usable else usable
         err.requirements_met = err.requirements_met or bool(rest)
         err.fits = err.fits or bool(fitting)
         err.has_offering = err.has_offering or bool(offered)
