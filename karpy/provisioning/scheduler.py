@@ -644,7 +644,12 @@ class Scheduler:
                 pod_errors[pod.key] = err if isinstance(err, str) else str(err)  # keeps DRAError etc.
                 by_key[pod.key] = pod
                 self.topology.update(pod)
-                data[id(pod)] = self._pod_data(pod)
+                # updateCachedPodData(pod): not in upstream's form here (upstream's trySchedule
+                # relaxed a DeepCopy whose data replaced the pod's in the UID-keyed cache, so the
+                # original's is computed again); karpy keeps the relaxed copies' data local to
+                # _try_schedule, so data[id(pod)] still is the original's: the same result because
+                # Solve never changes the pod (relaxable_copy), and the rest of a PodData (volume
+                # alternatives, volumes, the toleration cache) is a function of per-Solve inputs.
                 q.push(pod)
             else:
                 pod_errors.pop(pod.key, None)
