@@ -38,7 +38,7 @@ from __future__ import annotations
 import json
 import operator
 from bisect import bisect_left
-from itertools import compress, repeat
+from itertools import compress, islice, repeat
 from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence, TypeVar
 
@@ -178,20 +178,34 @@ class _Capacity:
         shortcut of the shortcut above); same set because a single-group type is too small
         exactly when some resource of ``total`` exceeds its allocatable (a missing resource
         counts 0), the prefix :meth:`too_small` takes per resource, and a several-group type is
-        checked by the same ``_fits_any``. An in-flight claim's options are a few dozen types
-        against thousands of candidates, so this skips building the prefixes' sets."""
+        checked by the same ``_fits_any``. Per resource it walks the shorter of the prefix and
+        the given single-group types: an in-flight claim's options on a real catalogue are a few
+        dozen types against hundreds too small, while on a small catalogue with many options the
+        prefix is the short side."""
         out: set[int] = set()
         if not ids:
             return out
         single = self._single
-        pool = list(filter(single.__contains__, ids))
-        if pool:
+        pool: list[int] | None = None
+        if single:
             columns = self._column
+            order = self._order
             for name, v in total.items():
+                hit = order.get(name)
+                if hit is None:
+                    ranked = sorted((alloc.get(name, 0), iid) for iid, alloc in single.items())
+                    hit = order[name] = ([a for a, _ in ranked], [iid for _, iid in ranked])
+                k = bisect_left(hit[0], v)  # the first k types have less than v of this resource
+                if k <= len(ids):  # (the prefix is the shorter walk)
+                    if k:
+                        out.update(filter(ids.__contains__, islice(hit[1], k)))
+                    continue
+                if pool is None:
+                    pool = list(filter(single.__contains__, ids))
                 col = columns.get(name)
                 if col is None:
                     col = columns[name] = {iid: alloc.get(name, 0) for iid, alloc in single.items()}
-                # alloc < v, as bisect_left over the ascending allocatables in too_small
+                # alloc < v: the pool's types in the prefix
                 out.update(compress(pool, map(operator.gt, repeat(v), map(col.__getitem__, pool))))
         multi = self._multi
         if multi:

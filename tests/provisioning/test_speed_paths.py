@@ -182,10 +182,10 @@ def test_set_algebra_filter_equals_upstreams_loop(seed: int) -> None:
     assert kept == {True, False}  # the all-kept and the nothing-kept answers were both met
 
 
-@pytest.mark.parametrize("seed", range(6))
+@pytest.mark.parametrize("seed", range(12))
 def test_too_small_among_is_too_small_restricted_to_the_ids(seed: int) -> None:
-    """_Capacity.too_small_among(ids, total) (a per-resource column test of the given types) is
-    exactly too_small(total) & ids, for single-group types (some missing a resource), types with
+    """_Capacity.too_small_among(ids, total) (per resource the prefix filtered by ids, or a column
+    test of the given types, whichever is shorter) is exactly too_small(total) & ids, for single-group types (some missing a resource), types with
     several usable groups and types whose only group has a negative allocatable."""
     from karpy.provisioning.nodeclaim import _Capacity
 
