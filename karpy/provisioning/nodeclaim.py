@@ -38,7 +38,7 @@ from __future__ import annotations
 import json
 import operator
 from bisect import bisect_left
-from itertools import compress
+from itertools import compress, islice, repeat
 from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence, TypeVar
 
@@ -134,7 +134,7 @@ class _Capacity:
     with several usable groups (capacity or overhead overrides) are checked group by group.
     Built lazily per resource name; lives as long as the answer it was built from."""
 
-    __slots__ = ("candidates", "offered", "_single", "_multi", "_order")
+    __slots__ = ("candidates", "offered", "_single", "_multi", "_order", "_column")
 
     def __init__(self, offers: dict[int, tuple[tuple[dict[str, int], bool], ...]]) -> None:
         single: dict[int, dict[str, int]] = {}
@@ -153,6 +153,8 @@ class _Capacity:
         self._multi = multi
         #: resource name -> (allocatable values ascending, type ids in the same order)
         self._order: dict[str, tuple[list[int], list[int]]] = {}
+        #: resource name -> type id -> allocatable of that resource (single-group types)
+        self._column: dict[str, dict[int, int]] = {}
 
     def too_small(self, total: dict[str, int]) -> set[int]:
         """ids of the candidates that cannot hold ``total`` in any usable group."""
@@ -169,6 +171,48 @@ class _Capacity:
         for iid, allocs in self._multi.items():
             if not _fits_any(total, allocs):
                 out.add(iid)
+        return out
+
+    def too_small_among(self, ids: frozenset[int], total: dict[str, int]) -> set[int]:
+        """``too_small(total) & ids``, testing only the types of ``ids``. Not in upstream (a
+        shortcut of the shortcut above); same set because a single-group type is too small
+        exactly when some resource of ``total`` exceeds its allocatable (a missing resource
+        counts 0), the prefix :meth:`too_small` takes per resource, and a several-group type is
+        checked by the same ``_fits_any``. Per resource it walks the shorter of the prefix and
+        the given single-group types: an in-flight claim's options on a real catalogue are a few
+        dozen types against hundreds too small, while on a small catalogue with many options the
+        prefix is the short side."""
+        out: set[int] = set()
+        if not ids:
+            return out
+        single = self._single
+        pool: list[int] | None = None
+        if single:
+            columns = self._column
+            order = self._order
+            for name, v in total.items():
+                hit = order.get(name)
+                if hit is None:
+                    ranked = sorted((alloc.get(name, 0), iid) for iid, alloc in single.items())
+                    hit = order[name] = ([a for a, _ in ranked], [iid for _, iid in ranked])
+                k = bisect_left(hit[0], v)  # the first k types have less than v of this resource
+                if k <= len(ids):  # (the prefix is the shorter walk)
+                    if k:
+                        out.update(filter(ids.__contains__, islice(hit[1], k)))
+                    continue
+                if pool is None:
+                    pool = list(filter(single.__contains__, ids))
+                col = columns.get(name)
+                if col is None:
+                    col = columns[name] = {iid: alloc.get(name, 0) for iid, alloc in single.items()}
+                # alloc < v: the pool's types in the prefix
+                out.update(compress(pool, map(operator.gt, repeat(v), map(col.__getitem__, pool))))
+        multi = self._multi
+        if multi:
+            for iid in (ids if len(ids) < len(multi) else multi):
+                allocs = multi.get(iid)
+                if allocs is not None and iid in ids and not _fits_any(total, allocs):
+                    out.add(iid)
         return out
 
 
@@ -719,7 +763,7 @@ def _filter(
         if memo_fits:
             survivors = index.meet(live, index.fitting(offers, single_total))
         else:
-            survivors = live.difference(cap.too_small(single_total))
+            survivors = live.difference(cap.too_small_among(live, single_total))
     else:
         # daemon groups partition the template's types (buildDaemonOverheadGroups); a type in no
         # group left (host-port conflict) does not survive
@@ -727,7 +771,7 @@ def _filter(
         for ids, t in totals:
             part = index.meet(live, ids)
             if part:
-                found.update(part.difference(cap.too_small(t)))
+                found.update(part.difference(cap.too_small_among(part, t)))
         survivors = frozenset(found)
     remaining: list[Any]
     if not survivors:
@@ -773,7 +817,7 @@ def _filter(
         rest = index.minus(part, bad)
         offered = index.meet(part, cap.offered)
         usable = index.meet(part, cap.candidates)
-        fitting = usable.difference(cap.too_small(t)) if usable else usable
+        fitting = usable.difference(cap.too_small_among(usable, t)) if usable else usable
         err.requirements_met = err.requirements_met or bool(rest)
         err.fits = err.fits or bool(fitting)
         err.has_offering = err.has_offering or bool(offered)

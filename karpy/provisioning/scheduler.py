@@ -644,7 +644,12 @@ class Scheduler:
                 pod_errors[pod.key] = err if isinstance(err, str) else str(err)  # keeps DRAError etc.
                 by_key[pod.key] = pod
                 self.topology.update(pod)
-                data[id(pod)] = self._pod_data(pod)
+                # updateCachedPodData(pod): not in upstream's form here (upstream's trySchedule
+                # relaxed a DeepCopy whose data replaced the pod's in the UID-keyed cache, so the
+                # original's is computed again); karpy keeps the relaxed copies' data local to
+                # _try_schedule, so data[id(pod)] still is the original's: the same result because
+                # Solve never changes the pod (relaxable_copy), and the rest of a PodData (volume
+                # alternatives, volumes, the toleration cache) is a function of per-Solve inputs.
                 q.push(pod)
             else:
                 pod_errors.pop(pod.key, None)
@@ -664,6 +669,8 @@ class Scheduler:
         self._key_values = _KeyValuesByKey()
         #: in-flight claim -> ids of its instance-type options
         self._option_ids = _OptionIds()
+        #: set of incompatible type ids -> option ids -> covered (_OptionMisses.skips' memo)
+        self._covers = _CoversByBad()
         #: existing node -> its index in ``existing_nodes`` (the order of every with-room list)
         self._position: dict[ExistingNode, int] = {en: i for i, en in enumerate(self.existing_nodes)}
         #: requests -> topology key -> the domains of that request value's with-room list
@@ -865,7 +872,7 @@ class Scheduler:
                 u = claims[i:]
                 skips = misses.skips(values, u)
                 if options is not None and options.bad:
-                    skips.extend(options.skips(values, self._option_ids, u))
+                    skips.extend(options.skips(values, self._option_ids, u, self._covers))
                 if free is not None:
                     skips.append(map(not_, map(free.__contains__, map(_HOSTNAME, u))))
                 i = _next_open(skips, i, n)
@@ -1084,12 +1091,19 @@ class _OptionMisses:
                 return True
         return False
 
-    def skips(self, values: _KeyValuesByKey, option_ids: _OptionIds, claims: list[Any]) -> list[Iterator[bool]]:
+    def skips(self, values: _KeyValuesByKey, option_ids: _OptionIds, claims: list[Any],
+              covers: _CoversByBad | None = None) -> list[Iterator[bool]]:
         """Per noted key, a lazy stream over ``claims``: whether :meth:`missed` holds for the claim
         (computed in C). A claim always has an option (CanAdd fails with none left), so the
         empty set standing for "nothing noted" never covers a claim's options, as ``None`` does
-        not in :meth:`missed`."""
-        return [map(frozenset.issuperset, map(by_value.get, map(values[key].__getitem__, claims), repeat(_NO_IDS)),
+        not in :meth:`missed`. ``covers``: the memo of the ``issuperset`` tests (a fresh one when
+        not given; see :class:`_CoversByBad`)."""
+        if covers is None:
+            covers = _CoversByBad()
+        none = covers[_NO_IDS]
+        return [map(dict.__getitem__,
+                    map({v: covers[bad] for v, bad in by_value.items()}.get, map(values[key].__getitem__, claims),
+                        repeat(none)),
                     map(option_ids.__getitem__, claims))
                 for key, by_value in self.bad.items()]
 
@@ -1122,13 +1136,51 @@ class _KeyValuesByKey(dict[str, _KeyValues]):
 
 class _OptionIds(dict[Any, frozenset[int]]):
     """in-flight claim -> ids of its instance-type options (NodeClaim.options_within compares
-    the same set), computed on first use; dropped by Scheduler._forget when Add replaces them."""
+    the same set), computed on first use; dropped by Scheduler._forget when Add replaces them.
+    Equal sets are one object (interned here), so the memo of :class:`_CoversByBad` finds them by
+    identity (an equal but distinct key would cost a full set comparison per lookup)."""
+
+    __slots__ = ("_interned",)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._interned: dict[frozenset[int], frozenset[int]] = {}
+
+    def __missing__(self, nc: Any) -> frozenset[int]:
+        ids = frozenset(map(id, nc.instance_type_options))
+        ids = self[nc] = self._interned.setdefault(ids, ids)
+        return ids
+
+
+class _Covers(dict[frozenset[int], bool]):
+    """option ids -> ``bad.issuperset(ids)`` for one set ``bad`` (:class:`_CoversByBad`)."""
+
+    __slots__ = ("bad",)
+
+    def __init__(self, bad: frozenset[int]) -> None:
+        super().__init__()
+        self.bad = bad
+
+    def __missing__(self, ids: frozenset[int]) -> bool:
+        v = self[ids] = self.bad.issuperset(ids)
+        return v
+
+
+class _CoversByBad(dict[frozenset[int], _Covers]):
+    """set of incompatible type ids -> its :class:`_Covers` (made on first use); per Solve.
+
+    Not in upstream (a memo of _OptionMisses' skip test, ``bad >= ids``, a pure function of the
+    two set values, so a hit gives the answer the test gives). The sets noted are interned by
+    InstanceTypeIndex and the claims' option ids by _OptionIds, and the pods of a Deployment note
+    the same sets against the same claims: on the us-east-1 catalogue a zone-spread pod whose next
+    zone the claims' types are not offered in walked every claim, each a subset test over ~70
+    option ids against a set of ~2,400."""
 
     __slots__ = ()
 
-    def __missing__(self, nc: Any) -> frozenset[int]:
-        ids = self[nc] = frozenset(map(id, nc.instance_type_options))
-        return ids
+    def __missing__(self, bad: frozenset[int]) -> _Covers:
+        v = self[bad] = _Covers(bad)
+        return v
 
 
 class _Domains:

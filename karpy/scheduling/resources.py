@@ -10,6 +10,7 @@ exact and cheap in the scheduler's hot loops.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from operator import attrgetter
 from typing import Any
 
 from karpy.api.quantity import NANO, Quantity, parse_nanos
@@ -225,12 +226,17 @@ def _pod_level_requests(spec: Any, container_reqs: Mapping[str, int]) -> Resourc
     return {k: v for k, v in reqs.items() if _pod_level(k)}
 
 
+_CONDITION_TYPE = attrgetter("type")
+
+
 def requests_read_status(pod: Any) -> bool:
     """Whether a pod's requests depend on its status, not on its spec alone: container statuses
     (an in-place resize's allocated or actuated resources) or a PodResizePending condition."""
     status = getattr(pod, "status", None)
+    # (the condition types compared in C: this runs for every pod of every Solve, most of them
+    # pending with a PodScheduled condition)
     return status is not None and bool(status.container_statuses or status.init_container_statuses
-                                       or any(c.type == POD_RESIZE_PENDING for c in status.conditions or ()))
+                                       or POD_RESIZE_PENDING in map(_CONDITION_TYPE, status.conditions or ()))
 
 
 def pod_requests(pod: Any) -> ResourceList:

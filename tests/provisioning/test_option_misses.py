@@ -86,8 +86,8 @@ def test_option_misses_place_every_pod_where_the_plain_scan_does(seed: int, monk
             skipped.append(hit)
             yield hit
 
-    def counting(self: Any, values: Any, option_ids: Any, claims: list[Any]) -> list[Any]:
-        return [counted(s) for s in skips(self, values, option_ids, claims)]
+    def counting(self: Any, values: Any, option_ids: Any, claims: list[Any], covers: Any = None) -> list[Any]:
+        return [counted(s) for s in skips(self, values, option_ids, claims, covers)]
 
     monkeypatch.setattr(scheduler_module._OptionMisses, "skips", counting)
     fast = _solve(seed)

@@ -20,6 +20,7 @@ from karpy.provisioning.scheduler import (
     Scheduler,
     _KeyValuesByKey,
     _miss_key,
+    _CoversByBad,
     _next_open,
     _OptionIds,
     _OptionMisses,
@@ -111,6 +112,47 @@ def test_skip_streams_say_what_the_per_target_tests_say(targets: list[tuple[dict
             [options.missed(t) for t in u] if options.bad else [])
 
 
+@settings(max_examples=100)
+@given(st.lists(st.lists(st.sampled_from(range(4)), min_size=1, max_size=4, unique=True), min_size=1, max_size=8),
+       st.lists(st.lists(st.tuples(st.sampled_from(range(8)), st.lists(st.sampled_from(range(4)), max_size=4,
+                                                                       unique=True)), max_size=6), max_size=5))
+def test_a_covers_memo_shared_by_scans_says_what_the_subset_test_says(
+        options: list[list[int]], scans: list[list[tuple[int, list[int]]]]) -> None:
+    """_OptionMisses.skips with one _CoversByBad memo shared by several scans (as in a Solve:
+    other pods note other sets against the same claims, and claims' options change between
+    scans) says what _OptionMisses.missed says in each scan."""
+    ts = [_Target({LABEL_ZONE: Requirement(LABEL_ZONE, "In", (VALUES[i % 3],))}, [_TYPES[j] for j in opts])
+          for i, opts in enumerate(options)]
+    covers = _CoversByBad()
+    for n, notes in enumerate(scans):
+        if n % 2:  # an Add replaced some claims' options (fresh ids, as after Scheduler._forget)
+            for t in ts[::2]:
+                t.instance_type_options = t.instance_type_options[1:] or t.instance_type_options
+        options_misses = _OptionMisses.__new__(_OptionMisses)
+        options_misses.bad = {}
+        for i, bad in notes:
+            t = ts[i % len(ts)]
+            options_misses.bad.setdefault(LABEL_ZONE, {})[_miss_key(dict.get(t.requirements, LABEL_ZONE))] = \
+                frozenset(id(_TYPES[j]) for j in bad)
+        values = _KeyValuesByKey()
+        ids = _OptionIds()
+        for start in range(len(ts)):
+            u = ts[start:]
+            assert [any(s) for s in zip(*options_misses.skips(values, ids, u, covers))] == (
+                [options_misses.missed(t) for t in u] if options_misses.bad else [])
+
+
+def test_option_ids_are_interned() -> None:
+    """Equal option-id sets of different claims are one object (the covers memo then finds them
+    by identity), and each still equals its claim's options."""
+    a = _Target({}, [_TYPES[0], _TYPES[1]])
+    b = _Target({}, [_TYPES[1], _TYPES[0]])
+    c = _Target({}, [_TYPES[2]])
+    ids = _OptionIds()
+    assert ids[a] is ids[b] and ids[a] == frozenset(map(id, a.instance_type_options))
+    assert ids[c] == frozenset([id(_TYPES[2])])
+
+
 def test_scan_memos_hold_the_targets_current_values(monkeypatch: pytest.MonkeyPatch) -> None:
     """After every Add of a Solve (where targets' requirements and options are replaced), what the
     memos hold equals a fresh computation from the targets."""
@@ -152,7 +194,8 @@ def test_the_walk_matches_the_per_target_scan_end_to_end(monkeypatch: pytest.Mon
     def topo_skips(self: _TopologyMisses, values: Any, targets: list[Any]) -> list[Any]:
         return [iter([self.missed(t.requirements) for t in targets])] if self.keys else []
 
-    def option_skips(self: _OptionMisses, values: Any, option_ids: Any, claims: list[Any]) -> list[Any]:
+    def option_skips(self: _OptionMisses, values: Any, option_ids: Any, claims: list[Any],
+                     covers: Any = None) -> list[Any]:
         return [iter([self.missed(nc) for nc in claims])] if self.bad else []
 
     monkeypatch.setattr(scheduler_module._TopologyMisses, "skips", topo_skips)

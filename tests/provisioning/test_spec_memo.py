@@ -79,3 +79,82 @@ def test_memo_keeps_its_spec_alive_and_tells_specs_apart() -> None:
     del first, a  # the memo still holds the first spec: its id cannot be reused by a new spec
     third = second.model_copy(update={"spec": other_spec.model_copy(update={"node_selector": {"k": "v"}})})
     assert _view(PodData(third, False, None, memo)) == _view(PodData(third, False))
+
+
+def test_a_retried_pod_keeps_the_data_a_fresh_build_gives(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Scheduler.solve keeps a failed pod's PodData for its retry (upstream's updateCachedPodData
+    rebuilds it): on every try, the data handed to _try_schedule equals a fresh _pod_data of the
+    pod, also after a failed try relaxed preferences on a copy of it."""
+    import random
+
+    from karpy.api.builders import make_nodepool, make_pod, pod_affinity_term, topology_spread
+    from karpy.cloudprovider import fake
+    from karpy.provisioning.scheduler import Scheduler
+    from karpy.provisioning.state import ClusterState
+    from karpy.provisioning.topology import Topology
+    from karpy.scheduling.labels import LABEL_HOSTNAME, LABEL_ZONE
+
+    from tests.provisioning.test_scan_prefilters import WELL_KNOWN
+
+    r = random.Random(7)
+    pods = []
+    for i in range(60):
+        app = r.choice("xyz")
+        kw: dict[str, Any] = {}
+        if r.random() < 0.5:  # waits for a pod of role ``app`` (smaller: placed later in the queue's order)
+            kw["pod_affinity"] = [pod_affinity_term({"role": app}, LABEL_ZONE)]
+            kw["pod_anti_affinity_preferences"] = [(1, pod_affinity_term({"app": app}, LABEL_HOSTNAME))]
+            kw["topology_spread_constraints"] = [topology_spread(LABEL_HOSTNAME, {"app": app},
+                                                                 when_unsatisfiable="ScheduleAnyway")]
+            labels = {"app": app}
+            cpu = "2"
+        else:
+            labels = {"role": app}
+            cpu = r.choice(["100m", "500m"])
+        pods.append(make_pod(f"p-{i:02d}", uid=f"p-{i:02d}", labels=labels, requests={"cpu": cpu}, **kw))
+    pool = make_nodepool("default")
+    its = fake.instance_types(10)
+    cluster = ClusterState.from_objects(nodes=[], pods=[])
+    topology = Topology(cluster, [], [pool], {"default": its}, pods, "Respect", WELL_KNOWN)
+    s = Scheduler([pool], cluster, [], topology, {"default": its}, [], well_known=WELL_KNOWN)
+    seen: dict[str, int] = {}
+    relaxed_before: set[str] = set()
+    counts = {"retries": 0, "after_relaxing": 0}
+    orig = Scheduler._try_schedule
+
+    def try_schedule(self: Scheduler, pod: Any, data: PodData) -> Any:
+        fresh = self._pod_data(pod)
+        assert data.pod is pod and _view(data) == _view(fresh)
+        assert (data.volume_requirements, data.volumes) == (fresh.volume_requirements, fresh.volumes)
+        if pod.key in seen:
+            counts["retries"] += 1
+            counts["after_relaxing"] += pod.key in relaxed_before
+        seen[pod.key] = seen.get(pod.key, 0) + 1
+        out = orig(self, pod, data)
+        if self.attempts and self._attempt_log[self.attempts[pod.key] + 2] > 1:
+            relaxed_before.add(pod.key)
+        return out
+
+    monkeypatch.setattr(Scheduler, "_try_schedule", try_schedule)
+    s.solve(pods)
+    assert counts["retries"] > 0 and counts["after_relaxing"] > 0
+
+
+def test_requests_read_status_finds_a_resize_pending_condition_among_others() -> None:
+    """requests_read_status (conditions compared in C) against the per-condition test."""
+    from karpy.scheduling.resources import requests_read_status
+
+    more = dict(STATUSES)
+    more["pending-then-resize"] = {"conditions": [{"type": "PodScheduled", "status": "False"},
+                                                  {"type": "PodResizePending", "status": "True"}]}
+    more["two-others"] = {"conditions": [{"type": "PodScheduled", "status": "False"}, {"type": "Ready", "status": "False"}]}
+    got = {}
+    for name, status in more.items():
+        pod = Pod.model_validate({"metadata": {"name": name}, "spec": SPEC, "status": status})
+        s = pod.status
+        plain = bool(s.container_statuses or s.init_container_statuses
+                     or any(c.type == "PodResizePending" for c in s.conditions or ()))
+        got[name] = requests_read_status(pod)
+        assert got[name] == plain
+    assert got == {"pending": False, "resized": True, "resize-pending": True, "none": False,
+                   "pending-then-resize": True, "two-others": False}

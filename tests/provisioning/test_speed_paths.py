@@ -182,6 +182,35 @@ def test_set_algebra_filter_equals_upstreams_loop(seed: int) -> None:
     assert kept == {True, False}  # the all-kept and the nothing-kept answers were both met
 
 
+@pytest.mark.parametrize("seed", range(12))
+def test_too_small_among_is_too_small_restricted_to_the_ids(seed: int) -> None:
+    """_Capacity.too_small_among(ids, total) (per resource the prefix filtered by ids, or a column
+    test of the given types, whichever is shorter) is exactly too_small(total) & ids, for single-group types (some missing a resource), types with
+    several usable groups and types whose only group has a negative allocatable."""
+    from karpy.provisioning.nodeclaim import _Capacity
+
+    r = random.Random(seed)
+    names = ("cpu", "memory", "pods", "example.com/gpu")
+    offers: dict[int, tuple[tuple[dict[str, int], bool], ...]] = {}
+    for iid in range(1000, 1000 + r.randint(1, 60)):
+        groups = []
+        for _ in range(r.choice([1, 1, 1, 2, 3])):
+            alloc = {n: r.randint(-1, 8) for n in names if r.random() < 0.8}
+            groups.append((alloc, any(v < 0 for v in alloc.values())))
+        offers[iid] = tuple(groups)
+    cap = _Capacity(offers)
+    every = list(offers)
+    checked = set()
+    for _ in range(150):
+        ids = frozenset(r.sample(every, r.randint(0, len(every))) + [r.randint(0, 5)])  # + ids of no type
+        total = {n: r.randint(0, 9) for n in r.sample(names, r.randint(0, len(names)))}
+        got = cap.too_small_among(ids, total)
+        assert got == cap.too_small(total) & ids
+        checked.add(bool(got))
+        checked.add(len(got) < len(ids & cap.candidates))
+    assert checked == {True, False}
+
+
 def test_filter_hands_back_the_same_list_when_every_option_survives() -> None:
     its = fake.instance_types(30)
     index = InstanceTypeIndex(WELL_KNOWN)
