@@ -128,11 +128,12 @@ class KubeScheduler:
         self.default_constraints = injector
 
     # ---- helpers ---------------------------------------------------------------------------------
-    def _pod_info(self, pod: Any) -> PodInfo:
+    def _pod_info(self, pod: Any, prev: Optional[PodInfo] = None) -> PodInfo:
+        """The PodInfo of ``pod``; ``prev``: the PodInfo of its previous version (see new_pod_info)."""
         injector = getattr(self, "default_constraints", None)
         if injector is not None and not pod.spec.topology_spread_constraints:
             pod = injector.inject([pod])[0]
-        pi = new_pod_info(pod)
+        pi = new_pod_info(pod, prev)
         prio, _policy = resolve_priority(pod, self.priority_classes)
         pi.priority = prio
         return pi
@@ -345,8 +346,8 @@ class KubeScheduler:
         if self._terminal(pod):
             self.delete_pod(key)
             return
-        pi = self._pod_info(pod)
         old_pi = self.pod_infos.get(key)
+        pi = self._pod_info(pod, old_pi)
         self.pod_infos[key] = pi
         if key in self.assigned:
             node = self.assigned[key]
