@@ -403,9 +403,14 @@ class KubeScheduler:
         return [k for k, q in self.queue.unschedulable.items() if q.gated]
 
     # ---- the cycle -------------------------------------------------------------------------------
-    def schedule_one(self) -> Optional[ScheduleOneResult]:
-        """Pop one pod (after due flushes) and run a scheduling cycle. None when nothing can be popped."""
-        self.queue.run_flushes()
+    def schedule_one(self, flushed: bool = False) -> Optional[ScheduleOneResult]:
+        """Pop one pod (after due flushes) and run a scheduling cycle. None when nothing can be popped.
+
+        ``flushed``: the caller has just called :meth:`next_event_time` at this instant and changed
+        nothing since, so the flushes it ran leave none due: performance only (run_flushes would
+        find nothing to do; the simulation loop asks next_event_time before every cycle)."""
+        if not flushed:
+            self.queue.run_flushes()
         q = self.queue.pop()
         if q is None:
             return None

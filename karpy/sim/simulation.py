@@ -1186,7 +1186,7 @@ class Simulation:
             now = self.clock.now()
             # kube-scheduler works through everything it can pop now
             while self.scheduler.next_event_time() <= now:
-                result = self.scheduler.schedule_one()
+                result = self.scheduler.schedule_one(flushed=True)
                 if result is None:
                     break
                 self._cycles += 1
