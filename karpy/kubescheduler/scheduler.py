@@ -29,6 +29,13 @@ from .schedule_one import Algorithm, FitError, NoNodesAvailable, _no_nominations
 from .types import (ERR_NO_NODES_AVAILABLE, POD_SCHEDULED, REASON_SCHEDULER_ERROR, REASON_UNSCHEDULABLE,
                     Code)
 
+# The assigned-pod events of the cache's pod handlers (ClusterEvent is an immutable value: one
+# instance each, not one per event)
+_ASSIGNED_POD_ADD = ClusterEvent(ASSIGNED_POD, ADD)
+_ASSIGNED_POD_UPDATE = ClusterEvent(ASSIGNED_POD, UPDATE)
+_ASSIGNED_POD_UPDATE_LABEL = ClusterEvent(ASSIGNED_POD, UPDATE_POD_LABEL)
+_ASSIGNED_POD_DELETE = ClusterEvent(ASSIGNED_POD, DELETE)
+
 BOUND = "Bound"
 UNSCHEDULABLE = "Unschedulable"
 NOMINATED = "Nominated"
@@ -313,7 +320,7 @@ class KubeScheduler:
         self.pod_infos[key] = pi
         if not self._is_unassigned(pod):
             self._assign(pi, pod.spec.node_name)
-            self._event(ClusterEvent(ASSIGNED_POD, ADD), None, pod)
+            self._event(_ASSIGNED_POD_ADD, None, pod)
             return True
         if not self._responsible(pod):
             return True
@@ -356,12 +363,13 @@ class KubeScheduler:
                 self.node_infos[node].add_pod(pi)
             if not self._is_unassigned(pod) and pod.spec.node_name != node:
                 self._assign(pi, pod.spec.node_name)
-            self._event(ClusterEvent(ASSIGNED_POD, UPDATE_POD_LABEL if old.metadata.labels != pod.metadata.labels else UPDATE), old, pod)
+            labels_changed = old.metadata.labels != pod.metadata.labels
+            self._event(_ASSIGNED_POD_UPDATE_LABEL if labels_changed else _ASSIGNED_POD_UPDATE, old, pod)
             return
         if not self._is_unassigned(pod):
             self.queue.forget(key)
             self._assign(pi, pod.spec.node_name)
-            self._event(ClusterEvent(ASSIGNED_POD, ADD), None, pod)
+            self._event(_ASSIGNED_POD_ADD, None, pod)
             return
         events = []
         if (old.spec.scheduling_gates or []) and not (pod.spec.scheduling_gates or []):
@@ -385,7 +393,7 @@ class KubeScheduler:
         if node is not None and pi is not None:
             if node in self.node_infos:
                 self.node_infos[node].remove_pod(pi)
-            self._event(ClusterEvent(ASSIGNED_POD, DELETE), old, None)
+            self._event(_ASSIGNED_POD_DELETE, old, None)
 
     def activate(self, keys: list[str]) -> None:
         self.queue.activate(keys)
@@ -459,7 +467,7 @@ class KubeScheduler:
         self._assign(pi, res.suggested_host)
         self.queue.forget(pi.key)
         self.conditions.pop(pi.key, None)
-        self._event(ClusterEvent(ASSIGNED_POD, ADD), None, pi.pod)
+        self._event(_ASSIGNED_POD_ADD, None, pi.pod)
         return ScheduleOneResult(pi.key, BOUND, res.suggested_host)
 
     def _no_nodes_available(self, q: QueuedPodInfo) -> ScheduleOneResult:
@@ -544,7 +552,7 @@ class KubeScheduler:
                 self.queue.forget(q.key)
                 self.nominated.pop(q.key, None)
                 self.conditions.pop(q.key, None)
-                self._event(ClusterEvent(ASSIGNED_POD, ADD), None, q.pod_info.pod)
+                self._event(_ASSIGNED_POD_ADD, None, q.pod_info.pod)
                 results.append(ScheduleOneResult(q.key, BOUND, node))
             for q, fit_error in failed:
                 q.unschedulable_plugins = set(fit_error.diagnosis.unschedulable_plugins) if fit_error else set()
