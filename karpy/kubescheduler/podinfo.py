@@ -12,6 +12,7 @@ from functools import cached_property
 from typing import Any
 
 from karpy.api.quantity import parse_nanos
+from karpy.scheduling.resources import requests_read_status
 
 from .types import DEFAULT_MEMORY_REQUEST_NANOS, DEFAULT_MILLI_CPU_REQUEST_NANOS
 
@@ -210,6 +211,10 @@ class PodInfo:
     preferred_anti_affinity_terms: list[WeightedAffinityTerm] = field(default_factory=list)
     #: values derived from this pod object alone, computed once (Filter and QueueingHint signatures)
     memo: dict[Any, Any] = field(default_factory=dict, repr=False, compare=False)
+    #: whether ``requests`` read the pod's status (``requests_read_status``); True unless built by
+    #: new_pod_info, which alone reads it (a PodInfo whose requests read no status may lend its
+    #: derived values to the next version of its pod, see new_pod_info)
+    reads_status: bool = field(default=True, repr=False, compare=False)
 
     @property
     def spec(self) -> Any:
@@ -268,8 +273,61 @@ def pod_priority(pod: Any) -> int:
     return int(p) if p is not None else 0
 
 
-def new_pod_info(pod: Any) -> PodInfo:
-    """framework.NewPodInfo."""
+_MISSING = object()
+
+
+def _same_but_node_name(a: Any, b: Any) -> bool:
+    """Whether two pod specs hold the very same objects in every field but ``nodeName`` (a
+    binding copies the spec with only ``nodeName`` replaced; a status update keeps the spec)."""
+    if a is b:
+        return True
+    if type(a) is not type(b):
+        return False
+    da = getattr(a, "__dict__", None)
+    db = getattr(b, "__dict__", None)
+    if da is None or db is None or len(da) != len(db):
+        return False
+    for k, v in da.items():
+        if db.get(k, _MISSING) is not v and k != "node_name":
+            return False
+    return True
+
+
+def new_pod_info(pod: Any, prev: PodInfo | None = None) -> PodInfo:
+    """framework.NewPodInfo.
+
+    ``prev``: the PodInfo of the previous version of this pod, when the caller has one. Not in
+    upstream (a pod update builds its PodInfo from scratch); same result because the derived
+    values are taken from ``prev`` only when every input they are computed from is the same in
+    both versions: the same metadata object (namespace, name, uid, labels), a spec holding the
+    same objects in every field but ``nodeName``, which none of them reads (affinity terms,
+    requests, host ports), and requests that read no status in either version
+    (``requests_read_status``: an in-place resize's container statuses or a PodResizePending
+    condition) -- pods are copy-on-write here (an update replaces the objects it changes, never
+    mutates them in place), and the derived values are never mutated once built, so they are
+    shared; ``pod``, the priority and a fresh ``memo`` are this version's own. Skips two request
+    aggregations and the affinity terms per status or binding update (11,621 updates of the
+    5,000-pod benchmark)."""
+    reads_status = requests_read_status(pod)
+    if (prev is not None and not reads_status and not prev.reads_status and prev.pod.metadata is pod.metadata
+            and _same_but_node_name(prev.pod.spec, pod.spec)):
+        return PodInfo(
+            pod=pod,
+            key=prev.key,
+            uid=prev.uid,
+            name=prev.name,
+            namespace=prev.namespace,
+            labels=prev.labels,
+            priority=pod_priority(pod),
+            requests=prev.requests,
+            non_zero_requests=prev.non_zero_requests,
+            host_ports=prev.host_ports,
+            required_affinity_terms=prev.required_affinity_terms,
+            required_anti_affinity_terms=prev.required_anti_affinity_terms,
+            preferred_affinity_terms=prev.preferred_affinity_terms,
+            preferred_anti_affinity_terms=prev.preferred_anti_affinity_terms,
+            reads_status=False,
+        )
     md = pod.metadata
     ns = getattr(md, "namespace", None) or "default"
     labels = dict(getattr(md, "labels", None) or {})
@@ -297,4 +355,5 @@ def new_pod_info(pod: Any) -> PodInfo:
         required_anti_affinity_terms=req_anti,
         preferred_affinity_terms=pref_aff,
         preferred_anti_affinity_terms=pref_anti,
+        reads_status=reads_status,
     )

@@ -113,18 +113,25 @@ class PriorityQueue:
         return (-q.pod_info.priority, q.timestamp, q.seq, q.key)
 
     def _push_active(self, q: QueuedPodInfo) -> None:
-        self._remove_everywhere(q.key)
+        key = q.key
+        self._remove_everywhere(key)
         e = self._active_key(q)
         self._active.add(e)
-        self._active_entries[q.key] = e
-        self.infos[q.key] = q
+        self._active_entries[key] = e
+        self.infos[key] = q
 
     def _remove_everywhere(self, key: str) -> None:
-        for sl, entries in ((self._active, self._active_entries), (self._backoff, self._backoff_entries),
-                            (self._error_backoff, self._error_entries)):
-            e = entries.pop(key, None)
-            if e is not None:
-                sl.remove(e)
+        # activeQ, podBackoffQ, the error backoffQ, then unschedulablePods (unrolled: it runs on
+        # every move between them)
+        e = self._active_entries.pop(key, None)
+        if e is not None:
+            self._active.remove(e)
+        e = self._backoff_entries.pop(key, None)
+        if e is not None:
+            self._backoff.remove(e)
+        e = self._error_entries.pop(key, None)
+        if e is not None:
+            self._error_backoff.remove(e)
         if self.unschedulable.pop(key, None) is not None:
             self._unindex(key)
 
@@ -140,36 +147,40 @@ class PriorityQueue:
             d *= 2
         return d
 
-    def backoff_expiry(self, q: QueuedPodInfo) -> float:
-        """getBackoffTime truncated to whole seconds (backoffQOrderingWindowDuration = 1 s)."""
-        return float(math.floor(q.timestamp + self.backoff_duration(q)))
+    def backoff_expiry(self, q: QueuedPodInfo, duration: Optional[float] = None) -> float:
+        """getBackoffTime truncated to whole seconds (backoffQOrderingWindowDuration = 1 s);
+        ``duration``: ``backoff_duration(q)`` when the caller has it."""
+        return float(math.floor(q.timestamp + (self.backoff_duration(q) if duration is None else duration)))
 
     def is_backing_off(self, q: QueuedPodInfo, now: Optional[float] = None) -> bool:
-        if self.backoff_duration(q) == 0:
+        duration = self.backoff_duration(q)
+        if duration == 0:
             return False
         now = float(self.clock.now()) if now is None else now
-        return self.backoff_expiry(q) >= math.floor(now)
+        return self.backoff_expiry(q, duration) >= math.floor(now)
 
     def _push_backoff(self, q: QueuedPodInfo) -> None:
-        self._remove_everywhere(q.key)
+        key = q.key
+        self._remove_everywhere(key)
         exp = self.backoff_expiry(q)
         e: tuple[Any, ...]
         if not q.unschedulable_plugins and not q.pending_plugins:
-            e = (exp, q.seq, q.key)
+            e = (exp, q.seq, key)
             self._error_backoff.add(e)
-            self._error_entries[q.key] = e
+            self._error_entries[key] = e
         else:
-            e = (exp, -q.pod_info.priority, q.timestamp, q.seq, q.key)
+            e = (exp, -q.pod_info.priority, q.timestamp, q.seq, key)
             self._backoff.add(e)
-            self._backoff_entries[q.key] = e
-        self.infos[q.key] = q
+            self._backoff_entries[key] = e
+        self.infos[key] = q
 
     def _to_unschedulable(self, q: QueuedPodInfo) -> None:
-        self._remove_everywhere(q.key)
-        self.unschedulable[q.key] = q
-        self.infos[q.key] = q
+        key = q.key
+        self._remove_everywhere(key)
+        self.unschedulable[key] = q
+        self.infos[key] = q
         self._pool_seq += 1
-        self._pool_pos[q.key] = self._pool_seq
+        self._pool_pos[key] = self._pool_seq
         self._index(q)
 
     # ---- the requeue-class index of unschedulablePods ----------------------------------------------

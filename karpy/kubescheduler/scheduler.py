@@ -29,6 +29,13 @@ from .schedule_one import Algorithm, FitError, NoNodesAvailable, _no_nominations
 from .types import (ERR_NO_NODES_AVAILABLE, POD_SCHEDULED, REASON_SCHEDULER_ERROR, REASON_UNSCHEDULABLE,
                     Code)
 
+# The assigned-pod events of the cache's pod handlers (ClusterEvent is an immutable value: one
+# instance each, not one per event)
+_ASSIGNED_POD_ADD = ClusterEvent(ASSIGNED_POD, ADD)
+_ASSIGNED_POD_UPDATE = ClusterEvent(ASSIGNED_POD, UPDATE)
+_ASSIGNED_POD_UPDATE_LABEL = ClusterEvent(ASSIGNED_POD, UPDATE_POD_LABEL)
+_ASSIGNED_POD_DELETE = ClusterEvent(ASSIGNED_POD, DELETE)
+
 BOUND = "Bound"
 UNSCHEDULABLE = "Unschedulable"
 NOMINATED = "Nominated"
@@ -128,11 +135,12 @@ class KubeScheduler:
         self.default_constraints = injector
 
     # ---- helpers ---------------------------------------------------------------------------------
-    def _pod_info(self, pod: Any) -> PodInfo:
+    def _pod_info(self, pod: Any, prev: Optional[PodInfo] = None) -> PodInfo:
+        """The PodInfo of ``pod``; ``prev``: the PodInfo of its previous version (see new_pod_info)."""
         injector = getattr(self, "default_constraints", None)
         if injector is not None and not pod.spec.topology_spread_constraints:
             pod = injector.inject([pod])[0]
-        pi = new_pod_info(pod)
+        pi = new_pod_info(pod, prev)
         prio, _policy = resolve_priority(pod, self.priority_classes)
         pi.priority = prio
         return pi
@@ -312,7 +320,7 @@ class KubeScheduler:
         self.pod_infos[key] = pi
         if not self._is_unassigned(pod):
             self._assign(pi, pod.spec.node_name)
-            self._event(ClusterEvent(ASSIGNED_POD, ADD), None, pod)
+            self._event(_ASSIGNED_POD_ADD, None, pod)
             return True
         if not self._responsible(pod):
             return True
@@ -345,8 +353,8 @@ class KubeScheduler:
         if self._terminal(pod):
             self.delete_pod(key)
             return
-        pi = self._pod_info(pod)
         old_pi = self.pod_infos.get(key)
+        pi = self._pod_info(pod, old_pi)
         self.pod_infos[key] = pi
         if key in self.assigned:
             node = self.assigned[key]
@@ -355,12 +363,13 @@ class KubeScheduler:
                 self.node_infos[node].add_pod(pi)
             if not self._is_unassigned(pod) and pod.spec.node_name != node:
                 self._assign(pi, pod.spec.node_name)
-            self._event(ClusterEvent(ASSIGNED_POD, UPDATE_POD_LABEL if old.metadata.labels != pod.metadata.labels else UPDATE), old, pod)
+            labels_changed = old.metadata.labels != pod.metadata.labels
+            self._event(_ASSIGNED_POD_UPDATE_LABEL if labels_changed else _ASSIGNED_POD_UPDATE, old, pod)
             return
         if not self._is_unassigned(pod):
             self.queue.forget(key)
             self._assign(pi, pod.spec.node_name)
-            self._event(ClusterEvent(ASSIGNED_POD, ADD), None, pod)
+            self._event(_ASSIGNED_POD_ADD, None, pod)
             return
         events = []
         if (old.spec.scheduling_gates or []) and not (pod.spec.scheduling_gates or []):
@@ -384,7 +393,7 @@ class KubeScheduler:
         if node is not None and pi is not None:
             if node in self.node_infos:
                 self.node_infos[node].remove_pod(pi)
-            self._event(ClusterEvent(ASSIGNED_POD, DELETE), old, None)
+            self._event(_ASSIGNED_POD_DELETE, old, None)
 
     def activate(self, keys: list[str]) -> None:
         self.queue.activate(keys)
@@ -402,9 +411,14 @@ class KubeScheduler:
         return [k for k, q in self.queue.unschedulable.items() if q.gated]
 
     # ---- the cycle -------------------------------------------------------------------------------
-    def schedule_one(self) -> Optional[ScheduleOneResult]:
-        """Pop one pod (after due flushes) and run a scheduling cycle. None when nothing can be popped."""
-        self.queue.run_flushes()
+    def schedule_one(self, flushed: bool = False) -> Optional[ScheduleOneResult]:
+        """Pop one pod (after due flushes) and run a scheduling cycle. None when nothing can be popped.
+
+        ``flushed``: the caller has just called :meth:`next_event_time` at this instant and changed
+        nothing since, so the flushes it ran leave none due: performance only (run_flushes would
+        find nothing to do; the simulation loop asks next_event_time before every cycle)."""
+        if not flushed:
+            self.queue.run_flushes()
         q = self.queue.pop()
         if q is None:
             return None
@@ -453,7 +467,7 @@ class KubeScheduler:
         self._assign(pi, res.suggested_host)
         self.queue.forget(pi.key)
         self.conditions.pop(pi.key, None)
-        self._event(ClusterEvent(ASSIGNED_POD, ADD), None, pi.pod)
+        self._event(_ASSIGNED_POD_ADD, None, pi.pod)
         return ScheduleOneResult(pi.key, BOUND, res.suggested_host)
 
     def _no_nodes_available(self, q: QueuedPodInfo) -> ScheduleOneResult:
@@ -538,7 +552,7 @@ class KubeScheduler:
                 self.queue.forget(q.key)
                 self.nominated.pop(q.key, None)
                 self.conditions.pop(q.key, None)
-                self._event(ClusterEvent(ASSIGNED_POD, ADD), None, q.pod_info.pod)
+                self._event(_ASSIGNED_POD_ADD, None, q.pod_info.pod)
                 results.append(ScheduleOneResult(q.key, BOUND, node))
             for q, fit_error in failed:
                 q.unschedulable_plugins = set(fit_error.diagnosis.unschedulable_plugins) if fit_error else set()

@@ -785,6 +785,12 @@ class Simulation:
             self._apply(member)
         if result.members:
             return
+        if (result.outcome != BOUND and not (result.condition is not None and result.condition_changed)
+                and result.nominated_node_name is None and not result.victims and not result.cleared_nominations):
+            # Performance only: every branch below is then a no-op whether or not the pod exists
+            # (a failure that repeats the pod's condition: 30,000 cycles of the 5,000-pod benchmark
+            # while the first nodes start), so the pod is not looked up.
+            return
         pod = self.store.get("Pod", *reversed(result.pod_key.split("/", 1)))
         if pod is None:
             return
@@ -1186,7 +1192,7 @@ class Simulation:
             now = self.clock.now()
             # kube-scheduler works through everything it can pop now
             while self.scheduler.next_event_time() <= now:
-                result = self.scheduler.schedule_one()
+                result = self.scheduler.schedule_one(flushed=True)
                 if result is None:
                     break
                 self._cycles += 1
