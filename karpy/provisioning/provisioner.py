@@ -166,10 +166,29 @@ class Provisioner:
         ``ignoring pod, <err>``."""
         out: list[Any] = []
         ignored: dict[str, str] = {}
+        is_provisionable = podutils.is_provisionable
+        by_spec: dict[int, tuple[Any, str | None]] = {}
         for p in pods:
-            if not podutils.is_provisionable(p):
+            # IsProvisionable's first test (IsScheduled, spec.nodeName set) read here: every pass
+            # walks every pod and most are bound. Not in upstream (which calls IsProvisionable for
+            # each); same result because a bound pod is not provisionable whatever its other fields
+            spec = p.spec
+            if spec.node_name or not is_provisionable(p):
                 continue
-            err = self.validate(p, volumes)
+            if volumes is not None and spec.volumes:
+                err = self.validate(p, volumes)
+            else:
+                # Not in upstream (Validate runs for every pod); same result because without
+                # volumes to check Validate reads the pod's spec alone (its requirements,
+                # nodeSelector and node affinity) and the well-known labels: the pods of one
+                # template share their spec object, so it is asked once per spec in this call
+                # (the entry holds the spec, so no id is reused; nothing edits it meanwhile)
+                hit = by_spec.get(id(spec))
+                if hit is not None and hit[0] is spec:
+                    err = hit[1]
+                else:
+                    err = self.validate(p, None)
+                    by_spec[id(spec)] = (spec, err)
             if err is not None:
                 ignored[p.key] = f"ignoring pod, {err}"
                 continue

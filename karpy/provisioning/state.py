@@ -301,10 +301,16 @@ class ClusterState:
             if sn.name in marked:
                 sn.mark_for_deletion()
         cs = cls(state_nodes, pods)
+        # node_for_pod and add_pod for every pod, read inline (every pass binds every pod of the
+        # cluster): the same lookup, and the same appends in the same order -- the fresh StateNodes
+        # have derived nothing yet, so add_pod's resets have nothing to reset
+        by_node_name = cs._by_node_name
         for p in pods:
-            bound = cs.node_for_pod(p)
-            if bound is not None:
-                bound.add_pod(p)
+            name = p.spec.node_name
+            if name:
+                bound = by_node_name.get(name)
+                if bound is not None:
+                    bound.pods.append(p)
         if previous is not None:
             cs.adopt_derived(previous)
         return cs
@@ -358,8 +364,10 @@ class ClusterState:
         """cluster.go ForPodsWithAntiAffinity: (pod, Node) for bound pods with *required*
         anti-affinity whose Node exists. Sorted by pod key (upstream iterates a sync.Map)."""
         out: list[tuple[Any, Any]] = []
+        has_required = podutils.has_required_pod_anti_affinity
         for p in self.pods:
-            if not podutils.has_required_pod_anti_affinity(p):
+            # (a pod without affinity, the common case, is answered before the call)
+            if p.spec.affinity is None or not has_required(p):
                 continue
             sn = self.node_for_pod(p)
             if sn is None or sn.node is None:

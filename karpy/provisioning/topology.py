@@ -258,7 +258,7 @@ class Topology:
                               else domain_group_cache.get(nodepools, instance_types))
         self.topology_groups: dict[Any, TopologyGroup] = {}
         self.inverse_topology_groups: dict[Any, TopologyGroup] = {}
-        self.excluded_pods: set[str] = {_pod_uid(p) for p in pods}
+        self.excluded_pods: set[str] = {p.metadata.uid for p in pods}  # (_pod_uid, read inline)
         # indexes (not in upstream; derived data only)
         self._owned: dict[str, list[TopologyGroup]] = {}
         self._inverse_owned: dict[str, list[TopologyGroup]] = {}
@@ -695,8 +695,9 @@ class Topology:
     def _update_inverse_affinities(self) -> str | None:
         """Mirrors topology.go updateInverseAffinities (running pods with required anti-affinity)."""
         errors: list[str] = []
+        excluded = self.excluded_pods
         for pod, node in _pods_with_anti_affinity(self.cluster):
-            if _pod_uid(pod) in self.excluded_pods:
+            if pod.metadata.uid in excluded:  # (_pod_uid, read inline)
                 continue
             err = self._update_inverse_anti_affinity(pod, node.metadata.labels or {})
             if err:
@@ -902,14 +903,23 @@ class _PodIndex:
         self._size = len(pods)
         #: namespace -> labels key -> (a representative labels mapping, [(position, pod)])
         self._by_namespace: dict[str, dict[Any, tuple[Any, list[tuple[int, Any]]]]] = {}
+        # one flat pass keyed by (namespace, labels), split by namespace after: the same buckets,
+        # each in the order its first pod came, holding its pods in their order
+        flat: dict[tuple[str, Any], tuple[Any, list[tuple[int, Any]]]] = {}
         for i, p in enumerate(pods):
-            labels = p.metadata.labels
-            key = None if labels is None else tuple(labels.items())
-            buckets = self._by_namespace.setdefault(p.metadata.namespace, {})
-            bucket = buckets.get(key)
+            meta = p.metadata
+            labels = meta.labels
+            key = (meta.namespace, None if labels is None else tuple(labels.items()))
+            bucket = flat.get(key)
             if bucket is None:
-                bucket = buckets[key] = (labels, [])
+                bucket = flat[key] = (labels, [])
             bucket[1].append((i, p))
+        by_namespace = self._by_namespace
+        for (namespace, labels_key), bucket in flat.items():
+            buckets = by_namespace.get(namespace)
+            if buckets is None:
+                buckets = by_namespace[namespace] = {}
+            buckets[labels_key] = bucket
 
     def indexes(self, pods: Sequence[Any]) -> bool:
         """Whether this index was built from ``pods`` (the same list, of the same length)."""

@@ -1,0 +1,132 @@
+"""Shortcuts of a provisioning pass's build before Solve (issue #13), each checked against what it
+shortcuts:
+
+- Provisioner.pending_pods answers Validate once per pod spec object (pods without volumes) and
+  reads IsScheduled before calling IsProvisionable;
+- ClusterState.from_objects binds pods inline and pods_with_anti_affinity reads a pod's affinity
+  before asking HasRequiredPodAntiAffinity.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+from karpy.api.builders import make_node, make_pod
+from karpy.api.pod import Pod
+from karpy.cloudprovider import fake
+from karpy.provisioning import podutils
+from karpy.provisioning.provisioner import Provisioner
+from karpy.provisioning.state import ClusterState
+from karpy.provisioning.volumetopology import VolumeTopology
+from karpy.scheduling.labels import LABEL_HOSTNAME, LABEL_NODEPOOL
+
+sys.path.insert(0, str(Path(__file__).parent))
+from volume_helpers import pvc, storage_class, with_volumes  # noqa: E402
+
+APP = {"app": "web"}
+
+
+def _with_spec(name: str, spec: Any, namespace: str = "default", **kwargs: Any) -> Pod:
+    """A pod of its own (metadata, status) holding ``spec`` itself, as the pods of one template do."""
+    pod = make_pod(name, namespace=namespace, **kwargs)
+    return pod.model_copy(update={"spec": spec})
+
+
+def _one_by_one(prov: Provisioner, pods: list[Any], volumes: Any = None) -> tuple[list[str], dict[str, str]]:
+    """GetPendingPods as upstream runs it: IsProvisionable, then Validate, for every pod."""
+    out: list[str] = []
+    ignored: dict[str, str] = {}
+    for p in pods:
+        if not podutils.is_provisionable(p):
+            continue
+        err = prov.validate(p, volumes)
+        if err is not None:
+            ignored[p.key] = f"ignoring pod, {err}"
+        else:
+            out.append(p.key)
+    return out, ignored
+
+
+def _pending(prov: Provisioner, pods: list[Any], volumes: Any = None) -> tuple[list[str], dict[str, str]]:
+    out, ignored = prov.pending_pods(pods, volumes)
+    return [p.key for p in out], ignored
+
+
+def test_pods_sharing_a_spec_get_the_answer_validate_gives_each_of_them() -> None:
+    prov = Provisioner(fake.FakeCloudProvider())
+    valid = make_pod("t1", node_selector={"team": "a"}).spec
+    managed = make_pod("t2", node_requirements=[(LABEL_NODEPOOL, "DoesNotExist")]).spec
+    restricted = make_pod("t3", node_selector={"kubernetes.io/hostname-bogus": "x", "karpenter.sh/x": "y"}).spec
+    specs = [valid, managed, restricted]
+    pods = []
+    for i in range(30):  # interleaved: every spec comes back after the others
+        pods.append(_with_spec(f"p{i}", specs[i % 3]))
+    pods.append(make_pod("bound", node_selector={"karpenter.sh/x": "y"}, node_name="n1", unschedulable=False))
+    pods.append(make_pod("not-failed", unschedulable=False))
+    want = _one_by_one(prov, pods)
+    assert want[0] and len(want[1]) == 20  # both kinds are there
+    assert len({msg for msg in want[1].values()}) == 2
+    assert _pending(prov, pods) == want
+    # a second call answers again (nothing is kept between calls)
+    assert _pending(prov, pods) == want
+
+
+def test_a_spec_whose_object_is_edited_between_calls_is_validated_again() -> None:
+    prov = Provisioner(fake.FakeCloudProvider())
+    spec = make_pod("t").spec
+    pods = [_with_spec(f"p{i}", spec) for i in range(3)]
+    assert _pending(prov, pods) == (["default/p0", "default/p1", "default/p2"], {})
+    spec.node_selector = {"karpenter.sh/x": "y"}
+    assert _pending(prov, pods) == _one_by_one(prov, pods)
+    assert len(_pending(prov, pods)[1]) == 3
+
+
+def test_pods_with_volumes_are_validated_one_by_one() -> None:
+    # the claims are looked up in the pod's namespace: two pods of one spec, two answers
+    claim = pvc("my-claim", storage_class_name="sc")
+    other = claim.model_copy(deep=True)
+    other.metadata.namespace = "other"
+    other.spec.storage_class_name = "missing"
+    volumes = VolumeTopology.from_objects([claim, other], [], [storage_class("sc")])
+    spec = with_volumes(make_pod("t"), ["my-claim"]).spec
+    pods = [_with_spec("a", spec), _with_spec("b", spec, namespace="other"), _with_spec("c", spec)]
+    prov = Provisioner(fake.FakeCloudProvider())
+    want = _one_by_one(prov, pods, volumes)
+    assert want[0] == ["default/a", "default/c"] and list(want[1]) == ["other/b"]
+    assert _pending(prov, pods, volumes) == want
+
+
+# -- ClusterState ------------------------------------------------------------------------------
+def test_from_objects_binds_every_pod_to_its_node_in_order() -> None:
+    nodes = [make_node(f"n{i}", labels={LABEL_HOSTNAME: f"n{i}"}) for i in range(3)]
+    pods = []
+    for i in range(12):
+        node = None if i % 4 == 3 else f"n{i % 5}"  # n3, n4: no such node
+        pods.append(make_pod(f"p{i}", node_name=node, unschedulable=False, phase="Running",
+                             requests={"cpu": "100m"}))
+    cs = ClusterState.from_objects(nodes, (), pods)
+    for sn in cs.nodes:
+        assert [p.key for p in sn.pods] == [p.key for p in pods if p.spec.node_name == sn.name]
+        expect = {"cpu": 100_000_000 * len(sn.pods), "pods": 1_000_000_000 * len(sn.pods)} if sn.pods else {}
+        assert sn.pod_requests() == expect
+    assert sum(len(sn.pods) for sn in cs.nodes) == 6
+
+
+def test_pods_with_anti_affinity_lists_the_bound_pods_with_required_terms() -> None:
+    term = {"topologyKey": LABEL_HOSTNAME, "labelSelector": {"matchLabels": APP}}
+    node = make_node("n1", labels={LABEL_HOSTNAME: "n1"})
+    pods = [
+        make_pod("b-required", labels=APP, pod_anti_affinity=[term], node_name="n1", unschedulable=False),
+        make_pod("a-preferred", labels=APP, pod_anti_affinity_preferences=[(1, term)], node_name="n1", unschedulable=False),
+        make_pod("c-affinity-only", labels=APP, pod_affinity=[term], node_name="n1", unschedulable=False),
+        make_pod("d-none", labels=APP, node_name="n1", unschedulable=False),
+        make_pod("a-required", labels=APP, pod_anti_affinity=[term], node_name="n1", unschedulable=False),
+        make_pod("e-unbound", labels=APP, pod_anti_affinity=[term]),
+        make_pod("f-gone", labels=APP, pod_anti_affinity=[term], node_name="n9", unschedulable=False),
+    ]
+    cs = ClusterState.from_objects([node], (), pods)
+    got = [(p.key, n.metadata.name) for p, n in cs.pods_with_anti_affinity()]
+    assert got == [("default/a-required", "n1"), ("default/b-required", "n1")]
+    assert all(podutils.has_required_pod_anti_affinity(p) for p, _ in cs.pods_with_anti_affinity())
