@@ -282,7 +282,11 @@ class Provisioner:
         if volumes is not None:
             self.volumes = volumes
         cluster = cluster if cluster is not None else ClusterState()
-        pending, ignored = self.pending_pods(pods, volumes)
+        # the cluster's snapshot may know which of these pods are unbound (ClusterState.unbound_pods):
+        # GetPendingPods keeps none of the bound ones, so it is handed the others, in their order
+        unbound_of = getattr(cluster, "unbound_pods", None)
+        unbound = unbound_of(pods) if unbound_of is not None else None
+        pending, ignored = self.pending_pods(pods if unbound is None else unbound, volumes)
         all_pods = pending + self.reschedulable_pods_of_deleting_nodes(cluster, pdbs, now)
         if not all_pods:
             r = Results([], [], {})

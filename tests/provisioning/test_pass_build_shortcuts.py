@@ -130,3 +130,71 @@ def test_pods_with_anti_affinity_lists_the_bound_pods_with_required_terms() -> N
     got = [(p.key, n.metadata.name) for p, n in cs.pods_with_anti_affinity()]
     assert got == [("default/a-required", "n1"), ("default/b-required", "n1")]
     assert all(podutils.has_required_pod_anti_affinity(p) for p, _ in cs.pods_with_anti_affinity())
+
+
+def _mixed_cluster() -> tuple[list[Any], list[Any]]:
+    term = {"topologyKey": LABEL_HOSTNAME, "labelSelector": {"matchLabels": APP}}
+    nodes = [make_node(f"n{i}", labels={LABEL_HOSTNAME: f"n{i}"}) for i in range(3)]
+    pods = []
+    for i in range(24):
+        node = (None, "n0", "n1", "n2", "gone")[i % 5]
+        kind = i % 4
+        kwargs: dict[str, Any] = {}
+        if kind == 1:
+            kwargs["pod_anti_affinity"] = [term]
+        elif kind == 2:
+            kwargs["pod_anti_affinity_preferences"] = [(1, term)]
+        elif kind == 3:
+            kwargs["pod_affinity"] = [term]
+        pods.append(make_pod(f"p{i:02d}", labels=APP, node_name=node, unschedulable=node is None, **kwargs))
+    return nodes, pods
+
+
+def test_a_scanned_snapshot_answers_what_walking_every_pod_answers() -> None:
+    nodes, pods = _mixed_cluster()
+    plain = ClusterState.from_objects(nodes, (), pods)
+    scanned = ClusterState.from_objects(nodes, (), pods, scan_pods=True)
+    assert [p.key for sn in scanned.nodes for p in sn.pods] == [p.key for sn in plain.nodes for p in sn.pods]
+    want = [(p.key, n.metadata.name) for p, n in plain.pods_with_anti_affinity()]
+    assert len(want) == 4
+    assert [(p.key, n.metadata.name) for p, n in scanned.pods_with_anti_affinity()] == want
+    unbound = scanned.unbound_pods(pods)
+    assert unbound is not None
+    assert [p.key for p in unbound] == [p.key for p in pods if not p.spec.node_name]
+    assert plain.unbound_pods(pods) is None  # not scanned: nothing noted
+
+
+def test_the_notes_are_used_only_for_the_very_pods_they_were_taken_from() -> None:
+    nodes, pods = _mixed_cluster()
+    cs = ClusterState.from_objects(nodes, (), pods, scan_pods=True)
+    assert cs.unbound_pods(list(pods)) is not None  # another list, the same objects
+    assert cs.unbound_pods(pods[:-1]) is None
+    assert cs.unbound_pods(list(reversed(pods))) is None
+    copy = list(pods)
+    copy[0] = make_pod("p00", labels=APP)  # an equal pod, but another object
+    assert cs.unbound_pods(copy) is None
+    # the snapshot's own list changed: the notes no longer stand for it
+    term = {"topologyKey": LABEL_HOSTNAME, "labelSelector": {"matchLabels": APP}}
+    cs.pods.append(make_pod("late", labels=APP, pod_anti_affinity=[term], node_name="n0", unschedulable=False))
+    assert cs.unbound_pods(cs.pods) is None
+    assert "default/late" in [p.key for p, _ in cs.pods_with_anti_affinity()]
+    cs.pods = list(pods)
+    assert cs.unbound_pods(pods) is None
+
+
+def test_schedule_over_a_scanned_snapshot_gives_the_same_results() -> None:
+    from karpy.api.builders import make_nodepool
+
+    nodes, pods = _mixed_cluster()
+    pods.append(make_pod("invalid", node_selector={"karpenter.sh/x": "y"}))
+
+    def outcome(scan: bool) -> tuple[Any, ...]:
+        prov = Provisioner(fake.FakeCloudProvider())
+        cs = ClusterState.from_objects(nodes, (), pods, scan_pods=scan)
+        r = prov.schedule(pods, [make_nodepool("default")], cs)
+        return (sorted((nc.nodepool_name, sorted(p.key for p in nc.pods)) for nc in r.new_nodeclaims),
+                sorted(r.pod_errors.items()), sorted(r.ignored.items()))  # type: ignore[attr-defined]
+
+    got = outcome(True)
+    assert got == outcome(False)
+    assert got[0] and got[2]
