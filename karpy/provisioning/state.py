@@ -261,6 +261,12 @@ class ClusterState:
         #: what from_objects(scan_pods=True) noted while binding: (the pods list it walked, its
         #: length, the pods without spec.nodeName, the bound pods with an affinity), see _scanned
         self._scan: tuple[list[Any], int, list[Any], list[Any]] | None = None
+        #: (from_objects ``scan_pods``) the Topologies over this snapshot share one pod index
+        #: (topology._PodIndex, ``pod_index``), the first built from the previous snapshot's
+        #: (``pod_index_seed``): see topology._cluster_pod_index
+        self.shares_pod_index = False
+        self.pod_index: Any = None
+        self.pod_index_seed: Any = None
 
     @classmethod
     def from_objects(
@@ -280,7 +286,9 @@ class ClusterState:
         (:meth:`adopt_derived`). ``scan_pods``: the caller edits none of these pods in place while
         it uses the snapshot (the simulation's store replaces a pod to change it); binding then
         also notes the unbound pods and the bound pods with an affinity, which
-        :meth:`unbound_pods` and :meth:`pods_with_anti_affinity` walk instead of every pod.
+        :meth:`unbound_pods` and :meth:`pods_with_anti_affinity` walk instead of every pod, and
+        the snapshot's Topologies share one pod index, built from ``previous``'s
+        (``shares_pod_index``).
         """
         marked = set(marked_for_deletion)
         by_pid: dict[str, Any] = {}
@@ -330,6 +338,9 @@ class ClusterState:
                 else:
                     unbound.append(p)
             cs._scan = (cs.pods, len(cs.pods), unbound, with_affinity)
+            cs.shares_pod_index = True
+            if previous is not None and previous.shares_pod_index:
+                cs.pod_index_seed = previous.pod_index if previous.pod_index is not None else previous.pod_index_seed
         else:
             for p in cs.pods:
                 name = p.spec.node_name

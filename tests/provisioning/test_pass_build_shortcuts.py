@@ -198,3 +198,116 @@ def test_schedule_over_a_scanned_snapshot_gives_the_same_results() -> None:
     got = outcome(True)
     assert got == outcome(False)
     assert got[0] and got[2]
+
+
+# -- the pod index carried from one snapshot to the next ---------------------------------------
+def _naive(pods: list[Any], namespaces: frozenset[str], selector: Any) -> list[Any]:
+    """What _count_domains listed before the index: a comprehension over every pod, stably sorted."""
+    out = [p for p in pods if p.metadata.namespace in namespaces and selector.matches(p.metadata.labels)]
+    out.sort(key=lambda p: p.spec.node_name or "")
+    return out
+
+
+def _selectors() -> list[Any]:
+    from karpy.api.meta import LabelSelector, LabelSelectorRequirement
+    from karpy.provisioning.topologygroup import compile_selector
+
+    out = [compile_selector(None, nil_matches=True), compile_selector(LabelSelector(), nil_matches=True)]
+    for key in ("app", "tier"):
+        for op, vals in (("In", ["a"]), ("In", ["b", "c"]), ("NotIn", ["a"]), ("Exists", []), ("DoesNotExist", [])):
+            out.append(compile_selector(LabelSelector(match_expressions=[
+                LabelSelectorRequirement(key=key, operator=op, values=vals)]), nil_matches=True))
+    return out
+
+
+def test_an_index_built_from_an_earlier_one_files_every_pod_as_a_fresh_index_does() -> None:
+    import random
+
+    from karpy.provisioning.topology import _PodIndex
+
+    rng = random.Random(11)
+
+    def pod(i: int) -> Pod:
+        labels = {k: rng.choice("abc") for k in ("app", "tier") if rng.random() < 0.8}
+        return make_pod(f"p{i}", namespace=rng.choice(["default", "other"]), labels=labels,
+                        node_name=rng.choice([None, "n1", "n2", "n3"]), unschedulable=False)
+
+    pods = [pod(i) for i in range(120)]
+    index = _PodIndex(pods)
+    for _ in range(6):  # passes: pods replaced (new objects, new labels), added, deleted, moved
+        nxt = []
+        for p in pods:
+            r = rng.random()
+            if r < 0.15:
+                continue  # deleted
+            if r < 0.35:
+                p = pod(int(p.metadata.name[1:]))  # a new version: another object, maybe other labels
+            nxt.append(p)
+        nxt += [pod(1000 + rng.randrange(10_000)) for _ in range(15)]
+        rng.shuffle(nxt)
+        seeded = _PodIndex(nxt, index)
+        fresh = _PodIndex(nxt)
+        for sel in _selectors():
+            for namespaces in (frozenset({"default"}), frozenset({"default", "other"})):
+                want = [p.key for p in _naive(nxt, namespaces, sel)]
+                assert [p.key for p in seeded.matching(namespaces, sel)] == want
+                assert [p.key for p in fresh.matching(namespaces, sel)] == want
+        pods, index = nxt, seeded
+
+
+def test_a_pass_over_a_scanned_snapshot_counts_as_a_fresh_provisioner_over_a_plain_one() -> None:
+    from karpy.api.builders import make_nodepool, topology_spread
+    from karpy.scheduling.labels import LABEL_ZONE
+
+    nodes = [make_node(f"node-{z}", labels={LABEL_ZONE: f"test-zone-{z}", LABEL_HOSTNAME: f"node-{z}"})
+             for z in (1, 2, 3)]
+
+    def bound(name: str, node: str, labels: dict[str, str]) -> Pod:
+        return make_pod(name, labels=labels, node_name=node, unschedulable=False, phase="Running",
+                        requests={"cpu": "100m"})
+
+    def counts(prov: Provisioner, cs: ClusterState) -> list[tuple[str, int]]:
+        pending = make_pod("pending", labels=APP, requests={"cpu": "100m"},
+                           topology_spread_constraints=[topology_spread(LABEL_ZONE, APP)])
+        s = prov.new_scheduler([pending], [make_nodepool("default")], cs, cs.active_nodes())
+        assert s is not None
+        (group,) = [tg for tg in s.topology.groups() if tg.key == LABEL_ZONE]
+        return list(group.domains.items())
+
+    pods = [bound("w1", "node-1", APP), bound("w2", "node-2", APP), bound("db", "node-3", {"app": "db"})]
+    prov = Provisioner(fake.FakeCloudProvider())
+    previous = None
+    history = []
+    for step in range(5):
+        if step == 1:
+            pods.append(bound("w3", "node-3", APP))  # a bind
+        elif step == 2:
+            pods = [p for p in pods if p.metadata.name != "w1"]  # a delete
+        elif step == 3:  # relabelled: a new object, as the store replaces a pod to change it
+            pods = [bound("db", "node-3", APP) if p.metadata.name == "db" else p for p in pods]
+        elif step == 4:
+            pods = [bound("w2", "node-2", {"app": "db"}) if p.metadata.name == "w2" else p for p in pods]
+        cs = ClusterState.from_objects(nodes, (), pods, previous=previous, scan_pods=True)
+        got = counts(prov, cs)
+        assert got == counts(Provisioner(fake.FakeCloudProvider()), ClusterState.from_objects(nodes, (), pods))
+        assert cs.pod_index is not None and cs.pod_index_seed is None
+        first = cs.pod_index
+        assert counts(prov, cs) == got and cs.pod_index is first  # a second Topology shares it
+        history.append(dict(got))
+        previous = cs
+    assert history == [
+        {"test-zone-1": 1, "test-zone-2": 1, "test-zone-3": 0},
+        {"test-zone-1": 1, "test-zone-2": 1, "test-zone-3": 1},
+        {"test-zone-1": 0, "test-zone-2": 1, "test-zone-3": 1},
+        {"test-zone-1": 0, "test-zone-2": 1, "test-zone-3": 2},
+        {"test-zone-1": 0, "test-zone-2": 0, "test-zone-3": 2},
+    ]
+    # the snapshot's list grows (a caller's edit): the shared index no longer stands for it
+    late = bound("w4", "node-1", APP)
+    assert previous is not None
+    previous.pods.append(late)
+    assert dict(counts(prov, previous)) == {"test-zone-1": 1, "test-zone-2": 0, "test-zone-3": 2}
+    assert previous.pod_index.indexes(previous.pods)
+    plain = ClusterState.from_objects(nodes, (), pods, previous=previous)
+    counts(prov, plain)
+    assert plain.pod_index is None and not plain.shares_pod_index  # nothing kept without scan_pods
