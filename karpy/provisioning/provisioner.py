@@ -246,17 +246,21 @@ class Provisioner:
         return out
 
     def reschedulable_pods_of_deleting_nodes(self, cluster: ClusterState, pdbs: Sequence[Any] = (),
-                                             now: float = 0.0) -> list[Any]:
+                                             now: float = 0.0, deleting_nodes: Sequence[Any] | None = None
+                                             ) -> list[Any]:
         """nodes.Deleting().CurrentlyReschedulablePods (statenode.go -> utils/node
         GetCurrentlyReschedulablePods): the pods bound to deleting nodes that PDB Limits call
         currently reschedulable -- reschedulable (active, or a terminating StatefulSet pod; not a
         DaemonSet or mirror pod), disruptable (no active ``karpenter.sh/do-not-disrupt``, including
         its duration form) and not fully blocked by a PDB. ``pdbs``: the cluster's
         PodDisruptionBudgets, their allowance computed over every pod the cluster state holds;
-        ``now``: virtual seconds (for the do-not-disrupt duration)."""
+        ``now``: virtual seconds (for the do-not-disrupt duration); ``deleting_nodes``:
+        ``cluster.deleting_nodes()`` when the caller has it already."""
         from karpy.utils.pdb import Limits
 
-        deleting = [sn for sn in cluster.deleting_nodes() if sn.node is not None]
+        if deleting_nodes is None:
+            deleting_nodes = cluster.deleting_nodes()
+        deleting = [sn for sn in deleting_nodes if sn.node is not None]
         if not deleting:
             return []
         limits = Limits.from_objects(pdbs, [p for sn in cluster.nodes for p in sn.pods])
@@ -287,7 +291,9 @@ class Provisioner:
         unbound_of = getattr(cluster, "unbound_pods", None)
         unbound = unbound_of(pods) if unbound_of is not None else None
         pending, ignored = self.pending_pods(pods if unbound is None else unbound, volumes)
-        all_pods = pending + self.reschedulable_pods_of_deleting_nodes(cluster, pdbs, now)
+        # StateNodes.Active() and Deleting() in one walk (nothing marks a node in between)
+        active_nodes, deleting_nodes = cluster.partition_nodes()
+        all_pods = pending + self.reschedulable_pods_of_deleting_nodes(cluster, pdbs, now, deleting_nodes)
         if not all_pods:
             r = Results([], [], {})
             r.ignored = ignored  # type: ignore[attr-defined]
@@ -301,7 +307,7 @@ class Provisioner:
         if default_constraints is not None:
             all_pods = default_constraints.inject(all_pods)
         # provisioner.go Schedule: scheduler.DisableReservedCapacityFallback
-        scheduler = self.new_scheduler(all_pods, nodepools, cluster, cluster.active_nodes(), daemonsets,
+        scheduler = self.new_scheduler(all_pods, nodepools, cluster, active_nodes, daemonsets,
                                        reserved_offering_mode=ReservedOfferingMode.STRICT,
                                        volume_requirements=volume_reqs)
         if scheduler is None:

@@ -313,9 +313,10 @@ class ClusterState:
         for n in nodes:
             if n.metadata.name not in used:
                 state_nodes.append(StateNode(node=n))
-        for sn in state_nodes:
-            if sn.name in marked:
-                sn.mark_for_deletion()
+        if marked:  # (nothing to look up when nothing is marked, the common case)
+            for sn in state_nodes:
+                if sn.name in marked:
+                    sn.mark_for_deletion()
         cs = cls(state_nodes, pods)
         # node_for_pod and add_pod for every pod, read inline (every pass binds every pod of the
         # cluster): the same lookup, and the same appends in the same order -- the fresh StateNodes
@@ -389,6 +390,14 @@ class ClusterState:
     def deleting_nodes(self) -> list[StateNode]:
         """StateNodes.Deleting()."""
         return [n for n in self.nodes if n.marked_for_deletion()]
+
+    def partition_nodes(self) -> tuple[list[StateNode], list[StateNode]]:
+        """(:meth:`active_nodes`, :meth:`deleting_nodes`), asking each node once."""
+        active: list[StateNode] = []
+        deleting: list[StateNode] = []
+        for n in self.nodes:
+            (deleting if n.marked_for_deletion() else active).append(n)
+        return active, deleting
 
     def node_for_pod(self, pod: Any) -> StateNode | None:
         """The state node (with a real Node) a pod is bound to, via spec.nodeName."""

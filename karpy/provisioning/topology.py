@@ -474,9 +474,14 @@ class Topology:
         return result, True
 
     def register(self, topology_key: str, domain: str) -> None:
-        """Mirrors topology.go Register (groups and inverse groups of that key)."""
+        """Mirrors topology.go Register (groups and inverse groups of that key).
+
+        (A group that has the domain already is not asked: TopologyGroup.register would leave it
+        unchanged. Every existing node registers its hostname with every hostname group, most of
+        which NewTopology's countDomains registered it with.)"""
         for tg in self._by_key.get(topology_key, ()):
-            tg.register(domain)
+            if domain not in tg.domains:
+                tg.register(domain)
 
     def unregister(self, topology_key: str, domain: str) -> None:
         """Mirrors topology.go Unregister."""

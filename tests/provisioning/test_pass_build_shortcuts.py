@@ -311,3 +311,18 @@ def test_a_pass_over_a_scanned_snapshot_counts_as_a_fresh_provisioner_over_a_pla
     plain = ClusterState.from_objects(nodes, (), pods, previous=previous)
     counts(prov, plain)
     assert plain.pod_index is None and not plain.shares_pod_index  # nothing kept without scan_pods
+
+
+def test_partition_nodes_is_active_nodes_and_deleting_nodes() -> None:
+    from karpy.api.nodeclaim import NodeClaim
+
+    claim = NodeClaim.model_validate({"metadata": {"name": "claim"}, "spec": {"nodeClassRef": {
+        "group": "karpenter.k8s.aws", "kind": "EC2NodeClass", "name": "default"}, "requirements": []}})
+    nodes = [make_node(f"n{i}", labels={LABEL_HOSTNAME: f"n{i}"}) for i in range(5)]
+    gone = make_node("n5", labels={LABEL_HOSTNAME: "n5"})
+    gone.metadata.deletion_timestamp = "2026-01-01T00:00:00Z"
+    cs = ClusterState.from_objects([*nodes, gone], [claim], (), marked_for_deletion=["n1", "n3"])
+    active, deleting = cs.partition_nodes()
+    assert [sn.name for sn in active] == [sn.name for sn in cs.active_nodes()] == ["claim", "n0", "n2", "n4"]
+    assert [sn.name for sn in deleting] == [sn.name for sn in cs.deleting_nodes()] == ["n1", "n3", "n5"]
+    assert ClusterState.from_objects(nodes).deleting_nodes() == []
