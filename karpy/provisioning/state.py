@@ -343,7 +343,7 @@ class ClusterState:
             if previous is not None and previous.shares_pod_index:
                 cs.pod_index_seed = previous.pod_index if previous.pod_index is not None else previous.pod_index_seed
         else:
-            for p in cs.pods:
+            for p in pods:
                 name = p.spec.node_name
                 if name:
                     bound = by_node_name.get(name)
