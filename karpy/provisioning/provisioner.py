@@ -166,10 +166,29 @@ class Provisioner:
         ``ignoring pod, <err>``."""
         out: list[Any] = []
         ignored: dict[str, str] = {}
+        is_provisionable = podutils.is_provisionable
+        by_spec: dict[int, tuple[Any, str | None]] = {}
         for p in pods:
-            if not podutils.is_provisionable(p):
+            # IsProvisionable's first test (IsScheduled, spec.nodeName set) read here: every pass
+            # walks every pod and most are bound. Not in upstream (which calls IsProvisionable for
+            # each); same result because a bound pod is not provisionable whatever its other fields
+            spec = p.spec
+            if spec.node_name or not is_provisionable(p):
                 continue
-            err = self.validate(p, volumes)
+            if volumes is not None and spec.volumes:
+                err = self.validate(p, volumes)
+            else:
+                # Not in upstream (Validate runs for every pod); same result because without
+                # volumes to check Validate reads the pod's spec alone (its requirements,
+                # nodeSelector and node affinity) and the well-known labels: the pods of one
+                # template share their spec object, so it is asked once per spec in this call
+                # (the entry holds the spec, so no id is reused; nothing edits it meanwhile)
+                hit = by_spec.get(id(spec))
+                if hit is not None and hit[0] is spec:
+                    err = hit[1]
+                else:
+                    err = self.validate(p, None)
+                    by_spec[id(spec)] = (spec, err)
             if err is not None:
                 ignored[p.key] = f"ignoring pod, {err}"
                 continue
@@ -227,17 +246,21 @@ class Provisioner:
         return out
 
     def reschedulable_pods_of_deleting_nodes(self, cluster: ClusterState, pdbs: Sequence[Any] = (),
-                                             now: float = 0.0) -> list[Any]:
+                                             now: float = 0.0, deleting_nodes: Sequence[Any] | None = None
+                                             ) -> list[Any]:
         """nodes.Deleting().CurrentlyReschedulablePods (statenode.go -> utils/node
         GetCurrentlyReschedulablePods): the pods bound to deleting nodes that PDB Limits call
         currently reschedulable -- reschedulable (active, or a terminating StatefulSet pod; not a
         DaemonSet or mirror pod), disruptable (no active ``karpenter.sh/do-not-disrupt``, including
         its duration form) and not fully blocked by a PDB. ``pdbs``: the cluster's
         PodDisruptionBudgets, their allowance computed over every pod the cluster state holds;
-        ``now``: virtual seconds (for the do-not-disrupt duration)."""
+        ``now``: virtual seconds (for the do-not-disrupt duration); ``deleting_nodes``:
+        ``cluster.deleting_nodes()`` when the caller has it already."""
         from karpy.utils.pdb import Limits
 
-        deleting = [sn for sn in cluster.deleting_nodes() if sn.node is not None]
+        if deleting_nodes is None:
+            deleting_nodes = cluster.deleting_nodes()
+        deleting = [sn for sn in deleting_nodes if sn.node is not None]
         if not deleting:
             return []
         limits = Limits.from_objects(pdbs, [p for sn in cluster.nodes for p in sn.pods])
@@ -263,8 +286,14 @@ class Provisioner:
         if volumes is not None:
             self.volumes = volumes
         cluster = cluster if cluster is not None else ClusterState()
-        pending, ignored = self.pending_pods(pods, volumes)
-        all_pods = pending + self.reschedulable_pods_of_deleting_nodes(cluster, pdbs, now)
+        # the cluster's snapshot may know which of these pods are unbound (ClusterState.unbound_pods):
+        # GetPendingPods keeps none of the bound ones, so it is handed the others, in their order
+        unbound_of = getattr(cluster, "unbound_pods", None)
+        unbound = unbound_of(pods) if unbound_of is not None else None
+        pending, ignored = self.pending_pods(pods if unbound is None else unbound, volumes)
+        # StateNodes.Active() and Deleting() in one walk (nothing marks a node in between)
+        active_nodes, deleting_nodes = cluster.partition_nodes()
+        all_pods = pending + self.reschedulable_pods_of_deleting_nodes(cluster, pdbs, now, deleting_nodes)
         if not all_pods:
             r = Results([], [], {})
             r.ignored = ignored  # type: ignore[attr-defined]
@@ -278,7 +307,7 @@ class Provisioner:
         if default_constraints is not None:
             all_pods = default_constraints.inject(all_pods)
         # provisioner.go Schedule: scheduler.DisableReservedCapacityFallback
-        scheduler = self.new_scheduler(all_pods, nodepools, cluster, cluster.active_nodes(), daemonsets,
+        scheduler = self.new_scheduler(all_pods, nodepools, cluster, active_nodes, daemonsets,
                                        reserved_offering_mode=ReservedOfferingMode.STRICT,
                                        volume_requirements=volume_reqs)
         if scheduler is None:

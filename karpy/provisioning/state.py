@@ -16,6 +16,7 @@ upstream's long-lived StateNode keeps up to date pod by pod).
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Iterable, Sequence
 from typing import Any
 
@@ -257,6 +258,15 @@ class ClusterState:
         for sn in self.nodes:
             if sn.node is not None:
                 self._by_node_name[sn.node.metadata.name] = sn
+        #: what from_objects(scan_pods=True) noted while binding: (the pods list it walked, its
+        #: length, the pods without spec.nodeName, the bound pods with an affinity), see _scanned
+        self._scan: tuple[list[Any], int, list[Any], list[Any]] | None = None
+        #: (from_objects ``scan_pods``) the Topologies over this snapshot share one pod index
+        #: (topology._PodIndex, ``pod_index``), the first built from the previous snapshot's
+        #: (``pod_index_seed``): see topology._cluster_pod_index
+        self.shares_pod_index = False
+        self.pod_index: Any = None
+        self.pod_index_seed: Any = None
 
     @classmethod
     def from_objects(
@@ -266,13 +276,19 @@ class ClusterState:
         pods: Sequence[Any] = (),
         marked_for_deletion: Iterable[str] = (),
         previous: ClusterState | None = None,
+        scan_pods: bool = False,
     ) -> ClusterState:
         """Pair NodeClaims with Nodes (by providerID, else status.nodeName) and bind pods.
 
         cluster.go keys state nodes by providerID; a NodeClaim without a Node is in flight.
         ``marked_for_deletion`` holds state-node names (disruption's MarkForDeletion).
         ``previous``: an earlier snapshot of the same cluster whose per-node sums may be reused
-        (:meth:`adopt_derived`).
+        (:meth:`adopt_derived`). ``scan_pods``: the caller edits none of these pods in place while
+        it uses the snapshot (the simulation's store replaces a pod to change it); binding then
+        also notes the unbound pods and the bound pods with an affinity, which
+        :meth:`unbound_pods` and :meth:`pods_with_anti_affinity` walk instead of every pod, and
+        the snapshot's Topologies share one pod index, built from ``previous``'s
+        (``shares_pod_index``).
         """
         marked = set(marked_for_deletion)
         by_pid: dict[str, Any] = {}
@@ -297,14 +313,42 @@ class ClusterState:
         for n in nodes:
             if n.metadata.name not in used:
                 state_nodes.append(StateNode(node=n))
-        for sn in state_nodes:
-            if sn.name in marked:
-                sn.mark_for_deletion()
+        if marked:  # (nothing to look up when nothing is marked, the common case)
+            for sn in state_nodes:
+                if sn.name in marked:
+                    sn.mark_for_deletion()
         cs = cls(state_nodes, pods)
-        for p in pods:
-            bound = cs.node_for_pod(p)
-            if bound is not None:
-                bound.add_pod(p)
+        # node_for_pod and add_pod for every pod, read inline (every pass binds every pod of the
+        # cluster): the same lookup, and the same appends in the same order -- the fresh StateNodes
+        # have derived nothing yet, so add_pod's resets have nothing to reset
+        by_node_name = cs._by_node_name
+        if scan_pods:
+            # (the same binding loop, noting two lists on the way: a pod's spec is read once per
+            # pass instead of once per walk over every pod)
+            unbound: list[Any] = []
+            with_affinity: list[Any] = []
+            for p in cs.pods:
+                spec = p.spec
+                name = spec.node_name
+                if name:
+                    bound = by_node_name.get(name)
+                    if bound is not None:
+                        bound.pods.append(p)
+                        if spec.affinity is not None:
+                            with_affinity.append(p)
+                else:
+                    unbound.append(p)
+            cs._scan = (cs.pods, len(cs.pods), unbound, with_affinity)
+            cs.shares_pod_index = True
+            if previous is not None and previous.shares_pod_index:
+                cs.pod_index_seed = previous.pod_index if previous.pod_index is not None else previous.pod_index_seed
+        else:
+            for p in pods:
+                name = p.spec.node_name
+                if name:
+                    bound = by_node_name.get(name)
+                    if bound is not None:
+                        bound.pods.append(p)
         if previous is not None:
             cs.adopt_derived(previous)
         return cs
@@ -347,6 +391,14 @@ class ClusterState:
         """StateNodes.Deleting()."""
         return [n for n in self.nodes if n.marked_for_deletion()]
 
+    def partition_nodes(self) -> tuple[list[StateNode], list[StateNode]]:
+        """(:meth:`active_nodes`, :meth:`deleting_nodes`), asking each node once."""
+        active: list[StateNode] = []
+        deleting: list[StateNode] = []
+        for n in self.nodes:
+            (deleting if n.marked_for_deletion() else active).append(n)
+        return active, deleting
+
     def node_for_pod(self, pod: Any) -> StateNode | None:
         """The state node (with a real Node) a pod is bound to, via spec.nodeName."""
         name = pod.spec.node_name
@@ -354,12 +406,38 @@ class ClusterState:
             return None
         return self._by_node_name.get(name)
 
+    def _scanned(self) -> tuple[list[Any], int, list[Any], list[Any]] | None:
+        """from_objects' notes (``scan_pods``) while :attr:`pods` is still the list it walked, at
+        the length it had; None otherwise."""
+        scan = self._scan
+        if scan is not None and scan[0] is self.pods and len(self.pods) == scan[1]:
+            return scan
+        return None
+
+    def unbound_pods(self, pods: Sequence[Any]) -> list[Any] | None:
+        """The pods of ``pods`` without ``spec.nodeName``, in their order, when ``pods`` holds
+        exactly this snapshot's pods (the same objects in the same order) and from_objects noted
+        them (``scan_pods``); None otherwise. Not in upstream; for GetPendingPods, which passes
+        over every bound pod (IsProvisionable is false for each)."""
+        scan = self._scanned()
+        if scan is None or len(pods) != len(self.pods) or not all(map(operator.is_, pods, self.pods)):
+            return None
+        return scan[2]
+
     def pods_with_anti_affinity(self) -> list[tuple[Any, Any]]:
         """cluster.go ForPodsWithAntiAffinity: (pod, Node) for bound pods with *required*
-        anti-affinity whose Node exists. Sorted by pod key (upstream iterates a sync.Map)."""
+        anti-affinity whose Node exists. Sorted by pod key (upstream iterates a sync.Map).
+
+        After from_objects(scan_pods=True) only the bound pods with an affinity it noted are
+        walked. Not in upstream; same result because the walk below keeps only pods with an
+        affinity bound to a Node of the snapshot, and those are the ones noted, in the same order
+        (nothing edits them meanwhile: ``scan_pods``)."""
         out: list[tuple[Any, Any]] = []
-        for p in self.pods:
-            if not podutils.has_required_pod_anti_affinity(p):
+        has_required = podutils.has_required_pod_anti_affinity
+        scan = self._scanned()
+        for p in (self.pods if scan is None else scan[3]):
+            # (a pod without affinity, the common case, is answered before the call)
+            if p.spec.affinity is None or not has_required(p):
                 continue
             sn = self.node_for_pod(p)
             if sn is None or sn.node is None:

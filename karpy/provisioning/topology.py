@@ -258,7 +258,7 @@ class Topology:
                               else domain_group_cache.get(nodepools, instance_types))
         self.topology_groups: dict[Any, TopologyGroup] = {}
         self.inverse_topology_groups: dict[Any, TopologyGroup] = {}
-        self.excluded_pods: set[str] = {_pod_uid(p) for p in pods}
+        self.excluded_pods: set[str] = {p.metadata.uid for p in pods}  # (_pod_uid, read inline)
         # indexes (not in upstream; derived data only)
         self._owned: dict[str, list[TopologyGroup]] = {}
         self._inverse_owned: dict[str, list[TopologyGroup]] = {}
@@ -474,9 +474,14 @@ class Topology:
         return result, True
 
     def register(self, topology_key: str, domain: str) -> None:
-        """Mirrors topology.go Register (groups and inverse groups of that key)."""
+        """Mirrors topology.go Register (groups and inverse groups of that key).
+
+        (A group that has the domain already is not asked: TopologyGroup.register would leave it
+        unchanged. Every existing node registers its hostname with every hostname group, most of
+        which NewTopology's countDomains registered it with.)"""
         for tg in self._by_key.get(topology_key, ()):
-            tg.register(domain)
+            if domain not in tg.domains:
+                tg.register(domain)
 
     def unregister(self, topology_key: str, domain: str) -> None:
         """Mirrors topology.go Unregister."""
@@ -695,8 +700,9 @@ class Topology:
     def _update_inverse_affinities(self) -> str | None:
         """Mirrors topology.go updateInverseAffinities (running pods with required anti-affinity)."""
         errors: list[str] = []
+        excluded = self.excluded_pods
         for pod, node in _pods_with_anti_affinity(self.cluster):
-            if _pod_uid(pod) in self.excluded_pods:
+            if pod.metadata.uid in excluded:  # (_pod_uid, read inline)
                 continue
             err = self._update_inverse_anti_affinity(pod, node.metadata.labels or {})
             if err:
@@ -849,7 +855,7 @@ class Topology:
         index = self._pod_index
         source = getattr(self.cluster, "pods", ())
         if index is None or not index.indexes(source):
-            index = self._pod_index = _PodIndex(source)
+            index = self._pod_index = _cluster_pod_index(self.cluster, source)
         for p in index.matching(tg.namespaces, list_selector):
             if ignored_for_topology(p):
                 continue
@@ -882,6 +888,23 @@ class Topology:
         return list(self._owned.get(_pod_uid(pod), ()))
 
 
+def _cluster_pod_index(cluster: Any, pods: Sequence[Any]) -> _PodIndex:
+    """The :class:`_PodIndex` of ``pods`` (the cluster's): built here, or -- for a snapshot whose
+    pods nothing edits in place (ClusterState.from_objects ``scan_pods``, which sets
+    ``shares_pod_index``) -- the one an earlier Topology of the same snapshot built, else one built
+    from the previous snapshot's index (``pod_index_seed``) and kept on the snapshot."""
+    if not getattr(cluster, "shares_pod_index", False):
+        return _PodIndex(pods)
+    index = cluster.pod_index
+    if isinstance(index, _PodIndex) and index.indexes(pods):
+        return index
+    seed = cluster.pod_index_seed if cluster.pod_index_seed is not None else index
+    index = _PodIndex(pods, seed if isinstance(seed, _PodIndex) else None)
+    cluster.pod_index = index
+    cluster.pod_index_seed = None  # (its entries live on in the new index where they still apply)
+    return index
+
+
 class _PodIndex:
     """The cluster's pods grouped by (namespace, labels) for :meth:`Topology._count_domains`.
 
@@ -890,26 +913,51 @@ class _PodIndex:
     once per distinct label set instead of once per pod. :meth:`matching` answers exactly what the
     list comprehension over ``cluster.pods`` followed by a stable sort on ``spec.nodeName`` did:
     the same pods, in the same order (node name, then position in ``cluster.pods``), so every
-    group's domain counts -- and their insertion order -- are unchanged. Built per Topology from
-    the list it was given (:meth:`indexes` notices a different or resized list); nothing is kept
-    across Solves.
+    group's domain counts -- and their insertion order -- are unchanged. Built from the list it
+    was given (:meth:`indexes` notices a different or resized list).
+
+    ``seed``: the index of an earlier snapshot of the same cluster whose pods nothing edits in
+    place (see :func:`_cluster_pod_index`). Not in upstream; same result because what a pod is
+    filed under -- its namespace and labels -- is read from the pod object alone, so a pod that
+    is the same object as in the seed is filed as the seed filed it (the seed holds its pods, so
+    no id is reused while it is compared); the positions are this list's.
     """
 
-    __slots__ = ("_source", "_size", "_by_namespace")
+    __slots__ = ("_source", "_size", "_by_namespace", "_entries")
 
-    def __init__(self, pods: Sequence[Any]) -> None:
+    def __init__(self, pods: Sequence[Any], seed: _PodIndex | None = None) -> None:
         self._source = pods
         self._size = len(pods)
         #: namespace -> labels key -> (a representative labels mapping, [(position, pod)])
         self._by_namespace: dict[str, dict[Any, tuple[Any, list[tuple[int, Any]]]]] = {}
+        #: id(pod) -> (the pod, its (namespace, labels key), its labels): what each pod was filed
+        #: under, for an index built from this one (seed)
+        entries: dict[int, tuple[Any, tuple[str, Any], Any]] = {}
+        self._entries = entries
+        previous = seed._entries if seed is not None else {}
+        #: equal keys share one object (hashing a key then reads memory in use)
+        canonical: dict[tuple[str, Any], tuple[str, Any]] = {}
+        # one flat pass keyed by (namespace, labels), split by namespace after: the same buckets,
+        # each in the order its first pod came, holding its pods in their order
+        flat: dict[tuple[str, Any], tuple[Any, list[tuple[int, Any]]]] = {}
         for i, p in enumerate(pods):
-            labels = p.metadata.labels
-            key = None if labels is None else tuple(labels.items())
-            buckets = self._by_namespace.setdefault(p.metadata.namespace, {})
-            bucket = buckets.get(key)
+            entry = previous.get(id(p))
+            if entry is None or entry[0] is not p:
+                meta = p.metadata
+                labels = meta.labels
+                key = (meta.namespace, None if labels is None else tuple(labels.items()))
+                entry = (p, canonical.setdefault(key, key), labels)
+            entries[id(p)] = entry
+            bucket = flat.get(entry[1])
             if bucket is None:
-                bucket = buckets[key] = (labels, [])
+                bucket = flat[entry[1]] = (entry[2], [])
             bucket[1].append((i, p))
+        by_namespace = self._by_namespace
+        for (namespace, labels_key), bucket in flat.items():
+            buckets = by_namespace.get(namespace)
+            if buckets is None:
+                buckets = by_namespace[namespace] = {}
+            buckets[labels_key] = bucket
 
     def indexes(self, pods: Sequence[Any]) -> bool:
         """Whether this index was built from ``pods`` (the same list, of the same length)."""

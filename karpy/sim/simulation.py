@@ -897,7 +897,7 @@ class Simulation:
         # the last snapshot lends its per-node sums to nodes whose bound pods are the same objects
         # (ClusterState.adopt_derived)
         self._last_cluster = ClusterState.from_objects(self.store.list("Node"), claims, self.store.list("Pod"),
-                                                       deleting, previous=self._last_cluster)
+                                                       deleting, previous=self._last_cluster, scan_pods=True)
         return self._last_cluster
 
     def _volumes(self) -> VolumeTopology:
