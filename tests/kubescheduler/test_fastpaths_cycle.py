@@ -570,3 +570,113 @@ def test_count_matching_on_node_with_kept_selector_answers_equals_the_plain_coun
                     assert got == count_pods_match_selector(n.pods, sel, ns)
                     checked += got > 0
     assert checked > 1000
+
+
+# ---- pods grouped by labels (nodeinfo.pods_by_labels) --------------------------------------------------------------
+def _grouped_pod(rng: random.Random, i: int) -> Any:
+    """A pod of a few shared label sets (replicas), namespaces, and sometimes terminating."""
+    labels = {"app": rng.choice("abc")}
+    if rng.random() < 0.4:
+        labels["tier"] = rng.choice("xy")
+    p = make_pod(f"p{i}", rng.choice(["default", "ns2"]), uid=f"p{i}", labels=labels)
+    if rng.random() < 0.2:
+        p.metadata.deletion_timestamp = "2024-01-01T00:00:00Z"
+    return new_pod_info(p)
+
+
+def _churned_groups(seed: int, steps: int = 300) -> Any:
+    """Nodes whose pods are added and removed at random; yields the nodes after each change."""
+    rng = random.Random(seed)
+    nodes = [NodeInfo.from_node(make_node(f"n{i}", capacity={"pods": "110"})) for i in range(4)]
+    for step in range(steps):
+        ni = rng.choice(nodes)
+        if ni.pods and rng.random() < 0.3:
+            ni.remove_pod(rng.choice(ni.pods))
+        else:
+            ni.add_pod(_grouped_pod(rng, step))
+        yield rng, nodes
+
+
+def test_pods_by_labels_groups_every_pod_and_follows_pod_changes():
+    """pods_by_labels (kept per node generation) equals grouping the node's current pods by
+    labels_key: first-seen order, sizes, non-terminating sizes, the first pod of each group."""
+    from karpy.kubescheduler.nodeinfo import pods_by_labels
+    multi = 0
+    for _rng, nodes in _churned_groups(1):
+        for ni in nodes:
+            want: dict = {}
+            for p in ni.pods:
+                g = want.setdefault(p.labels_key, [0, 0, p])
+                g[0] += 1
+                g[1] += not p.terminating
+            got = pods_by_labels(ni)
+            assert [(lk, n, live, first) for lk, n, live, first in got] == \
+                [(lk, n, live, first) for lk, (n, live, first) in want.items()]
+            assert pods_by_labels(ni) is got  # kept while the node's pods are unchanged
+            multi += any(n > live > 0 for _lk, n, live, _p in got)
+    assert multi > 100
+
+
+def test_count_matching_on_node_by_label_groups_counts_each_live_pod():
+    """count_matching_on_node over label groups (several replicas per group, terminating pods,
+    two namespaces) equals count_pods_match_selector over the node's pods one by one."""
+    from karpy.api.meta import LabelSelector, LabelSelectorRequirement
+    from karpy.kubescheduler.plugins.podtopologyspread import (Constraint, count_matching_on_node,
+                                                               count_pods_match_selector)
+    selectors = [LabelSelector(match_labels={"app": a}) for a in "ab"] + [
+        LabelSelector(match_labels={}, match_expressions=[LabelSelectorRequirement(key="tier", operator="Exists", values=[])])]
+    answers: dict = {}
+    checked = 0
+    for _rng, nodes in _churned_groups(2):
+        for sel in selectors:
+            c = Constraint(1, HOST, sel)
+            for ns in ("default", "ns2"):
+                for ni in nodes:
+                    got = count_matching_on_node(ni, c, ns, answers)
+                    assert got == count_pods_match_selector(ni.pods, sel, ns)
+                    checked += got > 1
+    assert checked > 1000
+
+
+def test_interpodaffinity_incoming_counts_by_label_groups_equal_upstreams_walk():
+    """InterPodAffinity's PreFilter affinity / anti-affinity counts (node shares taken by label
+    group) equal getIncomingAffinityAntiAffinityCounts' walk over every pod of every node
+    (terminating pods included), written out here."""
+    from karpy.kubescheduler.nodeinfo import Snapshot
+    from karpy.kubescheduler.plugins import InterPodAffinity
+    plugin = InterPodAffinity()
+
+    def walk(pod: Any, nodes: list[NodeInfo]) -> tuple[dict, dict]:
+        aff: dict = {}
+        anti: dict = {}
+        for ni in nodes:
+            for other in ni.pods:
+                if pod.required_affinity_terms and all(t.matches(other) for t in pod.required_affinity_terms):
+                    for t in pod.required_affinity_terms:
+                        if t.topology_key in ni.labels:
+                            k = (t.topology_key, ni.labels[t.topology_key])
+                            aff[k] = aff.get(k, 0) + 1
+                for t in pod.required_anti_affinity_terms:
+                    if t.matches(other) and t.topology_key in ni.labels:
+                        k = (t.topology_key, ni.labels[t.topology_key])
+                        anti[k] = anti.get(k, 0) + 1
+        return aff, anti
+    checked = 0
+    for rng, nodes in _churned_groups(3):
+        kw: dict = {}
+        if rng.random() < 0.6:
+            kw["pod_affinity"] = [pod_affinity_term({"app": rng.choice("ab")}, HOST)]
+        if rng.random() < 0.6:
+            kw["pod_anti_affinity"] = [pod_affinity_term({"app": rng.choice("abc")}, HOST),
+                                       pod_affinity_term({"tier": "x"}, HOST)]
+        if not kw:
+            continue
+        incoming = new_pod_info(make_pod("in", rng.choice(["default", "ns2"]), uid="in", **kw))
+        state = CycleState()
+        st, _ = plugin.pre_filter(state, incoming, Snapshot(nodes))
+        assert st.code == Code.SUCCESS
+        got = state.data[plugin.name]
+        assert (got.affinity, got.anti) == walk(incoming, nodes)
+        checked += any(n > 1 for n in list(got.affinity.values()) + list(got.anti.values()))
+    assert checked > 50
+

@@ -10,7 +10,7 @@ from typing import Any, Callable, Optional
 
 from ..framework import (ADD, ASSIGNED_POD, DELETE, NODE, UPDATE, UPDATE_NODE_LABEL, ClusterEvent, CycleState,
                          _AGGREGATE_LIMIT, HintFn, MemoKeys, Plugin, QueueingHint, hint_signature)
-from ..nodeinfo import NodeInfo, PerNode, have_pods_with_affinity
+from ..nodeinfo import NodeInfo, PerNode, have_pods_with_affinity, pods_by_labels
 from ..podinfo import AffinityTerm, PodInfo, WeightedAffinityTerm, new_pod_info
 from ..types import MAX_NODE_SCORE, SUCCESS_STATUS, Code, Status, unresolvable, unschedulable
 
@@ -222,14 +222,18 @@ class InterPodAffinity(Plugin):
                                        tuple((t.signature, t.topology_key) for t in anti_terms)))
 
             def incoming_share(ni: NodeInfo) -> tuple[int, tuple[int, ...]]:
+                # Not in upstream (it matches the terms against every pod): the pods are taken by
+                # labels_key group (nodeinfo.pods_by_labels), each group counting its size; same
+                # counts because a term's match reads only the pod's namespace and labels (the
+                # match memo's key), equal within a group, and terminating pods count here too.
                 n_aff = 0
                 n_anti = [0] * len(anti_terms)
-                for other in ni.pods:
+                for _lk, n, _live, other in pods_by_labels(ni):
                     if aff_terms and memo.all_match(aff_terms, other):
-                        n_aff += 1
+                        n_aff += n
                     for i, t in enumerate(anti_terms):
                         if memo.term_matches(t, other):
-                            n_anti[i] += 1
+                            n_anti[i] += n
                 return n_aff, tuple(n_anti)
 
             def add_incoming(counts: list[dict[Pair, int]], labels: dict[str, str], share: Any, sign: int) -> None:
