@@ -680,3 +680,57 @@ def test_interpodaffinity_incoming_counts_by_label_groups_equal_upstreams_walk()
         checked += any(n > 1 for n in list(got.affinity.values()) + list(got.anti.values()))
     assert checked > 50
 
+
+# ---- selectHost and the cycle's score map --------------------------------------------------------------------------
+def _plain_select_host(rng: random.Random, feasible: list[NodeInfo], scores: list[int]) -> str:
+    """schedule_one.go selectHost: reservoir sampling over the max-score nodes, in node order."""
+    best = max(scores)
+    selected = ""
+    cnt = 0
+    for ni, s in zip(feasible, scores):
+        if s != best:
+            continue
+        cnt += 1
+        if cnt == 1 or rng.randrange(cnt) == 0:
+            selected = ni.name
+    return selected
+
+
+def test_select_host_over_the_best_nodes_only_makes_the_same_choice_and_draws():
+    """Algorithm.select_host (the best nodes found by list.index scans) picks the node the plain
+    reservoir loop picks and leaves the random generator where the loop leaves it."""
+    from karpy.kubescheduler.schedule_one import Algorithm
+    nodes = [NodeInfo.from_node(make_node(f"n{i}")) for i in range(12)]
+    rng = random.Random(4)
+    ties = 0
+    for case in range(500):
+        n = rng.randrange(1, 13)
+        scores = [rng.choice([0, 50, 99, 100, 100, 300]) for _ in range(n)]
+        algo = Algorithm(None, random.Random(case), 0)  # type: ignore[arg-type]
+        plain = random.Random(case)
+        assert algo.select_host(nodes[:n], scores) == _plain_select_host(plain, nodes[:n], scores), (case, scores)
+        assert algo.rng.random() == plain.random(), case
+        ties += scores.count(max(scores)) > 2
+    assert ties > 100
+
+
+def test_schedule_result_scores_map_each_feasible_node_to_its_total():
+    """ScheduleResult.scores: each feasible node's name with its own total (the names prioritize
+    recorded for the cycle, in the feasible nodes' order)."""
+    from karpy.kubescheduler.framework import CycleState
+    ks = KubeScheduler(FakeClock(), random.Random(2))
+    for i in range(6):
+        ks.add_node(make_node(f"n{i}", labels={ZONE: f"z{i % 2}"}, capacity={"cpu": str(2 + i), "memory": "8Gi", "pods": "20"}))
+    for j in range(5):
+        ks.add_pod(make_pod(f"e{j}", uid=f"e{j}", node_name=f"n{j}", requests={"cpu": "1", "memory": "1Gi"}))
+    p = ks._pod_info(make_pod("q", uid="q", requests={"cpu": "500m", "memory": "1Gi"}))
+    nodes = ks._snapshot()
+    state = CycleState()
+    ks.framework.run_pre_filter(state, p, nodes)
+    res = ks.algorithm.schedule_pod(state, p, nodes, lambda _n: [])
+    feasible = [ni for ni in nodes if ni.name in res.scores]
+    assert len(feasible) == 6 and list(res.scores) == [ni.name for ni in feasible]
+    state2 = CycleState()
+    ks.framework.run_pre_filter(state2, p, nodes)
+    totals = ks.algorithm.prioritize(state2, p, feasible, nodes)
+    assert list(res.scores.values()) == totals and len(set(totals)) > 2
