@@ -734,3 +734,32 @@ def test_schedule_result_scores_map_each_feasible_node_to_its_total():
     ks.framework.run_pre_filter(state2, p, nodes)
     totals = ks.algorithm.prioritize(state2, p, feasible, nodes)
     assert list(res.scores.values()) == totals and len(set(totals)) > 2
+
+
+def test_match_memo_answers_equal_term_matches_for_fresh_terms_and_reused_ids():
+    """InterPodAffinity's _MatchMemo (rows found by term id, kept with the term itself) answers
+    what AffinityTerm.matches answers, for terms made and dropped one after another (CPython
+    hands a new term the id of a dropped one), against the incoming pod and other pods, with the
+    other-pod table shared by successive memos as the plugin shares it."""
+    from karpy.kubescheduler.plugins.interpodaffinity import _MatchMemo
+    rng = random.Random(6)
+    others = [new_pod_info(make_pod(f"o{i}", rng.choice(["default", "ns2"]), uid=f"o{i}",
+                                    labels={"app": rng.choice("abc"), "tier": rng.choice("xy")})) for i in range(12)]
+    shared: dict = {}
+    checked = 0
+    for cycle in range(40):
+        incoming = rng.choice(others)
+        memo = _MatchMemo(incoming, shared)
+        for _ in range(30):
+            sel = {"app": rng.choice("abc")}
+            if rng.random() < 0.5:
+                sel["tier"] = rng.choice("xy")
+            holder = new_pod_info(make_pod("h", rng.choice(["default", "ns2"]), uid="h",
+                                           pod_anti_affinity=[pod_affinity_term(sel, HOST)]))
+            t = holder.required_anti_affinity_terms[0]
+            assert memo.term_matches_incoming(t) == t.matches(incoming)
+            for o in others:
+                assert memo.term_matches(t, o) == t.matches(o)
+                checked += t.matches(o)
+            del holder, t
+    assert checked > 500
