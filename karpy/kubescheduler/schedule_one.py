@@ -8,6 +8,7 @@ broken by reservoir sampling over the tied nodes in feasible-list order with the
 
 from __future__ import annotations
 
+import operator
 import random
 from dataclasses import dataclass, field
 from typing import Any, Callable, Optional
@@ -323,7 +324,7 @@ class Algorithm:
         st = self.fwk.run_pre_score(state, pod, feasible, all_nodes)
         if not st.is_success():
             raise RuntimeError(st.message())
-        state.data["_score_nodes"] = [n.name for n in feasible]
+        state.data["_score_nodes"] = list(map(_node_name, feasible))  # [n.name for n in feasible]
         state.data["_total_nodes"] = len(all_nodes)
         totals, _ = self.fwk.run_score(state, pod, feasible)
         return totals
@@ -347,6 +348,10 @@ class Algorithm:
             cnt += 1
             if randrange(cnt) == 0:
                 selected = feasible[i].name
+
+
+#: a NodeInfo's name (for C-level maps over a node list)
+_node_name = operator.attrgetter("name")
 
 
 def _narrowing_msg(plugins: set[str]) -> str:
