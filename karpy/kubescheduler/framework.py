@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import enum
 import itertools
+import operator
 from dataclasses import dataclass
 from typing import Any, Callable, NamedTuple, Optional
 
@@ -506,7 +507,7 @@ class Framework:
                         raise ValueError(f"plugin {p.name} returns an invalid score {s}")
             w = self.weights.get(p.name, 1)
             per_plugin[p.name] = scores
-            weighted.append(scores if w == 1 else [s * w for s in scores])
+            weighted.append(scores if w == 1 else list(map(operator.mul, scores, itertools.repeat(w))))  # s * w
         totals = list(map(sum, zip(*weighted))) if weighted else [0] * len(nodes)
         return totals, per_plugin
 

@@ -8,6 +8,7 @@ broken by reservoir sampling over the tied nodes in feasible-list order with the
 
 from __future__ import annotations
 
+import operator
 import random
 from dataclasses import dataclass, field
 from itertools import compress, count, islice
@@ -477,7 +478,11 @@ class Algorithm:
             return ScheduleResult(feasible[0].name, evaluated, 1)
         scores = self.prioritize(state, pod, feasible, nodes)
         host = self.select_host(feasible, scores)
-        return ScheduleResult(host, evaluated, len(feasible), dict(zip((n.name for n in feasible), scores)))
+        # (the feasible nodes' names, in order, as prioritize recorded them for the cycle)
+        names = state.data.get("_score_nodes")
+        if names is None or len(names) != len(feasible):
+            names = [n.name for n in feasible]
+        return ScheduleResult(host, evaluated, len(feasible), dict(zip(names, scores)))
 
     def prioritize(self, state: CycleState, pod: PodInfo, feasible: list[NodeInfo], all_nodes: list[NodeInfo]) -> list[int]:
         """prioritizeNodes: PreScore, Score, NormalizeScore, weights (no extenders)."""
@@ -486,7 +491,7 @@ class Algorithm:
         st = self.fwk.run_pre_score(state, pod, feasible, all_nodes)
         if not st.is_success():
             raise RuntimeError(st.message())
-        state.data["_score_nodes"] = [n.name for n in feasible]
+        state.data["_score_nodes"] = list(map(_node_name, feasible))  # [n.name for n in feasible]
         state.data["_total_nodes"] = len(all_nodes)
         totals, _ = self.fwk.run_score(state, pod, feasible)
         return totals
@@ -494,15 +499,26 @@ class Algorithm:
     def select_host(self, feasible: list[NodeInfo], scores: list[int]) -> str:
         """selectHost: uniform choice among the max-score nodes by reservoir sampling."""
         best = max(scores)
-        selected = ""
-        cnt = 0
-        for ni, s in zip(feasible, scores):
-            if s != best:
-                continue
+        # Performance: the loop over the nodes visits only those with the best score, found by
+        # C-level list.index scans in node order: the same rng.randrange(cnt) calls, cnt = 2, 3, ...
+        # in the same order, so the same reservoir choice.
+        i = scores.index(best)
+        selected = feasible[i].name
+        cnt = 1
+        randrange = self.rng.randrange
+        index = scores.index
+        while True:
+            try:
+                i = index(best, i + 1)
+            except ValueError:
+                return selected
             cnt += 1
-            if cnt == 1 or self.rng.randrange(cnt) == 0:
-                selected = ni.name
-        return selected
+            if randrange(cnt) == 0:
+                selected = feasible[i].name
+
+
+#: a NodeInfo's name (for C-level maps over a node list)
+_node_name = operator.attrgetter("name")
 
 
 def _narrowing_msg(plugins: set[str]) -> str:

@@ -570,3 +570,196 @@ def test_count_matching_on_node_with_kept_selector_answers_equals_the_plain_coun
                     assert got == count_pods_match_selector(n.pods, sel, ns)
                     checked += got > 0
     assert checked > 1000
+
+
+# ---- pods grouped by labels (nodeinfo.pods_by_labels) --------------------------------------------------------------
+def _grouped_pod(rng: random.Random, i: int) -> Any:
+    """A pod of a few shared label sets (replicas), namespaces, and sometimes terminating."""
+    labels = {"app": rng.choice("abc")}
+    if rng.random() < 0.4:
+        labels["tier"] = rng.choice("xy")
+    p = make_pod(f"p{i}", rng.choice(["default", "ns2"]), uid=f"p{i}", labels=labels)
+    if rng.random() < 0.2:
+        p.metadata.deletion_timestamp = "2024-01-01T00:00:00Z"
+    return new_pod_info(p)
+
+
+def _churned_groups(seed: int, steps: int = 300) -> Any:
+    """Nodes whose pods are added and removed at random; yields the nodes after each change."""
+    rng = random.Random(seed)
+    nodes = [NodeInfo.from_node(make_node(f"n{i}", capacity={"pods": "110"})) for i in range(4)]
+    for step in range(steps):
+        ni = rng.choice(nodes)
+        if ni.pods and rng.random() < 0.3:
+            ni.remove_pod(rng.choice(ni.pods))
+        else:
+            ni.add_pod(_grouped_pod(rng, step))
+        yield rng, nodes
+
+
+def test_pods_by_labels_groups_every_pod_and_follows_pod_changes():
+    """pods_by_labels (kept per node generation) equals grouping the node's current pods by
+    labels_key: first-seen order, sizes, non-terminating sizes, the first pod of each group."""
+    from karpy.kubescheduler.nodeinfo import pods_by_labels
+    multi = 0
+    for _rng, nodes in _churned_groups(1):
+        for ni in nodes:
+            want: dict = {}
+            for p in ni.pods:
+                g = want.setdefault(p.labels_key, [0, 0, p])
+                g[0] += 1
+                g[1] += not p.terminating
+            got = pods_by_labels(ni)
+            assert [(lk, n, live, first) for lk, n, live, first in got] == \
+                [(lk, n, live, first) for lk, (n, live, first) in want.items()]
+            assert pods_by_labels(ni) is got  # kept while the node's pods are unchanged
+            multi += any(n > live > 0 for _lk, n, live, _p in got)
+    assert multi > 100
+
+
+def test_count_matching_on_node_by_label_groups_counts_each_live_pod():
+    """count_matching_on_node over label groups (several replicas per group, terminating pods,
+    two namespaces) equals count_pods_match_selector over the node's pods one by one."""
+    from karpy.api.meta import LabelSelector, LabelSelectorRequirement
+    from karpy.kubescheduler.plugins.podtopologyspread import (Constraint, count_matching_on_node,
+                                                               count_pods_match_selector)
+    selectors = [LabelSelector(match_labels={"app": a}) for a in "ab"] + [
+        LabelSelector(match_labels={}, match_expressions=[LabelSelectorRequirement(key="tier", operator="Exists", values=[])])]
+    answers: dict = {}
+    checked = 0
+    for _rng, nodes in _churned_groups(2):
+        for sel in selectors:
+            c = Constraint(1, HOST, sel)
+            for ns in ("default", "ns2"):
+                for ni in nodes:
+                    got = count_matching_on_node(ni, c, ns, answers)
+                    assert got == count_pods_match_selector(ni.pods, sel, ns)
+                    checked += got > 1
+    assert checked > 1000
+
+
+def test_interpodaffinity_incoming_counts_by_label_groups_equal_upstreams_walk():
+    """InterPodAffinity's PreFilter affinity / anti-affinity counts (node shares taken by label
+    group) equal getIncomingAffinityAntiAffinityCounts' walk over every pod of every node
+    (terminating pods included), written out here."""
+    from karpy.kubescheduler.nodeinfo import Snapshot
+    from karpy.kubescheduler.plugins import InterPodAffinity
+    plugin = InterPodAffinity()
+
+    def walk(pod: Any, nodes: list[NodeInfo]) -> tuple[dict, dict]:
+        aff: dict = {}
+        anti: dict = {}
+        for ni in nodes:
+            for other in ni.pods:
+                if pod.required_affinity_terms and all(t.matches(other) for t in pod.required_affinity_terms):
+                    for t in pod.required_affinity_terms:
+                        if t.topology_key in ni.labels:
+                            k = (t.topology_key, ni.labels[t.topology_key])
+                            aff[k] = aff.get(k, 0) + 1
+                for t in pod.required_anti_affinity_terms:
+                    if t.matches(other) and t.topology_key in ni.labels:
+                        k = (t.topology_key, ni.labels[t.topology_key])
+                        anti[k] = anti.get(k, 0) + 1
+        return aff, anti
+    checked = 0
+    for rng, nodes in _churned_groups(3):
+        kw: dict = {}
+        if rng.random() < 0.6:
+            kw["pod_affinity"] = [pod_affinity_term({"app": rng.choice("ab")}, HOST)]
+        if rng.random() < 0.6:
+            kw["pod_anti_affinity"] = [pod_affinity_term({"app": rng.choice("abc")}, HOST),
+                                       pod_affinity_term({"tier": "x"}, HOST)]
+        if not kw:
+            continue
+        incoming = new_pod_info(make_pod("in", rng.choice(["default", "ns2"]), uid="in", **kw))
+        state = CycleState()
+        st, _ = plugin.pre_filter(state, incoming, Snapshot(nodes))
+        assert st.code == Code.SUCCESS
+        got = state.data[plugin.name]
+        assert (got.affinity, got.anti) == walk(incoming, nodes)
+        checked += any(n > 1 for n in list(got.affinity.values()) + list(got.anti.values()))
+    assert checked > 50
+
+
+# ---- selectHost and the cycle's score map --------------------------------------------------------------------------
+def _plain_select_host(rng: random.Random, feasible: list[NodeInfo], scores: list[int]) -> str:
+    """schedule_one.go selectHost: reservoir sampling over the max-score nodes, in node order."""
+    best = max(scores)
+    selected = ""
+    cnt = 0
+    for ni, s in zip(feasible, scores):
+        if s != best:
+            continue
+        cnt += 1
+        if cnt == 1 or rng.randrange(cnt) == 0:
+            selected = ni.name
+    return selected
+
+
+def test_select_host_over_the_best_nodes_only_makes_the_same_choice_and_draws():
+    """Algorithm.select_host (the best nodes found by list.index scans) picks the node the plain
+    reservoir loop picks and leaves the random generator where the loop leaves it."""
+    from karpy.kubescheduler.schedule_one import Algorithm
+    nodes = [NodeInfo.from_node(make_node(f"n{i}")) for i in range(12)]
+    rng = random.Random(4)
+    ties = 0
+    for case in range(500):
+        n = rng.randrange(1, 13)
+        scores = [rng.choice([0, 50, 99, 100, 100, 300]) for _ in range(n)]
+        algo = Algorithm(None, random.Random(case), 0)  # type: ignore[arg-type]
+        plain = random.Random(case)
+        assert algo.select_host(nodes[:n], scores) == _plain_select_host(plain, nodes[:n], scores), (case, scores)
+        assert algo.rng.random() == plain.random(), case
+        ties += scores.count(max(scores)) > 2
+    assert ties > 100
+
+
+def test_schedule_result_scores_map_each_feasible_node_to_its_total():
+    """ScheduleResult.scores: each feasible node's name with its own total (the names prioritize
+    recorded for the cycle, in the feasible nodes' order)."""
+    from karpy.kubescheduler.framework import CycleState
+    ks = KubeScheduler(FakeClock(), random.Random(2))
+    for i in range(6):
+        ks.add_node(make_node(f"n{i}", labels={ZONE: f"z{i % 2}"}, capacity={"cpu": str(2 + i), "memory": "8Gi", "pods": "20"}))
+    for j in range(5):
+        ks.add_pod(make_pod(f"e{j}", uid=f"e{j}", node_name=f"n{j}", requests={"cpu": "1", "memory": "1Gi"}))
+    p = ks._pod_info(make_pod("q", uid="q", requests={"cpu": "500m", "memory": "1Gi"}))
+    nodes = ks._snapshot()
+    state = CycleState()
+    ks.framework.run_pre_filter(state, p, nodes)
+    res = ks.algorithm.schedule_pod(state, p, nodes, lambda _n: [])
+    feasible = [ni for ni in nodes if ni.name in res.scores]
+    assert len(feasible) == 6 and list(res.scores) == [ni.name for ni in feasible]
+    state2 = CycleState()
+    ks.framework.run_pre_filter(state2, p, nodes)
+    totals = ks.algorithm.prioritize(state2, p, feasible, nodes)
+    assert list(res.scores.values()) == totals and len(set(totals)) > 2
+
+
+def test_match_memo_answers_equal_term_matches_for_fresh_terms_and_reused_ids():
+    """InterPodAffinity's _MatchMemo (rows found by term id, kept with the term itself) answers
+    what AffinityTerm.matches answers, for terms made and dropped one after another (CPython
+    hands a new term the id of a dropped one), against the incoming pod and other pods, with the
+    other-pod table shared by successive memos as the plugin shares it."""
+    from karpy.kubescheduler.plugins.interpodaffinity import _MatchMemo
+    rng = random.Random(6)
+    others = [new_pod_info(make_pod(f"o{i}", rng.choice(["default", "ns2"]), uid=f"o{i}",
+                                    labels={"app": rng.choice("abc"), "tier": rng.choice("xy")})) for i in range(12)]
+    shared: dict = {}
+    checked = 0
+    for cycle in range(40):
+        incoming = rng.choice(others)
+        memo = _MatchMemo(incoming, shared)
+        for _ in range(30):
+            sel = {"app": rng.choice("abc")}
+            if rng.random() < 0.5:
+                sel["tier"] = rng.choice("xy")
+            holder = new_pod_info(make_pod("h", rng.choice(["default", "ns2"]), uid="h",
+                                           pod_anti_affinity=[pod_affinity_term(sel, HOST)]))
+            t = holder.required_anti_affinity_terms[0]
+            assert memo.term_matches_incoming(t) == t.matches(incoming)
+            for o in others:
+                assert memo.term_matches(t, o) == t.matches(o)
+                checked += t.matches(o)
+            del holder, t
+    assert checked > 500

@@ -9,6 +9,7 @@ imagelocality/image_locality.go}.
 
 from __future__ import annotations
 
+import operator
 from typing import TYPE_CHECKING, Any, Optional
 
 from ..framework import (ADD, ASSIGNED_POD, DELETE, NODE, UNSCHEDULED_POD, UPDATE_NODE_LABEL,
@@ -17,7 +18,7 @@ from ..framework import (ADD, ASSIGNED_POD, DELETE, NODE, UNSCHEDULED_POD, UPDAT
                          hint_signature)
 from ..nodeinfo import NodeInfo, normalized_image_name
 from ..podinfo import HostPortEntry, PodInfo
-from ..types import MAX_NODE_SCORE, SUCCESS_STATUS, TAINT_NODE_UNSCHEDULABLE, Status, unresolvable, unschedulable
+from ..types import MAX_NODE_SCORE, SUCCESS_STATUS, TAINT_NODE_UNSCHEDULABLE, Code, Status, unresolvable, unschedulable
 from .helpers import (NO_EXECUTE, NO_SCHEDULE, PREFER_NO_SCHEDULE, find_matching_untolerated_taint,
                       node_selector_matches, required_node_affinity_matches, term_matches,
                       tolerations_tolerate_taint)
@@ -168,7 +169,6 @@ class NodePorts(Plugin):
 
     def pre_filter(self, state: CycleState, pod: PodInfo, nodes: list[NodeInfo]) -> tuple[Status, Optional[set[str]]]:
         if not pod.host_ports:
-            from ..types import Code
             return Status(Code.SKIP), None
         return Status(), None
 
@@ -293,7 +293,6 @@ class NodeAffinity(Plugin):
         return tuple((getattr(pod.spec, "node_selector", None) or {}).items()), self._required(pod)
 
     def pre_filter(self, state: CycleState, pod: PodInfo, nodes: list[NodeInfo]) -> tuple[Status, Optional[set[str]]]:
-        from ..types import Code
         req = self._required(pod)
         if req is None and not (getattr(pod.spec, "node_selector", None) or {}):
             return Status(Code.SKIP), None
@@ -355,7 +354,6 @@ class NodeAffinity(Plugin):
         return list(getattr(na, "preferred_during_scheduling_ignored_during_execution", None) or []) if na else []
 
     def pre_score(self, state: CycleState, pod: PodInfo, nodes: list[NodeInfo], all_nodes: list[NodeInfo]) -> Status:
-        from ..types import Code
         pref = [p for p in self._preferred(pod) if p.weight != 0]
         if not pref:
             return Status(Code.SKIP)
@@ -392,6 +390,10 @@ MIN_THRESHOLD = 23 * MB
 MAX_CONTAINER_THRESHOLD = 1000 * MB
 
 
+#: a NodeInfo's image states (falsy when it has none)
+_image_states = operator.attrgetter("image_states")
+
+
 class ImageLocality(Plugin):
     """imagelocality: prefer nodes already holding the pod's images (scaled by spread)."""
 
@@ -416,6 +418,9 @@ class ImageLocality(Plugin):
         """``score`` of each node; a node without image states gets the pod's sum-0 score, as
         ``score`` returns for it."""
         empty = self._pod_images(state, pod)[3]
+        # (no node with image states, found by one C-level scan: every score is the sum-0 one)
+        if not any(map(_image_states, nodes)):
+            return [empty] * len(nodes)
         score = self.score
         return [score(state, pod, ni) if ni.image_states else empty for ni in nodes]
 

@@ -11,7 +11,7 @@ from typing import Any, Callable, Optional
 from ..framework import (ADD, ASSIGNED_POD, DELETE, NODE, UPDATE, UPDATE_NODE_LABEL, ClusterEvent, CycleState,
                          _AGGREGATE_LIMIT, HintFn, LabelCheck, MemoKeys, Plugin, QueueingHint, hint_signature,
                          plugin_status)
-from ..nodeinfo import NodeInfo, PerNode, have_pods_with_affinity
+from ..nodeinfo import NodeInfo, PerNode, have_pods_with_affinity, pods_by_labels
 from ..podinfo import AffinityTerm, PodInfo, WeightedAffinityTerm, new_pod_info
 from ..types import MAX_NODE_SCORE, SUCCESS_STATUS, Code, Status, unresolvable, unschedulable
 
@@ -108,8 +108,9 @@ def _add_score_share(sums: dict[str, dict[str, int]], entries: dict[Pair, int],
                 del sums[k]
 
 
-#: (term, other pod) match results InterPodAffinity keeps across cycles before it drops them all
-_MATCH_LIMIT = 1 << 16
+#: term signatures whose (other pod) match results InterPodAffinity keeps across cycles before it
+#: drops them all, and the results one signature keeps before it drops its own
+_MATCH_LIMIT = 4096
 
 
 class _MatchMemo:
@@ -120,28 +121,58 @@ class _MatchMemo:
     it walks; within one cycle most of those pairs repeat (replicas share terms and labels), so the
     results are cached — the walk order and every count stay exactly as upstream's. The results
     for other pods do not depend on the incoming pod, so the plugin hands every cycle the same
-    ``by_other`` table (bounded by _MATCH_LIMIT entries, then emptied)."""
+    ``by_other`` table (term signature -> labels_key -> result; bounded by _MATCH_LIMIT
+    signatures, and each signature's results by _MATCH_LIMIT, then emptied).
 
-    __slots__ = ("incoming", "by_incoming", "by_other")
+    A term object's signature entry (its ``by_other`` row, its result for the incoming pod) is
+    also kept by the term's id with the term itself (``_rows``, ``_incoming``): the same entry
+    found without computing and hashing the signature each time; an id is trusted only for the
+    very object kept with it."""
 
-    def __init__(self, incoming: PodInfo, by_other: Optional[dict[Any, bool]] = None) -> None:
+    __slots__ = ("incoming", "by_incoming", "by_other", "_rows", "_incoming")
+
+    def __init__(self, incoming: PodInfo, by_other: Optional[dict[Any, dict[Any, bool]]] = None) -> None:
         self.incoming = incoming
         self.by_incoming: dict[Any, bool] = {}  # term signature -> term.matches(incoming)
-        # (term signature, other.labels_key) -> term.matches(other)
-        self.by_other: dict[Any, bool] = {} if by_other is None else by_other
+        # term signature -> other.labels_key -> term.matches(other)
+        self.by_other: dict[Any, dict[Any, bool]] = {} if by_other is None else by_other
+        self._rows: dict[int, tuple[AffinityTerm, dict[Any, bool]]] = {}
+        self._incoming: dict[int, tuple[AffinityTerm, bool]] = {}
 
     def term_matches_incoming(self, t: AffinityTerm) -> bool:
+        hit = self._incoming.get(id(t))
+        if hit is not None and hit[0] is t:
+            return hit[1]
         sig = t.signature
         r = self.by_incoming.get(sig)
         if r is None:
             r = self.by_incoming[sig] = t.matches(self.incoming)
+        self._incoming[id(t)] = (t, r)
         return r
 
+    def _row(self, t: AffinityTerm) -> dict[Any, bool]:
+        """``by_other``'s row of ``t``'s signature."""
+        hit = self._rows.get(id(t))
+        if hit is not None and hit[0] is t:
+            return hit[1]
+        sig = t.signature
+        row = self.by_other.get(sig)
+        if row is None:
+            if len(self.by_other) >= _MATCH_LIMIT:
+                self.by_other.clear()
+            row = self.by_other[sig] = {}
+        self._rows[id(t)] = (t, row)
+        return row
+
     def term_matches(self, t: AffinityTerm, other: PodInfo) -> bool:
-        key = (t.signature, other.labels_key)
-        r = self.by_other.get(key)
+        hit = self._rows.get(id(t))
+        row = hit[1] if hit is not None and hit[0] is t else self._row(t)
+        lk = other.labels_key
+        r = row.get(lk)
         if r is None:
-            r = self.by_other[key] = t.matches(other)
+            if len(row) >= _MATCH_LIMIT:
+                row.clear()
+            r = row[lk] = t.matches(other)
         return r
 
     def all_match(self, terms: list[AffinityTerm], other: PodInfo) -> bool:
@@ -174,7 +205,7 @@ class InterPodAffinity(Plugin):
         self._aggregates: dict[int, tuple[PerNode[Any], list[dict[Pair, int]]]] = {}
         # PreScore's topology scores per share key: each node's share, the scores, each entry's
         # count of shares holding it (pre_score)
-        self._by_other: dict[Any, bool] = {}  # _MatchMemo.by_other, kept across cycles
+        self._by_other: dict[Any, dict[Any, bool]] = {}  # _MatchMemo.by_other, kept across cycles
         self._score_aggregates: dict[int, tuple[PerNode[Any], dict[str, dict[str, int]], dict[Pair, int]]] = {}
         # label_checks' statuses: one object per verdict, the same in every cycle
         self._check_affinity = plugin_status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, REASON_AFFINITY, self.name)
@@ -183,8 +214,6 @@ class InterPodAffinity(Plugin):
 
     def _match_memo(self, pod: PodInfo) -> _MatchMemo:
         """A cycle's match memo, sharing the other pods' results with the previous cycles."""
-        if len(self._by_other) >= _MATCH_LIMIT:
-            self._by_other.clear()
         return _MatchMemo(pod, self._by_other)
 
     def pre_filter(self, state: CycleState, pod: PodInfo, nodes: list[NodeInfo]) -> tuple[Status, Optional[set[str]]]:
@@ -227,14 +256,18 @@ class InterPodAffinity(Plugin):
                                        tuple((t.signature, t.topology_key) for t in anti_terms)))
 
             def incoming_share(ni: NodeInfo) -> tuple[int, tuple[int, ...]]:
+                # Not in upstream (it matches the terms against every pod): the pods are taken by
+                # labels_key group (nodeinfo.pods_by_labels), each group counting its size; same
+                # counts because a term's match reads only the pod's namespace and labels (the
+                # match memo's key), equal within a group, and terminating pods count here too.
                 n_aff = 0
                 n_anti = [0] * len(anti_terms)
-                for other in ni.pods:
+                for _lk, n, _live, other in pods_by_labels(ni):
                     if aff_terms and memo.all_match(aff_terms, other):
-                        n_aff += 1
+                        n_aff += n
                     for i, t in enumerate(anti_terms):
                         if memo.term_matches(t, other):
-                            n_anti[i] += 1
+                            n_anti[i] += n
                 return n_aff, tuple(n_anti)
 
             def add_incoming(counts: list[dict[Pair, int]], labels: dict[str, str], share: Any, sign: int) -> None:

@@ -16,7 +16,7 @@ from karpy.api.meta import LabelSelector, LabelSelectorRequirement
 from ..framework import (_AGGREGATE_LIMIT, ADD, ASSIGNED_POD, DELETE, NODE, UPDATE, UPDATE_NODE_LABEL,
                          UPDATE_NODE_TAINT, ClusterEvent, CycleState, HintFn, LabelCheck, MemoKeys, Plugin,
                          QueueingHint, hint_signature, plugin_status)
-from ..nodeinfo import NodeInfo, PerNode
+from ..nodeinfo import NodeInfo, PerNode, pods_by_labels
 from ..podinfo import PodInfo, selector_signature
 from ..types import LABEL_HOSTNAME, LABEL_ZONE, MAX_NODE_SCORE, SUCCESS_STATUS, Code, Status, unresolvable, unschedulable
 from .helpers import NO_EXECUTE, NO_SCHEDULE, find_matching_untolerated_taint, required_node_affinity_matches
@@ -123,15 +123,18 @@ def count_matching_on_node(ni: NodeInfo, c: Constraint, ns: str, answers: Option
         matches = answers[c.selector_key] = {}
     elif len(matches) >= _SELECTOR_MATCHES_LIMIT:
         matches.clear()
+    # Not in upstream either: the pods are taken by labels_key group (nodeinfo.pods_by_labels,
+    # kept per node generation); a group counts its non-terminating pods when its namespace
+    # (labels_key[0], the pods' namespace) is ``ns`` and the selector matches its labels: the
+    # same pods one by one would add exactly those.
     n = 0
-    for p in ni.pods:
-        if p.namespace == ns and not p.terminating:
-            lk = p.labels_key
+    for lk, _n, live, p in pods_by_labels(ni):
+        if live and lk[0] == ns:
             r = matches.get(lk)
             if r is None:
                 r = matches[lk] = bool(sel.matches(p.labels))
             if r:
-                n += 1
+                n += live
     if len(memo) >= _MEMO_LIMIT:
         memo.clear()
     memo[key] = (gen, n)
