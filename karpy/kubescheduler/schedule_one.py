@@ -499,9 +499,10 @@ class Algorithm:
     def select_host(self, feasible: list[NodeInfo], scores: list[int]) -> str:
         """selectHost: uniform choice among the max-score nodes by reservoir sampling."""
         best = max(scores)
-        # Performance: the loop over the nodes visits only those with the best score, found by
-        # C-level list.index scans in node order: the same rng.randrange(cnt) calls, cnt = 2, 3, ...
-        # in the same order, so the same reservoir choice.
+        # Not in upstream (selectHost walks every feasible node); same result because only the
+        # nodes with the best score draw, and they are found in node order by C-level list.index
+        # scans: the same rng.randrange(cnt) calls, cnt = 2, 3, ... in the same order, so the same
+        # reservoir choice.
         i = scores.index(best)
         selected = feasible[i].name
         cnt = 1
