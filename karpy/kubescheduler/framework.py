@@ -15,7 +15,7 @@ import operator
 from dataclasses import dataclass
 from typing import Any, Callable, NamedTuple, Optional
 
-from .nodeinfo import NodeInfo
+from .nodeinfo import _NODE_MEMO_LIMIT, NodeInfo
 from .podinfo import PodInfo
 from .types import MAX_NODE_SCORE, REJECTED_CODES, SUCCESS_STATUS, Code, Status, unresolvable
 
@@ -242,8 +242,6 @@ class FilterPlan:
         self.memo_key = memo_key
 
 
-#: NodeInfo.memo entries beyond which the memo is cleared (its other users share the bound).
-_NODE_MEMO_LIMIT = 256
 #: cluster-wide PreFilter aggregates (nodeinfo.PerNode, one per pod signature) a plugin keeps
 #: before it drops them all
 _AGGREGATE_LIMIT = 64

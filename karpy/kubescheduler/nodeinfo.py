@@ -270,6 +270,9 @@ class PerNode(Generic[T]):
         return changed
 
 
+#: NodeInfo.memo entries beyond which the memo is cleared (every user of the memo shares the bound)
+_NODE_MEMO_LIMIT = 256
+
 #: NodeInfo.memo key of pods_by_labels (a key no plugin signature can equal)
 _PODS_BY_LABELS = ("pods_by_labels",)
 
@@ -304,14 +307,10 @@ def pods_by_labels(ni: NodeInfo) -> tuple[LabelGroup, ...]:
         if not p.terminating:
             c[1] += 1
     groups = tuple([(lk, n, live, first) for lk, (n, live, first) in counts.items()])
-    if len(memo) >= _POD_GROUPS_MEMO_LIMIT:
+    if len(memo) >= _NODE_MEMO_LIMIT:
         memo.clear()
     memo[_PODS_BY_LABELS] = (gen, groups)
     return groups
-
-
-#: NodeInfo.memo entries beyond which pods_by_labels clears the memo (framework._NODE_MEMO_LIMIT)
-_POD_GROUPS_MEMO_LIMIT = 256
 
 
 def have_pods_with_affinity(nodes: list[NodeInfo]) -> list[NodeInfo]:

@@ -15,8 +15,8 @@ from itertools import compress, count, islice
 from operator import attrgetter, itemgetter, not_
 from typing import Any, Callable, Optional
 
-from .framework import _NODE_MEMO_LIMIT, CycleState, Framework, LabelCheck, _run_filter_plugins, _filter_failure
-from .nodeinfo import NodeInfo, PerNode, Snapshot
+from .framework import CycleState, Framework, LabelCheck, _run_filter_plugins, _filter_failure
+from .nodeinfo import _NODE_MEMO_LIMIT, NodeInfo, PerNode, Snapshot
 from .podinfo import PodInfo
 from .types import (ERR_NO_NODES_AVAILABLE, MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND, MIN_FEASIBLE_NODES_TO_FIND, Code,
                     Status)

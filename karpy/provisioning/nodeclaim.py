@@ -156,15 +156,20 @@ class _Capacity:
         #: resource name -> type id -> allocatable of that resource (single-group types)
         self._column: dict[str, dict[int, int]] = {}
 
+    def _ranking(self, name: str) -> tuple[list[int], list[int]]:
+        """The single-group types' allocatable of resource ``name`` ascending (a missing one
+        counts 0), and their ids in the same order; built on first use."""
+        hit = self._order.get(name)
+        if hit is None:
+            ranked = sorted((alloc.get(name, 0), iid) for iid, alloc in self._single.items())
+            hit = self._order[name] = ([a for a, _ in ranked], [iid for _, iid in ranked])
+        return hit
+
     def too_small(self, total: dict[str, int]) -> set[int]:
         """ids of the candidates that cannot hold ``total`` in any usable group."""
         out: set[int] = set()
-        order = self._order
         for name, v in total.items():
-            hit = order.get(name)
-            if hit is None:
-                ranked = sorted((alloc.get(name, 0), iid) for iid, alloc in self._single.items())
-                hit = order[name] = ([a for a, _ in ranked], [iid for _, iid in ranked])
+            hit = self._ranking(name)
             k = bisect_left(hit[0], v)  # the first k types have less than v of this resource
             if k:
                 out.update(hit[1][:k])
@@ -189,12 +194,8 @@ class _Capacity:
         pool: list[int] | None = None
         if single:
             columns = self._column
-            order = self._order
             for name, v in total.items():
-                hit = order.get(name)
-                if hit is None:
-                    ranked = sorted((alloc.get(name, 0), iid) for iid, alloc in single.items())
-                    hit = order[name] = ([a for a, _ in ranked], [iid for _, iid in ranked])
+                hit = self._ranking(name)
                 k = bisect_left(hit[0], v)  # the first k types have less than v of this resource
                 if k <= len(ids):  # (the prefix is the shorter walk)
                     if k:

@@ -169,12 +169,9 @@ class Provisioner:
         is_provisionable = podutils.is_provisionable
         by_spec: dict[int, tuple[Any, str | None]] = {}
         for p in pods:
-            # IsProvisionable's first test (IsScheduled, spec.nodeName set) read here: every pass
-            # walks every pod and most are bound. Not in upstream (which calls IsProvisionable for
-            # each); same result because a bound pod is not provisionable whatever its other fields
-            spec = p.spec
-            if spec.node_name or not is_provisionable(p):
+            if not is_provisionable(p):
                 continue
+            spec = p.spec
             if volumes is not None and spec.volumes:
                 err = self.validate(p, volumes)
             else:

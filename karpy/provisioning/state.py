@@ -321,34 +321,27 @@ class ClusterState:
         # node_for_pod and add_pod for every pod, read inline (every pass binds every pod of the
         # cluster): the same lookup, and the same appends in the same order -- the fresh StateNodes
         # have derived nothing yet, so add_pod's resets have nothing to reset
+        # (noting two lists on the way, kept with ``scan_pods``: a pod's spec is read once per
+        # pass instead of once per walk over every pod)
         by_node_name = cs._by_node_name
+        unbound: list[Any] = []
+        with_affinity: list[Any] = []
+        for p in cs.pods:
+            spec = p.spec
+            name = spec.node_name
+            if name:
+                bound = by_node_name.get(name)
+                if bound is not None:
+                    bound.pods.append(p)
+                    if spec.affinity is not None:
+                        with_affinity.append(p)
+            else:
+                unbound.append(p)
         if scan_pods:
-            # (the same binding loop, noting two lists on the way: a pod's spec is read once per
-            # pass instead of once per walk over every pod)
-            unbound: list[Any] = []
-            with_affinity: list[Any] = []
-            for p in cs.pods:
-                spec = p.spec
-                name = spec.node_name
-                if name:
-                    bound = by_node_name.get(name)
-                    if bound is not None:
-                        bound.pods.append(p)
-                        if spec.affinity is not None:
-                            with_affinity.append(p)
-                else:
-                    unbound.append(p)
             cs._scan = (cs.pods, len(cs.pods), unbound, with_affinity)
             cs.shares_pod_index = True
             if previous is not None and previous.shares_pod_index:
                 cs.pod_index_seed = previous.pod_index if previous.pod_index is not None else previous.pod_index_seed
-        else:
-            for p in pods:
-                name = p.spec.node_name
-                if name:
-                    bound = by_node_name.get(name)
-                    if bound is not None:
-                        bound.pods.append(p)
         if previous is not None:
             cs.adopt_derived(previous)
         return cs
