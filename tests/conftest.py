@@ -11,6 +11,10 @@ document fails.
 
 from __future__ import annotations
 
+import os
+import shutil
+import sys
+import tempfile
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -49,7 +53,50 @@ def validate_document_fixture() -> Callable[[Any], None]:
     return validate_document
 
 
+#: the catalogue cache every run of the suite uses (in process and in the subprocesses it starts):
+#: a temporary directory, so the suite never writes into the user's ``~/.cache/karpy``
+_CACHE_DIR: str | None = None
+_USER_CACHE_BEFORE: tuple[str, ...] | None = None
+
+
+def _user_cache_listing() -> tuple[str, ...]:
+    """Every path under the user's real karpy cache directory, with its size and mtime."""
+    import platformdirs
+
+    root = platformdirs.user_cache_dir("karpy")
+    found = []
+    for dirpath, _dirs, files in os.walk(root):
+        for name in files:
+            path = os.path.join(dirpath, name)
+            try:
+                st = os.stat(path)
+            except OSError:
+                continue
+            found.append(f"{path} {st.st_size} {st.st_mtime_ns}")
+    return (root if os.path.isdir(root) else "", *sorted(found))
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    global _USER_CACHE_BEFORE
+    _USER_CACHE_BEFORE = _user_cache_listing()
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    """Fail the run if anything under the user's real ``~/.cache/karpy`` appeared or changed."""
+    if _USER_CACHE_BEFORE is not None and _user_cache_listing() != _USER_CACHE_BEFORE:
+        print("\nthe suite wrote into the user's karpy cache directory (it must use KARPY_CACHE_DIR)",
+              file=sys.stderr)
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
+    if _CACHE_DIR is not None:
+        shutil.rmtree(_CACHE_DIR, ignore_errors=True)
+
+
 def pytest_configure(config: pytest.Config) -> None:
+    global _CACHE_DIR
+    if _CACHE_DIR is None:
+        _CACHE_DIR = tempfile.mkdtemp(prefix="karpy-test-cache-")
+        os.environ["KARPY_CACHE_DIR"] = _CACHE_DIR
+
     from karpy.result import Result
 
     original: Callable[[Result], Iterator[tuple[str, Any]]] = Result.document_sections

@@ -1030,7 +1030,10 @@ class MockedEC2:
             raw = {"body": body.encode(), "headers": {}, "status_code": 400}
         else:
             out = EC2Serializer(moto_op).serialize(result)
-            raw = {"body": out["body"].encode(), "headers": dict(out["headers"]), "status_code": out["status_code"]}
+            # moto 5.2.3 types the serialized body ``str | bytes``
+            text = out["body"]
+            raw = {"body": text.encode() if isinstance(text, str) else text, "headers": dict(out["headers"]),
+                   "status_code": out["status_code"]}
         parsed = create_parser("ec2").parse(raw, model.output_shape)
         url = f"https://ec2.{self.region}.amazonaws.com/"
         return AWSResponse(url, raw["status_code"], raw["headers"], None), parsed

@@ -9,6 +9,7 @@ offering failing.
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from collections.abc import Callable
@@ -95,7 +96,8 @@ def test_rows_do_not_depend_on_pythonhashseed(sweep_file: Callable[..., Path]) -
     path = sweep_file("designs:\n  one-pool: [@01-one-nodepool, @common]\nprices: [2026-07-20]")
     outputs = []
     for seed in ("0", "4242"):
-        env = {"PYTHONHASHSEED": seed, "PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"}
+        env = {"PYTHONHASHSEED": seed, "PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin",
+                              "KARPY_CACHE_DIR": os.environ["KARPY_CACHE_DIR"]}
         done = subprocess.run([sys.executable, "-m", "karpy", "sweep", str(path), "-o", "jsonl", "-q",
                                "--executor", "sequential"], capture_output=True, text=True, env=env, timeout=600)
         assert done.returncode == 0, done.stderr
@@ -107,5 +109,6 @@ def test_dask_is_not_imported_unless_asked() -> None:
     code = ("import sys, karpy, karpy.sweeps, karpy.cli, karpy.report.sweep; "
             "assert not {'dask', 'distributed', 'pyarrow', 'pandas'} & set(sys.modules), sorted(sys.modules)")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
-                          env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"})
+                          env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin",
+                              "KARPY_CACHE_DIR": os.environ["KARPY_CACHE_DIR"]})
     assert done.returncode == 0, done.stderr
