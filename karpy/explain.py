@@ -1,6 +1,6 @@
 """Decision traces: why a NodeClaim got the instance types it got, and where a pod ended and why.
 
-DESIGN.md principle 4 ("Explainable"). Everything here is computed lazily from what a run kept
+Every decision says why (docs/architecture.md, "Principles"). Everything here is computed lazily from what a run kept
 (``karpy.sim.simulation.LaunchRecord`` / ``ProvisioningPass`` and the scheduler's
 ``PodAttempt`` facts); the provisioning hot path only records references and error strings.
 

@@ -1,6 +1,6 @@
 """Plain-text table view of a simulation document (the ``-o table`` output).
 
-The input is the JSON document of DESIGN.md ("The contract"). Only the keys of the contract are
+The input is the JSON document of docs/contract.md. Only the keys of the contract are
 read; unknown keys are ignored, and missing optional keys degrade to ``-``. Output is plain ASCII
 layout (no colour codes), deterministic, and keeps the document's order for NodeClaims and pods.
 """
