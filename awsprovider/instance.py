@@ -5,7 +5,7 @@ and pkg/providers/instance/types.go (``CreateFleetInputBuilder``, ``NewInstanceF
 
 The request is built exactly as upstream builds it and sent through the boto3 client of the
 mocked EC2 (:class:`awsprovider.ec2.backend.MockedEC2`); the provider never decides which override
-launches -- the backend's fleet model does (DESIGN.md). Every launch leaves a :class:`LaunchRecord`
+launches -- the backend's fleet model does (docs/architecture.md). Every launch leaves a :class:`LaunchRecord`
 (the request as sent, the response, the fleet model's decisions) for explain output.
 
 A launch has two halves so that several NodeClaims can be launched at one virtual instant and
@@ -186,7 +186,7 @@ class LaunchRecord:
         return out
 
     def fleet_block(self) -> dict[str, Any]:
-        """The JSON document's ``fleet`` block (DESIGN.md); a reserved launch adds
+        """The JSON document's ``fleet`` block (docs/contract.md); a reserved launch adds
         ``capacity_reservation`` (the reservation it launched into, Karpenter's offering price --
         on-demand / 10^7 -- unrounded, and the on-demand price EC2 bills the reservation at)."""
         out: dict[str, Any] = {

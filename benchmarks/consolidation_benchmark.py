@@ -37,7 +37,7 @@ from karpy.disruption.emptiness import Emptiness  # noqa: E402
 from karpy.disruption.helpers import build_nodepool_map, get_candidates  # noqa: E402
 from karpy.disruption.multinodeconsolidation import MultiNodeConsolidation  # noqa: E402
 from karpy.disruption.singlenodeconsolidation import SingleNodeConsolidation  # noqa: E402
-from karpy.disruption.testing import Env  # noqa: E402
+from tests.disruption.harness import Env  # noqa: E402
 from karpy.disruption.validation import ValidationError, validate_consolidation, validate_emptiness  # noqa: E402
 
 

@@ -265,7 +265,7 @@ def _scenario_options(command: Callable[..., Any]) -> Callable[..., Any]:
         click.option("--until", default=None, metavar="DURATION",
                      help="Run to this horizon (e.g. 6h), overriding a Scenario's spec.until."),
         click.option("--event", "events", multiple=True, metavar="'AT ACTION ...'",
-                     help="Add a Scenario event, e.g. '30m scale deployment/web 40' (repeatable; see README)."),
+                     help="Add a Scenario event, e.g. '30m scale deployment/web 40' (repeatable; see docs/guides/time.md)."),
         click.option("--feature-gates", "feature_gates", default=None, metavar="K=V,...",
                      help="Karpenter feature gates, e.g. SpotToSpotConsolidation=true,NodeOverlay=true "
                           "(upstream defaults otherwise)."),
@@ -778,7 +778,7 @@ def schema() -> None:
     """Print the JSON Schema (draft 2020-12) of the document ``simulate -o json`` prints.
 
     Its ``version`` changes when a key changes (MINOR: keys added; MAJOR: a key removed or its
-    meaning changed); the README states the compatibility promise.
+    meaning changed); docs/contract.md states the compatibility promise.
     """
     from karpy.schemas import schema_text
 

@@ -1,6 +1,6 @@
 """Decision traces: why a NodeClaim got the instance types it got, and where a pod ended and why.
 
-DESIGN.md principle 4 ("Explainable"). Everything here is computed lazily from what a run kept
+Every decision says why (docs/architecture.md, "Principles"). Everything here is computed lazily from what a run kept
 (``karpy.sim.simulation.LaunchRecord`` / ``ProvisioningPass`` and the scheduler's
 ``PodAttempt`` facts); the provisioning hot path only records references and error strings.
 
@@ -169,20 +169,32 @@ class _Explainer:
         """The elimination funnel (see module doc) -> (funnel dict, remaining, requirements)."""
         claim = rec.scheduling
         reqs = rec.requirements if rec.requirements is not None else claim.requirements
-        wk = claim.well_known
         pool = rec.instance_types if rec.instance_types is not None else claim.template.instance_type_options
-        template_reqs = claim.template.requirements
-        current = list(pool)
         steps: list[dict[str, Any]] = []
+        current = self._funnel_requirements(pool, reqs, claim.template.requirements, steps)
+        overhead, current = _funnel_host_ports(claim, current, steps)
+        # resources: pod requests + the DaemonSet overhead of the type's group (nodeclaim.go:560-600)
+        pod_total = requests_for_pods(claim.pods)
+        current = _funnel_resources(current, pod_total, overhead, steps)
+        current = _funnel_offerings(current, pod_total, overhead, reqs, claim.well_known, steps)
 
-        def step(stage: str, removed: list[Any], reason: str, **extra: Any) -> None:
-            if not removed:
-                return
-            entry: dict[str, Any] = {"stage": stage, **extra, "removed": len(removed),
-                                     "remaining": len(current), "reason": reason,
-                                     "examples": [it.name for it in removed[:EXAMPLES_SHOWN]]}
-            steps.append(entry)
+        candidates = list(rec.untruncated if rec.untruncated is not None else claim.instance_type_options)
+        cand_ids = {id(it) for it in candidates}
+        extra = [it for it in current if id(it) not in cand_ids]
+        if extra:
+            current = [it for it in current if id(it) in cand_ids]
+            limited = claim.template.nodepool.spec.limits is not None
+            _step(steps, "other", extra, current, REASON_LIMITS if limited else REASON_OTHER)
+        out = {"start": len(pool), "steps": steps, "remaining": len(current), "candidates": len(candidates)}
+        missing = len(cand_ids - {id(it) for it in current})
+        if missing:
+            out["unexplained_candidates"] = missing
+        return out, candidates, reqs
 
+    def _funnel_requirements(self, pool: Sequence[Any], reqs: Any, template_reqs: Any,
+                             steps: list[dict[str, Any]]) -> list[Any]:
+        """The funnel's requirement steps, one per key that removes types (hostname aside)."""
+        current = list(pool)
         for key, req in reqs.items():
             if key == LABEL_HOSTNAME:
                 continue
@@ -197,69 +209,9 @@ class _Explainer:
                 source = "nodepool" if template_reqs[key] == req else "nodepool+pods"
             else:
                 source = "pods"
-            step("requirement", removed, REASON_REQUIREMENT, requirement=req.format(natural=True), source=source,
-                 upstream=UPSTREAM_REQUIREMENTS)
-
-        # resources: pod requests + the DaemonSet overhead of the type's group (nodeclaim.go:560-600)
-        pod_total = requests_for_pods(claim.pods)
-        overhead: dict[int, dict[str, int]] = {}
-        blocked: set[int] = set()
-        pod_ports = [(p.key, get_host_ports(p)) for p in claim.pods]
-        for g in claim.daemon_groups:
-            conflict = any(ports and g.host_port_usage.conflicts(k, ports) is not None for k, ports in pod_ports)
-            for iid in g.ids:
-                overhead[iid] = g.daemon_overhead
-                if conflict:
-                    blocked.add(iid)
-        if blocked:
-            removed = [it for it in current if id(it) in blocked]
-            current = [it for it in current if id(it) not in blocked]
-            step("host-ports", removed, REASON_HOST_PORTS)
-
-        def total_for(it: Any) -> dict[str, int]:
-            ovh = overhead.get(id(it))
-            return merge(pod_total, ovh) if ovh else pod_total
-
-        def usable(alloc: Mapping[str, int]) -> bool:
-            return not any(v < 0 for v in alloc.values())
-
-        kept: list[Any] = []
-        removed = []
-        for it in current:
-            total = total_for(it)
-            if any(usable(g.allocatable) and fits(total, g.allocatable) for g in it.allocatable_groups()):
-                kept.append(it)
-            else:
-                removed.append(it)
-        current = kept
-        step("resources", removed, REASON_RESOURCES, requests=to_strings(pod_total), upstream=UPSTREAM_RESOURCES)
-
-        kept, removed = [], []
-        for it in current:
-            total = total_for(it)
-            ok = False
-            for g in it.allocatable_groups():
-                if not (usable(g.allocatable) and fits(total, g.allocatable)):
-                    continue
-                if any(reqs.is_compatible(o.requirements, wk) for o in g.offerings):
-                    ok = True
-                    break
-            (kept if ok else removed).append(it)
-        current = kept
-        step("offerings", removed, REASON_OFFERINGS, upstream=UPSTREAM_OFFERINGS)
-
-        candidates = list(rec.untruncated if rec.untruncated is not None else claim.instance_type_options)
-        cand_ids = {id(it) for it in candidates}
-        extra = [it for it in current if id(it) not in cand_ids]
-        if extra:
-            current = [it for it in current if id(it) in cand_ids]
-            limited = claim.template.nodepool.spec.limits is not None
-            step("other", extra, REASON_LIMITS if limited else REASON_OTHER)
-        out = {"start": len(pool), "steps": steps, "remaining": len(current), "candidates": len(candidates)}
-        missing = len(cand_ids - {id(it) for it in current})
-        if missing:
-            out["unexplained_candidates"] = missing
-        return out, candidates, reqs
+            _step(steps, "requirement", removed, current, REASON_REQUIREMENT, requirement=req.format(natural=True),
+                  source=source, upstream=UPSTREAM_REQUIREMENTS)
+        return current
 
     def min_values(self, rec: Any, candidates: list[Any], reqs: Any) -> dict[str, Any] | None:
         """Per minValues requirement: the value asked (and the NodePool's, if BestEffort relaxed
@@ -900,3 +852,77 @@ def render_explain(d: Mapping[str, Any], document: Mapping[str, Any] | None = No
             lines.append("")
             _render_pod(p if p.get("kind") else _expand_pod(key, p, document), lines)
     return "\n".join(lines) + "\n"
+
+
+def _step(steps: list[dict[str, Any]], stage: str, removed: list[Any], current: list[Any], reason: str,
+          **extra: Any) -> None:
+    """One funnel step (none when nothing was removed); ``current`` is what remains after it."""
+    if not removed:
+        return
+    steps.append({"stage": stage, **extra, "removed": len(removed), "remaining": len(current), "reason": reason,
+                  "examples": [it.name for it in removed[:EXAMPLES_SHOWN]]})
+
+
+def _funnel_host_ports(claim: Any, current: list[Any],
+                       steps: list[dict[str, Any]]) -> tuple[dict[int, dict[str, int]], list[Any]]:
+    """Each type's DaemonSet overhead by id, and the types left once those whose DaemonSets'
+    host ports conflict with the pods' are removed (the host-ports step)."""
+    overhead: dict[int, dict[str, int]] = {}
+    blocked: set[int] = set()
+    pod_ports = [(p.key, get_host_ports(p)) for p in claim.pods]
+    for g in claim.daemon_groups:
+        conflict = any(ports and g.host_port_usage.conflicts(k, ports) is not None for k, ports in pod_ports)
+        for iid in g.ids:
+            overhead[iid] = g.daemon_overhead
+            if conflict:
+                blocked.add(iid)
+    if blocked:
+        removed = [it for it in current if id(it) in blocked]
+        current = [it for it in current if id(it) not in blocked]
+        _step(steps, "host-ports", removed, current, REASON_HOST_PORTS)
+    return overhead, current
+
+
+def _total_for(it: Any, pod_total: dict[str, int], overhead: Mapping[int, dict[str, int]]) -> dict[str, int]:
+    """The pods' requests plus the DaemonSet overhead of the type's group."""
+    ovh = overhead.get(id(it))
+    return merge(pod_total, ovh) if ovh else pod_total
+
+
+def _usable(alloc: Mapping[str, int]) -> bool:
+    return not any(v < 0 for v in alloc.values())
+
+
+def _funnel_resources(current: list[Any], pod_total: dict[str, int], overhead: Mapping[int, dict[str, int]],
+                      steps: list[dict[str, Any]]) -> list[Any]:
+    """The resources step: types none of whose allocatable groups fits the requests and overhead."""
+    kept: list[Any] = []
+    removed: list[Any] = []
+    for it in current:
+        total = _total_for(it, pod_total, overhead)
+        if any(_usable(g.allocatable) and fits(total, g.allocatable) for g in it.allocatable_groups()):
+            kept.append(it)
+        else:
+            removed.append(it)
+    _step(steps, "resources", removed, kept, REASON_RESOURCES, requests=to_strings(pod_total),
+          upstream=UPSTREAM_RESOURCES)
+    return kept
+
+
+def _funnel_offerings(current: list[Any], pod_total: dict[str, int], overhead: Mapping[int, dict[str, int]],
+                      reqs: Any, wk: Any, steps: list[dict[str, Any]]) -> list[Any]:
+    """The offerings step: types with no compatible offering in a group that fits."""
+    kept: list[Any] = []
+    removed: list[Any] = []
+    for it in current:
+        total = _total_for(it, pod_total, overhead)
+        ok = False
+        for g in it.allocatable_groups():
+            if not (_usable(g.allocatable) and fits(total, g.allocatable)):
+                continue
+            if any(reqs.is_compatible(o.requirements, wk) for o in g.offerings):
+                ok = True
+                break
+        (kept if ok else removed).append(it)
+    _step(steps, "offerings", removed, kept, REASON_OFFERINGS, upstream=UPSTREAM_OFFERINGS)
+    return kept

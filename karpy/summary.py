@@ -1,6 +1,6 @@
 """One run's outcome in a few values: what launched, at what cost, what stayed pending.
 
-Read from the JSON document (DESIGN.md "The contract") of a :class:`karpy.result.Result` (or the
+Read from the JSON document (docs/contract.md) of a :class:`karpy.result.Result` (or the
 document itself). Shared by ``karpy.testing`` (assertions and the cookbook table), ``karpy compare``
 (the side-by-side rows) and ``karpy sweep`` (one row per cell). Generations are parsed the way the
 AWS provider's ``instanceTypeScheme`` does when the node label is missing (provider-aws

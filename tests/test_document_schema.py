@@ -120,7 +120,7 @@ def test_schema_names_the_contract_keys() -> None:
     claim = s["$defs"]["NodeClaimResult"]["properties"]
     assert list(claim) == [f.name for f in dataclasses.fields(NodeClaimResult)]
     assert claim["capacity_type"]["anyOf"][0]["enum"] == ["on-demand", "spot", "reserved"]
-    # tolerant: more keys may be added (DESIGN.md), so no object forbids unknown keys
+    # tolerant: more keys may be added (docs/contract.md, "Compatibility"), so no object forbids unknown keys
     assert '"additionalProperties": false' not in schema_text()
 
 

@@ -1,6 +1,6 @@
 """The mocked EC2: moto stores the state, karpy's fleet model decides CreateFleet.
 
-Design (reference/peers-and-moto.md A.3, "allocate on the client, let moto store the state"): moto's
+Design ("allocate on the client, let moto store the state"; docs/architecture.md): moto's
 CreateFleet always launches the *first* override and never returns ``Errors``. :class:`MockedEC2`
 owns a ``moto.mock_aws`` context, a boto3 EC2 client with dummy credentials, and three botocore
 event hooks on *that client only* (public botocore API, no moto patching):

@@ -6,7 +6,8 @@ Input is the CreateFleet request exactly as Karpenter builds it
 DescribeInstanceTypeOfferings) and a :class:`~awsprovider.ec2.capacity.CapacityModel`.
 
 AWS does not publish its allocation algorithms; these are documented approximations of the
-CreateFleet docs (API_OnDemandOptions / SpotOptionsRequest, see reference/karpenter-aws.md §7):
+CreateFleet docs (docs.aws.amazon.com/AWSEC2/latest/APIReference/API_OnDemandOptionsRequest.html
+and API_SpotOptionsRequest.html):
 
 Eligibility
   An override whose instance type is not offered in its zone (zone = ``AvailabilityZone``, else the

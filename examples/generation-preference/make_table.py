@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Run every generation-preference strategy with normal capacity and with 8th-gen on-demand capacity
-failing, and print the markdown table (strategy x capacity x outcome x $/h) of the README.
+failing, and print the markdown table (strategy x capacity x outcome x $/h) of docs/guides/cookbook.md.
 
     python examples/generation-preference/make_table.py            # us-east-1, prices 2026-07-20
 

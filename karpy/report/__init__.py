@@ -1,4 +1,4 @@
-"""Human-readable views of a simulation document (DESIGN.md, "The contract").
+"""Human-readable views of a simulation document (docs/contract.md).
 
 - :func:`render_table` -- the plain-text table of ``karpy simulate -o table``.
 - :func:`render_html` -- one self-contained HTML page for ``karpy simulate --report FILE.html``.

@@ -95,6 +95,32 @@ _Value = Callable[[Any, int], None]
 _Members = Callable[[Iterator[Any], bool, int, str], None]
 
 
+def _scalar(o: Any, str_: type[str] = str, int_: type[int] = int, float_: type[float] = float,
+            int_repr: Callable[[int], str] = int.__repr__) -> str | None:
+    """The text of a scalar (exact types first, then subclasses as json does), or None for a
+    container; the builtins are bound as defaults, the speed of a local."""
+    t = type(o)
+    if t is str_:
+        return encode_basestring(o)
+    if o is None:
+        return "null"
+    if o is True:
+        return "true"
+    if o is False:
+        return "false"
+    if t is int_:
+        return int_repr(o)
+    if t is float_:
+        return _float(o)
+    if isinstance(o, str_):
+        return encode_basestring(o)
+    if isinstance(o, int_):
+        return int_repr(o)
+    if isinstance(o, float_):
+        return _float(o)
+    return None
+
+
 def _writer(out: list[str], indent: int, write: Callable[[str], object] | None) -> tuple[_Value, _Members, Callable[[], None]]:
     """``(value, members, flush)``: the recursive writer appending fragments to ``out``; with
     ``write`` set, ``members`` hands them over every :data:`CHUNK_FRAGMENTS` fragments (checked
@@ -105,8 +131,6 @@ def _writer(out: list[str], indent: int, write: Callable[[str], object] | None) 
     newlines: list[str] = ["\n"]
     streaming = write is not None
     str_ = str
-    int_ = int
-    float_ = float
     list_ = list
     tuple_ = tuple
     dict_ = dict
@@ -121,28 +145,7 @@ def _writer(out: list[str], indent: int, write: Callable[[str], object] | None) 
             newlines.append("\n" + step * len(newlines))
         return newlines[level]
 
-    def scalar(o: Any) -> str | None:
-        t = type(o)
-        if t is str_:
-            return encode_basestring(o)
-        if o is None:
-            return "null"
-        if o is True:
-            return "true"
-        if o is False:
-            return "false"
-        if t is int_:
-            return int_.__repr__(o)
-        if t is float_:
-            return _float(o)
-        if isinstance(o, str_):
-            return encode_basestring(o)
-        if isinstance(o, int_):
-            return int_.__repr__(o)
-        if isinstance(o, float_):
-            return _float(o)
-        return None
-
+    scalar = _scalar
     def members(entries: Iterator[Any], is_dict: bool, level: int, opening: str) -> None:
         """``opening``, the members (``entries``: a dict's items or a list's values) one per line
         at ``level + 1``, and the closing bracket; ``[]`` / ``{}`` when there are none."""

@@ -1,6 +1,6 @@
 """Plain-text table view of a simulation document (the ``-o table`` output).
 
-The input is the JSON document of DESIGN.md ("The contract"). Only the keys of the contract are
+The input is the JSON document of docs/contract.md. Only the keys of the contract are
 read; unknown keys are ignored, and missing optional keys degrade to ``-``. Output is plain ASCII
 layout (no colour codes), deterministic, and keeps the document's order for NodeClaims and pods.
 """
@@ -182,82 +182,83 @@ def render_table(document: dict[str, Any]) -> str:
     launches with their fleet errors, pending pods with their message, then the total.
     """
     nodeclaims: list[Mapping[str, Any]] = list(document.get("nodeclaims") or [])
-    launched = [nc for nc in nodeclaims if is_launched(nc)]
-    failed = [nc for nc in nodeclaims if not is_launched(nc)]
-    prices = document.get("prices") or {}
+    out = _header(document)
+    out.extend(_launched_section([nc for nc in nodeclaims if is_launched(nc)]))
+    out.extend(_failed_section([nc for nc in nodeclaims if not is_launched(nc)]))
+    out.extend(_pending_section(document))
+    out.append("")
+    out.append(f"total: ${total_cost(document):.5f}/h")
+    out.extend(render_time(document))
+    return "\n".join(out) + "\n"
 
-    out: list[str] = []
+
+def _header(document: Mapping[str, Any]) -> list[str]:
+    """The region and price-table lines, then a blank line."""
+    prices = document.get("prices") or {}
     head = f"region: {clean(document.get('region'))}"
     if prices:
         head += f"  prices: {clean(prices.get('date'))}"
         if prices.get("source"):
             head += f" ({clean(prices.get('source'))})"
-    out.append(head)
+    out = [head]
     notes = prices_notes(prices, document.get("region"))
     if notes:
         out.append("prices: " + "; ".join(clean(n) for n in notes))
     out.append("")
+    return out
 
-    out.append(f"NODECLAIMS ({len(launched)})")
-    if launched:
-        out.extend(
-            format_rows(
-                ("NAME", "NODEPOOL", "INSTANCE TYPE", "CAPACITY", "ZONE", "$/H", "PODS"),
-                (
-                    (
-                        clean(nc.get("name")),
-                        clean(nc.get("nodepool")),
-                        clean(nc.get("instance_type")),
-                        clean(nc.get("capacity_type")),
-                        clean(nc.get("zone")),
-                        format_price(nc.get("price")),
-                        abbreviate_pods(nc.get("pods") or []),
-                    )
-                    for nc in launched
-                ),
-            )
-        )
-    else:
+
+def _launched_section(launched: list[Mapping[str, Any]]) -> list[str]:
+    """``NODECLAIMS (n)``: one row per launched NodeClaim, or ``(none)``."""
+    out = [f"NODECLAIMS ({len(launched)})"]
+    if not launched:
         out.append("(none)")
-
-    if failed:
-        out.append("")
-        out.append(f"FAILED LAUNCHES ({len(failed)})")
-        rows: list[tuple[str, ...]] = []
-        for nc in failed:
-            fleet = nc.get("fleet") or {}
-            errors = (fleet.get("errors") or []) if isinstance(fleet, Mapping) else []
-            base = (clean(nc.get("name")), clean(nc.get("nodepool")), clean(nc.get("capacity_type")))
-            if not errors:
-                rows.append((*base, DASH, DASH, DASH))
-            for err in errors:
-                rows.append(
-                    (
-                        *base,
-                        clean(err.get("error_code")),
-                        clean(err.get("instance_type")),
-                        clean(err.get("zone")),
-                    )
+        return out
+    out.extend(
+        format_rows(
+            ("NAME", "NODEPOOL", "INSTANCE TYPE", "CAPACITY", "ZONE", "$/H", "PODS"),
+            (
+                (
+                    clean(nc.get("name")),
+                    clean(nc.get("nodepool")),
+                    clean(nc.get("instance_type")),
+                    clean(nc.get("capacity_type")),
+                    clean(nc.get("zone")),
+                    format_price(nc.get("price")),
+                    abbreviate_pods(nc.get("pods") or []),
                 )
-        out.extend(
-            format_rows(("NAME", "NODEPOOL", "CAPACITY", "ERROR", "INSTANCE TYPE", "ZONE"), rows)
+                for nc in launched
+            ),
         )
+    )
+    return out
 
+
+def _failed_section(failed: list[Mapping[str, Any]]) -> list[str]:
+    """``FAILED LAUNCHES (n)``: one row per fleet error of each failed NodeClaim (none: no section)."""
+    if not failed:
+        return []
+    rows: list[tuple[str, ...]] = []
+    for nc in failed:
+        fleet = nc.get("fleet") or {}
+        errors = (fleet.get("errors") or []) if isinstance(fleet, Mapping) else []
+        base = (clean(nc.get("name")), clean(nc.get("nodepool")), clean(nc.get("capacity_type")))
+        if not errors:
+            rows.append((*base, DASH, DASH, DASH))
+        for err in errors:
+            rows.append((*base, clean(err.get("error_code")), clean(err.get("instance_type")),
+                         clean(err.get("zone"))))
+    return ["", f"FAILED LAUNCHES ({len(failed)})",
+            *format_rows(("NAME", "NODEPOOL", "CAPACITY", "ERROR", "INSTANCE TYPE", "ZONE"), rows)]
+
+
+def _pending_section(document: Mapping[str, Any]) -> list[str]:
+    """``PENDING PODS (n)``: identical pending pods grouped by owner (none pending: no section)."""
     pending = pods_by_phase(document, "Pending")
-    if pending:
-        out.append("")
-        out.append(f"PENDING PODS ({len(pending)})")
-        out.extend(
-            format_rows(
-                ("POD", "NOMINATED", "MESSAGE"),
-                group_pending(pending),
-            )
-        )
-
-    out.append("")
-    out.append(f"total: ${total_cost(document):.5f}/h")
-    out.extend(render_time(document))
-    return "\n".join(out) + "\n"
+    if not pending:
+        return []
+    return ["", f"PENDING PODS ({len(pending)})",
+            *format_rows(("POD", "NOMINATED", "MESSAGE"), group_pending(pending))]
 
 
 #: timeline kinds every run has; a run with anything else (a Scenario, a deletion, a completion)

@@ -5,7 +5,7 @@ An entry is ``{"t": seconds, "kind": str, "object": str, "detail": {...}}``. ``o
 only. Entries are appended as the simulation does things, so they are in time order, and within one
 instant in the order they happened (deterministic).
 
-Kinds (stable; see README "timeline"):
+Kinds (stable; see docs/guides/time.md "What comes out"):
 
 * pods: ``pod.created``, ``pod.bound``, ``pod.evicted``, ``pod.deleted``, ``pod.completed``,
   ``pod.departed``;

@@ -413,7 +413,7 @@ def test_no_subnets_error(provider: InstanceTypeProvider) -> None:
 
 
 def test_real_prices_generation_labels(provider: InstanceTypeProvider) -> None:
-    # DESIGN.md claim: 2026-07-20 us-east-1 table: c7i.large 0.08925, c8i.large 0.09371; generations 7 and 8
+    # the 2026-07-20 us-east-1 table: c7i.large 0.08925, c8i.large 0.09371; generations 7 and 8
     its = by_name(provider.list(nodeclass()))
     reqs = Requirements(Requirement("karpenter.sh/capacity-type", OP_IN, ["on-demand"]))
     c7, c8 = its["c7i.large"], its["c8i.large"]

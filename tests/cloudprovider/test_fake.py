@@ -1,5 +1,5 @@
 """Tests for karpy.cloudprovider.fake: the catalogue numbers of pkg/cloudprovider/fake/instancetype.go and
-cloudprovider.go (reference karpenter-core.md §7.1) and the fake Create."""
+cloudprovider.go (kubernetes-sigs/karpenter@2266468) and the fake Create."""
 
 from __future__ import annotations
 

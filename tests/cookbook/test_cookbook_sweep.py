@@ -1,6 +1,6 @@
 """The committed cookbook sweep (examples/generation-preference/sweep.yaml -> sweep/rows.csv, the
-command in README "The same strategies on every price table, 2023-2026"): the rows are what the
-command gives today, and they say what README says they say.
+command in docs/guides/cookbook.md "The same strategies on every price table, 2023-2026"): the rows
+are what the command gives today, and they say what that page says they say.
 
 Re-running all 222 cells is a benchmark, not a unit test; one price table's six cells (2025-08-25,
 the date only r8i of the 8th-gen Intel types is priced, where the strategies differ most) are
@@ -18,7 +18,7 @@ from .conftest import EXAMPLES, ROOT
 
 SWEEP = EXAMPLES / "sweep.yaml"
 ROWS = EXAMPLES / "sweep" / "rows.csv"
-README = ROOT / "README.md"
+COOKBOOK = ROOT / "docs" / "guides" / "cookbook.md"
 
 
 def _committed() -> list[dict[str, str]]:
@@ -39,9 +39,9 @@ def test_committed_rows_are_what_the_committed_command_gives_today() -> None:
             assert column.startswith(("nodes_gen", "node_hours_gen")) and old[column] in ("0", "0.0", ""), column
 
 
-def test_the_rows_say_what_readme_says() -> None:
+def test_the_rows_say_what_the_cookbook_page_says() -> None:
     rows = _committed()
-    text = README.read_text(encoding="utf-8")
+    text = COOKBOOK.read_text(encoding="utf-8")
     dates = sorted({r["prices"] for r in rows})
     assert len(rows) == 222 and len(dates) == 37 and (dates[0], dates[-1]) == ("2023-09-18", "2026-07-20")
     flat = " ".join(text.split())

@@ -206,7 +206,7 @@ def _cell(cookbook: Any, scenario: Any) -> tuple[str, str]:
 
 
 # -- the second half: two hours with the disruption controller on --------------------------------
-# (README table, last three columns; examples/generation-preference/make_table.py consolidation_run)
+# (docs/guides/cookbook.md table, last three columns; examples/generation-preference/make_table.py consolidation_run)
 CONSOLIDATION_CELLS = {
     ("01-one-nodepool", "normal"): (["7"], {"7": 2.0}, 0),
     ("01-one-nodepool", ICE): (["7"], {"7": 2.0}, 0),

@@ -1,7 +1,7 @@
 """Ports of the Balanced consolidation policy's suites (core 2266468):
 pkg/controllers/disruption/balanced_test.go, balanced_scoring_test.go, balanced_adversarial_test.go and
 balanced_integration_test.go, on karpy.disruption.balanced and the hand-built cluster of
-karpy.disruption.testing."""
+tests.disruption.harness."""
 
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ from karpy.disruption.budgets import build_disruption_budget_mapping
 from karpy.disruption.helpers import build_nodepool_map, get_candidates_with_totals
 from karpy.disruption.multinodeconsolidation import MultiNodeConsolidation
 from karpy.disruption.singlenodeconsolidation import SingleNodeConsolidation
-from karpy.disruption.testing import Env, owner
+from tests.disruption.harness import Env, owner
 from karpy.disruption.types import (PER_NODE_BASE_DISRUPTION_COST, Candidate, Command, eviction_cost,
                                     resolve_node_price)
 from karpy.provisioning.state import StateNode
@@ -274,7 +274,7 @@ def test_can_pass_threshold_is_the_delete_upper_bound():
     assert ev.can_pass_threshold(heavy)  # non-Balanced pools always pass
 
 
-# ---------------------------------------------- balanced_integration_test.go on karpy.disruption.testing
+# ---------------------------------------------- balanced_integration_test.go on tests.disruption.harness
 
 def run_method(env, method):
     cl = env.cluster()

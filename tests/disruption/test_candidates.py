@@ -9,7 +9,7 @@ from karpy.api.poddisruptionbudget import PodDisruptionBudget, PodDisruptionBudg
 from karpy.disruption.budgets import build_disruption_budget_mapping
 from karpy.disruption.helpers import build_nodepool_map, get_candidates
 from karpy.disruption.types import EVENTUAL, GRACEFUL, CandidateError, new_candidate
-from karpy.disruption.testing import Env, owner, ts
+from tests.disruption.harness import Env, owner, ts
 
 DND = {"karpenter.sh/do-not-disrupt": "true"}
 

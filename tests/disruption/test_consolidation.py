@@ -1,5 +1,5 @@
 """Ports of pkg/controllers/disruption/consolidation_test.go, emptiness_test.go and
-multi-node/single-node behaviour, on the hand-built cluster of karpy.disruption.testing."""
+multi-node/single-node behaviour, on the hand-built cluster of tests.disruption.harness."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from karpy.disruption.emptiness import Emptiness
 from karpy.disruption.helpers import build_nodepool_map, get_candidates
 from karpy.disruption.multinodeconsolidation import MultiNodeConsolidation
 from karpy.disruption.singlenodeconsolidation import SingleNodeConsolidation
-from karpy.disruption.testing import Env, owner
+from tests.disruption.harness import Env, owner
 from karpy.disruption.validation import (ChurnValidationError, SchedulingValidationError, validate_consolidation,
                                          validate_emptiness)
 
@@ -145,7 +145,7 @@ def test_permanently_pending_pod_does_not_block_delete():
 # consolidateAfter window" (ported in test_consolidation_its.py)
 def test_destination_under_consolidate_after_is_not_used():
     from karpy.api.meta import Condition
-    from karpy.disruption.testing import ts
+    from tests.disruption.harness import ts
 
     env = Env()
     env.nodepools["default"].spec.disruption.consolidate_after = "10m"
@@ -217,7 +217,7 @@ def test_emptiness_ignores_non_empty_and_uses_ratio_order():
 # upstream: emptiness_test.go "will consider a node with terminating Deployment pods as empty"
 # upstream: emptiness_test.go "will not consider a node with a terminating StatefulSet pod as empty"
 def test_terminating_deployment_vs_statefulset_pod():
-    from karpy.disruption.testing import ts
+    from tests.disruption.harness import ts
 
     env = Env()
     env.node("dep")

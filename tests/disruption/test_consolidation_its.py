@@ -1,5 +1,5 @@
 """More ports of pkg/controllers/disruption/consolidation_test.go (core 2266468), on the hand-built
-cluster of karpy.disruption.testing and Karpenter's fake catalogue. Like upstream's suite (suite_test.go
+cluster of tests.disruption.harness and Karpenter's fake catalogue. Like upstream's suite (suite_test.go
 BeforeEach) the catalogue is ``fake.InstanceTypesAssorted`` and the default NodePool disrupts away
 (WhenEmptyOrUnderutilized, consolidateAfter 0s, budget 100%).
 
@@ -19,7 +19,7 @@ from karpy.disruption.helpers import build_nodepool_map, get_candidates
 from karpy.disruption.multinodeconsolidation import MultiNodeConsolidation
 from karpy.disruption.singlenodeconsolidation import SingleNodeConsolidation
 from karpy.disruption.staticdrift import StaticDrift
-from karpy.disruption.testing import Env, owner
+from tests.disruption.harness import Env, owner
 
 _ASSORTED = instance_types_assorted()
 
@@ -387,7 +387,7 @@ def test_tgp_does_not_lift_pod_blocks_for_consolidation():
 # upstream: consolidation_test.go Delete "does not consolidate nodes with pods that have a duration-based do-not-disrupt annotation that is still active"
 def test_active_duration_do_not_disrupt_protects_its_node():
     env = delete_env(pod_annotations=(None, None, {DND: "2m"}))
-    from karpy.disruption.testing import ts
+    from tests.disruption.harness import ts
 
     env.pods[2].status.start_time = ts(env.now)
     assert deleted(env) == ["node-0"]
@@ -395,7 +395,7 @@ def test_active_duration_do_not_disrupt_protects_its_node():
 
 # upstream: consolidation_test.go Delete "can consolidate nodes after duration-based do-not-disrupt annotation expires"
 def test_consolidates_after_duration_do_not_disrupt_expires():
-    from karpy.disruption.testing import ts
+    from tests.disruption.harness import ts
 
     env = delete_env(pod_annotations=({DND: "2m"},) * 3)
     for p in env.pods:
@@ -434,7 +434,7 @@ def test_no_delete_onto_an_uninitialized_node():
 
 def _initialized_now(env: Env) -> None:
     from karpy.api.meta import Condition
-    from karpy.disruption.testing import ts
+    from tests.disruption.harness import ts
 
     for nc in env.claims:
         nc.status.conditions = [c for c in nc.status.conditions if c.type != "Initialized"] + [
@@ -579,7 +579,7 @@ def test_merge_three_mixed_capacity_nodes_into_one():
 
 # upstream: consolidation_test.go Node Lifetime Consideration "should consolidate the node with best savings ratio first"
 def test_best_savings_ratio_consolidates_first():
-    from karpy.disruption.testing import ts
+    from tests.disruption.harness import ts
 
     env = env_()
     env.nodepools["default"].spec.template.spec.expire_after = "3s"

@@ -7,7 +7,7 @@ from karpy.api.builders import make_nodepool
 from karpy.api.nodeclaim import NodeClaim
 from karpy.cloudprovider.fake import FakeCloudProvider
 from karpy.cloudprovider.types import Offerings
-from karpy.disruption.testing import ts
+from tests.disruption.harness import ts
 from karpy.nodeclaim.disruption import (DRIFTED, INSTANCE_TYPE_NOT_FOUND, InstanceTypeCheckCache, drift_reason,
                                         instance_type_not_found, update_drifted)
 

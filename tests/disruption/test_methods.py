@@ -1,5 +1,5 @@
 """Ports of pkg/controllers/disruption/{drift,emptiness,singlenodeconsolidation}_test.go on the
-hand-built cluster (karpy.disruption.testing)."""
+hand-built cluster (tests.disruption.harness)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from karpy.disruption.drift import Drift
 from karpy.disruption.emptiness import Emptiness
 from karpy.disruption.helpers import build_nodepool_map, get_candidates
 from karpy.disruption.singlenodeconsolidation import SingleNodeConsolidation, shuffle_candidates
-from karpy.disruption.testing import Env, owner, ts
+from tests.disruption.harness import Env, owner, ts
 
 
 def run(env, method, budget="100%", pools=("default",)):

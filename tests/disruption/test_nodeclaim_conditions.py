@@ -8,7 +8,7 @@ import pytest
 from karpy.api.builders import make_nodepool
 from karpy.api.meta import Condition
 from karpy.api.nodeclaim import NodeClaim
-from karpy.disruption.testing import ts
+from tests.disruption.harness import ts
 from karpy.nodeclaim.disruption import (CONSOLIDATABLE, DRIFTED, NODEPOOL_DRIFTED, REQUIREMENTS_DRIFTED, drift_reason,
                                         update_consolidatable, update_drifted)
 from karpy.nodeclaim.expiration import expires_at

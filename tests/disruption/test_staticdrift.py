@@ -1,5 +1,5 @@
 """Ports of pkg/controllers/disruption/staticdrift_test.go (core 2266468) on the hand-built cluster
-(karpy.disruption.testing): which commands StaticDrift computes, the budgets it reads and the node
+(tests.disruption.harness): which commands StaticDrift computes, the budgets it reads and the node
 counts it reserves. The queue's part (replacement created, candidate deleted) is played by
 :func:`execute`, as the upstream Its drive the queue by hand; the simulation runs the real queue
 (tests/static/test_scenarios.py)."""
@@ -13,7 +13,7 @@ from karpy.api.meta import Condition
 from karpy.disruption.budgets import build_disruption_budget_mapping
 from karpy.disruption.helpers import build_nodepool_map, get_candidates
 from karpy.disruption.staticdrift import StaticDrift
-from karpy.disruption.testing import Env, ts
+from tests.disruption.harness import Env, ts
 from karpy.static.nodepoolstate import NodePoolState
 
 EXPENSIVE = "default-instance-type"

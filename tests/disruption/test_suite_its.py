@@ -1,5 +1,5 @@
 """More ports of pkg/controllers/disruption/suite_test.go and drift_test.go (core 2266468) on the
-hand-built cluster of karpy.disruption.testing (helpers shared with test_consolidation_its)."""
+hand-built cluster of tests.disruption.harness (helpers shared with test_consolidation_its)."""
 
 from __future__ import annotations
 
@@ -78,7 +78,7 @@ def test_empty_consolidatable_drifted_node_is_deleted_by_drift():
 # upstream: drift_test.go Drift "can replace drifted nodes with multiple nodes"
 def test_drift_replaces_one_node_with_several():
     from karpy.cloudprovider.fake import FakeCloudProvider, new_instance_type
-    from karpy.disruption.testing import Env
+    from tests.disruption.harness import Env
     from tests.disruption.test_consolidation_its import offering
 
     current = new_instance_type("current-on-demand",

@@ -1,4 +1,4 @@
-"""Shared fixtures for provisioning tests (see karpy.provisioning.testing for the harness API)."""
+"""Shared fixtures for provisioning tests (see tests.provisioning.harness for the harness API)."""
 
 from __future__ import annotations
 

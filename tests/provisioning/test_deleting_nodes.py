@@ -14,7 +14,7 @@ import pytest
 from karpy.api.builders import make_nodepool, make_pod
 from karpy.api.poddisruptionbudget import PodDisruptionBudget
 from karpy.cloudprovider.fake import FakeCloudProvider
-from karpy.provisioning.testing import Harness
+from tests.provisioning.harness import Harness
 from karpy.sim.simulation import Simulation, SimulationOptions
 from karpy.api.loader import load_manifests
 from tests.manifests import DEFAULT_NODEPOOL

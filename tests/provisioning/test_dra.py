@@ -15,7 +15,7 @@ from karpy.api.pod import Pod, ResourceClaim
 from karpy.cloudprovider.fake import FakeCloudProvider
 from karpy.provisioning import podutils
 from karpy.provisioning.scheduler import ERR_DRA, DRAError
-from karpy.provisioning.testing import expect_provisioned
+from tests.provisioning.harness import expect_provisioned
 from tests.manifests import DEFAULT_NODEPOOL
 
 

@@ -9,7 +9,7 @@ import pytest
 from karpy.api.builders import make_nodepool, make_pod
 from karpy.cloudprovider import fake
 from karpy.cloudprovider.types import Offering
-from karpy.provisioning.testing import expect_provisioned
+from tests.provisioning.harness import expect_provisioned
 from karpy.scheduling.requirement import Requirement
 from karpy.scheduling.requirements import Requirements
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 from karpy.api.builders import make_nodepool, make_pod
 from karpy.cloudprovider import fake
 from karpy.provisioning.nodepoolvalidation import nodepool_is_ready, runtime_validate
-from karpy.provisioning.testing import expect_provisioned
+from tests.provisioning.harness import expect_provisioned
 from karpy.scheduling.labels import CORE_WELL_KNOWN_LABELS
 
 CT = "karpenter.sh/capacity-type"

@@ -28,7 +28,7 @@ from karpy.api.pod import (
 from karpy.api.quantity import Quantity, parse_nanos
 from karpy.cloudprovider import fake
 from karpy.cloudprovider.types import Offering
-from karpy.provisioning.testing import Harness, expect_provisioned
+from tests.provisioning.harness import Harness, expect_provisioned
 from karpy.scheduling.requirements import Requirements
 from karpy.scheduling.resources import from_quantities
 

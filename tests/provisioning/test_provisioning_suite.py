@@ -7,7 +7,7 @@ from karpy.api.builders import make_daemonset, make_node, make_nodepool, make_po
 from karpy.api.nodeclaim import NodeClaim
 from karpy.cloudprovider import fake
 from karpy.cloudprovider.types import Offering
-from karpy.provisioning.testing import Harness, expect_provisioned
+from tests.provisioning.harness import Harness, expect_provisioned
 from karpy.scheduling.requirements import Requirements
 
 ZONE = "topology.kubernetes.io/zone"

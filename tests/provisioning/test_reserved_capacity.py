@@ -15,7 +15,7 @@ from karpy.cloudprovider import fake
 from karpy.cloudprovider.types import Offering
 from karpy.options import FeatureGates, Options
 from karpy.provisioning.reservationmanager import ReservationManager
-from karpy.provisioning.testing import Harness
+from tests.provisioning.harness import Harness
 from karpy.scheduling.requirement import Requirement
 from karpy.scheduling.requirements import Requirements
 

@@ -6,7 +6,7 @@ import pytest
 
 from karpy.api.builders import make_nodepool, make_pod
 from karpy.cloudprovider import fake
-from karpy.provisioning.testing import Harness, expect_provisioned
+from tests.provisioning.harness import Harness, expect_provisioned
 
 ZONE = "topology.kubernetes.io/zone"
 IT = "node.kubernetes.io/instance-type"

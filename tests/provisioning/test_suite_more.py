@@ -25,7 +25,7 @@ from karpy.api.nodeclaim import NodeClaim
 from karpy.api.quantity import Quantity
 from karpy.cloudprovider import fake
 from karpy.cloudprovider.types import InstanceTypeOverhead, Offering
-from karpy.provisioning.testing import Harness
+from tests.provisioning.harness import Harness
 from karpy.scheduling.resources import from_quantities
 
 ZONE = "topology.kubernetes.io/zone"

@@ -294,7 +294,7 @@ def test_resources_string():
 
 def test_scheduler_error_includes_requirements():
     # upstream: nodeclaim.go:488 message ends with requirements=<reqs.String()>, resources=<res>
-    from karpy.provisioning.testing import expect_provisioned
+    from tests.provisioning.harness import expect_provisioned
     p = make_pod("p", requests={"cpu": "512"})
     h, res = expect_provisioned([p], [make_nodepool()])
     err = res.errors[p.key]
@@ -305,7 +305,7 @@ def test_scheduler_error_includes_requirements():
 
 def test_hostname_placeholders_per_scheduler():
     # upstream: nodeclaim.go hostname-placeholder-%04d (a per-Scheduler counter here)
-    from karpy.provisioning.testing import expect_provisioned
+    from tests.provisioning.harness import expect_provisioned
     for _ in range(2):
         pods = [make_pod(f"p{i}", labels={"a": "b"}, pod_anti_affinity=[pod_affinity_term({"a": "b"})]) for i in range(2)]
         h, res = expect_provisioned(pods, [make_nodepool()])

@@ -18,7 +18,7 @@ from karpy.api.builders import make_nodepool, make_pod
 from karpy.api.pod import NodeSelectorRequirement, NodeSelectorTerm
 from karpy.api.storage import PersistentVolume, PersistentVolumeClaim, StorageClass
 from karpy.cloudprovider.fake import FakeCloudProvider
-from karpy.provisioning.testing import Harness
+from tests.provisioning.harness import Harness
 from karpy.provisioning.volumetopology import VolumeTopology
 
 sys.path.insert(0, str(Path(__file__).parent))
@@ -277,7 +277,7 @@ def _replacement_zone(with_volumes_known: bool):
     from karpy.disruption.budgets import build_disruption_budget_mapping
     from karpy.disruption.helpers import build_nodepool_map, get_candidates
     from karpy.disruption.singlenodeconsolidation import SingleNodeConsolidation
-    from karpy.disruption.testing import Env
+    from tests.disruption.harness import Env
 
     env = Env()
     env.node("big", instance_type="arm-instance-type", zone="test-zone-2")

@@ -14,7 +14,7 @@ import pytest
 from karpy.api.builders import make_nodepool, make_pod, pod_affinity_term
 from karpy.api.storage import CSINode
 from karpy.cloudprovider import fake
-from karpy.provisioning.testing import Harness
+from tests.provisioning.harness import Harness
 from karpy.provisioning.volumetopology import VolumeTopology
 
 sys.path.insert(0, str(Path(__file__).parent))

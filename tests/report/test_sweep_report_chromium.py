@@ -70,7 +70,7 @@ def test_cookbook_sweep_report_renders_its_charts(tmp_path: Path) -> None:
 
 
 def test_committed_sweep_report_renders_without_script(tmp_path: Path) -> None:
-    """The report file the README's command wrote: its charts are the ones its rows give (so the
+    """The report file the cookbook guide's command wrote: its charts are the ones its rows give (so the
     committed report is not older than the committed rows), and Chromium draws it."""
     binary = find_chromium()
     html = REPORT.read_text(encoding="utf-8")
@@ -96,6 +96,6 @@ def test_committed_sweep_report_renders_without_script(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("name", ["cost-by-date-0.svg", "generation-by-date.svg", "generation-share.svg"])
 def test_committed_chart_files_are_the_rows_charts(name: str) -> None:
-    """README shows these files: they are what the committed rows draw (no browser needed)."""
+    """docs/guides/cookbook.md shows these files: they are what the committed rows draw (no browser needed)."""
     charts = sweep_charts([_typed(r) for r in csv.DictReader(ROWS.open(encoding="utf-8"))])
     assert (SWEEP_DIR / name).read_text(encoding="utf-8") == charts[Path(name).stem] + "\n"

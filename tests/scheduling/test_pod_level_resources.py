@@ -12,7 +12,7 @@ from karpy.api.builders import make_nodepool, make_pod
 from karpy.api.pod import Pod
 from karpy.cloudprovider.fake import FakeCloudProvider
 from karpy.kubescheduler.podinfo import compute_pod_requests
-from karpy.provisioning.testing import expect_provisioned
+from tests.provisioning.harness import expect_provisioned
 from karpy.scheduling.resources import from_quantities, pod_requests
 from tests.manifests import DEFAULT_NODEPOOL
 

@@ -10,7 +10,7 @@ from typing import Any
 
 from karpy.api.builders import make_nodepool
 from karpy.api.meta import Condition
-from karpy.disruption.testing import Env, ts
+from tests.disruption.harness import Env, ts
 from karpy.provisioning.nodepoolvalidation import nodepool_is_ready
 from karpy.provisioning.provisioner import Provisioner
 from karpy.provisioning.state import ClusterState

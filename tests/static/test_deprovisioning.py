@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from karpy.disruption.testing import owner, ts
+from tests.disruption.harness import owner, ts
 from karpy.static.deprovisioning import has_nodepool_replica_count_changed, reconcile
 from karpy.static.provisioning import REQUEUE
 

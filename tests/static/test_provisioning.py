@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from karpy.api.meta import Condition
-from karpy.disruption.testing import ts
+from tests.disruption.harness import ts
 from karpy.static.provisioning import LIMIT_REQUEUE, REQUEUE, has_nodepool_replica_or_status_changed, reconcile
 
 sys.path.insert(0, str(Path(__file__).parent))

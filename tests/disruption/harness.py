@@ -1,6 +1,6 @@
 """A test harness for the disruption methods: a cluster built by hand, as upstream's disruption suites
 build theirs (ExpectApplied of NodeClaim + Node pairs and bound pods, initialized), on Karpenter's
-fake catalogue. Used by tests/disruption; public so users can test their own NodePools the same way."""
+fake catalogue. Used by tests/disruption, tests/static and benchmarks/consolidation_benchmark.py."""
 
 from __future__ import annotations
 
