@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from karpy.provisioning.nodeclaim import apply_topology_requirements
+from karpy.provisioning.requirementchanges import apply_topology_requirements
 from karpy.provisioning.state import StateNode
 from karpy.scheduling.labels import LABEL_HOSTNAME, OP_IN
 from karpy.scheduling.requirement import Requirement

@@ -43,10 +43,10 @@ from karpy.cloudprovider.types import (
     InstanceTypes,
 )
 from karpy.provisioning.existingnode import ExistingNode
+from karpy.provisioning.freshclaimfailures import FreshClaimFailures
+from karpy.provisioning.instancetypeindex import InstanceTypeIndex
 from karpy.provisioning.nodeclaim import (
     DaemonOverheadGroup,
-    FreshClaimFailures,
-    InstanceTypeIndex,
     NodeClaim,
     ReservedOfferingError,
     filter_instance_types_by_requirements,

@@ -5,7 +5,7 @@ provider for every NodePool's instance types on each pass and builds the schedul
 provider answers from its own cache (aws instancetype.go ``List``: keyed by the NodeClass, the
 unavailable-offerings sequence numbers, the discovered capacity and the reservation state;
 overlays applied on top). Go pays little for the rest; karpy pays a lot for it: cloning ≈1,250
-instance types per NodePool, indexing them (:class:`~karpy.provisioning.nodeclaim.InstanceTypeIndex`),
+instance types per NodePool, indexing them (:class:`~karpy.provisioning.instancetypeindex.InstanceTypeIndex`),
 the template pre-filter (scheduler.go :156-171) and the reservation manager's capacity scan.
 
 :class:`SchedulerCache` (one per :class:`~karpy.provisioning.provisioner.Provisioner`) keeps those
@@ -95,7 +95,7 @@ class SchedulerCache:
 
     # -- derived parts --------------------------------------------------------------------------
     def index(self, key: Hashable | None, build: Callable[[], Any]) -> Any:
-        """The pass's InstanceTypeIndex (nodeclaim.py): reused while every NodePool's types have
+        """The pass's InstanceTypeIndex (instancetypeindex.py): reused while every NodePool's types have
         the same keys (``key``: :func:`pass_key` with the well-known labels; None: built anew)."""
         if key is None:
             return build()

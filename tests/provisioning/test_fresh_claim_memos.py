@@ -20,7 +20,7 @@ import pytest
 
 from karpy.api.builders import make_node, make_nodepool, make_pod, requirement, topology_spread
 from karpy.cloudprovider import fake
-from karpy.provisioning import nodeclaim as nodeclaim_module
+from karpy.provisioning import freshclaimfailures, nodeclaim as nodeclaim_module
 from karpy.provisioning.scheduler import Scheduler
 from karpy.provisioning.state import ClusterState
 from karpy.provisioning.topology import Topology
@@ -86,7 +86,7 @@ def _solve(seed: int) -> tuple[Any, ...]:
 @pytest.mark.parametrize("seed", range(6))
 def test_fresh_claim_failures_match_the_plain_solve(seed: int, monkeypatch: pytest.MonkeyPatch) -> None:
     hits: list[bool] = []
-    get = nodeclaim_module.FreshClaimFailures.get
+    get = freshclaimfailures.FreshClaimFailures.get
 
     def counting(self: Any, key: Any, claim: Any) -> Any:
         hit = get(self, key, claim)
@@ -94,23 +94,23 @@ def test_fresh_claim_failures_match_the_plain_solve(seed: int, monkeypatch: pyte
         return hit
 
     answered: list[bool] = []
-    answer = nodeclaim_module.FreshClaimFailures.answer
+    answer = freshclaimfailures.FreshClaimFailures.answer
 
     def counting_answers(self: Any, *args: Any) -> Any:
         hit = answer(self, *args)
         answered.append(hit is not None)
         return hit
 
-    monkeypatch.setattr(nodeclaim_module.FreshClaimFailures, "get", counting)
-    monkeypatch.setattr(nodeclaim_module.FreshClaimFailures, "answer", counting_answers)
+    monkeypatch.setattr(freshclaimfailures.FreshClaimFailures, "get", counting)
+    monkeypatch.setattr(freshclaimfailures.FreshClaimFailures, "answer", counting_answers)
     fast = _solve(seed)
     assert any(hits) or any(answered), "the scenario must exercise the memo"
     assert any(answered), "and the answer without a claim"
     assert not all(hits)
-    monkeypatch.setattr(nodeclaim_module.FreshClaimFailures, "answer", lambda self, *a: None)
+    monkeypatch.setattr(freshclaimfailures.FreshClaimFailures, "answer", lambda self, *a: None)
     without_answers = _solve(seed)
     assert fast == without_answers
-    monkeypatch.setattr(nodeclaim_module.FreshClaimFailures, "key", staticmethod(lambda *a: None))
+    monkeypatch.setattr(freshclaimfailures.FreshClaimFailures, "key", staticmethod(lambda *a: None))
     plain = _solve(seed)
     assert fast == plain
 
@@ -130,7 +130,7 @@ def test_fresh_claim_failures_skip_what_the_key_does_not_hold() -> None:
     t = s.templates[0]
     nc = nodeclaim_module.NodeClaim(t, topology, s.daemon_groups[id(t)], t.instance_type_options, "h-1", s.index,
                                     None)
-    key = nodeclaim_module.FreshClaimFailures.key
+    key = freshclaimfailures.FreshClaimFailures.key
     data = {p.key: s._pod_data(p) for p in pods}
     assert key(nc, data[plain.key], None, False) is not None
     assert key(nc, data[ported.key], None, False) is None

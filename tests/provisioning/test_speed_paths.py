@@ -187,7 +187,7 @@ def test_too_small_among_is_too_small_restricted_to_the_ids(seed: int) -> None:
     """_Capacity.too_small_among(ids, total) (per resource the prefix filtered by ids, or a column
     test of the given types, whichever is shorter) is exactly too_small(total) & ids, for single-group types (some missing a resource), types with
     several usable groups and types whose only group has a negative allocatable."""
-    from karpy.provisioning.nodeclaim import _Capacity
+    from karpy.provisioning.instancetypeindex import _Capacity
 
     r = random.Random(seed)
     names = ("cpu", "memory", "pods", "example.com/gpu")
