@@ -1,4 +1,4 @@
-"""Scheduler._add's C-level walk over the scan targets (issue 13) against the per-target tests.
+"""the Scheduler's C-level walk over the scan targets (issue 13) against the per-target tests.
 
 ``_next_open`` finds the first target that no skip stream skips; the streams of
 ``_TopologyMisses.skips`` and ``_OptionMisses.skips`` must say, per target, exactly what
@@ -15,9 +15,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from karpy.provisioning import scheduler as scheduler_module
-from karpy.provisioning.scheduler import (
-    Scheduler,
+from karpy.provisioning import scanskips
+from karpy.provisioning.scheduler import Scheduler
+from karpy.provisioning.scanskips import (
     _KeyValuesByKey,
     _miss_key,
     _CoversByBad,
@@ -125,7 +125,7 @@ def test_a_covers_memo_shared_by_scans_says_what_the_subset_test_says(
           for i, opts in enumerate(options)]
     covers = _CoversByBad()
     for n, notes in enumerate(scans):
-        if n % 2:  # an Add replaced some claims' options (fresh ids, as after Scheduler._forget)
+        if n % 2:  # an Add replaced some claims' options (fresh ids, as after Scans.forget)
             for t in ts[::2]:
                 t.instance_type_options = t.instance_type_options[1:] or t.instance_type_options
         options_misses = _OptionMisses.__new__(_OptionMisses)
@@ -161,20 +161,20 @@ def test_scan_memos_hold_the_targets_current_values(monkeypatch: pytest.MonkeyPa
 
     def add(self: Scheduler, pod: Any, data: Any) -> Any:
         out = orig_add(self, pod, data)
-        for key, by_target in self._key_values.items():
+        for key, by_target in self._scans.key_values.items():
             for target, v in by_target.items():
                 assert v == _miss_key(dict.get(target.requirements, key))
                 checked["values"] += 1
-        for rk, doms in self._domains.items():
+        for rk, doms in self._scans.domains.items():
             for key, d in doms.items():
-                if d.nodes is not self._with_room.get(rk):
+                if d.nodes is not self._scans.with_room.get(rk):
                     continue  # (replaced: rebuilt before use)
-                assert sorted(p for ps in d.by_value.values() for p in ps) == [self._position[en] for en in d.nodes]
+                assert sorted(p for ps in d.by_value.values() for p in ps) == [self._scans.position[en] for en in d.nodes]
                 for v, ps in d.by_value.items():
                     for p in ps:
                         assert _miss_key(dict.get(self.existing_nodes[p].requirements, key)) == v
                         checked["domains"] += 1
-        for nc, ids in self._option_ids.items():
+        for nc, ids in self._scans.option_ids.items():
             assert ids == frozenset(map(id, nc.instance_type_options))
             checked["ids"] += 1
         return out
@@ -198,13 +198,13 @@ def test_the_walk_matches_the_per_target_scan_end_to_end(monkeypatch: pytest.Mon
                      covers: Any = None) -> list[Any]:
         return [iter([self.missed(nc) for nc in claims])] if self.bad else []
 
-    monkeypatch.setattr(scheduler_module._TopologyMisses, "skips", topo_skips)
-    monkeypatch.setattr(scheduler_module._OptionMisses, "skips", option_skips)
+    monkeypatch.setattr(scanskips._TopologyMisses, "skips", topo_skips)
+    monkeypatch.setattr(scanskips._OptionMisses, "skips", option_skips)
     assert [(_solve(seed), _solve_options(seed)) for seed in range(4)] == fast
 
 
 def test_a_node_whose_value_changes_on_add_moves_to_its_new_domain() -> None:
-    """Scheduler._forget keeps every _Domains equal to its list when an Add replaces a node's
+    """Scans.forget keeps every _Domains equal to its list when an Add replaces a node's
     requirement for the key by one of another value (min_values here; real Adds only narrow)."""
     from karpy.api.builders import make_nodepool
     from karpy.cloudprovider import fake
@@ -221,15 +221,15 @@ def test_a_node_whose_value_changes_on_add_moves_to_its_new_domain() -> None:
     s.existing_nodes = _zone_nodes(topology, [("a", ZONES[0]), ("b", ZONES[1]), ("c", ZONES[0])])
     s._reset_scans()
     rk = (("cpu", 1),)
-    nodes = s._with_room[rk] = list(s.existing_nodes)
-    d = s._domains_of(rk, LABEL_ZONE, nodes)
+    nodes = s._scans.with_room[rk] = list(s.existing_nodes)
+    d = s._scans.domains_of(rk, LABEL_ZONE, nodes)
     assert d.by_value == {frozenset({ZONES[0]}): [0, 2], frozenset({ZONES[1]}): [1]}
     c = s.existing_nodes[2]
     reqs = c.requirements.copy()
     dict.__setitem__(reqs, LABEL_ZONE, Requirement(LABEL_ZONE, "In", (ZONES[0],), min_values=1))
     c.requirements = reqs
-    s._forget(c)
+    s._scans.forget(c)
     assert d.by_value == {frozenset({ZONES[0]}): [0], frozenset({ZONES[1]}): [1], reqs[LABEL_ZONE]: [2]}
-    assert s._key_values[LABEL_ZONE][c] == reqs[LABEL_ZONE]
-    s._drop(rk, nodes, 0)
+    assert s._scans.key_values[LABEL_ZONE][c] == reqs[LABEL_ZONE]
+    s._scans.drop(rk, nodes, 0)
     assert [en.name for en in nodes] == ["b", "c"] and d.by_value[frozenset({ZONES[0]})] == []
