@@ -168,7 +168,7 @@ class Algorithm:
     def _pass_filters_or_repeat(self, state: CycleState, pod: PodInfo, nodes: list[NodeInfo], num_all: int,
                                 diag: Diagnosis, tree: list[NodeInfo], allowed: Optional[set[str]]) -> list[NodeInfo]:
         """findNodesThatPassFilters for a cycle without nominated pods, repeating a pass that found
-        no feasible node when nothing it read has changed (docs/internals#schedule_one)."""
+        no feasible node when nothing it read has changed (docs/internals/upstream-mirrors.md#schedule_one)."""
         if not nodes:
             return []
         if tree is not self._failed_tree:

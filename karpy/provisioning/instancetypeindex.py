@@ -43,7 +43,7 @@ class _ITInfo:
 
 class _Capacity:
     """Which types of one :meth:`InstanceTypeIndex.offering_allocs` answer can hold a total
-    (nodeclaim.go ``fits``), by ``bisect`` over per-resource rankings (docs/internals#capacity)."""
+    (nodeclaim.go ``fits``), by ``bisect`` over per-resource rankings (docs/internals/upstream-mirrors.md#capacity)."""
 
     __slots__ = ("candidates", "offered", "_single", "_multi", "_order", "_column")
 

@@ -346,14 +346,12 @@ class NodeClaim:
         self._satisfies_min_values = satisfies_min_values
         self.well_known = index.well_known
         self.seq = 0
-        #: the merged requirements of the last can_add that ended with no option compatible
-        #: (INSTANCE_TYPES_FILTERED_OUT from the covered test; Scheduler._add reads and clears it),
-        #: as the requirements before topology and the keys Topology.narrow changed (the
-        #: requirement set with them applied is never built on that path)
+        #: the merged requirements (before topology, and the keys Topology.narrow changed) of the
+        #: last can_add that found no option compatible; read and cleared by scanskips.Scans
         self.filtered_requirements: tuple[Requirements, dict[str, Requirement] | None] | None = None
         #: pod requirements (by value) -> (claim reqs ∩ pod reqs, error); reset when requirements change
         self._merge_cache: dict[Any, tuple[Requirements, str | None]] = {}
-        #: reserved capacity (set by the scheduler; see module doc and reservationmanager)
+        #: reserved capacity (set by the scheduler; see reservationmanager)
         self.reservation_manager: Any = None
         self.reserved_offering_mode: Any = None
         self.reserved_offerings: list[Any] = []
@@ -462,9 +460,9 @@ class NodeClaim:
                     self._pending_ids = None
                     return None, None, hit
         if not need_error and index.covered(options, index.incompatible_with(reqs, changes)):
-            # no option compatible: none would survive the filter (docs/internals#nodeclaim)
+            # no option compatible: none would survive the filter (docs/internals/upstream-mirrors.md#nodeclaim)
             self._pending_ids = None
-            self.filtered_requirements = (reqs, changes)  # read (and cleared) by Scheduler._add
+            self.filtered_requirements = (reqs, changes)  # read (and cleared) by scanskips.Scans
             return None, None, INSTANCE_TYPES_FILTERED_OUT
         if changes:
             reqs = reqs.copy()
@@ -504,7 +502,7 @@ class NodeClaim:
         return reqs, remaining, None
 
     def options_within(self, ids: frozenset[int]) -> bool:
-        """True when every instance-type option's id is in ``ids`` (Scheduler._add's skip)."""
+        """True when every instance-type option's id is in ``ids`` (scanskips' skip)."""
         return self._index.covered(self._options(), ids)
 
     def _options(self) -> frozenset[int]:

@@ -41,7 +41,7 @@ class _SpecDerived:
 
 
 class SpecMemo:
-    """PodData's spec-derived values per pod spec object, for one Solve (docs/internals#poddata)."""
+    """PodData's spec-derived values per pod spec object, for one Solve (docs/internals/upstream-mirrors.md#poddata)."""
 
     __slots__ = ("_by_spec",)
 
@@ -75,7 +75,7 @@ class PodData:
         derived = (specs.derived(pod, ignore_preferences) if specs is not None
                    else _SpecDerived.of(pod, ignore_preferences))
         self.requests: dict[str, int] = derived.requests
-        #: the requests by value (Scheduler._add keeps the existing nodes with room per value)
+        #: the requests by value (scanskips.Scans keeps the existing nodes with room per value)
         self.requests_key: tuple[tuple[str, int], ...] = derived.requests_key
         reqs = derived.requirements
         self.requirements: Requirements = reqs

@@ -221,23 +221,8 @@ def _union(sets: list[set[str]]) -> set[str] | None:
 
 
 class _TopologyMisses:
-    """The topology domains on which AddRequirements failed during one first-fit scan of
-    addToExistingNode or addToInflightNode (not in upstream; a pure pre-filter).
-
-    When a target's CanAdd fails with a :class:`TopologyError` of group ``tg``, the target's own
-    requirement for ``tg.key`` (``None`` when undefined) is noted; a later target of the same scan
-    whose own requirement for that key is equal is skipped without calling CanAdd.
-
-    Same result because nothing is recorded into the topology during a scan, the pod (and so its
-    requirements and the groups it owns or is selected by) is fixed, and AddRequirements hands
-    ``tg`` the pod's strict requirement and the node requirement ``(target requirements + pod
-    requirements).Get(tg.key)`` -- a function of the target's own requirement for the key alone.
-    ``next_domain`` depends only on those values and the group's counts, so ``tg`` fails the same
-    way on the later target, and CanAdd fails there (or earlier). Only the groups evaluated on every
-    target are noted (owned by the pod, or inverse groups with the zero node filter), and a pod
-    with volume topology alternatives (which change the node requirement per alternative) notes
-    nothing.
-    """
+    """The targets' requirements on whose topology domains AddRequirements failed in one scan: a
+    later target with an equal requirement for the key is skipped (docs/internals/upstream-mirrors.md#scanskips)."""
 
     __slots__ = ("keys", "_uid", "_exact")
 
@@ -270,28 +255,9 @@ class _TopologyMisses:
 
 
 class _OptionMisses:
-    """The merged requirements on which no instance-type option survived during one scan of
-    addToInflightNode (not in upstream; a pure pre-filter).
-
-    When a claim's CanAdd ends with no option compatible with its merged requirements
-    (NodeClaim.filtered_requirements), then for each key ``k`` of the pod's topology groups the
-    types incompatible with the merged requirement for ``k`` are noted under the claim's own
-    requirement for ``k`` (by value, :func:`_miss_key`). A later claim of the same scan whose own
-    requirement for ``k`` is equal and whose options all lie in that set is skipped without
-    calling CanAdd.
-
-    Same result because the merged requirement for ``k`` is a function of the claim's own
-    requirement for ``k`` alone: it is the claim's requirement intersected with the pod's (both
-    fixed), then narrowed by the pod's groups on ``k``, whose ``next_domain`` sees only that value
-    and the group's counts (nothing is recorded during a scan) -- the argument of
-    :class:`_TopologyMisses`, so it holds under the same conditions (every group evaluated on
-    every target: Topology.evaluated_keys is not None; no volume topology alternatives). The later
-    claim's merged requirements hold that same requirement for ``k``, so
-    ``InstanceTypeIndex.incompatible`` of them contains the noted set, which covers its options:
-    CanAdd fails there in the covered test of tryVolumeAlternative (or earlier). On a real
-    catalogue this is the zone-spread pod whose next domain is a zone the claims' instance types
-    are not offered in: every such claim failed after a full AddRequirements and filter.
-    """
+    """The merged requirements on which no instance-type option survived in one in-flight scan: a
+    later claim with an equal requirement for the key whose options all lie in the noted set is
+    skipped (docs/internals/upstream-mirrors.md#scanskips)."""
 
     __slots__ = ("keys", "bad", "_index")
 
@@ -352,7 +318,7 @@ class _OptionMisses:
 class _KeyValues(dict[Any, Any]):
     """target (an ExistingNode or in-flight NodeClaim, by identity) -> ``_miss_key`` of its
     requirement for one topology key, computed on first use. Valid while the target's
-    requirements object is unchanged: Scheduler._forget drops the entry when Add replaces it."""
+    requirements object is unchanged: Scans.forget recomputes the entry when Add replaces it."""
 
     __slots__ = ("key",)
 
@@ -377,7 +343,7 @@ class _KeyValuesByKey(dict[str, _KeyValues]):
 
 class _OptionIds(dict[Any, frozenset[int]]):
     """in-flight claim -> ids of its instance-type options (NodeClaim.options_within compares
-    the same set), computed on first use; dropped by Scheduler._forget when Add replaces them.
+    the same set), computed on first use; dropped by Scans.forget when Add replaces them.
     Equal sets are one object (interned here), so the memo of :class:`_CoversByBad` finds them by
     identity (an equal but distinct key would cost a full set comparison per lookup)."""
 
@@ -408,14 +374,7 @@ class _Covers(dict[frozenset[int], bool]):
 
 
 class _CoversByBad(dict[frozenset[int], _Covers]):
-    """set of incompatible type ids -> its :class:`_Covers` (made on first use); per Solve.
-
-    Not in upstream (a memo of _OptionMisses' skip test, ``bad >= ids``, a pure function of the
-    two set values, so a hit gives the answer the test gives). The sets noted are interned by
-    InstanceTypeIndex and the claims' option ids by _OptionIds, and the pods of a Deployment note
-    the same sets against the same claims: on the us-east-1 catalogue a zone-spread pod whose next
-    zone the claims' types are not offered in walked every claim, each a subset test over ~70
-    option ids against a set of ~2,400."""
+    """set of incompatible type ids -> its :class:`_Covers` (made on first use); per Solve."""
 
     __slots__ = ()
 
@@ -426,12 +385,8 @@ class _CoversByBad(dict[frozenset[int], _Covers]):
 
 class _Domains:
     """The nodes of one with-room list (``nodes``, by identity) by their requirement for one
-    topology key: value (_miss_key) -> the nodes' positions in Scheduler.existing_nodes,
-    ascending (the list's order). Not in upstream: once a scan has a failed domain, the next
-    target is the first position past the current one among the domains not failed -- the next
-    target of the list the per-target scan would not skip for that key. Kept equal to the list:
-    built from it, a node dropped from the list leaves its domain (Scheduler._drop), a node whose
-    value changes on Add moves (Scheduler._forget)."""
+    topology key: value (_miss_key) -> the nodes' positions in ``existing_nodes``, ascending; kept
+    equal to the list by Scans.drop and Scans.forget."""
 
     __slots__ = ("nodes", "by_value")
 
@@ -448,9 +403,7 @@ _NO_IDS: frozenset[int] = frozenset()
 
 def _next_open(skips: list[Iterator[bool]], start: int, end: int) -> int:
     """The first index from ``start`` whose target no stream in ``skips`` (aligned with the
-    targets from ``start`` on) skips; ``end`` when there is none. Not in upstream: one C-level
-    walk in place of a Python test per target; same result because it is the first target on
-    which the per-target tests (the skip predicates, or-ed) are all false."""
+    targets from ``start`` on) skips, in one C-level walk; ``end`` when there is none."""
     if not skips:
         return start
     skip = skips[0]

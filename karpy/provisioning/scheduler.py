@@ -349,7 +349,8 @@ class Scheduler:
 
     # -- construction helpers -----------------------------------------------------------------
     def _prefilter_templates(self, nodepools: Sequence[Any], instance_types: Mapping[str, Sequence[Any]],
-                             cache: SchedulerCache | None, keys: Mapping[str, Hashable | None]) -> list[NodeClaimTemplate]:
+                             cache: SchedulerCache | None,
+                             keys: Mapping[str, Hashable | None]) -> list[NodeClaimTemplate]:
         """NewScheduler's template pre-filter (:156-171): the templates left with instance types."""
         templates: list[NodeClaimTemplate] = []
         for np in nodepools:
@@ -506,7 +507,8 @@ class Scheduler:
                 pod_errors[pod.key] = err if isinstance(err, str) else str(err)  # keeps DRAError etc.
                 by_key[pod.key] = pod
                 self.topology.update(pod)
-                # updateCachedPodData(pod): data[id(pod)] is still the original's (docs/internals#scheduler)
+                # updateCachedPodData(pod): data[id(pod)] is still the original's
+                # (docs/internals/upstream-mirrors.md#scheduler)
                 q.push(pod)
             else:
                 pod_errors.pop(pod.key, None)
