@@ -122,10 +122,8 @@ class PodAttempt:
     number of rounds, relaxation_1, template_errors_1, error_1, relaxation_2, ...)``, each
     round's template errors joined by :data:`TEMPLATE_ERROR_SEPARATOR` into one string;
     ``Scheduler.attempts`` maps the pod key to the offset of its last record;
-    ``Scheduler.attempt_record(key)`` returns it as a tuple and :meth:`from_record` reads that.
-    Recording thus allocates no object the garbage collector tracks (strings, ints, list
-    appends): a large Solve pays for it neither in time nor in collection work -- extra tracked
-    allocations would shift when CPython runs its expensive full collections.
+    ``Scheduler.attempt_record(key)`` returns it as a tuple and :meth:`from_record` reads that
+    (no object the garbage collector tracks is allocated: docs/internals/upstream-mirrors.md#scheduler).
     """
 
     __slots__ = ("outcome", "target", "rounds")
