@@ -1,15 +1,9 @@
-"""Two per-pass shortcuts (issue 13, round 7) against the plain computation each replaces.
-
-* ``FreshClaimFailures``: Scheduler.addToNewNodeClaim's instance-type filter failures of fresh
-  NodeClaims, memoised per Solve by template, options, pod requirement set, requests and the keys
-  Topology.narrow changed. Every test compares a Solve with the memo against the same Solve with
-  it off (upstream: a NodeClaim per template, filtered and formatted on every try), including the
-  explain records of every pod's tries.
-* ``Topology._count_domains``'s walk of the existing nodes, done once per (topology key,
-  node-filter hash) and replayed for later groups: compared with the walk per group.
-
-Upstream: pkg/controllers/provisioning/scheduling/{scheduler,nodeclaim,topology}.go.
-"""
+"""karpy/provisioning/freshclaimfailures.py: Scheduler.addToNewNodeClaim's instance-type filter
+failures of fresh NodeClaims, memoised per Solve by template, options, pod requirement set,
+requests and the keys Topology.narrow changed. Every test compares a Solve with the memo against
+the same Solve with it off (upstream: a NodeClaim per template, filtered and formatted on every
+try), including the explain records of every pod's tries. Upstream:
+pkg/controllers/provisioning/scheduling/{scheduler,nodeclaim}.go."""
 
 from __future__ import annotations
 
@@ -18,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from karpy.api.builders import make_node, make_nodepool, make_pod, requirement, topology_spread
+from karpy.api.builders import make_nodepool, make_pod, requirement, topology_spread
 from karpy.cloudprovider import fake
 from karpy.provisioning import freshclaimfailures, nodeclaim as nodeclaim_module
 from karpy.provisioning.scheduler import Scheduler
@@ -145,91 +139,3 @@ def test_fresh_claim_failures_skip_what_the_key_does_not_hold() -> None:
     nc.reservation_manager = None
     nc.pods.append(plain)
     assert key(nc, data[plain.key], None, False) is None
-
-
-# --- Topology._count_domains: the existing nodes' walk ---------------------------------------
-def _plain_node_domains(topo: Topology, tg: Any) -> list[str]:
-    """The walk of topology.go countDomains over the existing nodes, for one group."""
-    out = []
-    for sn in topo.state_nodes:
-        node = sn.node
-        if node is None:
-            continue
-        if not tg.node_filter.matches(node.spec.taints or (), topo._node_requirements(node)):
-            continue
-        domain = sn.labels().get(tg.key)
-        if domain is not None:
-            out.append(domain)
-    return out
-
-
-@pytest.mark.parametrize("seed", range(4))
-def test_node_domain_walk_matches_the_walk_per_group(seed: int, monkeypatch: pytest.MonkeyPatch) -> None:
-    r = random.Random(seed)
-    nodes = []
-    for i in range(12):
-        labels = {LABEL_ZONE: r.choice(ZONES), "tier": r.choice(("web", "db"))}
-        taints = [("dedicated", "x", "NoSchedule")] if r.random() < 0.3 else []
-        nodes.append(make_node(f"n-{i:02d}", labels=labels, taints=taints))
-    pods = []
-    for i in range(30):
-        tsc = topology_spread(r.choice((LABEL_ZONE, LABEL_HOSTNAME, "tier")), {"app": r.choice("ab")},
-                              node_taints_policy=r.choice((None, "Honor", "Ignore")),
-                              node_affinity_policy=r.choice((None, "Honor", "Ignore")))
-        sel = r.choice(({}, {"tier": "web"}, {"tier": "db"}))
-        tol = [{"key": "dedicated", "operator": "Exists"}] if r.random() < 0.3 else []
-        pods.append(make_pod(f"q-{i}", uid=f"q-{i}", labels={"app": r.choice("ab")}, node_selector=sel,
-                             tolerations=tol, topology_spread_constraints=[tsc]))
-    cluster = ClusterState.from_objects(nodes=nodes)
-    registered: list[tuple[int, str]] = []
-    from karpy.provisioning import topologygroup
-
-    register = topologygroup.TopologyGroup.register
-
-    def recording(self: Any, domain: str) -> None:
-        registered.append((id(self), domain))
-        register(self, domain)
-
-    monkeypatch.setattr(topologygroup.TopologyGroup, "register", recording)
-    topo = Topology(cluster, cluster.active_nodes(), [make_nodepool("a")], _types(), pods, "Respect", WELL_KNOWN)
-    assert len(topo._node_domains) < len(topo.topology_groups)  # replays happened
-    for tg in topo.topology_groups.values():
-        got = [d for g, d in registered if g == id(tg)]
-        assert got == _plain_node_domains(topo, tg)
-
-
-# --- Topology._spread_node_filter: MakeTopologyNodeFilter memoised per Topology --------------
-def test_spread_node_filter_memo_equals_make_topology_node_filter() -> None:
-    """The shared filter of equal inputs has the hash and the answers of the one built afresh,
-    on every node, whatever the pod's nodeSelector, tolerations, policies and node affinity."""
-    from karpy.provisioning.topologygroup import TopologyType, group_node_filter
-    from karpy.scheduling.requirements import Requirements
-
-    r = random.Random(5)
-    nodes = [make_node(f"n-{i}", labels={LABEL_ZONE: r.choice(ZONES), "tier": r.choice(("web", "db"))},
-                       taints=[("dedicated", r.choice(("x", "y")), "NoSchedule")] if r.random() < 0.5 else [])
-             for i in range(10)]
-    topo = Topology(ClusterState.from_objects(), [], [make_nodepool("a")], _types(), [], "Respect", WELL_KNOWN)
-    shared = 0
-    for i in range(300):
-        kw: dict[str, Any] = {}
-        if r.random() < 0.5:
-            kw["node_selector"] = r.choice(({"tier": "web"}, {"tier": "db"}, {"tier": "web", LABEL_ZONE: ZONES[0]},
-                                            {LABEL_ZONE: ZONES[0], "tier": "web"}))
-        if r.random() < 0.5:
-            kw["tolerations"] = [{"key": "dedicated", "operator": r.choice(("Exists", "Equal")),
-                                  "value": r.choice(("x", "")), "effect": r.choice(("", "NoSchedule"))}]
-        if r.random() < 0.2:
-            kw["node_requirements"] = [("tier", "In", [r.choice(("web", "db"))])]
-        tsc = topology_spread(LABEL_ZONE, {"app": "a"}, node_taints_policy=r.choice((None, "Honor", "Ignore")),
-                              node_affinity_policy=r.choice((None, "Honor", "Ignore")))
-        pod = make_pod(f"s-{i}", uid=f"s-{i}", labels={"app": "a"}, topology_spread_constraints=[tsc], **kw)
-        size = len(topo._node_filters)
-        got = topo._spread_node_filter(pod, tsc)
-        shared += size == len(topo._node_filters)
-        want = group_node_filter(TopologyType.SPREAD, pod, tsc.node_taints_policy, tsc.node_affinity_policy)
-        assert got.hash_key == want.hash_key
-        for n in nodes:
-            reqs = Requirements.from_labels(n.metadata.labels)
-            assert got.matches(n.spec.taints, reqs) == want.matches(n.spec.taints, reqs)
-    assert shared > 100

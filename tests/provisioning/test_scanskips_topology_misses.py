@@ -1,11 +1,10 @@
-"""The first-fit scan pre-filters of Scheduler._add (issue 13) against the plain scan they shortcut.
+"""karpy/provisioning/scanskips.py's first-fit pre-filters against the plain scan they shortcut.
 
-``Topology.hostname_blocked`` (hostnames a pod's hostname topologies rule out) and the scheduler's
+``Topology.hostname_blocked`` (hostnames a pod's hostname topologies rule out) and
 ``_TopologyMisses`` (targets sharing a topology domain on which AddRequirements already failed in the
 same scan) only skip targets whose CanAdd would fail. With both switched off the scan is upstream's
 addToExistingNode / addToInflightNode (scheduler.go: the lowest index whose CanAdd succeeds); every
-test here compares against that plain scan.
-"""
+test here compares against that plain scan."""
 
 from __future__ import annotations
 

@@ -1,22 +1,24 @@
-"""the Scheduler's C-level walk over the scan targets (issue 13) against the per-target tests.
+"""karpy/provisioning/scanskips.py's walk over the scan targets against the per-target tests.
 
 ``_next_open`` finds the first target that no skip stream skips; the streams of
 ``_TopologyMisses.skips`` and ``_OptionMisses.skips`` must say, per target, exactly what
-``_TopologyMisses.missed`` / ``_OptionMisses.missed`` (the per-target form, the computation the
-scan made before) say, and the per-Solve memos they read (target -> requirement by value, claim ->
-option ids) must hold the targets' current values whenever a scan reads them.
-"""
+``_TopologyMisses.missed`` / ``_OptionMisses.missed`` (the per-target form) say; the per-Solve
+memos they read (target -> requirement by value, claim -> option ids, with-room lists) must hold
+the targets' current values whenever a scan reads them; and a Solve places every pod where the
+plain first-fit scan does. The skips themselves: test_scanskips_topology_misses.py and
+test_scanskips_option_misses.py."""
 
 from __future__ import annotations
 
+import random
 from typing import Any
 
+from hypothesis import given, settings, strategies as st
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
 
+from karpy.api.builders import make_nodepool
+from karpy.cloudprovider import fake
 from karpy.provisioning import scanskips
-from karpy.provisioning.scheduler import Scheduler
 from karpy.provisioning.scanskips import (
     _KeyValuesByKey,
     _miss_key,
@@ -26,12 +28,13 @@ from karpy.provisioning.scanskips import (
     _OptionMisses,
     _TopologyMisses,
 )
-from karpy.scheduling.labels import LABEL_ZONE
+from karpy.provisioning.scheduler import Scheduler
+from karpy.scheduling.labels import LABEL_ZONE, CORE_WELL_KNOWN_LABELS
 from karpy.scheduling.requirement import Requirement
 from karpy.scheduling.requirements import Requirements
 
-from tests.provisioning.test_option_misses import _solve as _solve_options
-from tests.provisioning.test_scan_prefilters import _solve
+from tests.provisioning.test_scanskips_option_misses import _solve as _solve_options
+from tests.provisioning.test_scanskips_topology_misses import _solve
 
 KEYS = (LABEL_ZONE, "karpenter.sh/capacity-type")
 VALUES = ("a", "b", "c")
@@ -211,7 +214,7 @@ def test_a_node_whose_value_changes_on_add_moves_to_its_new_domain() -> None:
     from karpy.provisioning.state import ClusterState
     from karpy.provisioning.topology import Topology
 
-    from tests.provisioning.test_scan_prefilters import WELL_KNOWN, ZONES, _zone_nodes
+    from tests.provisioning.test_scanskips_topology_misses import WELL_KNOWN, ZONES, _zone_nodes
 
     pool = make_nodepool("default")
     its = fake.instance_types(4)
@@ -233,3 +236,57 @@ def test_a_node_whose_value_changes_on_add_moves_to_its_new_domain() -> None:
     assert s._scans.key_values[LABEL_ZONE][c] == reqs[LABEL_ZONE]
     s._scans.drop(rk, nodes, 0)
     assert [en.name for en in nodes] == ["b", "c"] and d.by_value[frozenset({ZONES[0]})] == []
+
+
+WELL_KNOWN = CORE_WELL_KNOWN_LABELS | fake.FakeCloudProvider().well_known_labels()
+
+
+class _Forgetful(dict):  # type: ignore[type-arg]
+    """A memo that never keeps anything."""
+
+    def get(self, key: Any, default: Any = None) -> Any:
+        return default
+
+    def __setitem__(self, key: Any, value: Any) -> None:
+        pass
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_existing_node_scan_without_full_nodes_places_as_the_plain_first_fit(seed: int) -> None:
+    """Scheduler._add drops nodes without room for a request value from that value's list for the
+    rest of the Solve; every pod lands where the plain scan over all nodes puts it."""
+    from karpy.api.builders import make_node, make_pod, topology_spread
+    from karpy.provisioning.scheduler import Scheduler
+    from karpy.provisioning.state import ClusterState
+    from karpy.provisioning.topology import Topology
+
+    class PlainScan(Scheduler):
+        def _reset_scans(self) -> None:
+            super()._reset_scans()
+            self._scans.with_room = _Forgetful()  # type: ignore[assignment]
+
+    r = random.Random(seed)
+    its = fake.instance_types(20)
+    pool = make_nodepool("default")
+    nodes = [make_node(f"n-{i:02d}", labels={LABEL_ZONE: f"test-zone-{1 + i % 3}", "karpenter.sh/nodepool": "default"},
+                       allocatable={"cpu": str(r.choice([1, 2, 4])), "memory": "8Gi", "pods": "20"})
+             for i in range(24)]
+    pods = [make_pod(f"p-{i:03d}", uid=f"p-{i:03d}", labels={"app": r.choice("ab")},
+                     requests={"cpu": r.choice(["250m", "500m", "1"]), "memory": "128Mi"},
+                     topology_spread_constraints=[topology_spread(LABEL_ZONE, {"app": "a"}, max_skew=1)]
+                     if r.random() < 0.4 else ())
+            for i in range(120)]
+
+    def placements(cls: type[Scheduler]) -> dict[str, str]:
+        cluster = ClusterState.from_objects(nodes=nodes, pods=[])
+        topology = Topology(cluster, [], [pool], {"default": its}, pods, "Respect", WELL_KNOWN)
+        s = cls([pool], cluster, cluster.active_nodes(), topology, {"default": its}, [], well_known=WELL_KNOWN)
+        results = s.solve(pods)
+        out = {p.key: en.name for en in results.existing_nodes for p in en.pods}
+        out.update({p.key: f"new-{nc.seq}" for nc in results.new_nodeclaims for p in nc.pods})
+        return out
+
+    plain = placements(PlainScan)
+    assert placements(Scheduler) == plain
+    on_nodes = sum(1 for v in plain.values() if not v.startswith("new-"))
+    assert 20 < on_nodes < len(pods)  # nodes filled up and new claims were needed

@@ -1,11 +1,10 @@
-"""the Scheduler's ``_OptionMisses`` (issue 13) against the plain in-flight scan it shortcuts.
+"""karpy/provisioning/scanskips.py's ``_OptionMisses`` against the plain in-flight scan it shortcuts.
 
 Within one addToInflightNode scan, a claim whose CanAdd ended with no instance-type option
 compatible with its merged requirements has, per topology key of the pod, the types ruled out by
 the merged requirement for that key noted under the claim's own requirement for it; later claims
 with an equal requirement whose options all lie in the noted set are skipped. Every test compares
-a Solve with the skip against the same Solve without it (upstream's scan: CanAdd on each claim).
-"""
+a Solve with the skip against the same Solve without it (upstream's scan: CanAdd on each claim)."""
 
 from __future__ import annotations
 
