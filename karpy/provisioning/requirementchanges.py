@@ -1,6 +1,6 @@
 """``Requirements.Compatible`` of a topology-narrowed requirement set, tested on the changed keys only
 (nodeclaim.go / existingnode.go CanAdd after AddRequirements) -- the same answer and message as
-``reqs.compatible(topo_reqs)``, pinned by tests/provisioning/test_topology_narrow_equivalence.py."""
+``reqs.compatible(topo_reqs)``, pinned by tests/provisioning/test_requirementchanges_equivalence.py."""
 
 from __future__ import annotations
 

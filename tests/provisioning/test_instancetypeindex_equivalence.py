@@ -43,7 +43,7 @@ GI = (1 << 30) * 1_000_000_000
 
 def _types(r: random.Random, n: int) -> list[Any]:
     """Fake types of random sizes offered in random zones, some offerings with a capacity
-    override or unavailable (test_speed_paths._overridden_types)."""
+    override or unavailable (_overridden_types below)."""
     return _overridden_types(r, n)
 
 
