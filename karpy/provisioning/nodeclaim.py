@@ -14,8 +14,8 @@ from dataclasses import dataclass, field
 from itertools import compress
 from typing import TYPE_CHECKING, Any, Sequence
 
-from karpy.provisioning.nodeclaimtemplate import to_nodeclaim
 from karpy.provisioning.instancetypeindex import _MEMO_LIMIT, InstanceTypeIndex, error_flags, surviving_ids
+from karpy.provisioning.nodeclaimtemplate import to_nodeclaim
 from karpy.provisioning.requirementchanges import apply_topology_requirements, topology_changes_error
 from karpy.provisioning.reservationmanager import (ReservedOfferingError, finalize_reservations,
                                                    offerings_to_reserve, release_reserved_offerings)
