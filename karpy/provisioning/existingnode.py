@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from karpy.provisioning.nodeclaim import apply_topology_requirements
+from karpy.provisioning.requirementchanges import apply_topology_requirements
 from karpy.provisioning.state import StateNode
 from karpy.scheduling.labels import LABEL_HOSTNAME, OP_IN
 from karpy.scheduling.requirement import Requirement
@@ -61,7 +61,7 @@ class ExistingNode:
         reqs = (Requirements.from_labels(state_node.labels()) if label_requirements is None
                 else label_requirements.copy())
         hostname = state_node.hostname()
-        #: the node's hostname; its requirement is ``In [hostname]`` (Scheduler._add's pre-filter)
+        #: the node's hostname; its requirement is ``In [hostname]`` (scanskips' pre-filter)
         self.hostname = hostname
         reqs.add(Requirement(LABEL_HOSTNAME, OP_IN, (hostname,)))
         self.requirements = reqs
@@ -127,7 +127,7 @@ class ExistingNode:
     def has_room(self, requests: dict[str, int]) -> bool:
         """CanAdd's resource check: nothing overcommitted and every request within what remains.
         Remaining resources only shrink during a Solve (add subtracts non-negative requests), so
-        once False for some requests it stays False for them (Scheduler._add relies on it)."""
+        once False for some requests it stays False for them (scanskips.Scans relies on it)."""
         return fits(requests, self.remaining_resources)
 
     def _try_volume_alternative(self, pod: Any, pod_data: Any, base: Requirements,

@@ -8,7 +8,7 @@ Reservations are pessimistic, as upstream: a NodeClaim reserves one unit of *eve
 available reserved offering it could launch into (it does not know which one the cloud provider
 will pick), so a pod that could only use already-held reservations waits for the next pass.
 ``ReservedOfferingMode.STRICT`` (the provisioner's ``DisableReservedCapacityFallback``) fails a
-pod with :class:`~karpy.provisioning.nodeclaim.ReservedOfferingError` instead of letting it fall
+pod with :class:`ReservedOfferingError` instead of letting it fall
 back to on-demand/spot or a lower-weight NodePool while compatible reservations exist.
 Over-reserving raises ``RuntimeError`` (upstream panics: a scheduler bug).
 
@@ -28,6 +28,7 @@ __all__ = [
     "ERR_RESERVATIONS_REMOVED",
     "ERR_RESERVED_UNAVAILABLE",
     "ReservationManager",
+    "ReservedOfferingError",
     "ReservedOfferingMode",
     "finalize_reservations",
     "offerings_to_reserve",
@@ -117,13 +118,15 @@ class ReservationManager:
         return self.capacity.get(offering.reservation_id, 0)
 
 
+class ReservedOfferingError(str):
+    """nodeclaim.go ReservedOfferingError (an error *value*: a str subclass)."""
+
+
 def offerings_to_reserve(claim: Any, instance_types: Sequence[Any], requirements: Any,
                          well_known: frozenset[str]) -> tuple[list[Any], str | None]:
     """nodeclaim.go offeringsToReserve: the compatible available reserved offerings the claim can
     reserve, or a ReservedOfferingError in strict mode (see module doc). ``claim`` carries
     ``hostname``, ``reservation_manager``, ``reserved_offering_mode`` and ``reserved_offerings``."""
-    from karpy.provisioning.nodeclaim import ReservedOfferingError
-
     manager: ReservationManager = claim.reservation_manager
     has_compatible = False
     reserved: list[Any] = []

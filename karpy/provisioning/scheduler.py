@@ -15,27 +15,16 @@ Determinism rules (upstream location -> our rule):
 - existing nodes (sortExistingNodes, :845-858): initialized first, then name (stable).
 - Solve's 1-minute timeout is not modelled (no wall clock).
 
-Pods are not deep-copied on every pop: a pod is copied only when a preference must be relaxed
-(the relaxed copy is what lands in a NodeClaim, as upstream), and only along the paths the
-relaxation steps reassign (preferences.relaxable_copy). Out of scope: DRA (pods with
-resource claims fail with upstream's DRA error), volume topology, reserved-capacity reservations,
-consolidation simulation (consolidateAfter).
-
-Explain output (karpy.explain) reads cheap facts recorded here: per pod the last try's
-:class:`PodAttempt` (templates tried in weight order with their errors, relaxation reasons, where
-the pod went), the NodePools in weight order, and references to the pass's instance types and
-each claim's list before the MaxInstanceTypes cut (``Results.untruncated``). Nothing is copied or
-formatted on the hot path.
+The first-fit scans skip targets as :mod:`~karpy.provisioning.scanskips` says; pod copies, the
+explain records and the other differences from upstream: docs/internals/upstream-mirrors.md#scheduler.
 """
 
 from __future__ import annotations
 
-from bisect import bisect_left, bisect_right, insort
-from itertools import compress, count, repeat
-from operator import attrgetter, not_, or_
+from bisect import bisect_left, bisect_right
 from dataclasses import dataclass, field
 from collections.abc import Callable, Hashable
-from typing import Any, Iterator, Mapping, Sequence
+from typing import Any, Mapping, Sequence
 
 from karpy.cloudprovider.types import (
     MIN_VALUES_POLICY_BEST_EFFORT,
@@ -43,10 +32,10 @@ from karpy.cloudprovider.types import (
     InstanceTypes,
 )
 from karpy.provisioning.existingnode import ExistingNode
+from karpy.provisioning.freshclaimfailures import FreshClaimFailures
+from karpy.provisioning.instancetypeindex import InstanceTypeIndex
 from karpy.provisioning.nodeclaim import (
     DaemonOverheadGroup,
-    FreshClaimFailures,
-    InstanceTypeIndex,
     NodeClaim,
     ReservedOfferingError,
     filter_instance_types_by_requirements,
@@ -61,20 +50,18 @@ from karpy.provisioning.preferences import (
     remove_required_node_affinity_term,
     tolerate_prefer_no_schedule_taints,
 )
+from karpy.provisioning.poddata import PodData, SpecMemo
 from karpy.provisioning.queue import Queue
 from karpy.provisioning.reservationmanager import ReservationManager, ReservedOfferingMode
 from karpy.provisioning.reservationmanager import reserved_capacity as reserved_capacity_of
+from karpy.provisioning.scanskips import Scans
 from karpy.provisioning.schedulercache import SchedulerCache, pass_key
 from karpy.provisioning.volumeusage import VolumeUsage, pod_volumes
 from karpy.provisioning.state import ClusterState, StateNode
-from karpy.provisioning.topology import TopologyError
-from karpy.provisioning.topologynodefilter import ZERO_NODE_FILTER
 from karpy.scheduling.hostports import HostPortUsage, get_host_ports
 from karpy.scheduling.labels import CORE_WELL_KNOWN_LABELS, LABEL_NODEPOOL, NODECLAIM_MIN_VALUES_RELAXED_ANNOTATION_KEY
-from karpy.scheduling.requirement import Requirement
-from karpy.scheduling.requirements import Requirements, has_preferred_node_affinity, pod_requirements, strict_pod_requirements
-from karpy.scheduling.resources import (fits, from_quantities, max_resources, pod_requests, requests_for_pods,
-                                        requests_read_status)
+from karpy.scheduling.requirements import Requirements, strict_pod_requirements
+from karpy.scheduling.resources import from_quantities, max_resources, requests_for_pods
 from karpy.scheduling.taints import tolerates
 
 __all__ = [
@@ -97,6 +84,8 @@ __all__ = [
 from karpy.options import PREFERENCE_POLICY_IGNORE, PREFERENCE_POLICY_RESPECT  # noqa: E402  (options.go)
 RESOURCE_NODES = "nodes"
 ERR_NO_TEMPLATES = "nodepool requirements filtered out all available instance types"
+ERR_EXISTING_NODES = "failed scheduling pod to existing nodes"
+ERR_INFLIGHT_NODES = "failed scheduling pod to inflight nodes"
 ERR_DRA = "pod has Dynamic Resource Allocation requirements that are not yet supported by Karpenter"
 MIN_VALUES_POD_ERROR = "pod didn\u2019t schedule because NodePool couldn\u2019t meet minValues requirements, {err} (NodePool={pool})"
 
@@ -133,10 +122,8 @@ class PodAttempt:
     number of rounds, relaxation_1, template_errors_1, error_1, relaxation_2, ...)``, each
     round's template errors joined by :data:`TEMPLATE_ERROR_SEPARATOR` into one string;
     ``Scheduler.attempts`` maps the pod key to the offset of its last record;
-    ``Scheduler.attempt_record(key)`` returns it as a tuple and :meth:`from_record` reads that.
-    Recording thus allocates no object the garbage collector tracks (strings, ints, list
-    appends): a large Solve pays for it neither in time nor in collection work -- extra tracked
-    allocations would shift when CPython runs its expensive full collections.
+    ``Scheduler.attempt_record(key)`` returns it as a tuple and :meth:`from_record` reads that
+    (no object the garbage collector tracks is allocated: docs/internals/upstream-mirrors.md#scheduler).
     """
 
     __slots__ = ("outcome", "target", "rounds")
@@ -184,123 +171,6 @@ class PodAttempt:
 
 
 _has_dra = podutils.has_dra_requirements
-
-
-@dataclass(frozen=True, slots=True)
-class _SpecDerived:
-    """What PodData reads from a pod's spec (and, for a resizing pod, its status): its requests,
-    requirements, host ports and DRA use."""
-
-    requests: dict[str, int]
-    requests_key: tuple[tuple[str, int], ...]
-    requirements: Requirements
-    strict_requirements: Requirements
-    req_values: tuple[Any, ...]
-    host_ports: tuple[Any, ...]
-    has_dra: bool
-
-    @staticmethod
-    def of(pod: Any, ignore_preferences: bool) -> _SpecDerived:
-        requests = pod_requests(pod)
-        reqs = strict_pod_requirements(pod) if ignore_preferences else pod_requirements(pod)
-        strict = strict_pod_requirements(pod) if has_preferred_node_affinity(pod) else reqs
-        return _SpecDerived(requests, tuple(sorted(requests.items())), reqs, strict, tuple(reqs.values()),
-                            get_host_ports(pod), _has_dra(pod))
-
-
-class SpecMemo:
-    """PodData's spec-derived values per pod spec object, for one Solve.
-
-    Not in upstream (NewPodData computes them for every pod); same result because they are
-    functions of the spec alone (a pod whose requests read its status, see requests_read_status,
-    is not served) and a pod's spec is never changed in place (karpy replaces a spec to change it,
-    see ``_Workload._new_pod``) except a relaxable_copy's, which the Scheduler keeps out of the
-    memo (``_pod_data(relaxed=True)``): the pods of one template share one spec object, which the memo
-    keeps alive so its id is not reused. The values are shared read-only, as PodData.relaxed
-    shares them. ``tests/provisioning/test_spec_memo.py`` compares them with fresh PodData."""
-
-    __slots__ = ("_by_spec",)
-
-    def __init__(self) -> None:
-        self._by_spec: dict[tuple[int, bool], tuple[Any, _SpecDerived]] = {}
-
-    def derived(self, pod: Any, ignore_preferences: bool) -> _SpecDerived:
-        if requests_read_status(pod):  # a resizing pod's requests are its own
-            return _SpecDerived.of(pod, ignore_preferences)
-        spec = pod.spec
-        key = (id(spec), ignore_preferences)
-        hit = self._by_spec.get(key)
-        if hit is not None and hit[0] is spec:
-            return hit[1]
-        derived = _SpecDerived.of(pod, ignore_preferences)
-        self._by_spec[key] = (spec, derived)
-        return derived
-
-
-class PodData:
-    """scheduler.go PodData (+ host ports and a per-target toleration cache)."""
-
-    __slots__ = ("pod", "key", "requests", "requirements", "strict_requirements", "host_ports", "has_dra", "_tol",
-                 "req_signature", "volume_requirements", "volumes", "requests_key")
-
-    def __init__(self, pod: Any, ignore_preferences: bool, interned: dict[tuple[Any, ...], int] | None = None,
-                 specs: SpecMemo | None = None) -> None:
-        """``specs``: what was derived from pod specs earlier in the Solve (see SpecMemo)."""
-        self.pod = pod
-        self.key: str = pod.key
-        derived = (specs.derived(pod, ignore_preferences) if specs is not None
-                   else _SpecDerived.of(pod, ignore_preferences))
-        self.requests: dict[str, int] = derived.requests
-        #: the requests by value (Scheduler._add keeps the existing nodes with room per value)
-        self.requests_key: tuple[tuple[str, int], ...] = derived.requests_key
-        reqs = derived.requirements
-        self.requirements: Requirements = reqs
-        self.strict_requirements: Requirements = derived.strict_requirements
-        # an int standing for the requirement set's value (interned per Scheduler)
-        sig = derived.req_values
-        if interned is None:
-            self.req_signature: Any = sig
-        else:
-            self.req_signature = interned.setdefault(sig, len(interned))
-        self.host_ports = derived.host_ports
-        self.has_dra = derived.has_dra
-        self._tol: dict[int, str | None] = {}
-        #: volume topology alternatives (PodData.VolumeRequirements; set by the scheduler)
-        self.volume_requirements: list[Any] | None = None
-        #: CSI driver -> claims the pod mounts (volumeusage.GetVolumes; set by the scheduler)
-        self.volumes: dict[str, Any] | None = None
-
-    def relaxed(self, pod: Any) -> PodData:
-        """The data of ``pod``, a relaxed copy of this pod whose node selector and node affinity
-        are unchanged: everything is shared except the toleration cache (a relaxation may have
-        added a PreferNoSchedule toleration)."""
-        out = PodData.__new__(PodData)
-        out.pod = pod
-        out.key = self.key
-        out.requests = self.requests
-        out.requests_key = self.requests_key
-        out.requirements = self.requirements
-        out.strict_requirements = self.strict_requirements
-        out.req_signature = self.req_signature
-        out.host_ports = self.host_ports
-        out.has_dra = self.has_dra
-        out.volume_requirements = self.volume_requirements
-        out.volumes = self.volumes
-        out._tol = {}
-        return out
-
-    def tolerates(self, template: Any) -> str | None:
-        """``Taints(template.taints).ToleratesPod(pod)``, cached per template."""
-        return self.tolerates_taints(template, template.taints)
-
-    def tolerates_taints(self, holder: Any, taints: Sequence[Any]) -> str | None:
-        k = id(holder)
-        tol = self._tol
-        if k in tol:
-            return tol[k]
-        r = tolerates(taints, self.pod.spec.tolerations) if taints else None
-        tol[k] = r
-        return r
 
 
 def subtract_max(remaining: dict[str, int], instance_types: Sequence[Any]) -> dict[str, int]:
@@ -400,17 +270,12 @@ class Scheduler:
         instance_type_keys: Mapping[str, Hashable | None] | None = None,
         label_requirements: Callable[[Mapping[str, str]], Requirements] | None = None,
     ) -> None:
-        """``reserved_offering_mode``: scheduler.go ReservedOfferingMode (the provisioner passes
-        STRICT, upstream's DisableReservedCapacityFallback); ``reserved_capacity``: the
-        ReservedCapacity feature gate. Without any reserved offering no manager is built (the
-        result is the same: nothing to reserve). ``volume_requirements``: pod key -> volume
-        topology alternatives (scheduler.go volumeReqsByPod); ``volumes``: the VolumeTopology
-        (CSI volume limits on existing nodes, volumeusage.py). ``cache`` (the Provisioner's
-        :class:`~karpy.provisioning.schedulercache.SchedulerCache`) with ``instance_type_keys``
-        (NodePool name -> the provider's key of its types, as the cache listed them): the index,
-        the template pre-filter and the reserved capacity are taken from it while those keys
-        are unchanged (the same values as building them). ``label_requirements``: a read-only memo
-        of ``Requirements.from_labels`` for the existing nodes' labels (SchedulerCache's)."""
+        """scheduler.go NewScheduler. ``reserved_offering_mode``: ReservedOfferingMode (the provisioner
+        passes STRICT); ``reserved_capacity``: the ReservedCapacity gate; ``volume_requirements``:
+        pod key -> volume topology alternatives; ``volumes``: the VolumeTopology; ``cache`` with
+        ``instance_type_keys`` (NodePool name -> the provider's key of its types): the index, the
+        template pre-filter and the reserved capacity are taken from the SchedulerCache while those
+        keys hold; ``label_requirements``: a memo of ``Requirements.from_labels`` (the cache's)."""
         self.well_known = well_known
         self.volume_requirements = volume_requirements or {}
         self.volume_topology = volumes
@@ -418,29 +283,17 @@ class Scheduler:
         keys: Mapping[str, Hashable | None] = (instance_type_keys if instance_type_keys is not None
                                                  else {name: None for name in instance_types})
         types_key = pass_key(keys) if cache is not None else None
-        manager = None
-        if reserved_capacity:
-            capacity = (cache.reserved_capacity(types_key, lambda: reserved_capacity_of(instance_types))
-                        if cache is not None else None)
-            manager = ReservationManager(instance_types, capacity=capacity)
-        self.reservation_manager = manager if manager is not None and manager.capacity else None
+        self.reservation_manager = (_reservation_manager(instance_types, cache, types_key)
+                                    if reserved_capacity else None)
         self.preference_policy = preference_policy
         self.min_values_policy = min_values_policy
         self.best_effort = min_values_policy == MIN_VALUES_POLICY_BEST_EFFORT
         self.topology = topology
         self.cluster = cluster
-        def build_index() -> InstanceTypeIndex:
-            index = InstanceTypeIndex(well_known)
-            for its in instance_types.values():
-                index.register(its)
-            return index
-
-        self.index = (cache.index(None if types_key is None else (types_key, well_known), build_index)
-                      if cache is not None else build_index())
+        self.index = _instance_type_index(instance_types, well_known, cache, types_key)
         self._hostname_seq = 0
         self._interned: dict[tuple[Any, ...], int] = {}
-        #: PodData's spec-derived values per spec (see SpecMemo)
-        self._specs = SpecMemo()
+        self._specs = SpecMemo()  # PodData's spec-derived values per spec
         self.new_nodeclaims: list[NodeClaim] = []
         #: hostnames of ``new_nodeclaims`` (for the hostname anti-affinity pre-filter in _add)
         self._claim_hostnames: set[str] = set()
@@ -464,32 +317,9 @@ class Scheduler:
         self._fresh_failures = FreshClaimFailures()
         tolerate_pns = any(t.effect == "PreferNoSchedule" for np in nodepools for t in np.spec.template.spec.taints)
         self.preferences = Preferences(tolerate_pns)
-        # template pre-filter (:156-171)
-        empty = Requirements()
-        self.templates: list[NodeClaimTemplate] = []
-        for np in nodepools:
-            t = NodeClaimTemplate(np)
-
-            def prefilter(t: NodeClaimTemplate = t) -> tuple[list[Any], str | None]:
-                its = list(instance_types.get(t.nodepool_name, ()))
-                group = DaemonOverheadGroup(its, {}, HostPortUsage())
-                left, _, err = filter_instance_types_by_requirements(
-                    self.index, its, t.requirements, (), "", {}, [group], {}, self.best_effort,
-                    _satisfies_min_values)
-                return list(left), (str(err) if err is not None else None)
-
-            remaining, error = (cache.template_filter(keys.get(t.nodepool_name), np, self.best_effort, well_known,
-                                                      prefilter)
-                                if cache is not None else prefilter())
-            if not remaining:
-                # NoCompatibleInstanceTypes event
-                self.template_errors[t.nodepool_name] = error if error is not None else ""
-                continue
-            t.instance_type_options = remaining
-            self.templates.append(t)
+        self.templates: list[NodeClaimTemplate] = self._prefilter_templates(nodepools, instance_types, cache, keys)
         #: names of ``templates`` (weight order; explain output pairs them with PodAttempt errors)
         self.template_names: list[str] = [t.nodepool_name for t in self.templates]
-        del empty
         # DaemonSet pods are mutated by isDaemonPodCompatible upstream (shared pointers); work on copies
         self.daemonset_pods = [p.model_copy(deep=True) for p in daemonset_pods]
         self.daemon_groups: dict[int, list[DaemonOverheadGroup]] = {
@@ -499,22 +329,7 @@ class Scheduler:
         for np in nodepools:
             if np.spec.limits is not None:
                 self.remaining_resources[np.metadata.name] = from_quantities(np.spec.limits)
-        # existing nodes (calculateExistingNodeClaims, :792-858)
-        existing: list[ExistingNode] = []
-        for sn in state_nodes:
-            taints = sn.taints()
-            daemons = [p for p in self.daemonset_pods if not _has_dra(p) and self._daemon_compatible_with_node(p, taints, sn.labels())]
-            existing.append(ExistingNode(sn, topology, taints, requests_for_pods(daemons),
-                                         label_requirements(sn.labels()) if label_requirements is not None else None))
-            if self.volume_topology is not None:
-                self._attach_volume_usage(existing[-1], sn)
-            pool = sn.labels().get(LABEL_NODEPOOL)
-            if pool in self.remaining_resources:
-                rem = self.remaining_resources[pool]
-                cap = sn.capacity()
-                self.remaining_resources[pool] = {k: v - cap.get(k, 0) for k, v in rem.items()}
-        existing.sort(key=lambda n: (not n.initialized(), n.name))
-        self.existing_nodes = existing
+        self.existing_nodes = self._calculate_existing_nodes(state_nodes, topology, label_requirements)
 
     # -- explain output -----------------------------------------------------------------------
     def attempt_record(self, key: str) -> tuple[Any, ...] | None:
@@ -531,6 +346,54 @@ class Scheduler:
         return None if record is None else PodAttempt.from_record(record)
 
     # -- construction helpers -----------------------------------------------------------------
+    def _prefilter_templates(self, nodepools: Sequence[Any], instance_types: Mapping[str, Sequence[Any]],
+                             cache: SchedulerCache | None,
+                             keys: Mapping[str, Hashable | None]) -> list[NodeClaimTemplate]:
+        """NewScheduler's template pre-filter (:156-171): the templates left with instance types."""
+        templates: list[NodeClaimTemplate] = []
+        for np in nodepools:
+            t = NodeClaimTemplate(np)
+
+            def prefilter(t: NodeClaimTemplate = t) -> tuple[list[Any], str | None]:
+                its = list(instance_types.get(t.nodepool_name, ()))
+                group = DaemonOverheadGroup(its, {}, HostPortUsage())
+                left, _, err = filter_instance_types_by_requirements(
+                    self.index, its, t.requirements, (), "", {}, [group], {}, self.best_effort,
+                    _satisfies_min_values)
+                return list(left), (str(err) if err is not None else None)
+
+            remaining, error = (cache.template_filter(keys.get(t.nodepool_name), np, self.best_effort, self.well_known,
+                                                      prefilter)
+                                if cache is not None else prefilter())
+            if not remaining:
+                # NoCompatibleInstanceTypes event
+                self.template_errors[t.nodepool_name] = error if error is not None else ""
+                continue
+            t.instance_type_options = remaining
+            templates.append(t)
+        return templates
+
+    def _calculate_existing_nodes(self, state_nodes: Sequence[StateNode], topology: Any,
+                                  label_requirements: Callable[[Mapping[str, str]], Requirements] | None
+                                  ) -> list[ExistingNode]:
+        """scheduler.go calculateExistingNodeClaims (:792-858): existing nodes with their daemon
+        overhead, less their capacity from their NodePool's remaining resources."""
+        existing: list[ExistingNode] = []
+        for sn in state_nodes:
+            taints = sn.taints()
+            daemons = [p for p in self.daemonset_pods if not _has_dra(p) and self._daemon_compatible_with_node(p, taints, sn.labels())]
+            existing.append(ExistingNode(sn, topology, taints, requests_for_pods(daemons),
+                                         label_requirements(sn.labels()) if label_requirements is not None else None))
+            if self.volume_topology is not None:
+                self._attach_volume_usage(existing[-1], sn)
+            pool = sn.labels().get(LABEL_NODEPOOL)
+            if pool in self.remaining_resources:
+                rem = self.remaining_resources[pool]
+                cap = sn.capacity()
+                self.remaining_resources[pool] = {k: v - cap.get(k, 0) for k, v in rem.items()}
+        existing.sort(key=lambda n: (not n.initialized(), n.name))  # sortExistingNodes
+        return existing
+
     def _next_hostname(self) -> str:
         self._hostname_seq += 1
         return f"hostname-placeholder-{self._hostname_seq:04d}"
@@ -628,8 +491,6 @@ class Scheduler:
 
     def solve(self, pods: Sequence[Any]) -> Results:
         """scheduler.go Solve (:440-519)."""
-        #: requests (PodData.requests_key) -> the existing nodes, in order, that may still have
-        #: room for them (see _add); per Solve
         self._reset_scans()
         data: dict[int, PodData] = {id(p): self._pod_data(p) for p in pods}
         q = Queue(pods, {k: d.requests for k, d in data.items()})
@@ -644,12 +505,8 @@ class Scheduler:
                 pod_errors[pod.key] = err if isinstance(err, str) else str(err)  # keeps DRAError etc.
                 by_key[pod.key] = pod
                 self.topology.update(pod)
-                # updateCachedPodData(pod): not in upstream's form here (upstream's trySchedule
-                # relaxed a DeepCopy whose data replaced the pod's in the UID-keyed cache, so the
-                # original's is computed again); karpy keeps the relaxed copies' data local to
-                # _try_schedule, so data[id(pod)] still is the original's: the same result because
-                # Solve never changes the pod (relaxable_copy), and the rest of a PodData (volume
-                # alternatives, volumes, the toleration cache) is a function of per-Solve inputs.
+                # updateCachedPodData(pod): data[id(pod)] is still the original's
+                # (docs/internals/upstream-mirrors.md#scheduler)
                 q.push(pod)
             else:
                 pod_errors.pop(pod.key, None)
@@ -661,76 +518,8 @@ class Scheduler:
                        {k: by_key[k] for k in pod_errors})
 
     def _reset_scans(self) -> None:
-        """The memos of _add's scans, per Solve."""
-        #: requests (PodData.requests_key) -> the existing nodes, in order, that may still have
-        #: room for them (see _add)
-        self._with_room: dict[tuple[tuple[str, int], ...], list[ExistingNode]] = {}
-        #: topology key -> target -> the target's requirement for the key by value (_miss_key)
-        self._key_values = _KeyValuesByKey()
-        #: in-flight claim -> ids of its instance-type options
-        self._option_ids = _OptionIds()
-        #: set of incompatible type ids -> option ids -> covered (_OptionMisses.skips' memo)
-        self._covers = _CoversByBad()
-        #: existing node -> its index in ``existing_nodes`` (the order of every with-room list)
-        self._position: dict[ExistingNode, int] = {en: i for i, en in enumerate(self.existing_nodes)}
-        #: requests -> topology key -> the domains of that request value's with-room list
-        self._domains: dict[tuple[tuple[str, int], ...], dict[str, _Domains]] = {}
-
-    def _forget(self, target: Any) -> None:
-        """Drop what the scan memos hold for ``target``: its requirements and options were just
-        replaced by Add (the only place they change during a Solve): the values held are
-        recomputed. An existing node whose requirement for a key changed value moves to its new
-        domain in every _Domains (a node is in a _Domains only with its value held)."""
-        for key, by_target in self._key_values.items():
-            old = by_target.get(target, _ABSENT)
-            if old is _ABSENT:
-                continue
-            new = by_target[target] = _miss_key(dict.get(target.requirements, key))
-            if new == old or target not in self._position:
-                continue
-            pos = self._position[target]
-            for doms in self._domains.values():
-                d = doms.get(key)
-                if d is None:
-                    continue
-                positions = d.by_value.get(old)
-                if positions is None:
-                    continue
-                p = bisect_left(positions, pos)
-                if p < len(positions) and positions[p] == pos:
-                    del positions[p]
-                    insort(d.by_value.setdefault(new, []), pos)
-        self._option_ids.pop(target, None)
-
-    def _drop(self, rk: tuple[tuple[str, int], ...], nodes: list[ExistingNode], i: int) -> None:
-        """Remove ``nodes[i]`` (no room for the requests ``rk``: ExistingNode.has_room stays
-        False once False) from the request value's list and its _Domains."""
-        en = nodes.pop(i)
-        doms = self._domains.get(rk)
-        if doms:
-            pos = self._position[en]
-            for key, d in doms.items():
-                if d.nodes is nodes:
-                    d.by_value[self._key_values[key][en]].remove(pos)
-
-    def _domains_of(self, rk: tuple[tuple[str, int], ...], key: str, nodes: list[ExistingNode]) -> _Domains:
-        """The _Domains of ``nodes`` (the list of ``rk``) for ``key``, built on first use."""
-        doms = self._domains.setdefault(rk, {})
-        d = doms.get(key)
-        if d is None or d.nodes is not nodes:
-            kv = self._key_values[key]
-            position = self._position
-            by_value: dict[Any, list[int]] = {}
-            for en in nodes:
-                by_value.setdefault(kv[en], []).append(position[en])
-            d = doms[key] = _Domains(nodes, by_value)
-        return d
-
-    def _place_on_node(self, en: ExistingNode, pod: Any, data: PodData, reqs: Requirements) -> None:
-        en.add(pod, data, reqs)
-        self._forget(en)
-        self._placed_outcome = OUTCOME_EXISTING_NODE
-        self._placed_target = en.name
+        """The memos of the first-fit scans, per Solve (scanskips.Scans)."""
+        self._scans = Scans(self.existing_nodes, self.index, self.topology)
 
     def _try_schedule(self, pod: Any, data: PodData) -> Any:
         """scheduler.go trySchedule: add, relaxing one preference per failure.
@@ -778,132 +567,44 @@ class Scheduler:
         """scheduler.go add (:582-612)."""
         if data.has_dra:
             return DRAError(ERR_DRA)
-        # addToExistingNode: the lowest-index node whose CanAdd succeeds (its errors are discarded).
-        # Not in upstream, same result: the nodes without room for these requests are dropped from
-        # this request value's list for the rest of the Solve (ExistingNode.has_room stays False
-        # once False), so later pods of the same size do not call CanAdd on full nodes again.
-        # Two more skips (not in upstream; same result because only success matters here and they
-        # skip only nodes whose CanAdd would fail): hostnames the pod's hostname topologies block
-        # (Topology.hostname_blocked) and nodes sharing a failed topology domain (_TopologyMisses).
-        rk = data.requests_key
-        nodes = self._with_room.get(rk)
-        if nodes is None:
-            nodes = self._with_room[rk] = list(self.existing_nodes)
-        requests = data.requests
-        occupied = self.topology.hostname_blocked(pod) if nodes else None
-        blocked = _union(occupied) if occupied is not None else None
-        misses = _TopologyMisses(data)
-        values = self._key_values
-        # Until the first miss, target by target (blocked hostnames found by a walk in C); from
-        # then on by domain (_Domains). Not in upstream; the targets passed over are exactly
-        # those the per-target tests would skip, and the others are visited in list order.
-        i = 0
-        while i < len(nodes) and not misses.keys:
-            if blocked is not None:
-                i = _next_open([map(blocked.__contains__, map(_HOSTNAME, nodes[i:]))], i, len(nodes))
-                if i == len(nodes):
-                    break
-            en = nodes[i]
-            if not fits(requests, en.remaining_resources):  # ExistingNode.has_room, inlined
-                self._drop(rk, nodes, i)
-                continue
-            reqs, err = en.can_add(pod, data)
-            if err is None:
-                assert reqs is not None  # can_add returns the requirements whenever there is no error
-                return self._place_on_node(en, pod, data, reqs)
-            misses.note(err, en.requirements)
-            i += 1
-        if i < len(nodes):  # (misses noted: the rest of the list by domain)
-            key0, missed0 = next(iter(misses.keys.items()))
-            by_value = self._domains_of(rk, key0, nodes).by_value
-            existing = self.existing_nodes
-            g = self._position[nodes[i]]
-            while True:
-                best = _END
-                for v, positions in by_value.items():
-                    if v in missed0:
-                        continue
-                    p = bisect_left(positions, g)
-                    if p < len(positions) and positions[p] < best:
-                        best = positions[p]
-                if best == _END:
-                    break
-                g = best + 1
-                en = existing[best]
-                if blocked is not None and en.hostname in blocked:
-                    continue
-                if len(misses.keys) > 1 and any(values[k][en] in m for k, m in misses.keys.items() if k != key0):
-                    continue
-                if not fits(requests, en.remaining_resources):
-                    self._drop(rk, nodes, nodes.index(en))
-                    continue
-                reqs, err = en.can_add(pod, data)
-                if err is None:
-                    assert reqs is not None
-                    return self._place_on_node(en, pod, data, reqs)
-                misses.note(err, en.requirements)
-        # in-flight claims, fewest pods first (:598, sort.Slice -> a stable order kept incrementally:
-        # the list is always sorted by pod count, ties in the order a stable re-sort would give)
-        claims = self.new_nodeclaims
-        # Pre-filters (not in upstream; the result is identical): addToInflightNode only needs the
-        # lowest-index claim whose CanAdd succeeds, and its per-claim errors are discarded. A claim's
-        # hostname requirement is always ``In [nc.hostname]`` (narrowed only by intersection), so
-        # the hostnames the pod's hostname topologies block (Topology.hostname_blocked: anti-affinity
-        # on an occupied hostname, a hostname spread already at maxSkew) make CanAdd fail in
-        # AddRequirements. Such claims are skipped without calling CanAdd; the set difference runs
-        # in C, so a pod with self anti-affinity no longer pays one full CanAdd per in-flight claim
-        # (quadratic in the number of claims). Claims sharing a failed topology domain are skipped
-        # as on existing nodes (_TopologyMisses), claims whose options a failed merged requirement
-        # rules out as well (_OptionMisses); _next_open finds the next claim none of them skips.
-        free: set[str] | None = None
-        options: _OptionMisses | None = None
-        if claims:
-            if occupied is None:  # (else the same answer: the node scan recorded nothing)
-                occupied = self.topology.hostname_blocked(pod)
-            if occupied:
-                free = self._claim_hostnames.difference(*occupied)
-                if not free:
-                    claims = []
-            misses = _TopologyMisses(data)
-        n = len(claims)
-        i = 0
-        while i < n:
-            if free is not None or misses.keys or (options is not None and options.bad):
-                u = claims[i:]
-                skips = misses.skips(values, u)
-                if options is not None and options.bad:
-                    skips.extend(options.skips(values, self._option_ids, u, self._covers))
-                if free is not None:
-                    skips.append(map(not_, map(free.__contains__, map(_HOSTNAME, u))))
-                i = _next_open(skips, i, n)
-                if i == n:
-                    break
-            nc = claims[i]
-            creqs, its, cerr = nc.can_add(pod, data, False, need_error=False)  # errors discarded
-            if cerr is None:
-                assert creqs is not None and its is not None  # can_add returns both whenever there is no error
-                nc.add(pod, data, creqs, its)
-                self._forget(nc)
-                self._placed_outcome = OUTCOME_INFLIGHT_NODECLAIM
-                self._placed_target = nc.hostname
-                c = len(nc.pods)
-                if i + 1 < n and len(claims[i + 1].pods) < c:
-                    claims.pop(i)
-                    claims.insert(bisect_left(claims, c, lo=i, key=_pod_count), nc)
-                return None
-            merged = nc.filtered_requirements
-            if merged is not None:  # no option compatible with the merged requirements
-                nc.filtered_requirements = None
-                if options is None:
-                    options = _OptionMisses.for_pod(self.index, self.topology, pod, data)
-                if options is not None:
-                    options.note(nc, merged)
-            else:
-                misses.note(cerr, nc.requirements)
-            i += 1
+        if self._add_to_existing_node(pod, data) is None:
+            return None
+        # (sort.Slice by pod count: the in-flight list is kept sorted, see _add_to_inflight_node)
+        if self._add_to_inflight_node(pod, data) is None:
+            return None
         if not self.templates:
             return ERR_NO_TEMPLATES
         return self._add_to_new_nodeclaim(pod, data)
+
+    def _add_to_existing_node(self, pod: Any, data: PodData) -> str | None:
+        """scheduler.go addToExistingNode (:614-656): the lowest-index node whose CanAdd succeeds."""
+        found = self._scans.first_existing_node(pod, data)
+        if found is None:
+            return ERR_EXISTING_NODES
+        en, reqs = found
+        en.add(pod, data, reqs)
+        self._scans.forget(en)
+        self._placed_outcome = OUTCOME_EXISTING_NODE
+        self._placed_target = en.name
+        return None
+
+    def _add_to_inflight_node(self, pod: Any, data: PodData) -> str | None:
+        """scheduler.go addToInflightNode (:658-693): the lowest-index claim, fewest pods first,
+        whose CanAdd succeeds; the list stays sorted by pod count (a stable sort's order)."""
+        claims = self.new_nodeclaims
+        found = self._scans.first_inflight_claim(claims, self._claim_hostnames, pod, data)
+        if found is None:
+            return ERR_INFLIGHT_NODES
+        i, nc, reqs, its = found
+        nc.add(pod, data, reqs, its)
+        self._scans.forget(nc)
+        self._placed_outcome = OUTCOME_INFLIGHT_NODECLAIM
+        self._placed_target = nc.hostname
+        c = len(nc.pods)
+        if i + 1 < len(claims) and len(claims[i + 1].pods) < c:
+            claims.pop(i)
+            claims.insert(bisect_left(claims, c, lo=i, key=_pod_count), nc)
+        return None
 
     def _add_to_new_nodeclaim(self, pod: Any, data: PodData) -> Any:
         """scheduler.go addToNewNodeClaim (:695-790)."""
@@ -970,260 +671,26 @@ def _pod_count(nc: NodeClaim) -> int:
     return len(nc.pods)
 
 
-def _union(sets: list[set[str]]) -> set[str] | None:
-    """The union of ``sets`` (the one set itself when there is one; None when there is none)."""
-    if not sets:
-        return None
-    if len(sets) == 1:
-        return sets[0]
-    return set().union(*sets)
+def _reservation_manager(instance_types: Mapping[str, Sequence[Any]], cache: SchedulerCache | None,
+                         types_key: Hashable | None) -> ReservationManager | None:
+    """NewReservationManager (None when no offering is reserved: nothing to reserve)."""
+    capacity = (cache.reserved_capacity(types_key, lambda: reserved_capacity_of(instance_types))
+                if cache is not None else None)
+    manager = ReservationManager(instance_types, capacity=capacity)
+    return manager if manager.capacity else None
 
 
-class _TopologyMisses:
-    """The topology domains on which AddRequirements failed during one first-fit scan of
-    addToExistingNode or addToInflightNode (not in upstream; a pure pre-filter).
+def _instance_type_index(instance_types: Mapping[str, Sequence[Any]], well_known: frozenset[str],
+                         cache: SchedulerCache | None, types_key: Hashable | None) -> InstanceTypeIndex:
+    """The pass's InstanceTypeIndex over every NodePool's types (the cache's while its key holds)."""
+    def build_index() -> InstanceTypeIndex:
+        index = InstanceTypeIndex(well_known)
+        for its in instance_types.values():
+            index.register(its)
+        return index
 
-    When a target's CanAdd fails with a :class:`TopologyError` of group ``tg``, the target's own
-    requirement for ``tg.key`` (``None`` when undefined) is noted; a later target of the same scan
-    whose own requirement for that key is equal is skipped without calling CanAdd.
-
-    Same result because nothing is recorded into the topology during a scan, the pod (and so its
-    requirements and the groups it owns or is selected by) is fixed, and AddRequirements hands
-    ``tg`` the pod's strict requirement and the node requirement ``(target requirements + pod
-    requirements).Get(tg.key)`` -- a function of the target's own requirement for the key alone.
-    ``next_domain`` depends only on those values and the group's counts, so ``tg`` fails the same
-    way on the later target, and CanAdd fails there (or earlier). Only the groups evaluated on every
-    target are noted (owned by the pod, or inverse groups with the zero node filter), and a pod
-    with volume topology alternatives (which change the node requirement per alternative) notes
-    nothing.
-    """
-
-    __slots__ = ("keys", "_uid", "_exact")
-
-    def __init__(self, data: PodData) -> None:
-        #: topology key -> the target requirements (values) on which a group of that key failed
-        self.keys: dict[str, set[Any]] = {}
-        self._uid: str = data.pod.metadata.uid
-        self._exact = not data.volume_requirements
-
-    def note(self, err: Any, requirements: Requirements) -> None:
-        if not self._exact or not isinstance(err, TopologyError):
-            return
-        tg = err.topology
-        if tg.node_filter is not ZERO_NODE_FILTER and not tg.is_owned_by(self._uid):
-            return
-        self.keys.setdefault(tg.key, set()).add(_miss_key(dict.get(requirements, tg.key)))
-
-    def missed(self, requirements: Requirements) -> bool:
-        """Whether a target with these requirements is skipped (the per-target form of skips)."""
-        for key, values in self.keys.items():
-            if _miss_key(dict.get(requirements, key)) in values:
-                return True
-        return False
-
-    def skips(self, values: _KeyValuesByKey, targets: list[Any]) -> list[Iterator[bool]]:
-        """Per noted key, a lazy stream over ``targets``: whether :meth:`missed` holds for the
-        target's requirements (``values[key]`` holds them by value; computed in C)."""
-        return [map(missed.__contains__, map(values[key].__getitem__, targets))
-                for key, missed in self.keys.items()]
-
-
-class _OptionMisses:
-    """The merged requirements on which no instance-type option survived during one scan of
-    addToInflightNode (not in upstream; a pure pre-filter).
-
-    When a claim's CanAdd ends with no option compatible with its merged requirements
-    (NodeClaim.filtered_requirements), then for each key ``k`` of the pod's topology groups the
-    types incompatible with the merged requirement for ``k`` are noted under the claim's own
-    requirement for ``k`` (by value, :func:`_miss_key`). A later claim of the same scan whose own
-    requirement for ``k`` is equal and whose options all lie in that set is skipped without
-    calling CanAdd.
-
-    Same result because the merged requirement for ``k`` is a function of the claim's own
-    requirement for ``k`` alone: it is the claim's requirement intersected with the pod's (both
-    fixed), then narrowed by the pod's groups on ``k``, whose ``next_domain`` sees only that value
-    and the group's counts (nothing is recorded during a scan) -- the argument of
-    :class:`_TopologyMisses`, so it holds under the same conditions (every group evaluated on
-    every target: Topology.evaluated_keys is not None; no volume topology alternatives). The later
-    claim's merged requirements hold that same requirement for ``k``, so
-    ``InstanceTypeIndex.incompatible`` of them contains the noted set, which covers its options:
-    CanAdd fails there in the covered test of tryVolumeAlternative (or earlier). On a real
-    catalogue this is the zone-spread pod whose next domain is a zone the claims' instance types
-    are not offered in: every such claim failed after a full AddRequirements and filter.
-    """
-
-    __slots__ = ("keys", "bad", "_index")
-
-    def __init__(self, index: InstanceTypeIndex, keys: list[str]) -> None:
-        self._index = index
-        self.keys = keys
-        #: topology key -> the claim requirement (by value) -> ids of the incompatible types
-        self.bad: dict[str, dict[Any, frozenset[int]]] = {}
-
-    @classmethod
-    def for_pod(cls, index: InstanceTypeIndex, topology: Any, pod: Any, data: PodData) -> _OptionMisses | None:
-        """The notes for one scan of ``pod`` (None when the conditions above do not hold)."""
-        if data.volume_requirements:
-            return None
-        keys = topology.evaluated_keys(pod)
-        if keys is None:
-            return None
-        return cls(index, sorted(keys))
-
-    def note(self, nc: NodeClaim, merged: tuple[Requirements, dict[str, Requirement] | None]) -> None:
-        """Note ``nc``'s failure; ``merged`` is NodeClaim.filtered_requirements: the requirements
-        before topology and the keys the topology narrowed (those win)."""
-        reqs, changes = merged
-        for key in self.keys:
-            r = changes.get(key) if changes and key in changes else dict.get(reqs, key)
-            if r is None:
-                continue
-            bad = self._index.incompatible_for(r)
-            if bad:
-                self.bad.setdefault(key, {})[_miss_key(dict.get(nc.requirements, key))] = bad
-
-    def missed(self, nc: NodeClaim) -> bool:
-        """Whether ``nc`` is skipped (the per-claim form of skips)."""
-        reqs = nc.requirements
-        for key, by_value in self.bad.items():
-            bad = by_value.get(_miss_key(dict.get(reqs, key)))
-            if bad is not None and nc.options_within(bad):
-                return True
-        return False
-
-    def skips(self, values: _KeyValuesByKey, option_ids: _OptionIds, claims: list[Any],
-              covers: _CoversByBad | None = None) -> list[Iterator[bool]]:
-        """Per noted key, a lazy stream over ``claims``: whether :meth:`missed` holds for the claim
-        (computed in C). A claim always has an option (CanAdd fails with none left), so the
-        empty set standing for "nothing noted" never covers a claim's options, as ``None`` does
-        not in :meth:`missed`. ``covers``: the memo of the ``issuperset`` tests (a fresh one when
-        not given; see :class:`_CoversByBad`)."""
-        if covers is None:
-            covers = _CoversByBad()
-        none = covers[_NO_IDS]
-        return [map(dict.__getitem__,
-                    map({v: covers[bad] for v, bad in by_value.items()}.get, map(values[key].__getitem__, claims),
-                        repeat(none)),
-                    map(option_ids.__getitem__, claims))
-                for key, by_value in self.bad.items()]
-
-
-class _KeyValues(dict[Any, Any]):
-    """target (an ExistingNode or in-flight NodeClaim, by identity) -> ``_miss_key`` of its
-    requirement for one topology key, computed on first use. Valid while the target's
-    requirements object is unchanged: Scheduler._forget drops the entry when Add replaces it."""
-
-    __slots__ = ("key",)
-
-    def __init__(self, key: str) -> None:
-        super().__init__()
-        self.key = key
-
-    def __missing__(self, target: Any) -> Any:
-        v = self[target] = _miss_key(dict.get(target.requirements, self.key))
-        return v
-
-
-class _KeyValuesByKey(dict[str, _KeyValues]):
-    """topology key -> its :class:`_KeyValues` (made on first use)."""
-
-    __slots__ = ()
-
-    def __missing__(self, key: str) -> _KeyValues:
-        v = self[key] = _KeyValues(key)
-        return v
-
-
-class _OptionIds(dict[Any, frozenset[int]]):
-    """in-flight claim -> ids of its instance-type options (NodeClaim.options_within compares
-    the same set), computed on first use; dropped by Scheduler._forget when Add replaces them.
-    Equal sets are one object (interned here), so the memo of :class:`_CoversByBad` finds them by
-    identity (an equal but distinct key would cost a full set comparison per lookup)."""
-
-    __slots__ = ("_interned",)
-
-    def __init__(self) -> None:
-        super().__init__()
-        self._interned: dict[frozenset[int], frozenset[int]] = {}
-
-    def __missing__(self, nc: Any) -> frozenset[int]:
-        ids = frozenset(map(id, nc.instance_type_options))
-        ids = self[nc] = self._interned.setdefault(ids, ids)
-        return ids
-
-
-class _Covers(dict[frozenset[int], bool]):
-    """option ids -> ``bad.issuperset(ids)`` for one set ``bad`` (:class:`_CoversByBad`)."""
-
-    __slots__ = ("bad",)
-
-    def __init__(self, bad: frozenset[int]) -> None:
-        super().__init__()
-        self.bad = bad
-
-    def __missing__(self, ids: frozenset[int]) -> bool:
-        v = self[ids] = self.bad.issuperset(ids)
-        return v
-
-
-class _CoversByBad(dict[frozenset[int], _Covers]):
-    """set of incompatible type ids -> its :class:`_Covers` (made on first use); per Solve.
-
-    Not in upstream (a memo of _OptionMisses' skip test, ``bad >= ids``, a pure function of the
-    two set values, so a hit gives the answer the test gives). The sets noted are interned by
-    InstanceTypeIndex and the claims' option ids by _OptionIds, and the pods of a Deployment note
-    the same sets against the same claims: on the us-east-1 catalogue a zone-spread pod whose next
-    zone the claims' types are not offered in walked every claim, each a subset test over ~70
-    option ids against a set of ~2,400."""
-
-    __slots__ = ()
-
-    def __missing__(self, bad: frozenset[int]) -> _Covers:
-        v = self[bad] = _Covers(bad)
-        return v
-
-
-class _Domains:
-    """The nodes of one with-room list (``nodes``, by identity) by their requirement for one
-    topology key: value (_miss_key) -> the nodes' positions in Scheduler.existing_nodes,
-    ascending (the list's order). Not in upstream: once a scan has a failed domain, the next
-    target is the first position past the current one among the domains not failed -- the next
-    target of the list the per-target scan would not skip for that key. Kept equal to the list:
-    built from it, a node dropped from the list leaves its domain (Scheduler._drop), a node whose
-    value changes on Add moves (Scheduler._forget)."""
-
-    __slots__ = ("nodes", "by_value")
-
-    def __init__(self, nodes: list[ExistingNode], by_value: dict[Any, list[int]]) -> None:
-        self.nodes = nodes
-        self.by_value = by_value
-
-
-_HOSTNAME = attrgetter("hostname")
-_END = 1 << 62
-_ABSENT = object()
-_NO_IDS: frozenset[int] = frozenset()
-
-
-def _next_open(skips: list[Iterator[bool]], start: int, end: int) -> int:
-    """The first index from ``start`` whose target no stream in ``skips`` (aligned with the
-    targets from ``start`` on) skips; ``end`` when there is none. Not in upstream: one C-level
-    walk in place of a Python test per target; same result because it is the first target on
-    which the per-target tests (the skip predicates, or-ed) are all false."""
-    if not skips:
-        return start
-    skip = skips[0]
-    for other in skips[1:]:
-        skip = map(or_, skip, other)
-    return next(compress(count(start), map(not_, skip)), end)
-
-
-def _miss_key(r: Requirement | None) -> Any:
-    """A requirement by value, cheap to compare: a plain ``In`` (the labels of a node) by its
-    value set (compared in C), anything else as itself (None: the key is undefined)."""
-    if r is not None and not r.complement and r.gte is None and r.lte is None and r.min_values is None:
-        return r.values
-    return r
+    return (cache.index(None if types_key is None else (types_key, well_known), build_index)
+            if cache is not None else build_index())
 
 
 def _satisfies_min_values(its: Sequence[Any], reqs: Requirements) -> tuple[int, dict[str, int] | None, str | None]:

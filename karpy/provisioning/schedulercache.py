@@ -1,33 +1,7 @@
-"""What NewScheduler builds on every provisioning pass, kept while its inputs are unchanged.
-
-Upstream (provisioner.go NewScheduler, scheduling/scheduler.go NewScheduler) asks the cloud
-provider for every NodePool's instance types on each pass and builds the scheduler from them; the
-provider answers from its own cache (aws instancetype.go ``List``: keyed by the NodeClass, the
-unavailable-offerings sequence numbers, the discovered capacity and the reservation state;
-overlays applied on top). Go pays little for the rest; karpy pays a lot for it: cloning ≈1,250
-instance types per NodePool, indexing them (:class:`~karpy.provisioning.nodeclaim.InstanceTypeIndex`),
-the template pre-filter (scheduler.go :156-171) and the reservation manager's capacity scan.
-
-:class:`SchedulerCache` (one per :class:`~karpy.provisioning.provisioner.Provisioner`) keeps those
-between passes. Every entry is keyed by the *cloud provider's* content key of a NodePool's
-instance types, ``cloud_provider.instance_types_key(nodepool)`` (optional protocol method: a
-hashable value equal between two calls exactly when ``get_instance_types(nodepool)`` would return
-equal types -- for AWS: the provider's prototype tuple, which changes with the NodeClass, the ICE
-cache, prices, overlay prices and reserved capacity counts, plus the NodeOverlays and the NodePool
-template they are evaluated for). A provider without the method, or answering None, gets no
-caching: its types are listed and every part is built again, as before. Inputs beyond the
-instance types are named in each key below (:meth:`_template_key`): adding one is one line there.
-
-What the cache hands out is read-only by the same contract as within one Solve: the scheduler
-never mutates instance types (the launch path copies on write), so the types listed on the first
-pass with a key are the types of every later pass with that key. The index's memos are pure
-functions of the registered types and the requirements asked about, so they carry over too.
-Bounded: the last :data:`SchedulerCache.ENTRIES` answers of each table.
-
-Beside the instance types it keeps one table that is not keyed by them: the label requirements of
-nodes (:meth:`SchedulerCache.label_requirements`, ``Requirements.from_labels`` by the labels'
-content), which every pass builds for every existing node twice (ExistingNode, the topology's
-node filter).
+"""Keeps what NewScheduler builds on every provisioning pass (the instance types, their index, the template
+pre-filter, the reserved capacity, the nodes' label requirements) while the cloud provider's key of each
+NodePool's types is unchanged -- the same values as building them, pinned by
+tests/provisioning/test_scheduler_cache.py (why: docs/internals/upstream-mirrors.md#schedulercache).
 """
 
 from __future__ import annotations
@@ -95,7 +69,7 @@ class SchedulerCache:
 
     # -- derived parts --------------------------------------------------------------------------
     def index(self, key: Hashable | None, build: Callable[[], Any]) -> Any:
-        """The pass's InstanceTypeIndex (nodeclaim.py): reused while every NodePool's types have
+        """The pass's InstanceTypeIndex (instancetypeindex.py): reused while every NodePool's types have
         the same keys (``key``: :func:`pass_key` with the well-known labels; None: built anew)."""
         if key is None:
             return build()

@@ -5,7 +5,7 @@ DescribeTable "should not reschedule pods from a deleting node when pods are blo
 blocking PDBs" (S:4244-4315), plus the do-not-disrupt half of pkg/utils/pdb IsCurrentlyReschedulable
 (pod IsDisruptable) and the provisioning NodeController (controller.go:107-125): a node carrying
 the disrupted taint starts a provisioning pass by itself.
-(The other Its of the Describe are in test_suite_more.py.)"""
+(The other Its of the Describe are in test_scheduler_suite.py.)"""
 
 from __future__ import annotations
 

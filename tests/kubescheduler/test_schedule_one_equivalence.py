@@ -1,5 +1,7 @@
-"""Algorithm._pass_filters_or_repeat (issue #13, round 6): a filter pass that found no feasible
-node is repeated for the next pod with the same Filter inputs on the same NodeInfos.
+"""karpy/kubescheduler/schedule_one.py's shortcuts against the plain cycle: a filter pass that found
+no feasible node is repeated for the next pod with the same Filter inputs on the same NodeInfos
+(Algorithm._pass_filters_or_repeat, looked up only at recorded journal positions); cycles with no
+node; selectHost over the best nodes only, and the cycle's score map.
 
 Each test pits the shortcut against the plain pass (every Filter plugin on every node) and
 includes a change that must flip the answer, so a stale entry cannot pass."""
@@ -11,10 +13,14 @@ from typing import Any
 
 from karpy.api.builders import make_node, make_pod, pod_affinity_term
 from karpy.kubescheduler import KubeScheduler
+from karpy.kubescheduler.framework import CycleState
+from karpy.kubescheduler.nodeinfo import NodeInfo
+from karpy.kubescheduler.podinfo import new_pod_info
 from karpy.kubescheduler.schedule_one import _no_nominations
+from karpy.kubescheduler.types import Code
 
 from .conftest import FakeClock
-from .test_fastpaths import _memo_cluster_ops, _play
+from .test_framework_equivalence import _memo_cluster_ops, _play
 
 ZONE = "topology.kubernetes.io/zone"
 HOST = "kubernetes.io/hostname"
@@ -172,3 +178,150 @@ def test_existing_anti_affinity_keys_answer_as_the_label_walk():
                                           pod_anti_affinity=[pod_affinity_term({"app": "a"}, rng.choice(keys))]))
             plugin.add_pod(state, pod, other, ni)
     assert rejected > 100 and passed > 100
+
+
+class _NeverEmpty(dict):  # type: ignore[type-arg]
+    """A node cache that never looks empty: KubeScheduler._schedule_pod's no-node shortcut is not
+    taken, the cycle builds its state and snapshot and Algorithm.schedule_pod raises."""
+
+    def __bool__(self) -> bool:
+        return True
+
+
+def _queue_state(ks: KubeScheduler) -> Any:
+    q = ks.queue
+    return (list(q._active), list(q._backoff), list(q._error_backoff), sorted(q.unschedulable),
+            sorted((k, i.attempts, i.unschedulable_count, i.consecutive_errors_count, i.timestamp, i.seq,
+                    sorted(i.unschedulable_plugins)) for k, i in q.infos.items()),
+            dict(ks.conditions), dict(ks.nominated))
+
+
+def _no_node_run(ks: KubeScheduler) -> list[Any]:
+    """Pods waiting for the first node (error backoff 1, 2, 4, 8, 10 s), then one small node
+    (some bind, the rest fail on it), then none again."""
+    out: list[Any] = []
+
+    def cycles() -> None:
+        while (r := ks.schedule_one()) is not None:
+            out.append((r.pod_key, r.outcome, r.node_name, r.condition, r.condition_changed, r.nominated_node_name))
+        out.append(_queue_state(ks))
+    for i in range(6):
+        ks.add_pod(make_pod(f"p{i}", uid=f"p{i}", requests={"cpu": "1"}, priority=i % 2))
+    for _ in range(12):
+        cycles()
+        ks.clock.t += 3
+    ks.add_node(make_node("n0", capacity={"cpu": "2", "pods": "10"}))
+    for _ in range(4):
+        cycles()
+        ks.clock.t += 5
+    ks.delete_node("n0")
+    for i in range(6, 9):
+        ks.add_pod(make_pod(f"p{i}", uid=f"p{i}", requests={"cpu": "1"}))
+    for _ in range(6):
+        cycles()
+        ks.clock.t += 4
+    return out
+
+
+def test_no_node_cycles_match_the_full_cycle():
+    """With no node cached, a cycle fails with "no nodes available" exactly as the full cycle
+    (state, snapshot, Algorithm.schedule_pod raising NoNodesAvailable) does: same results,
+    conditions, queue placement, backoff and counters, before, between and after nodes exist."""
+    fast = KubeScheduler(FakeClock(), random.Random(1))
+    plain = KubeScheduler(FakeClock(), random.Random(1))
+    plain.node_infos = _NeverEmpty()
+    got = _no_node_run(fast)
+    assert got == _no_node_run(plain)
+    outcomes = [o[1] for o in got if isinstance(o, tuple) and len(o) == 6 and isinstance(o[1], str)]
+    assert {"Bound", "Unschedulable"} <= set(outcomes) and len(outcomes) > 30
+
+
+class _EveryPosition(set):  # type: ignore[type-arg]
+    """Algorithm._failed_at that holds every journal position: every pass looks its signature up
+    first, as before the journal precheck."""
+
+    def __contains__(self, pos: object) -> bool:
+        return True
+
+
+def test_failed_pass_lookup_only_at_recorded_positions_loses_no_repeat():
+    """A pass over every node looks for a repeatable failed pass only when the change journal is
+    where one was recorded (else no NodeInfo generation is what it was): the same placements,
+    diagnoses and nextStartNodeIndex as looking up every pass, and not one more full pass."""
+    repeats = 0
+    signatures = {"fast": 0, "eager": 0}
+
+    def counting(ks: KubeScheduler, name: str) -> KubeScheduler:
+        sig = ks.framework.filter_cycle_signature
+
+        def counted(*a: Any) -> Any:
+            signatures[name] += 1
+            return sig(*a)
+        ks.framework.filter_cycle_signature = counted  # type: ignore[method-assign]
+        return ks
+    for seed in range(12):
+        ops = _with_replicas(_memo_cluster_ops(seed))
+        fast, fast_diags, fast_full = _recording(counting(KubeScheduler(FakeClock(), random.Random(seed)), "fast"))
+        eager, eager_diags, eager_full = _recording(counting(KubeScheduler(FakeClock(), random.Random(seed)), "eager"))
+        eager.algorithm._failed_at = _EveryPosition()
+        assert _play(fast, ops) == _play(eager, ops), seed
+        assert fast_diags == eager_diags, seed
+        assert fast_full[0] == eager_full[0], seed
+        repeats += len(fast_diags) - fast_full[0]
+    assert repeats > 1000, repeats
+    assert signatures["fast"] < signatures["eager"], signatures
+
+
+# ---- selectHost and the cycle's score map --------------------------------------------------------------------------
+def _plain_select_host(rng: random.Random, feasible: list[NodeInfo], scores: list[int]) -> str:
+    """schedule_one.go selectHost: reservoir sampling over the max-score nodes, in node order."""
+    best = max(scores)
+    selected = ""
+    cnt = 0
+    for ni, s in zip(feasible, scores):
+        if s != best:
+            continue
+        cnt += 1
+        if cnt == 1 or rng.randrange(cnt) == 0:
+            selected = ni.name
+    return selected
+
+
+def test_select_host_over_the_best_nodes_only_makes_the_same_choice_and_draws():
+    """Algorithm.select_host (the best nodes found by list.index scans) picks the node the plain
+    reservoir loop picks and leaves the random generator where the loop leaves it."""
+    from karpy.kubescheduler.schedule_one import Algorithm
+    nodes = [NodeInfo.from_node(make_node(f"n{i}")) for i in range(12)]
+    rng = random.Random(4)
+    ties = 0
+    for case in range(500):
+        n = rng.randrange(1, 13)
+        scores = [rng.choice([0, 50, 99, 100, 100, 300]) for _ in range(n)]
+        algo = Algorithm(None, random.Random(case), 0)  # type: ignore[arg-type]
+        plain = random.Random(case)
+        assert algo.select_host(nodes[:n], scores) == _plain_select_host(plain, nodes[:n], scores), (case, scores)
+        assert algo.rng.random() == plain.random(), case
+        ties += scores.count(max(scores)) > 2
+    assert ties > 100
+
+
+def test_schedule_result_scores_map_each_feasible_node_to_its_total():
+    """ScheduleResult.scores: each feasible node's name with its own total (the names prioritize
+    recorded for the cycle, in the feasible nodes' order)."""
+    from karpy.kubescheduler.framework import CycleState
+    ks = KubeScheduler(FakeClock(), random.Random(2))
+    for i in range(6):
+        ks.add_node(make_node(f"n{i}", labels={ZONE: f"z{i % 2}"}, capacity={"cpu": str(2 + i), "memory": "8Gi", "pods": "20"}))
+    for j in range(5):
+        ks.add_pod(make_pod(f"e{j}", uid=f"e{j}", node_name=f"n{j}", requests={"cpu": "1", "memory": "1Gi"}))
+    p = ks._pod_info(make_pod("q", uid="q", requests={"cpu": "500m", "memory": "1Gi"}))
+    nodes = ks._snapshot()
+    state = CycleState()
+    ks.framework.run_pre_filter(state, p, nodes)
+    res = ks.algorithm.schedule_pod(state, p, nodes, lambda _n: [])
+    feasible = [ni for ni in nodes if ni.name in res.scores]
+    assert len(feasible) == 6 and list(res.scores) == [ni.name for ni in feasible]
+    state2 = CycleState()
+    ks.framework.run_pre_filter(state2, p, nodes)
+    totals = ks.algorithm.prioritize(state2, p, feasible, nodes)
+    assert list(res.scores.values()) == totals and len(set(totals)) > 2

@@ -1,11 +1,10 @@
-"""The first-fit scan pre-filters of Scheduler._add (issue 13) against the plain scan they shortcut.
+"""karpy/provisioning/scanskips.py's first-fit pre-filters against the plain scan they shortcut.
 
-``Topology.hostname_blocked`` (hostnames a pod's hostname topologies rule out) and the scheduler's
+``Topology.hostname_blocked`` (hostnames a pod's hostname topologies rule out) and
 ``_TopologyMisses`` (targets sharing a topology domain on which AddRequirements already failed in the
 same scan) only skip targets whose CanAdd would fail. With both switched off the scan is upstream's
 addToExistingNode / addToInflightNode (scheduler.go: the lowest index whose CanAdd succeeds); every
-test here compares against that plain scan.
-"""
+test here compares against that plain scan."""
 
 from __future__ import annotations
 
@@ -16,7 +15,7 @@ import pytest
 
 from karpy.api.builders import make_node, make_nodepool, make_pod, pod_affinity_term, topology_spread
 from karpy.cloudprovider import fake
-from karpy.provisioning import scheduler as scheduler_module
+from karpy.provisioning import scanskips
 from karpy.provisioning.existingnode import ExistingNode
 from karpy.provisioning.scheduler import Scheduler
 from karpy.provisioning.state import ClusterState
@@ -32,7 +31,7 @@ ZONES = ("test-zone-1", "test-zone-2", "test-zone-3")
 def _plain(monkeypatch: pytest.MonkeyPatch) -> None:
     """Switch both pre-filters off: the scan calls CanAdd on every target (upstream's scan)."""
     monkeypatch.setattr(Topology, "hostname_blocked", lambda self, pod: [])
-    monkeypatch.setattr(scheduler_module._TopologyMisses, "note", lambda self, err, reqs: None)
+    monkeypatch.setattr(scanskips._TopologyMisses, "note", lambda self, err, reqs: None)
 
 
 def _pod(r: random.Random, i: int) -> Any:
@@ -80,7 +79,7 @@ def _solve(seed: int) -> tuple[dict[str, str], dict[str, str]]:
 @pytest.mark.parametrize("seed", range(4))
 def test_prefiltered_scan_places_every_pod_where_the_plain_scan_does(seed: int, monkeypatch: pytest.MonkeyPatch) -> None:
     skipped = {"blocked": 0, "noted": 0}
-    orig_blocked, orig_note = Topology.hostname_blocked, scheduler_module._TopologyMisses.note
+    orig_blocked, orig_note = Topology.hostname_blocked, scanskips._TopologyMisses.note
     calls = {"fast": 0, "plain": 0}
     run = ["fast"]
     orig_can_add = ExistingNode.can_add
@@ -102,7 +101,7 @@ def test_prefiltered_scan_places_every_pod_where_the_plain_scan_does(seed: int, 
     monkeypatch.setattr(ExistingNode, "can_add", can_add)
     with monkeypatch.context() as m:
         m.setattr(Topology, "hostname_blocked", blocked)
-        m.setattr(scheduler_module._TopologyMisses, "note", note)
+        m.setattr(scanskips._TopologyMisses, "note", note)
         fast = _solve(seed)
     assert skipped["blocked"] > 0 and skipped["noted"] > 0  # both pre-filters had something to skip
     _plain(monkeypatch)
@@ -141,13 +140,13 @@ def test_a_missed_zone_is_forgotten_once_a_pod_is_recorded(monkeypatch: pytest.M
     s.existing_nodes = _zone_nodes(topology, [("z1-a", ZONES[0]), ("z1-b", ZONES[0]), ("z2-a", ZONES[1])])
     s._reset_scans()
     seen: list[dict[str, set[Any]]] = []
-    orig_note = scheduler_module._TopologyMisses.note
+    orig_note = scanskips._TopologyMisses.note
 
     def note(self: Any, err: Any, reqs: Requirements) -> None:
         orig_note(self, err, reqs)
         seen.append({k: set(v) for k, v in self.keys.items()})
 
-    monkeypatch.setattr(scheduler_module._TopologyMisses, "note", note)
+    monkeypatch.setattr(scanskips._TopologyMisses, "note", note)
     where = []
     for p in pods:
         assert s._add(p, s._pod_data(p)) is None

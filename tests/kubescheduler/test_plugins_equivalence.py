@@ -1,9 +1,8 @@
-"""The scheduling cycle's shortcuts of issue #13 (round 5) give upstream's answers.
-
-Each test pits a shortcut against the computation it replaces (kept here as the reference) and
-includes a change that must flip the answer, so a stale index or memo cannot pass:
-PodTopologySpread's precomputed Filter test, the requeue-class index of the unschedulable pool,
-preemption's cluster-wide "nothing can be evicted" exit and the per-node feasibility memo."""
+"""The plugins' shortcuts (karpy/kubescheduler/plugins/) against the computation each replaces (kept
+here as the reference), each with a change that must flip the answer, so a stale index or memo
+cannot pass: PodTopologySpread's precomputed Filter test and PreFilter aggregates kept across
+cycles, the spread constraints built once per PodInfo, InterPodAffinity's and PodTopologySpread's
+per-node shares, the label-group counts and the term match memo."""
 
 from __future__ import annotations
 
@@ -14,17 +13,15 @@ import pytest
 
 from karpy.api.builders import make_node, make_pod, pod_affinity_term
 from karpy.kubescheduler import KubeScheduler
-from karpy.kubescheduler.framework import (ADD, ASSIGNED_POD, NODE, UPDATE_NODE_TAINT, ClusterEvent, CycleState,
-                                           QueueingHint)
-from karpy.kubescheduler.nodeinfo import NodeInfo
+from karpy.kubescheduler.framework import CycleState
+from karpy.kubescheduler.nodeinfo import NodeInfo, Snapshot
 from karpy.kubescheduler.plugins import PodTopologySpread
 from karpy.kubescheduler.plugins.podtopologyspread import REASON, REASON_MISSING_LABEL
 from karpy.kubescheduler.podinfo import new_pod_info
-from karpy.kubescheduler.queue import PriorityQueue, QueuedPodInfo, Strategy
 from karpy.kubescheduler.types import Code
 
+from ._helpers import node, pod
 from .conftest import FakeClock
-from .test_fastpaths import _memo_cluster_ops, _play
 
 ZONE = "topology.kubernetes.io/zone"
 HOST = "kubernetes.io/hostname"
@@ -141,192 +138,6 @@ def test_spread_filter_rejections_share_one_unchanged_status():
     plugin.pre_filter(state, incoming, nodes)
     a, b, c = (plugin.filter(state, incoming, ni) for ni in nodes)
     assert a is b and (a.code, a.reasons) == (Code.UNSCHEDULABLE, [REASON]) and c.code == Code.SUCCESS
-
-
-# ---- the requeue-class index of the unschedulable pool --------------------------------------------------------------
-class _ScanQueue(PriorityQueue):
-    """MoveAllToActiveOrBackoffQueue as the scan over every pooled pod for every event (main
-    f984868, the shape of upstream's movePodsToActiveOrBackoffQueue): the reference for the class
-    index. The hints are called for every pod (no per-event signature memo)."""
-
-    def _move_by_class(self, event: ClusterEvent, old: Any, new: Any) -> list[str]:
-        return self._move_by_scan(event, old, new, None)
-
-    def _worth_requeuing(self, q: QueuedPodInfo, event: ClusterEvent, old: Any, new: Any,
-                         matching: Any = None, hints: Any = None) -> Strategy:
-        return super()._worth_requeuing(q, event, old, new, matching, None)
-
-
-def _with_scan_queue(ks: KubeScheduler) -> KubeScheduler:
-    q = ks.queue
-    ks.queue = _ScanQueue(ks.framework, ks.clock, initial_backoff=q.initial_backoff, max_backoff=q.max_backoff,
-                          max_in_unschedulable=q.max_in_unschedulable)
-    return ks
-
-
-def _queue_state(ks: KubeScheduler) -> tuple:
-    q = ks.queue
-    return (list(q._active), list(q._backoff), list(q._error_backoff), list(q.unschedulable),
-            sorted((k, sorted(v.unschedulable_plugins), v.gating_plugin) for k, v in q.unschedulable.items()))
-
-
-def _assert_index_consistent(q: PriorityQueue) -> None:
-    """Every pooled pod is in exactly the class _requeue_class gives it; positions follow the pool."""
-    want: dict[Any, list[str]] = {}
-    for k, info in q.unschedulable.items():
-        want.setdefault(q._requeue_class(info), []).append(k)
-    got = {cls: sorted(members, key=q._pool_pos.__getitem__) for cls, members in q._classes.items()}
-    assert got == want
-    assert set(q._class_of) == set(q._pool_pos) == set(q.unschedulable)
-    pos = [q._pool_pos[k] for k in q.unschedulable]
-    assert pos == sorted(pos)
-
-
-class _Checked(KubeScheduler):
-    def _event(self, ev: ClusterEvent, old: Any, new: Any) -> None:
-        super()._event(ev, old, new)
-        _assert_index_consistent(self.queue)
-
-
-@pytest.mark.parametrize("seed", range(16))
-def test_requeue_class_index_moves_what_the_scan_moves(seed):
-    """Same cycles, outcomes and messages, and the same queue contents in the same order after
-    every step, as asking isPodWorthRequeuing of every pooled pod."""
-    ops = _memo_cluster_ops(seed)
-    fast = _Checked(FakeClock(), random.Random(seed))
-    scan = _with_scan_queue(KubeScheduler(FakeClock(), random.Random(seed)))
-    states_fast, states_scan = [], []
-    out_fast, out_scan = [], []
-    for op in ops:
-        out_fast += _play(fast, [op])
-        out_scan += _play(scan, [op])
-        states_fast.append(_queue_state(fast))
-        states_scan.append(_queue_state(scan))
-    assert out_fast == out_scan
-    assert states_fast == states_scan
-
-
-def _tainted_node(name: str, value: Optional[str]) -> Any:
-    taints = [{"key": "dedicated", "value": value, "effect": "NoSchedule"}] if value else []
-    return make_node(name, labels={ZONE: "z1"}, taints=taints, capacity={"cpu": "4", "memory": "8Gi", "pods": "10"})
-
-
-def test_requeue_class_follows_a_pooled_pods_update():
-    """A pooled pod whose requests change (queue.update, no hint registered for the update) moves
-    to the class of its new NodeResourcesFit signature: a node its new requests fit moves it, its
-    old classmate stays (a stale class would leave both)."""
-    clock = FakeClock()
-    ks = KubeScheduler(clock, random.Random(0))
-    ks.add_node(make_node("small", capacity={"cpu": "1", "memory": "8Gi", "pods": "10"}))
-    for name in ("p1", "p2"):
-        ks.add_pod(make_pod(name, uid=name, requests={"cpu": "8"}))
-    while ks.schedule_one() is not None:
-        pass
-    q = ks.queue
-    assert set(q.unschedulable) == {"default/p1", "default/p2"}
-    assert q._class_of["default/p1"] == q._class_of["default/p2"]
-    ks.update_pod(make_pod("p2", uid="p2", requests={"cpu": "2"}))
-    assert set(q.unschedulable) == {"default/p1", "default/p2"}
-    _assert_index_consistent(q)
-    assert q._class_of["default/p1"] != q._class_of["default/p2"]
-    ks.add_node(make_node("mid", capacity={"cpu": "3", "memory": "8Gi", "pods": "10"}))
-    assert list(q.unschedulable) == ["default/p1"]
-    _assert_index_consistent(q)
-
-
-def test_requeue_class_asks_one_hint_per_class_and_event():
-    """After upstream scheduling_queue_test.go TestPriorityQueue_MoveAllToActiveOrBackoffQueueWithQueueingHint
-    (adapted): a hint answering QueueSkip leaves the pods, Queue moves them; with the index the hint
-    runs once per event for all pods of a class."""
-    clock = FakeClock()
-    ks = KubeScheduler(clock, random.Random(0))
-    calls: list[str] = []
-    for i, (plugin, reg, fn) in enumerate(ks.queue._events):
-        if plugin == "TaintToleration" and reg == ClusterEvent(NODE, UPDATE_NODE_TAINT):
-            def spy(pod: Any, old: Any, new: Any, fn: Any = fn) -> QueueingHint:
-                calls.append(pod.name)
-                return fn(pod, old, new)  # type: ignore[no-any-return]
-            spy.pod_signature = fn.pod_signature  # type: ignore[attr-defined]
-            ks.queue._events[i] = (plugin, reg, spy)
-    ks.add_node(_tainted_node("n", "b"))
-    tol_a = [{"key": "dedicated", "operator": "Equal", "value": "a", "effect": "NoSchedule"}]
-    for i in range(5):
-        ks.add_pod(make_pod(f"p{i}", uid=f"p{i}", requests={"cpu": "1"}, tolerations=tol_a))
-    while ks.schedule_one() is not None:
-        pass
-    assert len(ks.queue.unschedulable) == 5
-    ks.update_node(_tainted_node("n", "c"))  # still untolerated: QueueSkip for the class
-    assert calls == ["p0"] and len(ks.queue.unschedulable) == 5
-    ks.update_node(_tainted_node("n", "a"))  # tolerated now: the whole class moves
-    assert calls == ["p0", "p0"] and not ks.queue.unschedulable
-
-
-def test_requeue_class_of_pods_without_rejectors_and_gated_pods():
-    """A pooled pod without rejector plugins gets QueueAfterBackoff on any event of interest; a
-    gated pod is re-examined only on its gating plugin's events (as the scan decides)."""
-    clock = FakeClock()
-    ks = KubeScheduler(clock, random.Random(0))
-    q = ks.queue
-    info = QueuedPodInfo(new_pod_info(make_pod("free", uid="free")), 0.0, 1)
-    q._to_unschedulable(info)
-    gated = QueuedPodInfo(new_pod_info(make_pod("gated", uid="gated")), 0.0, 2, gating_plugin="SchedulingGates",
-                          unschedulable_plugins={"SchedulingGates"})
-    q._to_unschedulable(gated)
-    _assert_index_consistent(q)
-    moved = q.move_all_to_active_or_backoff(ClusterEvent(ASSIGNED_POD, ADD), None,
-                                            make_pod("x", uid="x", node_name="n"))
-    assert moved == ["default/free"] and list(q.unschedulable) == ["default/gated"]
-    _assert_index_consistent(q)
-
-
-# ---- PerNode: cluster-wide PreFilter aggregates kept across cycles -------------------------------------------------
-def _tree_snapshot(nodes: list[NodeInfo], tree: Optional[list[NodeInfo]] = None) -> Any:
-    """A snapshot as KubeScheduler._snapshot makes one: its NodeInfos journal their pod changes
-    into one ChangeJournal (the first one a node already has; attached here to those without)."""
-    from karpy.kubescheduler.nodeinfo import ChangeJournal, Snapshot
-    journal = next((ni.journal for ni in nodes if ni.journal is not None), None) or ChangeJournal()
-    for ni in nodes:
-        if ni.journal is None:
-            ni.journal = journal
-    snap = Snapshot(nodes)
-    snap.tree = nodes if tree is None else tree
-    snap.journal = journal
-    return snap
-
-
-def test_per_node_values_recompute_only_changed_nodes_and_rebuild_on_a_new_tree():
-    from karpy.kubescheduler.nodeinfo import PerNode
-    nodes = [NodeInfo.from_node(make_node(f"n{i}", capacity={"pods": "110"})) for i in range(4)]
-    seen: list[str] = []
-
-    def count(ni: NodeInfo) -> int:
-        seen.append(ni.name)
-        return len(ni.pods)
-    per: PerNode[int] = PerNode()
-    assert per.refresh(_tree_snapshot(nodes), count) is None and seen == ["n0", "n1", "n2", "n3"]
-    seen.clear()
-    assert per.refresh(_tree_snapshot(nodes), count) == [] and seen == []  # nothing changed: nothing walked
-    nodes[2].add_pod(new_pod_info(make_pod("a", uid="a", node_name="n2")))
-    assert per.refresh(_tree_snapshot(nodes), count) == [(2, 0, 1)] and seen == ["n2"]
-    seen.clear()
-    grown = nodes + [NodeInfo.from_node(make_node("n4", capacity={"pods": "110"}))]  # a node added: a new tree
-    # the same NodeInfo objects with unchanged generations keep their values: only n4 is computed
-    assert per.refresh(_tree_snapshot(grown), count) is None and seen == ["n4"] and per.values == [0, 0, 1, 0, 0]
-    seen.clear()
-    grown[1].add_pod(new_pod_info(make_pod("b", uid="b", node_name="n1")))
-    rebuilt = [grown[0], NodeInfo.from_node(grown[1].node, grown[1].pods)] + grown[2:]  # n1 updated: a new object
-    assert per.refresh(_tree_snapshot(rebuilt), count) is None and seen == ["n1"] and per.values == [0, 1, 1, 0, 0]
-    seen.clear()
-    grown[3].add_pod(new_pod_info(make_pod("c", uid="c", node_name="n3")))
-    clone = rebuilt[0].clone()
-    clone.add_pod(new_pod_info(make_pod("d", uid="d", node_name="n0")))  # a clone's changes are not journaled
-    assert per.refresh(_tree_snapshot(rebuilt), count) == [(3, 0, 1)] and seen == ["n3"]
-    seen.clear()
-    grown = rebuilt
-    seen.clear()
-    assert per.refresh(list(grown), count) is None and len(seen) == 5  # not a scheduler snapshot: nothing kept
-    seen.clear()
-    assert per.refresh(list(grown), count) is None and len(seen) == 5
 
 
 def _churned_cluster(seed: int) -> tuple[KubeScheduler, random.Random]:
@@ -446,73 +257,6 @@ def test_prefilter_counts_handed_to_a_cycle_are_copies():
     assert (s2.data[pts.name].counts, s2.data[ipa.name].anti) == before
 
 
-# ---- preemption: nothing of lower priority anywhere ----------------------------------------------------------------
-def _preemption_cluster(priorities: list[int]) -> KubeScheduler:
-    ks = KubeScheduler(FakeClock(), random.Random(5))
-    for i, prio in enumerate(priorities):
-        ks.add_node(make_node(f"n{i}", capacity={"cpu": "1", "memory": "4Gi", "pods": "10"}))
-        ks.add_pod(make_pod(f"e{i}", uid=f"e{i}", requests={"cpu": "1"}, node_name=f"n{i}", priority=prio))
-    ks.add_node(make_node("tainted", taints=[{"key": "k", "value": "v", "effect": "NoSchedule"}],
-                          capacity={"cpu": "4", "memory": "4Gi", "pods": "10"}))
-    return ks
-
-
-def _loop_only(ks: KubeScheduler) -> KubeScheduler:
-    """``ks`` whose preemption never sees a cluster-wide lowest priority (the dry runs decide)."""
-    from karpy.kubescheduler.nodeinfo import PerNode
-
-    class NoMin(list):  # type: ignore[type-arg]
-        def __iter__(self):  # min() of the kept lowest priorities sees -inf
-            return iter([float("-inf")])
-
-    class LoopOnly(PerNode):  # type: ignore[type-arg]
-        def refresh(self, nodes: Any, compute: Any) -> Any:
-            out = super().refresh(nodes, compute)
-            self.values = NoMin(self.values)
-            return out
-    ks.preemption._lowest = LoopOnly()
-    return ks
-
-
-@pytest.mark.parametrize("priorities,preemptor,found", [
-    ([0, 0, 0], 0, False), ([5, 7, 9], 5, False), ([5, 7, 9], 6, True), ([10, 10], 3, False), ([0, 10], 10, True)])
-def test_no_lower_priority_pod_anywhere_gives_the_dry_runs_message(priorities, preemptor, found):
-    """upstream default_preemption.go SelectVictimsOnNode: a node without a pod of lower priority
-    answers "No preemption victims found for incoming pod" (UnschedulableAndUnresolvable); the
-    shortcut gives each potential node that answer without the dry runs, with the same message,
-    nomination and RNG draws (the candidate offset) as running them; a lower-priority pod
-    anywhere takes the dry runs again."""
-    outs = []
-    for ks in (_preemption_cluster(priorities), _loop_only(_preemption_cluster(priorities))):
-        ks.add_pod(make_pod("p", uid="p", requests={"cpu": "1"}, priority=preemptor))
-        r = ks.schedule_one()
-        outs.append((r.outcome, r.condition["message"], r.nominated_node_name, [v.key for v in r.victims],
-                     ks.rng.random()))
-    assert outs[0] == outs[1]
-    if not found:
-        n = len(priorities)
-        assert outs[0][1] == (f"0/{n + 1} nodes are available: 1 node(s) had untolerated taint(s), "
-                              f"{n} Insufficient cpu. preemption: 0/{n + 1} nodes are available: "
-                              f"1 Preemption is not helpful for scheduling, {n} No preemption victims found for "
-                              f"incoming pod.")
-    else:
-        assert outs[0][0] == "Nominated" and outs[0][3]
-
-
-def test_lowest_priority_follows_a_bound_pod():
-    """The kept lowest priorities follow the nodes' pods: a low-priority pod bound later makes the
-    next preemptor find its victim."""
-    ks = _preemption_cluster([10, 10])
-    ks.add_pod(make_pod("p", uid="p", requests={"cpu": "1"}, priority=5))
-    assert "No preemption victims" in ks.schedule_one().condition["message"]
-    ks.add_node(make_node("n9", capacity={"cpu": "1", "memory": "4Gi", "pods": "10"}))
-    ks.add_pod(make_pod("low", uid="low", requests={"cpu": "1"}, node_name="n9", priority=1))
-    ks.delete_pod("default/p")
-    ks.add_pod(make_pod("q", uid="q", requests={"cpu": "1"}, priority=5))
-    r = ks.schedule_one()
-    assert r.outcome == "Nominated" and r.nominated_node_name == "n9" and [v.key for v in r.victims] == ["default/low"]
-
-
 def test_spread_constraints_built_once_per_pod_info_and_again_for_an_updated_pod():
     """build_constraints keeps a PodInfo's constraints (pod.memo); the updated pod's new PodInfo
     gets its own, so a changed maxSkew decides the next cycle."""
@@ -597,26 +341,6 @@ def _churned_groups(seed: int, steps: int = 300) -> Any:
         yield rng, nodes
 
 
-def test_pods_by_labels_groups_every_pod_and_follows_pod_changes():
-    """pods_by_labels (kept per node generation) equals grouping the node's current pods by
-    labels_key: first-seen order, sizes, non-terminating sizes, the first pod of each group."""
-    from karpy.kubescheduler.nodeinfo import pods_by_labels
-    multi = 0
-    for _rng, nodes in _churned_groups(1):
-        for ni in nodes:
-            want: dict = {}
-            for p in ni.pods:
-                g = want.setdefault(p.labels_key, [0, 0, p])
-                g[0] += 1
-                g[1] += not p.terminating
-            got = pods_by_labels(ni)
-            assert [(lk, n, live, first) for lk, n, live, first in got] == \
-                [(lk, n, live, first) for lk, (n, live, first) in want.items()]
-            assert pods_by_labels(ni) is got  # kept while the node's pods are unchanged
-            multi += any(n > live > 0 for _lk, n, live, _p in got)
-    assert multi > 100
-
-
 def test_count_matching_on_node_by_label_groups_counts_each_live_pod():
     """count_matching_on_node over label groups (several replicas per group, terminating pods,
     two namespaces) equals count_pods_match_selector over the node's pods one by one."""
@@ -681,61 +405,6 @@ def test_interpodaffinity_incoming_counts_by_label_groups_equal_upstreams_walk()
     assert checked > 50
 
 
-# ---- selectHost and the cycle's score map --------------------------------------------------------------------------
-def _plain_select_host(rng: random.Random, feasible: list[NodeInfo], scores: list[int]) -> str:
-    """schedule_one.go selectHost: reservoir sampling over the max-score nodes, in node order."""
-    best = max(scores)
-    selected = ""
-    cnt = 0
-    for ni, s in zip(feasible, scores):
-        if s != best:
-            continue
-        cnt += 1
-        if cnt == 1 or rng.randrange(cnt) == 0:
-            selected = ni.name
-    return selected
-
-
-def test_select_host_over_the_best_nodes_only_makes_the_same_choice_and_draws():
-    """Algorithm.select_host (the best nodes found by list.index scans) picks the node the plain
-    reservoir loop picks and leaves the random generator where the loop leaves it."""
-    from karpy.kubescheduler.schedule_one import Algorithm
-    nodes = [NodeInfo.from_node(make_node(f"n{i}")) for i in range(12)]
-    rng = random.Random(4)
-    ties = 0
-    for case in range(500):
-        n = rng.randrange(1, 13)
-        scores = [rng.choice([0, 50, 99, 100, 100, 300]) for _ in range(n)]
-        algo = Algorithm(None, random.Random(case), 0)  # type: ignore[arg-type]
-        plain = random.Random(case)
-        assert algo.select_host(nodes[:n], scores) == _plain_select_host(plain, nodes[:n], scores), (case, scores)
-        assert algo.rng.random() == plain.random(), case
-        ties += scores.count(max(scores)) > 2
-    assert ties > 100
-
-
-def test_schedule_result_scores_map_each_feasible_node_to_its_total():
-    """ScheduleResult.scores: each feasible node's name with its own total (the names prioritize
-    recorded for the cycle, in the feasible nodes' order)."""
-    from karpy.kubescheduler.framework import CycleState
-    ks = KubeScheduler(FakeClock(), random.Random(2))
-    for i in range(6):
-        ks.add_node(make_node(f"n{i}", labels={ZONE: f"z{i % 2}"}, capacity={"cpu": str(2 + i), "memory": "8Gi", "pods": "20"}))
-    for j in range(5):
-        ks.add_pod(make_pod(f"e{j}", uid=f"e{j}", node_name=f"n{j}", requests={"cpu": "1", "memory": "1Gi"}))
-    p = ks._pod_info(make_pod("q", uid="q", requests={"cpu": "500m", "memory": "1Gi"}))
-    nodes = ks._snapshot()
-    state = CycleState()
-    ks.framework.run_pre_filter(state, p, nodes)
-    res = ks.algorithm.schedule_pod(state, p, nodes, lambda _n: [])
-    feasible = [ni for ni in nodes if ni.name in res.scores]
-    assert len(feasible) == 6 and list(res.scores) == [ni.name for ni in feasible]
-    state2 = CycleState()
-    ks.framework.run_pre_filter(state2, p, nodes)
-    totals = ks.algorithm.prioritize(state2, p, feasible, nodes)
-    assert list(res.scores.values()) == totals and len(set(totals)) > 2
-
-
 def test_match_memo_answers_equal_term_matches_for_fresh_terms_and_reused_ids():
     """InterPodAffinity's _MatchMemo (rows found by term id, kept with the term itself) answers
     what AffinityTerm.matches answers, for terms made and dropped one after another (CPython
@@ -763,3 +432,135 @@ def test_match_memo_answers_equal_term_matches_for_fresh_terms_and_reused_ids():
                 checked += t.matches(o)
             del holder, t
     assert checked > 500
+
+
+def _big_zonal_infos(n: int) -> list[NodeInfo]:
+    return [NodeInfo.from_node(make_node(f"n{i}", labels={"zone": f"z{i % 3}"},
+                                         capacity={"cpu": "64", "memory": "64Gi", "pods": "110"}))
+            for i in range(n)]
+
+
+def _churn(rng: random.Random, nodes: list, make, steps: int = 300):
+    """Per step: add a pod to (or remove one from) a random node, then yield a new incoming pod
+    and fresh copies of the nodes (empty memos) to compute the reference from."""
+    for step in range(steps):
+        ni = rng.choice(nodes)
+        if ni.pods and rng.random() < 0.3:
+            ni.remove_pod(rng.choice(ni.pods))
+        else:
+            ni.add_pod(make(step))
+        yield make(1000 + step), [NodeInfo.from_node(n.node, list(n.pods)) for n in nodes]
+
+
+def test_interpodaffinity_prefilter_node_shares_match_the_walk():
+    """InterPodAffinity's PreFilter counts, built from per-node shares kept in the node's memo
+    across cycles, equal a fresh walk over every node's pods (fresh NodeInfos, empty memos)."""
+    from karpy.kubescheduler.plugins import InterPodAffinity
+    rng = random.Random(7)
+    plugin = InterPodAffinity()
+    nodes = _big_zonal_infos(9)
+
+    def random_pod(i: int):
+        app = rng.choice(["a", "b", "c"])
+        kind = rng.randrange(6)
+        kw: dict = {}
+        if kind == 4:
+            kw["pod_affinity_preferences"] = [(rng.choice([1, 5]), pod_affinity_term({"app": rng.choice("abc")}, "zone"))]
+        elif kind == 5:
+            kw["pod_anti_affinity_preferences"] = [(3, pod_affinity_term({"app": app}, "kubernetes.io/hostname"))]
+        if kind == 1:
+            kw["pod_affinity"] = [pod_affinity_term({"app": rng.choice("abc")}, rng.choice(["zone", "kubernetes.io/hostname"]))]
+        elif kind == 2:
+            kw["pod_anti_affinity"] = [pod_affinity_term({"app": rng.choice("abc")}, rng.choice(["zone", "kubernetes.io/hostname"]))]
+        elif kind == 3:
+            kw["pod_affinity"] = [pod_affinity_term({"app": app}, "zone")]
+            kw["pod_anti_affinity"] = [pod_affinity_term({"app": app}, "kubernetes.io/hostname"),
+                                       pod_affinity_term({"app": rng.choice("abc")}, "zone")]
+        return new_pod_info(make_pod(f"p{i}", rng.choice(["default", "ns2"]), uid=f"p{i}", labels={"app": app}, **kw))
+
+    checked = 0
+    for incoming, fresh in _churn(rng, nodes, random_pod):
+        state = CycleState()
+        st, _ = plugin.pre_filter(state, incoming, Snapshot(nodes))
+        fresh_state = CycleState()
+        st2, _ = InterPodAffinity().pre_filter(fresh_state, incoming, Snapshot(fresh))
+        assert st.code == st2.code
+        if st.code == Code.SKIP:
+            continue
+        a, b = state.data[plugin.name], fresh_state.data[plugin.name]
+        assert (a.existing_anti, a.affinity, a.anti) == (b.existing_anti, b.affinity, b.anti)
+        checked += bool(a.existing_anti or a.affinity or a.anti)
+    assert checked > 100
+
+
+@pytest.mark.parametrize("tree", [False, True])
+def test_interpodaffinity_prescore_node_shares_match_the_walk(tree: bool):
+    """InterPodAffinity's PreScore topology scores from per-node shares kept across cycles (with
+    a scheduler snapshot's tree: only the changed nodes' shares recomputed, their difference
+    applied) equal the walk over fresh NodeInfos (same keys and values; Skip alike)."""
+    from karpy.kubescheduler.plugins import InterPodAffinity
+    rng = random.Random(5)
+    plugin = InterPodAffinity()
+    nodes = _big_zonal_infos(9)
+
+    def random_pod(i: int):
+        app = rng.choice("abc")
+        kw: dict = {}
+        for _ in range(rng.randrange(3)):
+            term = pod_affinity_term({"app": rng.choice("abc")}, rng.choice(["zone", "kubernetes.io/hostname"]))
+            kind = rng.randrange(4)
+            if kind == 0:
+                kw.setdefault("pod_affinity", []).append(term)
+            elif kind == 1:
+                kw.setdefault("pod_anti_affinity", []).append(term)
+            elif kind == 2:
+                kw.setdefault("pod_affinity_preferences", []).append((rng.choice([1, 4]), term))
+            else:
+                kw.setdefault("pod_anti_affinity_preferences", []).append((rng.choice([2, 4]), term))
+        return new_pod_info(make_pod(f"p{i}", rng.choice(["default", "ns2"]), uid=f"p{i}", labels={"app": app}, **kw))
+
+    scored = 0
+    for incoming, fresh in _churn(rng, nodes, random_pod):
+        state, fresh_state = CycleState(), CycleState()
+        snap = Snapshot(nodes)
+        if tree:
+            snap.tree = nodes
+        st = plugin.pre_score(state, incoming, nodes[:4], snap)
+        st2 = InterPodAffinity().pre_score(fresh_state, incoming, fresh[:4], Snapshot(fresh))
+        assert st.code == st2.code
+        a = state.data.get(plugin.name + "/score")
+        b = fresh_state.data.get(plugin.name + "/score")
+        assert a == b
+        if not tree:  # every share summed in node order: the walk's order too
+            assert [(k, list(m)) for k, m in (a or {}).items()] == [(k, list(m)) for k, m in (b or {}).items()]
+        scored += a is not None
+    assert scored > 100
+
+
+def test_podtopologyspread_prefilter_node_shares_match_the_walk():
+    """PodTopologySpread's PreFilter domain counts from per-node shares kept in the node's memo
+    equal the counting loop over fresh NodeInfos (and keep its zero-count domains)."""
+    from karpy.kubescheduler.plugins import PodTopologySpread
+    rng = random.Random(11)
+    plugin = PodTopologySpread()
+    nodes = [NodeInfo.from_node(make_node(f"n{i}", labels={"zone": f"z{i % 4}"} if i % 5 else {},
+                                          capacity={"cpu": "64", "memory": "64Gi", "pods": "110"}))
+             for i in range(10)]
+
+    def spread_pod(i: int, keys: list[str]):
+        app = rng.choice("abc")
+        tsc = [{"maxSkew": 1, "topologyKey": k, "whenUnsatisfiable": "DoNotSchedule",
+                "labelSelector": {"matchLabels": {"app": rng.choice("abc")}}} for k in keys]
+        return new_pod_info(make_pod(f"p{i}", rng.choice(["default", "ns2"]), uid=f"p{i}", labels={"app": app},
+                                     topology_spread_constraints=tsc))
+
+    checked = 0
+    key_sets = [[], ["zone"], ["kubernetes.io/hostname"], ["zone", "kubernetes.io/hostname"]]
+    for incoming, fresh in _churn(rng, nodes, lambda i: spread_pod(i, rng.choice(key_sets[1:]) if i >= 1000 else [])):
+        state, fresh_state = CycleState(), CycleState()
+        plugin.pre_filter(state, incoming, nodes)
+        PodTopologySpread().pre_filter(fresh_state, incoming, fresh)
+        a, b = state.data[plugin.name].counts, fresh_state.data[plugin.name].counts
+        assert a == b and [list(d) for d in a] == [list(d) for d in b]
+        checked += any(v for d in a for v in d.values())
+    assert checked > 100

@@ -1,23 +1,25 @@
-"""Scheduler._add's C-level walk over the scan targets (issue 13) against the per-target tests.
+"""karpy/provisioning/scanskips.py's walk over the scan targets against the per-target tests.
 
 ``_next_open`` finds the first target that no skip stream skips; the streams of
 ``_TopologyMisses.skips`` and ``_OptionMisses.skips`` must say, per target, exactly what
-``_TopologyMisses.missed`` / ``_OptionMisses.missed`` (the per-target form, the computation the
-scan made before) say, and the per-Solve memos they read (target -> requirement by value, claim ->
-option ids) must hold the targets' current values whenever a scan reads them.
-"""
+``_TopologyMisses.missed`` / ``_OptionMisses.missed`` (the per-target form) say; the per-Solve
+memos they read (target -> requirement by value, claim -> option ids, with-room lists) must hold
+the targets' current values whenever a scan reads them; and a Solve places every pod where the
+plain first-fit scan does. The skips themselves: test_scanskips_topology_misses.py and
+test_scanskips_option_misses.py."""
 
 from __future__ import annotations
 
+import random
 from typing import Any
 
+from hypothesis import given, settings, strategies as st
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
 
-from karpy.provisioning import scheduler as scheduler_module
-from karpy.provisioning.scheduler import (
-    Scheduler,
+from karpy.api.builders import make_nodepool
+from karpy.cloudprovider import fake
+from karpy.provisioning import scanskips
+from karpy.provisioning.scanskips import (
     _KeyValuesByKey,
     _miss_key,
     _CoversByBad,
@@ -26,12 +28,13 @@ from karpy.provisioning.scheduler import (
     _OptionMisses,
     _TopologyMisses,
 )
-from karpy.scheduling.labels import LABEL_ZONE
+from karpy.provisioning.scheduler import Scheduler
+from karpy.scheduling.labels import LABEL_ZONE, CORE_WELL_KNOWN_LABELS
 from karpy.scheduling.requirement import Requirement
 from karpy.scheduling.requirements import Requirements
 
-from tests.provisioning.test_option_misses import _solve as _solve_options
-from tests.provisioning.test_scan_prefilters import _solve
+from tests.provisioning.test_scanskips_option_misses import _solve as _solve_options
+from tests.provisioning.test_scanskips_topology_misses import _solve
 
 KEYS = (LABEL_ZONE, "karpenter.sh/capacity-type")
 VALUES = ("a", "b", "c")
@@ -125,7 +128,7 @@ def test_a_covers_memo_shared_by_scans_says_what_the_subset_test_says(
           for i, opts in enumerate(options)]
     covers = _CoversByBad()
     for n, notes in enumerate(scans):
-        if n % 2:  # an Add replaced some claims' options (fresh ids, as after Scheduler._forget)
+        if n % 2:  # an Add replaced some claims' options (fresh ids, as after Scans.forget)
             for t in ts[::2]:
                 t.instance_type_options = t.instance_type_options[1:] or t.instance_type_options
         options_misses = _OptionMisses.__new__(_OptionMisses)
@@ -161,20 +164,20 @@ def test_scan_memos_hold_the_targets_current_values(monkeypatch: pytest.MonkeyPa
 
     def add(self: Scheduler, pod: Any, data: Any) -> Any:
         out = orig_add(self, pod, data)
-        for key, by_target in self._key_values.items():
+        for key, by_target in self._scans.key_values.items():
             for target, v in by_target.items():
                 assert v == _miss_key(dict.get(target.requirements, key))
                 checked["values"] += 1
-        for rk, doms in self._domains.items():
+        for rk, doms in self._scans.domains.items():
             for key, d in doms.items():
-                if d.nodes is not self._with_room.get(rk):
+                if d.nodes is not self._scans.with_room.get(rk):
                     continue  # (replaced: rebuilt before use)
-                assert sorted(p for ps in d.by_value.values() for p in ps) == [self._position[en] for en in d.nodes]
+                assert sorted(p for ps in d.by_value.values() for p in ps) == [self._scans.position[en] for en in d.nodes]
                 for v, ps in d.by_value.items():
                     for p in ps:
                         assert _miss_key(dict.get(self.existing_nodes[p].requirements, key)) == v
                         checked["domains"] += 1
-        for nc, ids in self._option_ids.items():
+        for nc, ids in self._scans.option_ids.items():
             assert ids == frozenset(map(id, nc.instance_type_options))
             checked["ids"] += 1
         return out
@@ -198,20 +201,20 @@ def test_the_walk_matches_the_per_target_scan_end_to_end(monkeypatch: pytest.Mon
                      covers: Any = None) -> list[Any]:
         return [iter([self.missed(nc) for nc in claims])] if self.bad else []
 
-    monkeypatch.setattr(scheduler_module._TopologyMisses, "skips", topo_skips)
-    monkeypatch.setattr(scheduler_module._OptionMisses, "skips", option_skips)
+    monkeypatch.setattr(scanskips._TopologyMisses, "skips", topo_skips)
+    monkeypatch.setattr(scanskips._OptionMisses, "skips", option_skips)
     assert [(_solve(seed), _solve_options(seed)) for seed in range(4)] == fast
 
 
 def test_a_node_whose_value_changes_on_add_moves_to_its_new_domain() -> None:
-    """Scheduler._forget keeps every _Domains equal to its list when an Add replaces a node's
+    """Scans.forget keeps every _Domains equal to its list when an Add replaces a node's
     requirement for the key by one of another value (min_values here; real Adds only narrow)."""
     from karpy.api.builders import make_nodepool
     from karpy.cloudprovider import fake
     from karpy.provisioning.state import ClusterState
     from karpy.provisioning.topology import Topology
 
-    from tests.provisioning.test_scan_prefilters import WELL_KNOWN, ZONES, _zone_nodes
+    from tests.provisioning.test_scanskips_topology_misses import WELL_KNOWN, ZONES, _zone_nodes
 
     pool = make_nodepool("default")
     its = fake.instance_types(4)
@@ -221,15 +224,69 @@ def test_a_node_whose_value_changes_on_add_moves_to_its_new_domain() -> None:
     s.existing_nodes = _zone_nodes(topology, [("a", ZONES[0]), ("b", ZONES[1]), ("c", ZONES[0])])
     s._reset_scans()
     rk = (("cpu", 1),)
-    nodes = s._with_room[rk] = list(s.existing_nodes)
-    d = s._domains_of(rk, LABEL_ZONE, nodes)
+    nodes = s._scans.with_room[rk] = list(s.existing_nodes)
+    d = s._scans.domains_of(rk, LABEL_ZONE, nodes)
     assert d.by_value == {frozenset({ZONES[0]}): [0, 2], frozenset({ZONES[1]}): [1]}
     c = s.existing_nodes[2]
     reqs = c.requirements.copy()
     dict.__setitem__(reqs, LABEL_ZONE, Requirement(LABEL_ZONE, "In", (ZONES[0],), min_values=1))
     c.requirements = reqs
-    s._forget(c)
+    s._scans.forget(c)
     assert d.by_value == {frozenset({ZONES[0]}): [0], frozenset({ZONES[1]}): [1], reqs[LABEL_ZONE]: [2]}
-    assert s._key_values[LABEL_ZONE][c] == reqs[LABEL_ZONE]
-    s._drop(rk, nodes, 0)
+    assert s._scans.key_values[LABEL_ZONE][c] == reqs[LABEL_ZONE]
+    s._scans.drop(rk, nodes, 0)
     assert [en.name for en in nodes] == ["b", "c"] and d.by_value[frozenset({ZONES[0]})] == []
+
+
+WELL_KNOWN = CORE_WELL_KNOWN_LABELS | fake.FakeCloudProvider().well_known_labels()
+
+
+class _Forgetful(dict):  # type: ignore[type-arg]
+    """A memo that never keeps anything."""
+
+    def get(self, key: Any, default: Any = None) -> Any:
+        return default
+
+    def __setitem__(self, key: Any, value: Any) -> None:
+        pass
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_existing_node_scan_without_full_nodes_places_as_the_plain_first_fit(seed: int) -> None:
+    """Scheduler._add drops nodes without room for a request value from that value's list for the
+    rest of the Solve; every pod lands where the plain scan over all nodes puts it."""
+    from karpy.api.builders import make_node, make_pod, topology_spread
+    from karpy.provisioning.scheduler import Scheduler
+    from karpy.provisioning.state import ClusterState
+    from karpy.provisioning.topology import Topology
+
+    class PlainScan(Scheduler):
+        def _reset_scans(self) -> None:
+            super()._reset_scans()
+            self._scans.with_room = _Forgetful()  # type: ignore[assignment]
+
+    r = random.Random(seed)
+    its = fake.instance_types(20)
+    pool = make_nodepool("default")
+    nodes = [make_node(f"n-{i:02d}", labels={LABEL_ZONE: f"test-zone-{1 + i % 3}", "karpenter.sh/nodepool": "default"},
+                       allocatable={"cpu": str(r.choice([1, 2, 4])), "memory": "8Gi", "pods": "20"})
+             for i in range(24)]
+    pods = [make_pod(f"p-{i:03d}", uid=f"p-{i:03d}", labels={"app": r.choice("ab")},
+                     requests={"cpu": r.choice(["250m", "500m", "1"]), "memory": "128Mi"},
+                     topology_spread_constraints=[topology_spread(LABEL_ZONE, {"app": "a"}, max_skew=1)]
+                     if r.random() < 0.4 else ())
+            for i in range(120)]
+
+    def placements(cls: type[Scheduler]) -> dict[str, str]:
+        cluster = ClusterState.from_objects(nodes=nodes, pods=[])
+        topology = Topology(cluster, [], [pool], {"default": its}, pods, "Respect", WELL_KNOWN)
+        s = cls([pool], cluster, cluster.active_nodes(), topology, {"default": its}, [], well_known=WELL_KNOWN)
+        results = s.solve(pods)
+        out = {p.key: en.name for en in results.existing_nodes for p in en.pods}
+        out.update({p.key: f"new-{nc.seq}" for nc in results.new_nodeclaims for p in nc.pods})
+        return out
+
+    plain = placements(PlainScan)
+    assert placements(Scheduler) == plain
+    on_nodes = sum(1 for v in plain.values() if not v.startswith("new-"))
+    assert 20 < on_nodes < len(pods)  # nodes filled up and new claims were needed

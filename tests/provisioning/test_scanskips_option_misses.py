@@ -1,11 +1,10 @@
-"""Scheduler._add's ``_OptionMisses`` (issue 13) against the plain in-flight scan it shortcuts.
+"""karpy/provisioning/scanskips.py's ``_OptionMisses`` against the plain in-flight scan it shortcuts.
 
 Within one addToInflightNode scan, a claim whose CanAdd ended with no instance-type option
 compatible with its merged requirements has, per topology key of the pod, the types ruled out by
 the merged requirement for that key noted under the claim's own requirement for it; later claims
 with an equal requirement whose options all lie in the noted set are skipped. Every test compares
-a Solve with the skip against the same Solve without it (upstream's scan: CanAdd on each claim).
-"""
+a Solve with the skip against the same Solve without it (upstream's scan: CanAdd on each claim)."""
 
 from __future__ import annotations
 
@@ -16,7 +15,7 @@ import pytest
 
 from karpy.api.builders import make_nodepool, make_pod, pod_affinity_term, requirement, topology_spread
 from karpy.cloudprovider import fake
-from karpy.provisioning import scheduler as scheduler_module
+from karpy.provisioning import scanskips
 from karpy.provisioning.scheduler import Scheduler
 from karpy.provisioning.state import ClusterState
 from karpy.provisioning.topology import Topology
@@ -79,7 +78,7 @@ def _solve(seed: int) -> tuple[dict[str, str], dict[str, str], list[tuple[str, s
 @pytest.mark.parametrize("seed", range(6))
 def test_option_misses_place_every_pod_where_the_plain_scan_does(seed: int, monkeypatch: pytest.MonkeyPatch) -> None:
     skipped: list[bool] = []
-    skips = scheduler_module._OptionMisses.skips
+    skips = scanskips._OptionMisses.skips
 
     def counted(stream: Any) -> Any:
         for hit in stream:
@@ -89,10 +88,10 @@ def test_option_misses_place_every_pod_where_the_plain_scan_does(seed: int, monk
     def counting(self: Any, values: Any, option_ids: Any, claims: list[Any], covers: Any = None) -> list[Any]:
         return [counted(s) for s in skips(self, values, option_ids, claims, covers)]
 
-    monkeypatch.setattr(scheduler_module._OptionMisses, "skips", counting)
+    monkeypatch.setattr(scanskips._OptionMisses, "skips", counting)
     fast = _solve(seed)
     assert any(skipped), "the scenario must exercise the skip"
-    monkeypatch.setattr(scheduler_module._OptionMisses, "note", lambda self, nc, merged: None)
+    monkeypatch.setattr(scanskips._OptionMisses, "note", lambda self, nc, merged: None)
     plain = _solve(seed)
     assert fast == plain
 
@@ -100,8 +99,8 @@ def test_option_misses_place_every_pod_where_the_plain_scan_does(seed: int, monk
 def test_option_misses_with_every_prefilter_off_match(monkeypatch: pytest.MonkeyPatch) -> None:
     fast = _solve(7)
     monkeypatch.setattr(Topology, "hostname_blocked", lambda self, pod: [])
-    monkeypatch.setattr(scheduler_module._TopologyMisses, "note", lambda self, err, reqs: None)
-    monkeypatch.setattr(scheduler_module._OptionMisses, "note", lambda self, nc, merged: None)
+    monkeypatch.setattr(scanskips._TopologyMisses, "note", lambda self, err, reqs: None)
+    monkeypatch.setattr(scanskips._OptionMisses, "note", lambda self, nc, merged: None)
     assert _solve(7) == fast
 
 
@@ -109,13 +108,13 @@ def test_no_notes_when_an_inverse_group_has_a_node_filter(monkeypatch: pytest.Mo
     """Topology.evaluated_keys is None (a group evaluated on some nodes only): nothing is noted."""
     monkeypatch.setattr(Topology, "evaluated_keys", lambda self, pod: None)
     notes: list[int] = []
-    note = scheduler_module._OptionMisses.note
+    note = scanskips._OptionMisses.note
 
     def counting(self: Any, nc: Any, merged: Any) -> None:
         notes.append(1)
         note(self, nc, merged)
 
-    monkeypatch.setattr(scheduler_module._OptionMisses, "note", counting)
+    monkeypatch.setattr(scanskips._OptionMisses, "note", counting)
     fast = _solve(2)
     assert not notes
     monkeypatch.undo()

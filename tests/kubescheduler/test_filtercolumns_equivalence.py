@@ -1,6 +1,6 @@
-"""Algorithm._pass_by_columns (issue #13, round 11): the filter pass answered from per-node
-statuses kept across cycles, with PodTopologySpread's and InterPodAffinity's Filters as label
-checks (Plugin.label_checks).
+"""karpy/kubescheduler/filtercolumns.py (Algorithm._pass_by_columns): the filter pass answered from
+per-node statuses kept across cycles, with PodTopologySpread's and InterPodAffinity's Filters as
+label checks (Plugin.label_checks).
 
 The tests pit it against the per-node loop it replaces (``Algorithm.by_columns = False``) on
 random clusters large enough (over 100 nodes) that a pass stops at numFeasibleNodesToFind, and

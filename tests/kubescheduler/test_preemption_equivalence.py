@@ -1,5 +1,6 @@
-"""DefaultPreemption._potential_nodes (issue #13, round 10): a PostFilter after a failed filter
-pass that repeated an earlier one (Diagnosis.repeats) reuses the earlier pass's potential nodes.
+"""karpy/kubescheduler/preemption.py's shortcuts against the plain walk: a PostFilter after a failed
+filter pass that repeated an earlier one (Diagnosis.repeats) reuses the earlier pass's potential
+nodes, and the cluster-wide "nothing of lower priority" exit and lowest priority kept across cycles.
 
 Each test pits the shortcut against the plain walk (every node's status read again) on clusters
 where consecutive failing pods see different statuses on the same node tree, so an answer taken
@@ -9,6 +10,8 @@ from __future__ import annotations
 
 import random
 from typing import Any
+
+import pytest
 
 from karpy.api.builders import make_node, make_pod
 from karpy.kubescheduler import KubeScheduler
@@ -166,3 +169,70 @@ def test_lowest_priority_kept_between_postfilters_is_the_minimum():
         pre._lowest_priority = check  # type: ignore[method-assign]
         _play(ks, _ops(seed))
     assert checked > 100, checked
+
+
+# ---- preemption: nothing of lower priority anywhere ----------------------------------------------------------------
+def _preemption_cluster(priorities: list[int]) -> KubeScheduler:
+    ks = KubeScheduler(FakeClock(), random.Random(5))
+    for i, prio in enumerate(priorities):
+        ks.add_node(make_node(f"n{i}", capacity={"cpu": "1", "memory": "4Gi", "pods": "10"}))
+        ks.add_pod(make_pod(f"e{i}", uid=f"e{i}", requests={"cpu": "1"}, node_name=f"n{i}", priority=prio))
+    ks.add_node(make_node("tainted", taints=[{"key": "k", "value": "v", "effect": "NoSchedule"}],
+                          capacity={"cpu": "4", "memory": "4Gi", "pods": "10"}))
+    return ks
+
+
+def _loop_only(ks: KubeScheduler) -> KubeScheduler:
+    """``ks`` whose preemption never sees a cluster-wide lowest priority (the dry runs decide)."""
+    from karpy.kubescheduler.nodeinfo import PerNode
+
+    class NoMin(list):  # type: ignore[type-arg]
+        def __iter__(self):  # min() of the kept lowest priorities sees -inf
+            return iter([float("-inf")])
+
+    class LoopOnly(PerNode):  # type: ignore[type-arg]
+        def refresh(self, nodes: Any, compute: Any) -> Any:
+            out = super().refresh(nodes, compute)
+            self.values = NoMin(self.values)
+            return out
+    ks.preemption._lowest = LoopOnly()
+    return ks
+
+
+@pytest.mark.parametrize("priorities,preemptor,found", [
+    ([0, 0, 0], 0, False), ([5, 7, 9], 5, False), ([5, 7, 9], 6, True), ([10, 10], 3, False), ([0, 10], 10, True)])
+def test_no_lower_priority_pod_anywhere_gives_the_dry_runs_message(priorities, preemptor, found):
+    """upstream default_preemption.go SelectVictimsOnNode: a node without a pod of lower priority
+    answers "No preemption victims found for incoming pod" (UnschedulableAndUnresolvable); the
+    shortcut gives each potential node that answer without the dry runs, with the same message,
+    nomination and RNG draws (the candidate offset) as running them; a lower-priority pod
+    anywhere takes the dry runs again."""
+    outs = []
+    for ks in (_preemption_cluster(priorities), _loop_only(_preemption_cluster(priorities))):
+        ks.add_pod(make_pod("p", uid="p", requests={"cpu": "1"}, priority=preemptor))
+        r = ks.schedule_one()
+        outs.append((r.outcome, r.condition["message"], r.nominated_node_name, [v.key for v in r.victims],
+                     ks.rng.random()))
+    assert outs[0] == outs[1]
+    if not found:
+        n = len(priorities)
+        assert outs[0][1] == (f"0/{n + 1} nodes are available: 1 node(s) had untolerated taint(s), "
+                              f"{n} Insufficient cpu. preemption: 0/{n + 1} nodes are available: "
+                              f"1 Preemption is not helpful for scheduling, {n} No preemption victims found for "
+                              f"incoming pod.")
+    else:
+        assert outs[0][0] == "Nominated" and outs[0][3]
+
+
+def test_lowest_priority_follows_a_bound_pod():
+    """The kept lowest priorities follow the nodes' pods: a low-priority pod bound later makes the
+    next preemptor find its victim."""
+    ks = _preemption_cluster([10, 10])
+    ks.add_pod(make_pod("p", uid="p", requests={"cpu": "1"}, priority=5))
+    assert "No preemption victims" in ks.schedule_one().condition["message"]
+    ks.add_node(make_node("n9", capacity={"cpu": "1", "memory": "4Gi", "pods": "10"}))
+    ks.add_pod(make_pod("low", uid="low", requests={"cpu": "1"}, node_name="n9", priority=1))
+    ks.delete_pod("default/p")
+    ks.add_pod(make_pod("q", uid="q", requests={"cpu": "1"}, priority=5))
+    r = ks.schedule_one()
+    assert r.outcome == "Nominated" and r.nominated_node_name == "n9" and [v.key for v in r.victims] == ["default/low"]

@@ -1,28 +1,29 @@
-"""The memos and shortcuts of NodeClaim.can_add and filterInstanceTypesByRequirements (issue 13)
-against the plain computation each replaces (CONTRIBUTING: every shortcut is compared with what
-it shortcuts). Upstream: pkg/controllers/provisioning/scheduling/nodeclaim.go (CanAdd,
-tryVolumeAlternative, filterInstanceTypesByRequirements, compatible, fits,
-InstanceTypeFilterError.Error)."""
+"""karpy/provisioning/instancetypeindex.py and NodeClaim.can_add's shortcuts against the plain
+computation each replaces: upstream's per-type loop of filterInstanceTypesByRequirements
+(compatible, fits, hasOffering) and its error flags and message, incompatible /
+incompatible_with, the offering classes, _Capacity and the set algebra memoised by identity, and
+CanAdd without its error. Upstream: pkg/controllers/provisioning/scheduling/nodeclaim.go."""
 
 from __future__ import annotations
 
 import random
-import sys
-from pathlib import Path
 from typing import Any
 
 import pytest
 
 from karpy.api.builders import make_nodepool, make_pod, topology_spread
 from karpy.cloudprovider import fake
+from karpy.cloudprovider.types import Offering, OfferingCompatibility
 from karpy.provisioning import nodeclaim as nodeclaim_module
 from karpy.provisioning.nodeclaim import (
     DaemonOverheadGroup,
     InstanceTypeFilterError,
     InstanceTypeIndex,
-    apply_topology_requirements,
     filter_instance_types_by_requirements,
+    INSTANCE_TYPES_FILTERED_OUT,
 )
+from karpy.provisioning.state import ClusterState
+from karpy.provisioning.topology import Topology
 from karpy.scheduling.hostports import HostPort, HostPortUsage
 from karpy.scheduling.labels import (
     CORE_WELL_KNOWN_LABELS,
@@ -35,9 +36,6 @@ from karpy.scheduling.requirement import Requirement
 from karpy.scheduling.requirements import Requirements
 from karpy.scheduling.resources import merge
 
-sys.path.insert(0, str(Path(__file__).parent))
-from test_speed_paths import _overridden_types  # noqa: E402
-
 WELL_KNOWN = CORE_WELL_KNOWN_LABELS | fake.FakeCloudProvider().well_known_labels()
 ZONES = ["test-zone-1", "test-zone-2", "test-zone-3"]
 GI = (1 << 30) * 1_000_000_000
@@ -45,7 +43,7 @@ GI = (1 << 30) * 1_000_000_000
 
 def _types(r: random.Random, n: int) -> list[Any]:
     """Fake types of random sizes offered in random zones, some offerings with a capacity
-    override or unavailable (test_speed_paths._overridden_types)."""
+    override or unavailable (_overridden_types below)."""
     return _overridden_types(r, n)
 
 
@@ -313,35 +311,246 @@ def test_solve_places_pods_as_when_every_in_flight_try_builds_its_error(monkeypa
     assert len(set(fast[0].values())) > 5
 
 
-# --- apply_topology_requirements ----------------------------------------------------------------
-def _plain_apply(reqs: Requirements, topo: Requirements, allow: frozenset[str]) -> tuple[Requirements, str | None]:
-    """``reqs.Compatible(topoReqs)`` on the changed keys, then the topology requirements."""
-    changed = Requirements()
-    for k, v in topo.items():
-        if dict.get(reqs, k) is not v:
-            dict.__setitem__(changed, k, v)
-    if not changed:
-        return reqs, None
-    e = reqs.compatible(changed, allow)
-    return (reqs, e) if e is not None else (topo, None)
+def _random_requirements(r: random.Random, its: list[Any]) -> Requirements:
+    reqs = Requirements()
+    if r.random() < 0.7:
+        reqs.add(Requirement(LABEL_ZONE, "In", r.sample(["test-zone-1", "test-zone-2", "test-zone-3", "nowhere"],
+                                                       r.randint(1, 2))))
+    if r.random() < 0.5:
+        reqs.add(Requirement(LABEL_CAPACITY_TYPE, "In", [r.choice(["spot", "on-demand", "reserved"])]))
+    if r.random() < 0.5:
+        reqs.add(Requirement(LABEL_INSTANCE_TYPE, "In", [it.name for it in r.sample(its, r.randint(1, 8))]))
+    return reqs
 
 
-def test_apply_topology_requirements_per_key_check_equals_compatible() -> None:
-    r = random.Random(5)
-    values = ["a", "b", "c"]
+@pytest.mark.parametrize("seed", range(6))
+def test_filter_without_the_error_pass_keeps_the_same_survivors(seed: int) -> None:
+    """``option_ids`` (CanAdd(need_error=False)) changes only the error a failure returns."""
+    r = random.Random(seed)
+    its = fake.instance_types(60)
+    index = InstanceTypeIndex(WELL_KNOWN)
+    index.register(its)
+    groups = [DaemonOverheadGroup(list(its), {})]
     outcomes = set()
-    for _ in range(600):
+    for _ in range(60):
+        options = r.sample(its, r.randint(1, len(its)))
+        reqs = _random_requirements(r, its)
+        cpu = r.choice([1, 4, 16, 64, 1000]) * 1_000_000_000
+        requests = {"cpu": cpu, "pods": 1_000_000_000}
+        args = (index, options, reqs, (), "ns/p", requests, groups, requests, False,
+                lambda _its, _reqs: (0, None, None))
+        plain = filter_instance_types_by_requirements(*args)
+        fast = filter_instance_types_by_requirements(*args, False, frozenset(id(it) for it in options))
+        assert [it.name for it in fast[0]] == [it.name for it in plain[0]]
+        assert (fast[2] is None) == (plain[2] is None)
+        outcomes.add(plain[2] is None)
+        if plain[2] is not None:
+            assert fast[2] == INSTANCE_TYPES_FILTERED_OUT
+            assert str(plain[2]).startswith("no instance type")
+    assert outcomes == {True, False}  # both paths were exercised
+
+
+def test_incompatible_memo_equals_the_uncached_answer() -> None:
+    r = random.Random(7)
+    its = fake.instance_types(40)
+    index = InstanceTypeIndex(WELL_KNOWN)
+    index.register(its)
+    for _ in range(50):
+        reqs = _random_requirements(r, its)
+        memo = index.incompatible(reqs)
+        assert index.incompatible(reqs) is memo
+        assert memo == frozenset(id(it) for it in its if it.requirements.intersects(reqs) is not None)
+
+
+def _overridden_types(r: random.Random, n: int) -> list[Any]:
+    """Fake types of random sizes; some offerings carry a capacity override (their own
+    allocatable group, as a NodeOverlay makes), some are unavailable."""
+    from karpy.cloudprovider.types import Offering
+
+    out = []
+    for i in range(n):
+        offerings = []
+        for zone in r.sample(["test-zone-1", "test-zone-2", "test-zone-3"], r.randint(1, 3)):
+            ct = r.choice(["spot", "on-demand"])
+            override = {"memory": (r.choice([1, 8, 64]) << 30) * 1_000_000_000} if r.random() < 0.3 else None
+            offerings.append(Offering(Requirements(Requirement(LABEL_ZONE, "In", [zone]),
+                                                   Requirement(LABEL_CAPACITY_TYPE, "In", [ct])),
+                                      1.0, available=r.random() < 0.9, capacity_override=override))
+        cpu = r.choice([1, 2, 4, 8, 16, 64])
+        out.append(fake.new_instance_type(f"t-{i}", offerings=offerings, resources={
+            "cpu": str(cpu), "memory": f"{r.choice([1, 4, 16, 128])}Gi", "pods": str(r.choice([1, 10, 110]))}))
+    return out
+
+
+def _upstream_filter(its: list[Any], reqs: Requirements, groups: list[DaemonOverheadGroup],
+                     total: dict[str, int]) -> list[str]:
+    """filterInstanceTypesByRequirements written as upstream's loop (compatible, fits, hasOffering
+    per type), in the options' order."""
+    from karpy.scheduling.resources import merge
+
+    by_type = {id(it): merge(total, g.daemon_overhead) for g in groups for it in g.instance_types}
+    out = []
+    for it in its:
+        if it.requirements.intersects(reqs) is not None:
+            continue
+        need = by_type[id(it)]
+        for g in it.allocatable_groups():
+            if any(reqs.is_compatible(o.requirements, WELL_KNOWN) for o in g.offerings):
+                alloc = g.allocatable
+                if all(v >= 0 for v in alloc.values()) and all(v <= alloc.get(k, 0) for k, v in need.items()):
+                    out.append(it.name)
+                    break
+    return out
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_set_algebra_filter_equals_upstreams_loop(seed: int) -> None:
+    """The survivors computed as id sets (_Capacity.too_small: bisect over types sorted per
+    resource; several allocatable groups checked one by one) are exactly upstream's
+    compatible && fits && hasOffering, in the options' order, with one or several daemon groups."""
+    r = random.Random(seed)
+    its = _overridden_types(r, 80)
+    index = InstanceTypeIndex(WELL_KNOWN)
+    index.register(its)
+    split = r.randint(1, len(its) - 1)
+    one = [DaemonOverheadGroup(list(its), {})]
+    two = [DaemonOverheadGroup(its[:split], {"cpu": 500_000_000}),
+           DaemonOverheadGroup(its[split:], {"memory": (1 << 30) * 1_000_000_000})]
+    kept = set()
+    for _ in range(80):
+        options = sorted(r.sample(its, r.randint(1, len(its))), key=its.index)
+        reqs = _random_requirements(r, its)
+        total = {"cpu": r.choice([1, 2, 4, 8, 32]) * 1_000_000_000,
+                 "memory": (r.choice([1, 2, 8, 64]) << 30) * 1_000_000_000, "pods": r.randint(1, 20) * 1_000_000_000}
+        if r.random() < 0.2:
+            total["example.com/gpu"] = 1_000_000_000  # no type has it: nothing fits
+        for groups in (one, two):
+            want = _upstream_filter(options, reqs, groups, total)
+            for memo in (False, True):
+                got = filter_instance_types_by_requirements(
+                    index, options, reqs, (), "ns/p", total, groups, total, False,
+                    lambda _its, _reqs: (0, None, None), memo)
+                assert [it.name for it in got[0]] == want
+                assert (got[2] is None) == bool(want)
+            kept.add(len(want) == len(options) and len(options) > 0)
+            kept.add(not want)
+    assert kept == {True, False}  # the all-kept and the nothing-kept answers were both met
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_too_small_among_is_too_small_restricted_to_the_ids(seed: int) -> None:
+    """_Capacity.too_small_among(ids, total) (per resource the prefix filtered by ids, or a column
+    test of the given types, whichever is shorter) is exactly too_small(total) & ids, for single-group types (some missing a resource), types with
+    several usable groups and types whose only group has a negative allocatable."""
+    from karpy.provisioning.instancetypeindex import _Capacity
+
+    r = random.Random(seed)
+    names = ("cpu", "memory", "pods", "example.com/gpu")
+    offers: dict[int, tuple[tuple[dict[str, int], bool], ...]] = {}
+    for iid in range(1000, 1000 + r.randint(1, 60)):
+        groups = []
+        for _ in range(r.choice([1, 1, 1, 2, 3])):
+            alloc = {n: r.randint(-1, 8) for n in names if r.random() < 0.8}
+            groups.append((alloc, any(v < 0 for v in alloc.values())))
+        offers[iid] = tuple(groups)
+    cap = _Capacity(offers)
+    every = list(offers)
+    checked = set()
+    for _ in range(150):
+        ids = frozenset(r.sample(every, r.randint(0, len(every))) + [r.randint(0, 5)])  # + ids of no type
+        total = {n: r.randint(0, 9) for n in r.sample(names, r.randint(0, len(names)))}
+        got = cap.too_small_among(ids, total)
+        assert got == cap.too_small(total) & ids
+        checked.add(bool(got))
+        checked.add(len(got) < len(ids & cap.candidates))
+    assert checked == {True, False}
+
+
+def test_filter_hands_back_the_same_list_when_every_option_survives() -> None:
+    its = fake.instance_types(30)
+    index = InstanceTypeIndex(WELL_KNOWN)
+    index.register(its)
+    groups = [DaemonOverheadGroup(list(its), {})]
+    small = {"cpu": 100_000_000, "pods": 1_000_000_000}
+    options = list(its)
+    same = filter_instance_types_by_requirements(index, options, Requirements(), (), "ns/p", small, groups, small,
+                                                 False, lambda _its, _reqs: (0, None, None))[0]
+    assert same is options
+    big = {"cpu": 10 * 1_000_000_000, "pods": 1_000_000_000}
+    fewer = filter_instance_types_by_requirements(index, options, Requirements(), (), "ns/p", big, groups, big,
+                                                  False, lambda _its, _reqs: (0, None, None))[0]
+    # fake-it-<i> has i+1 cpu less 100m kube-reserved: 10 cpu fit from fake-it-10 on
+    assert fewer is not options and [it.name for it in fewer] == [it.name for it in its[10:]]
+
+
+ZONES_CHANGES = ["test-zone-1", "test-zone-2", "test-zone-3", "test-zone-4"]
+
+
+WELL_KNOWN_CHANGES = CORE_WELL_KNOWN_LABELS
+
+
+def _random_requirement(r: random.Random, key: str, values: list[str]) -> Requirement:
+    op = r.choice(["In", "In", "NotIn", "Exists", "DoesNotExist"])
+    return Requirement(key, op, r.sample(values, r.randint(1, min(3, len(values)))))
+
+
+# --- InstanceTypeIndex.incompatible_with ------------------------------------------------------
+def test_incompatible_with_equals_compatible_per_type_of_the_built_requirements() -> None:
+    """nodeclaim.go compatible on ``reqs`` with the topology's changes applied, asked with shared
+    and with fresh objects (memo hits and misses), never confusing two different change sets."""
+    r = random.Random(9)
+    its = _overridden_types(r, 40)
+    index = InstanceTypeIndex(WELL_KNOWN_CHANGES)
+    index.register(its)
+    zone_reqs = [Requirement(LABEL_ZONE, "In", [z]) for z in ZONES_CHANGES[:3]]
+    bases = []
+    for _ in range(6):
+        base = Requirements(Requirement(LABEL_HOSTNAME, "In", ["h"]))
+        if r.random() < 0.6:
+            base.add(_random_requirement(r, LABEL_CAPACITY_TYPE, ["spot", "on-demand", "reserved"]))
+        if r.random() < 0.5:
+            base.add(_random_requirement(r, LABEL_ZONE, ZONES_CHANGES[:3]))
+        bases.append(base)
+    for _ in range(400):
+        base = r.choice(bases)
+        changes: dict[str, Requirement] | None = None
+        if r.random() < 0.7:
+            z = r.choice(zone_reqs) if r.random() < 0.8 else Requirement(LABEL_ZONE, "In", [r.choice(ZONES_CHANGES)])
+            changes = {LABEL_ZONE: z}
+            if r.random() < 0.3:
+                changes[LABEL_CAPACITY_TYPE] = Requirement(LABEL_CAPACITY_TYPE, "In", [r.choice(["spot", "on-demand"])])
+        built = base.copy()
+        if changes:
+            dict.update(built, changes)
+        want = frozenset(id(it) for it in its if it.requirements.intersects(built) is not None)
+        assert index.incompatible_with(base, changes) == want
+        assert index.incompatible(built) == want
+
+
+# --- OfferingCompatibility --------------------------------------------------------------------
+def test_offering_compatibility_memo_equals_is_compatible_per_offering() -> None:
+    """types.go Offering compatibility (``reqs.IsCompatible(o.Requirements, ...)``) asked through
+    the memo of to_nodeclaim / OrderByPrice, with simple and non-simple offering forms."""
+    r = random.Random(13)
+    its = _overridden_types(r, 30)
+    offerings = [o for it in its for o in it.offerings]
+    for _ in range(20):  # some offerings of a form the memo does not key (complements, several values)
+        offerings.append(Offering(Requirements(_random_requirement(r, LABEL_ZONE, ZONES_CHANGES),
+                                               _random_requirement(r, LABEL_CAPACITY_TYPE, ["spot", "on-demand"])),
+                                  price=1.0, available=True))
+    seen = set()
+    for _ in range(60):
         reqs = Requirements()
-        for key in ("k1", "k2", LABEL_ZONE):
+        for key, values in ((LABEL_ZONE, ZONES_CHANGES), (LABEL_CAPACITY_TYPE, ["spot", "on-demand", "reserved"]),
+                            ("example.com/team", ["a", "b"])):
             if r.random() < 0.6:
-                dict.__setitem__(reqs, key, Requirement(key, r.choice(["In", "NotIn", "Exists", "DoesNotExist"]),
-                                                        r.sample(values, r.randint(1, 2))))
-        topo = reqs.copy()
-        for key in r.sample(["k1", "k2", "k3", LABEL_ZONE], r.randint(0, 2)):
-            op = r.choice(["In", "NotIn", "DoesNotExist", "Exists"])
-            dict.__setitem__(topo, key, Requirement(key, op, r.sample(values, r.randint(1, 2))))
-        got = apply_topology_requirements(reqs, topo, WELL_KNOWN)
-        want = _plain_apply(reqs, topo, WELL_KNOWN)
-        assert got[1] == want[1] and got[0] is want[0]
-        outcomes.add((want[0] is reqs, want[1] is None))
-    assert outcomes == {(True, True), (True, False), (False, True)}
+                reqs.add(_random_requirement(r, key, values))
+        for wk in (WELL_KNOWN_CHANGES, frozenset()):
+            memo = OfferingCompatibility(reqs)
+            for o in r.sample(offerings, len(offerings)) * 2:  # every form asked twice: memo hits
+                want = o.is_compatible(reqs, wk)
+                assert memo(o, wk) == want
+                seen.add(want)
+            for it in its:
+                assert it.min_compatible_price(reqs, wk, memo) == it.min_compatible_price(reqs, wk)
+    assert seen == {True, False}

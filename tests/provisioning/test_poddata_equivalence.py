@@ -1,9 +1,9 @@
-"""SpecMemo: PodData's spec-derived values are computed once per pod spec object in a Solve.
+"""karpy/provisioning/poddata.py's SpecMemo: PodData's spec-derived values are computed once per
+pod spec object in a Solve.
 
-not in upstream (NewPodData computes them for every pod); these tests compare the memo's PodData
-with the plain computation (no memo) for pods sharing one spec, including pods whose status holds an
-in-place resize (their requests depend on the status, so the memo must not serve them).
-"""
+Upstream's NewPodData computes them for every pod; these tests compare the memo's PodData with the
+plain computation (no memo) for pods sharing one spec, including pods whose status holds an
+in-place resize (their requests depend on the status, so the memo must not serve them)."""
 
 from __future__ import annotations
 
@@ -94,7 +94,7 @@ def test_a_retried_pod_keeps_the_data_a_fresh_build_gives(monkeypatch: pytest.Mo
     from karpy.provisioning.topology import Topology
     from karpy.scheduling.labels import LABEL_HOSTNAME, LABEL_ZONE
 
-    from tests.provisioning.test_scan_prefilters import WELL_KNOWN
+    from tests.provisioning.test_scanskips_topology_misses import WELL_KNOWN
 
     r = random.Random(7)
     pods = []
