@@ -19,7 +19,7 @@ def _sim() -> Simulation:
     sim = Simulation(load_manifests([make_nodepool(), make_pod("a", requests={"cpu": "1"}),
                                      make_pod("b", requests={"cpu": "1"}, nominated_node_name="n1")]),
                      FakeCloudProvider(), SimulationOptions(time_limit=60))
-    sim._load()
+    sim.load()
     return sim
 
 
