@@ -14,8 +14,6 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from karpy.api.node import Node
-from karpy.api.pod import Pod
 from karpy.provisioning.provisioner import Provisioner
 from karpy.provisioning.state import ClusterState
 from karpy.sim.clock import EventQueue, VirtualClock
@@ -103,6 +101,3 @@ class SimulationHost(Protocol):
 
     # -- pods -------------------------------------------------------------------------------------
     def evict(self, key: str, grace: float, reason: str = "preemption") -> None: ...
-    def admit(self, pod: Pod) -> None: ...
-    def create_pod(self, pod: Pod) -> None: ...
-    def daemonset_fits(self, ds: Any, node: Node) -> bool: ...

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import copy
 import hashlib
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from karpy.api.node import Node
@@ -27,6 +27,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from karpy.sim.clock import EventQueue, VirtualClock
     from karpy.sim.host import DisruptionHooks, Termination
     from karpy.sim.options import SimulationOptions
+    from karpy.sim.pods import Pods, Recorder
     from karpy.sim.store import ObjectStore
 
 __all__ = ["NodeClaimLifecycle"]
@@ -42,30 +43,35 @@ def _suffix(seed: str) -> str:
 
 
 class NodeClaimLifecycle:
-    """The NodeClaim half of :class:`karpy.sim.simulation.Simulation` (a mixin over its state)."""
+    """The NodeClaims of one simulation (see the module docstring)."""
 
-    if TYPE_CHECKING:  # the simulation's state this half reads and writes
-        clock: VirtualClock
-        events: EventQueue
-        store: ObjectStore
-        options: SimulationOptions
-        cloud_provider: Any
-        provisioner: Provisioner
-        launches: list[LaunchRecord]
-        pod_errors: dict[str, str]
-        termination: Termination | None
-        disruption: DisruptionHooks | None
-        _launch_by_name: dict[str, LaunchRecord]
-        _launch_by_node: dict[str, LaunchRecord]
-        _claim_names: set[str]
-        _pod_claims: dict[str, set[str]]
-        _passes: int
-        _cluster_version: int
-        _last_cluster: ClusterState | None
-
-        def record(self, kind: str, obj: str, **detail: Any) -> None: ...
-        def _delete_pod(self, key: str, reason: str | None = None) -> None: ...
-        def _bind_daemonset_pods(self, node: Node) -> None: ...
+    def __init__(self, store: ObjectStore, clock: VirtualClock, events: EventQueue, record: Recorder,
+                 cloud_provider: Any, provisioner: Provisioner, options: SimulationOptions, pods: Pods,
+                 errors: dict[str, str], changed: Callable[[], None], pass_index: Callable[[], int]) -> None:
+        """``errors``: the simulation's per-pod errors (a failed launch sets them); ``changed()``:
+        the cluster changed under the pending pods (kube-scheduler retries them); ``pass_index()``:
+        the provisioning pass running now (explain output)."""
+        self.store = store
+        self.clock = clock
+        self.events = events
+        self.record = record
+        self.cloud_provider = cloud_provider
+        self.provisioner = provisioner
+        self.options = options
+        self.pods = pods
+        self.errors = errors
+        self._changed = changed
+        self._pass_index = pass_index
+        self.launches: list[LaunchRecord] = []
+        #: pod key -> the NodeClaims a provisioning pass created for it (explain output)
+        self.pod_claims: dict[str, set[str]] = {}
+        #: every NodeClaim deletion drains through it; the disruption controller's marks
+        self.termination: Termination | None = None
+        self.disruption: DisruptionHooks | None = None
+        self._launch_by_name: dict[str, LaunchRecord] = {}
+        self._launch_by_node: dict[str, LaunchRecord] = {}
+        self._claim_names: set[str] = set()
+        self._last_cluster: ClusterState | None = None
 
     # -- launch ---------------------------------------------------------------------------------
     def _claim_name(self, nodepool: str) -> str:
@@ -77,7 +83,7 @@ class NodeClaimLifecycle:
                 return name
             i += 1
 
-    def stage_nodeclaim(self, claim: Any, instance_types: Sequence[Any] | None = None,
+    def stage(self, claim: Any, instance_types: Sequence[Any] | None = None,
                          untruncated: Sequence[Any] | None = None) -> LaunchRecord:
         """ToNodeClaim, a name, and the launch record (the launch itself is :meth:`launch`)."""
         requirements = claim.requirements  # ToNodeClaim replaces (never mutates) this set
@@ -86,7 +92,7 @@ class NodeClaimLifecycle:
         model.metadata.creation_timestamp = self.clock.timestamp()
         record = LaunchRecord(name=model.metadata.name, nodepool=claim.nodepool_name,
                               created_at=self.clock.now(), requested=model, scheduling=claim,
-                              pass_index=self._passes, instance_types=instance_types,
+                              pass_index=self._pass_index(), instance_types=instance_types,
                               untruncated=untruncated if untruncated is not None else claim.instance_type_options,
                               requirements=requirements)
         self.launches.append(record)
@@ -94,7 +100,7 @@ class NodeClaimLifecycle:
         self.record("nodeclaim.created", f"NodeClaim/{record.name}", nodepool=record.nodepool,
                     pods=len(claim.pods))
         for p in claim.pods:
-            self._pod_claims.setdefault(p.key, set()).add(record.name)
+            self.pod_claims.setdefault(p.key, set()).add(record.name)
         return record
 
     def launch(self, records: Sequence[LaunchRecord]) -> None:
@@ -133,7 +139,7 @@ class NodeClaimLifecycle:
                 record.error = str(outcome)
                 self.record("nodeclaim.launch-failed", f"NodeClaim/{record.name}", error=record.error)
                 for p in record.scheduling.pods:
-                    self.pod_errors.setdefault(p.key, f"launching nodeclaim, {outcome}")
+                    self.errors.setdefault(p.key, f"launching nodeclaim, {outcome}")
             else:
                 self._launched(record, outcome)
 
@@ -199,7 +205,7 @@ class NodeClaimLifecycle:
         self._launch_by_node[record.name] = record
         self.store.create("Node", node)
         self.record("nodeclaim.registered", f"NodeClaim/{record.name}")
-        self._bind_daemonset_pods(node)
+        self.pods.bind_daemonset_pods(node)
         self.events.schedule_in(self.options.initialization_delay, f"initialize {record.name}",
                                 lambda: self._initialize(record))
 
@@ -254,7 +260,7 @@ class NodeClaimLifecycle:
         return self._last_cluster
 
     # -- the end of a NodeClaim -----------------------------------------------------------------
-    def delete_nodeclaim(self, name: str, reason: str, evict_reason: str | None = None) -> bool:
+    def delete(self, name: str, reason: str, evict_reason: str | None = None) -> bool:
         """Begin Karpenter's termination of NodeClaim ``name`` (see the module docstring): the
         termination controller (:class:`karpy.termination.controller.TerminationController`) taints,
         drains in four tiers respecting PDBs and terminationGracePeriod, and deletes. Returns False
@@ -271,7 +277,7 @@ class NodeClaimLifecycle:
         self.termination.delete(rec, reason, evict_reason)
         return True
 
-    def relabel_nodeclaim(self, name: str, labels: Mapping[str, str], remove: Iterable[str] = (),
+    def relabel(self, name: str, labels: Mapping[str, str], remove: Iterable[str] = (),
                           price: float | None = None) -> bool:
         """A label patch of NodeClaim ``name`` and of its Node (when registered and not deleting),
         as a cloud provider's controller makes it (the AWS capacity-type controller demoting a
@@ -302,7 +308,7 @@ class NodeClaimLifecycle:
             updated = node.model_copy(deep=True)
             updated.metadata.labels = patched(updated.metadata.labels)
             self.store.update("Node", updated, old=node)
-        self._cluster_version += 1
+        self._changed()
         self.record("nodeclaim.relabelled", f"NodeClaim/{name}", labels=dict(sorted(labels.items())),
                     removed=sorted(dropped), **({"price": price} if price is not None else {}))
         return True
@@ -326,7 +332,7 @@ class NodeClaimLifecycle:
         deleted through the cloud provider."""
         for pod in self.store.list("Pod"):
             if pod.spec.node_name == rec.name:
-                self._delete_pod(pod.key)
+                self.pods.delete(pod.key)
         node = self.store.get("Node", rec.name)
         if node is not None:
             self.store.delete("Node", node)
@@ -336,5 +342,5 @@ class NodeClaimLifecycle:
             self.record("nodeclaim.delete-error", f"NodeClaim/{rec.name}", error=str(err))
         rec.deleted = True
         rec.deleted_at = self.clock.now()
-        self._cluster_version += 1
+        self._changed()
         self.record("nodeclaim.deleted", f"NodeClaim/{rec.name}", reason=rec.deleted_by)

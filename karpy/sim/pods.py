@@ -7,7 +7,8 @@ creates a replacement. Also the workload controllers' host (:class:`karpy.sim.re
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any, Protocol
 
 from karpy.api.node import Node
 from karpy.api.pod import Pod, PodCondition
@@ -16,19 +17,25 @@ from karpy.api.scenario import (ARRIVE_AFTER_ANNOTATION, DEPART_AFTER_ANNOTATION
 from karpy.kubescheduler.scheduler import BOUND, NOMINATED, UNSCHEDULABLE, ScheduleOneResult
 from karpy.scheduling.requirements import Requirements, strict_pod_requirements
 from karpy.scheduling.taints import tolerates
+from karpy.sim.deployment import DeploymentController
+from karpy.sim.job import JobController
+from karpy.sim.replicaset import ReplicaSetController
+from karpy.sim.statefulset import StatefulSetController
 
 if TYPE_CHECKING:  # pragma: no cover
     from karpy.sim.clock import EventQueue, VirtualClock
-    from karpy.sim.deployment import DeploymentController
-    from karpy.sim.job import JobController
-    from karpy.sim.replicaset import ReplicaSetController
-    from karpy.sim.statefulset import StatefulSetController
-    from karpy.sim.store import ObjectStore
+    from karpy.sim.store import ObjectStore, WatchEvent
 
-__all__ = ["DEFAULT_TERMINATION_GRACE_SECONDS", "PodHandling", "arrival_delay"]
+__all__ = ["DEFAULT_TERMINATION_GRACE_SECONDS", "Pods", "Recorder", "arrival_delay"]
 
 #: v1.PodSpec default terminationGracePeriodSeconds
 DEFAULT_TERMINATION_GRACE_SECONDS = 30.0
+
+
+class Recorder(Protocol):
+    """The simulation's timeline: ``record(kind, object, **detail)`` at the current virtual time."""
+
+    def __call__(self, kind: str, obj: str, **detail: Any) -> None: ...
 
 
 def _annotation_seconds(pod: Pod, annotation: str) -> float | None:
@@ -58,27 +65,62 @@ def _revised(pod: Pod, node_name: str | None = None) -> Pod:
     return pod.model_copy(update={"spec": spec, "status": pod.status.model_copy()})
 
 
-class PodHandling:
-    """The pod half of :class:`karpy.sim.simulation.Simulation` (a mixin over its state)."""
+class Pods:
+    """The simulation's pods (see the module docstring); the workload controllers' host."""
 
-    if TYPE_CHECKING:  # the simulation's state this half reads and writes
-        clock: VirtualClock
-        events: EventQueue
-        store: ObjectStore
-        pod_errors: dict[str, str]
-        deleted_pods: dict[str, Pod]
-        replica_sets: ReplicaSetController
-        deployments: DeploymentController
-        stateful_sets: StatefulSetController
-        jobs: JobController
-        _owned: dict[str, dict[str, tuple[str, str]]]
-        _bound_at: dict[str, float]
-        _condemned: set[str]
-        _pending_arrivals: dict[str, tuple[Pod, float]]
-        _deployment_syncs: set[str]
-        _given_daemonset: dict[str, set[tuple[str, str]]]
+    def __init__(self, store: ObjectStore, clock: VirtualClock, events: EventQueue, record: Recorder,
+                 errors: dict[str, str]) -> None:
+        """``record``: the simulation's timeline; ``errors``: its per-pod errors (a binding clears one)."""
+        self.store = store
+        self.clock = clock
+        self.events = events
+        self.record = record
+        self.errors = errors
+        #: pods gone from the store (deleted, completed), by key: the document reports them
+        self.deleted: dict[str, Pod] = {}
+        #: pods whose arrival (karpy.io/arrive-after) is still ahead: key -> (pod, arrival time)
+        self.arrivals: dict[str, tuple[Pod, float]] = {}
+        #: controller uid -> pod key -> the pod's store key (namespace, name), in creation order
+        self._owned: dict[str, dict[str, tuple[str, str]]] = {}
+        self._bound_at: dict[str, float] = {}
+        self._condemned: set[str] = set()
+        self._deployment_syncs: set[str] = set()
+        self._given_daemonset: dict[str, set[tuple[str, str]]] = {}
+        self.replica_sets = ReplicaSetController(self)
+        self.deployments = DeploymentController(self, self.replica_sets)
+        self.stateful_sets = StatefulSetController(self)
+        self.jobs = JobController(self)
 
-        def record(self, kind: str, obj: str, **detail: Any) -> None: ...
+    def now(self) -> float:
+        return self.clock.now()
+
+    def track_owners(self, ev: WatchEvent, changed: bool) -> None:
+        """A pod watch event: the pods each controller owns, and a rolling Deployment re-synced when
+        one of its pods changed (``changed``: bound, unbound or deleted)."""
+        if ev.type == "MODIFIED" and not changed:
+            return
+        owned = self._owned
+        for ref in ev.obj.metadata.owner_references or ():
+            if ref.controller and ref.uid:
+                if ev.type == "ADDED":
+                    meta = ev.obj.metadata
+                    owned.setdefault(ref.uid, {})[ev.obj.key] = (meta.namespace or "", meta.name)
+                elif ev.type == "DELETED":
+                    owned.get(ref.uid, {}).pop(ev.obj.key, None)
+                if ev.type != "ADDED" and self.deployments.deployments:
+                    d = self.deployments.owns(ref.uid)
+                    if d is not None and d.rolling_out:
+                        self._schedule_deployment_sync(d.key)
+
+    def index_daemonset_pods(self, pods: Iterable[Pod]) -> None:
+        """The input's pods already running on a node and controlled by a DaemonSet: a dump lists
+        both a DaemonSet and its pods, and the controller does not create a second pod on a node
+        that has one (read once, at load)."""
+        for pod in pods:
+            for ref in pod.metadata.owner_references or ():
+                if pod.spec.node_name and ref.kind == "DaemonSet" and ref.controller:
+                    self._given_daemonset.setdefault(pod.spec.node_name, set()).add(
+                        (pod.metadata.namespace or "default", ref.name))
 
     # -- the workload controllers' host (karpy.sim.replicaset.ControllerHost) ----------------------
     def owned_pods(self, owner_uid: str) -> list[Pod]:
@@ -98,8 +140,8 @@ class PodHandling:
         ns = pod.metadata.namespace or "default"
         pod.metadata.uid = f"uid-{ns}-{pod.metadata.name}-{self.clock.now():g}"
         pod.metadata.creation_timestamp = self.clock.timestamp()
-        self.deleted_pods.pop(pod.key, None)
-        self.create_pod(pod)
+        self.deleted.pop(pod.key, None)
+        self.create(pod)
 
     def delete_controller_pod(self, key: str, reason: str) -> None:
         pod = self.store.get("Pod", *reversed(key.split("/", 1)))
@@ -107,7 +149,7 @@ class PodHandling:
             return
         self._condemned.add(key)
         if not pod.spec.node_name:
-            self._delete_pod(key, reason=reason)
+            self.delete(key, reason=reason)
             return
         grace = pod.spec.termination_grace_period_seconds
         self.evict(key, DEFAULT_TERMINATION_GRACE_SECONDS if grace is None else float(grace), reason=reason)
@@ -117,17 +159,18 @@ class PodHandling:
         """Create ``pod`` now, or when its ``karpy.io/arrive-after`` delay has passed."""
         delay = arrival_delay(pod)
         if delay > 0:
-            self._pending_arrivals[pod.key] = (pod, self.clock.now() + delay)
+            self.arrivals[pod.key] = (pod, self.clock.now() + delay)
 
             def arrive(pod: Pod = pod) -> None:
-                self._pending_arrivals.pop(pod.key, None)
-                self.create_pod(pod)
+                self.arrivals.pop(pod.key, None)
+                self.create(pod)
 
             self.events.schedule(self.clock.now() + delay, f"arrive {pod.key}", arrive)
         else:
-            self.create_pod(pod)
+            self.create(pod)
 
-    def create_pod(self, pod: Pod) -> None:
+    def create(self, pod: Pod) -> None:
+        """The API server creates ``pod`` (a uid, a creationTimestamp; running when bound)."""
         if not pod.metadata.uid:
             pod.metadata.uid = f"uid-{pod.metadata.namespace}-{pod.metadata.name}"
         if pod.metadata.creation_timestamp is None:
@@ -148,7 +191,7 @@ class PodHandling:
                 current = self.store.get("Pod", *reversed(key.split("/", 1)))
                 if current is not None and current.metadata.uid == uid:
                     self._condemned.add(key)
-                    self._delete_pod(key, reason="departed")
+                    self.delete(key, reason="departed")
 
             self.events.schedule_in(depart, f"depart {key}", depart_now)
 
@@ -168,13 +211,14 @@ class PodHandling:
             self._condemned.add(key)
             self.store.delete("Pod", current)
             current.status.phase = "Succeeded"
-            self.deleted_pods[key] = current
+            self.deleted[key] = current
             self.record("pod.completed", f"Pod/{key}", node=current.spec.node_name)
             self._pod_gone(current, succeeded=True)
 
         self.events.schedule_in(run_for, f"complete {key}", complete)
 
     def daemonset_fits(self, ds: Any, node: Node) -> bool:
+        """The DaemonSet controller would place a pod of ``ds`` on ``node`` (taints, node affinity)."""
         template = ds.template_pod()
         if tolerates(node.spec.taints or (), template.spec.tolerations or ()) is not None:
             # upstream DaemonSet controller tolerates NoExecute/NoSchedule of not-ready etc.;
@@ -183,9 +227,8 @@ class PodHandling:
         labels = Requirements.from_labels(node.metadata.labels or {})
         return labels.is_compatible(strict_pod_requirements(template))
 
-    def _bind_daemonset_pods(self, node: Node) -> None:
-        # a dump lists both a DaemonSet and its pods: the controller does not create a second pod on a
-        # node that has one (the input's DaemonSet-owned pods per node, read once at load)
+    def bind_daemonset_pods(self, node: Node) -> None:
+        """The DaemonSet controller: a pod of every DaemonSet that fits ``node`` (and has none there yet)."""
         given = self._given_daemonset.get(node.metadata.name, set())
         for ds in self.store.list("DaemonSet"):
             if (ds.metadata.namespace or "default", ds.metadata.name) in given:
@@ -193,12 +236,12 @@ class PodHandling:
             if self.daemonset_fits(ds, node):
                 pod = ds.pod_for_node(node.metadata.name)
                 pod.spec = pod.spec.model_copy(update={"node_name": node.metadata.name})  # copy-on-write
-                self.create_pod(pod)
+                self.create(pod)
 
     # -- kube-scheduler results -----------------------------------------------------------------
-    def _apply(self, result: ScheduleOneResult) -> None:
+    def apply(self, result: ScheduleOneResult) -> None:
         for member in result.members or ():
-            self._apply(member)
+            self.apply(member)
         if result.members:
             return
         if (result.outcome != BOUND and not (result.condition is not None and result.condition_changed)
@@ -217,7 +260,7 @@ class PodHandling:
             updated.status.nominated_node_name = None
             self._set_condition(updated, "True", None, None)
             self.store.update("Pod", updated, old=pod)
-            self.pod_errors.pop(pod.key, None)
+            self.errors.pop(pod.key, None)
             self.record("pod.bound", f"Pod/{pod.key}", node=result.node_name)
             self._started(updated)
             return
@@ -264,17 +307,17 @@ class PodHandling:
         def delete() -> None:
             current = self.store.get("Pod", *reversed(key.split("/", 1)))
             if current is not None and current.metadata.uid == uid:
-                self._delete_pod(key)
+                self.delete(key)
 
         self.events.schedule_in(float(grace or 0), f"delete {key}", delete)
 
-    def _delete_pod(self, key: str, reason: str | None = None) -> None:
+    def delete(self, key: str, reason: str | None = None) -> None:
         pod = self.store.get("Pod", *reversed(key.split("/", 1)))
         if pod is None:
             return
         self.store.delete("Pod", pod)
         pod.status.phase = "Deleted"
-        self.deleted_pods[key] = pod
+        self.deleted[key] = pod
         self.record("pod.departed" if reason == "departed" else "pod.deleted", f"Pod/{key}",
                     **({"node": pod.spec.node_name} if pod.spec.node_name else {}))
         self._pod_gone(pod)

@@ -322,8 +322,8 @@ class ScenarioRunner:
             if d is not None:
                 for rs in d.sets:
                     rs.replicas = 0
-                    for p in sim.owned_pods(rs.uid):
-                        sim.delete_controller_pod(p.key, "deleted")
+                    for p in sim.pods.owned_pods(rs.uid):
+                        sim.pods.delete_controller_pod(p.key, "deleted")
                     sim.replica_sets.sets.pop(rs.uid, None)
         elif ref.kind in ("ReplicaSet", "ReplicationController", "StatefulSet", "Job"):
             registries: dict[str, dict[str, Any]] = {
@@ -337,7 +337,7 @@ class ScenarioRunner:
         elif ref.kind == "Pod":
             pod = sim.store.get("Pod", ref.name, ref.namespace)
             if pod is not None:
-                sim.delete_controller_pod(pod.key, "deleted")
+                sim.pods.delete_controller_pod(pod.key, "deleted")
         elif ref.kind == "NodePool":
             pool = sim.store.get("NodePool", ref.name)
             if pool is not None:
@@ -354,8 +354,8 @@ class ScenarioRunner:
             if apply is not None:
                 apply(ref.kind, ref.name)
         if owner_uid is not None:
-            for p in sim.owned_pods(owner_uid):
-                sim.delete_controller_pod(p.key, "deleted")
+            for p in sim.pods.owned_pods(owner_uid):
+                sim.pods.delete_controller_pod(p.key, "deleted")
         self._requeue()
 
     def _do_apply(self, i: int, ev: ScenarioEvent) -> None:
@@ -366,7 +366,7 @@ class ScenarioRunner:
             key = f"{ns}/{obj.metadata.name}"
             sim.record("apply", f"{kind}/{obj.metadata.name if getattr(obj, 'CLUSTER_SCOPED', False) else key}")
             if kind == "Pod":
-                sim.admit(obj.model_copy(deep=True))
+                sim.pods.admit(obj.model_copy(deep=True))
             elif kind == "Deployment":
                 d = sim.deployments.deployments.get(key)
                 if d is None:
@@ -408,10 +408,10 @@ class ScenarioRunner:
                     sim.store.update(kind, new, old=old)
                 if kind == "DaemonSet" and old is None:
                     for node in sim.store.list("Node"):
-                        if sim.daemonset_fits(new, node):
+                        if sim.pods.daemonset_fits(new, node):
                             pod = new.pod_for_node(node.metadata.name)
                             pod.spec = pod.spec.model_copy(update={"node_name": node.metadata.name})
-                            sim.create_pod(pod)
+                            sim.pods.create(pod)
             elif kind == "PriorityClass":
                 sim.scheduler.add_priority_class(obj)
             elif kind == "PodDisruptionBudget":

@@ -64,7 +64,7 @@ from __future__ import annotations
 
 import math
 import random
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from karpy.api.node import Node
@@ -78,15 +78,12 @@ from karpy.provisioning.scheduler import OUTCOME_EXISTING_NODE
 from karpy.provisioning.state import ClusterState
 from karpy.provisioning.volumetopology import VolumeTopology
 from karpy.sim.clock import EventQueue, VirtualClock
-from karpy.sim.deployment import DeploymentController
 from karpy.sim.host import DisruptionHooks, PeriodicController, RecordListener, Termination
-from karpy.sim.job import JobController
 from karpy.sim.lifecycle import LABEL_INITIALIZED, LABEL_REGISTERED, NodeClaimLifecycle
 from karpy.sim.options import SimulationOptions
-from karpy.sim.pods import DEFAULT_TERMINATION_GRACE_SECONDS, PodHandling, arrival_delay
+from karpy.sim.pods import DEFAULT_TERMINATION_GRACE_SECONDS, Pods, arrival_delay
 from karpy.sim.records import LaunchRecord, PodHistory, ProvisioningPass, SimulationResult
-from karpy.sim.replicaset import ManagedReplicaSet, ReplicaSetController
-from karpy.sim.statefulset import StatefulSetController
+from karpy.sim.replicaset import ManagedReplicaSet
 from karpy.sim.store import ObjectStore
 from karpy.sim.timeline import Timeline
 
@@ -111,7 +108,7 @@ def _has_disrupted_taint(node: Node) -> bool:
     return any(t.key == DISRUPTED_TAINT_KEY and t.effect == "NoSchedule" for t in node.spec.taints or ())
 
 
-class Simulation(NodeClaimLifecycle, PodHandling):
+class Simulation:
     """One run over a set of manifests: build it, register the controllers (:mod:`karpy.simulator`
     does), call :meth:`run` once."""
 
@@ -130,40 +127,31 @@ class Simulation(NodeClaimLifecycle, PodHandling):
         self.rng = random.Random(self.options.seed)
         self.events = EventQueue(self.clock)
         self.store = ObjectStore()
+        self.timeline = Timeline()
         self.scheduler = KubeScheduler(self.clock, self.rng, self.options.scheduler_config)
         self.provisioner = Provisioner(cloud_provider, options=self.options.operator_options(),
                                        max_instance_types=self.options.max_instance_types)
         self.batcher = Batcher(self.clock, self.options.batch_idle_duration, self.options.batch_max_duration)
-        self.launches: list[LaunchRecord] = []
         self.pod_errors: dict[str, str] = {}
-        self.deleted_pods: dict[str, Pod] = {}
-        self._launch_by_node: dict[str, LaunchRecord] = {}
-        self._launch_by_name: dict[str, LaunchRecord] = {}
-        self._claim_names: set[str] = set()
+        #: pod handling (karpy.sim.pods) and the NodeClaim lifecycle (karpy.sim.lifecycle)
+        self.pods = Pods(self.store, self.clock, self.events, self.record, self.pod_errors)
+        self.nodeclaims = NodeClaimLifecycle(self.store, self.clock, self.events, self.record, cloud_provider,
+                                             self.provisioner, self.options, self.pods, self.pod_errors,
+                                             self._cluster_changed, lambda: self._passes)
+        self.launches = self.nodeclaims.launches
+        self.deleted_pods = self.pods.deleted
+        self.replica_sets, self.deployments = self.pods.replica_sets, self.pods.deployments
+        self.stateful_sets, self.jobs = self.pods.stateful_sets, self.pods.jobs
         self._requeue_at: float | None = None
         self._passes = 0
         self._pass_log: list[ProvisioningPass] = []
         self._pod_history: dict[str, PodHistory] = {}
-        self._pod_claims: dict[str, set[str]] = {}
         self._cycles = 0
         self._last_pass_version: int | None = None
         self._cluster_version = 0
-        self._last_cluster: ClusterState | None = None
         self._attempted: dict[str, int] = {}
-        self.timeline = Timeline()
-        self.replica_sets = ReplicaSetController(self)
-        self.deployments = DeploymentController(self, self.replica_sets)
-        self.stateful_sets = StatefulSetController(self)
-        self.jobs = JobController(self)
-        #: controller uid -> pod key -> the pod's store key (namespace, name), in creation order
-        self._owned: dict[str, dict[str, tuple[str, str]]] = {}
-        self._bound_at: dict[str, float] = {}
-        self._condemned: set[str] = set()
         self._controllers: list[PeriodicController] = []
         self._provider_controllers: list[PeriodicController] = []
-        self._pending_arrivals: dict[str, tuple[Pod, float]] = {}
-        self._deployment_syncs: set[str] = set()
-        self._given_daemonset: dict[str, set[tuple[str, str]]] = {}
         self.horizon: float | None = self.options.until
         #: called as ``fn(kind, object, detail)`` for every timeline entry (karpy.static listens
         #: for its NodeClaims' lifecycle)
@@ -180,16 +168,72 @@ class Simulation(NodeClaimLifecycle, PodHandling):
     # -- registration (karpy.simulator wires the controllers, see the module docstring) ------------
     def set_termination(self, termination: Termination) -> None:
         """Every :meth:`delete_nodeclaim` drains through ``termination`` from now on."""
-        self.termination = termination
+        self.termination = self.nodeclaims.termination = termination
 
     def set_disruption(self, disruption: DisruptionHooks) -> None:
         """The provisioner's cluster state sees ``disruption.marked`` as deleting; each provisioning
         pass's results are handed to ``disruption.nominate``; the result carries it."""
-        self.disruption = disruption
+        self.disruption = self.nodeclaims.disruption = disruption
 
     def add_record_listener(self, listener: RecordListener) -> None:
         """Call ``listener(kind, object, detail)`` for every timeline entry from now on."""
         self.record_listeners.append(listener)
+
+    # -- what controllers read and do (karpy.sim.host.SimulationHost), from the two halves ----------
+    def nodeclaim(self, name: str) -> LaunchRecord | None:
+        """The launch record of a NodeClaim by name."""
+        return self.nodeclaims.nodeclaim(name)
+
+    def nodeclaim_of_node(self, node_name: str) -> LaunchRecord | None:
+        """The launch record of the NodeClaim whose Node ``node_name`` registered."""
+        return self.nodeclaims.nodeclaim_of_node(node_name)
+
+    def live_nodeclaims(self) -> list[Any]:
+        """The launched NodeClaims that are not deleting or deleted, in creation order."""
+        return self.nodeclaims.live_nodeclaims()
+
+    def node_labels(self, name: str) -> dict[str, str] | None:
+        """The labels of Node ``name`` (registered, not deleting), or None."""
+        return self.nodeclaims.node_labels(name)
+
+    def cluster_state(self) -> ClusterState:
+        """The provisioner's view of the cluster now (state.Cluster)."""
+        return self.nodeclaims.cluster_state()
+
+    def stage_nodeclaim(self, claim: Any, instance_types: Sequence[Any] | None = None,
+                        untruncated: Sequence[Any] | None = None) -> LaunchRecord:
+        """ToNodeClaim, a name and the launch record of a scheduled claim (:meth:`launch` launches it)."""
+        return self.nodeclaims.stage(claim, instance_types, untruncated)
+
+    def launch(self, records: Sequence[LaunchRecord]) -> None:
+        """Create staged NodeClaims through the cloud provider, together (one virtual instant)."""
+        self.nodeclaims.launch(records)
+
+    def delete_nodeclaim(self, name: str, reason: str, evict_reason: str | None = None) -> bool:
+        """Begin Karpenter's termination of NodeClaim ``name`` through the registered termination
+        controller (see the module docstring). False when it is unknown, never launched, or
+        already deleting."""
+        return self.nodeclaims.delete(name, reason, evict_reason)
+
+    def finish_deletion(self, record: LaunchRecord) -> None:
+        """The NodeClaim is gone: its pods, its Node and its instance deleted."""
+        self.nodeclaims.finish_deletion(record)
+
+    def relabel_nodeclaim(self, name: str, labels: Mapping[str, str], remove: Iterable[str] = (),
+                          price: float | None = None) -> bool:
+        """A label patch of NodeClaim ``name`` and its Node (karpy.sim.lifecycle)."""
+        return self.nodeclaims.relabel(name, labels, remove, price)
+
+    def reclaim_at(self, name: str, t: float) -> None:
+        """The cloud takes the instance of NodeClaim ``name`` back at ``t`` (a spot reclaim)."""
+        self.nodeclaims.reclaim_at(name, t)
+
+    def evict(self, key: str, grace: float, reason: str = "preemption") -> None:
+        """Evict pod ``key``: deleted after ``grace`` seconds, its controller then replaces it."""
+        self.pods.evict(key, grace, reason)
+
+    def _cluster_changed(self) -> None:
+        self._cluster_version += 1
 
     # -- the clock and the timeline ---------------------------------------------------------------
     def add_controller(self, name: str, interval: float, reconcile: Callable[[float], None],
@@ -264,27 +308,14 @@ class Simulation(NodeClaimLifecycle, PodHandling):
 
     # -- watches ----------------------------------------------------------------------------------
     def _wire(self) -> None:
-        ks = self.scheduler
-
-        owned = self._owned
+        ks, pods = self.scheduler, self.pods
 
         def on_pod(ev: Any) -> None:
             bound_before = bool(ev.old is not None and ev.old.spec.node_name)
             changed = ev.type == "DELETED" or bool(ev.obj.spec.node_name) != bound_before
             if changed:
                 self._cluster_version += 1
-            if ev.type != "MODIFIED" or changed:
-                for ref in ev.obj.metadata.owner_references or ():
-                    if ref.controller and ref.uid:
-                        if ev.type == "ADDED":
-                            meta = ev.obj.metadata
-                            owned.setdefault(ref.uid, {})[ev.obj.key] = (meta.namespace or "", meta.name)
-                        elif ev.type == "DELETED":
-                            owned.get(ref.uid, {}).pop(ev.obj.key, None)
-                        if ev.type != "ADDED" and self.deployments.deployments:
-                            d = self.deployments.owns(ref.uid)
-                            if d is not None and d.rolling_out:
-                                self._schedule_deployment_sync(d.key)
+            pods.track_owners(ev, changed)
             if ev.type == "ADDED":
                 ks.add_pod(ev.obj)
             elif ev.type == "MODIFIED":
@@ -359,9 +390,9 @@ class Simulation(NodeClaimLifecycle, PodHandling):
         for w in m.jobs:
             self.jobs.add(w)
         for node in m.nodes:
-            self._bind_daemonset_pods(node)
+            self.pods.bind_daemonset_pods(node)
         for pod in list(m.pods) + list(m.workload_pods()):
-            self.admit(pod)
+            self.pods.admit(pod)
         self._add_provider_controllers()
 
     def _build_indexes(self, m: Any) -> None:
@@ -378,11 +409,7 @@ class Simulation(NodeClaimLifecycle, PodHandling):
                            *(d.replica_set() for d in m.deployments), *m.stateful_sets]
             self.default_constraints = DefaultTopologySpreadInjector(cfg.default_constraints,
                                                                      self.store.list("Service"), controllers)
-        for pod in m.pods:
-            for ref in pod.metadata.owner_references or ():
-                if pod.spec.node_name and ref.kind == "DaemonSet" and ref.controller:
-                    self._given_daemonset.setdefault(pod.spec.node_name, set()).add(
-                        (pod.metadata.namespace or "default", ref.name))
+        self.pods.index_daemonset_pods(m.pods)
 
     def pod_disruption_budgets(self) -> list[Any]:
         """The PodDisruptionBudgets (from the store)."""
@@ -417,9 +444,10 @@ class Simulation(NodeClaimLifecycle, PodHandling):
         untruncated = getattr(results, "untruncated", {})
         if self.disruption is not None:
             self.disruption.nominate(results)
-        self.pod_errors = {k: v for k, v in results.pod_errors.items()}
-        for key, msg in getattr(results, "ignored", {}).items():
-            self.pod_errors[key] = msg
+        errors = self.pod_errors  # one dict, shared with the two halves: replaced in place
+        errors.clear()
+        errors.update(results.pod_errors)
+        errors.update(getattr(results, "ignored", {}))
         nodepools = {np.metadata.name: np for np in self.store.list("NodePool")}
         staged: list[LaunchRecord] = []
         exceeded_by_pool: dict[str, str | None] = {}
@@ -450,7 +478,7 @@ class Simulation(NodeClaimLifecycle, PodHandling):
     def _record_attempts(self, ps: ProvisioningPass, sched: Any) -> None:
         """Fold one pass's PodAttempt records into the per-pod history (see PodHistory)."""
         history = self._pod_history
-        own = self._pod_claims
+        own = self.nodeclaims.pod_claims
         record = sched.attempt_record
         for key in sched.attempts:
             att = record(key)
@@ -515,7 +543,7 @@ class Simulation(NodeClaimLifecycle, PodHandling):
                 self._cycles += 1
                 for attempted in (result.members or [result]):
                     self._attempted[attempted.pod_key] = self._cluster_version
-                self._apply(result)
+                self.pods.apply(result)
             if self._requeue_at is not None and self._requeue_at <= now:
                 self._requeue_at = None
                 for pod in self.store.list("Pod"):
@@ -575,6 +603,6 @@ class Simulation(NodeClaimLifecycle, PodHandling):
             disruption=self.disruption,
             timeline=self.timeline,
             horizon=self.horizon,
-            not_arrived=dict(self._pending_arrivals),
+            not_arrived=dict(self.pods.arrivals),
             nodepools=list(self.store.list("NodePool")),
         )

@@ -26,7 +26,7 @@ def bare(name, cpu="1", **kw):
 
 
 def scale_down(sim, at, keys):
-    sim.events.schedule(at, "scale", lambda: [sim._delete_pod(k) for k in keys])
+    sim.events.schedule(at, "scale", lambda: [sim.pods.delete(k) for k in keys])
 
 
 def methods(result):
