@@ -62,6 +62,10 @@ class FeatureGates:
         """The gates of :mod:`karpy.featuregates` (upstream names, ``Name -> bool`` over the defaults)."""
         return cls(**{_GATE_FIELDS[name]: value for name, value in resolve_gates(gates).items()})
 
+    def to_mapping(self) -> dict[str, bool]:
+        """The gates by upstream name (the inverse of :meth:`from_mapping`)."""
+        return {name: getattr(self, attr) for name, attr in _GATE_FIELDS.items()}
+
     @classmethod
     def parse(cls, text: str) -> FeatureGates:
         """``"ReservedCapacity=false,NodeOverlay=true"`` over the defaults (options.go ParseFeatureGates).

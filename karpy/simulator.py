@@ -1,4 +1,8 @@
-"""``karpy.simulate``: manifests in, what Karpenter would launch (and why) out."""
+"""``karpy.simulate``: manifests in, what Karpenter would launch (and why) out.
+
+The edge of a run: the input is loaded once, the options built once, and :func:`new_simulation`
+wires Karpenter's controllers into the simulation from above (upstream: pkg/controllers/controllers.go).
+"""
 
 from __future__ import annotations
 
@@ -6,7 +10,7 @@ from collections.abc import Callable, Mapping, Sequence
 from contextlib import ExitStack
 from typing import Any
 
-from karpy.api.loader import DEFAULT_MAX_PODS, load_manifests
+from karpy.api.loader import DEFAULT_MAX_PODS, Manifests, load_manifests
 from karpy.api.nodepool import unmodelled_field_warnings
 from karpy.api.scenario import ScenarioEvent, parse_duration, parse_event_line
 from karpy.cloudprovider.registry import ProviderOptions, resolve_cloud_provider
@@ -17,10 +21,13 @@ from karpy.featuregates import NODE_OVERLAY, STATIC_CAPACITY
 from karpy.featuregates import resolve as resolve_gates
 from karpy.result import Result
 from karpy.sim.clock import VirtualClock
-from karpy.sim.simulation import Simulation, SimulationOptions
+from karpy.sim.options import SimulationOptions
+from karpy.sim.scenario import ScenarioRunner
+from karpy.sim.simulation import Simulation
+from karpy.static.nodepoolstate import NodePoolState
+from karpy.termination.controller import TerminationController
 
-__all__ = ["simulate"]
-
+__all__ = ["new_simulation", "simulate"]
 
 
 def _gate_node_overlays(loaded: Any, gates: Mapping[str, bool]) -> None:
@@ -36,6 +43,14 @@ def _gate_node_overlays(loaded: Any, gates: Mapping[str, bool]) -> None:
 def _check_choice(name: str, value: str, allowed: Sequence[str]) -> None:
     if value not in allowed:
         raise ValueError(f"{name} must be one of {', '.join(allowed)} (got {value!r})")
+
+
+def _check_arguments(region: str | None, prices: str | None, preference_policy: str, min_values_policy: str) -> None:
+    for name, value in (("region", region), ("prices", prices)):
+        if isinstance(value, str) and not value.strip():
+            raise ValueError(f"{name} must not be empty (got {value!r}; None means the default)")
+    _check_choice("preference_policy", preference_policy, PREFERENCE_POLICIES)
+    _check_choice("min_values_policy", min_values_policy, MIN_VALUES_POLICIES)
 
 
 def _scheduler_config(value: Any) -> SchedulerConfiguration | None:
@@ -116,62 +131,108 @@ def simulate(
     stays the caller's to close. Nothing process-wide is changed (no environment variable, no
     global mock), and concurrent calls from several threads are safe.
     """
-    for name, value in (("region", region), ("prices", prices)):
-        if isinstance(value, str) and not value.strip():
-            raise ValueError(f"{name} must not be empty (got {value!r}; None means the default)")
-    _check_choice("preference_policy", preference_policy, PREFERENCE_POLICIES)
-    _check_choice("min_values_policy", min_values_policy, MIN_VALUES_POLICIES)
+    _check_arguments(region, prices, preference_policy, min_values_policy)
     clock = VirtualClock()
     base = options or SimulationOptions()
     gates = resolve_gates({**base.feature_gates, **dict(feature_gates or {})})
-    fields = {**(base.operator or Options()).__dict__, "preference_policy": preference_policy,
-              "min_values_policy": min_values_policy, "feature_gates": FeatureGates.from_mapping(gates)}
-    if scheduler_config is not None:
-        fields["scheduler_config"] = _scheduler_config(scheduler_config)
-    operator = Options(**fields)
+    operator = _operator_options(base, preference_policy, min_values_policy, gates, scheduler_config)
     disruption_on = bool(base.disruption if disruption is None else disruption)
     with ExitStack() as owned:
         if isinstance(cloud_provider, str):
             factory = resolve_cloud_provider(cloud_provider)
-            loaded = load_manifests(manifests, extra_kinds=getattr(factory, "EXTRA_KINDS", None), strict=strict,
-                                    max_pods=max_pods, exclude=exclude)
-            loaded.warnings.extend(unmodelled_field_warnings(loaded.nodepools, disruption=disruption_on,
-                                                            static_capacity=gates[STATIC_CAPACITY]))
-            _gate_node_overlays(loaded, gates)
+            loaded = _load(manifests, factory, strict, max_pods, exclude, disruption_on, gates)
             provider = factory.from_options(ProviderOptions(region=region, prices=prices,
                                                             unavailable=tuple(unavailable), clock=clock,
                                                             manifests=loaded, extra=dict(provider_extra or {}),
                                                             options=operator, price_region=price_region))
-            close = getattr(provider, "close", None)
-            if callable(close):
-                owned.callback(close)
+            owned.callback(_closer(provider))
         else:
             provider = cloud_provider
-            loaded = load_manifests(manifests, extra_kinds=getattr(provider, "EXTRA_KINDS", None), strict=strict,
-                                    max_pods=max_pods, exclude=exclude)
-            loaded.warnings.extend(unmodelled_field_warnings(loaded.nodepools, disruption=disruption_on,
-                                                            static_capacity=gates[STATIC_CAPACITY]))
-            _gate_node_overlays(loaded, gates)
+            loaded = _load(manifests, provider, strict, max_pods, exclude, disruption_on, gates)
         provider_warnings = getattr(provider, "manifest_warnings", None)
         if callable(provider_warnings):
             loaded.warnings.extend(provider_warnings())
-        overrides: dict[str, Any] = {"preference_policy": preference_policy, "min_values_policy": min_values_policy,
-                                     "operator": operator,
-                                     "feature_gates": {k: v for k, v in gates.items()
-                                                       if v != FEATURE_GATE_DEFAULTS[k]}}
-        if disruption is not None:
-            overrides["disruption"] = disruption
-        if until is not None:
-            overrides["until"] = parse_duration(until, "until")
-            if overrides["until"] <= 0:
-                raise ValueError(f"until {until!r} must be greater than 0")
-        if events:
-            overrides["events"] = (*base.events, *_events(events))
-        sim_options = SimulationOptions(**{**base.__dict__, **overrides})
-        simulation = Simulation(loaded, provider, sim_options, clock=clock, progress=progress)
-        outcome = simulation.run()
+        run_options = _run_options(base, operator, gates, disruption, until, events)
+        outcome = new_simulation(loaded, provider, run_options, clock=clock, progress=progress).run()
         prices_meta = getattr(provider, "prices_metadata", None)
         meta = (prices_meta() if callable(prices_meta)
                 else {"date": None, "source": f"{provider.name} cloud provider"})
         return Result(simulation=outcome, region=region if isinstance(cloud_provider, str) or region else None,
                       prices=meta, cloud_provider=provider, terminal_pods=list(loaded.terminal_pods))
+
+
+def _closer(provider: Any) -> Callable[[], None]:
+    """What closes a provider built here (its ``close``, when it has one)."""
+    close = getattr(provider, "close", None)
+    return close if callable(close) else (lambda: None)
+
+
+def _operator_options(base: SimulationOptions, preference_policy: str, min_values_policy: str,
+                      gates: Mapping[str, bool], scheduler_config: Any) -> Options:
+    """Karpenter's operator options of the run (shared with the cloud provider): ``simulate``'s
+    arguments over ``options.operator``."""
+    fields = {**base.operator_options().__dict__, "preference_policy": preference_policy,
+              "min_values_policy": min_values_policy, "feature_gates": FeatureGates.from_mapping(gates)}
+    if scheduler_config is not None:
+        fields["scheduler_config"] = _scheduler_config(scheduler_config)
+    return Options(**fields)
+
+
+def _load(manifests: Any, provider: Any, strict: bool, max_pods: int | None, exclude: Sequence[str],
+          disruption: bool, gates: Mapping[str, bool]) -> Manifests:
+    """The input, read once (the provider's extra kinds too), with the warnings about what the run
+    leaves unmodelled."""
+    loaded = load_manifests(manifests, extra_kinds=getattr(provider, "EXTRA_KINDS", None), strict=strict,
+                            max_pods=max_pods, exclude=exclude)
+    loaded.warnings.extend(unmodelled_field_warnings(loaded.nodepools, disruption=disruption,
+                                                    static_capacity=gates[STATIC_CAPACITY]))
+    _gate_node_overlays(loaded, gates)
+    return loaded
+
+
+def _run_options(base: SimulationOptions, operator: Options, gates: Mapping[str, bool], disruption: bool | None,
+                 until: str | float | None, events: Sequence[Any]) -> SimulationOptions:
+    """The one options object of the run: ``options`` with ``simulate``'s arguments applied."""
+    overrides: dict[str, Any] = {"preference_policy": operator.preference_policy,
+                                 "min_values_policy": operator.min_values_policy, "operator": operator,
+                                 "feature_gates": {k: v for k, v in gates.items() if v != FEATURE_GATE_DEFAULTS[k]}}
+    if disruption is not None:
+        overrides["disruption"] = disruption
+    if until is not None:
+        overrides["until"] = parse_duration(until, "until")
+        if overrides["until"] <= 0:
+            raise ValueError(f"until {until!r} must be greater than 0")
+    if events:
+        overrides["events"] = (*base.events, *_events(events))
+    return SimulationOptions(**{**base.__dict__, **overrides})
+
+
+def new_simulation(manifests: Any, cloud_provider: Any, options: SimulationOptions | None = None,
+                   clock: VirtualClock | None = None,
+                   progress: Callable[[float, int, int], None] | None = None) -> Simulation:
+    """A :class:`karpy.sim.Simulation` with Karpenter's controllers wired in, as upstream's
+    pkg/controllers/controllers.go NewControllers builds them: the termination controller (always),
+    the disruption controller (``options.disruption``), the static capacity controllers (the
+    ``StaticCapacity`` gate) and the Scenario's events; the input loaded. Call ``run()`` once."""
+    options = options or SimulationOptions()
+    sim = Simulation(manifests, cloud_provider, options, clock=clock, progress=progress)
+    termination = TerminationController(sim)
+    sim.set_termination(termination)
+    gates = options.operator_options().feature_gates
+    # state.Cluster's NodePoolState: the static controllers' counts, read by StaticDrift
+    nodepool_state = NodePoolState()
+    disruption = None
+    if options.disruption:
+        from karpy.disruption.controller import DisruptionController  # heavy: only when it runs
+
+        disruption = DisruptionController(sim, gates.to_mapping(), termination, nodepool_state)
+        sim.set_disruption(disruption)
+    if gates.static_capacity:
+        from karpy.static.controller import StaticCapacityController
+
+        StaticCapacityController(sim, nodepool_state, disruption)
+    sim.load()
+    scenarios = list(getattr(manifests, "scenarios", ()) or ())
+    if scenarios or options.events:
+        ScenarioRunner(sim, scenarios[0] if scenarios else None, options.events, manifests).schedule()
+    return sim

@@ -68,8 +68,8 @@ PUBLIC: dict[str, set[str]] = {
         "BOUND", "KubeScheduler", "NOMINATED", "ScheduleOneResult", "SchedulerConfig", "UNSCHEDULABLE", "Victim",
     },
     "karpy.sim": {
-        "EPOCH", "LaunchRecord", "ObjectStore", "PodHistory", "ProvisioningPass", "Simulation",
-        "SimulationOptions", "SimulationResult", "Timeline", "TimelineEntry", "VirtualClock", "WatchEvent",
+        "EPOCH", "LaunchRecord", "ObjectStore", "PeriodicController", "PodHistory", "ProvisioningPass", "Simulation",
+        "SimulationHost", "SimulationOptions", "SimulationResult", "Timeline", "TimelineEntry", "VirtualClock", "WatchEvent",
     },
     "karpy.report": {"instance_family", "is_launched", "render_html", "render_table"},
     "karpy.admission": {

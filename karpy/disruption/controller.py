@@ -49,10 +49,13 @@ from karpy.nodeclaim.disruption import InstanceTypeCheckCache, set_condition, up
 from karpy.nodeclaim.expiration import expires_at
 from karpy.provisioning import podutils
 from karpy.scheduling.labels import NODE_INITIALIZED
+from karpy.static.controller import observe
+from karpy.static.nodepoolstate import NodePoolState
 from karpy.utils.pod import DISRUPTED_TAINT_KEY
 
 if TYPE_CHECKING:  # pragma: no cover
-    from karpy.sim.simulation import Simulation
+    from karpy.sim.host import SimulationHost
+    from karpy.termination.controller import TerminationController
 
 __all__ = ["DELETED_BY", "DisruptionController", "POLLING_PERIOD"]
 
@@ -68,9 +71,13 @@ DELETED_BY = {"emptiness": "emptiness", "drift": "drift", "static-drift": "drift
 
 
 class DisruptionController:
-    """Runs inside a :class:`karpy.sim.simulation.Simulation` (``sim``)."""
+    """Runs inside a simulation (``sim``, a :class:`karpy.sim.host.SimulationHost`); the wiring
+    (:mod:`karpy.simulator`) registers it with ``sim.set_disruption``."""
 
-    def __init__(self, sim: Simulation, feature_gates: dict[str, bool]) -> None:
+    def __init__(self, sim: SimulationHost, feature_gates: dict[str, bool], termination: TerminationController,
+                 nodepool_state: NodePoolState | None = None) -> None:
+        """``termination``: the simulation's termination controller (every deletion drains through
+        it); ``nodepool_state``: state.Cluster's NodePoolState, shared with the static controllers."""
         self.sim = sim
         self.feature_gates = dict(feature_gates)
         # controller.go NewMethods, in upstream's order
@@ -79,7 +86,8 @@ class DisruptionController:
         self.queue = Queue(self)
         #: the simulation's termination controller drains every deletion; its steps go to this
         #: controller's timeline (``disruption.<step>``)
-        self.termination = sim.termination
+        self.termination = termination
+        self.nodepool_state = nodepool_state if nodepool_state is not None else NodePoolState()
         self.termination.on_step = self._timeline
         self.termination.on_terminated.append(self._terminated)
         self.marked: set[str] = set()
@@ -131,7 +139,7 @@ class DisruptionController:
 
     def _stamp_pod_event(self, node_name: str) -> None:
         """podevents controller: lastPodEventTime = now unless stamped < 10 s ago."""
-        rec = self.sim._launch_by_node.get(node_name)
+        rec = self.sim.nodeclaim_of_node(node_name)
         if rec is None or rec.launched is None:
             return
         now = self._now()
@@ -148,7 +156,7 @@ class DisruptionController:
         labels = ev.obj.metadata.labels or {}
         was = (ev.old.metadata.labels or {}).get(NODE_INITIALIZED) if ev.old is not None else None
         if labels.get(NODE_INITIALIZED) == "true" and was != "true":
-            rec = self.sim._launch_by_node.get(ev.obj.metadata.name)
+            rec = self.sim.nodeclaim_of_node(ev.obj.metadata.name)
             if rec is not None and rec.launched is not None:
                 set_condition(rec.launched, "Initialized", "True", self._now())
             self.sim.events.schedule_in(0.0, f"disruption queue {ev.obj.metadata.name}", self._reconcile_queue)
@@ -174,15 +182,17 @@ class DisruptionController:
             return cache[key]
 
         nodepools = {np.metadata.name: np for np in sim.store.list("NodePool")}
-        from karpy.static.controller import observe
-
-        return Cluster(now=now, state=sim._cluster_state(), nodepools=nodepools, pods=sim.store.list("Pod"),
-                       pdbs=list(sim.manifests.pod_disruption_budgets), daemonsets=sim.store.list("DaemonSet"),
+        return Cluster(now=now, state=sim.cluster_state(), nodepools=nodepools, pods=sim.store.list("Pod"),
+                       pdbs=sim.pod_disruption_budgets(), daemonsets=sim.store.list("DaemonSet"),
                        provisioner=sim.provisioner, instance_types=instance_types,
                        nominated_until=self.nominated_until, in_queue=self.queue.names(),
                        feature_gates=self.feature_gates, consolidation_state=self.consolidation_state,
-                       nodepool_state=observe(sim) if any(np.spec.replicas is not None
+                       nodepool_state=observe(sim, self.nodepool_state, self) if any(np.spec.replicas is not None
                                                           for np in nodepools.values()) else None)
+
+    def in_flight(self) -> frozenset[str]:
+        """Candidates of in-flight commands (queue.HasAny; the static controllers' pending disruption)."""
+        return self.queue.names()
 
     def _record_events(self, cluster: Cluster) -> None:
         for reason, obj, msg in cluster.events:
@@ -333,7 +343,7 @@ class DisruptionController:
         self.termination.taint(name, add)
 
     def _record_of(self, name: str) -> Any | None:
-        return self.sim._launch_by_node.get(name) or next((r for r in self.sim.launches if r.name == name), None)
+        return self.sim.nodeclaim_of_node(name) or next((r for r in self.sim.launches if r.name == name), None)
 
     def mark_disrupted(self, cmd: Command) -> None:
         for c in cmd.candidates:
@@ -355,7 +365,7 @@ class DisruptionController:
         """provisioner.CreateNodeClaims for the replacements (limits checked first), then
         MarkForDeletion of the candidates (queue.go :350-355)."""
         sim = self.sim
-        cluster = sim._cluster_state()
+        cluster = sim.cluster_state()
         staged = []
         try:
             for claim in cmd.replacements:
@@ -364,14 +374,14 @@ class DisruptionController:
                     exceeded = sim.provisioner.limits_exceeded(pool, cluster)
                     if exceeded is not None:
                         return str(exceeded)
-                staged.append(sim._stage_nodeclaim(claim))
-            sim._launch(staged)
+                staged.append(sim.stage_nodeclaim(claim))
+            sim.launch(staged)
         finally:
             # provisioner.go CreateNodeClaims: a static replacement's reserved node is released
             # whether or not it was created (StaticDrift reserved it)
             for claim in cmd.replacements:
                 if claim.template.is_static:
-                    sim.nodepool_state.release_node_count(claim.nodepool_name, 1)
+                    self.nodepool_state.release_node_count(claim.nodepool_name, 1)
         for c in cmd.candidates:
             self.marked.add(c.name)
         for r in staged:

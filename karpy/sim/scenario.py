@@ -40,7 +40,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
-from karpy.api.loader import ManifestError, format_loc, load_manifests
+from karpy.api.loader import ManifestError, Manifests, format_loc, load_manifests
 from karpy.api.scenario import Scenario, ScenarioEvent
 from karpy.sim.replicaset import ManagedReplicaSet, find_by_key
 
@@ -78,8 +78,12 @@ def validate_events(events: Sequence[Any], where: str = "events") -> list[Scenar
 class ScenarioRunner:
     """Validate and schedule the events of one run (see the module docstring)."""
 
-    def __init__(self, sim: Simulation, scenario: Scenario | None, extra: Sequence[Any] = ()) -> None:
+    def __init__(self, sim: Simulation, scenario: Scenario | None, extra: Sequence[Any] = (),
+                 manifests: Manifests | None = None) -> None:
+        """``manifests``: the run's input (what the events may name); the wiring (karpy.simulator)
+        builds the runner after the simulation loaded it."""
         self.sim = sim
+        self.manifests = manifests if manifests is not None else Manifests()
         self.scenario = scenario
         self.file, self.document = scenario.source if scenario is not None else ("<events>", None)
         self.entries: list[tuple[str, int | None, str, ScenarioEvent]] = []
@@ -99,7 +103,7 @@ class ScenarioRunner:
                              else None)
 
     def _known_workloads(self) -> set[tuple[str, str, str]]:
-        m = self.sim.manifests
+        m = self.manifests
         known = set()
         for kind, items in (("Deployment", m.deployments), ("ReplicaSet", m.replica_sets),
                             ("ReplicationController", m.replication_controllers), ("StatefulSet", m.stateful_sets), ("Job", m.jobs), ("Pod", m.pods),
@@ -135,7 +139,7 @@ class ScenarioRunner:
         """Raise ``ManifestError`` for the first bad event (in time order of application)."""
         known = self._known_workloads()
         #: NodePool name -> static (``spec.replicas`` set), as the events change it
-        static = {np.metadata.name: np.spec.replicas is not None for np in self.sim.manifests.nodepools}
+        static = {np.metadata.name: np.spec.replicas is not None for np in self.manifests.nodepools}
         capacity_check = getattr(self.sim.cloud_provider, "check_capacity_spec", None)
         order = sorted(range(len(self.entries)), key=lambda i: (self.entries[i][3].at, i))
         for i in order:
@@ -231,9 +235,7 @@ class ScenarioRunner:
         getattr(self, f"_do_{ev.action}")(i, ev)
 
     def _requeue(self) -> None:
-        sim = self.sim
-        sim._cluster_version += 1
-        sim._requeue_at = sim.clock.now()
+        self.sim.requeue()
 
     def _do_scale(self, i: int, ev: ScenarioEvent) -> None:
         sim, ref = self.sim, ev.scale
@@ -320,8 +322,8 @@ class ScenarioRunner:
             if d is not None:
                 for rs in d.sets:
                     rs.replicas = 0
-                    for p in sim.owned_pods(rs.uid):
-                        sim.delete_controller_pod(p.key, "deleted")
+                    for p in sim.pods.owned_pods(rs.uid):
+                        sim.pods.delete_controller_pod(p.key, "deleted")
                     sim.replica_sets.sets.pop(rs.uid, None)
         elif ref.kind in ("ReplicaSet", "ReplicationController", "StatefulSet", "Job"):
             registries: dict[str, dict[str, Any]] = {
@@ -335,7 +337,7 @@ class ScenarioRunner:
         elif ref.kind == "Pod":
             pod = sim.store.get("Pod", ref.name, ref.namespace)
             if pod is not None:
-                sim.delete_controller_pod(pod.key, "deleted")
+                sim.pods.delete_controller_pod(pod.key, "deleted")
         elif ref.kind == "NodePool":
             pool = sim.store.get("NodePool", ref.name)
             if pool is not None:
@@ -352,8 +354,8 @@ class ScenarioRunner:
             if apply is not None:
                 apply(ref.kind, ref.name)
         if owner_uid is not None:
-            for p in sim.owned_pods(owner_uid):
-                sim.delete_controller_pod(p.key, "deleted")
+            for p in sim.pods.owned_pods(owner_uid):
+                sim.pods.delete_controller_pod(p.key, "deleted")
         self._requeue()
 
     def _do_apply(self, i: int, ev: ScenarioEvent) -> None:
@@ -364,7 +366,7 @@ class ScenarioRunner:
             key = f"{ns}/{obj.metadata.name}"
             sim.record("apply", f"{kind}/{obj.metadata.name if getattr(obj, 'CLUSTER_SCOPED', False) else key}")
             if kind == "Pod":
-                sim._admit(obj.model_copy(deep=True))
+                sim.pods.admit(obj.model_copy(deep=True))
             elif kind == "Deployment":
                 d = sim.deployments.deployments.get(key)
                 if d is None:
@@ -406,10 +408,10 @@ class ScenarioRunner:
                     sim.store.update(kind, new, old=old)
                 if kind == "DaemonSet" and old is None:
                     for node in sim.store.list("Node"):
-                        if sim._daemonset_fits(new, node):
+                        if sim.pods.daemonset_fits(new, node):
                             pod = new.pod_for_node(node.metadata.name)
                             pod.spec = pod.spec.model_copy(update={"node_name": node.metadata.name})
-                            sim._create_pod(pod)
+                            sim.pods.create(pod)
             elif kind == "PriorityClass":
                 sim.scheduler.add_priority_class(obj)
             elif kind == "PodDisruptionBudget":

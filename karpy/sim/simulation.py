@@ -32,7 +32,8 @@ replicas by the workload controllers (:mod:`karpy.sim.replicaset`, :mod:`karpy.s
 ``karpy.io/depart-after`` pods are deleted, on the virtual clock. Everything that happens is recorded
 in :attr:`Simulation.timeline` (:mod:`karpy.sim.timeline`).
 
-Hooks for periodic controllers (Karpenter's disruption controller, ``karpy/disruption``):
+Controllers are wired from above (:mod:`karpy.simulator`, as upstream's controllers.go): they see the
+simulation through :class:`karpy.sim.host.SimulationHost` and register themselves:
 
 * :meth:`Simulation.add_controller` registers ``reconcile(now)`` to run every ``interval`` virtual
   seconds (upstream: the disruption controller's 10 s poll). Ticks at which nothing in the store
@@ -40,19 +41,20 @@ Hooks for periodic controllers (Karpenter's disruption controller, ``karpy/disru
   the controller asked for a wake-up with :meth:`Simulation.wake_controller` (time-driven rules such
   as ``expireAfter`` or ``consolidateAfter``). A run without a horizon ends only once every
   controller has reconciled the settled state.
-* :meth:`Simulation.delete_nodeclaim` starts Karpenter's termination of a NodeClaim with a reason
-  (``deleted_by`` in the JSON: ``interruption``, ``nodepool-deleted``, or the disruption method)
-  through Karpenter's termination controller (:mod:`karpy.termination.controller`): the node is
-  tainted ``karpenter.sh/disrupted:NoSchedule`` and drained in upstream's four tiers, PDB-respecting
-  and bounded by the NodeClaim's terminationGracePeriod (pods evicted with their grace period,
-  replacements created by their controllers), then the instance is deleted through the cloud
-  provider; its steps are in the timeline as ``termination.<step>`` (``disruption.<step>`` when
-  the disruption controller runs); ``LaunchRecord.deleting_at`` / ``deleted_at`` / ``deleted_by`` record it.
-  While it drains the node is marked for deletion in the provisioner's cluster state.
+* :meth:`Simulation.set_termination` registers Karpenter's termination controller
+  (:mod:`karpy.termination.controller`): :meth:`Simulation.delete_nodeclaim` starts the termination
+  of a NodeClaim with a reason (``deleted_by`` in the JSON) through it -- the node is tainted
+  ``karpenter.sh/disrupted:NoSchedule`` and drained in upstream's four tiers, then the instance is
+  deleted (:meth:`Simulation.finish_deletion`); ``LaunchRecord.deleting_at`` / ``deleted_at`` /
+  ``deleted_by`` record it. While it drains the node is marked for deletion in the provisioner's
+  cluster state.
+* :meth:`Simulation.set_disruption` registers the disruption controller's hooks (the nodes it marked
+  for deletion, the nomination of the nodes a provisioning pass used).
+
+The NodeClaim lifecycle is :mod:`karpy.sim.lifecycle`, pod handling :mod:`karpy.sim.pods`; this
+module is the event loop.
 
 Modelling choices (deterministic stand-ins for what production does asynchronously):
-* a Node is named after its NodeClaim; NodeClaim names are ``<nodepool>-<5 chars>`` derived from a
-  per-run counter (upstream: random ``generateName`` suffix);
 * binding is immediate once kube-scheduler picks a node; registration and initialization delays are
   options (defaults 30 s and 5 s);
 * Karpenter's re-trigger of provisionable pods runs every 10 s for all of them together.
@@ -60,235 +62,45 @@ Modelling choices (deterministic stand-ins for what production does asynchronous
 
 from __future__ import annotations
 
-import copy
-import hashlib
 import math
 import random
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
-from karpy.api.meta import Condition, ObjectMeta
-from karpy.api.scenario import (ARRIVE_AFTER_ANNOTATION, DEPART_AFTER_ANNOTATION, RUN_FOR_ANNOTATION,
-                                parse_duration)
 from karpy.api.node import Node
-from karpy.api.nodeclaim import NodeClaim as NodeClaimModel
-from karpy.api.pod import Pod, PodCondition, Taint
-from karpy.options import Options
-from karpy.provisioning.defaultconstraints import DefaultTopologySpreadInjector
-from karpy.provisioning.volumetopology import VolumeTopology
-from karpy.kubescheduler.scheduler import (BOUND, NOMINATED, UNSCHEDULABLE, KubeScheduler, ScheduleOneResult,
-                                           SchedulerConfig)
+from karpy.api.pod import Pod
+from karpy.kubescheduler.scheduler import KubeScheduler
 from karpy.provisioning import podutils
 from karpy.provisioning.batcher import Batcher
+from karpy.provisioning.defaultconstraints import DefaultTopologySpreadInjector
 from karpy.provisioning.provisioner import Provisioner
 from karpy.provisioning.scheduler import OUTCOME_EXISTING_NODE
 from karpy.provisioning.state import ClusterState
-from karpy.scheduling.labels import (LABEL_CAPACITY_TYPE, LABEL_HOSTNAME, LABEL_INSTANCE_TYPE, LABEL_NODEPOOL,
-                                     LABEL_ZONE)
-from karpy.scheduling.requirements import Requirements, strict_pod_requirements
-from karpy.scheduling.taints import tolerates
+from karpy.provisioning.volumetopology import VolumeTopology
 from karpy.sim.clock import EventQueue, VirtualClock
-from karpy.sim.deployment import DeploymentController
-from karpy.sim.job import JobController
-from karpy.sim.replicaset import ManagedReplicaSet, ReplicaSetController
-from karpy.sim.statefulset import StatefulSetController
+from karpy.sim.host import DisruptionHooks, PeriodicController, RecordListener, Termination
+from karpy.sim.lifecycle import LABEL_INITIALIZED, LABEL_REGISTERED, NodeClaimLifecycle
+from karpy.sim.options import SimulationOptions
+from karpy.sim.pods import DEFAULT_TERMINATION_GRACE_SECONDS, Pods, arrival_delay
+from karpy.sim.records import LaunchRecord, PodHistory, ProvisioningPass, SimulationResult
+from karpy.sim.replicaset import ManagedReplicaSet
 from karpy.sim.store import ObjectStore
 from karpy.sim.timeline import Timeline
-from karpy.termination.controller import TerminationController
 
-__all__ = ["LaunchRecord", "PeriodicController", "PodHistory", "ProvisioningPass", "Simulation", "SimulationOptions",
-           "SimulationResult"]
+__all__ = ["DEFAULT_TERMINATION_GRACE_SECONDS", "LABEL_INITIALIZED", "LABEL_REGISTERED", "LaunchRecord",
+           "PeriodicController", "PodHistory", "ProvisioningPass", "Simulation", "SimulationOptions",
+           "SimulationResult", "arrival_delay"]
 
 #: pkg/controllers/provisioning/controller.go: provisionable pods are re-queued every 10 s
 POD_REQUEUE_SECONDS = 10.0
-LABEL_REGISTERED = "karpenter.sh/registered"
-LABEL_INITIALIZED = "karpenter.sh/initialized"
 UNREGISTERED_TAINT_KEY = "karpenter.sh/unregistered"
 #: pkg/apis/v1/taints.go DisruptedNoScheduleTaint (the termination controller's cordon)
 DISRUPTED_TAINT_KEY = "karpenter.sh/disrupted"
-#: v1.PodSpec default terminationGracePeriodSeconds
-DEFAULT_TERMINATION_GRACE_SECONDS = 30.0
-_SUFFIX_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"
-
-
-@dataclass(frozen=True)
-class SimulationOptions:
-    preference_policy: str = "Respect"
-    min_values_policy: str = "Strict"
-    max_instance_types: int = 600
-    #: launch -> the Node registers (Ready, labelled, startup taints still on)
-    registration_delay: float = 30.0
-    #: registration -> initialized (startup taints removed)
-    initialization_delay: float = 5.0
-    batch_idle_duration: float = 1.0
-    batch_max_duration: float = 10.0
-    #: virtual seconds after which the run stops even if pods could still make progress
-    time_limit: float = 3600.0
-    seed: int = 0
-    scheduler_config: SchedulerConfig | None = None
-    #: run Karpenter's disruption controller (karpy.disruption) on the virtual clock; the run then
-    #: lasts until the horizon (``until``, else ``time_limit``)
-    disruption: bool = False
-    #: Karpenter --feature-gates overrides (karpy.featuregates), e.g. {"SpotToSpotConsolidation": True}
-    feature_gates: dict[str, bool] = field(default_factory=dict)
-    #: the horizon in virtual seconds (None: run until settled); a Scenario's ``spec.until`` when unset
-    until: float | None = None
-    #: extra Scenario events (``karpy.api.scenario.ScenarioEvent``), after the Scenario's own
-    events: tuple[Any, ...] = ()
-    #: Karpenter's operator options shared with the cloud provider; None = built from the two
-    #: policies above (``operator_options``)
-    operator: Options | None = None
-
-    def operator_options(self) -> Options:
-        """The :class:`karpy.options.Options` every layer reads; the two policy fields win."""
-        base = self.operator or Options()
-        if (base.preference_policy, base.min_values_policy) == (self.preference_policy, self.min_values_policy):
-            return base
-        return Options(**{**base.__dict__, "preference_policy": self.preference_policy,
-                          "min_values_policy": self.min_values_policy})
-
-
-@dataclass
-class LaunchRecord:
-    """One NodeClaim as Karpenter created it, and what the cloud provider made of it."""
-
-    name: str
-    nodepool: str
-    created_at: float
-    requested: Any  # the NodeClaim model sent to CloudProvider.create
-    launched: Any | None = None  # the NodeClaim returned by create
-    error: str | None = None
-    instance_type: str | None = None
-    capacity_type: str | None = None
-    zone: str | None = None
-    price: float | None = None
-    node_name: str | None = None
-    registered_at: float | None = None
-    initialized_at: float | None = None
-    deleted: bool = False
-    #: termination: when it began (the NodeClaim got its deletionTimestamp), when the instance was
-    #: deleted, and why (``interruption``, ``nodepool-deleted``, a disruption method, ...)
-    deleting_at: float | None = None
-    deleted_at: float | None = None
-    deleted_by: str | None = None
-    scheduling: Any = None  # the in-flight claim of the provisioning pass (for explain output)
-    #: explain output (references, no copies): the provisioning pass that created the claim, the
-    #: pass's instance types of its NodePool, the claim's instance types before the
-    #: MaxInstanceTypes cut and its requirements before ToNodeClaim narrowed them
-    pass_index: int = 0
-    instance_types: Sequence[Any] | None = None
-    untruncated: Sequence[Any] | None = None
-    requirements: Any = None
-    #: the $/h steps of its life when the price changed after launch (a reserved node demoted to
-    #: on-demand when its reservation ended): ``(from, $/h, capacity type)``, the launch first;
-    #: empty while the launch price held throughout (``price`` is always the current $/h)
-    price_history: list[tuple[float, float, str | None]] = field(default_factory=list)
-
-
-@dataclass
-class ProvisioningPass:
-    """One provisioning pass (for explain output): when it ran, the NodePools it considered in
-    weight order, the ones the scheduler dropped up front (name -> upstream error) and the ones it
-    kept as templates."""
-
-    index: int
-    time: float
-    nodepools: list[tuple[str, int]] = field(default_factory=list)
-    template_errors: dict[str, str] = field(default_factory=dict)
-    #: the scheduler's templates (NodePools kept up front), weight order (Scheduler.template_names)
-    templates: list[str] = field(default_factory=list)
-
-
-@dataclass
-class PodHistory:
-    """What the provisioning passes did with one pod (for explain output). ``decisive`` is the
-    last ``(pass, attempt)`` that decided something (``attempt``: the scheduler's record,
-    ``karpy.provisioning.scheduler.PodAttempt.from_record(attempt)``) -- a later pass that merely found the pod's
-    own launching NodeClaim as an existing node does not replace it; ``last`` the last one."""
-
-    decisive: tuple[ProvisioningPass, Any]
-    last: tuple[ProvisioningPass, Any]
-    passes: int = 1
-
-
-@dataclass
-class SimulationResult:
-    """The final state of a run (``karpy.report`` turns it into the JSON document)."""
-
-    pods: dict[str, Pod]
-    deleted_pods: dict[str, Pod]
-    nodes: dict[str, Node]
-    launches: list[LaunchRecord]
-    pod_errors: dict[str, str]
-    virtual_seconds: float
-    provisioning_passes: int
-    scheduling_cycles: int
-    warnings: list[str] = field(default_factory=list)
-    #: explain output: every provisioning pass that ran the scheduler, in order, and per pod key
-    #: what those passes did with the pod
-    passes: list[ProvisioningPass] = field(default_factory=list)
-    pod_history: dict[str, PodHistory] = field(default_factory=dict)
-    options: SimulationOptions | None = None
-    #: the timeline (karpy.sim.timeline) and the horizon the cost integral runs to (None: the end
-    #: of the run)
-    timeline: Timeline = field(default_factory=Timeline)
-    horizon: float | None = None
-    #: pods whose arrival (karpy.io/arrive-after) lies after the end of the run: key -> arrival time
-    not_arrived: dict[str, tuple[Pod, float]] = field(default_factory=dict)
-    #: the NodePools at the end of the run (their status conditions: the document's ``nodepools``)
-    nodepools: list[Any] = field(default_factory=list)
-    #: the disruption controller (decisions, events, timeline steps) when disruption ran
-    disruption: Any = None
-
-
-def _annotation_seconds(pod: Pod, annotation: str) -> float | None:
-    value = (pod.metadata.annotations or {}).get(annotation)
-    if value is None or value == "":
-        return None
-    try:
-        return parse_duration(value, f"annotation {annotation}=")
-    except ValueError:
-        raise ValueError(f"pod {pod.key}: annotation {annotation}={value!r} is not a non-negative duration "
-                         "(e.g. 90s, 2m, 1h30m)") from None
-
-
-def arrival_delay(pod: Pod) -> float:
-    """Seconds after the start at which ``pod`` arrives (its ``karpy.io/arrive-after`` annotation)."""
-    return _annotation_seconds(pod, ARRIVE_AFTER_ANNOTATION) or 0.0
-
-
-@dataclass
-class PeriodicController:
-    """A controller on the virtual clock (see :meth:`Simulation.add_controller`)."""
-
-    name: str
-    interval: float
-    reconcile: Callable[[float], None]
-    next_at: float
-    #: the store's resource version after the controller's last run (None: never ran)
-    seen_version: int | None = None
-    wake_at: float | None = None
-
-    def due(self, version: int) -> float | None:
-        """The next tick at which the controller must run, or None while nothing changed for it."""
-        if self.seen_version != version:
-            return self.next_at
-        if self.wake_at is not None:
-            ticks = max(0.0, math.ceil((self.wake_at - self.next_at) / self.interval))
-            return self.next_at + ticks * self.interval
-        return None
-
-
-def _revised(pod: Pod, node_name: str | None = None) -> Pod:
-    """A new version of ``pod`` for a status (and binding) update, as the API server returns one.
-
-    Only what an update replaces is copied — the status (whose fields are then reassigned, never
-    mutated in place) and, when binding, the spec — so the old version a watch event carries stays
-    intact without deep-copying the whole pod.
-    """
-    spec = pod.spec.model_copy(update={"node_name": node_name}) if node_name is not None else pod.spec
-    return pod.model_copy(update={"spec": spec, "status": pod.status.model_copy()})
+#: the input kinds nothing watches: in the store from the start, read from it by every subsystem
+_INPUT_KINDS = (("PriorityClass", "priority_classes"), ("PodDisruptionBudget", "pod_disruption_budgets"),
+                ("PodGroup", "pod_groups"), ("Workload", "scheduling_workloads"),
+                ("PersistentVolumeClaim", "persistent_volume_claims"), ("PersistentVolume", "persistent_volumes"),
+                ("StorageClass", "storage_classes"), ("CSINode", "csi_nodes"), ("Service", "services"))
 
 
 def _has_disrupted_taint(node: Node) -> bool:
@@ -296,87 +108,134 @@ def _has_disrupted_taint(node: Node) -> bool:
     return any(t.key == DISRUPTED_TAINT_KEY and t.effect == "NoSchedule" for t in node.spec.taints or ())
 
 
-def _suffix(seed: str) -> str:
-    digest = hashlib.sha256(seed.encode()).digest()
-    return "".join(_SUFFIX_ALPHABET[b % len(_SUFFIX_ALPHABET)] for b in digest[:5])
-
-
 class Simulation:
-    """One run over a set of manifests. Build it, call :meth:`run` once."""
+    """One run over a set of manifests: build it, register the controllers (:mod:`karpy.simulator`
+    does), call :meth:`run` once."""
 
     def __init__(self, manifests: Any, cloud_provider: Any, options: SimulationOptions | None = None,
                  clock: VirtualClock | None = None,
                  progress: Callable[[float, int, int], None] | None = None) -> None:
-        """``progress(virtual_seconds, provisioning_passes, nodeclaims)`` is called after each
+        """``manifests`` (:class:`karpy.api.loader.Manifests`) are read once, by :meth:`load`.
+        ``progress(virtual_seconds, provisioning_passes, nodeclaims)`` is called after each
         provisioning pass (the CLI shows it on stderr for long runs)."""
         self.progress = progress
-        self.manifests = manifests
+        self._input: Any = manifests
+        self._warnings: list[str] = getattr(manifests, "warnings", [])
         self.cloud_provider = cloud_provider
         self.options = options or SimulationOptions()
         self.clock = clock or VirtualClock()
         self.rng = random.Random(self.options.seed)
         self.events = EventQueue(self.clock)
         self.store = ObjectStore()
+        self.timeline = Timeline()
         self.scheduler = KubeScheduler(self.clock, self.rng, self.options.scheduler_config)
         self.provisioner = Provisioner(cloud_provider, options=self.options.operator_options(),
                                        max_instance_types=self.options.max_instance_types)
-        self.provisioner.volumes = self._volumes()  # every NewScheduler (consolidation too) reads them
         self.batcher = Batcher(self.clock, self.options.batch_idle_duration, self.options.batch_max_duration)
-        self.launches: list[LaunchRecord] = []
         self.pod_errors: dict[str, str] = {}
-        self.deleted_pods: dict[str, Pod] = {}
-        self._launch_by_node: dict[str, LaunchRecord] = {}
-        self._claim_names: set[str] = set()
+        #: pod handling (karpy.sim.pods) and the NodeClaim lifecycle (karpy.sim.lifecycle)
+        self.pods = Pods(self.store, self.clock, self.events, self.record, self.pod_errors)
+        self.nodeclaims = NodeClaimLifecycle(self.store, self.clock, self.events, self.record, cloud_provider,
+                                             self.provisioner, self.options, self.pods, self.pod_errors,
+                                             self._cluster_changed, lambda: self._passes)
+        self.launches = self.nodeclaims.launches
+        self.deleted_pods = self.pods.deleted
+        self.replica_sets, self.deployments = self.pods.replica_sets, self.pods.deployments
+        self.stateful_sets, self.jobs = self.pods.stateful_sets, self.pods.jobs
         self._requeue_at: float | None = None
         self._passes = 0
         self._pass_log: list[ProvisioningPass] = []
         self._pod_history: dict[str, PodHistory] = {}
-        self._pod_claims: dict[str, set[str]] = {}
         self._cycles = 0
         self._last_pass_version: int | None = None
         self._cluster_version = 0
-        self._last_cluster: ClusterState | None = None
         self._attempted: dict[str, int] = {}
-        self.timeline = Timeline()
-        self.replica_sets = ReplicaSetController(self)
-        self.deployments = DeploymentController(self, self.replica_sets)
-        self.stateful_sets = StatefulSetController(self)
-        self.jobs = JobController(self)
-        self._launch_by_name: dict[str, LaunchRecord] = {}
-        #: controller uid -> pod key -> the pod's store key (namespace, name), in creation order
-        self._owned: dict[str, dict[str, tuple[str, str]]] = {}
-        self._bound_at: dict[str, float] = {}
-        self._condemned: set[str] = set()
         self._controllers: list[PeriodicController] = []
         self._provider_controllers: list[PeriodicController] = []
-        self._pending_arrivals: dict[str, tuple[Pod, float]] = {}
-        self._deployment_syncs: set[str] = set()
         self.horizon: float | None = self.options.until
         #: called as ``fn(kind, object, detail)`` for every timeline entry (karpy.static listens
         #: for its NodeClaims' lifecycle)
-        self.record_listeners: list[Callable[[str, str, dict[str, Any]], None]] = []
-        #: state.Cluster NodePoolState: static NodePools' NodeClaim counts (karpy.static)
-        from karpy.static.nodepoolstate import NodePoolState
-
-        self.nodepool_state = NodePoolState()
+        self.record_listeners: list[RecordListener] = []
+        #: registered from above (karpy.simulator): every NodeClaim deletion drains through the
+        #: termination controller; the disruption controller's marks and nominations
+        self.termination: Termination | None = None
+        self.disruption: DisruptionHooks | None = None
+        #: built by :meth:`load` from the store (every NewScheduler, consolidation too, reads them)
+        self.volumes: VolumeTopology | None = None
+        self.default_constraints: DefaultTopologySpreadInjector | None = None
         self._wire()
-        #: Karpenter's termination controller: every NodeClaim deletion drains through it
-        self.termination = TerminationController(self)
-        self.disruption: Any = None
-        if self.options.disruption:
-            from karpy.disruption.controller import DisruptionController
-            from karpy.featuregates import resolve
 
-            self.disruption = DisruptionController(self, resolve(self.options.feature_gates))
-        self.static: Any = None
-        if self.options.operator_options().feature_gates.static_capacity or \
-                self.options.feature_gates.get("StaticCapacity", False):
-            # controllers.go: the static provisioning and deprovisioning controllers (karpy.static)
-            from karpy.static.controller import StaticCapacityController
+    # -- registration (karpy.simulator wires the controllers, see the module docstring) ------------
+    def set_termination(self, termination: Termination) -> None:
+        """Every :meth:`delete_nodeclaim` drains through ``termination`` from now on."""
+        self.termination = self.nodeclaims.termination = termination
 
-            self.static = StaticCapacityController(self)
+    def set_disruption(self, disruption: DisruptionHooks) -> None:
+        """The provisioner's cluster state sees ``disruption.marked`` as deleting; each provisioning
+        pass's results are handed to ``disruption.nominate``; the result carries it."""
+        self.disruption = self.nodeclaims.disruption = disruption
 
-    # -- hooks for periodic controllers (see the module docstring) --------------------------------
+    def add_record_listener(self, listener: RecordListener) -> None:
+        """Call ``listener(kind, object, detail)`` for every timeline entry from now on."""
+        self.record_listeners.append(listener)
+
+    # -- what controllers read and do (karpy.sim.host.SimulationHost), from the two halves ----------
+    def nodeclaim(self, name: str) -> LaunchRecord | None:
+        """The launch record of a NodeClaim by name."""
+        return self.nodeclaims.nodeclaim(name)
+
+    def nodeclaim_of_node(self, node_name: str) -> LaunchRecord | None:
+        """The launch record of the NodeClaim whose Node ``node_name`` registered."""
+        return self.nodeclaims.nodeclaim_of_node(node_name)
+
+    def live_nodeclaims(self) -> list[Any]:
+        """The launched NodeClaims that are not deleting or deleted, in creation order."""
+        return self.nodeclaims.live_nodeclaims()
+
+    def node_labels(self, name: str) -> dict[str, str] | None:
+        """The labels of Node ``name`` (registered, not deleting), or None."""
+        return self.nodeclaims.node_labels(name)
+
+    def cluster_state(self) -> ClusterState:
+        """The provisioner's view of the cluster now (state.Cluster)."""
+        return self.nodeclaims.cluster_state()
+
+    def stage_nodeclaim(self, claim: Any, instance_types: Sequence[Any] | None = None,
+                        untruncated: Sequence[Any] | None = None) -> LaunchRecord:
+        """ToNodeClaim, a name and the launch record of a scheduled claim (:meth:`launch` launches it)."""
+        return self.nodeclaims.stage(claim, instance_types, untruncated)
+
+    def launch(self, records: Sequence[LaunchRecord]) -> None:
+        """Create staged NodeClaims through the cloud provider, together (one virtual instant)."""
+        self.nodeclaims.launch(records)
+
+    def delete_nodeclaim(self, name: str, reason: str, evict_reason: str | None = None) -> bool:
+        """Begin Karpenter's termination of NodeClaim ``name`` through the registered termination
+        controller (see the module docstring). False when it is unknown, never launched, or
+        already deleting."""
+        return self.nodeclaims.delete(name, reason, evict_reason)
+
+    def finish_deletion(self, record: LaunchRecord) -> None:
+        """The NodeClaim is gone: its pods, its Node and its instance deleted."""
+        self.nodeclaims.finish_deletion(record)
+
+    def relabel_nodeclaim(self, name: str, labels: Mapping[str, str], remove: Iterable[str] = (),
+                          price: float | None = None) -> bool:
+        """A label patch of NodeClaim ``name`` and its Node (karpy.sim.lifecycle)."""
+        return self.nodeclaims.relabel(name, labels, remove, price)
+
+    def reclaim_at(self, name: str, t: float) -> None:
+        """The cloud takes the instance of NodeClaim ``name`` back at ``t`` (a spot reclaim)."""
+        self.nodeclaims.reclaim_at(name, t)
+
+    def evict(self, key: str, grace: float, reason: str = "preemption") -> None:
+        """Evict pod ``key``: deleted after ``grace`` seconds, its controller then replaces it."""
+        self.pods.evict(key, grace, reason)
+
+    def _cluster_changed(self) -> None:
+        self._cluster_version += 1
+
+    # -- the clock and the timeline ---------------------------------------------------------------
     def add_controller(self, name: str, interval: float, reconcile: Callable[[float], None],
                        start: float | None = None) -> PeriodicController:
         """Run ``reconcile(now)`` every ``interval`` virtual seconds from ``start`` (default: one
@@ -420,71 +279,8 @@ class Simulation:
         for listener in self.record_listeners:
             listener(kind, obj, detail)
 
-    def nodeclaim(self, name: str) -> LaunchRecord | None:
-        """The launch record of a NodeClaim by name."""
-        return self._launch_by_name.get(name)
-
-    def delete_nodeclaim(self, name: str, reason: str, evict_reason: str | None = None) -> bool:
-        """Begin Karpenter's termination of NodeClaim ``name`` (see the module docstring): the
-        termination controller (:class:`karpy.termination.controller.TerminationController`) taints,
-        drains in four tiers respecting PDBs and terminationGracePeriod, and deletes. Returns False
-        when it is unknown, never launched, or already deleting."""
-        rec = self._launch_by_name.get(name)
-        if rec is None or rec.launched is None or rec.deleted or rec.deleting_at is not None:
-            return False
-        rec.deleting_at = self.clock.now()
-        rec.deleted_by = reason
-        self.record("nodeclaim.deleting", f"NodeClaim/{name}", reason=reason)
-        self.termination.delete(rec, reason, evict_reason)
-        return True
-
-    def relabel_nodeclaim(self, name: str, labels: Mapping[str, str], remove: Iterable[str] = (),
-                          price: float | None = None) -> bool:
-        """A label patch of NodeClaim ``name`` and of its Node (when registered and not deleting),
-        as a cloud provider's controller makes it (the AWS capacity-type controller demoting a
-        reserved node to on-demand): ``remove`` keys dropped, ``labels`` set; ``price`` the $/h
-        from now on (the cost integral follows, :attr:`LaunchRecord.price_history`). False when the
-        NodeClaim is unknown, not launched, deleting or deleted."""
-        rec = self._launch_by_name.get(name)
-        if rec is None or rec.launched is None or rec.deleted or rec.deleting_at is not None:
-            return False
-        dropped = set(remove)
-
-        def patched(current: Mapping[str, str] | None) -> dict[str, str]:
-            out = {k: v for k, v in (current or {}).items() if k not in dropped}
-            out.update(labels)
-            return out
-
-        before = rec.capacity_type
-        rec.launched.metadata.labels = patched(rec.launched.metadata.labels)
-        rec.capacity_type = rec.launched.metadata.labels.get(LABEL_CAPACITY_TYPE)
-        now = self.clock.now()
-        if price is not None and price != rec.price:
-            if not rec.price_history:
-                rec.price_history.append((rec.created_at, rec.price or 0.0, before))
-            rec.price = price
-            rec.price_history.append((now, price, rec.capacity_type))
-        node = self.store.get("Node", name)
-        if node is not None and node.metadata.deletion_timestamp is None:
-            updated = node.model_copy(deep=True)
-            updated.metadata.labels = patched(updated.metadata.labels)
-            self.store.update("Node", updated, old=node)
-        self._cluster_version += 1
-        self.record("nodeclaim.relabelled", f"NodeClaim/{name}", labels=dict(sorted(labels.items())),
-                    removed=sorted(dropped), **({"price": price} if price is not None else {}))
-        return True
-
-    def node_labels(self, name: str) -> dict[str, str] | None:
-        """The labels of Node ``name`` (registered, not deleting), or None."""
-        node = self.store.get("Node", name)
-        if node is None or node.metadata.deletion_timestamp is not None:
-            return None
-        return dict(node.metadata.labels or {})
-
-    def live_nodeclaims(self) -> list[Any]:
-        """The launched NodeClaims that are not deleting or deleted, in creation order."""
-        return [r.launched for r in self.launches
-                if r.launched is not None and not r.deleted and r.deleting_at is None]
+    def now(self) -> float:
+        return self.clock.now()
 
     def _add_provider_controllers(self) -> None:
         """Register the cloud provider's own controllers (its optional ``controllers(cluster)``,
@@ -510,94 +306,16 @@ class Simulation:
         for ctrl in self._provider_controllers:
             self.wake_controller(ctrl, self.clock.now())
 
-    def reclaim_at(self, name: str, t: float) -> None:
-        """The cloud takes the instance of NodeClaim ``name`` back at ``t`` (a spot reclaim) whether
-        or not its drain finished: remaining pods are deleted with it."""
-        rec = self._launch_by_name.get(name)
-        if rec is None:
-            return
-
-        def reclaim() -> None:
-            if not rec.deleted:
-                self.record("nodeclaim.reclaimed", f"NodeClaim/{name}")
-                self._finish_deletion(rec)
-
-        self.events.schedule(t, f"reclaim {name}", reclaim)
-
-    def _finish_deletion(self, rec: LaunchRecord) -> None:
-        for pod in self.store.list("Pod"):
-            if pod.spec.node_name == rec.name:
-                self._delete_pod(pod.key)
-        node = self.store.get("Node", rec.name)
-        if node is not None:
-            self.store.delete("Node", node)
-        try:
-            self.cloud_provider.delete(rec.launched)
-        except Exception as err:  # noqa: BLE001 - NodeClaimNotFound etc.: the instance is gone either way
-            self.record("nodeclaim.delete-error", f"NodeClaim/{rec.name}", error=str(err))
-        rec.deleted = True
-        rec.deleted_at = self.clock.now()
-        self._cluster_version += 1
-        self.record("nodeclaim.deleted", f"NodeClaim/{rec.name}", reason=rec.deleted_by)
-
-    # -- ControllerHost (karpy.sim.replicaset) ------------------------------------------------------
-    def now(self) -> float:
-        return self.clock.now()
-
-    def owned_pods(self, owner_uid: str) -> list[Pod]:
-        return self.store.get_all("Pod", self._owned.get(owner_uid, {}).values())
-
-    def counts_as_active(self, pod: Pod) -> bool:
-        """A pod the workload controllers count: not finished and not condemned by a controller.
-        A pod evicted by preemption or a drain counts until it is gone, so its replacement is
-        created when it is deleted (upstream: at its deletionTimestamp; the earlier behaviour of
-        karpy is kept)."""
-        return pod.status.phase not in ("Succeeded", "Failed") and pod.key not in self._condemned
-
-    def ready_since(self, key: str) -> float | None:
-        return self._bound_at.get(key)
-
-    def create_controller_pod(self, pod: Pod) -> None:
-        ns = pod.metadata.namespace or "default"
-        pod.metadata.uid = f"uid-{ns}-{pod.metadata.name}-{self.clock.now():g}"
-        pod.metadata.creation_timestamp = self.clock.timestamp()
-        self.deleted_pods.pop(pod.key, None)
-        self._create_pod(pod)
-
-    def delete_controller_pod(self, key: str, reason: str) -> None:
-        pod = self.store.get("Pod", *reversed(key.split("/", 1)))
-        if pod is None:
-            return
-        self._condemned.add(key)
-        if not pod.spec.node_name:
-            self._delete_pod(key, reason=reason)
-            return
-        grace = pod.spec.termination_grace_period_seconds
-        self._evict(key, DEFAULT_TERMINATION_GRACE_SECONDS if grace is None else float(grace), reason=reason)
-
-    # -- wiring -----------------------------------------------------------------------------------
+    # -- watches ----------------------------------------------------------------------------------
     def _wire(self) -> None:
-        ks = self.scheduler
-
-        owned = self._owned
+        ks, pods = self.scheduler, self.pods
 
         def on_pod(ev: Any) -> None:
             bound_before = bool(ev.old is not None and ev.old.spec.node_name)
             changed = ev.type == "DELETED" or bool(ev.obj.spec.node_name) != bound_before
             if changed:
                 self._cluster_version += 1
-            if ev.type != "MODIFIED" or changed:
-                for ref in ev.obj.metadata.owner_references or ():
-                    if ref.controller and ref.uid:
-                        if ev.type == "ADDED":
-                            meta = ev.obj.metadata
-                            owned.setdefault(ref.uid, {})[ev.obj.key] = (meta.namespace or "", meta.name)
-                        elif ev.type == "DELETED":
-                            owned.get(ref.uid, {}).pop(ev.obj.key, None)
-                        if ev.type != "ADDED" and self.deployments.deployments:
-                            d = self.deployments.owns(ref.uid)
-                            if d is not None and d.rolling_out:
-                                self._schedule_deployment_sync(d.key)
+            pods.track_owners(ev, changed)
             if ev.type == "ADDED":
                 ks.add_pod(ev.obj)
             elif ev.type == "MODIFIED":
@@ -621,20 +339,6 @@ class Simulation:
         self.store.watch("Pod", on_pod)
         self.store.watch("Node", on_node)
 
-    def _schedule_deployment_sync(self, key: str) -> None:
-        """Re-sync a Deployment at the current instant (after the watch event that asked for it)."""
-        if key in self._deployment_syncs:
-            return
-        self._deployment_syncs.add(key)
-
-        def sync() -> None:
-            self._deployment_syncs.discard(key)
-            d = self.deployments.deployments.get(key)
-            if d is not None:
-                self.deployments.sync(d)
-
-        self.events.schedule(self.clock.now(), f"sync Deployment {key}", sync)
-
     def _trigger(self, pod: Pod) -> None:
         """controller.go: every provisionable pod triggers the batcher and is re-queued in 10 s."""
         self.batcher.trigger(pod.metadata.uid or pod.key)
@@ -648,16 +352,26 @@ class Simulation:
         if self._requeue_at is None:
             self._requeue_at = self.clock.now() + POD_REQUEUE_SECONDS
 
-    # -- loading ----------------------------------------------------------------------------------
-    def _load(self) -> None:
-        m = self.manifests
-        for pc in m.priority_classes:
+    # -- loading: the informers' first list ---------------------------------------------------------
+    def load(self) -> None:
+        """Read the input once (the manifests given to the constructor): the kinds nothing watches go
+        to the store, from which every subsystem reads them; NodePools, Nodes and DaemonSets are
+        created (their watchers see them), the workloads handed to their controllers, the pods
+        admitted. A second call does nothing (:meth:`run` loads when the wiring has not)."""
+        m, self._input = self._input, None
+        if m is None:
+            return
+        for kind, attr in _INPUT_KINDS:
+            for obj in getattr(m, attr, ()):
+                self.store.create(kind, obj)
+        self._build_indexes(m)
+        for pc in self.store.list("PriorityClass"):
             self.scheduler.add_priority_class(pc)
-        for pdb in m.pod_disruption_budgets:
+        for pdb in self.pod_disruption_budgets():
             self.scheduler.add_pdb(pdb)
-        self.scheduler.set_volume_topology(self._volumes())
-        self.scheduler.set_default_constraints(self._default_constraints())
-        for grp in list(m.pod_groups) + list(m.scheduling_workloads):
+        self.scheduler.set_volume_topology(self.volumes)
+        self.scheduler.set_default_constraints(self.default_constraints)
+        for grp in [*self.store.list("PodGroup"), *self.store.list("Workload")]:
             self.scheduler.add_pod_group(grp)
         for np in m.nodepools:
             self.store.create("NodePool", np)
@@ -676,265 +390,48 @@ class Simulation:
         for w in m.jobs:
             self.jobs.add(w)
         for node in m.nodes:
-            self._bind_daemonset_pods(node)
+            self.pods.bind_daemonset_pods(node)
         for pod in list(m.pods) + list(m.workload_pods()):
-            self._admit(pod)
+            self.pods.admit(pod)
         self._add_provider_controllers()
-        scenarios = list(getattr(m, "scenarios", ()) or ())
-        if scenarios or self.options.events:
-            from karpy.sim.scenario import ScenarioRunner
 
-            ScenarioRunner(self, scenarios[0] if scenarios else None, self.options.events).schedule()
+    def _build_indexes(self, m: Any) -> None:
+        """What the run derives from the input once: the volume topology (claims, volumes, classes,
+        StatefulSet and ephemeral claims), the ``--scheduler-config`` default topology-spread
+        injector, and the DaemonSet-owned pods the input already runs per node."""
+        self.volumes = VolumeTopology.from_objects(
+            self.store.list("PersistentVolumeClaim"), self.store.list("PersistentVolume"),
+            self.store.list("StorageClass"), list(m.pods), list(m.stateful_sets), self.store.list("CSINode"))
+        self.provisioner.volumes = self.volumes
+        cfg = self.options.operator_options().scheduler_config
+        if cfg is not None and cfg.default_constraints:
+            controllers = [*m.replication_controllers, *m.replica_sets,
+                           *(d.replica_set() for d in m.deployments), *m.stateful_sets]
+            self.default_constraints = DefaultTopologySpreadInjector(cfg.default_constraints,
+                                                                     self.store.list("Service"), controllers)
+        self.pods.index_daemonset_pods(m.pods)
 
-    def _admit(self, pod: Pod) -> None:
-        """Create ``pod`` now, or when its ``karpy.io/arrive-after`` delay has passed."""
-        delay = arrival_delay(pod)
-        if delay > 0:
-            self._pending_arrivals[pod.key] = (pod, self.clock.now() + delay)
+    def pod_disruption_budgets(self) -> list[Any]:
+        """The PodDisruptionBudgets (from the store)."""
+        return self.store.list("PodDisruptionBudget")
 
-            def arrive(pod: Pod = pod) -> None:
-                self._pending_arrivals.pop(pod.key, None)
-                self._create_pod(pod)
+    def requeue(self) -> None:
+        """The cluster changed under the pending pods (a scenario event): kube-scheduler retries
+        them and Karpenter's re-queue of provisionable pods runs now."""
+        self._cluster_version += 1
+        self._requeue_at = self.clock.now()
 
-            self.events.schedule(self.clock.now() + delay, f"arrive {pod.key}", arrive)
-        else:
-            self._create_pod(pod)
-
-    def _create_pod(self, pod: Pod) -> None:
-        if not pod.metadata.uid:
-            pod.metadata.uid = f"uid-{pod.metadata.namespace}-{pod.metadata.name}"
-        if pod.metadata.creation_timestamp is None:
-            pod.metadata.creation_timestamp = self.clock.timestamp()
-        if pod.spec.node_name:
-            pod.status.phase = "Running"
-            if pod.status.start_time is None:  # kubelet: status.startTime when the pod starts
-                pod.status.start_time = self.clock.timestamp()
-        self.store.create("Pod", pod)
-        self.record("pod.created", f"Pod/{pod.key}", **({"node": pod.spec.node_name} if pod.spec.node_name else {}))
-        if pod.spec.node_name:
-            self._started(pod)
-        depart = _annotation_seconds(pod, DEPART_AFTER_ANNOTATION)
-        if depart is not None:
-            key, uid = pod.key, pod.metadata.uid
-
-            def depart_now() -> None:
-                current = self.store.get("Pod", *reversed(key.split("/", 1)))
-                if current is not None and current.metadata.uid == uid:
-                    self._condemned.add(key)
-                    self._delete_pod(key, reason="departed")
-
-            self.events.schedule_in(depart, f"depart {key}", depart_now)
-
-    def _started(self, pod: Pod) -> None:
-        """A pod began running: remember when (ReplicaSet ranking), and schedule its completion
-        when it carries ``karpy.io/run-for``."""
-        self._bound_at[pod.key] = self.clock.now()
-        run_for = _annotation_seconds(pod, RUN_FOR_ANNOTATION)
-        if run_for is None:
-            return
-        key, uid = pod.key, pod.metadata.uid
-
-        def complete() -> None:
-            current = self.store.get("Pod", *reversed(key.split("/", 1)))
-            if current is None or current.metadata.uid != uid or current.metadata.deletion_timestamp is not None:
-                return
-            self._condemned.add(key)
-            self.store.delete("Pod", current)
-            current.status.phase = "Succeeded"
-            self.deleted_pods[key] = current
-            self.record("pod.completed", f"Pod/{key}", node=current.spec.node_name)
-            self._pod_gone(current, succeeded=True)
-
-        self.events.schedule_in(run_for, f"complete {key}", complete)
-
-    def _daemonset_fits(self, ds: Any, node: Node) -> bool:
-        template = ds.template_pod()
-        if tolerates(node.spec.taints or (), template.spec.tolerations or ()) is not None:
-            # upstream DaemonSet controller tolerates NoExecute/NoSchedule of not-ready etc.;
-            # node taints the DaemonSet pod does not tolerate keep it off the node
-            return False
-        labels = Requirements.from_labels(node.metadata.labels or {})
-        return labels.is_compatible(strict_pod_requirements(template))
-
-    def _given_daemonset_pods(self, node_name: str) -> set[tuple[str, str]]:
-        """(namespace, DaemonSet name) of the manifests' pods already running on ``node_name`` and
-        controlled by a DaemonSet (ownerReferences): a dump lists both the DaemonSet and its pods,
-        and the controller does not create a second pod on a node that has one."""
-        out: set[tuple[str, str]] = set()
-        for pod in getattr(self.manifests, "pods", ()):
-            if pod.spec.node_name != node_name:
-                continue
-            for ref in pod.metadata.owner_references or ():
-                if ref.kind == "DaemonSet" and ref.controller:
-                    out.add((pod.metadata.namespace or "default", ref.name))
-        return out
-
-    def _bind_daemonset_pods(self, node: Node) -> None:
-        given = self._given_daemonset_pods(node.metadata.name)
-        for ds in self.store.list("DaemonSet"):
-            if (ds.metadata.namespace or "default", ds.metadata.name) in given:
-                continue
-            if self._daemonset_fits(ds, node):
-                pod = ds.pod_for_node(node.metadata.name)
-                pod.spec = pod.spec.model_copy(update={"node_name": node.metadata.name})  # copy-on-write
-                self._create_pod(pod)
-
-    # -- kube-scheduler results -----------------------------------------------------------------
-    def _apply(self, result: ScheduleOneResult) -> None:
-        for member in result.members or ():
-            self._apply(member)
-        if result.members:
-            return
-        if (result.outcome != BOUND and not (result.condition is not None and result.condition_changed)
-                and result.nominated_node_name is None and not result.victims and not result.cleared_nominations):
-            # Performance only: every branch below is then a no-op whether or not the pod exists
-            # (a failure that repeats the pod's condition: 30,000 cycles of the 5,000-pod benchmark
-            # while the first nodes start), so the pod is not looked up.
-            return
-        pod = self.store.get("Pod", *reversed(result.pod_key.split("/", 1)))
-        if pod is None:
-            return
-        if result.outcome == BOUND and result.node_name:
-            updated = _revised(pod, node_name=result.node_name)
-            updated.status.phase = "Running"
-            updated.status.start_time = self.clock.timestamp()  # kubelet sets status.startTime
-            updated.status.nominated_node_name = None
-            self._set_condition(updated, "True", None, None)
-            self.store.update("Pod", updated, old=pod)
-            self.pod_errors.pop(pod.key, None)
-            self.record("pod.bound", f"Pod/{pod.key}", node=result.node_name)
-            self._started(updated)
-            return
-        if result.outcome in (UNSCHEDULABLE, NOMINATED):
-            set_condition = result.condition is not None and result.condition_changed
-            if set_condition or result.nominated_node_name is not None:  # else the pod is unchanged
-                updated = _revised(pod)
-                if set_condition:
-                    assert result.condition is not None
-                    self._set_condition(updated, result.condition.get("status", "False"),
-                                        result.condition.get("reason"), result.condition.get("message"))
-                if result.nominated_node_name is not None:
-                    updated.status.nominated_node_name = result.nominated_node_name or None
-                self.store.update("Pod", updated, old=pod)
-            for victim in result.victims:
-                self._evict(victim.key, victim.grace_period_seconds)
-            for key in result.cleared_nominations:
-                other = self.store.get("Pod", *reversed(key.split("/", 1)))
-                if other is not None and other.status.nominated_node_name:
-                    cleared = _revised(other)
-                    cleared.status.nominated_node_name = None
-                    self.store.update("Pod", cleared, old=other)
-
-    def _set_condition(self, pod: Pod, status: str, reason: str | None, message: str | None) -> None:
-        conds = [c for c in pod.status.conditions if c.type != "PodScheduled"]
-        conds.append(PodCondition(type="PodScheduled", status=status, reason=reason, message=message))
-        pod.status.conditions = conds
-
-    def _evict(self, key: str, grace: float, reason: str = "preemption") -> None:
-        pod = self.store.get("Pod", *reversed(key.split("/", 1)))
-        if pod is None or pod.metadata.deletion_timestamp is not None:
-            return
-        # a new object with its own metadata and status (the fields that change from here on:
-        # deletionTimestamp now, status.phase on deletion); the spec is shared, as _revised does
-        meta = pod.metadata.model_copy()
-        meta.deletion_timestamp = self.clock.timestamp()
-        terminating = pod.model_copy(update={"metadata": meta, "status": pod.status.model_copy()})
-        self.store.update("Pod", terminating, old=pod)
-        self.record("pod.evicted", f"Pod/{key}", node=pod.spec.node_name, reason=reason,
-                    grace_period_seconds=float(grace or 0))
-        uid = pod.metadata.uid
-
-        def delete() -> None:
-            current = self.store.get("Pod", *reversed(key.split("/", 1)))
-            if current is not None and current.metadata.uid == uid:
-                self._delete_pod(key)
-
-        self.events.schedule_in(float(grace or 0), f"delete {key}", delete)
-
-    def _delete_pod(self, key: str, reason: str | None = None) -> None:
-        pod = self.store.get("Pod", *reversed(key.split("/", 1)))
-        if pod is None:
-            return
-        self.store.delete("Pod", pod)
-        pod.status.phase = "Deleted"
-        self.deleted_pods[key] = pod
-        self.record("pod.departed" if reason == "departed" else "pod.deleted", f"Pod/{key}",
-                    **({"node": pod.spec.node_name} if pod.spec.node_name else {}))
-        self._pod_gone(pod)
-
-    def _pod_gone(self, pod: Pod, succeeded: bool = False) -> None:
-        """A pod left the store: its controller re-syncs (a replacement, or the next Job pod).
-        A pod a controller condemned (scale-down, departure, completion) is not replaced."""
-        self._condemned.discard(pod.key)
-        self._bound_at.pop(pod.key, None)
-        for ref in pod.metadata.owner_references or ():
-            if not ref.controller:
-                continue
-            uid = ref.uid
-            if uid in self.replica_sets.sets:
-                rs = self.replica_sets.sets[uid]
-                d = self.deployments.deployments.get(rs.deployment) if rs.deployment else None
-                if d is not None and d.rolling_out:
-                    self._schedule_deployment_sync(d.key)
-                else:
-                    self.replica_sets.sync(rs)
-            elif uid in self.stateful_sets.sets:
-                self.stateful_sets.sync(self.stateful_sets.sets[uid])
-            elif uid in self.jobs.jobs:
-                j = self.jobs.jobs[uid]
-                if succeeded:
-                    self.jobs.pod_succeeded(j, pod)
-                else:
-                    self.jobs.sync(j)
-            return
-
-    # -- Karpenter --------------------------------------------------------------------------------
-    def _cluster_state(self) -> ClusterState:
-        claims = [rec.launched for rec in self.launches if rec.launched is not None and not rec.deleted]
-        deleting = [rec.name for rec in self.launches if rec.deleting_at is not None and not rec.deleted]
-        if self.disruption is not None:
-            deleting += sorted(self.disruption.marked)
-        # the last snapshot lends its per-node sums to nodes whose bound pods are the same objects
-        # (ClusterState.adopt_derived)
-        self._last_cluster = ClusterState.from_objects(self.store.list("Node"), claims, self.store.list("Pod"),
-                                                       deleting, previous=self._last_cluster, scan_pods=True)
-        return self._last_cluster
-
-    def _volumes(self) -> VolumeTopology:
-        """The manifests' claims, volumes and classes (plus StatefulSet / ephemeral claims), built once."""
-        vt = getattr(self, "_volume_topology", None)
-        if vt is None:
-            m = self.manifests
-            vt = self._volume_topology = VolumeTopology.from_objects(
-                getattr(m, "persistent_volume_claims", ()), getattr(m, "persistent_volumes", ()),
-                getattr(m, "storage_classes", ()), list(m.pods), list(m.stateful_sets),
-                getattr(m, "csi_nodes", ()))
-        return vt
-
-    def _default_constraints(self) -> DefaultTopologySpreadInjector | None:
-        """The ``--scheduler-config`` default topology-spread injector (None when not configured),
-        over the manifests' Services and the pods' ReplicaSets / StatefulSets; built once."""
-        if not hasattr(self, "_injector"):
-            cfg = self.options.operator_options().scheduler_config
-            self._injector = None
-            if cfg is not None and cfg.default_constraints:
-                m = self.manifests
-                controllers = [*m.replication_controllers, *m.replica_sets,
-                               *(d.replica_set() for d in m.deployments), *m.stateful_sets]
-                self._injector = DefaultTopologySpreadInjector(cfg.default_constraints,
-                                                               getattr(m, "services", ()), controllers)
-        return self._injector
-
+    # -- Karpenter's provisioning pass -----------------------------------------------------------
     def _provision(self) -> None:
         """One provisioning pass: Schedule, then Create each new NodeClaim."""
         self._passes += 1
         self._last_pass_version = self.store.resource_version
-        cluster = self._cluster_state()
+        cluster = self.cluster_state()
         self.provisioner.last_scheduler = None
         results = self.provisioner.schedule(self.store.list("Pod"), self.store.list("NodePool"), cluster,
                                             self.store.list("DaemonSet"),
-                                            pdbs=list(self.manifests.pod_disruption_budgets), now=self.clock.now(),
-                                            volumes=self._volumes(), default_constraints=self._default_constraints())
+                                            pdbs=self.pod_disruption_budgets(), now=self.clock.now(),
+                                            volumes=self.volumes, default_constraints=self.default_constraints)
         sched = self.provisioner.last_scheduler
         pool_types: dict[str, Sequence[Any]] = {}
         if sched is not None:
@@ -947,9 +444,10 @@ class Simulation:
         untruncated = getattr(results, "untruncated", {})
         if self.disruption is not None:
             self.disruption.nominate(results)
-        self.pod_errors = {k: v for k, v in results.pod_errors.items()}
-        for key, msg in getattr(results, "ignored", {}).items():
-            self.pod_errors[key] = msg
+        errors = self.pod_errors  # one dict, shared with the two halves: replaced in place
+        errors.clear()
+        errors.update(results.pod_errors)
+        errors.update(getattr(results, "ignored", {}))
         nodepools = {np.metadata.name: np for np in self.store.list("NodePool")}
         staged: list[LaunchRecord] = []
         exceeded_by_pool: dict[str, str | None] = {}
@@ -966,9 +464,9 @@ class Simulation:
                     for p in claim.pods:
                         self.pod_errors[p.key] = exceeded
                     continue
-            staged.append(self._stage_nodeclaim(claim, pool_types.get(claim.nodepool_name),
+            staged.append(self.stage_nodeclaim(claim, pool_types.get(claim.nodepool_name),
                                                 untruncated.get(id(claim))))
-        self._launch(staged)
+        self.launch(staged)
         for record in staged:  # kept for explain output only from here (issue #13, memory)
             release = getattr(record.scheduling, "release_solve_state", None)
             if release is not None:
@@ -980,7 +478,7 @@ class Simulation:
     def _record_attempts(self, ps: ProvisioningPass, sched: Any) -> None:
         """Fold one pass's PodAttempt records into the per-pod history (see PodHistory)."""
         history = self._pod_history
-        own = self._pod_claims
+        own = self.nodeclaims.pod_claims
         record = sched.attempt_record
         for key in sched.attempts:
             att = record(key)
@@ -994,159 +492,6 @@ class Simulation:
             outcome, target = att[0], att[1]
             if outcome != OUTCOME_EXISTING_NODE or target not in own.get(key, ()):
                 h.decisive = entry
-
-    def _claim_name(self, nodepool: str) -> str:
-        i = 0
-        while True:
-            name = f"{nodepool}-{_suffix(f'{nodepool}/{len(self._claim_names) + i}')}"
-            if name not in self._claim_names:
-                self._claim_names.add(name)
-                return name
-            i += 1
-
-    def _stage_nodeclaim(self, claim: Any, instance_types: Sequence[Any] | None = None,
-                         untruncated: Sequence[Any] | None = None) -> LaunchRecord:
-        """ToNodeClaim, a name, and the launch record (the launch itself is :meth:`_launch`)."""
-        requirements = claim.requirements  # ToNodeClaim replaces (never mutates) this set
-        model: NodeClaimModel = self.provisioner.to_nodeclaim(claim)
-        model.metadata.name = self._claim_name(claim.nodepool_name)
-        model.metadata.creation_timestamp = self.clock.timestamp()
-        record = LaunchRecord(name=model.metadata.name, nodepool=claim.nodepool_name,
-                              created_at=self.clock.now(), requested=model, scheduling=claim,
-                              pass_index=self._passes, instance_types=instance_types,
-                              untruncated=untruncated if untruncated is not None else claim.instance_type_options,
-                              requirements=requirements)
-        self.launches.append(record)
-        self._launch_by_name[record.name] = record
-        self.record("nodeclaim.created", f"NodeClaim/{record.name}", nodepool=record.nodepool,
-                    pods=len(claim.pods))
-        for p in claim.pods:
-            self._pod_claims.setdefault(p.key, set()).add(record.name)
-        return record
-
-    def _launch(self, records: Sequence[LaunchRecord]) -> None:
-        """Launch one pass's NodeClaims at the same virtual instant, as upstream creates them in
-        parallel: a provider with ``create_many`` gets them together (the AWS provider's CreateFleet
-        batcher then merges identical requests); otherwise they are created one by one."""
-        if not records:
-            return
-        # ``model_copy(deep=True)``, which is ``copy.deepcopy`` of the model. Not in upstream (Go
-        # passes the object); the same copy because most of a deep copy's time is its walk over the
-        # requirement value lists (up to 600 instance-type names each), whose elements are ``str``
-        # (immutable: deepcopy returns them as they are), so ``list(values)`` already is the deep
-        # copy of such a list; seeding deepcopy's memo with it makes deepcopy use it (the original
-        # lists live as long as ``r.requested``, so their ids are not reused meanwhile). Lists
-        # holding anything else are left to deepcopy.
-        models = []
-        for r in records:
-            memo: dict[int, Any] = {}
-            for req in r.requested.spec.requirements or ():
-                values = req.values
-                if type(values) is list and all(type(v) is str for v in values):
-                    memo[id(values)] = list(values)
-            models.append(copy.deepcopy(r.requested, memo) if memo else r.requested.model_copy(deep=True))
-        create_many = getattr(self.cloud_provider, "create_many", None)
-        if create_many is not None and len(models) > 1:
-            outcomes: list[Any] = list(create_many(models))
-        else:
-            outcomes = []
-            for m in models:
-                try:
-                    outcomes.append(self.cloud_provider.create(m))
-                except Exception as err:  # noqa: BLE001 - every create error is recorded, as Karpenter logs it
-                    outcomes.append(err)
-        for record, outcome in zip(records, outcomes):
-            if isinstance(outcome, BaseException):
-                record.error = str(outcome)
-                self.record("nodeclaim.launch-failed", f"NodeClaim/{record.name}", error=record.error)
-                for p in record.scheduling.pods:
-                    self.pod_errors.setdefault(p.key, f"launching nodeclaim, {outcome}")
-            else:
-                self._launched(record, outcome)
-
-    def _launched(self, record: LaunchRecord, launched: Any) -> None:
-        record.launched = launched
-        labels = launched.metadata.labels or {}
-        record.instance_type = labels.get(LABEL_INSTANCE_TYPE)
-        record.capacity_type = labels.get(LABEL_CAPACITY_TYPE)
-        record.zone = labels.get(LABEL_ZONE)
-        record.price = self._price_of(record)
-        record.node_name = record.name
-        launched.metadata.name = record.name
-        if launched.status is not None:
-            launched.status.node_name = record.name
-        self.record("nodeclaim.launched", f"NodeClaim/{record.name}", instance_type=record.instance_type,
-                    zone=record.zone, capacity_type=record.capacity_type, price=record.price)
-        self.events.schedule_in(self.options.registration_delay, f"register {record.name}",
-                                lambda: self._register(record))
-
-    def _price_of(self, record: LaunchRecord) -> float | None:
-        """$/h of the launched offering: the provider's own figure when it has one (the AWS provider
-        reports the real price of the override EC2 picked, not an overlaid one), else the price of
-        the matching offering."""
-        launch_price = getattr(self.cloud_provider, "launch_price", None)
-        if launch_price is not None:
-            price: float | None = launch_price(record.name)
-            return price
-        pool = self.store.get("NodePool", record.nodepool)
-        if pool is None or record.instance_type is None:
-            return None
-        for it in self.cloud_provider.get_instance_types(pool):
-            if it.name != record.instance_type:
-                continue
-            for o in it.offerings:
-                if o.zone == record.zone and o.capacity_type == record.capacity_type:
-                    offering_price: float = o.price
-                    return offering_price
-        return None
-
-    def _register(self, record: LaunchRecord) -> None:
-        if record.deleting_at is not None:
-            if not record.deleted:
-                self._finish_deletion(record)  # deleted before it registered: no Node to drain
-            return
-        claim = record.launched
-        assert claim is not None  # registration is scheduled only once the claim launched
-        labels = dict(claim.metadata.labels or {})
-        labels[LABEL_HOSTNAME] = record.name
-        labels[LABEL_REGISTERED] = "true"
-        taints = [Taint(key=t.key, value=t.value, effect=t.effect) for t in (claim.spec.taints or ())]
-        startup = [Taint(key=t.key, value=t.value, effect=t.effect) for t in (claim.spec.startup_taints or ())]
-        status = claim.status
-        node = Node.model_validate({
-            "apiVersion": "v1", "kind": "Node",
-            "metadata": {"name": record.name, "labels": labels},
-            "spec": {"providerID": getattr(status, "provider_id", None),
-                     "taints": [t.model_dump(by_alias=True, exclude_none=True) for t in taints + startup]},
-            "status": {"capacity": {k: str(v) for k, v in (status.capacity or {}).items()},
-                       "allocatable": {k: str(v) for k, v in (status.allocatable or {}).items()},
-                       "conditions": [{"type": "Ready", "status": "True"}]},
-        })
-        record.registered_at = self.clock.now()
-        self._launch_by_node[record.name] = record
-        self.store.create("Node", node)
-        self.record("nodeclaim.registered", f"NodeClaim/{record.name}")
-        self._bind_daemonset_pods(node)
-        self.events.schedule_in(self.options.initialization_delay, f"initialize {record.name}",
-                                lambda: self._initialize(record))
-
-    def _initialize(self, record: LaunchRecord) -> None:
-        node = self.store.get("Node", record.name)
-        if node is None or record.deleting_at is not None:
-            return
-        assert record.launched is not None  # it registered, so it launched
-        startup = {(t.key, t.effect) for t in (record.launched.spec.startup_taints or ())}
-        # a new Node whose spec and metadata are new objects (the two fields that change, both
-        # reassigned); the rest is shared with the old version, which nothing edits in place (the
-        # store replaces objects), as _revised does for pods -- the same content as a deep copy
-        spec = node.spec.model_copy(update={
-            "taints": [t for t in (node.spec.taints or ()) if (t.key, t.effect) not in startup]})
-        meta = node.metadata.model_copy(update={
-            "labels": {**(node.metadata.labels or {}), LABEL_INITIALIZED: "true"}})
-        updated = node.model_copy(update={"spec": spec, "metadata": meta})
-        self.store.update("Node", updated, old=node)
-        record.initialized_at = self.clock.now()
-        self.record("nodeclaim.initialized", f"NodeClaim/{record.name}")
 
     # -- the loop ---------------------------------------------------------------------------------
     def _quiescent(self) -> bool:
@@ -1182,7 +527,7 @@ class Simulation:
         return min(times) if times else None
 
     def run(self) -> SimulationResult:
-        self._load()
+        self.load()
         if self.horizon is not None:
             limit = self.horizon
         else:
@@ -1198,7 +543,7 @@ class Simulation:
                 self._cycles += 1
                 for attempted in (result.members or [result]):
                     self._attempted[attempted.pod_key] = self._cluster_version
-                self._apply(result)
+                self.pods.apply(result)
             if self._requeue_at is not None and self._requeue_at <= now:
                 self._requeue_at = None
                 for pod in self.store.list("Pod"):
@@ -1239,6 +584,9 @@ class Simulation:
                 self.events.run_next()
         if self.horizon is not None and self.clock.now() < self.horizon:
             self.clock.advance_to(self.horizon)
+        return self._result()
+
+    def _result(self) -> SimulationResult:
         return SimulationResult(
             pods={p.key: p for p in self.store.list("Pod")},
             deleted_pods=dict(self.deleted_pods),
@@ -1248,13 +596,13 @@ class Simulation:
             virtual_seconds=self.clock.now(),
             provisioning_passes=self._passes,
             scheduling_cycles=self._cycles,
-            warnings=list(getattr(self.manifests, "warnings", [])) + self.provisioner.warnings(),
+            warnings=list(self._warnings) + self.provisioner.warnings(),
             passes=list(self._pass_log),
             pod_history=dict(self._pod_history),
             options=self.options,
             disruption=self.disruption,
             timeline=self.timeline,
             horizon=self.horizon,
-            not_arrived=dict(self._pending_arrivals),
+            not_arrived=dict(self.pods.arrivals),
             nodepools=list(self.store.list("NodePool")),
         )

@@ -22,7 +22,7 @@ or ``static.deprovisioned`` (``detail``: ``nodeclaims``, ``replicas``, ``error``
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from karpy.static import deprovisioning, provisioning
 from karpy.static.nodepoolstate import ACTIVE, DELETING, PENDING_DISRUPTION, NodePoolState
@@ -30,22 +30,30 @@ from karpy.static.provisioning import StaticNodeClaim
 
 if TYPE_CHECKING:  # pragma: no cover
     from karpy.provisioning.state import ClusterState
-    from karpy.sim.simulation import Simulation
+    from karpy.sim.host import SimulationHost
 
-__all__ = ["StaticCapacityController", "observe"]
+__all__ = ["DisruptionState", "StaticCapacityController", "observe"]
 
 _NODECLAIM_EVENTS = ("nodeclaim.created", "nodeclaim.deleting", "nodeclaim.deleted", "nodeclaim.launch-failed")
 
 
-def observe(sim: Simulation) -> NodePoolState:
-    """Re-derive ``sim.nodepool_state`` from the simulation's NodeClaims: a NodeClaim whose launch
-    failed or that is deleted is gone (upstream deletes a NodeClaim whose launch failed); one
-    deleting or marked for deletion by the disruption controller is deleting; a candidate of an
-    in-flight disruption command not yet marked is pending disruption; the rest are active."""
-    state: NodePoolState = sim.nodepool_state
-    disruption = sim.disruption
+class DisruptionState(Protocol):
+    """The disruption controller as the static controllers see it (karpy.disruption.controller)."""
+
+    marked: set[str]
+
+    def in_flight(self) -> frozenset[str]: ...
+    def delete_nodeclaim(self, name: str, reason: str) -> None: ...
+
+
+def observe(sim: SimulationHost, state: NodePoolState, disruption: DisruptionState | None = None) -> NodePoolState:
+    """Re-derive ``state`` (upstream: state.Cluster's NodePoolState) from the simulation's
+    NodeClaims: a NodeClaim whose launch failed or that is deleted is gone (upstream deletes a
+    NodeClaim whose launch failed); one deleting or marked for deletion by the disruption controller
+    is deleting; a candidate of an in-flight disruption command not yet marked is pending
+    disruption; the rest are active."""
     marked = disruption.marked if disruption is not None else set()
-    queued = disruption.queue.names() if disruption is not None else frozenset()
+    queued = disruption.in_flight() if disruption is not None else frozenset()
 
     def status(rec: Any) -> str | None:
         if rec.error is not None or rec.deleted:
@@ -64,14 +72,19 @@ class StaticCapacityController:
     """The two static controllers of one simulation (see the module docstring); also their
     :class:`~karpy.static.provisioning.StaticHost` / :class:`~karpy.static.deprovisioning.DeprovisioningHost`."""
 
-    def __init__(self, sim: Simulation) -> None:
+    def __init__(self, sim: SimulationHost, state: NodePoolState | None = None,
+                 disruption: DisruptionState | None = None) -> None:
+        """``state``: the NodePoolState shared with the disruption controller's StaticDrift;
+        ``disruption``: the disruption controller when it runs (its marks, its deletions)."""
         self.sim = sim
+        self.state = state if state is not None else NodePoolState()
+        self.disruption = disruption
         #: NodePool name -> a reconcile is scheduled; whether it provisions too
         self._queued: dict[str, bool] = {}
         #: NodePool name -> when a failed launch is retried
         self._retry_at: dict[str, float] = {}
         sim.store.watch("NodePool", self._on_nodepool)
-        sim.record_listeners.append(self._on_record)
+        sim.add_record_listener(self._on_record)
 
     # -- triggers ---------------------------------------------------------------------------------
     def _on_nodepool(self, ev: Any) -> None:
@@ -135,15 +148,19 @@ class StaticCapacityController:
         if pool is None or pool.spec.replicas is None:
             return
         if provision:
-            up = provisioning.reconcile(pool, observe(sim), self, sim.provisioner.well_known)
+            up = provisioning.reconcile(pool, self.observe(), self, sim.provisioner.well_known)
             if up.created or up.error:
                 sim.record("static.provisioned", f"NodePool/{name}", nodeclaims=list(up.created),
                            replicas=pool.spec.replicas, **({"error": up.error} if up.error else {}))
-        state = observe(sim)
+        state = self.observe()
         down = deprovisioning.reconcile(pool, state, self)
         if down.created or down.error:
             sim.record("static.deprovisioned", f"NodePool/{name}", nodeclaims=list(down.created),
                        replicas=pool.spec.replicas, **({"error": down.error} if down.error else {}))
+
+    def observe(self) -> NodePoolState:
+        """:func:`observe` over this controller's state."""
+        return observe(self.sim, self.state, self.disruption)
 
     # -- the hosts ------------------------------------------------------------------------------------
     @property
@@ -180,7 +197,7 @@ class StaticCapacityController:
         """provisioner.go Create for each claim, launched together (a failed launch is recorded on
         its NodeClaim, as upstream's lifecycle controller launches after Create)."""
         sim = self.sim
-        cluster = sim._cluster_state()
+        cluster = sim.cluster_state()
         out: list[str | BaseException] = []
         staged = []
         for claim in claims:
@@ -189,10 +206,10 @@ class StaticCapacityController:
             if exceeded is not None:
                 out.append(ValueError(exceeded))
                 continue
-            rec = sim._stage_nodeclaim(claim)
+            rec = sim.stage_nodeclaim(claim)
             staged.append(rec)
             out.append(rec.name)
-        sim._launch(staged)
+        sim.launch(staged)
         return out
 
     def list_nodeclaims(self, nodepool: str) -> list[Any]:
@@ -209,13 +226,12 @@ class StaticCapacityController:
         return out
 
     def cluster(self) -> ClusterState:
-        return self.sim._cluster_state()
+        return self.sim.cluster_state()
 
     def delete(self, nodeclaim: str) -> str | None:
         """A client Delete: the NodeClaim is terminated (drained) by the termination controller."""
-        sim = self.sim
-        if sim.disruption is not None:
-            sim.disruption.delete_nodeclaim(nodeclaim, deprovisioning.TERMINATION_REASON)
+        if self.disruption is not None:
+            self.disruption.delete_nodeclaim(nodeclaim, deprovisioning.TERMINATION_REASON)
         else:
-            sim.delete_nodeclaim(nodeclaim, deprovisioning.TERMINATION_REASON)
+            self.sim.delete_nodeclaim(nodeclaim, deprovisioning.TERMINATION_REASON)
         return None

@@ -8,9 +8,10 @@ deletion goes through it, whoever asked: the disruption controller's methods and
 AWS interruption controller, a deleted NodePool (upstream: they all delete the NodeClaim and the
 termination controller drains it like any other).
 
-The simulation side is passed in (``sim``): its store, clock and event queue, ``_evict`` (pods
-deleted after their grace period, replicas recreated by their controllers) and
-``_finish_deletion`` (remaining pods, the Node, the instance through the cloud provider). Each
+The simulation side is passed in (``sim``, a :class:`karpy.sim.host.SimulationHost`): its store,
+clock and event queue, ``evict`` (pods deleted after their grace period, replicas recreated by their
+controllers) and ``finish_deletion`` (remaining pods, the Node, the instance through the cloud
+provider). The wiring (:mod:`karpy.simulator`) registers it with ``sim.set_termination``. Each
 step (``delete``, ``taint``, ``evict``, ``drain-blocked``, ``drained``, ``terminated``) goes to
 ``on_step(kind, object, detail)`` — the simulation's timeline as ``termination.<step>``, or the
 disruption controller's ``disruption_timeline`` when it runs. A drain blocked for good (a PDB
@@ -21,13 +22,16 @@ the instance or the run's horizon, as upstream's would.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from karpy.api.nodepool import parse_duration
 from karpy.api.pod import Taint
 from karpy.termination.terminator import DRAIN_REQUEUE, MIN_DRAIN_TIME, Terminator
 from karpy.utils.pdb import Limits
 from karpy.utils.pod import DISRUPTED_TAINT_KEY
+
+if TYPE_CHECKING:  # pragma: no cover
+    from karpy.sim.host import SimulationHost
 
 __all__ = ["StepListener", "TerminationController"]
 
@@ -37,7 +41,7 @@ StepListener = Callable[[str, str, dict[str, Any]], None]
 class TerminationController:
     """Drains and deletes NodeClaims of one simulation (see the module docstring)."""
 
-    def __init__(self, sim: Any, on_step: StepListener | None = None) -> None:
+    def __init__(self, sim: SimulationHost, on_step: StepListener | None = None) -> None:
         self.sim = sim
         self.terminator = Terminator(self._evict)
         #: name -> {reason, deadline, drained_at, blocked}: the NodeClaims draining now
@@ -100,7 +104,7 @@ class TerminationController:
 
     def _evict(self, key: str, grace: float) -> None:
         self.on_step("evict", key, {"grace_seconds": grace})
-        self.sim._evict(key, grace, reason=self._evict_reason)
+        self.sim.evict(key, grace, reason=self._evict_reason)
 
     def _record_of(self, name: str) -> Any | None:
         return self.sim.nodeclaim(name)
@@ -115,7 +119,7 @@ class TerminationController:
             return
         now = self._now()
         pods = [p for p in self.sim.store.list("Pod") if p.spec.node_name == name]
-        limits = Limits.from_objects(self.sim.manifests.pod_disruption_budgets, self.sim.store.list("Pod"))
+        limits = Limits.from_objects(self.sim.pod_disruption_budgets(), self.sim.store.list("Pod"))
         self._evict_reason = state["evict_reason"]
         res = self.terminator.drain(pods, limits, now, state["deadline"])
         if res.waiting:
@@ -137,7 +141,7 @@ class TerminationController:
         state = self.draining.pop(name)
         rec = self._record_of(name)
         if rec is not None and not rec.deleted:
-            self.sim._finish_deletion(rec)
+            self.sim.finish_deletion(rec)
         self.on_step("terminated", name, {"reason": state["reason"]})
         for hook in self.on_terminated:
             hook(name)

@@ -25,6 +25,7 @@ from karpy.api.loader import load_manifests
 from karpy.cloudprovider.registry import ProviderOptions
 from karpy.sim.clock import VirtualClock
 from karpy.sim.simulation import Simulation, SimulationOptions
+from karpy.simulator import new_simulation
 from tests.awsprovider.test_provisioning_paths_scenarios import RESERVED_NODECLASS as NODECLASS
 from tests.manifests import nodepool_yaml
 
@@ -79,7 +80,7 @@ def run(made: list[AWSCloudProvider], text: str, until: float, **options: Any) -
     p = AWSCloudProvider.from_options(ProviderOptions(region="us-east-1", prices="2026-07-20", clock=clock,
                                                       manifests=loaded))
     made.append(p)
-    sim = Simulation(loaded, p, SimulationOptions(until=until, **options), clock=clock)
+    sim = new_simulation(loaded, p, SimulationOptions(until=until, **options), clock=clock)
     sim.run()
     return sim, p
 

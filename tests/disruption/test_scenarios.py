@@ -9,15 +9,16 @@ from karpy.api.loader import load_manifests
 from karpy.api.meta import LabelSelector, ObjectMeta
 from karpy.api.poddisruptionbudget import PodDisruptionBudget, PodDisruptionBudgetSpec
 from karpy.cloudprovider.fake import FakeCloudProvider
-from karpy.sim.simulation import Simulation, SimulationOptions
+from karpy.sim.simulation import SimulationOptions
+from karpy.simulator import new_simulation
 
 OD = [("karpenter.sh/capacity-type", "In", ["on-demand"])]
 
 
 def build(objects, until=900.0, gates=None, pool=None):
     m = load_manifests([pool or make_nodepool(requirements=OD)] + list(objects))
-    return Simulation(m, FakeCloudProvider(), SimulationOptions(disruption=True, time_limit=until,
-                                                                feature_gates=gates or {}))
+    return new_simulation(m, FakeCloudProvider(), SimulationOptions(disruption=True, time_limit=until,
+                                                                    feature_gates=gates or {}))
 
 
 def bare(name, cpu="1", **kw):
@@ -25,7 +26,7 @@ def bare(name, cpu="1", **kw):
 
 
 def scale_down(sim, at, keys):
-    sim.events.schedule(at, "scale", lambda: [sim._delete_pod(k) for k in keys])
+    sim.events.schedule(at, "scale", lambda: [sim.pods.delete(k) for k in keys])
 
 
 def methods(result):
@@ -243,7 +244,7 @@ def test_stale_disrupted_taint_is_removed_by_the_next_round():
         updated.spec.taints = list(updated.spec.taints or ()) + [Taint(key="karpenter.sh/disrupted",
                                                                        effect="NoSchedule")]
         sim.store.update("Node", updated, old=n)
-        rec = sim._launch_by_node[n.metadata.name]
+        rec = sim.nodeclaim_of_node(n.metadata.name)
         set_condition(rec.launched, "DisruptionReason", "True", sim.clock.now(), "Drifted")
         seen["node"], seen["claim"] = n.metadata.name, rec.launched
 

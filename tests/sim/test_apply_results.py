@@ -19,7 +19,7 @@ def _sim() -> Simulation:
     sim = Simulation(load_manifests([make_nodepool(), make_pod("a", requests={"cpu": "1"}),
                                      make_pod("b", requests={"cpu": "1"}, nominated_node_name="n1")]),
                      FakeCloudProvider(), SimulationOptions(time_limit=60))
-    sim._load()
+    sim.load()
     return sim
 
 
@@ -31,23 +31,23 @@ def test_a_repeated_failure_changes_nothing():
     sim = _sim()
     before, a = sim.store.resource_version, _pod(sim, "a")
     for outcome in (UNSCHEDULABLE, NOMINATED, "Error", "Skipped"):
-        sim._apply(ScheduleOneResult("default/a", outcome, None, dict(_COND), False, None))
-        sim._apply(ScheduleOneResult("default/gone", outcome, None, dict(_COND), True, ""))  # no such pod
+        sim.pods.apply(ScheduleOneResult("default/a", outcome, None, dict(_COND), False, None))
+        sim.pods.apply(ScheduleOneResult("default/gone", outcome, None, dict(_COND), True, ""))  # no such pod
     assert sim.store.resource_version == before
     assert _pod(sim, "a") is a
 
 
 def test_each_request_of_a_failure_still_acts():
     sim = _sim()
-    sim._apply(ScheduleOneResult("default/a", UNSCHEDULABLE, None, dict(_COND), True, None))
+    sim.pods.apply(ScheduleOneResult("default/a", UNSCHEDULABLE, None, dict(_COND), True, None))
     assert [(c.type, c.message) for c in _pod(sim, "a").status.conditions] == [("PodScheduled", "no nodes available")]
-    sim._apply(ScheduleOneResult("default/a", NOMINATED, None, dict(_COND), False, "n9"))
+    sim.pods.apply(ScheduleOneResult("default/a", NOMINATED, None, dict(_COND), False, "n9"))
     assert _pod(sim, "a").status.nominated_node_name == "n9"
-    sim._apply(ScheduleOneResult("default/a", UNSCHEDULABLE, None, dict(_COND), False, ""))
+    sim.pods.apply(ScheduleOneResult("default/a", UNSCHEDULABLE, None, dict(_COND), False, ""))
     assert _pod(sim, "a").status.nominated_node_name is None
-    sim._apply(ScheduleOneResult("default/a", NOMINATED, None, dict(_COND), False, None,
+    sim.pods.apply(ScheduleOneResult("default/a", NOMINATED, None, dict(_COND), False, None,
                                  cleared_nominations=["default/b"]))
     assert _pod(sim, "b").status.nominated_node_name is None
-    sim._apply(ScheduleOneResult("default/a", NOMINATED, None, dict(_COND), False, None,
+    sim.pods.apply(ScheduleOneResult("default/a", NOMINATED, None, dict(_COND), False, None,
                                  victims=[Victim("default/b", "n1", 30)]))
     assert _pod(sim, "b").metadata.deletion_timestamp is not None

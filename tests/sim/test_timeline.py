@@ -394,9 +394,10 @@ def test_fenceposts():
 # -- the hooks the disruption controller builds on ------------------------------------------------
 def _simulation(*objects, **options):
     from karpy.api.loader import load_manifests
-    from karpy.sim.simulation import Simulation, SimulationOptions
+    from karpy.sim.simulation import SimulationOptions
+    from karpy.simulator import new_simulation
 
-    return Simulation(load_manifests(list(objects)), FakeCloudProvider(), SimulationOptions(**options))
+    return new_simulation(load_manifests(list(objects)), FakeCloudProvider(), SimulationOptions(**options))
 
 
 def test_periodic_controller_runs_on_changes_and_can_delete_a_nodeclaim():
