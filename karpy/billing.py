@@ -433,7 +433,8 @@ def billed_cost(usage: Sequence[Usage], horizon: float, profile: BillingProfile 
             if it.remaining > _EPS:
                 add(it, "on-demand", it.remaining, it.remaining / _HOUR * it.on_demand * (1.0 - spec.enterprise_discount))
         for c in commitments.values():
-            unused = max(0.0, c.unused_by_hour.get(h, 0.0))
+            unused = c.unused_by_hour.get(h, 0.0)
+            unused = unused if unused > 1e-9 else 0.0  # float residue of a used-up commitment
             c.unused_by_hour[h] = unused
             unused_total += unused
         hourly.append((usage_total + fees_total + unused_total - before) / window * _HOUR if window > 0 else 0.0)
