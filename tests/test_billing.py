@@ -253,3 +253,19 @@ def test_billing_from_the_manifests_and_determinism(example: str, tmp_path: Any)
     assert a == b and '"billed"' in a
     plain = karpy.simulate([example], prices="2026-07-20", until="2h")
     assert plain.cost.billed is None and '"billed"' not in plain.to_json()
+
+
+def test_table_shows_the_bill_beside_list_prices(example: str) -> None:
+    import karpy
+    from karpy.report.table import render_table
+
+    run = karpy.simulate([example], prices="2026-07-20", until="2h", billing=SP_M8I)
+    text = render_table(run.to_document())
+    billed = run.cost.billed
+    assert billed is not None
+    assert (f"billed (modelled, BillingProfile sp-m8i): ${billed.total:.5f} = "
+            f"${billed.effective_per_hour:.5f}/h effective; unused commitment $2.00000") in text
+    assert ("  not cheapest on the bill: general launched 1 x m7i.2xlarge on-demand ($0.40320/h billed); "
+            "m8i.2xlarge on-demand lists higher but bills $0.23285/h via sp-m8i") in text
+    assert "  NodeOverlays that teach Karpenter the bill: billing-sp-m8i-families-45 (-45%)" in text
+    assert "billed" not in render_table(karpy.simulate([example], prices="2026-07-20").to_document())

@@ -23,7 +23,7 @@ ROOT = Path(__file__).resolve().parents[1]
 PUBLIC: dict[str, set[str]] = {
     "karpy": {"Result", "compare", "schema", "simulate", "sweep", "__version__"},
     "karpy.api": {
-        "Affinity", "Budget", "Condition", "ConditionSet", "Container", "ContainerPort", "DaemonSet", "Deployment", "Disruption",
+        "Affinity", "BillingProfile", "Budget", "Condition", "ConditionSet", "Container", "ContainerPort", "DaemonSet", "Deployment", "Disruption",
         "Job", "KarpenterRequirement", "LabelSelector", "LabelSelectorRequirement", "ManifestError", "Manifests",
         "NANO", "NODE_SELECTOR_OPERATORS", "Node", "NodeAffinity", "NodeClaim", "NodeClaimSpec",
         "NodeClaimStatus", "NodeClaimTemplate", "NodeClaimTemplateSpec", "NodeClassReference", "NodeCondition",
