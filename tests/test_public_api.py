@@ -91,6 +91,7 @@ PUBLIC: dict[str, set[str]] = {
         "SimulationDocument",
         "TimelineEntryDocument",
         "ConditionDocument", "NodeClassStatusDocument", "NodePoolStatusDocument",
+        "BilledCost", "BilledNodeClaimCost", "CommitmentCost", "MisalignmentDocument",
     },
     "karpy.schemas": {"SCHEMA_FILE", "SCHEMA_ID", "SCHEMA_VERSION", "generate", "schema", "schema_text", "write"},
     "karpy.disruption": {
