@@ -45,7 +45,12 @@ OUTCOME_FIELDS: tuple[tuple[str, str], ...] = (
     ("horizon", "horizon (s)"),
     ("cost_total", "$ over horizon"),
     ("node_hours_by_generation", "node-hours by generation"),
+    ("billed_total", "$ billed (modelled)"),
+    ("billed_per_hour", "$/h billed (modelled)"),
+    ("unused_commitment", "$ unused commitment"),
 )
+#: the outcome keys in dollars (5 decimals, a delta and a percentage in the diff)
+_DOLLARS = frozenset({"cost_per_hour", "cost_total", "billed_total", "billed_per_hour", "unused_commitment"})
 
 
 class CompareError(KarpyError, ValueError):
@@ -72,7 +77,7 @@ def format_value(key: str, value: Any) -> str:
     """One outcome value as table text (``$/h`` with 5 decimals, ``2x m7i.large``, ``7 (2), 8 (1)``)."""
     if value is None:
         return "-"
-    if key == "cost_per_hour" or key == "cost_total":
+    if key in _DOLLARS:
         return f"{float(value):.5f}"
     if key == "horizon":
         return f"{float(value):g}"
@@ -90,7 +95,7 @@ def format_value(key: str, value: Any) -> str:
 def _change(key: str, label: str, old: Any, new: Any) -> str:
     if key == "generations":
         return f"generation {format_value(key, old)} -> {format_value(key, new)}"
-    if key in ("cost_per_hour", "cost_total") and old is not None and new is not None:
+    if key in _DOLLARS and old is not None and new is not None:
         delta = float(new) - float(old)
         pct = f", {100.0 * delta / float(old):+.1f}%" if old else ""
         return f"{label} {format_value(key, old)} -> {format_value(key, new)} ({delta:+.5f}{pct})"
