@@ -76,3 +76,55 @@ def test_compare_shows_the_bill_of_each_design(tmp_path: Path) -> None:
     assert "billed_total" in comparison.diff["fields"]
     text = render_compare_table(comparison.to_document())
     assert "$ billed (modelled)" in text
+
+
+def test_rank_by_billed_orders_designs_by_the_bill(tmp_path: Path) -> None:
+    """A c7i plan that Karpenter's m7i.2xlarge never uses makes the cheaper list design the dearer bill."""
+    from click.testing import CliRunner
+
+    from karpy.cli import bundled_example, cli
+    from karpy.comparison import CompareError
+
+    (tmp_path / "sp.yaml").write_text(PROFILE, encoding="utf-8")
+    (tmp_path / "none.yaml").write_text(PROFILE.replace("metadata: {name: sp-c7i}", "metadata: {name: none}")
+                                        .replace('  savingsPlans:\n  - {name: sp-c7i, type: EC2Instance, family: c7i, '
+                                                 'commitment: "0.10", rates: {c7i: "40%"}}\n', ""), encoding="utf-8")
+    example = str(bundled_example())
+    comparison = karpy.compare({"committed": [example, str(tmp_path / "sp.yaml")],
+                                "uncommitted": [example, str(tmp_path / "none.yaml")]},
+                               prices="2026-07-20", until="1h")
+    by_list = comparison.to_document("list")["ranking"]
+    by_bill = comparison.to_document("billed")["ranking"]
+    assert by_list["key"] == "cost_total" and [d["design"] for d in by_list["designs"]] == ["committed", "uncommitted"]
+    assert by_bill["key"] == "billed_total" and [d["design"] for d in by_bill["designs"]] == ["uncommitted", "committed"]
+    # the unused $0.10 is the whole difference
+    assert by_bill["designs"][1]["cost"] == pytest.approx(by_bill["designs"][0]["cost"] + 0.1, abs=1e-6)
+    assert "ranking" not in comparison.to_document()
+    plain = karpy.compare({"a": [example], "b": [example]}, prices="2026-07-20")
+    with pytest.raises(CompareError, match="--rank-by billed needs a karpy.io/v1alpha1 BillingProfile in every design"):
+        plain.to_document("billed")
+    out = CliRunner().invoke(cli, ["compare", f"committed={example},{tmp_path / 'sp.yaml'}",
+                                   f"uncommitted={example},{tmp_path / 'none.yaml'}", "--prices", "2026-07-20",
+                                   "--until", "1h", "--rank-by", "billed"])
+    assert out.exit_code == 0, out.output
+    assert "ranked by the bill (modelled), billed_total: 1. uncommitted $" in out.output
+
+
+def test_sweep_rank_by_billed(sweep_file: Callable[..., Path], tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from karpy.cli import cli
+
+    (tmp_path / "sp-c7i.yaml").write_text(PROFILE, encoding="utf-8")
+    path = sweep_file("designs:\n  gte-8: [@04-generation-gte-8, @common]\n  one-pool: [@01-one-nodepool, @common]\n"
+                      "prices: [2026-07-20]\nbilling:\n  sp-c7i: sp-c7i.yaml")
+    out = CliRunner().invoke(cli, ["sweep", str(path), "--executor", "sequential", "-q", "--rank-by", "billed"])
+    assert out.exit_code == 0, out.output
+    lines = out.output.splitlines()
+    assert "BILLED $" in lines[0]
+    # one-pool (cell 1) launches c7i, covered by the plan, and bills less than gte-8's c8i: it ranks first
+    assert lines[1].split()[:2] == ["1", "one-pool"] and lines[2].split()[:2] == ["0", "gte-8"]
+    out = CliRunner().invoke(cli, ["sweep", str(sweep_file("designs:\n  one-pool: [@01-one-nodepool, @common]\n"
+                                                           "prices: [2026-07-20]", name="plain.yaml")),
+                                   "--executor", "sequential", "-q", "--rank-by", "billed"])
+    assert out.exit_code == 2 and "--rank-by billed needs a karpy.io/v1alpha1 BillingProfile" in out.output
