@@ -269,3 +269,18 @@ def test_table_shows_the_bill_beside_list_prices(example: str) -> None:
             "m8i.2xlarge on-demand lists higher but bills $0.23285/h via sp-m8i") in text
     assert "  NodeOverlays that teach Karpenter the bill: billing-sp-m8i-families-45 (-45%)" in text
     assert "billed" not in render_table(karpy.simulate([example], prices="2026-07-20").to_document())
+
+
+def test_html_report_shows_the_bill(example: str) -> None:
+    import karpy
+    from karpy.report.html import render_html
+
+    run = karpy.simulate([example], prices="2026-07-20", until="2h", billing=SP_M8I)
+    page = render_html(run.to_document())
+    billed = run.cost.billed
+    assert billed is not None
+    assert f'<dd id="summary-billed" data-cost="{billed.total:.5f}">' in page
+    assert '<section id="billed"><h2>On your bill (modelled)</h2>' in page
+    assert "<li>not cheapest on the bill: general launched 1 x m7i.2xlarge on-demand" in page
+    plain = render_html(karpy.simulate([example], prices="2026-07-20").to_document())
+    assert 'id="summary-billed"' not in plain and 'id="billed"' not in plain
