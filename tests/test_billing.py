@@ -174,6 +174,37 @@ def test_misalignment_names_the_cheaper_offering_and_the_overlay() -> None:
                  "priceAdjustment": "-38%", "weight": 30}}]
 
 
+def test_idle_ri_for_m8i_while_karpenter_launches_m7i() -> None:
+    # a regional m8i.large RI at 40% (0.072/h) sits idle; Karpenter launched m7i.large (list 0.10 < 0.12).
+    # On the bill m8i.large costs the RI rate 0.072 < 0.10: cheaper-on-bill via the RI, 0.028/h overspent,
+    # and the RI's 0.072/h unused.
+    s = spec(reservedInstances=[{"name": "ri-m8i", "instanceType": "m8i.large", "count": 1, "discount": "40%"}])
+    bill = billed_cost([node("n", "m7i.large", 0, 2 * H, candidates=("m7i.large", "m8i.large"))], 2 * H, s, PRICES)
+    cheaper, idle = bill["misalignments"]
+    assert cheaper["via"] == "ri-m8i" and cheaper["cheaper_on_bill"]["instance_type"] == "m8i.large"
+    assert cheaper["cheaper_on_bill"]["billed_per_hour"] == 0.072 and cheaper["overspend"] == 0.056
+    assert idle == {"kind": "unused-commitment", "commitment": "ri-m8i", "commitment_kind": "ReservedInstance",
+                    "unused": 0.144, "utilization": 0.0, "via": "ri-m8i"}
+    assert bill["total"] == 0.344
+    assert [o["metadata"]["name"] for o in bill["overlays"]] == ["billing-ri-m8i"]
+    assert bill["overlays"][0]["spec"]["weight"] == 40
+
+
+def test_spot_chosen_while_sp_covered_on_demand_bills_less() -> None:
+    # spot c7i.large at 0.03 (list) while an EC2 Instance SP on m7i at 75% has headroom: on demand
+    # m7i.large lists 0.10 but bills 0.025 < 0.03.
+    s = spec(savingsPlans=[{"name": "deep", "type": "EC2Instance", "family": "m7i", "commitment": 1,
+                            "rates": {"m7i": "75%"}}])
+    spot = Usage(node="s", nodepool="p", instance_type="c7i.large", zone="us-east-1a", capacity_type="spot",
+                 start=0, end=H, list_price=0.03, candidates=("c7i.large", "m7i.large"),
+                 capacity_candidates=("spot", "on-demand"))
+    [cheaper, _] = billed_cost([spot], H, s, PRICES)["misalignments"]
+    assert cheaper["launched"] == {"instance_type": "c7i.large", "capacity_type": "spot", "list_price": 0.03,
+                                   "billed_per_hour": 0.03}
+    assert cheaper["cheaper_on_bill"] == {"instance_type": "m7i.large", "capacity_type": "on-demand",
+                                          "list_price": 0.1, "billed_per_hour": 0.025}
+
+
 def test_no_misalignment_when_the_commitment_has_no_headroom() -> None:
     # the same SP at 0.062/h is used up by an m7i.large already running: c7i.large is the cheapest on the bill.
     s = spec(enterpriseDiscount="10%",
