@@ -315,3 +315,25 @@ def test_html_report_shows_the_bill(example: str) -> None:
     assert "<li>not cheapest on the bill: general launched 1 x m7i.2xlarge on-demand" in page
     plain = render_html(karpy.simulate([example], prices="2026-07-20").to_document())
     assert 'id="summary-billed"' not in plain and 'id="billed"' not in plain
+
+
+def test_align_billing_verifies_the_overlays_by_re_running(example: str) -> None:
+    import karpy
+
+    aligned = karpy.align_billing([example], billing=SP_M8I, prices="2026-07-20", until="24h")
+    doc = aligned.to_document()
+    assert doc["before"]["launched"] == {"m7i.2xlarge on-demand": 1}
+    assert doc["after"]["launched"] == {"m8i.2xlarge on-demand": 1}
+    assert doc["before"]["cheaper_on_bill"] == 1 and doc["after"]["cheaper_on_bill"] == 0
+    # the m8i node now uses the plan: 0.42336 x 0.55 = 0.232848/h of the $1/h commitment
+    assert doc["after"]["billed_total"] == 24.0 and doc["before"]["billed_total"] > 24.0 + 9.0
+    assert doc["saving"] == round(doc["before"]["billed_total"] - 24.0, 6) and doc["verified"] is True
+    assert [o["metadata"]["name"] for o in doc["overlays"]] == ["billing-sp-m8i-families-45"]
+
+
+def test_align_billing_needs_a_profile(example: str) -> None:
+    import karpy
+    from karpy.alignment import BillingAlignmentError
+
+    with pytest.raises(BillingAlignmentError, match="needs a karpy.io/v1alpha1 BillingProfile"):
+        karpy.align_billing([example], prices="2026-07-20")
