@@ -395,7 +395,7 @@ def billed_cost(usage: Sequence[Usage], horizon: float, profile: BillingProfile 
             node_seconds[i] += seconds
             od = prices.on_demand(u.instance_type)
             it = _Item(u, i, seconds, seconds, od if od is not None else u.list_price)
-            if u.capacity_type == "on-demand":
+            if u.capacity_type not in ("spot", "reserved"):
                 items.append(it)
             elif u.capacity_type == "spot":
                 spot = prices.spot(u.instance_type, u.zone)

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any, cast
 
+from karpy.api.billing import BillingProfile
 from karpy.document import Cost, NodeClaimResult, PodResult, RequirementDocument
 from karpy.scheduling.labels import LABEL_OS
 from karpy.sim.simulation import LaunchRecord, SimulationResult
@@ -73,7 +74,7 @@ class Result:
     #: pods given with status.phase Succeeded/Failed: reported with that phase, never scheduled
     terminal_pods: list[Any] = field(default_factory=list)
     #: the run's karpy.io/v1alpha1 BillingProfile (adds ``cost.billed``; :mod:`karpy.billing`)
-    billing: Any = None
+    billing: BillingProfile | None = None
 
     def __repr__(self) -> str:
         sim = self.simulation
