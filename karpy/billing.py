@@ -20,8 +20,9 @@ ends inside it (a commitment's fee too). Prices are the provider's list prices (
 adjusted prices): on-demand by type, spot by type and zone; a price the provider lacks falls back
 to the node's launch price. Dollars are rounded to 6 decimals at the end, never per hour.
 
-:func:`misalignments` names where Karpenter's list-price choice is not the cheapest on this bill and
-:func:`aligning_overlays` the NodeOverlay ``priceAdjustment``s that would teach Karpenter the bill.
+``cost.billed.misalignments`` names where Karpenter's list-price choice is not the cheapest on this
+bill and :func:`aligning_overlays` the NodeOverlay ``priceAdjustment``s that would teach Karpenter
+the bill.
 This module reads launch records and prices only; it never imports the simulation.
 """
 
@@ -36,7 +37,7 @@ from karpy.api.billing import BillingProfile, BillingProfileSpec, ReservedInstan
 from karpy.cost import family_of, generation_of
 
 __all__ = ["NORMALIZATION_FACTORS", "PriceBook", "TablePriceBook", "Usage", "aligning_overlays", "billed_cost",
-           "check_profile", "misalignments", "price_book_of", "resolve_profile", "size_factor", "usages"]
+           "check_profile", "price_book_of", "resolve_profile", "size_factor", "usages"]
 
 #: Regional RI size flexibility: normalization factor by size (AWS, "Instance size flexibility",
 #: docs.aws.amazon.com/AWSEC2/latest/UserGuide/apply_ri.html). ``metal`` is absent: karpy matches
@@ -155,7 +156,7 @@ class Usage:
     vcpus: float = 0.0
     windows: bool = False
     candidates: tuple[str, ...] = ()
-    """The instance types the NodeClaim allowed (its requirements), for :func:`misalignments`."""
+    """The instance types the NodeClaim allowed (its requirements), for ``cost.billed.misalignments``."""
     capacity_candidates: tuple[str, ...] = ()
 
     @property
@@ -431,7 +432,8 @@ def billed_cost(usage: Sequence[Usage], horizon: float, profile: BillingProfile 
                 c.unused_by_hour[h] = sp.commitment * window / _HOUR - (c.used - used)
         for it in items:
             if it.remaining > _EPS:
-                add(it, "on-demand", it.remaining, it.remaining / _HOUR * it.on_demand * (1.0 - spec.enterprise_discount))
+                dollars = it.remaining / _HOUR * it.on_demand * (1.0 - spec.enterprise_discount)
+                add(it, "on-demand", it.remaining, dollars)
         for c in commitments.values():
             unused = c.unused_by_hour.get(h, 0.0)
             unused = unused if unused > 1e-9 else 0.0  # float residue of a used-up commitment
@@ -488,7 +490,7 @@ def billed_cost(usage: Sequence[Usage], horizon: float, profile: BillingProfile 
             notes.append(f"Compute Savings Plan {sp.name} has no rate for {', '.join(missing)}: that usage was "
                          "not covered by it")
     out["notes"] = notes
-    found = misalignments(usage, spec, prices, commitments, node_dollars, node_pricing, node_seconds, n_hours)
+    found = _misalignments(usage, spec, prices, commitments, node_dollars, node_pricing, node_seconds, n_hours)
     out["misalignments"] = found
     out["overlays"] = aligning_overlays(spec, {m["via"] for m in found}, prices)
     return out
@@ -535,7 +537,7 @@ def _bill_rate(instance_type: str, capacity_type: str, zone: str, spec: BillingP
     return best
 
 
-def misalignments(usage: Sequence[Usage], spec: BillingProfileSpec, prices: PriceBook,
+def _misalignments(usage: Sequence[Usage], spec: BillingProfileSpec, prices: PriceBook,
                   commitments: Mapping[str, Any], node_dollars: Sequence[float],
                   node_pricing: Sequence[Mapping[str, float]], node_seconds: Sequence[float],
                   n_hours: int) -> list[dict[str, Any]]:
@@ -662,7 +664,8 @@ def resolve_profile(billing: Any, manifests: Any, provider: Any, region: str | N
         else:
             loaded = load_manifests(billing)
             if not loaded.billing_profiles:
-                where = str(billing) if not isinstance(billing, (dict, list)) and "\n" not in str(billing) else "<billing>"
+                text = str(billing)
+                where = text if not isinstance(billing, (dict, list)) and "\n" not in text else "<billing>"
                 raise ManifestError(where, None, "", "no karpy.io/v1alpha1 BillingProfile found")
             chosen = loaded.billing_profiles[0]
         if profile is not None and hasattr(manifests, "warnings"):

@@ -25,11 +25,11 @@ from pydantic import ConfigDict, with_config
 from typing_extensions import NotRequired, TypedDict
 
 __all__ = [
-    "BilledCost", "BilledNodeClaimCost", "CommitmentCost", "ConditionDocument", "Cost", "DisruptionDocument", "Document", "ExplainDocument",
-    "ExplainNodeClaimDocument", "ExplainPodDocument", "FleetDocument", "FleetErrorDocument",
-    "FleetOverrideDocument", "MisalignmentDocument", "NodeClaimCost", "NodeClaimResult", "NodeClassStatusDocument", "NodeHours",
-    "NodePoolStatusDocument", "PodResult", "PricesDocument", "RequirementDocument", "ReservationCost",
-    "ReservationCosts", "SimulationDocument", "TimelineEntryDocument",
+    "BilledCost", "BilledNodeClaimCost", "CommitmentCost", "ConditionDocument", "Cost", "DisruptionDocument",
+    "Document", "ExplainDocument", "ExplainNodeClaimDocument", "ExplainPodDocument", "FleetDocument",
+    "FleetErrorDocument", "FleetOverrideDocument", "MisalignmentDocument", "NodeClaimCost", "NodeClaimResult",
+    "NodeClassStatusDocument", "NodeHours", "NodePoolStatusDocument", "PodResult", "PricesDocument",
+    "RequirementDocument", "ReservationCost", "ReservationCosts", "SimulationDocument", "TimelineEntryDocument",
 ]
 
 _CONFIG = ConfigDict(use_attribute_docstrings=True)

@@ -273,8 +273,8 @@ def render_billed(billed: Mapping[str, Any] | None) -> list[str]:
             a, b = m["launched"], m["cheaper_on_bill"]
             out.append(f"  not cheapest on the bill: {clean(m['nodepool'])} launched {len(m['nodeclaims'])} x "
                        f"{a['instance_type']} {a['capacity_type']} (${a['billed_per_hour']:.5f}/h billed); "
-                       f"{b['instance_type']} {b['capacity_type']} lists higher but bills ${b['billed_per_hour']:.5f}/h "
-                       f"via {clean(m['via'])}")
+                       f"{b['instance_type']} {b['capacity_type']} lists higher but bills "
+                       f"${b['billed_per_hour']:.5f}/h via {clean(m['via'])}")
         else:
             out.append(f"  unused commitment: {clean(m['commitment'])} ${m['unused']:.5f} "
                        f"({m['utilization'] * 100:.1f}% used)")
