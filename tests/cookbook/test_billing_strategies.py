@@ -98,3 +98,20 @@ def test_ec2_instance_plan_on_m7i_idles_while_karpenter_launches_c7i_or_c8i(bill
     assert gap == pytest.approx(billed["02-weighted-nodepools", "ec2-m7i"].cost.total
                                 - billed["01-one-nodepool", "ec2-m7i"].cost.total, abs=1e-6)
     assert gap > 0
+
+
+def test_aligning_overlay_launches_m7i_and_halves_the_bill(cookbook: ModuleType) -> None:
+    """Strategy 01 under the m7i plan, re-run with the overlay cost.billed names (karpy.align_billing)."""
+    aligned = karpy.align_billing([str(p) for p in cookbook.manifests_for("01-one-nodepool")],
+                                  billing=profile("ec2-m7i"), prices=cookbook.PRICES, region=cookbook.REGION,
+                                  feature_gates=cookbook.FEATURE_GATES, until=f"{HOURS}h")
+    doc = aligned.to_document()
+    assert doc["before"]["launched"] == {"c7i.2xlarge on-demand": 1}
+    assert doc["after"]["launched"] == {"m7i.2xlarge on-demand": 1}
+    assert doc["after"]["unused_commitment"] == 0.0 and doc["after"]["cheaper_on_bill"] == 0
+    # m7i.2xlarge lists higher (the list total rises) but bills at 60% under the plan: 0.24192/h, of which
+    # $0.20/h is the commitment and the rest on demand: 0.2 + (1 - 0.2 / 0.24192) * 0.4032 per hour
+    assert doc["after"]["list_total"] > doc["before"]["list_total"]
+    hours = aligned.after.cost.node_hours.total
+    assert doc["after"]["billed_total"] == pytest.approx((0.2 + (1 - 0.2 / 0.24192) * 0.4032) * hours, abs=0.001)
+    assert doc["after"]["billed_total"] < doc["before"]["billed_total"] / 2 and doc["verified"] is True
