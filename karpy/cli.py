@@ -529,7 +529,28 @@ def explain(paths: tuple[Path, ...], pod_key: str | None, nodeclaim_name: str | 
         click.echo(json.dumps(trace, indent=2, ensure_ascii=False))
     else:
         click.echo(render_explain(trace), nl=False)
+        if pod_key is None:
+            click.echo(_explain_bill(result, nodeclaim_name), nl=False)
     sys.exit(0)
+
+
+def _explain_bill(result: Any, nodeclaim_name: str | None) -> str:
+    """With a BillingProfile: the bill's lines (karpy.report.table.render_billed) for the run, or the
+    misalignments that name ``nodeclaim_name``."""
+    from karpy.report.table import render_billed
+
+    billed = result.cost.billed
+    if billed is None:
+        return ""
+    data = billed.to_dict()
+    if nodeclaim_name is not None:
+        mine = [m for m in data["misalignments"] if nodeclaim_name in m.get("nodeclaims", ())]
+        if not mine:
+            return f"\non the bill (modelled): {nodeclaim_name} was the cheapest offering it allowed\n"
+        data = {**data, "misalignments": mine,
+                "overlays": [o for o in data["overlays"] if any(o["metadata"]["name"].startswith(f"billing-{m['via']}")
+                                                                for m in mine)]}
+    return "\n" + "\n".join(render_billed(data)) + "\n"
 
 
 def _parse_design(text: str) -> tuple[str, list[Path]]:

@@ -337,3 +337,32 @@ def test_align_billing_needs_a_profile(example: str) -> None:
 
     with pytest.raises(BillingAlignmentError, match="needs a karpy.io/v1alpha1 BillingProfile"):
         karpy.align_billing([example], prices="2026-07-20")
+
+
+def test_explain_names_the_bill(example: str, tmp_path: Any) -> None:
+    from click.testing import CliRunner
+
+    from karpy.cli import cli
+
+    path = tmp_path / "billing.yaml"
+    path.write_text(SP_M8I)
+    args = ["explain", example, str(path), "--prices", "2026-07-20", "--until", "2h"]
+    out = CliRunner().invoke(cli, args)
+    assert out.exit_code == 0, out.output
+    assert "billed (modelled, BillingProfile sp-m8i): $" in out.output
+    assert "  unused commitment: sp-m8i $2.00000 (0.0% used)" in out.output
+    name = karpy_names(out.output)
+    one = CliRunner().invoke(cli, [*args, "--nodeclaim", name])
+    assert one.exit_code == 0 and "general launched 1 x m7i.2xlarge on-demand" in one.output
+    assert "unused commitment: sp-m8i" not in one.output
+    plain = CliRunner().invoke(cli, ["explain", example, "--prices", "2026-07-20"])
+    assert plain.exit_code == 0 and "billed (modelled" not in plain.output
+
+
+def karpy_names(text: str) -> str:
+    """The first NodeClaim name ``general-xxxxx`` in explain's text."""
+    import re
+
+    match = re.search(r"\bgeneral-[a-z0-9]{5}\b", text)
+    assert match is not None, text
+    return match.group(0)
