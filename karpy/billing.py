@@ -29,6 +29,7 @@ This module reads launch records and prices only; it never imports the simulatio
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -491,6 +492,8 @@ def billed_cost(usage: Sequence[Usage], horizon: float, profile: BillingProfile 
                          "not covered by it")
     out["notes"] = notes
     found = _misalignments(usage, spec, prices, commitments, node_dollars, node_pricing, node_seconds, n_hours)
+    for m in found:  # the overlays (by name) that teach Karpenter what this entry's discount does
+        m["overlays"] = [o["metadata"]["name"] for o in aligning_overlays(spec, {m["via"]}, prices)]
     out["misalignments"] = found
     out["overlays"] = aligning_overlays(spec, {m["via"] for m in found}, prices)
     return out
@@ -602,9 +605,15 @@ def _misalignments(usage: Sequence[Usage], spec: BillingProfileSpec, prices: Pri
     return out
 
 
+def _object_name(text: str) -> str:
+    """``text`` as a Kubernetes object name (RFC 1123 subdomain: lowercase alphanumerics, ``-``, ``.``)."""
+    name = re.sub(r"-{2,}", "-", re.sub(r"[^a-z0-9.-]+", "-", text.lower())).strip("-.")
+    return name[:253].rstrip("-.") or "billing"
+
+
 def _overlay(name: str, requirements: list[dict[str, Any]], adjustment: float, weight: int) -> dict[str, Any]:
     return {"apiVersion": "karpenter.sh/v1alpha1", "kind": "NodeOverlay",
-            "metadata": {"name": name},
+            "metadata": {"name": _object_name(name)},
             "spec": {"requirements": requirements, "priceAdjustment": f"-{_pct(adjustment)}", "weight": weight}}
 
 

@@ -547,9 +547,8 @@ def _explain_bill(result: Any, nodeclaim_name: str | None) -> str:
         mine = [m for m in data["misalignments"] if nodeclaim_name in m.get("nodeclaims", ())]
         if not mine:
             return f"\non the bill (modelled): {nodeclaim_name} was the cheapest offering it allowed\n"
-        data = {**data, "misalignments": mine,
-                "overlays": [o for o in data["overlays"] if any(o["metadata"]["name"].startswith(f"billing-{m['via']}")
-                                                                for m in mine)]}
+        names = {n for m in mine for n in m["overlays"]}
+        data = {**data, "misalignments": mine, "overlays": [o for o in data["overlays"] if o["metadata"]["name"] in names]}
     return "\n" + "\n".join(render_billed(data)) + "\n"
 
 

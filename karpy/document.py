@@ -284,6 +284,8 @@ class MisalignmentDocument(TypedDict):
     overspend: NotRequired[float]
     """Dollars the launched offering billed above the cheaper one over those node-hours (modelled:
     a commitment's headroom is shared by every entry that names it)."""
+    overlays: list[str]
+    """Names of the ``cost.billed.overlays`` that teach Karpenter this entry's discount."""
     commitment: NotRequired[str]
     commitment_kind: NotRequired[str]
     unused: NotRequired[float]

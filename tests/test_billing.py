@@ -165,7 +165,7 @@ def test_misalignment_names_the_cheaper_offering_and_the_overlay() -> None:
                                  "billed_per_hour": 0.081}
     assert first["cheaper_on_bill"] == {"instance_type": "m7i.large", "capacity_type": "on-demand",
                                         "list_price": 0.1, "billed_per_hour": 0.062}
-    assert first["overspend"] == 0.19
+    assert first["overspend"] == 0.19 and first["overlays"] == ["billing-sp-m7i-families-38"]
     assert bill["misalignments"][1]["kind"] == "unused-commitment"
     assert bill["overlays"] == [{
         "apiVersion": "karpenter.sh/v1alpha1", "kind": "NodeOverlay", "metadata": {"name": "billing-sp-m7i-families-38"},
@@ -184,7 +184,8 @@ def test_idle_ri_for_m8i_while_karpenter_launches_m7i() -> None:
     assert cheaper["via"] == "ri-m8i" and cheaper["cheaper_on_bill"]["instance_type"] == "m8i.large"
     assert cheaper["cheaper_on_bill"]["billed_per_hour"] == 0.072 and cheaper["overspend"] == 0.056
     assert idle == {"kind": "unused-commitment", "commitment": "ri-m8i", "commitment_kind": "ReservedInstance",
-                    "unused": 0.144, "utilization": 0.0, "via": "ri-m8i"}
+                    "unused": 0.144, "utilization": 0.0, "via": "ri-m8i", "overlays": ["billing-ri-m8i"]}
+    assert cheaper["overlays"] == ["billing-ri-m8i"]
     assert bill["total"] == 0.344
     assert [o["metadata"]["name"] for o in bill["overlays"]] == ["billing-ri-m8i"]
     assert bill["overlays"][0]["spec"]["weight"] == 40
@@ -366,3 +367,19 @@ def karpy_names(text: str) -> str:
     match = re.search(r"\bgeneral-[a-z0-9]{5}\b", text)
     assert match is not None, text
     return match.group(0)
+
+
+def test_overlay_names_are_valid_object_names_and_admitted() -> None:
+    # a plan named as users name them in spreadsheets still gives an admissible NodeOverlay
+    from karpy.api.loader import load_manifests
+
+    s = spec(enterpriseDiscount="10%",
+             savingsPlans=[{"name": "SP_M7i (3yr)", "type": "EC2Instance", "family": "m7i", "commitment": 1,
+                            "rates": {"m7i": "37.5%", "m7i.large": "36%"}}])
+    bill = billed_cost([node("n", "c7i.large", candidates=("c7i.large", "m7i.large", "m7i.xlarge"))], H, s, PRICES)
+    names = [o["metadata"]["name"] for o in bill["overlays"]]
+    assert names == ["billing-sp-m7i-3yr-families-37-5", "billing-sp-m7i-3yr-types-36"]
+    assert [o["spec"]["priceAdjustment"] for o in bill["overlays"]] == ["-37.5%", "-36%"]
+    assert [o["spec"]["weight"] for o in bill["overlays"]] == [30, 31]
+    loaded = load_manifests(bill["overlays"])
+    assert [o.metadata.name for o in loaded.nodeoverlays] == names

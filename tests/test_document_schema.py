@@ -34,7 +34,7 @@ from karpy.schemas import SCHEMA_VERSION, generate, schema, schema_text
 FINGERPRINTS = {
     "1.0": "7868950615f3069e4c7bbbd944c6ba02d0cfcbc6777db17a8be1e124a662f084",
     "1.1": "73c88b8fe40e17ac3711f67da3d20f5f02600fb90803d35f8d922e0116051bfa",
-    "1.2": "5a622606b51f87921167f785a5726674ede371d214b32a128dc39794eb61ff68",
+    "1.2": "b6a43c8edb40355d3f9a54e0dd5e62bf0ace92e747032ef4be10b353f3eb54e8",
 }
 
 
