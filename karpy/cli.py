@@ -548,7 +548,8 @@ def _explain_bill(result: Any, nodeclaim_name: str | None) -> str:
         if not mine:
             return f"\non the bill (modelled): {nodeclaim_name} was the cheapest offering it allowed\n"
         names = {n for m in mine for n in m["overlays"]}
-        data = {**data, "misalignments": mine, "overlays": [o for o in data["overlays"] if o["metadata"]["name"] in names]}
+        overlays = [o for o in data["overlays"] if o["metadata"]["name"] in names]
+        data = {**data, "misalignments": mine, "overlays": overlays}
     return "\n" + "\n".join(render_billed(data)) + "\n"
 
 
