@@ -529,7 +529,28 @@ def explain(paths: tuple[Path, ...], pod_key: str | None, nodeclaim_name: str | 
         click.echo(json.dumps(trace, indent=2, ensure_ascii=False))
     else:
         click.echo(render_explain(trace), nl=False)
+        if pod_key is None:
+            click.echo(_explain_bill(result, nodeclaim_name), nl=False)
     sys.exit(0)
+
+
+def _explain_bill(result: Any, nodeclaim_name: str | None) -> str:
+    """With a BillingProfile: the bill's lines (karpy.report.table.render_billed) for the run, or the
+    misalignments that name ``nodeclaim_name``."""
+    from karpy.report.table import render_billed
+
+    billed = result.cost.billed
+    if billed is None:
+        return ""
+    data = billed.to_dict()
+    if nodeclaim_name is not None:
+        mine = [m for m in data["misalignments"] if nodeclaim_name in m.get("nodeclaims", ())]
+        if not mine:
+            return f"\non the bill (modelled): {nodeclaim_name} was the cheapest offering it allowed\n"
+        names = {n for m in mine for n in m["overlays"]}
+        overlays = [o for o in data["overlays"] if o["metadata"]["name"] in names]
+        data = {**data, "misalignments": mine, "overlays": overlays}
+    return "\n" + "\n".join(render_billed(data)) + "\n"
 
 
 def _parse_design(text: str) -> tuple[str, list[Path]]:
@@ -554,12 +575,14 @@ def _parse_design(text: str) -> tuple[str, list[Path]]:
 @click.option("-o", "--output", type=click.Choice(["table", "json"]), default="table", show_default=True)
 @click.option("--report", "report_path", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="Also write a self-contained HTML report with the designs side by side (SVG).")
+@click.option("--rank-by", type=click.Choice(["list", "billed"]), default=None,
+              help="Rank the designs by list prices or by the bill (needs a BillingProfile).")
 def compare(designs: tuple[str, ...], shared: tuple[Path, ...], region: str, prices: str | None,
             unavailable: tuple[str, ...], preference_policy: str, min_values_policy: str, cloud_provider: str,
             until: str | None, events: tuple[str, ...], strict: bool, output: str,
             report_path: Path | None, scheduler_config: Path | None = None, feature_gates: str | None = None,
             disruption: bool = False, max_pods: int | None = None, no_cache: bool = False,
-            price_region: str | None = None, exclude: tuple[str, ...] = ()) -> None:
+            price_region: str | None = None, exclude: tuple[str, ...] = (), rank_by: str | None = None) -> None:
     """Compare two or more DESIGNs over the same workload, side by side.
 
     Each DESIGN is [NAME=]PATH[,PATH...] (files or directories of manifests; the name defaults to
@@ -595,7 +618,7 @@ def compare(designs: tuple[str, ...], shared: tuple[Path, ...], region: str, pri
     bad_input: tuple[type[BaseException], ...] = (CompareError, *_input_errors())
     try:
         comparison = run_compare(dict(parsed), shared=list(shared), **options)
-        document = comparison.to_document()
+        document = comparison.to_document(rank_by)
     except bad_input as err:
         _bad_input(str(err))
     for name in names:
@@ -603,7 +626,8 @@ def compare(designs: tuple[str, ...], shared: tuple[Path, ...], region: str, pri
             click.echo(f"karpy: {name}: warning: {warning}", err=True)
     from karpy.report.compare import render_compare_html, render_compare_table
 
-    _emit(document, comparison.to_json, output, render_compare_table, render_compare_html, report_path)
+    _emit(document, lambda: comparison.to_json(rank_by=rank_by), output, render_compare_table, render_compare_html,
+          report_path)
     sys.exit(comparison.exit_code)
 
 
@@ -628,9 +652,11 @@ def compare(designs: tuple[str, ...], shared: tuple[Path, ...], region: str, pri
 @click.option("--scheduler", default=None, metavar="ADDRESS",
               help="Dask scheduler address for --executor dask (e.g. tcp://host:8786).")
 @click.option("-q", "--quiet", is_flag=True, help="No progress bar on stderr.")
+@click.option("--rank-by", type=click.Choice(["list", "billed"]), default=None,
+              help="Table: the cells cheapest first, by list prices or by the bill (BillingProfiles).")
 def sweep(sweep_file: Path, output: str, csv_path: Path | None, jsonl_path: Path | None, parquet_path: Path | None,
           report_path: Path | None, charts_dir: Path | None, executor: str, workers: int | None,
-          scheduler: str | None, quiet: bool) -> None:
+          scheduler: str | None, quiet: bool, rank_by: str | None = None) -> None:
     """Run the matrix of a karpy.io/v1alpha1 Sweep: one row per cell (designs x workloads x price
     tables x capacity scenarios x policies).
 
@@ -669,7 +695,9 @@ def sweep(sweep_file: Path, output: str, csv_path: Path | None, jsonl_path: Path
     else:
         from karpy.report.sweep import render_sweep_table
 
-        click.echo(render_sweep_table(result.rows), nl=False)
+        if rank_by == "billed" and not any(r.get("billed_total") is not None for r in result.rows):
+            _bad_input("--rank-by billed needs a karpy.io/v1alpha1 BillingProfile (spec.billing, or in a design)")
+        click.echo(render_sweep_table(result.rows, rank_by), nl=False)
     if csv_path is not None:
         result.to_csv(csv_path)
     if jsonl_path is not None:

@@ -29,7 +29,8 @@ from karpy.errors import KarpyError
 from karpy.result import EXIT_OK, EXIT_PENDING, Result
 from karpy.summary import outcome
 
-__all__ = ["Comparison", "CompareError", "OUTCOME_FIELDS", "compare", "diff_outcomes", "format_value"]
+__all__ = ["Comparison", "CompareError", "OUTCOME_FIELDS", "RANK_BY", "compare", "diff_outcomes", "format_value",
+           "ranking"]
 
 #: outcome keys compared, in the order the table shows them: (key, label)
 OUTCOME_FIELDS: tuple[tuple[str, str], ...] = (
@@ -45,7 +46,35 @@ OUTCOME_FIELDS: tuple[tuple[str, str], ...] = (
     ("horizon", "horizon (s)"),
     ("cost_total", "$ over horizon"),
     ("node_hours_by_generation", "node-hours by generation"),
+    ("billed_total", "$ billed (modelled)"),
+    ("billed_per_hour", "$/h billed (modelled)"),
+    ("unused_commitment", "$ unused commitment"),
 )
+#: the outcome keys in dollars (5 decimals, a delta and a percentage in the diff)
+_DOLLARS = frozenset({"cost_per_hour", "cost_total", "billed_total", "billed_per_hour", "unused_commitment"})
+
+
+#: what ``--rank-by`` ranks designs by: list prices (``cost_total`` over the horizon, else
+#: ``cost_per_hour``) or the bill (``billed_total``: every design needs a BillingProfile)
+RANK_BY = ("list", "billed")
+
+
+def ranking(outcomes: Mapping[str, Mapping[str, Any]], by: str) -> dict[str, Any]:
+    """``{"by", "key", "designs": [{"design", "cost"}]}``: the designs cheapest first (design order on
+    ties). Raises :class:`CompareError` for an unknown ``by`` or a design without a bill."""
+    if by not in RANK_BY:
+        raise CompareError(f"--rank-by must be one of {', '.join(RANK_BY)} (got {by!r})")
+    names = list(outcomes)
+    if by == "billed":
+        key = "billed_total"
+        missing = [n for n in names if outcomes[n].get(key) is None]
+        if missing:
+            raise CompareError(f"--rank-by billed needs a karpy.io/v1alpha1 BillingProfile in every design (or in "
+                               f"the shared manifests); {missing[0]!r} has none")
+    else:
+        key = "cost_total" if all(outcomes[n].get("cost_total") is not None for n in names) else "cost_per_hour"
+    order = sorted(range(len(names)), key=lambda i: (float(outcomes[names[i]].get(key) or 0.0), i))
+    return {"by": by, "key": key, "designs": [{"design": names[i], "cost": outcomes[names[i]].get(key)} for i in order]}
 
 
 class CompareError(KarpyError, ValueError):
@@ -72,7 +101,7 @@ def format_value(key: str, value: Any) -> str:
     """One outcome value as table text (``$/h`` with 5 decimals, ``2x m7i.large``, ``7 (2), 8 (1)``)."""
     if value is None:
         return "-"
-    if key == "cost_per_hour" or key == "cost_total":
+    if key in _DOLLARS:
         return f"{float(value):.5f}"
     if key == "horizon":
         return f"{float(value):g}"
@@ -90,7 +119,7 @@ def format_value(key: str, value: Any) -> str:
 def _change(key: str, label: str, old: Any, new: Any) -> str:
     if key == "generations":
         return f"generation {format_value(key, old)} -> {format_value(key, new)}"
-    if key in ("cost_per_hour", "cost_total") and old is not None and new is not None:
+    if key in _DOLLARS and old is not None and new is not None:
         delta = float(new) - float(old)
         pct = f", {100.0 * delta / float(old):+.1f}%" if old else ""
         return f"{label} {format_value(key, old)} -> {format_value(key, new)} ({delta:+.5f}{pct})"
@@ -146,26 +175,31 @@ class Comparison:
         """3 when any design leaves a pod pending, else 0."""
         return EXIT_PENDING if any(self.results[n].exit_code == EXIT_PENDING for n in self.names) else EXIT_OK
 
-    def to_document(self) -> dict[str, Any]:
+    def to_document(self, rank_by: str | None = None) -> dict[str, Any]:
+        """The comparison as one JSON document; ``rank_by`` (``list`` / ``billed``, :data:`RANK_BY`)
+        adds ``ranking`` (:func:`ranking`)."""
         docs = self.documents()
         outcomes = {n: outcome(self.results[n], docs[n]) for n in self.names}
-        return {
+        out = {
             "kind": "Comparison",
             "baseline": self.names[0],
             "designs": list(self.names),
             "options": dict(self.options),
             "outcomes": outcomes,
             "diff": diff_outcomes(self.names, outcomes, docs),
-            "runs": docs,
         }
+        if rank_by is not None:
+            out["ranking"] = ranking(outcomes, rank_by)
+        out["runs"] = docs
+        return out
 
     @property
     def diff(self) -> dict[str, Any]:
         diff: dict[str, Any] = self.to_document()["diff"]
         return diff
 
-    def to_json(self, indent: int | None = 2) -> str:
-        return json.dumps(self.to_document(), indent=indent, ensure_ascii=False) + "\n"
+    def to_json(self, indent: int | None = 2, rank_by: str | None = None) -> str:
+        return json.dumps(self.to_document(rank_by), indent=indent, ensure_ascii=False) + "\n"
 
 
 def compare(designs: Mapping[str, Any], shared: Any = (), **scenario_options: Any) -> Comparison:

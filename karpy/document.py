@@ -25,11 +25,11 @@ from pydantic import ConfigDict, with_config
 from typing_extensions import NotRequired, TypedDict
 
 __all__ = [
-    "ConditionDocument", "Cost", "DisruptionDocument", "Document", "ExplainDocument",
-    "ExplainNodeClaimDocument", "ExplainPodDocument", "FleetDocument", "FleetErrorDocument",
-    "FleetOverrideDocument", "NodeClaimCost", "NodeClaimResult", "NodeClassStatusDocument", "NodeHours",
-    "NodePoolStatusDocument", "PodResult", "PricesDocument", "RequirementDocument", "ReservationCost",
-    "ReservationCosts", "SimulationDocument", "TimelineEntryDocument",
+    "BilledCost", "BilledNodeClaimCost", "CommitmentCost", "ConditionDocument", "Cost", "DisruptionDocument",
+    "Document", "ExplainDocument", "ExplainNodeClaimDocument", "ExplainPodDocument", "FleetDocument",
+    "FleetErrorDocument", "FleetOverrideDocument", "MisalignmentDocument", "NodeClaimCost", "NodeClaimResult",
+    "NodeClassStatusDocument", "NodeHours", "NodePoolStatusDocument", "PodResult", "PricesDocument",
+    "RequirementDocument", "ReservationCost", "ReservationCosts", "SimulationDocument", "TimelineEntryDocument",
 ]
 
 _CONFIG = ConfigDict(use_attribute_docstrings=True)
@@ -240,6 +240,104 @@ class ReservationCosts(_Record):
 
 @with_config(_CONFIG)
 @dataclass(frozen=True, slots=True)
+class CommitmentCost(_Record):
+    """One Reserved Instance or Savings Plan over the run (``cost.billed.commitments``; modelled)."""
+
+    kind: Literal["ReservedInstance", "EC2InstanceSavingsPlan", "ComputeSavingsPlan"]
+    committed: float
+    """Dollars the commitment costs over the run, used or not (its $/h x hours; an RI: count x
+    on-demand price x (1 - discount))."""
+    used: float
+    """Dollars of it that covered usage."""
+    unused: float
+    utilization: float
+    """``used / committed``."""
+    covered_node_hours: float
+
+
+@with_config(_CONFIG)
+@dataclass(frozen=True, slots=True)
+class BilledNodeClaimCost(_Record):
+    """One launched NodeClaim on the bill (usage and fees; unused commitment is not attributed)."""
+
+    node_hours: float
+    dollars: float
+
+
+@with_config(_CONFIG)
+class MisalignmentDocument(TypedDict):
+    """Where Karpenter's list-price choice is not the cheapest on the bill (``cost.billed.misalignments``):
+    ``kind`` ``cheaper-on-bill`` (a NodePool's launches and the offering they allowed that bills lower)
+    or ``unused-commitment`` (a Reserved Instance or Savings Plan left partly unused)."""
+
+    kind: Literal["cheaper-on-bill", "unused-commitment"]
+    via: str
+    """What makes it cheaper on the bill: a commitment's name, ``enterprise-discount`` or ``spot-discount``
+    (the overlay in ``cost.billed.overlays`` that teaches Karpenter the same is named after it)."""
+    nodepool: NotRequired[str]
+    nodeclaims: NotRequired[list[str]]
+    launched: NotRequired[dict[str, Any]]
+    """``instance_type``, ``capacity_type``, ``list_price``, ``billed_per_hour`` (what it billed)."""
+    cheaper_on_bill: NotRequired[dict[str, Any]]
+    """``instance_type``, ``capacity_type``, ``list_price``, ``billed_per_hour`` (what it would bill)."""
+    node_hours: NotRequired[float]
+    overspend: NotRequired[float]
+    """Dollars the launched offering billed above the cheaper one over those node-hours (modelled:
+    a commitment's headroom is shared by every entry that names it)."""
+    overlays: list[str]
+    """Names of the ``cost.billed.overlays`` that teach Karpenter this entry's discount."""
+    commitment: NotRequired[str]
+    commitment_kind: NotRequired[str]
+    unused: NotRequired[float]
+    utilization: NotRequired[float]
+
+
+@with_config(_CONFIG)
+@dataclass(frozen=True, slots=True)
+class BilledCost(_Record):
+    """The run on the account's bill (``cost.billed``; present when a BillingProfile was given):
+    :func:`karpy.billing.billed_cost` says how AWS's order is modelled. Every number is modelled."""
+
+    modelled: bool
+    profile: str
+    """The BillingProfile's name."""
+    total: float
+    """``usage + fees + unused_commitment``."""
+    usage: float
+    fees: float
+    unused_commitment: float
+    effective_per_hour: float
+    """``total`` over the horizon, in $/h."""
+    by_nodepool: Mapping[str, float]
+    by_family: Mapping[str, float]
+    by_generation: Mapping[str, float]
+    by_capacity_type: Mapping[str, float]
+    by_pricing: Mapping[str, float]
+    """Dollars by how they were billed: reserved-instance, ec2-instance-savings-plan,
+    compute-savings-plan, on-demand, spot, capacity-reservation, fees, unused-commitment."""
+    commitments: Mapping[str, CommitmentCost]
+    by_nodeclaim: Mapping[str, BilledNodeClaimCost]
+    per_hour: tuple[tuple[float, float], ...]
+    """The bill's $/h per clock hour ``[[t, $/h], ...]`` (a point where it changes)."""
+    notes: tuple[str, ...]
+    misalignments: tuple[MisalignmentDocument, ...]
+    overlays: tuple[dict[str, Any], ...]
+    """NodeOverlay manifests (``karpenter.sh/v1alpha1``, ``priceAdjustment``) that teach Karpenter's
+    ranking the discounts the misalignments name."""
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> BilledCost:
+        d = dict(data)
+        d["commitments"] = {k: CommitmentCost(**v) for k, v in d["commitments"].items()}
+        d["by_nodeclaim"] = {k: BilledNodeClaimCost(**v) for k, v in d["by_nodeclaim"].items()}
+        d["per_hour"] = tuple((t, v) for t, v in d["per_hour"])
+        for key in ("notes", "misalignments", "overlays"):
+            d[key] = tuple(d[key])
+        return cls(**d)
+
+
+@with_config(_CONFIG)
+@dataclass(frozen=True, slots=True)
 class Cost(_Record):
     """The cost integral of the run (the document's ``cost``; ``Result.cost``;
     :func:`karpy.cost.cost_integral` says how it is computed). Dollars, 6 decimals."""
@@ -260,10 +358,12 @@ class Cost(_Record):
     (present only when the provider has reservations; :func:`karpy.cost.cost_integral`)."""
     total_with_reservations: float | None = None
     """``total`` plus the reservations' dollars (present with ``capacity_reservations``)."""
+    billed: BilledCost | None = None
+    """The run on the account's bill under a BillingProfile (present only when one was given; modelled)."""
 
     def to_dict(self) -> dict[str, Any]:
         out = _Record.to_dict(self)
-        for key in ("capacity_reservations", "total_with_reservations"):
+        for key in ("capacity_reservations", "total_with_reservations", "billed"):
             if out.get(key) is None:
                 out.pop(key, None)
         return out
@@ -280,6 +380,8 @@ class Cost(_Record):
             block = dict(d["capacity_reservations"])
             block["by_reservation"] = {k: ReservationCost(**v) for k, v in block["by_reservation"].items()}
             d["capacity_reservations"] = ReservationCosts(**block)
+        if d.get("billed") is not None:
+            d["billed"] = BilledCost.from_dict(d["billed"])
         return cls(**d)
 
     def __call__(self) -> dict[str, Any]:

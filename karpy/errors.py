@@ -11,7 +11,8 @@ here lazily (importing this module loads nothing else):
   <message>``), :class:`QuantityError`, :class:`AdmissionError` (``errors``: the API server's field
   errors), :class:`UnknownPriorityClass`, :class:`ExplainLookupError`, :class:`FeatureGateError`
   (``--feature-gates``), :class:`SchedulerConfigError` (``--scheduler-config``),
-  :class:`DurationError` (a Go duration), :class:`CompareError` (``karpy.compare``'s designs).
+  :class:`DurationError` (a Go duration), :class:`CompareError` (``karpy.compare``'s designs),
+  :class:`BillingAlignmentError` (``karpy.align_billing`` without a BillingProfile).
 - Prices: :class:`PricingError` (an invalid price table, spot feed or price request) and its
   :class:`UnknownPriceTable` (no table for that region / date; the message lists what exists).
 - Cloud providers: :class:`UnknownCloudProviderError` (no provider registered under the name) and
@@ -67,11 +68,13 @@ _EXPORTS = {
     "SchedulerConfigError": "options",
     "DurationError": "utils.duration",
     "CompareError": "comparison",
+    "BillingAlignmentError": "alignment",
 }
 
 __all__ = ["KarpyError", "PricingError", "UnknownPriceTable", *_EXPORTS]
 
 if TYPE_CHECKING:  # pragma: no cover
+    from karpy.alignment import BillingAlignmentError
     from karpy.admission.admit import AdmissionError
     from karpy.api.loader import ManifestError
     from karpy.api.quantity import QuantityError

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any, cast
 
+from karpy.api.billing import BillingProfile
 from karpy.document import Cost, NodeClaimResult, PodResult, RequirementDocument
 from karpy.scheduling.labels import LABEL_OS
 from karpy.sim.simulation import LaunchRecord, SimulationResult
@@ -72,6 +73,8 @@ class Result:
     explain: dict[str, Any] = field(default_factory=dict)
     #: pods given with status.phase Succeeded/Failed: reported with that phase, never scheduled
     terminal_pods: list[Any] = field(default_factory=list)
+    #: the run's karpy.io/v1alpha1 BillingProfile (adds ``cost.billed``; :mod:`karpy.billing`)
+    billing: BillingProfile | None = None
 
     def __repr__(self) -> str:
         sim = self.simulation
@@ -120,7 +123,13 @@ class Result:
         horizon = sim.horizon if sim.horizon is not None else sim.virtual_seconds
         bill = getattr(self.cloud_provider, "reservation_costs", None)
         rows = bill(0.0, horizon) if bill is not None else None
-        return Cost.from_dict(cost_integral(sim.launches, horizon, rows or None))
+        data = cost_integral(sim.launches, horizon, rows or None)
+        if self.billing is not None:
+            from karpy.billing import billed_cost, price_book_of, usages
+
+            data["billed"] = billed_cost(usages(sim.launches, horizon), horizon, self.billing,
+                                         price_book_of(self.cloud_provider), self.region)
+        return Cost.from_dict(data)
 
     @property
     def cost_per_hour(self) -> float:

@@ -13,6 +13,7 @@ from typing import Any
 from karpy.api.loader import DEFAULT_MAX_PODS, Manifests, load_manifests
 from karpy.api.nodepool import unmodelled_field_warnings
 from karpy.api.scenario import ScenarioEvent, parse_duration, parse_event_line
+from karpy.billing import resolve_profile
 from karpy.cloudprovider.registry import ProviderOptions, resolve_cloud_provider
 from karpy.options import (MIN_VALUES_POLICIES, PREFERENCE_POLICIES, FeatureGates, Options, SchedulerConfigError,
                            SchedulerConfiguration, parse_scheduler_config)
@@ -101,6 +102,7 @@ def simulate(
     feature_gates: Mapping[str, bool] | None = None,
     strict: bool = False,
     max_pods: int | None = DEFAULT_MAX_PODS,
+    billing: Any = None,
 ) -> Result:
     """Run one simulation and return its :class:`~karpy.result.Result`.
 
@@ -123,7 +125,9 @@ def simulate(
     ``max_pods`` bounds the pods the manifests create (explicit pods plus workload replicas;
     ``None``: unbounded); past it the workload that crosses it is bad input.
     ``exclude``: glob patterns a directory walk skips. ``price_region``: price the run with that
-    region's table (a proxy; the document's ``prices.proxy`` says so).
+    region's table (a proxy; the document's ``prices.proxy`` says so). ``billing``: a ``karpy.io/v1alpha1``
+    BillingProfile (the object, a path, YAML text or a dict) adding ``cost.billed`` (:mod:`karpy.billing`);
+    one among the manifests is used when not given.
     Bad input raises :class:`karpy.api.loader.ManifestError` or ``ValueError``.
 
     A provider built here from a name is closed before ``simulate`` returns or raises (the AWS one
@@ -149,6 +153,7 @@ def simulate(
         else:
             provider = cloud_provider
             loaded = _load(manifests, provider, strict, max_pods, exclude, disruption_on, gates)
+        profile = resolve_profile(billing, loaded, provider, region)
         provider_warnings = getattr(provider, "manifest_warnings", None)
         if callable(provider_warnings):
             loaded.warnings.extend(provider_warnings())
@@ -158,7 +163,8 @@ def simulate(
         meta = (prices_meta() if callable(prices_meta)
                 else {"date": None, "source": f"{provider.name} cloud provider"})
         return Result(simulation=outcome, region=region if isinstance(cloud_provider, str) or region else None,
-                      prices=meta, cloud_provider=provider, terminal_pods=list(loaded.terminal_pods))
+                      prices=meta, cloud_provider=provider, terminal_pods=list(loaded.terminal_pods),
+                      billing=profile)
 
 
 def _closer(provider: Any) -> Callable[[], None]:

@@ -178,7 +178,8 @@ def outcome(result: Any, document: Mapping[str, Any] | None = None) -> dict[str,
     ``generations`` ({generation: NodeClaims}), ``capacity_types``, ``nodepools``,
     ``allocation_strategies`` (lists, document order), ``pending_pods``, ``failed_launches``,
     ``cost_per_hour``, ``last_launch_at``; and, from the document's ``cost`` key (the timeline's),
-    ``horizon`` (seconds), ``cost_total`` ($ over the horizon) and ``node_hours_by_generation``.
+    ``horizon`` (seconds), ``cost_total`` ($ over the horizon) and ``node_hours_by_generation``; with
+    a BillingProfile, ``billed_total``, ``billed_per_hour`` and ``unused_commitment`` (``cost.billed``).
     """
     doc = dict(document) if document is not None else _document(result)
     s = summarize(result, doc)
@@ -215,4 +216,9 @@ def horizon(document: Mapping[str, Any]) -> dict[str, Any]:
     if isinstance(hours, Mapping):
         out["node_hours_by_generation"] = {str(g): round(float(h), 6) for g, h in
                                            sorted(hours.items(), key=lambda kv: generation_sort_key(str(kv[0])))}
+    billed = cost.get("billed")
+    if isinstance(billed, Mapping):  # a BillingProfile was given (karpy.billing; modelled)
+        out["billed_total"] = billed.get("total")
+        out["billed_per_hour"] = billed.get("effective_per_hour")
+        out["unused_commitment"] = billed.get("unused_commitment")
     return out

@@ -34,6 +34,7 @@ from karpy.schemas import SCHEMA_VERSION, generate, schema, schema_text
 FINGERPRINTS = {
     "1.0": "7868950615f3069e4c7bbbd944c6ba02d0cfcbc6777db17a8be1e124a662f084",
     "1.1": "73c88b8fe40e17ac3711f67da3d20f5f02600fb90803d35f8d922e0116051bfa",
+    "1.2": "b6a43c8edb40355d3f9a54e0dd5e62bf0ace92e747032ef4be10b353f3eb54e8",
 }
 
 
@@ -74,6 +75,22 @@ def failed_result() -> Result:
     from karpy.cli import bundled_example
 
     return karpy.simulate([str(bundled_example())], region="us-east-1", prices="2026-07-20", unavailable=["*:*:*"])
+
+
+@pytest.fixture(scope="module")
+def billed_result() -> Result:
+    """The bundled example for 3 h under a BillingProfile (an EC2 Instance SP on m8i, an idle RI, a
+    node fee): ``cost.billed`` with a misalignment, an unused commitment and an aligning overlay."""
+    from karpy.cli import bundled_example
+
+    profile = {"apiVersion": "karpy.io/v1alpha1", "kind": "BillingProfile", "metadata": {"name": "acme"},
+               "spec": {"enterpriseDiscount": "10%",
+                        "savingsPlans": [{"name": "sp-m8i", "type": "EC2Instance", "family": "m8i",
+                                          "commitment": "0.5", "rates": {"m8i": "45%"}}],
+                        "reservedInstances": [{"instanceType": "r8i.large", "count": 1, "discount": "40%"}],
+                        "nodeFees": [{"name": "agent", "perVCPUHour": "0.001"}]}}
+    return karpy.simulate([str(bundled_example())], region="us-east-1", prices="2026-07-20", until="3h",
+                          billing=profile)
 
 
 def _closed(node: Any) -> Any:
@@ -149,11 +166,12 @@ def test_a_result_whose_document_breaks_the_schema_fails_at_to_json(
 
 @pytest.mark.parametrize("breakage", [
     "price-as-text", "unknown-phase", "no-region", "launched-as-text", "per-hour-triple", "timeline-no-kind",
-    "disruption-savings-null", "cost-missing-total",
+    "disruption-savings-null", "cost-missing-total", "billed-total-as-text", "billed-misalignment-kind",
 ])
-def test_a_broken_document_fails_validation(disruption_result: Result, breakage: str,
+def test_a_broken_document_fails_validation(disruption_result: Result, billed_result: Result, breakage: str,
                                             validate_document: Callable[[Any], None]) -> None:
-    doc = copy.deepcopy(disruption_result.to_document())
+    source = billed_result if breakage.startswith("billed") else disruption_result
+    doc = copy.deepcopy(source.to_document())
     validate_document(doc)  # the real one passes
     if breakage == "price-as-text":
         doc["nodeclaims"][0]["price"] = "cheap"
@@ -171,6 +189,10 @@ def test_a_broken_document_fails_validation(disruption_result: Result, breakage:
         doc["disruptions"][0]["savings_per_hour"] = None
     elif breakage == "cost-missing-total":
         del doc["cost"]["total"]
+    elif breakage == "billed-total-as-text":
+        doc["cost"]["billed"]["total"] = "less"
+    elif breakage == "billed-misalignment-kind":
+        doc["cost"]["billed"]["misalignments"][0]["kind"] = "bad-luck"
     with pytest.raises(AssertionError, match="does not match karpy's JSON Schema"):
         validate_document(doc)
 
@@ -182,7 +204,7 @@ def test_a_result_whose_document_breaks_the_schema_fails_at_to_document(
         disruption_result.to_document()
 
 
-@pytest.mark.parametrize("which", ["disruption_result", "aws_result", "failed_result"])
+@pytest.mark.parametrize("which", ["disruption_result", "aws_result", "failed_result", "billed_result"])
 def test_every_key_of_real_documents_is_named_by_the_schema(which: str, request: pytest.FixtureRequest) -> None:
     import jsonschema
 
@@ -193,6 +215,10 @@ def test_every_key_of_real_documents_is_named_by_the_schema(which: str, request:
         assert any(p["phase"] == "Pending" for p in doc["pods"].values())
     elif which == "aws_result":
         assert any(nc["fleet"]["errors"] for nc in doc["nodeclaims"])
+    elif which == "billed_result":
+        billed = doc["cost"]["billed"]
+        assert {m["kind"] for m in billed["misalignments"]} == {"cheaper-on-bill", "unused-commitment"}
+        assert billed["overlays"] and billed["fees"] > 0 and billed["commitments"]["ri-r8i.large"]["used"] == 0.0
     else:
         assert not any(nc["launched"] for nc in doc["nodeclaims"]) and doc["explain"]["nodeclaims"]
     errors = list(jsonschema.Draft202012Validator(_closed(schema())).iter_errors(doc))

@@ -21,9 +21,9 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 
 PUBLIC: dict[str, set[str]] = {
-    "karpy": {"Result", "compare", "schema", "simulate", "sweep", "__version__"},
+    "karpy": {"Result", "align_billing", "compare", "schema", "simulate", "sweep", "__version__"},
     "karpy.api": {
-        "Affinity", "Budget", "Condition", "ConditionSet", "Container", "ContainerPort", "DaemonSet", "Deployment", "Disruption",
+        "Affinity", "BillingProfile", "Budget", "Condition", "ConditionSet", "Container", "ContainerPort", "DaemonSet", "Deployment", "Disruption",
         "Job", "KarpenterRequirement", "LabelSelector", "LabelSelectorRequirement", "ManifestError", "Manifests",
         "NANO", "NODE_SELECTOR_OPERATORS", "Node", "NodeAffinity", "NodeClaim", "NodeClaimSpec",
         "NodeClaimStatus", "NodeClaimTemplate", "NodeClaimTemplateSpec", "NodeClassReference", "NodeCondition",
@@ -78,7 +78,7 @@ PUBLIC: dict[str, set[str]] = {
         "UNKNOWN_FIELD_HINTS", "admit", "crd_for", "load_crd",
     },
     "karpy.errors": {
-        "AdmissionError", "CloudProviderError", "CompareError", "CreateError", "DurationError", "ExplainLookupError",
+        "AdmissionError", "BillingAlignmentError", "CloudProviderError", "CompareError", "CreateError", "DurationError", "ExplainLookupError",
         "FeatureGateError", "InsufficientCapacityError", "SchedulerConfigError",
         "KarpyError", "ManifestError", "MinValuesError", "NodeClaimNotFoundError", "NodeClassNotReadyError", "PricingError",
         "QuantityError", "UnevaluatedNodePoolError", "UnknownCloudProviderError", "UnknownPriceTable",
@@ -91,6 +91,7 @@ PUBLIC: dict[str, set[str]] = {
         "SimulationDocument",
         "TimelineEntryDocument",
         "ConditionDocument", "NodeClassStatusDocument", "NodePoolStatusDocument",
+        "BilledCost", "BilledNodeClaimCost", "CommitmentCost", "MisalignmentDocument",
     },
     "karpy.schemas": {"SCHEMA_FILE", "SCHEMA_ID", "SCHEMA_VERSION", "generate", "schema", "schema_text", "write"},
     "karpy.disruption": {

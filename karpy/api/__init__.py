@@ -47,6 +47,8 @@ _EXPORTS = {
     "ReplicaSet": "workloads", "StatefulSet": "workloads",
     # karpy.io/v1alpha1 Scenario
     "Scenario": "scenario", "ScenarioEvent": "scenario", "parse_event_line": "scenario",
+    # karpy.io/v1alpha1 BillingProfile (karpy.billing)
+    "BillingProfile": "billing",
     # builders (tests, benchmarks, embedding tools)
     "make_daemonset": "builders", "make_deployment": "builders", "make_node": "builders",
     "make_nodeoverlay": "builders", "make_nodepool": "builders", "make_pod": "builders",
@@ -57,6 +59,7 @@ _EXPORTS = {
 __all__ = sorted(_EXPORTS)
 
 if TYPE_CHECKING:  # pragma: no cover
+    from karpy.api.billing import BillingProfile
     from karpy.api.builders import (make_daemonset, make_deployment, make_node, make_nodeoverlay, make_nodepool,
                                     make_pod, make_pods, make_priority_class, pod_affinity_term, requirement,
                                     topology_spread)

@@ -39,6 +39,7 @@ from pydantic import BaseModel, ValidationError
 
 from karpy.admission import ADMITTED_UNMODELLED_KINDS, AdmissionError, admit
 from karpy.admission.kinds import unsupported_version, wrong_case_kind
+from karpy.api.billing import BillingProfile
 from karpy.api.meta import TypedObject
 from karpy.api.node import Node
 from karpy.api.nodeclaim import NodeClaim
@@ -79,7 +80,7 @@ _LIST_ATTR: Mapping[type[BaseModel], str] = {
     StatefulSet: "stateful_sets", Job: "jobs", DaemonSet: "daemon_sets", Scenario: "scenarios",
     PersistentVolumeClaim: "persistent_volume_claims", PersistentVolume: "persistent_volumes",
     StorageClass: "storage_classes", CSINode: "csi_nodes", Service: "services",
-    ReplicationController: "replication_controllers", CronJob: "cron_jobs",
+    ReplicationController: "replication_controllers", CronJob: "cron_jobs", BillingProfile: "billing_profiles",
 }
 
 
@@ -136,6 +137,8 @@ class Manifests:
     terminal_pods: list[Pod] = field(default_factory=list)
     #: karpy.io/v1alpha1 Scenario (at most one per run)
     scenarios: list[Scenario] = field(default_factory=list)
+    #: karpy.io/v1alpha1 BillingProfile (at most one per run; karpy.billing)
+    billing_profiles: list[BillingProfile] = field(default_factory=list)
     persistent_volume_claims: list[PersistentVolumeClaim] = field(default_factory=list)
     persistent_volumes: list[PersistentVolume] = field(default_factory=list)
     storage_classes: list[StorageClass] = field(default_factory=list)
@@ -908,10 +911,11 @@ def _add(result: Manifests, obj: BaseModel, seen: dict[tuple[str, str], str], fi
                                 kind=kind, name=name)
         else:
             seen[(kind, key)] = where
-    if isinstance(obj, Scenario):
-        if result.scenarios:
-            first = result.scenarios[0].source
-            raise ManifestError(file, index, "kind", "a run takes one Scenario; another was defined in "
+    if isinstance(obj, (Scenario, BillingProfile)):
+        given: list[Any] = result.scenarios if isinstance(obj, Scenario) else result.billing_profiles
+        if given:
+            first = given[0].source
+            raise ManifestError(file, index, "kind", f"a run takes one {kind}; another was defined in "
                                 f"{first[0]}" + (f" document {first[1]}" if first[1] is not None else ""),
                                 kind=kind, name=obj.metadata.name or None)
         obj._source = (file, index)

@@ -7,6 +7,7 @@ from types import MappingProxyType
 
 from pydantic import BaseModel
 
+from karpy.api.billing import BillingProfile
 from karpy.api.node import Node
 from karpy.api.nodeclaim import NodeClaim
 from karpy.api.nodeoverlay import NodeOverlay
@@ -28,7 +29,7 @@ KINDS: Mapping[tuple[str, str], type[BaseModel]] = MappingProxyType({
     for cls in (Pod, Node, NodePool, NodeClaim, NodeOverlay, PriorityClass, PodDisruptionBudget, PodGroup,
                 Workload, Deployment, ReplicaSet, StatefulSet, Job, DaemonSet, Scenario,
                 PersistentVolumeClaim, PersistentVolume, StorageClass, CSINode, Service, ReplicationController,
-                CronJob)
+                CronJob, BillingProfile)
 })
 
 

@@ -71,6 +71,11 @@ def render_compare_table(document: Mapping[str, Any]) -> str:
     out = [_prices_line(document), f"baseline: {clean(document.get('baseline'))}", ""]
     out.extend(format_rows(("", "", *(clean(n) for n in names)), rows))
     out.append("")
+    ranked = document.get("ranking")
+    if ranked:
+        what = "the bill (modelled)" if ranked["by"] == "billed" else "list prices"
+        out.append(f"ranked by {what}, {ranked['key']}: " + ", ".join(
+            f"{i}. {clean(d['design'])} ${float(d['cost'] or 0):.5f}" for i, d in enumerate(ranked["designs"], 1)))
     designs = diff.get("designs") or {}
     if not changed and not any((d or {}).get("pods") for d in designs.values()):
         out.append(f"no differences: every design behaves as {clean(document.get('baseline'))}")

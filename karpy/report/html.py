@@ -195,7 +195,8 @@ def _summary(document: Mapping[str, Any], nodeclaims: Sequence[Mapping[str, Any]
         f'<div><dt>Region</dt><dd id="summary-region">{_e(document.get("region"))}</dd></div>'
         f'<div><dt>Price table</dt><dd id="summary-prices" data-date="{_e(date)}">{_e(date)}{src_html}</dd></div>'
         f'<div><dt>Total cost</dt><dd id="summary-total" data-cost="{_cost(total)}">${_cost(total)}/h</dd></div>'
-        f'<div><dt>NodeClaims</dt><dd id="summary-nodeclaims" data-count="{len(nodeclaims)}" '
+        + _billed_card(document)
+        + f'<div><dt>NodeClaims</dt><dd id="summary-nodeclaims" data-count="{len(nodeclaims)}" '
         f'data-launched="{launched}" data-failed="{failed}">{launched} launched'
         f'{f", {failed} failed" if failed else ""}</dd></div>'
         f'<div><dt>Pods</dt><dd id="summary-pods" data-running="{counts["Running"]}" '
@@ -346,6 +347,34 @@ def _warnings(document: Mapping[str, Any]) -> str:
     return f'<section id="warnings"><h2>Warnings</h2><ul>{items}</ul></section>'
 
 
+def _billed(document: Mapping[str, Any]) -> Mapping[str, Any] | None:
+    cost = document.get("cost")
+    billed = cost.get("billed") if isinstance(cost, Mapping) else None
+    return billed if isinstance(billed, Mapping) else None
+
+
+def _billed_card(document: Mapping[str, Any]) -> str:
+    """The summary card of ``cost.billed`` (a BillingProfile was given; :mod:`karpy.billing`)."""
+    billed = _billed(document)
+    if billed is None:
+        return ""
+    return (f'<div><dt>Billed (modelled)</dt><dd id="summary-billed" data-cost="{_cost(billed["total"])}">'
+            f'${_cost(billed["total"])} (${_cost(billed["effective_per_hour"])}/h effective)</dd></div>')
+
+
+def _billed_section(document: Mapping[str, Any]) -> str:
+    """Where Karpenter's list-price choice is not the cheapest on the bill, and the overlays."""
+    from karpy.report.table import render_billed
+
+    billed = _billed(document)
+    if billed is None:
+        return ""
+    lines = render_billed(billed)
+    items = "".join(f"<li>{_e(line.strip())}</li>" for line in lines[1:])
+    return (f'<section id="billed"><h2>On your bill (modelled)</h2><p>{_e(lines[0])}</p>'
+            + (f"<ul>{items}</ul>" if items else "") + "</section>")
+
+
 def render_html(document: dict[str, Any], *, title: str = "karpy simulation") -> str:
     """Render the document as one self-contained HTML page (inline CSS + SVG, no script, no URLs)."""
     nodeclaims: list[Mapping[str, Any]] = [
@@ -363,6 +392,7 @@ def render_html(document: dict[str, Any], *, title: str = "karpy simulation") ->
         [
             _summary(document, nodeclaims),
             _warnings(document),
+            _billed_section(document),
             _cost_section("cost-by-nodepool", "Cost by NodePool", "nodepool", "nodepool", "NodePool", pools, total),
             _cost_section(
                 "cost-by-family", "Cost by instance family", "family", "family", "Family", families, total

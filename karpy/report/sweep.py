@@ -22,7 +22,7 @@ from karpy.report.charts import grid_chart, line_chart, stacked_share_bars
 from karpy.report.html import _e, page
 from karpy.summary import generation_sort_key
 
-__all__ = ["render_sweep_html", "render_sweep_table", "sweep_charts"]
+__all__ = ["rank_key", "render_sweep_html", "render_sweep_table", "sweep_charts"]
 
 OTHER_AXES = ("workload", "scenario", "capacity", "preference_policy", "min_values_policy")
 TABLE_COLUMNS = ("cell", "design", "workload", "scenario", "capacity", "preference_policy", "min_values_policy",
@@ -131,19 +131,35 @@ def render_sweep_html(rows: Sequence[Mapping[str, Any]], *, title: str = "karpy 
     return page(title, subtitle, body, style=STYLE)
 
 
-def render_sweep_table(rows: Sequence[Mapping[str, Any]]) -> str:
-    """The plain-text view of ``karpy sweep -o table``: one line per cell, varying axes only."""
+def rank_key(by: str, rows: Sequence[Mapping[str, Any]]) -> str:
+    """The row column ``--rank-by`` sorts on: ``billed_total`` (the bill), else ``cost_total`` when
+    every row has it, else ``cost_per_hour``."""
+    if by == "billed":
+        return "billed_total"
+    return "cost_total" if all(r.get("cost_total") is not None for r in rows) else "cost_per_hour"
+
+
+def render_sweep_table(rows: Sequence[Mapping[str, Any]], rank_by: str | None = None) -> str:
+    """The plain-text view of ``karpy sweep -o table``: one line per cell, varying axes only; a
+    ``BILLED $`` column when some cell has a bill (:mod:`karpy.billing`). ``rank_by`` (``list`` /
+    ``billed``): the cells cheapest first (cells without the value, and failed cells, last)."""
     from karpy.report.table import clean, format_rows
 
-    axes = [a for a in ("design", *OTHER_AXES) if a == "design" or len({r.get(a) for r in rows}) > 1]
-    header = ("CELL", *(a.upper().replace("_", " ") for a in axes), "PRICES", "LAUNCHED", "GEN", "$/H", "PENDING",
-              "FAILED LAUNCHES", "STATUS")
+    axes = [a for a in ("design", "billing", *OTHER_AXES) if a == "design" or len({r.get(a) for r in rows}) > 1]
+    billed = any(r.get("billed_total") is not None for r in rows)
+    header = ("CELL", *(a.upper().replace("_", " ") for a in axes), "PRICES", "LAUNCHED", "GEN", "$/H",
+              *(("BILLED $",) if billed else ()), "PENDING", "FAILED LAUNCHES", "STATUS")
+    if rank_by is not None:
+        key = rank_key(rank_by, rows)
+        rows = sorted(rows, key=lambda r: (r.get(key) is None or r.get("status") != "ok", float(r.get(key) or 0.0)))
     body = []
     for r in rows:
         ok = r.get("status") == "ok"
+        bill = r.get("billed_total")
         body.append((str(r.get("cell")), *(clean(r.get(a)) for a in axes), clean(_price_label(r)),
                      clean(r.get("instance_types") or "-") if ok else "-", clean(r.get("generations") or "-"),
                      f"{float(r.get('cost_per_hour') or 0):.5f}" if ok else "-",
+                     *((f"{float(bill):.5f}" if ok and bill is not None else "-",) if billed else ()),
                      clean(r.get("pending_pods")), clean(r.get("failed_launches")),
                      "ok" if ok else clean(f"error: {r.get('error')}")))
     return "\n".join(format_rows(header, body)) + "\n"

@@ -284,9 +284,11 @@ def clock_time(t: float) -> str:
 
 def render_time(document: Mapping[str, Any]) -> list[str]:
     """The compact timeline (one line per scenario event: what followed it until the next one) and
-    the cost summary; nothing for a run without time-dependent events."""
+    the cost summary; nothing for a run without time-dependent events. First, whenever a
+    BillingProfile was given, the bill's lines (:func:`render_billed`)."""
+    billed = render_billed((document.get("cost") or {}).get("billed"))
     if not has_time_events(document):
-        return []
+        return billed
     timeline = document.get("timeline") or []
     segments: list[tuple[float, str, list[Mapping[str, Any]]]] = [(0.0, "start", [])]
     for e in timeline:
@@ -301,7 +303,7 @@ def render_time(document: Mapping[str, Any]) -> list[str]:
             segments.append((e["t"], what, []))
         else:
             segments[-1][2].append(e)
-    out = ["", "TIMELINE"]
+    out = [*billed, "", "TIMELINE"]
     for start, what, events in segments:
         counts: dict[str, int] = {}
         for e in events:
@@ -335,4 +337,28 @@ def render_time(document: Mapping[str, Any]) -> list[str]:
             values = cost.get(group) or {}
             if values:
                 out.append(f"  by {label}: " + ", ".join(f"{clean(k)} ${v:.5f}" for k, v in values.items()))
+    return out
+
+
+def render_billed(billed: Mapping[str, Any] | None) -> list[str]:
+    """The bill's lines (``cost.billed``, :mod:`karpy.billing`): total and effective $/h, unused
+    commitment, and each place where Karpenter's list-price choice is not the cheapest on the bill."""
+    if not billed:
+        return []
+    out = [f"billed (modelled, BillingProfile {clean(billed.get('profile') or '')}): ${billed['total']:.5f} "
+           f"= ${billed['effective_per_hour']:.5f}/h effective; unused commitment ${billed['unused_commitment']:.5f}"]
+    for m in billed.get("misalignments") or ():
+        if m["kind"] == "cheaper-on-bill":
+            a, b = m["launched"], m["cheaper_on_bill"]
+            out.append(f"  not cheapest on the bill: {clean(m['nodepool'])} launched {len(m['nodeclaims'])} x "
+                       f"{a['instance_type']} {a['capacity_type']} (${a['billed_per_hour']:.5f}/h billed); "
+                       f"{b['instance_type']} {b['capacity_type']} lists higher but bills "
+                       f"${b['billed_per_hour']:.5f}/h via {clean(m['via'])}")
+        else:
+            out.append(f"  unused commitment: {clean(m['commitment'])} ${m['unused']:.5f} "
+                       f"({m['utilization'] * 100:.1f}% used)")
+    overlays = billed.get("overlays") or ()
+    if overlays:
+        out.append("  NodeOverlays that teach Karpenter the bill: "
+                   + ", ".join(f"{clean(o['metadata']['name'])} ({o['spec']['priceAdjustment']})" for o in overlays))
     return out

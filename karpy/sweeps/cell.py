@@ -8,7 +8,7 @@ Manifests are validated on the caller's side first (:func:`expand`), so bad inpu
 before any cell runs, with the file and field named.
 
 Cell order (the row order) is the spec's design order, then workloads, timeline scenarios,
-capacity scenarios, preference policies, minValues policies, and price tables oldest first:
+BillingProfiles (the ``billing`` axis), capacity scenarios, preference policies, minValues policies, and price tables oldest first:
 ``itertools.product`` in that nesting, so it never depends on the executor.
 """
 
@@ -47,6 +47,8 @@ class Cell:
     manifests: tuple[str, ...]
     #: Karpenter --feature-gates (sorted name, value pairs; the same for every cell of a sweep)
     feature_gates: tuple[tuple[str, bool], ...] = ()
+    #: the billing axis: the BillingProfile's name ("" = no billing axis; its manifests are in ``manifests``)
+    billing: str = ""
 
     def axes(self) -> dict[str, Any]:
         return {"cell": self.index, **{a: getattr(self, a) for a in AXES}}
@@ -103,21 +105,22 @@ def expand(spec: SweepSpec) -> list[Cell]:
     prices = _price_axis(spec, provider)
     workloads = dict(spec.workloads) or {"": ()}
     scenarios = dict(spec.scenarios) or {"": ()}
+    billings = dict(spec.billing) or {"": ()}
     extra_kinds = getattr(provider, "EXTRA_KINDS", None)
-    snapshots: dict[tuple[str, str, str], tuple[str, ...]] = {}
-    for design, workload, scenario in itertools.product(spec.designs, workloads, scenarios):
-        paths = (*spec.designs[design], *workloads[workload], *scenarios[scenario], *spec.shared)
+    snapshots: dict[tuple[str, str, str, str], tuple[str, ...]] = {}
+    for design, workload, scenario, billing in itertools.product(spec.designs, workloads, scenarios, billings):
+        paths = (*spec.designs[design], *workloads[workload], *scenarios[scenario], *billings[billing], *spec.shared)
         load_manifests(list(paths), extra_kinds=extra_kinds)  # bad input fails here, naming the file
-        snapshots[design, workload, scenario] = _snapshot(paths)
+        snapshots[design, workload, scenario, billing] = _snapshot(paths)
     cells: list[Cell] = []
-    for design, workload, scenario, capacity, pref, minv, price in itertools.product(
-            spec.designs, workloads, scenarios, spec.unavailable, spec.preference_policies,
+    for design, workload, scenario, billing, capacity, pref, minv, price in itertools.product(
+            spec.designs, workloads, scenarios, billings, spec.unavailable, spec.preference_policies,
             spec.min_values_policies, prices):
         cells.append(Cell(index=len(cells), design=design, workload=workload, scenario=scenario, capacity=capacity,
                           preference_policy=pref, min_values_policy=minv, prices=price, region=spec.region,
                           unavailable=tuple(spec.unavailable[capacity]), cloud_provider=spec.cloud_provider,
-                          manifests=snapshots[design, workload, scenario],
-                          feature_gates=tuple(sorted(spec.feature_gates.items()))))
+                          manifests=snapshots[design, workload, scenario, billing],
+                          feature_gates=tuple(sorted(spec.feature_gates.items())), billing=billing))
     return cells
 
 
@@ -132,6 +135,8 @@ def run_cell(cell: Cell) -> dict[str, Any]:
     from karpy.summary import outcome
 
     row: dict[str, Any] = {**cell.axes(), "region": cell.region, "unavailable": " ".join(cell.unavailable)}
+    if cell.billing:
+        row["billing"] = cell.billing
     try:
         result = simulate(list(cell.manifests), region=cell.region, prices=cell.prices or None,
                           unavailable=list(cell.unavailable), preference_policy=cell.preference_policy,

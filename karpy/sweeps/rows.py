@@ -7,7 +7,8 @@ and ``prices_source``, then the outcome: ``nodeclaims``, ``instance_types`` (``"
 c7i.xlarge"``), ``generations`` (``"7,8"``), ``capacity_types``, ``nodepools``,
 ``allocation_strategies``, ``failed_launches``, ``pending_pods``, ``cost_per_hour``,
 ``last_launch_at``, ``horizon`` (virtual seconds the run covered: a Scenario's ``until``, else until
-it settled), ``cost_total`` ($ over that horizon), one
+it settled), ``cost_total`` ($ over that horizon); in a sweep with BillingProfiles ``billing`` (the
+axis), ``billed_total``, ``billed_per_hour`` and ``unused_commitment`` (``cost.billed``, modelled); one
 ``nodes_gen<N>`` column per generation launched anywhere in the sweep (NodeClaims of that
 generation), ``node_hours_gen<N>`` (node-hours of that generation over the horizon), and
 ``warnings``.
@@ -28,7 +29,7 @@ from typing import Any
 from karpy.result import EXIT_OK, EXIT_PENDING
 from karpy.summary import generation_sort_key
 
-__all__ = ["EXIT_CELL_FAILED", "FIXED_COLUMNS", "SweepResult", "flatten"]
+__all__ = ["BILLING_COLUMNS", "EXIT_CELL_FAILED", "FIXED_COLUMNS", "SweepResult", "flatten"]
 
 #: exit code of a sweep in which some cell failed (its row says why)
 EXIT_CELL_FAILED = 1
@@ -38,8 +39,11 @@ FIXED_COLUMNS = ("cell", "design", "workload", "scenario", "capacity", "preferen
                  "nodeclaims", "instance_types", "generations", "capacity_types", "nodepools",
                  "allocation_strategies", "failed_launches", "pending_pods", "cost_per_hour", "last_launch_at",
                  "horizon", "cost_total")
+#: after FIXED_COLUMNS, only in a sweep with a ``billing`` axis or BillingProfiles (karpy.billing)
+BILLING_COLUMNS = ("billing", "billed_total", "billed_per_hour", "unused_commitment")
 _INT = {"cell", "nodeclaims", "failed_launches", "pending_pods"}
-_FLOAT = {"cost_per_hour", "last_launch_at", "horizon", "cost_total"}
+_FLOAT = {"cost_per_hour", "last_launch_at", "horizon", "cost_total", "billed_total", "billed_per_hour",
+          "unused_commitment"}
 
 
 def _join(values: Any) -> str | None:
@@ -53,6 +57,7 @@ def flatten(raw: Mapping[str, Any]) -> dict[str, Any]:
     from karpy.comparison import format_value
 
     row = {k: raw.get(k) for k in FIXED_COLUMNS}
+    row.update({k: raw[k] for k in BILLING_COLUMNS if k in raw})
     if raw.get("status") == "ok":
         types = raw.get("instance_types") or {}
         row["instance_types"] = format_value("instance_types", types) if types else ""
@@ -78,7 +83,9 @@ class SweepResult(Sequence[dict[str, Any]]):
         hours = sorted({str(g) for r in self.raw_rows for g in (r.get("node_hours_by_generation") or {})},
                        key=generation_sort_key)
         ok = {r["cell"] for r in self.raw_rows if r.get("status") == "ok"}
-        self.columns: tuple[str, ...] = (*FIXED_COLUMNS, *(f"nodes_gen{g}" for g in gens),
+        billed = any(k in r for r in self.raw_rows for k in BILLING_COLUMNS)
+        self.columns: tuple[str, ...] = (*FIXED_COLUMNS, *(BILLING_COLUMNS if billed else ()),
+                                         *(f"nodes_gen{g}" for g in gens),
                                          *(f"node_hours_gen{g}" for g in hours), "warnings")
         self.rows = []
         for r in flat:

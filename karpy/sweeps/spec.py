@@ -25,6 +25,9 @@ capacity scenarios x policies (x timeline scenarios) for ``karpy sweep``.
       scenarios:                        # optional axis: timeline Scenario files ([] = settle, no Scenario)
         settle: []
         workday: scenarios/workday.yaml
+      billing:                          # optional axis: BillingProfile files ([] = list prices only)
+        list: []
+        sp-m7i: billing/sp-m7i.yaml
 
 Paths are relative to the sweep file. The file is read with YAML's base loader (every scalar a
 string), so ``01`` stays ``"01"`` and dates stay text. ``prices`` omitted: the newest table only.
@@ -52,7 +55,7 @@ DEFAULT_CAPACITY = "normal"
 """Name of the single capacity scenario of a sweep without ``unavailable``."""
 _DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 _SPEC_KEYS = ("region", "cloudProvider", "designs", "shared", "workloads", "prices", "unavailable",
-              "preferencePolicies", "minValuesPolicies", "scenarios", "featureGates")
+              "preferencePolicies", "minValuesPolicies", "scenarios", "featureGates", "billing")
 
 
 class SweepError(ValueError):
@@ -92,6 +95,8 @@ class SweepSpec:
     min_values_policies: tuple[str, ...] = ("Strict",)
     #: timeline scenarios: name -> Scenario manifest paths (empty: no timeline axis)
     scenarios: Mapping[str, tuple[Path, ...]] = field(default_factory=dict)
+    #: BillingProfiles: name -> manifest paths (empty: no billing axis; karpy.billing)
+    billing: Mapping[str, tuple[Path, ...]] = field(default_factory=dict)
     #: Karpenter ``--feature-gates`` for every cell (name -> bool; upstream defaults otherwise)
     feature_gates: Mapping[str, bool] = field(default_factory=dict)
     source: str = "<sweep>"
@@ -220,6 +225,8 @@ def parse_sweep(document: Any, *, source: str = "<sweep>", base_dir: Path | str 
                  for k, v in r.mapping(spec.get("workloads"), "spec.workloads").items()}
     scenarios = {k: r.paths(v, f"spec.scenarios.{k}", allow_empty=True)
                  for k, v in r.mapping(spec.get("scenarios"), "spec.scenarios").items()}
+    billing = {k: r.paths(v, f"spec.billing.{k}", allow_empty=True)
+               for k, v in r.mapping(spec.get("billing"), "spec.billing").items()}
     unavailable_raw = r.mapping(spec.get("unavailable"), "spec.unavailable")
     unavailable = ({k: r.texts(v, f"spec.unavailable.{k}") for k, v in unavailable_raw.items()}
                    or {DEFAULT_CAPACITY: ()})
@@ -236,6 +243,7 @@ def parse_sweep(document: Any, *, source: str = "<sweep>", base_dir: Path | str 
         min_values_policies=r.choices(spec.get("minValuesPolicies", ["Strict"]), "spec.minValuesPolicies",
                                       MIN_VALUES_POLICIES),
         scenarios=scenarios,
+        billing=billing,
         feature_gates=_feature_gates(r, spec.get("featureGates")),
         source=source,
     )
