@@ -14,8 +14,10 @@
   unpacked; empty documents are skipped (they still count for the document number);
 * pods whose ``status.phase`` is ``Succeeded`` or ``Failed`` hold no capacity (kube-scheduler and
   Karpenter skip terminal pods): they go to ``Manifests.terminal_pods``, with one warning;
-* kinds karpy does not model are skipped with one warning naming them all; a known kind at an
-  unsupported apiVersion, or a document without ``apiVersion``/``kind``, is an error;
+* well-formed kinds karpy does not model are skipped with one warning naming them all; a known kind at
+  an unsupported apiVersion, a malformed group/version or kind (the API server's syntax,
+  :func:`karpy.admission.kinds.malformed_type`), or a document without ``apiVersion``/``kind``, is an
+  error;
 * every error is a :class:`ManifestError` naming the file, the document (1-based) and the field path.
 
 Input files are only read. YAML 1.1 turns unquoted ``on``/``no``/``yes`` into booleans and ``4`` into
@@ -38,7 +40,7 @@ import yaml
 from pydantic import BaseModel, ValidationError
 
 from karpy.admission import ADMITTED_UNMODELLED_KINDS, AdmissionError, admit
-from karpy.admission.kinds import unsupported_version, wrong_case_kind
+from karpy.admission.kinds import malformed_type, unsupported_version, wrong_case_kind
 from karpy.api.meta import TypedObject
 from karpy.api.node import Node
 from karpy.api.nodeclaim import NodeClaim
@@ -827,6 +829,10 @@ def _validate(doc: _Doc, extra_kinds: Mapping[tuple[str, str], type[BaseModel]] 
     cls = lookup(api_version, kind, extra_kinds)
     fixed_version = getattr(cls, "API_VERSION", "") if cls is not None else ""
     if cls is None or (fixed_version and fixed_version != api_version):
+        malformed = malformed_type(api_version, kind)
+        if malformed is not None:  # the API server serves no such type: bad input, not a kind to skip
+            raise ManifestError(doc.file, doc.index, format_loc((*doc.prefix, malformed[0])), malformed[1],
+                                name=name)
         versions = [fixed_version] if cls is not None else supported_versions(api_version, kind)
         if versions:
             raise ManifestError(doc.file, doc.index, format_loc((*doc.prefix, "apiVersion")),
