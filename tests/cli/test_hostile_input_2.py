@@ -77,3 +77,70 @@ def test_well_formed_unmodelled_kind_is_still_skipped_with_a_warning(run: Callab
     res = run(text)
     assert res.exit_code in (0, 3), res.output
     assert "example.com/v1alpha1 Widget" in res.stderr
+
+
+# -- 2. negative and wrongly typed counts ------------------------------------------------------------
+
+def workload(kind: str, field: str, value: str) -> str:
+    api = "batch/v1" if kind == "Job" else "apps/v1"
+    selector = "" if kind == "Job" else "  selector: {matchLabels: {app: web}}\n"
+    restart = "      restartPolicy: Never\n" if kind == "Job" else ""
+    return f"""apiVersion: {api}
+kind: {kind}
+metadata: {{name: web, namespace: default}}
+spec:
+  {field}: {value}
+{selector}  template:
+    metadata: {{labels: {{app: web}}}}
+    spec:
+{restart}      containers:
+        - name: app
+          image: nginx
+          resources: {{requests: {{cpu: 500m, memory: 1Gi}}}}
+"""
+
+
+@pytest.mark.parametrize(("kind", "field"), [("Deployment", "replicas"), ("ReplicaSet", "replicas"),
+                                             ("StatefulSet", "replicas"), ("Job", "parallelism"),
+                                             ("Job", "completions")])
+@pytest.mark.parametrize("command", ["simulate", "validate"])
+def test_negative_counts_are_refused_as_the_api_server_does(run: Callable[..., Result], kind: str, field: str,
+                                                            command: str) -> None:
+    line = one_line(run(workload(kind, field, "-3"), command=command), "in.yaml", f'document 1 ({kind} "web")',
+                    f"spec.{field}")
+    assert line.endswith("Invalid value: -3: must be greater than or equal to 0"), line
+
+
+def test_negative_count_in_a_library_model_is_refused() -> None:
+    from pydantic import ValidationError
+
+    from karpy.api.workloads import Deployment, Job
+    with pytest.raises(ValidationError, match="greater than or equal to 0"):
+        Deployment.model_validate({"metadata": {"name": "w"}, "spec": {"replicas": -3}})
+    with pytest.raises(ValidationError, match="greater than or equal to 0"):
+        Job.model_validate({"metadata": {"name": "w"}, "spec": {"parallelism": -1}})
+
+
+SCENARIO = """---
+apiVersion: karpy.io/v1alpha1
+kind: Scenario
+metadata: {{name: burst}}
+spec:
+  events:
+    - at: 1m
+      scale: {{kind: Deployment, name: web, replicas: {replicas}}}
+"""
+
+
+@pytest.mark.parametrize(("replicas", "says"), [("true", "must be a valid integer"),
+                                                ('"3"', "must be a valid integer"),
+                                                ("3.0", "must be a valid integer"),
+                                                ("-1", "must be greater than or equal to 0")])
+def test_scale_event_counts_are_not_coerced(run: Callable[..., Result], replicas: str, says: str) -> None:
+    text = workload("Deployment", "replicas", "2") + SCENARIO.format(replicas=replicas)
+    one_line(run(text), "in.yaml", 'document 2 (Scenario "burst")', "spec.events[0].scale.replicas", says)
+
+
+def test_scale_event_with_an_int_still_runs(run: Callable[..., Result]) -> None:
+    res = run(workload("Deployment", "replicas", "2") + SCENARIO.format(replicas="3"))
+    assert res.exit_code in (0, 3), res.output
