@@ -240,12 +240,29 @@ def _not_blank(ctx: click.Context, param: click.Parameter, value: str | None) ->
     return value
 
 
+def _prices_file(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+    """``--prices`` callback: not blank, and a table file (not a date) that is not UTF-8 text is bad
+    input naming the option and the file (the codec's message named neither)."""
+    value = _not_blank(ctx, param, value)
+    if value is not None and os.path.isfile(value):
+        try:
+            with open(value, "rb") as f:
+                f.read().decode("utf-8")
+        except UnicodeDecodeError as err:
+            raise click.BadParameter(f"{value}: not UTF-8 text (byte 0x{err.object[err.start]:02x} at offset "
+                                     f"{err.start}); a price table is a UTF-8 JSON or CSV file",
+                                     ctx=ctx, param=param) from None
+        except OSError:
+            pass  # unreadable: the price table loader says so, naming the file
+    return value
+
+
 def _scenario_options(command: Callable[..., Any]) -> Callable[..., Any]:
     """The scenario options ``simulate`` and ``explain`` share (the contract's options)."""
     for option in reversed([
         click.option("--region", default="us-east-1", show_default=True, callback=_not_blank,
                      help="AWS region of the price table."),
-        click.option("--prices", default=None, metavar="DATE|FILE", callback=_not_blank,
+        click.option("--prices", default=None, metavar="DATE|FILE", callback=_prices_file,
                      help="Price table date (e.g. 2026-07-20; without a table of that date, the newest "
                           "one before it, said in the output) or a JSON/CSV table file; "
                           "default: newest for the region."),
@@ -397,6 +414,21 @@ def _run_scenario(paths: tuple[Path, ...], **options: Any) -> Any:
     return result
 
 
+class OutputFile(click.Path):
+    """A file karpy writes: a value ending in ``/`` names a directory and is refused (one line); an
+    existing directory is refused by :func:`_check_writable`, before any simulating."""
+
+    def __init__(self, example: str) -> None:
+        super().__init__(path_type=Path)
+        self.example = example
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        if isinstance(value, str) and value.endswith(("/", os.sep)):
+            self.fail(f"{value!r} ends in '/', so it names a directory; give a file name "
+                      f"(e.g. {value}{self.example})", param, ctx)
+        return super().convert(value, param, ctx)
+
+
 def _check_writable(option: str, path: Path) -> None:
     """Bad input (exit 2, before any simulating) unless ``path`` can be opened for writing. Probed
     by opening it: an existing file in append mode without writing (its content and mtime stay),
@@ -414,10 +446,45 @@ def _check_writable(option: str, path: Path) -> None:
         _bad_input(f"{where}: cannot write: {err.strerror or err}")
 
 
-def _write_text(option: str, path: Path, text: str) -> None:
-    """Write ``text`` to ``path``; a write error (a full disk, ``/dev/full``) is bad input, one line."""
+def _check_dir_writable(option: str, path: Path) -> None:
+    """Bad input (before any simulating) unless ``path`` is, or can be created as, a directory to
+    write files into. Probed by creating (then removing) a file in it, or the first missing directory."""
+    where = f"{option} {path}"
     try:
-        path.write_text(text, encoding="utf-8")
+        if path.exists():
+            if not path.is_dir():
+                _bad_input(f"{where}: not a directory")
+            probe = path / f".karpy-probe-{os.getpid()}"
+            os.close(os.open(probe, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666))
+            probe.unlink()
+            return
+        missing = path
+        while not missing.parent.exists() and missing.parent != missing:
+            missing = missing.parent
+        if not missing.parent.is_dir():
+            _bad_input(f"{where}: {missing.parent} is not a directory")
+        missing.mkdir()
+        missing.rmdir()
+    except OSError as err:
+        _bad_input(f"{where}: cannot write: {err.strerror or err}")
+
+
+def _write_text(option: str, path: Path, text: str) -> None:
+    """Write ``text`` to ``path`` through a temporary file renamed over it (a failed write leaves an
+    earlier file as it was); a write error (a full disk, ``/dev/full``) is bad input, one line."""
+    from karpy.utils.atomicwrite import write_atomic
+
+    try:
+        write_atomic(path, text)
+    except OSError as err:
+        _bad_input(f"{option} {path}: cannot write: {err.strerror or err}")
+
+
+def _write_file(option: str, path: Path, write: Callable[[], object]) -> None:
+    """Run ``write`` (which writes ``path`` atomically); an OSError is bad input naming the option
+    and the file, one line."""
+    try:
+        write()
     except OSError as err:
         _bad_input(f"{option} {path}: cannot write: {err.strerror or err}")
 
@@ -447,7 +514,7 @@ def cli() -> None:
 @click.argument("paths", nargs=-1, type=click.Path(path_type=Path))
 @_scenario_options
 @click.option("-o", "--output", type=click.Choice(["table", "json"]), default="table", show_default=True)
-@click.option("--report", "report_path", type=click.Path(path_type=Path), default=None,
+@click.option("--report", "report_path", type=OutputFile("report.html"), default=None,
               help="Also write a self-contained HTML report to this file.")
 def simulate(paths: tuple[Path, ...], region: str, prices: str | None, price_region: str | None,
              exclude: tuple[str, ...], unavailable: tuple[str, ...],
@@ -552,7 +619,7 @@ def _parse_design(text: str) -> tuple[str, list[Path]]:
               help="Manifests every design runs with (the workload, an EC2NodeClass); repeatable.")
 @_scenario_options
 @click.option("-o", "--output", type=click.Choice(["table", "json"]), default="table", show_default=True)
-@click.option("--report", "report_path", type=click.Path(dir_okay=False, path_type=Path), default=None,
+@click.option("--report", "report_path", type=OutputFile("report.html"), default=None,
               help="Also write a self-contained HTML report with the designs side by side (SVG).")
 def compare(designs: tuple[str, ...], shared: tuple[Path, ...], region: str, prices: str | None,
             unavailable: tuple[str, ...], preference_policy: str, min_values_policy: str, cloud_provider: str,
@@ -611,13 +678,13 @@ def compare(designs: tuple[str, ...], shared: tuple[Path, ...], region: str, pri
 @click.argument("sweep_file", type=click.Path(path_type=Path), metavar="SWEEP.yaml")
 @click.option("-o", "--output", type=click.Choice(["table", "csv", "jsonl"]), default="table", show_default=True,
               help="What to print on stdout.")
-@click.option("--csv", "csv_path", type=click.Path(dir_okay=False, path_type=Path), default=None,
+@click.option("--csv", "csv_path", type=OutputFile("rows.csv"), default=None,
               help="Write the rows as CSV to this file.")
-@click.option("--jsonl", "jsonl_path", type=click.Path(dir_okay=False, path_type=Path), default=None,
+@click.option("--jsonl", "jsonl_path", type=OutputFile("rows.jsonl"), default=None,
               help="Write the rows as JSON lines to this file.")
-@click.option("--parquet", "parquet_path", type=click.Path(dir_okay=False, path_type=Path), default=None,
+@click.option("--parquet", "parquet_path", type=OutputFile("rows.parquet"), default=None,
               help='Write the rows as Parquet to this file (needs pip install "karpy[parquet]").')
-@click.option("--report", "report_path", type=click.Path(dir_okay=False, path_type=Path), default=None,
+@click.option("--report", "report_path", type=OutputFile("report.html"), default=None,
               help="Write a self-contained HTML report with SVG charts to this file.")
 @click.option("--charts", "charts_dir", type=click.Path(file_okay=False, path_type=Path), default=None,
               help="Also write each chart of the report as an SVG file into this directory.")
@@ -645,6 +712,12 @@ def sweep(sweep_file: Path, output: str, csv_path: Path | None, jsonl_path: Path
             import pyarrow  # noqa: F401
         except ImportError:
             _bad_input('--parquet needs pyarrow: pip install "karpy[parquet]"')
+    outputs = {"--csv": csv_path, "--jsonl": jsonl_path, "--parquet": parquet_path, "--report": report_path}
+    for option, path in outputs.items():  # every output path before the first cell, as simulate --report
+        if path is not None:
+            _check_writable(option, path)
+    if charts_dir is not None:
+        _check_dir_writable("--charts", charts_dir)
     bad_input: tuple[type[BaseException], ...] = (SweepError, *_input_errors())
     try:
         spec = load_sweep(sweep_file)
@@ -662,6 +735,27 @@ def sweep(sweep_file: Path, output: str, csv_path: Path | None, jsonl_path: Path
     for row in result.errors:
         click.echo(f"karpy: cell {row['cell']} ({row['design']}, {row['capacity']}, {row['prices'] or 'newest'}) "
                    f"failed: {row['error']}", err=True)
+    # files first (each through a temporary file renamed over it): a failed write is exit 2 with
+    # nothing half-printed and an earlier file left as it was
+    if csv_path is not None:
+        _write_file("--csv", csv_path, lambda: result.to_csv(csv_path))
+    if jsonl_path is not None:
+        _write_file("--jsonl", jsonl_path, lambda: result.to_jsonl(jsonl_path))
+    if parquet_path is not None:
+        _write_file("--parquet", parquet_path, lambda: result.to_parquet(parquet_path))
+    if report_path is not None or charts_dir is not None:
+        from karpy.report.sweep import render_sweep_html, sweep_charts
+
+        if report_path is not None:
+            _write_text("--report", report_path, render_sweep_html(result.rows, title=f"karpy sweep: {spec.name}",
+                                                                    warnings=result.warnings))
+        if charts_dir is not None:
+            try:
+                charts_dir.mkdir(parents=True, exist_ok=True)
+            except OSError as err:
+                _bad_input(f"--charts {charts_dir}: cannot write: {err.strerror or err}")
+            for chart_id, svg in sweep_charts(result.rows).items():
+                _write_text("--charts", charts_dir / f"{chart_id}.svg", svg + "\n")
     if output == "csv":
         click.echo(result.to_csv(), nl=False)
     elif output == "jsonl":
@@ -670,22 +764,6 @@ def sweep(sweep_file: Path, output: str, csv_path: Path | None, jsonl_path: Path
         from karpy.report.sweep import render_sweep_table
 
         click.echo(render_sweep_table(result.rows), nl=False)
-    if csv_path is not None:
-        result.to_csv(csv_path)
-    if jsonl_path is not None:
-        result.to_jsonl(jsonl_path)
-    if parquet_path is not None:
-        result.to_parquet(parquet_path)
-    if report_path is not None or charts_dir is not None:
-        from karpy.report.sweep import render_sweep_html, sweep_charts
-
-        if report_path is not None:
-            report_path.write_text(render_sweep_html(result.rows, title=f"karpy sweep: {spec.name}",
-                                                     warnings=result.warnings), encoding="utf-8")
-        if charts_dir is not None:
-            charts_dir.mkdir(parents=True, exist_ok=True)
-            for chart_id, svg in sweep_charts(result.rows).items():
-                (charts_dir / f"{chart_id}.svg").write_text(svg + "\n", encoding="utf-8")
     sys.exit(result.exit_code)
 
 

@@ -47,7 +47,7 @@ def run(invoke: Callable[..., Result], tmp_path: Path) -> Callable[..., Result]:
 def one_line(res: Result, *parts: str) -> str:
     """Assert the bad-input contract and that the line names every one of ``parts``."""
     assert res.exit_code == 2, (res.exit_code, res.output)
-    lines = res.stderr.strip().splitlines()
+    lines = [line for line in res.stderr.strip().splitlines() if not line.startswith("karpy: warning: ")]
     assert len(lines) == 1 and lines[0].startswith("karpy: "), res.stderr
     assert "Traceback" not in res.output
     for part in parts:
@@ -144,3 +144,147 @@ def test_scale_event_counts_are_not_coerced(run: Callable[..., Result], replicas
 def test_scale_event_with_an_int_still_runs(run: Callable[..., Result]) -> None:
     res = run(workload("Deployment", "replicas", "2") + SCENARIO.format(replicas="3"))
     assert res.exit_code in (0, 3), res.output
+
+
+# -- 3. output that fails must not destroy -----------------------------------------------------------
+
+ROOT = Path(__file__).resolve().parents[2]
+COOKBOOK = ROOT / "examples" / "generation-preference"
+SWEEP = f"""apiVersion: karpy.io/v1alpha1
+kind: Sweep
+metadata:
+  name: cli
+spec:
+  designs:
+    one-pool: [{COOKBOOK}/01-one-nodepool, {COOKBOOK}/common/workload.yaml]
+  shared: [{COOKBOOK}/common/ec2nodeclass.yaml]
+  prices: [2026-07-20]
+"""
+
+
+def _disk_full(monkeypatch: pytest.MonkeyPatch) -> list[Path]:
+    """Every atomic write fails half-way with ENOSPC (after writing some bytes to its temporary
+    file), as a directory that fills up does; returns the temporary files it was given."""
+    import errno
+
+    from karpy.utils import atomicwrite
+    seen: list[Path] = []
+
+    def full(path: Path, raw: bytes) -> None:
+        seen.append(path)
+        with open(path, "wb") as f:
+            f.write(raw[: len(raw) // 2])
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(atomicwrite, "_write", full)
+    return seen
+
+
+def test_a_full_disk_leaves_the_earlier_report_as_it_was(invoke: Callable[..., Result], tmp_path: Path,
+                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    report = tmp_path / "report.html"
+    report.write_text("<html>the good report of yesterday</html>")
+    seen = _disk_full(monkeypatch)
+    res = invoke("simulate", "--cloud-provider", "fake", "--report", str(report))
+    one_line(res, "--report", str(report), "No space left on device")
+    assert report.read_text() == "<html>the good report of yesterday</html>"
+    assert seen and not any(p.exists() for p in seen)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["report.html"]  # no temporary file left
+
+
+def test_a_full_disk_leaves_every_sweep_output_as_it_was(invoke: Callable[..., Result], tmp_path: Path,
+                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    sweep = tmp_path / "sweep.yaml"
+    sweep.write_text(SWEEP)
+    for option, name in (("--csv", "rows.csv"), ("--jsonl", "rows.jsonl"), ("--report", "report.html")):
+        target = tmp_path / name
+        target.write_text("earlier rows\n")
+        with monkeypatch.context() as m:
+            _disk_full(m)
+            res = invoke("sweep", str(sweep), "--executor", "sequential", "-q", option, str(target))
+        one_line(res, option, str(target), "No space left on device")
+        assert target.read_text() == "earlier rows\n"
+    charts = tmp_path / "charts"
+    charts.mkdir()
+    (charts / "generation-share.svg").write_text("<svg/>")
+    with monkeypatch.context() as m:
+        _disk_full(m)
+        one_line(invoke("sweep", str(sweep), "--executor", "sequential", "-q", "--charts", str(charts)),
+                 "--charts", "No space left on device")
+    assert [p.name for p in charts.iterdir()] == ["generation-share.svg"]
+    assert (charts / "generation-share.svg").read_text() == "<svg/>"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["charts", "report.html", "rows.csv", "rows.jsonl",
+                                                          "sweep.yaml"]
+
+
+def test_a_full_disk_leaves_the_earlier_parquet_as_it_was(invoke: Callable[..., Result], tmp_path: Path,
+                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    pq = pytest.importorskip("pyarrow.parquet")
+    import errno
+    sweep = tmp_path / "sweep.yaml"
+    sweep.write_text(SWEEP)
+    target = tmp_path / "rows.parquet"
+    target.write_bytes(b"earlier")
+
+    def full(table: object, where: str, *args: object, **kwargs: object) -> None:
+        Path(where).write_bytes(b"PAR1 half")
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(pq, "write_table", full)
+    one_line(invoke("sweep", str(sweep), "--executor", "sequential", "-q", "--parquet", str(target)),
+             "--parquet", str(target), "No space left on device")
+    assert target.read_bytes() == b"earlier"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["rows.parquet", "sweep.yaml"]
+
+
+@pytest.mark.skipif(not Path("/dev/full").exists(), reason="no /dev/full")
+def test_dev_full_as_an_output_is_one_line(invoke: Callable[..., Result], tmp_path: Path) -> None:
+    one_line(invoke("simulate", "--cloud-provider", "fake", "--report", "/dev/full"), "--report /dev/full",
+             "No space left on device")
+    sweep = tmp_path / "sweep.yaml"
+    sweep.write_text(SWEEP)
+    one_line(invoke("sweep", str(sweep), "--executor", "sequential", "-q", "--csv", "/dev/full"),
+             "--csv /dev/full", "No space left on device")
+    assert Path("/dev/full").is_char_device()  # written in place, never renamed over
+
+
+@pytest.mark.parametrize("option", ["--csv", "--jsonl", "--parquet", "--report"])
+def test_sweep_checks_every_output_path_before_the_first_cell(invoke: Callable[..., Result], tmp_path: Path,
+                                                              option: str) -> None:
+    sweep = tmp_path / "sweep.yaml"
+    sweep.write_text(SWEEP)
+    target = tmp_path / "nonexistent" / "dir" / "rows.out"
+    res = invoke("sweep", str(sweep), "--executor", "sequential", option, str(target))
+    one_line(res, option, str(target), "No such file or directory")
+    assert "cells" not in res.stderr  # refused before the progress bar's first cell
+
+
+def test_sweep_checks_the_charts_directory_before_the_first_cell(invoke: Callable[..., Result],
+                                                                 tmp_path: Path) -> None:
+    sweep = tmp_path / "sweep.yaml"
+    sweep.write_text(SWEEP)
+    (tmp_path / "file").write_text("")
+    one_line(invoke("sweep", str(sweep), "--executor", "sequential", "--charts", str(tmp_path / "file" / "c")),
+             "--charts", "is not a directory")
+
+
+@pytest.mark.parametrize("command", ["simulate", "sweep"])
+def test_an_output_path_ending_in_a_slash_names_a_directory_and_is_refused(
+        invoke: Callable[..., Result], tmp_path: Path, command: str) -> None:
+    """Chosen: an error (not a file written inside), so nothing is created under a name the user did not give."""
+    sweep = tmp_path / "sweep.yaml"
+    sweep.write_text(SWEEP)
+    args = ("simulate", "--cloud-provider", "fake") if command == "simulate" else ("sweep", str(sweep))
+    res = invoke(*args, "--report", f"{tmp_path}/out/")
+    one_line(res, "--report", "names a directory")
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_non_utf8_prices_file_names_the_option_and_the_file(invoke: Callable[..., Result],
+                                                              tmp_path: Path) -> None:
+    prices = tmp_path / "prices.json"
+    prices.write_bytes(b'\xff\xfe{"region": "us-east-1"}')
+    one_line(invoke("simulate", "--prices", str(prices)), "--prices", str(prices), "not UTF-8")
+    from awsprovider.pricing import PricingError, load_table_from_path
+    with pytest.raises(PricingError, match="prices.json: cannot read price table: not UTF-8"):
+        load_table_from_path(prices)
