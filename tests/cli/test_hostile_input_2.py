@@ -288,3 +288,31 @@ def test_a_non_utf8_prices_file_names_the_option_and_the_file(invoke: Callable[.
     from awsprovider.pricing import PricingError, load_table_from_path
     with pytest.raises(PricingError, match="prices.json: cannot read price table: not UTF-8"):
         load_table_from_path(prices)
+
+
+# -- 5. control characters in what goes to EC2 ---------------------------------------------------------
+
+NODECLASS = (COOKBOOK / "common" / "ec2nodeclass.yaml").read_text()
+SG_TAGS = "  securityGroupSelectorTerms:\n    - tags:\n        karpenter.sh/discovery: example"
+SUBNET_TAGS = "  subnetSelectorTerms:\n    - tags:\n        karpenter.sh/discovery: example"
+
+
+@pytest.mark.parametrize(("text", "field"), [
+    (NODECLASS + '  tags:\n    team: "a\\x01b"\n', "spec.tags.team"),
+    (NODECLASS + '  tags:\n    "te\\0am": b\n', "spec.tags"),
+    (NODECLASS.replace(SG_TAGS, SG_TAGS.replace("example", '"ex\\0ample"')),
+     'spec.securityGroupSelectorTerms[0].tags["karpenter.sh/discovery"]'),
+    (NODECLASS.replace(SUBNET_TAGS, SUBNET_TAGS.replace("example", '"ex\\uFFFEample"')),
+     'spec.subnetSelectorTerms[0].tags["karpenter.sh/discovery"]'),
+    (NODECLASS + "---\napiVersion: karpy.io/v1alpha1\nkind: Network\nmetadata: {name: n}\nspec:\n  subnets:\n"
+                 '    - {zone: us-east-1a, tags: {karpenter.sh/discovery: "ex\\x01ample"}}\n',
+     'spec.subnets[0].tags["karpenter.sh/discovery"]'),
+])
+def test_control_characters_in_ec2_tags_are_bad_input(invoke: Callable[..., Result], tmp_path: Path, text: str,
+                                                      field: str) -> None:
+    path = tmp_path / "nodeclass.yaml"
+    path.write_text(text)
+    res = invoke("simulate", str(path), str(COOKBOOK / "01-one-nodepool"), str(COOKBOOK / "common" / "workload.yaml"),
+                 "-o", "json")
+    line = one_line(res, "nodeclass.yaml", field, "EC2 tags and filter values are UTF-8 text")
+    assert "XML" not in line and res.stdout == ""
