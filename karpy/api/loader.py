@@ -148,6 +148,9 @@ class Manifests:
     #: every object, in input order
     objects: list[BaseModel] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+    #: the bound on pods alive at once these manifests were loaded with (``max_pods``; None:
+    #: unbounded); Scenario events are held to it too (:mod:`karpy.sim.scenario`)
+    max_pods: int | None = None
 
     def by_kind(self, kind: str) -> list[BaseModel]:
         """All loaded objects of ``kind`` (built-in or extra)."""
@@ -759,7 +762,7 @@ def load_manifests(sources: Any,
     a directory walk skips files and directories whose name, path relative to the walked directory,
     or full path matches one.
     """
-    result = Manifests()
+    result = Manifests(max_pods=max_pods)
     skipped: dict[str, int] = {}
     seen: dict[tuple[str, str], str] = {}
     origins: dict[int, tuple[str, int | None]] = {}

@@ -316,3 +316,45 @@ def test_control_characters_in_ec2_tags_are_bad_input(invoke: Callable[..., Resu
                  "-o", "json")
     line = one_line(res, "nodeclass.yaml", field, "EC2 tags and filter values are UTF-8 text")
     assert "XML" not in line and res.stdout == ""
+
+
+# -- 7. --max-pods bounds the pods alive at any moment ---------------------------------------------------
+
+def test_a_scale_event_past_max_pods_is_bad_input_naming_the_event(run: Callable[..., Result]) -> None:
+    text = workload("Deployment", "replicas", "2") + SCENARIO.format(replicas="1000000")
+    line = one_line(run(text), 'document 2 (Scenario "burst")', "spec.events[0].scale.replicas", "1,000,000",
+                    "--max-pods")
+    assert "10,000" in line
+
+
+def test_max_pods_counts_every_workload_alive_at_once(run: Callable[..., Result]) -> None:
+    text = (workload("Deployment", "replicas", "4") + "---\n" + workload("Job", "parallelism", "3")
+            .replace("name: web,", "name: batch,") + SCENARIO.format(replicas="7"))
+    one_line(run(text, "--max-pods", "9"), "spec.events[0].scale.replicas", "makes 10 pods")  # 7 + the Job's 3
+    assert run(text, "--max-pods", "10").exit_code in (0, 3)
+
+
+def test_a_cli_event_past_max_pods_is_bad_input(run: Callable[..., Result]) -> None:
+    res = run(workload("Deployment", "replicas", "2"), "--max-pods", "50", "--event", "1m scale deployment/web 51")
+    one_line(res, "events[0].scale.replicas", "makes 51 pods", "50")
+
+
+def test_an_apply_event_past_max_pods_is_bad_input(run: Callable[..., Result], tmp_path: Path) -> None:
+    (tmp_path / "more.yaml").write_text(workload("StatefulSet", "replicas", "9").replace("name: web,", "name: db,"))
+    text = workload("Deployment", "replicas", "2") + SCENARIO.replace(
+        "scale: {{kind: Deployment, name: web, replicas: {replicas}}}", "apply: more.yaml").format()
+    one_line(run(text, "--max-pods", "10"), "spec.events[0].apply", "makes 11 pods")
+    assert run(text, "--max-pods", "11").exit_code in (0, 3)
+
+
+def test_a_rollout_counts_its_surge(run: Callable[..., Result]) -> None:
+    text = workload("Deployment", "replicas", "8") + SCENARIO.replace(
+        "scale: {{kind: Deployment, name: web, replicas: {replicas}}}", "rollout: {{name: web}}").format()
+    one_line(run(text, "--max-pods", "9"), "spec.events[0].rollout", "makes 10 pods", "maxSurge")  # 8 + 25% of 8
+    assert run(text, "--max-pods", "10").exit_code in (0, 3)
+
+
+def test_scale_down_then_up_stays_within_the_bound(run: Callable[..., Result]) -> None:
+    text = workload("Deployment", "replicas", "8") + SCENARIO.format(replicas="0") + \
+        "    - at: 2m\n      scale: {kind: Deployment, name: web, replicas: 8}\n"
+    assert run(text, "--max-pods", "8").exit_code in (0, 3)
