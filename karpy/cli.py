@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import errno
 import os
+import signal
 import sys
 import time
 from collections.abc import Callable, Mapping
@@ -703,9 +704,15 @@ def sweep(sweep_file: Path, output: str, csv_path: Path | None, jsonl_path: Path
 
     Exit 0 when every cell ran and placed every pod, 3 when some cell left pods pending, 1 when
     some cell failed (its row carries the error), 2 on bad input.
+
+    Ctrl-C stops promptly (a second Ctrl-C at once), exit 130; a lost Dask scheduler stops the
+    sweep, exit 1. Either way the rows of the cells that finished are written to the row files
+    with ".partial" appended to their names (rows.csv.partial), never over a complete file, and
+    no report or charts are written.
     """
     from karpy.sweeps import ExecutorError, SweepError, SweepProgress, expand, load_sweep, run_cells
-    from karpy.sweeps.rows import SweepResult
+    from karpy.sweeps.executors import SweepInterrupted, SweepLost
+    from karpy.sweeps.rows import EXIT_CELL_FAILED, SweepResult
 
     if parquet_path is not None:
         try:
@@ -729,6 +736,14 @@ def sweep(sweep_file: Path, output: str, csv_path: Path | None, jsonl_path: Path
         raw = run_cells(cells, executor, workers=workers, scheduler=scheduler, on_done=progress)
     except ExecutorError as err:
         _bad_input(str(err))
+    except SweepInterrupted as stop:
+        _keep_partial(stop.rows, spec.name, "interrupted", {"--csv": csv_path, "--jsonl": jsonl_path,
+                                                            "--parquet": parquet_path}, progress is not None)
+        sys.exit(128 + signal.SIGINT)
+    except SweepLost as lost:
+        _keep_partial(lost.rows, spec.name, lost.reason, {"--csv": csv_path, "--jsonl": jsonl_path,
+                                                          "--parquet": parquet_path}, progress is not None)
+        sys.exit(EXIT_CELL_FAILED)
     result = SweepResult(raw, name=spec.name)
     for warning in result.warnings:
         click.echo(f"karpy: warning: {warning}", err=True)
@@ -765,6 +780,33 @@ def sweep(sweep_file: Path, output: str, csv_path: Path | None, jsonl_path: Path
 
         click.echo(render_sweep_table(result.rows), nl=False)
     sys.exit(result.exit_code)
+
+
+#: what a sweep that did not finish appends to each row file's name
+PARTIAL_SUFFIX = ".partial"
+
+
+def _keep_partial(rows: list[dict[str, Any] | None], name: str, reason: str, outputs: dict[str, Path | None],
+                  progress: bool) -> None:
+    """A sweep that stopped early: the finished cells' rows go to ``<file>.partial`` for each row
+    file asked for (never over a complete file of an earlier run), and one line says so."""
+    from karpy.sweeps.rows import SweepResult
+
+    finished = [r for r in rows if r is not None]
+    partial = SweepResult(finished, name=name)
+    written = []
+    for option, path in outputs.items():
+        if path is None:
+            continue
+        target = path.with_name(path.name + PARTIAL_SUFFIX)
+        write = {"--csv": partial.to_csv, "--jsonl": partial.to_jsonl, "--parquet": partial.to_parquet}[option]
+        _write_file(option, target, lambda: write(target))  # type: ignore[operator]
+        written.append(str(target))
+    kept = (f"their rows are in {', '.join(written)}" if written
+            else "no --csv/--jsonl/--parquet was given, so their rows are not kept")
+    if progress:
+        click.echo("", err=True)  # end the progress line
+    click.echo(f"karpy: {reason}: {len(finished)} of {len(rows)} cells finished; {kept}", err=True)
 
 
 @cli.command()
