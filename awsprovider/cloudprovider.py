@@ -848,7 +848,8 @@ class AWSCloudProvider:
     def next_capacity_change(self, now: float) -> float | None:
         """The next virtual time after ``now`` at which an offering may become launchable again: an
         ICE-cache entry expires (the cache treats an entry as gone once ``now > expiration``, so
-        the next whole second after it) for an offering no injected rule fails then, or an
+        the next whole second after it) for an offering no injected rule fails for good then (a
+        ``fail=N`` rule fails it only until retried N times), or an
         injected capacity window opens or closes. None when nothing will change (a permanent
         ``--unavailable`` rule: the run settles as before)."""
         times: list[float] = []
@@ -859,8 +860,10 @@ class AWSCloudProvider:
                 continue
             t = math.floor(exp) + 1.0
             capacity_type, instance_type, zone = (key.split(":") + ["", ""])[:3]
-            # an offering an injected rule still fails at expiry would only fail again: no change
-            if capacity.check(instance_type, zone, capacity_type, t) is None:
+            # an offering an injected rule still fails for good at expiry would only fail again: no
+            # change; a fail=N rule's failure is transient (each retry counts toward success), so its
+            # expiry is when Karpenter's 10 s re-queue of the pending pods tries it again
+            if not capacity.fails_for_good(instance_type, zone, capacity_type, t):
                 times.append(t)
         for cache in (self.ice_cache._capacity_types, self.ice_cache._subnets):
             for exp in cache.items.values():

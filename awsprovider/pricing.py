@@ -335,6 +335,9 @@ def load_table_from_path(path: str | Path, *, region: str | None = None) -> Pric
         text = p.read_text(encoding="utf-8")
     except OSError as exc:
         raise PricingError(f"{p}: cannot read price table: {exc.strerror or exc}") from exc
+    except UnicodeDecodeError as exc:
+        raise PricingError(f"{p}: cannot read price table: not UTF-8 text (byte 0x{exc.object[exc.start]:02x} "
+                           f"at offset {exc.start})") from None
     suffix = p.suffix.lower()
     if suffix == ".json":
         try:

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import errno
 import os
+import signal
 import sys
 import time
 from collections.abc import Callable, Mapping
@@ -240,12 +241,29 @@ def _not_blank(ctx: click.Context, param: click.Parameter, value: str | None) ->
     return value
 
 
+def _prices_file(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+    """``--prices`` callback: not blank, and a table file (not a date) that is not UTF-8 text is bad
+    input naming the option and the file (the codec's message named neither)."""
+    value = _not_blank(ctx, param, value)
+    if value is not None and os.path.isfile(value):
+        try:
+            with open(value, "rb") as f:
+                f.read().decode("utf-8")
+        except UnicodeDecodeError as err:
+            raise click.BadParameter(f"{value}: not UTF-8 text (byte 0x{err.object[err.start]:02x} at offset "
+                                     f"{err.start}); a price table is a UTF-8 JSON or CSV file",
+                                     ctx=ctx, param=param) from None
+        except OSError:
+            pass  # unreadable: the price table loader says so, naming the file
+    return value
+
+
 def _scenario_options(command: Callable[..., Any]) -> Callable[..., Any]:
     """The scenario options ``simulate`` and ``explain`` share (the contract's options)."""
     for option in reversed([
         click.option("--region", default="us-east-1", show_default=True, callback=_not_blank,
                      help="AWS region of the price table."),
-        click.option("--prices", default=None, metavar="DATE|FILE", callback=_not_blank,
+        click.option("--prices", default=None, metavar="DATE|FILE", callback=_prices_file,
                      help="Price table date (e.g. 2026-07-20; without a table of that date, the newest "
                           "one before it, said in the output) or a JSON/CSV table file; "
                           "default: newest for the region."),
@@ -397,6 +415,21 @@ def _run_scenario(paths: tuple[Path, ...], **options: Any) -> Any:
     return result
 
 
+class OutputFile(click.Path):
+    """A file karpy writes: a value ending in ``/`` names a directory and is refused (one line); an
+    existing directory is refused by :func:`_check_writable`, before any simulating."""
+
+    def __init__(self, example: str) -> None:
+        super().__init__(path_type=Path)
+        self.example = example
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        if isinstance(value, str) and value.endswith(("/", os.sep)):
+            self.fail(f"{value!r} ends in '/', so it names a directory; give a file name "
+                      f"(e.g. {value}{self.example})", param, ctx)
+        return super().convert(value, param, ctx)
+
+
 def _check_writable(option: str, path: Path) -> None:
     """Bad input (exit 2, before any simulating) unless ``path`` can be opened for writing. Probed
     by opening it: an existing file in append mode without writing (its content and mtime stay),
@@ -414,10 +447,45 @@ def _check_writable(option: str, path: Path) -> None:
         _bad_input(f"{where}: cannot write: {err.strerror or err}")
 
 
-def _write_text(option: str, path: Path, text: str) -> None:
-    """Write ``text`` to ``path``; a write error (a full disk, ``/dev/full``) is bad input, one line."""
+def _check_dir_writable(option: str, path: Path) -> None:
+    """Bad input (before any simulating) unless ``path`` is, or can be created as, a directory to
+    write files into. Probed by creating (then removing) a file in it, or the first missing directory."""
+    where = f"{option} {path}"
     try:
-        path.write_text(text, encoding="utf-8")
+        if path.exists():
+            if not path.is_dir():
+                _bad_input(f"{where}: not a directory")
+            probe = path / f".karpy-probe-{os.getpid()}"
+            os.close(os.open(probe, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666))
+            probe.unlink()
+            return
+        missing = path
+        while not missing.parent.exists() and missing.parent != missing:
+            missing = missing.parent
+        if not missing.parent.is_dir():
+            _bad_input(f"{where}: {missing.parent} is not a directory")
+        missing.mkdir()
+        missing.rmdir()
+    except OSError as err:
+        _bad_input(f"{where}: cannot write: {err.strerror or err}")
+
+
+def _write_text(option: str, path: Path, text: str) -> None:
+    """Write ``text`` to ``path`` through a temporary file renamed over it (a failed write leaves an
+    earlier file as it was); a write error (a full disk, ``/dev/full``) is bad input, one line."""
+    from karpy.utils.atomicwrite import write_atomic
+
+    try:
+        write_atomic(path, text)
+    except OSError as err:
+        _bad_input(f"{option} {path}: cannot write: {err.strerror or err}")
+
+
+def _write_file(option: str, path: Path, write: Callable[[], object]) -> None:
+    """Run ``write`` (which writes ``path`` atomically); an OSError is bad input naming the option
+    and the file, one line."""
+    try:
+        write()
     except OSError as err:
         _bad_input(f"{option} {path}: cannot write: {err.strerror or err}")
 
@@ -447,7 +515,7 @@ def cli() -> None:
 @click.argument("paths", nargs=-1, type=click.Path(path_type=Path))
 @_scenario_options
 @click.option("-o", "--output", type=click.Choice(["table", "json"]), default="table", show_default=True)
-@click.option("--report", "report_path", type=click.Path(path_type=Path), default=None,
+@click.option("--report", "report_path", type=OutputFile("report.html"), default=None,
               help="Also write a self-contained HTML report to this file.")
 def simulate(paths: tuple[Path, ...], region: str, prices: str | None, price_region: str | None,
              exclude: tuple[str, ...], unavailable: tuple[str, ...],
@@ -573,7 +641,7 @@ def _parse_design(text: str) -> tuple[str, list[Path]]:
               help="Manifests every design runs with (the workload, an EC2NodeClass); repeatable.")
 @_scenario_options
 @click.option("-o", "--output", type=click.Choice(["table", "json"]), default="table", show_default=True)
-@click.option("--report", "report_path", type=click.Path(dir_okay=False, path_type=Path), default=None,
+@click.option("--report", "report_path", type=OutputFile("report.html"), default=None,
               help="Also write a self-contained HTML report with the designs side by side (SVG).")
 @click.option("--rank-by", type=click.Choice(["list", "billed"]), default=None,
               help="Rank the designs by list prices or by the bill (needs a BillingProfile).")
@@ -635,13 +703,13 @@ def compare(designs: tuple[str, ...], shared: tuple[Path, ...], region: str, pri
 @click.argument("sweep_file", type=click.Path(path_type=Path), metavar="SWEEP.yaml")
 @click.option("-o", "--output", type=click.Choice(["table", "csv", "jsonl"]), default="table", show_default=True,
               help="What to print on stdout.")
-@click.option("--csv", "csv_path", type=click.Path(dir_okay=False, path_type=Path), default=None,
+@click.option("--csv", "csv_path", type=OutputFile("rows.csv"), default=None,
               help="Write the rows as CSV to this file.")
-@click.option("--jsonl", "jsonl_path", type=click.Path(dir_okay=False, path_type=Path), default=None,
+@click.option("--jsonl", "jsonl_path", type=OutputFile("rows.jsonl"), default=None,
               help="Write the rows as JSON lines to this file.")
-@click.option("--parquet", "parquet_path", type=click.Path(dir_okay=False, path_type=Path), default=None,
+@click.option("--parquet", "parquet_path", type=OutputFile("rows.parquet"), default=None,
               help='Write the rows as Parquet to this file (needs pip install "karpy[parquet]").')
-@click.option("--report", "report_path", type=click.Path(dir_okay=False, path_type=Path), default=None,
+@click.option("--report", "report_path", type=OutputFile("report.html"), default=None,
               help="Write a self-contained HTML report with SVG charts to this file.")
 @click.option("--charts", "charts_dir", type=click.Path(file_okay=False, path_type=Path), default=None,
               help="Also write each chart of the report as an SVG file into this directory.")
@@ -662,15 +730,27 @@ def sweep(sweep_file: Path, output: str, csv_path: Path | None, jsonl_path: Path
 
     Exit 0 when every cell ran and placed every pod, 3 when some cell left pods pending, 1 when
     some cell failed (its row carries the error), 2 on bad input.
+
+    Ctrl-C stops promptly (a second Ctrl-C at once), exit 130; a lost Dask scheduler stops the
+    sweep, exit 1. Either way the rows of the cells that finished are written to the row files
+    with ".partial" appended to their names (rows.csv.partial), never over a complete file, and
+    no report or charts are written.
     """
     from karpy.sweeps import ExecutorError, SweepError, SweepProgress, expand, load_sweep, run_cells
-    from karpy.sweeps.rows import SweepResult
+    from karpy.sweeps.executors import SweepInterrupted, SweepLost
+    from karpy.sweeps.rows import EXIT_CELL_FAILED, SweepResult
 
     if parquet_path is not None:
         try:
             import pyarrow  # noqa: F401
         except ImportError:
             _bad_input('--parquet needs pyarrow: pip install "karpy[parquet]"')
+    outputs = {"--csv": csv_path, "--jsonl": jsonl_path, "--parquet": parquet_path, "--report": report_path}
+    for option, path in outputs.items():  # every output path before the first cell, as simulate --report
+        if path is not None:
+            _check_writable(option, path)
+    if charts_dir is not None:
+        _check_dir_writable("--charts", charts_dir)
     bad_input: tuple[type[BaseException], ...] = (SweepError, *_input_errors())
     try:
         spec = load_sweep(sweep_file)
@@ -682,12 +762,43 @@ def sweep(sweep_file: Path, output: str, csv_path: Path | None, jsonl_path: Path
         raw = run_cells(cells, executor, workers=workers, scheduler=scheduler, on_done=progress)
     except ExecutorError as err:
         _bad_input(str(err))
+    except SweepInterrupted as stop:
+        _keep_partial(stop.rows, spec.name, "interrupted", {"--csv": csv_path, "--jsonl": jsonl_path,
+                                                            "--parquet": parquet_path}, progress is not None)
+        sys.exit(128 + signal.SIGINT)
+    except SweepLost as lost:
+        _keep_partial(lost.rows, spec.name, lost.reason, {"--csv": csv_path, "--jsonl": jsonl_path,
+                                                          "--parquet": parquet_path}, progress is not None)
+        sys.exit(EXIT_CELL_FAILED)
     result = SweepResult(raw, name=spec.name)
     for warning in result.warnings:
         click.echo(f"karpy: warning: {warning}", err=True)
     for row in result.errors:
         click.echo(f"karpy: cell {row['cell']} ({row['design']}, {row['capacity']}, {row['prices'] or 'newest'}) "
                    f"failed: {row['error']}", err=True)
+    if output == "table" and rank_by == "billed" and not any(r.get("billed_total") is not None for r in result.rows):
+        _bad_input("--rank-by billed needs a karpy.io/v1alpha1 BillingProfile (spec.billing, or in a design)")
+    # files first (each through a temporary file renamed over it): a failed write is exit 2 with
+    # nothing half-printed and an earlier file left as it was
+    if csv_path is not None:
+        _write_file("--csv", csv_path, lambda: result.to_csv(csv_path))
+    if jsonl_path is not None:
+        _write_file("--jsonl", jsonl_path, lambda: result.to_jsonl(jsonl_path))
+    if parquet_path is not None:
+        _write_file("--parquet", parquet_path, lambda: result.to_parquet(parquet_path))
+    if report_path is not None or charts_dir is not None:
+        from karpy.report.sweep import render_sweep_html, sweep_charts
+
+        if report_path is not None:
+            _write_text("--report", report_path, render_sweep_html(result.rows, title=f"karpy sweep: {spec.name}",
+                                                                    warnings=result.warnings))
+        if charts_dir is not None:
+            try:
+                charts_dir.mkdir(parents=True, exist_ok=True)
+            except OSError as err:
+                _bad_input(f"--charts {charts_dir}: cannot write: {err.strerror or err}")
+            for chart_id, svg in sweep_charts(result.rows).items():
+                _write_text("--charts", charts_dir / f"{chart_id}.svg", svg + "\n")
     if output == "csv":
         click.echo(result.to_csv(), nl=False)
     elif output == "jsonl":
@@ -695,26 +806,35 @@ def sweep(sweep_file: Path, output: str, csv_path: Path | None, jsonl_path: Path
     else:
         from karpy.report.sweep import render_sweep_table
 
-        if rank_by == "billed" and not any(r.get("billed_total") is not None for r in result.rows):
-            _bad_input("--rank-by billed needs a karpy.io/v1alpha1 BillingProfile (spec.billing, or in a design)")
         click.echo(render_sweep_table(result.rows, rank_by), nl=False)
-    if csv_path is not None:
-        result.to_csv(csv_path)
-    if jsonl_path is not None:
-        result.to_jsonl(jsonl_path)
-    if parquet_path is not None:
-        result.to_parquet(parquet_path)
-    if report_path is not None or charts_dir is not None:
-        from karpy.report.sweep import render_sweep_html, sweep_charts
-
-        if report_path is not None:
-            report_path.write_text(render_sweep_html(result.rows, title=f"karpy sweep: {spec.name}",
-                                                     warnings=result.warnings), encoding="utf-8")
-        if charts_dir is not None:
-            charts_dir.mkdir(parents=True, exist_ok=True)
-            for chart_id, svg in sweep_charts(result.rows).items():
-                (charts_dir / f"{chart_id}.svg").write_text(svg + "\n", encoding="utf-8")
     sys.exit(result.exit_code)
+
+
+#: what a sweep that did not finish appends to each row file's name
+PARTIAL_SUFFIX = ".partial"
+
+
+def _keep_partial(rows: list[dict[str, Any] | None], name: str, reason: str, outputs: dict[str, Path | None],
+                  progress: bool) -> None:
+    """A sweep that stopped early: the finished cells' rows go to ``<file>.partial`` for each row
+    file asked for (never over a complete file of an earlier run), and one line says so."""
+    from karpy.sweeps.rows import SweepResult
+
+    finished = [r for r in rows if r is not None]
+    partial = SweepResult(finished, name=name)
+    written = []
+    for option, path in outputs.items():
+        if path is None:
+            continue
+        target = path.with_name(path.name + PARTIAL_SUFFIX)
+        write = {"--csv": partial.to_csv, "--jsonl": partial.to_jsonl, "--parquet": partial.to_parquet}[option]
+        _write_file(option, target, lambda: write(target))  # type: ignore[operator]
+        written.append(str(target))
+    kept = (f"their rows are in {', '.join(written)}" if written
+            else "no --csv/--jsonl/--parquet was given, so their rows are not kept")
+    if progress:
+        click.echo("", err=True)  # end the progress line
+    click.echo(f"karpy: {reason}: {len(finished)} of {len(rows)} cells finished; {kept}", err=True)
 
 
 @cli.command()

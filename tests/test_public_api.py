@@ -102,8 +102,8 @@ PUBLIC: dict[str, set[str]] = {
     "karpy.static": {"NodePoolState", "StaticCapacityController", "StaticNodeClaim", "deprovisioning_candidates",
                      "observe"},
     "karpy.utils": {
-        "DurationError", "Limits", "PdbItem", "disruptions_allowed", "is_fully_blocking", "parse_go_duration",
-        "to_seconds",
+        "DurationError", "Limits", "PdbItem", "atomic_path", "disruptions_allowed", "is_fully_blocking",
+        "parse_go_duration", "to_seconds", "write_atomic",
     },
     "karpy.termination": {"CRITICAL_PRIORITY_CLASSES", "DrainResult", "MIN_DRAIN_TIME", "TerminationController", "Terminator",
                           "group_pods_by_priority"},

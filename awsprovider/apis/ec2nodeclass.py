@@ -19,6 +19,7 @@ from typing import Any, ClassVar
 
 from pydantic import Field, field_validator
 
+from awsprovider.apis.ec2text import Ec2Text
 from awsprovider.labels import AMI_FAMILY_AL2023, AMI_FAMILY_CUSTOM
 from karpy.api.meta import Condition, KubeModel, TypedObject
 from karpy.api.pod import NodeSelectorRequirement
@@ -48,37 +49,37 @@ _ALIAS_FAMILIES = ("AL2", "AL2023", "Bottlerocket", "Windows2019", "Windows2022"
 class SubnetSelectorTerm(KubeModel):
     """SubnetSelectorTerm: ``tags`` (value ``*`` = any value) and/or ``id``."""
 
-    tags: dict[str, str] = Field(default_factory=dict)
-    id: str = ""
+    tags: dict[Ec2Text, Ec2Text] = Field(default_factory=dict)
+    id: Ec2Text = ""
 
 
 class SecurityGroupSelectorTerm(KubeModel):
     """SecurityGroupSelectorTerm: ``tags``, ``id`` or ``name``."""
 
-    tags: dict[str, str] = Field(default_factory=dict)
-    id: str = ""
-    name: str = ""
+    tags: dict[Ec2Text, Ec2Text] = Field(default_factory=dict)
+    id: Ec2Text = ""
+    name: Ec2Text = ""
 
 
 class CapacityReservationSelectorTerm(KubeModel):
     """CapacityReservationSelectorTerm: ``id``, or ``tags`` / ``instanceMatchCriteria`` with an
     optional ``ownerID`` (the CRD checks the rules; resolved by :mod:`awsprovider.capacityreservation`)."""
 
-    tags: dict[str, str] = Field(default_factory=dict)
-    id: str = ""
-    owner_id: str = Field(default="", alias="ownerID")
-    instance_match_criteria: str = ""
+    tags: dict[Ec2Text, Ec2Text] = Field(default_factory=dict)
+    id: Ec2Text = ""
+    owner_id: Ec2Text = Field(default="", alias="ownerID")
+    instance_match_criteria: Ec2Text = ""
 
 
 class AMISelectorTerm(KubeModel):
     """AMISelectorTerm: ``alias`` (``al2023@latest``), ``tags``, ``id``, ``name``, ``owner``, ``ssmParameter``."""
 
-    alias: str = ""
-    tags: dict[str, str] = Field(default_factory=dict)
-    id: str = ""
-    name: str = ""
-    owner: str = ""
-    ssm_parameter: str = ""
+    alias: Ec2Text = ""
+    tags: dict[Ec2Text, Ec2Text] = Field(default_factory=dict)
+    id: Ec2Text = ""
+    name: Ec2Text = ""
+    owner: Ec2Text = ""
+    ssm_parameter: Ec2Text = ""
 
 
 class MetadataOptions(KubeModel):
@@ -224,9 +225,9 @@ class EC2NodeClassSpec(KubeModel):
     ami_selector_terms: list[AMISelectorTerm] = Field(default_factory=list, alias="amiSelectorTerms")
     ami_family: str | None = None
     user_data: str | None = None
-    role: str | None = None
-    instance_profile: str | None = None
-    tags: dict[str, str] = Field(default_factory=dict)
+    role: Ec2Text | None = None
+    instance_profile: Ec2Text | None = None
+    tags: dict[Ec2Text, Ec2Text] = Field(default_factory=dict)
     kubelet: KubeletConfiguration = Field(default_factory=KubeletConfiguration)
     block_device_mappings: list[BlockDeviceMapping] = Field(default_factory=list)
     instance_store_policy: str | None = None

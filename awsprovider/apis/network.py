@@ -44,6 +44,7 @@ from typing import Literal
 
 from pydantic import Field, model_validator
 
+from awsprovider.apis.ec2text import Ec2Text
 from karpy.api.meta import KubeModel, TypedObject
 
 __all__ = ["Network", "NetworkCapacityReservation", "NetworkSecurityGroup", "NetworkSpec", "NetworkSubnet"]
@@ -55,7 +56,7 @@ class NetworkSubnet(KubeModel):
     id: str = ""
     zone: str = ""
     zone_id: str = Field(default="", alias="zoneID")
-    tags: dict[str, str] = Field(default_factory=dict)
+    tags: dict[Ec2Text, Ec2Text] = Field(default_factory=dict)
     cidr: str = ""
     available_ips: int | None = Field(default=None, alias="availableIPs", ge=1)
 
@@ -69,9 +70,9 @@ class NetworkSubnet(KubeModel):
 class NetworkSecurityGroup(KubeModel):
     """One security group: ``id`` (optional), ``name`` (optional), ``tags``."""
 
-    id: str = ""
-    name: str = ""
-    tags: dict[str, str] = Field(default_factory=dict)
+    id: Ec2Text = ""
+    name: Ec2Text = ""
+    tags: dict[Ec2Text, Ec2Text] = Field(default_factory=dict)
 
 
 class NetworkCapacityReservation(KubeModel):
@@ -87,7 +88,7 @@ class NetworkCapacityReservation(KubeModel):
     instance_match_criteria: Literal["open", "targeted"] = "open"
     reservation_type: Literal["default", "capacity-block"] = "default"
     interruptible: bool = False
-    tags: dict[str, str] = Field(default_factory=dict)
+    tags: dict[Ec2Text, Ec2Text] = Field(default_factory=dict)
     #: EC2 ``StartDate`` / ``EndDate`` (virtual time 0 is karpy.sim.clock.EPOCH); ``endTime`` is
     #: the earlier spelling (the EC2NodeClass status's name) and means ``endDate``
     start_date: datetime | None = None

@@ -199,6 +199,23 @@ class CapacityModel:
                 return rule.error_code
         return None
 
+    def fails_for_good(self, instance_type: str, zone: str, capacity_type: str, now: float) -> bool:
+        """Whether a launch into the pool fails now whatever is retried: the rule that fails it is
+        not a ``fail=N`` one (whose count each attempt advances toward success). No side effects."""
+        pool = (instance_type, zone, capacity_type)
+        for rule in self.rules:
+            if not rule.active(now) or not rule.matches(instance_type, zone, capacity_type):
+                continue
+            if rule.after is not None:
+                if self.launches.get(pool, 0) >= rule.after:
+                    return True
+            elif rule.fail is not None:
+                if self.attempts.get(pool, 0) < rule.fail:
+                    return False  # transient: a retry is what makes it succeed
+            else:
+                return True
+        return False
+
     def try_launch(self, instance_type: str, zone: str, capacity_type: str, now: float) -> str | None:
         """Attempt one launch in the pool: count the attempt (and the launch on success).
 

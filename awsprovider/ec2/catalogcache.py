@@ -15,7 +15,9 @@ entry is keyed by everything that could change it:
 * the region, the operation and its request (filters / location type).
 
 The key is hashed into the file name and stored in the file; a file whose stored key differs (a
-hash collision, a truncated or foreign file) is a miss.
+hash collision, a truncated or foreign file) is a miss. So is anything but a regular file in an
+entry's place (a FIFO is never opened for a blocking read) and an entry whose answer fails a sanity
+check (:func:`_sane`: e.g. zero instance types); the miss is then rewritten from moto.
 
 Format: a pickle of the frozen answer (read-only mappings, tuples, frozensets), because loading it
 is what every cold process pays: ~40 ms for the 2.8 MB us-east-1 DescribeInstanceTypes entry where
@@ -42,6 +44,7 @@ import io
 import json
 import os
 import pickle
+import stat
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
@@ -142,11 +145,19 @@ class CatalogCache:
         :func:`awsprovider.ec2.catalog.freeze` makes."""
         try:
             path = self.path(kind, region, request)
-            with open(path, "rb") as f:
+            # O_NONBLOCK: a FIFO in the entry's place opens at once (then fails the regular-file
+            # test) instead of waiting for a writer; O_NOFOLLOW: a symlink is not an entry
+            fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOFOLLOW", 0))
+            with open(fd, "rb") as f:
+                if not stat.S_ISREG(os.fstat(fd).st_mode):
+                    return None
                 entry = _EntryUnpickler(f).load()
             if type(entry) is not dict or entry.get("digest") != self._digest(kind, region, request):
                 return None
-            return entry["answer"], int(entry["pages"])
+            answer, pages = entry["answer"], entry["pages"]
+            if not _sane(kind, answer, pages):
+                return None  # the right key with an absurd answer: a miss, rewritten by the caller's store
+            return answer, pages
         except Exception:  # whatever a truncated, foreign or planted file makes pickle raise
             return None
 
@@ -174,6 +185,21 @@ class CatalogCache:
                     os.unlink(tmp)
                 except OSError:
                     pass
+
+
+def _sane(kind: str, answer: Any, pages: Any) -> bool:
+    """Whether an entry's answer is one moto could have given: at least one page, and a non-empty
+    mapping of instance type -> its InstanceTypeInfo (naming that type) or -> a non-empty set of
+    zone names. An empty answer would filter out every instance type, silently."""
+    if type(pages) is not int or pages < 1 or not isinstance(answer, (dict, MappingProxyType)) or not answer:
+        return False
+    if kind == "DescribeInstanceTypes":
+        return all(isinstance(name, str) and isinstance(info, (dict, MappingProxyType))
+                   and info.get("InstanceType") == name for name, info in answer.items())
+    if kind == "DescribeInstanceTypeOfferings":
+        return all(isinstance(name, str) and isinstance(zones, (tuple, list, frozenset, set)) and zones
+                   and all(isinstance(z, str) and z for z in zones) for name, zones in answer.items())
+    return False
 
 
 def _proxy(items: dict[str, Any]) -> Any:

@@ -2,7 +2,8 @@
 
 Mirrors the parts of kubernetes ``pkg/apis/core/validation`` (``validateContainers``: at least one
 container, each with a DNS-1123-label ``name`` and an ``image``) and ``pkg/apis/apps/validation``
-(``ValidateDeploymentSpec`` & co.: a non-empty selector that matches the template's labels) that
+(``ValidateDeploymentSpec`` & co.: a non-empty selector that matches the template's labels; the
+counts' ``ValidateNonnegativeField``, also in ``pkg/apis/batch/validation`` ``validateJobSpec``) that
 decide whether a manifest is accepted at all. Runs on schema-valid, defaulted data.
 """
 
@@ -27,6 +28,18 @@ _TEMPLATES: Mapping[str, tuple[tuple[str, ...], str, bool]] = {
     "ReplicationController": (("spec", "template"), "", False),
 }
 
+#: kind -> the int fields its Go validation checks with ValidateNonnegativeField (pkg/apis/core/validation)
+_NONNEGATIVE: Mapping[str, tuple[tuple[str, ...], ...]] = {
+    "Deployment": (("spec", "replicas"),),
+    "ReplicaSet": (("spec", "replicas"),),
+    "StatefulSet": (("spec", "replicas"),),
+    "ReplicationController": (("spec", "replicas"),),
+    "Job": (("spec", "parallelism"), ("spec", "completions")),
+    "CronJob": (("spec", "jobTemplate", "spec", "parallelism"), ("spec", "jobTemplate", "spec", "completions")),
+}
+#: apimachinery ``validation.isNegativeErrorMsg``
+IS_NEGATIVE_ERROR_MSG = "must be greater than or equal to 0"
+
 
 def _get(obj: Any, path: tuple[str, ...]) -> Any:
     for part in path:
@@ -45,6 +58,10 @@ def validate_core(kind: str, obj: Mapping[str, Any]) -> list[FieldError]:
         return []
     template_path, word, selector_required = entry
     errs: list[FieldError] = []
+    for path in _NONNEGATIVE.get(kind, ()):
+        value = _get(obj, path)
+        if isinstance(value, int) and not isinstance(value, bool) and value < 0:
+            errs.append(FieldError("Invalid", ".".join(path), value, IS_NEGATIVE_ERROR_MSG))
     template = _get(obj, template_path)
     where = ".".join(template_path)
     if isinstance(template, Mapping):

@@ -9,7 +9,9 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping
 
-__all__ = ["UPGRADE_HINTS", "unsupported_version", "wrong_case_kind"]
+from karpy.validation import is_dns1123_subdomain
+
+__all__ = ["UPGRADE_HINTS", "malformed_type", "unsupported_version", "wrong_case_kind"]
 
 #: (group, version) of a removed API -> how to upgrade a manifest written for it
 UPGRADE_HINTS: Mapping[tuple[str, str], str] = {
@@ -51,4 +53,47 @@ def wrong_case_kind(api_version: str, kind: str, known: Iterable[tuple[str, str]
         if known_kind != kind and known_kind.lower() == kind.lower() and group == known_group:
             return (f"no matches for kind \"{kind}\" in version \"{api_version}\": kinds are case-sensitive; "
                     f"write kind: {known_kind}")
+    return None
+
+
+def _shown(text: str) -> str:
+    """``text`` as written, control and other unprintable characters escaped (the error stays one line)."""
+    return "".join(c if c.isprintable() else c.encode("unicode_escape").decode("ascii") for c in text)
+
+
+_DNS1035_LABEL_RE = re.compile("[a-z]([-a-z0-9]*[a-z0-9])?")
+
+
+def _dns1035_label(value: str) -> str | None:
+    """apimachinery ``validation.IsDNS1035Label``: the first problem, or None."""
+    if len(value.encode("utf-8", "surrogatepass")) > 63:
+        return "must be no more than 63 characters"
+    if not _DNS1035_LABEL_RE.fullmatch(value):
+        return ("a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an "
+                "alphabetic character, and end with an alphanumeric character")
+    return None
+
+
+def malformed_type(api_version: str, kind: str) -> tuple[str, str] | None:
+    """``(field, message)`` when ``apiVersion`` or ``kind`` is not a well-formed type name, else None.
+
+    The API server's rules (a malformed one can name no served type): ``schema.ParseGroupVersion``
+    (apimachinery pkg/runtime/schema/group_version.go: at most one ``/``); a group is a DNS-1123
+    subdomain and a version a DNS-1035 label, a kind lowercased a DNS-1035 label
+    (apiextensions-apiserver pkg/apis/apiextensions/validation/validation.go,
+    ValidateCustomResourceDefinitionSpec / ValidateCustomResourceDefinitionNames)."""
+    shown = _shown(api_version)
+    if api_version.count("/") > 1:
+        return "apiVersion", f'unexpected GroupVersion string: "{shown}" (write group/version, e.g. apps/v1)'
+    group, _, version = api_version.rpartition("/")
+    if "/" in api_version and not group:
+        return "apiVersion", f'"{shown}" has an empty group (write group/version, or just v1 for the core group)'
+    if group and (errs := is_dns1123_subdomain(group)):
+        return "apiVersion", f'group "{_shown(group)}" is invalid: {errs[0]}'
+    if problem := _dns1035_label(version):
+        return "apiVersion", f'version "{_shown(version)}" is invalid: {problem}'
+    if problem := _dns1035_label(kind.lower()):
+        shown_kind = _shown(kind)
+        return "kind", (f'"{shown_kind}" is not a valid kind: it may have mixed case, but should otherwise match: '
+                        f"{problem} (a CamelCase name such as Deployment)")
     return None

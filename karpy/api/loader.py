@@ -14,8 +14,10 @@
   unpacked; empty documents are skipped (they still count for the document number);
 * pods whose ``status.phase`` is ``Succeeded`` or ``Failed`` hold no capacity (kube-scheduler and
   Karpenter skip terminal pods): they go to ``Manifests.terminal_pods``, with one warning;
-* kinds karpy does not model are skipped with one warning naming them all; a known kind at an
-  unsupported apiVersion, or a document without ``apiVersion``/``kind``, is an error;
+* well-formed kinds karpy does not model are skipped with one warning naming them all; a known kind at
+  an unsupported apiVersion, a malformed group/version or kind (the API server's syntax,
+  :func:`karpy.admission.kinds.malformed_type`), or a document without ``apiVersion``/``kind``, is an
+  error;
 * every error is a :class:`ManifestError` naming the file, the document (1-based) and the field path.
 
 Input files are only read. YAML 1.1 turns unquoted ``on``/``no``/``yes`` into booleans and ``4`` into
@@ -38,7 +40,7 @@ import yaml
 from pydantic import BaseModel, ValidationError
 
 from karpy.admission import ADMITTED_UNMODELLED_KINDS, AdmissionError, admit
-from karpy.admission.kinds import unsupported_version, wrong_case_kind
+from karpy.admission.kinds import malformed_type, unsupported_version, wrong_case_kind
 from karpy.api.billing import BillingProfile
 from karpy.api.meta import TypedObject
 from karpy.api.node import Node
@@ -149,6 +151,9 @@ class Manifests:
     #: every object, in input order
     objects: list[BaseModel] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+    #: the bound on pods alive at once these manifests were loaded with (``max_pods``; None:
+    #: unbounded); Scenario events are held to it too (:mod:`karpy.sim.scenario`)
+    max_pods: int | None = None
 
     def by_kind(self, kind: str) -> list[BaseModel]:
         """All loaded objects of ``kind`` (built-in or extra)."""
@@ -760,7 +765,7 @@ def load_manifests(sources: Any,
     a directory walk skips files and directories whose name, path relative to the walked directory,
     or full path matches one.
     """
-    result = Manifests()
+    result = Manifests(max_pods=max_pods)
     skipped: dict[str, int] = {}
     seen: dict[tuple[str, str], str] = {}
     origins: dict[int, tuple[str, int | None]] = {}
@@ -830,6 +835,10 @@ def _validate(doc: _Doc, extra_kinds: Mapping[tuple[str, str], type[BaseModel]] 
     cls = lookup(api_version, kind, extra_kinds)
     fixed_version = getattr(cls, "API_VERSION", "") if cls is not None else ""
     if cls is None or (fixed_version and fixed_version != api_version):
+        malformed = malformed_type(api_version, kind)
+        if malformed is not None:  # the API server serves no such type: bad input, not a kind to skip
+            raise ManifestError(doc.file, doc.index, format_loc((*doc.prefix, malformed[0])), malformed[1],
+                                name=name)
         versions = [fixed_version] if cls is not None else supported_versions(api_version, kind)
         if versions:
             raise ManifestError(doc.file, doc.index, format_loc((*doc.prefix, "apiVersion")),

@@ -130,7 +130,8 @@ class ObjectRef(KubeModel):
 class ScaleAction(ObjectRef):
     """Set a Deployment / ReplicaSet / StatefulSet's ``spec.replicas``, or a static NodePool's."""
 
-    replicas: int = Field(ge=0)
+    #: strict: ``true`` or ``"3"`` is a wrong type, not 1 or 3 (the scale subresource's int32, apps/v1 Scale)
+    replicas: int = Field(ge=0, le=2**31 - 1, strict=True)
 
     @field_validator("kind")
     @classmethod

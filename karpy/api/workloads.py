@@ -68,7 +68,9 @@ _SUFFIX_LEN = 5
 _SUFFIX_SPACE = len(ALPHANUMS) ** _SUFFIX_LEN
 _UID_NAMESPACE = uuid.UUID("6f1c3a52-3d0e-4f6e-9b7a-6b61727079a1")
 #: an int32 whose explicit ``null`` means the API server's default, 1 (RC ``replicas``, Job ``parallelism``)
-_NullIsOne = Annotated[Int32, BeforeValidator(lambda value: 1 if value is None else value)]
+_NullIsOne = Annotated[int, Field(ge=0, le=2**31 - 1), BeforeValidator(lambda value: 1 if value is None else value)]
+#: a non-negative int32 count (one Annotated: pydantic lets Int32's own ``ge`` win over a field's ``ge=0``)
+_Count = Annotated[int, Field(ge=0, le=2**31 - 1)]
 
 
 def _fnv32a(data: bytes) -> int:
@@ -216,7 +218,7 @@ class _Replicated(_Workload):
 class ReplicaSetSpec(KubeModel):
     """apps/v1 ReplicaSetSpec (``replicas`` defaults to 1)."""
 
-    replicas: Int32 = Field(default=1, ge=0)
+    replicas: _Count = 1
     selector: LabelSelector | None = None
     template: PodTemplateSpec = Field(default_factory=PodTemplateSpec)
 
@@ -233,7 +235,7 @@ class ReplicaSet(_Replicated):
 class ReplicationControllerSpec(KubeModel):
     """core/v1 ReplicationControllerSpec (``replicas`` defaults to 1; ``selector`` is a label map)."""
 
-    replicas: _NullIsOne = Field(default=1, ge=0)
+    replicas: _NullIsOne = 1
     selector: dict[str, str] | None = None
     template: PodTemplateSpec = Field(default_factory=PodTemplateSpec)
 
@@ -258,7 +260,7 @@ class ReplicationController(_Replicated):
 class DeploymentSpec(KubeModel):
     """apps/v1 DeploymentSpec (``replicas`` defaults to 1)."""
 
-    replicas: Int32 = Field(default=1, ge=0)
+    replicas: _Count = 1
     selector: LabelSelector | None = None
     template: PodTemplateSpec = Field(default_factory=PodTemplateSpec)
     strategy: dict[str, Any] | None = None
@@ -304,7 +306,7 @@ class Deployment(_Workload):
 class StatefulSetSpec(KubeModel):
     """apps/v1 StatefulSetSpec (``replicas`` defaults to 1)."""
 
-    replicas: Int32 = Field(default=1, ge=0)
+    replicas: _Count = 1
     selector: LabelSelector | None = None
     template: PodTemplateSpec = Field(default_factory=PodTemplateSpec)
     service_name: str | None = None
@@ -369,8 +371,8 @@ class StatefulSet(_Workload):
 class JobSpec(KubeModel):
     """batch/v1 JobSpec (``parallelism`` defaults to 1)."""
 
-    parallelism: _NullIsOne = Field(default=1, ge=0)
-    completions: Int32 | None = Field(default=None, ge=0)
+    parallelism: _NullIsOne = 1
+    completions: _Count | None = None
     completion_mode: Literal["NonIndexed", "Indexed"] = "NonIndexed"
     suspend: bool = False
     backoff_limit: int | None = 6

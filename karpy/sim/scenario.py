@@ -2,8 +2,10 @@
 
 :class:`ScenarioRunner` checks every event before the run starts — an unknown workload, an
 ``apply`` that does not load, an ``at`` after the horizon, a capacity spec the cloud provider
-rejects — and raises :class:`karpy.api.loader.ManifestError` naming the file, document, event index
-and field (``spec.events[3].scale.name``). Then it schedules each event at its ``at``.
+rejects, an event after which more pods would be alive at once than ``--max-pods`` (the workloads'
+replicas and Jobs' parallelism as the events change them, plus a rollout's maxSurge) — and raises
+:class:`karpy.api.loader.ManifestError` naming the file, document, event index and field
+(``spec.events[3].scale.name``). Then it schedules each event at its ``at``.
 
 What each action does:
 
@@ -123,8 +125,9 @@ class ScenarioRunner:
             if not p.is_absolute() and not p.exists() and file not in ("<events>",) and Path(file).exists():
                 p = Path(file).parent / p
             source = p
-        try:
-            loaded = load_manifests(source if not isinstance(value, list) else list(value), extra_kinds=extra)
+        try:  # unbounded here: check() holds the run's pods, with these, to --max-pods
+            loaded = load_manifests(source if not isinstance(value, list) else list(value), extra_kinds=extra,
+                                    max_pods=None)
         except ManifestError as err:
             raise self._error(file, doc, f"{path}.apply", str(err)) from None
         if loaded.scenarios:
@@ -135,9 +138,41 @@ class ScenarioRunner:
     def _ns(obj: Any) -> str:
         return getattr(obj.metadata, "namespace", None) or "default"
 
+    def _initial_pods(self) -> dict[tuple[str, str, str], int]:
+        """(kind, namespace, name) -> the pods each Pod or workload of the manifests keeps alive."""
+        m = self.sim.manifests
+        counts: dict[tuple[str, str, str], int] = {}
+        for pod in m.pods:
+            counts[("Pod", self._ns(pod), pod.metadata.name)] = 1
+        for items in (m.deployments, m.replica_sets, m.replication_controllers, m.stateful_sets, m.jobs):
+            for w in items:
+                counts[(w.kind or type(w).__name__, self._ns(w), w.metadata.name)] = w.pod_count()
+        return counts
+
+    def _over_limit(self, total: int, what: str) -> str | None:
+        """The message when ``total`` pods alive at once pass the run's ``--max-pods``, else None."""
+        limit = getattr(self.sim.manifests, "max_pods", None)
+        if limit is None or total <= limit:
+            return None
+        return (f"{what} makes {total:,} pods alive at once, more than karpy's limit of {limit:,} per run; "
+                f"raise it with --max-pods (library: max_pods=)")
+
+    def _surge(self, key: tuple[str, str, str], replicas: int) -> int:
+        """The extra pods a RollingUpdate of Deployment ``key`` may run at once (maxSurge)."""
+        from karpy.sim.deployment import resolve_fenceposts
+
+        d = next((d for d in self.sim.manifests.deployments
+                  if (d.kind or "Deployment", self._ns(d), d.metadata.name) == key), None)
+        strategy = d.spec.strategy if d is not None else None
+        if (strategy or {}).get("type") == "Recreate":
+            return 0
+        return resolve_fenceposts(strategy, replicas)[0]
+
     def check(self) -> None:
         """Raise ``ManifestError`` for the first bad event (in time order of application)."""
         known = self._known_workloads()
+        #: pods each Pod / workload keeps alive as the events change them (held to --max-pods)
+        alive = self._initial_pods()
         #: NodePool name -> static (``spec.replicas`` set), as the events change it
         static = {np.metadata.name: np.spec.replicas is not None for np in self.manifests.nodepools}
         capacity_check = getattr(self.sim.cloud_provider, "check_capacity_spec", None)
@@ -160,6 +195,11 @@ class ScenarioRunner:
                                               f"Invalid value: {NODEPOOL_MODE_TRANSITION}")
                         static[o.metadata.name] = o.spec.replicas is not None
                     known.add((kind, self._ns(o), o.metadata.name))
+                    if kind in _WORKLOAD_KINDS or kind == "Pod":
+                        alive[(kind, self._ns(o), o.metadata.name)] = o.pod_count() if kind != "Pod" else 1
+                message = self._over_limit(sum(alive.values()), "this apply")
+                if message is not None:
+                    raise self._error(file, doc, f"{path}.apply", message)
             elif action in ("scale", "rollout", "delete"):
                 ref = getattr(ev, action)
                 ns = ref.namespace or "default"
@@ -174,7 +214,20 @@ class ScenarioRunner:
                 if action == "scale" and ref.kind == "NodePool" and not static.get(ref.name, False):
                     raise self._error(file, doc, f"{path}.scale.name",
                                       f'NodePool "{ref.name}" has no spec.replicas: {NODEPOOL_MODE_TRANSITION}')
+                key = (ref.kind, lookup_ns, ref.name)
+                if action == "scale" and ref.kind != "NodePool":
+                    alive[key] = ref.replicas
+                    message = self._over_limit(sum(alive.values()),
+                                               f"scaling {ref.kind} \"{ref.name}\" to {ref.replicas:,} replicas")
+                    if message is not None:
+                        raise self._error(file, doc, f"{path}.scale.replicas", message)
+                if action == "rollout":
+                    message = self._over_limit(sum(alive.values()) + self._surge(key, alive.get(key, 0)),
+                                               f"the rollout of Deployment \"{ref.name}\" (with its maxSurge)")
+                    if message is not None:
+                        raise self._error(file, doc, f"{path}.rollout", message)
                 if action == "delete":
+                    alive.pop(key, None)
                     known.discard((ref.kind, lookup_ns, ref.name))
                     if ref.kind == "NodePool":
                         static.pop(ref.name, None)

@@ -28,6 +28,7 @@ from typing import Any
 
 from karpy.result import EXIT_OK, EXIT_PENDING
 from karpy.summary import generation_sort_key
+from karpy.utils.atomicwrite import atomic_path, write_atomic
 
 __all__ = ["BILLING_COLUMNS", "EXIT_CELL_FAILED", "FIXED_COLUMNS", "SweepResult", "flatten"]
 
@@ -135,14 +136,14 @@ class SweepResult(Sequence[dict[str, Any]]):
                              for c in self.columns])
         text = buf.getvalue()
         if path is not None:
-            Path(path).write_text(text, encoding="utf-8")
+            write_atomic(path, text)  # a failed write leaves an earlier file as it was
         return text
 
     def to_jsonl(self, path: str | Path | None = None) -> str:
         """One JSON object per line, keys in column order."""
         text = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in self.rows)
         if path is not None:
-            Path(path).write_text(text, encoding="utf-8")
+            write_atomic(path, text)  # a failed write leaves an earlier file as it was
         return text
 
     def arrow_schema(self) -> Any:
@@ -171,7 +172,8 @@ class SweepResult(Sequence[dict[str, Any]]):
         table = self.to_arrow()
         import pyarrow.parquet as pq
 
-        pq.write_table(table, str(path))
+        with atomic_path(path) as tmp:  # a failed write leaves an earlier file as it was
+            pq.write_table(table, str(tmp))
         return Path(path)
 
     def to_pandas(self) -> Any:

@@ -13,6 +13,10 @@ outcome against the contract:
   file for manifest errors;
 * ``crash``: anything else -- another exit code, an exception escaping, several lines, a changed
   input file;
+* ``wrongly accepted``: accepted, but the case carries input the API server (or EC2) would refuse
+  (issue 35's oracle, :func:`_oracle`): a malformed group/version or kind, a negative or wrongly
+  typed count, a control character in an AWS string (checked with ``karpy validate --cloud-provider
+  aws``), a Scenario event past ``--max-pods`` or with a negative or wrongly typed ``replicas``;
 * ``hang``: no answer within :data:`CASE_TIMEOUT_SECONDS` of CPU time (a SIGPROF interrupts the case;
   a SIGALRM after :data:`WALL_TIMEOUT_FACTOR` times as long of wall time, for a blocked case).
 """
@@ -147,12 +151,93 @@ hostile_values = st.recursive(hostile_scalars, lambda inner: st.one_of(
 @dataclass
 class Case:
     """Files to write (relative name -> bytes) and the CLI options; ``as_directory``: pass the
-    directory instead of the file list."""
+    directory instead of the file list. ``must_reject``: why the API server would refuse the input
+    (None: no expectation); ``command``: ``simulate`` (fake provider) or ``validate`` (AWS kinds)."""
 
     files: dict[str, bytes]
     options: tuple[str, ...] = ()
     as_directory: bool = False
     notes: list[str] = field(default_factory=list)
+    must_reject: str | None = None
+    command: str = "simulate"
+
+
+#: group/versions the API server cannot serve (apimachinery ParseGroupVersion, DNS-1123 subdomain
+#: group, DNS-1035 label version)
+MALFORMED_API_VERSIONS = ("*", "$(rm -rf /)", "日本語", "apps/v1/x", "/v1", "Apps/v1", "apps/V1", "v1 ", "a_b/v1",
+                          "apps/1v", "apps/v1\x01".encode().decode("unicode_escape"), "-x.io/v1")
+#: kinds that are no CamelCase identifier (a CRD's kind lowercased must be a DNS-1035 label)
+MALFORMED_KINDS = ("Deployment ", " Pod", "Pod\t".encode().decode("unicode_escape"), "日本語", "1Widget",
+                   "Node!", "Stateful Set", "a" * 64)
+#: kind -> (apiVersion, count fields ValidateNonnegativeField checks)
+COUNT_FIELDS = {"Deployment": ("apps/v1", ("replicas",)), "StatefulSet": ("apps/v1", ("replicas",)),
+                "ReplicaSet": ("apps/v1", ("replicas",)), "ReplicationController": ("v1", ("replicas",)),
+                "Job": ("batch/v1", ("parallelism", "completions"))}
+#: what EC2 (and XML 1.0) cannot carry in a tag or filter value
+CONTROL_TEXT = ("\x00", "\x01", "\x1b", "\x7f", "\ufffe", "\uffff", "\x85")
+EC2NODECLASS = {
+    "apiVersion": "karpenter.k8s.aws/v1", "kind": "EC2NodeClass", "metadata": {"name": "default"},
+    "spec": {"amiFamily": "AL2023", "role": "KarpenterNodeRole", "amiSelectorTerms": [{"alias": "al2023@latest"}],
+             "subnetSelectorTerms": [{"tags": {"karpenter.sh/discovery": "example"}}],
+             "securityGroupSelectorTerms": [{"tags": {"karpenter.sh/discovery": "example"}}]},
+}
+NETWORK = {"apiVersion": "karpy.io/v1alpha1", "kind": "Network", "metadata": {"name": "vpc"},
+           "spec": {"subnets": [{"zone": "us-east-1a", "tags": {"karpenter.sh/discovery": "example"}}]}}
+
+
+def _oracle(draw: Callable[..., Any], docs: list[Any], notes: list[str]) -> tuple[int, str, str] | None:
+    """Add one input the API server would refuse (see the module doc): ``(document index, reason,
+    command)``, or None when the case gets none."""
+    cls = draw(st.sampled_from([None] * 8 + ["apiVersion", "kind", "count", "typed count", "aws text",
+                                             "event"]))
+    if cls is None:
+        return None
+    typed = [i for i, d in enumerate(docs) if isinstance(d, dict) and isinstance(d.get("kind"), str)
+             and not d["kind"].endswith("List")]
+    if cls in ("apiVersion", "kind"):
+        if not typed:
+            return None
+        i = draw(st.sampled_from(typed))
+        value = draw(st.sampled_from(MALFORMED_API_VERSIONS if cls == "apiVersion" else MALFORMED_KINDS))
+        docs[i][cls] = value
+        notes.append(f"oracle: {cls} {value!r} in document {i}")
+        return i, f"malformed {cls} {value!r}", "simulate"
+    if cls in ("count", "typed count"):
+        counted = [i for i in typed if docs[i]["kind"] in COUNT_FIELDS and isinstance(docs[i].get("spec"), dict)
+                   and docs[i].get("apiVersion") == COUNT_FIELDS[docs[i]["kind"]][0]]
+        if not counted:
+            return None
+        i = draw(st.sampled_from(counted))
+        name = draw(st.sampled_from(COUNT_FIELDS[docs[i]["kind"]][1]))
+        value = draw(st.sampled_from([-1, -3, -(2**31)]) if cls == "count" else st.sampled_from(["3", True, "-1", 1.5]))
+        docs[i]["spec"][name] = value
+        notes.append(f"oracle: {cls} spec.{name}={value!r} in document {i}")
+        return i, f"spec.{name} {value!r}", "simulate"
+    if cls == "aws text":
+        doc = copy.deepcopy(draw(st.sampled_from([EC2NODECLASS, NETWORK])))
+        bad = f"a{draw(st.sampled_from(CONTROL_TEXT))}b"
+        if doc["kind"] == "Network":
+            target = doc["spec"]["subnets"][0]["tags"]
+        else:
+            where = draw(st.sampled_from(["tags", "subnetSelectorTerms", "securityGroupSelectorTerms"]))
+            if where == "tags":
+                doc["spec"]["tags"] = {}
+                target = doc["spec"]["tags"]
+            else:
+                target = doc["spec"][where][0]["tags"]
+        if draw(st.booleans()):
+            target["team"] = bad
+        else:
+            target[f"team{bad}"] = "x"
+        docs.append(doc)
+        notes.append(f"oracle: aws text {bad!r} in a {doc['kind']}")
+        return len(docs) - 1, f"control character {bad!r} in a {doc['kind']} tag", "validate"
+    replicas = draw(st.sampled_from([10**6, 2**31, -1, "3", True, 2.0]))
+    docs.append({"apiVersion": "karpy.io/v1alpha1", "kind": "Scenario", "metadata": {"name": "oracle"},
+                 "spec": {"events": [{"at": "1m", "scale": {"kind": "Deployment", "name": "web",
+                                                           "replicas": replicas}}]}})
+    notes.append(f"oracle: scale event replicas={replicas!r}")
+    return len(docs) - 1, f"a scale event to {replicas!r} replicas", "simulate"
 
 
 def _paths(doc: Any, prefix: tuple[Any, ...] = ()) -> Iterator[tuple[Any, ...]]:
@@ -215,8 +300,10 @@ def cases(draw: Callable[..., Any]) -> Case:
     for _ in range(draw(st.sampled_from([0, 0, 1, 1, 1, 2, 3]))):
         i = draw(st.integers(min_value=0, max_value=len(docs) - 1))
         docs[i] = _mutate(draw, docs[i], notes)
+    oracle = _oracle(draw, docs, notes)
     split = draw(st.integers(min_value=1, max_value=min(3, len(docs))))
     files: dict[str, bytes] = {}
+    must_reject = oracle[1] if oracle is not None else None
     for f in range(split):
         group = docs[f::split]
         if draw(st.booleans()) and all(_json_safe(d) for d in group) and len(group) == 1:
@@ -236,14 +323,17 @@ def cases(draw: Callable[..., Any]) -> Case:
                 data = data[:at]
             else:
                 data = data[:at] + draw(st.sampled_from([b"\xff", b"\xc3", b"\x80\x80", b"\r", b"\x1b"])) + data[at:]
+            if oracle is not None and oracle[0] % split == f:
+                must_reject = None  # a truncation may have cut the refused document off: no expectation
         files[name] = data
-    options = draw(st.sampled_from(OPTION_CHOICES)) if draw(st.integers(0, 3)) == 0 else ()
-    return Case(files, options, draw(st.booleans()), notes)
+    command = oracle[2] if oracle is not None else "simulate"
+    options = draw(st.sampled_from(OPTION_CHOICES)) if command == "simulate" and draw(st.integers(0, 3)) == 0 else ()
+    return Case(files, options, draw(st.booleans()), notes, must_reject, command)
 
 
 @dataclass(frozen=True)
 class Outcome:
-    kind: str  # "accepted" | "clean error" | "crash" | "hang"
+    kind: str  # "accepted" | "clean error" | "crash" | "hang" | "wrongly accepted"
     detail: str = ""
 
 
@@ -283,7 +373,10 @@ def check(case: Case, workdir: Path, runner: CliRunner | None = None) -> Outcome
         (workdir / name).write_bytes(data)
     before = _digest(workdir)
     targets = [str(workdir)] if case.as_directory else [str(workdir / n) for n in sorted(case.files)]
-    args = ["simulate", *targets, "--cloud-provider", "fake", "-o", "json", *case.options]
+    if case.command == "validate":
+        args = ["validate", *targets, "--cloud-provider", "aws"]
+    else:
+        args = ["simulate", *targets, "--cloud-provider", "fake", "-o", "json", *case.options]
     try:
         with _deadline(CASE_TIMEOUT_SECONDS):
             res = (runner or CliRunner()).invoke(cli, args, catch_exceptions=True)
@@ -295,6 +388,10 @@ def check(case: Case, workdir: Path, runner: CliRunner | None = None) -> Outcome
         return Outcome("crash", f"{type(res.exception).__name__}: {res.exception}"[:300])
     stderr_lines = [line for line in res.stderr.splitlines() if not line.startswith("karpy: simulating")]
     if res.exit_code in (0, 3):
+        if case.must_reject is not None:
+            return Outcome("wrongly accepted", f"the API server would refuse {case.must_reject}")
+        if case.command == "validate":
+            return Outcome("accepted")
         try:
             if "-o" not in case.options:  # the last -o wins: json unless the case chose another
                 json.loads(res.stdout)

@@ -3,9 +3,10 @@ them than CI runs, each checked against the contract; prints crashes and hangs a
 ends with one summary line::
 
     python tests/fuzz/run.py --cases 20000 [--seed N]
-    20000 cases, 12345 clean errors, 7655 accepted, 0 crashes, 0 hangs
+    20000 cases, 12345 clean errors, 7655 accepted, 0 crashes, 0 hangs, 0 wrongly accepted (of 3456 the API server would refuse)
 
-Exit status 1 when any case crashed or hung. ``--seed`` makes a run repeatable (default: random).
+Exit status 1 when any case crashed, hung, or was accepted though the API server would refuse it
+(the oracle of ``fuzz_cases._oracle``). ``--seed`` makes a run repeatable (default: random).
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=None, help="hypothesis seed (default: random)")
     args = parser.parse_args(argv)
     counts: Counter[str] = Counter()
+    refusable = [0]  # cases the oracle says the API server would refuse
     workdir = Path(tempfile.mkdtemp(prefix="karpy-fuzz-"))
     runner = CliRunner()
     start = time.monotonic()
@@ -40,7 +42,9 @@ def main(argv: list[str] | None = None) -> int:
     def one(case: Case) -> None:
         outcome = check(case, workdir, runner)
         counts[outcome.kind] += 1
-        if outcome.kind in ("crash", "hang"):
+        if case.must_reject is not None:
+            refusable[0] += 1
+        if outcome.kind in ("crash", "hang", "wrongly accepted"):
             print(f"{outcome.kind}: {outcome.detail}\n  options {case.options} notes {case.notes}\n"
                   f"  files {{{', '.join(f'{k!r}: {v[:300]!r}' for k, v in case.files.items())}}}", flush=True)
         done = sum(counts.values())
@@ -52,8 +56,9 @@ def main(argv: list[str] | None = None) -> int:
     one()
     total = sum(counts.values())
     print(f"{total} cases, {counts['clean error']} clean errors, {counts['accepted']} accepted, "
-          f"{counts['crash']} crashes, {counts['hang']} hangs ({time.monotonic() - start:.0f}s)")
-    return 1 if counts["crash"] or counts["hang"] else 0
+          f"{counts['crash']} crashes, {counts['hang']} hangs, {counts['wrongly accepted']} wrongly accepted "
+          f"(of {refusable[0]} the API server would refuse) ({time.monotonic() - start:.0f}s)")
+    return 1 if counts["crash"] or counts["hang"] or counts["wrongly accepted"] else 0
 
 
 if __name__ == "__main__":

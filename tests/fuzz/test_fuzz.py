@@ -1,6 +1,7 @@
 """The loader and CLI under fuzzing (issue #15): >= 2,000 generated cases per run, each one
 accepted (exit 0/3 with a JSON document) or a clean error (exit 2, one line naming the file), never a
-crash, a traceback, a hang or a changed input file. Cases: tests/fuzz/fuzz_cases.py; the long run:
+crash, a traceback, a hang or a changed input file, and never accepted when it carries input the API
+server would refuse (issue 35's oracle). Cases: tests/fuzz/fuzz_cases.py; the long run:
 ``python tests/fuzz/run.py --cases 20000``."""
 
 from __future__ import annotations
@@ -30,13 +31,16 @@ _runner = CliRunner()
 def test_every_case_is_accepted_or_a_clean_error(case: Case) -> None:
     outcome = check(case, _workdir, _runner)
     _seen[outcome.kind] += 1
+    _seen["must reject"] += case.must_reject is not None
+    # "wrongly accepted": input the API server would refuse (issue 35's oracle) was accepted
     assert outcome.kind in ("accepted", "clean error"), (outcome, case)
 
 
 def test_the_fuzz_run_exercised_both_sides() -> None:
     """The property above really ran its cases, and generated both valid and invalid input."""
-    assert sum(_seen.values()) >= CI_CASES
+    assert sum(_seen.values()) - _seen["must reject"] >= CI_CASES
     assert _seen["accepted"] >= CI_CASES // 20 and _seen["clean error"] >= CI_CASES // 4, _seen
+    assert _seen["must reject"] >= CI_CASES // 20, _seen  # the oracle's classes were generated
 
 
 def test_the_hang_limit_counts_cpu_time_and_still_catches_a_blocked_case() -> None:

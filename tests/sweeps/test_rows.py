@@ -136,7 +136,7 @@ def test_the_default_pool_has_one_worker_per_usable_cpu_and_no_more_than_the_cel
     sizes: list[int] = []
 
     class Recording(ThreadPoolExecutor):  # the pool's sizing, with the cells run in threads
-        def __init__(self, max_workers: int, mp_context: Any = None) -> None:
+        def __init__(self, max_workers: int, mp_context: Any = None, initializer: Any = None) -> None:
             sizes.append(max_workers)
             super().__init__(max_workers)
 
