@@ -140,7 +140,7 @@ class ScenarioRunner:
 
     def _initial_pods(self) -> dict[tuple[str, str, str], int]:
         """(kind, namespace, name) -> the pods each Pod or workload of the manifests keeps alive."""
-        m = self.sim.manifests
+        m = self.manifests
         counts: dict[tuple[str, str, str], int] = {}
         for pod in m.pods:
             counts[("Pod", self._ns(pod), pod.metadata.name)] = 1
@@ -151,7 +151,7 @@ class ScenarioRunner:
 
     def _over_limit(self, total: int, what: str) -> str | None:
         """The message when ``total`` pods alive at once pass the run's ``--max-pods``, else None."""
-        limit = getattr(self.sim.manifests, "max_pods", None)
+        limit = getattr(self.manifests, "max_pods", None)
         if limit is None or total <= limit:
             return None
         return (f"{what} makes {total:,} pods alive at once, more than karpy's limit of {limit:,} per run; "
@@ -161,7 +161,7 @@ class ScenarioRunner:
         """The extra pods a RollingUpdate of Deployment ``key`` may run at once (maxSurge)."""
         from karpy.sim.deployment import resolve_fenceposts
 
-        d = next((d for d in self.sim.manifests.deployments
+        d = next((d for d in self.manifests.deployments
                   if (d.kind or "Deployment", self._ns(d), d.metadata.name) == key), None)
         strategy = d.spec.strategy if d is not None else None
         if (strategy or {}).get("type") == "Recreate":
