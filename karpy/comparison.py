@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
 
-from karpy.errors import KarpyError
+from karpy._errors import KarpyError
 from karpy.result import EXIT_OK, EXIT_PENDING, Result
 from karpy.summary import outcome
 

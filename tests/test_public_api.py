@@ -142,11 +142,11 @@ def test_every_public_name_imports_from_the_package_root(package: str) -> None:
 @pytest.mark.parametrize("package", sorted(PUBLIC))
 def test_public_classes_and_functions_live_in_their_package(package: str) -> None:
     """A root re-exports its own package's objects, never another package's under its name -- except
-    ``karpy`` and ``karpy.errors``, which gather from all of karpy, and the errors karpy.errors
+    ``karpy`` and ``karpy.errors``, which gather from all of karpy, and the bases karpy._errors
     defines for awsprovider (PricingError, UnknownPriceTable)."""
     module = importlib.import_module(package)
     home = "karpy" if package == "karpy.errors" else package
-    shared = {"karpy.errors"} if package == "awsprovider" else set()
+    shared = {"karpy._errors"} if package == "awsprovider" else set()
     for name in PUBLIC[package]:
         obj = getattr(module, name)
         if (isinstance(obj, type) or inspect.isfunction(obj)) and not isinstance(obj, types.GenericAlias):
@@ -229,6 +229,11 @@ def test_one_class_per_error_wherever_it_is_imported_from() -> None:
     assert awsprovider.UnknownPriceTable is errors.UnknownPriceTable
     assert karpy.api.ManifestError is karpy.api.loader.ManifestError is errors.ManifestError
     assert karpy.cloudprovider.InsufficientCapacityError is errors.InsufficientCapacityError
+    # the catalogue re-exports the bases of the leaf every layer imports: one class each
+    from karpy import _errors
+
+    for name in _errors.__all__:
+        assert getattr(errors, name) is getattr(_errors, name), name
 
 
 def test_manifest_error_carries_file_document_and_path(tmp_path: Path) -> None:

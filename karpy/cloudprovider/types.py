@@ -29,7 +29,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Iterable, Mapping, Protocol, Sequence, runtime_checkable
 
-from karpy.errors import KarpyError
+from karpy._errors import KarpyError
 from karpy.scheduling.labels import (
     CAPACITY_TYPE_ON_DEMAND,
     CAPACITY_TYPE_RESERVED,

@@ -12,7 +12,7 @@ import re
 from datetime import datetime, timedelta
 from typing import Any
 
-from karpy.errors import KarpyError
+from karpy._errors import KarpyError
 from karpy.sim.clock import EPOCH
 
 __all__ = ["DurationError", "parse_go_duration", "to_rfc3339", "to_seconds"]
