@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from karpy.api.nodepool import parse_duration
-from karpy.provisioning import podutils
+from karpy.utils import pod as podutils
 from karpy.provisioning.existingnode import ExistingNode
 from karpy.provisioning.scheduler import Results
 from karpy.scheduling.labels import LABEL_NODEPOOL

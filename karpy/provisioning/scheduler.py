@@ -52,7 +52,7 @@ from karpy.provisioning.nodeclaim import (
     filter_instance_types_by_requirements,
 )
 from karpy.provisioning.nodeclaimtemplate import DEFAULT_MAX_INSTANCE_TYPES, NodeClaimTemplate
-from karpy.provisioning import podutils
+from karpy.utils import pod as podutils
 from karpy.provisioning.preferences import (
     Preferences,
     can_relax,
@@ -66,7 +66,7 @@ from karpy.provisioning.reservationmanager import ReservationManager, ReservedOf
 from karpy.provisioning.reservationmanager import reserved_capacity as reserved_capacity_of
 from karpy.provisioning.schedulercache import SchedulerCache, pass_key
 from karpy.provisioning.volumeusage import VolumeUsage, pod_volumes
-from karpy.provisioning.state import ClusterState, StateNode
+from karpy.state.cluster import ClusterState, StateNode
 from karpy.provisioning.topology import TopologyError
 from karpy.provisioning.topologynodefilter import ZERO_NODE_FILTER
 from karpy.scheduling.hostports import HostPortUsage, get_host_ports

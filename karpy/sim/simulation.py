@@ -79,11 +79,11 @@ from karpy.provisioning.defaultconstraints import DefaultTopologySpreadInjector
 from karpy.provisioning.volumetopology import VolumeTopology
 from karpy.kubescheduler.scheduler import (BOUND, NOMINATED, UNSCHEDULABLE, KubeScheduler, ScheduleOneResult,
                                            SchedulerConfig)
-from karpy.provisioning import podutils
+from karpy.utils import pod as podutils
 from karpy.provisioning.batcher import Batcher
 from karpy.provisioning.provisioner import Provisioner
 from karpy.provisioning.scheduler import OUTCOME_EXISTING_NODE
-from karpy.provisioning.state import ClusterState
+from karpy.state.cluster import ClusterState
 from karpy.scheduling.labels import (LABEL_CAPACITY_TYPE, LABEL_HOSTNAME, LABEL_INSTANCE_TYPE, LABEL_NODEPOOL,
                                      LABEL_ZONE)
 from karpy.scheduling.requirements import Requirements, strict_pod_requirements

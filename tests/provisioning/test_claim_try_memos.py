@@ -15,12 +15,12 @@ from karpy.api.builders import make_nodepool, make_pod, pod_affinity_term, topol
 from karpy.cloudprovider.fake import default_instance_types
 from karpy.cloudprovider.types import Offering, OfferingCompatibility
 from karpy.provisioning.nodeclaim import InstanceTypeIndex, topology_changes_error
-from karpy.provisioning.state import ClusterState
 from karpy.provisioning.topology import Topology
 from karpy.provisioning.topologygroup import TopologyGroup, TopologyType
 from karpy.scheduling.labels import CORE_WELL_KNOWN_LABELS, LABEL_CAPACITY_TYPE, LABEL_HOSTNAME, LABEL_ZONE
 from karpy.scheduling.requirement import Requirement
 from karpy.scheduling.requirements import Requirements, strict_pod_requirements
+from karpy.state.cluster import ClusterState
 
 sys.path.insert(0, str(Path(__file__).parent))
 from test_speed_paths import _overridden_types  # noqa: E402

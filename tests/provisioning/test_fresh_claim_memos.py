@@ -22,9 +22,9 @@ from karpy.api.builders import make_node, make_nodepool, make_pod, requirement, 
 from karpy.cloudprovider import fake
 from karpy.provisioning import nodeclaim as nodeclaim_module
 from karpy.provisioning.scheduler import Scheduler
-from karpy.provisioning.state import ClusterState
 from karpy.provisioning.topology import Topology
 from karpy.scheduling.labels import CORE_WELL_KNOWN_LABELS, LABEL_HOSTNAME, LABEL_ZONE
+from karpy.state.cluster import ClusterState
 
 WELL_KNOWN = CORE_WELL_KNOWN_LABELS | fake.FakeCloudProvider().well_known_labels()
 ZONES = ("test-zone-1", "test-zone-2", "test-zone-3")

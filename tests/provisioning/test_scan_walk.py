@@ -208,7 +208,7 @@ def test_a_node_whose_value_changes_on_add_moves_to_its_new_domain() -> None:
     requirement for the key by one of another value (min_values here; real Adds only narrow)."""
     from karpy.api.builders import make_nodepool
     from karpy.cloudprovider import fake
-    from karpy.provisioning.state import ClusterState
+    from karpy.state.cluster import ClusterState
     from karpy.provisioning.topology import Topology
 
     from tests.provisioning.test_scan_prefilters import WELL_KNOWN, ZONES, _zone_nodes

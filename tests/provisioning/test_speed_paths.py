@@ -244,7 +244,7 @@ def test_existing_node_scan_without_full_nodes_places_as_the_plain_first_fit(see
     rest of the Solve; every pod lands where the plain scan over all nodes puts it."""
     from karpy.api.builders import make_node, make_pod, topology_spread
     from karpy.provisioning.scheduler import Scheduler
-    from karpy.provisioning.state import ClusterState
+    from karpy.state.cluster import ClusterState
     from karpy.provisioning.topology import Topology
 
     class PlainScan(Scheduler):

@@ -13,9 +13,9 @@ import pytest
 
 from karpy.api.builders import make_node, make_nodepool, make_pod, pod_affinity_term, topology_spread
 from karpy.cloudprovider.fake import default_instance_types
-from karpy.provisioning.state import ClusterState
 from karpy.provisioning.topology import Topology
 from karpy.scheduling.labels import LABEL_HOSTNAME, LABEL_ZONE
+from karpy.state.cluster import ClusterState
 
 WEB = {"app": "web"}
 DB = {"app": "db"}

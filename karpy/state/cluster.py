@@ -21,10 +21,10 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from karpy.api.quantity import NANO
-from karpy.provisioning import podutils
 from karpy.scheduling.labels import LABEL_HOSTNAME, LABEL_NODEPOOL, NODE_INITIALIZED, NODE_REGISTERED
 from karpy.scheduling.resources import from_quantities, merge_into
 from karpy.scheduling.taints import is_known_ephemeral_taint, match_taint
+from karpy.utils import pod as podutils
 
 __all__ = ["ClusterState", "RESOURCE_NODES", "StateNode"]
 
