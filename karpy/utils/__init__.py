@@ -1,5 +1,6 @@
-"""Helpers Karpenter keeps in pkg/utils: pod predicates (:mod:`.pod`), PDB limits (:mod:`.pdb`),
-Go durations and timestamps on the virtual clock (:mod:`.duration`). Names resolve lazily."""
+"""Helpers Karpenter keeps in pkg/utils: pod predicates (:mod:`.pod`), disruption costs
+(:mod:`.disruption`), PDB limits (:mod:`.pdb`), Go durations and timestamps on the virtual clock
+(:mod:`.duration`). Names resolve lazily."""
 
 from __future__ import annotations
 
