@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any
 
-from karpy.sim.clock import EPOCH
+from karpy.api.time import EPOCH
 
 __all__ = [
     "CAPACITY_RESERVATION_EXPIRATION_PERIOD",

@@ -68,7 +68,7 @@ from awsprovider.nodeclass import ResolvedNodeClass, ZoneInfo
 from awsprovider.unavailableofferings import UnavailableOfferings, UnavailableView
 from karpy.api.quantity import parse_nanos
 from karpy.cloudprovider.types import InstanceType, InstanceTypeOverhead, InstanceTypes, Offering, Offerings
-from karpy.errors import KarpyError
+from karpy._errors import KarpyError
 from karpy.scheduling.labels import (
     ARCHITECTURE_AMD64,
     CAPACITY_TYPE_ON_DEMAND,

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping
 
 from awsprovider.apis.ec2nodeclass import EC2NodeClass, SecurityGroupSelectorTerm, SubnetSelectorTerm
-from karpy.errors import KarpyError
+from karpy._errors import KarpyError
 
 __all__ = [
     "DEFAULT_DISCOVERY_TAG",

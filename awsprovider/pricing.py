@@ -42,7 +42,7 @@ from awsprovider.spotmodel import (
     SpotQuote,
     bundled_spot_advisor,
 )
-from karpy.errors import UnknownPriceTable
+from karpy._errors import UnknownPriceTable
 
 __all__ = [
     "PricingError",

@@ -47,8 +47,8 @@ from types import MappingProxyType
 from typing import Any, Mapping
 
 # PricingError: a price table, spot feed or price request is invalid (re-exported here and by
-# awsprovider.pricing; defined in karpy.errors so every karpy error shares one base).
-from karpy.errors import PricingError
+# awsprovider.pricing; defined in karpy._errors so every karpy error shares one base).
+from karpy._errors import PricingError
 
 __all__ = [
     "PricingError",

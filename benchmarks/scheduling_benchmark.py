@@ -43,9 +43,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from karpy.api.builders import make_nodepool, make_pod, pod_affinity_term, topology_spread  # noqa: E402
 from karpy.cloudprovider import fake  # noqa: E402
 from karpy.provisioning.scheduler import Scheduler  # noqa: E402
-from karpy.provisioning.state import ClusterState  # noqa: E402
 from karpy.provisioning.topology import Topology  # noqa: E402
 from karpy.scheduling.labels import CORE_WELL_KNOWN_LABELS, LABEL_HOSTNAME, LABEL_ZONE  # noqa: E402
+from karpy.state.cluster import ClusterState  # noqa: E402
 
 LABEL_VALUES = ["a", "b", "c", "d", "e", "f", "g"]
 CPUS = [100, 250, 500, 1000, 1500]

@@ -8,7 +8,8 @@ and why::
     result.to_json()
     karpy.schema()      # the document's JSON Schema (draft 2020-12)
 
-``import karpy`` stays light: the engine loads on first use of :func:`simulate`.
+``import karpy`` stays light: names resolve lazily, and the engine loads on first use of
+:func:`simulate`.
 """
 
 from __future__ import annotations

@@ -16,13 +16,15 @@ from typing import Any
 def lazy_exports(package: str, exports: Mapping[str, str],
                  namespace: dict[str, Any]) -> tuple[Callable[[str], Any], Callable[[], list[str]]]:
     """``(__getattr__, __dir__)`` for ``package`` exporting ``exports`` (name -> submodule, relative
-    to ``package``). A resolved name is cached in ``namespace`` (the package's ``globals()``)."""
+    to ``package``; a leading ``.`` climbs a package, as a relative import does, for a name that
+    moved and stays importable where it was). A resolved name is cached in ``namespace`` (the
+    package's ``globals()``)."""
 
     def __getattr__(name: str) -> Any:
         submodule = exports.get(name)
         if submodule is None:
             raise AttributeError(f"module {package!r} has no attribute {name!r}")
-        value = getattr(importlib.import_module(f"{package}.{submodule}"), name)
+        value = getattr(importlib.import_module(f".{submodule}", package), name)
         namespace[name] = value
         return value
 

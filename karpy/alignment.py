@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from karpy.errors import KarpyError
+from karpy._errors import KarpyError
 from karpy.result import Result
 
 __all__ = ["BillingAlignment", "BillingAlignmentError", "align_billing"]

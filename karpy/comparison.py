@@ -25,34 +25,14 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
 
-from karpy.errors import KarpyError
+from karpy._errors import KarpyError
+from karpy.report.compare import DOLLARS as _DOLLARS
+from karpy.report.compare import OUTCOME_FIELDS, format_value
 from karpy.result import EXIT_OK, EXIT_PENDING, Result
 from karpy.summary import outcome
 
 __all__ = ["Comparison", "CompareError", "OUTCOME_FIELDS", "RANK_BY", "compare", "diff_outcomes", "format_value",
            "ranking"]
-
-#: outcome keys compared, in the order the table shows them: (key, label)
-OUTCOME_FIELDS: tuple[tuple[str, str], ...] = (
-    ("nodeclaims", "NodeClaims"),
-    ("instance_types", "instance types"),
-    ("generations", "generations"),
-    ("capacity_types", "capacity types"),
-    ("nodepools", "NodePools"),
-    ("allocation_strategies", "fleet strategy"),
-    ("failed_launches", "failed launches"),
-    ("pending_pods", "pods pending"),
-    ("cost_per_hour", "$/h"),
-    ("horizon", "horizon (s)"),
-    ("cost_total", "$ over horizon"),
-    ("node_hours_by_generation", "node-hours by generation"),
-    ("billed_total", "$ billed (modelled)"),
-    ("billed_per_hour", "$/h billed (modelled)"),
-    ("unused_commitment", "$ unused commitment"),
-)
-#: the outcome keys in dollars (5 decimals, a delta and a percentage in the diff)
-_DOLLARS = frozenset({"cost_per_hour", "cost_total", "billed_total", "billed_per_hour", "unused_commitment"})
-
 
 #: what ``--rank-by`` ranks designs by: list prices (``cost_total`` over the horizon, else
 #: ``cost_per_hour``) or the bill (``billed_total``: every design needs a BillingProfile)
@@ -95,25 +75,6 @@ def _pod_places(document: Mapping[str, Any]) -> dict[str, str]:
         else:
             out[key] = str(types.get(pod.get("node")) or pod.get("node"))
     return out
-
-
-def format_value(key: str, value: Any) -> str:
-    """One outcome value as table text (``$/h`` with 5 decimals, ``2x m7i.large``, ``7 (2), 8 (1)``)."""
-    if value is None:
-        return "-"
-    if key in _DOLLARS:
-        return f"{float(value):.5f}"
-    if key == "horizon":
-        return f"{float(value):g}"
-    if key == "instance_types":
-        return ", ".join(t if n == 1 else f"{n}x {t}" for t, n in value.items()) or "-"
-    if key == "generations":
-        return ", ".join(g if len(value) == 1 else f"{g} ({n})" for g, n in value.items()) or "-"
-    if key == "node_hours_by_generation":
-        return ", ".join(f"{g}: {h:g}" for g, h in value.items()) or "-"
-    if isinstance(value, list):
-        return ", ".join(str(v) for v in value) or "-"
-    return str(value)
 
 
 def _change(key: str, label: str, old: Any, new: Any) -> str:

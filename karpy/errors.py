@@ -1,29 +1,34 @@
 """The exceptions karpy raises at its public surface, under one base, :class:`KarpyError`.
 
-``except karpy.errors.KarpyError`` catches every error karpy reports about its input or a cloud
-provider; each class also keeps the built-in base it had before (``ManifestError`` is still a
-``ValueError``, ``ExplainLookupError`` a ``LookupError``), so existing ``except`` clauses and
-messages are unchanged. The classes live beside the code that raises them and are re-exported
-here lazily (importing this module loads nothing else):
+The hierarchy (a class keeps the built-in base shown in brackets, so ``except ValueError`` still
+catches it; a ``+`` is a subclass of the class it is indented under)::
 
-- Input: :class:`ManifestError` (``file``, ``document_index``, ``field_path``, ``message``, ``kind``,
-  ``name``, ``line``; ``str()`` is the one-line ``<file>: document <n> (<Kind> "<name>"): <path>:
-  <message>``), :class:`QuantityError`, :class:`AdmissionError` (``errors``: the API server's field
-  errors), :class:`UnknownPriorityClass`, :class:`ExplainLookupError`, :class:`FeatureGateError`
-  (``--feature-gates``), :class:`SchedulerConfigError` (``--scheduler-config``),
-  :class:`DurationError` (a Go duration), :class:`CompareError` (``karpy.compare``'s designs),
-  :class:`BillingAlignmentError` (``karpy.align_billing`` without a BillingProfile).
-- Prices: :class:`PricingError` (an invalid price table, spot feed or price request) and its
-  :class:`UnknownPriceTable` (no table for that region / date; the message lists what exists).
-- Cloud providers: :class:`UnknownCloudProviderError` (no provider registered under the name) and
-  Karpenter's ``cloudprovider/types.go`` errors -- :class:`CloudProviderError` with
-  :class:`NodeClaimNotFoundError`, :class:`InsufficientCapacityError`,
-  :class:`NodeClassNotReadyError`, :class:`CreateError` -- and :class:`UnevaluatedNodePoolError`,
-  each carrying the upstream message text.
-- Instance types: :class:`MinValuesError` (``InstanceTypes.satisfies_min_values`` / ``truncate``
-  could not meet the minValues; upstream's message, ``min_needed``, ``unsatisfied``,
-  ``instance_types``).
+    KarpyError                                karpy._errors (the leaf every layer imports)
+    + ManifestError [ValueError]              karpy.api.loader (file, document_index, field_path, ...)
+    + QuantityError [ValueError]              karpy.api.quantity
+    + AdmissionError [ValueError]             karpy.admission.admit (errors: the field errors)
+    + UnknownPriorityClass [ValueError]       karpy.kubescheduler.priority
+    + FeatureGateError [ValueError]           karpy.featuregates (--feature-gates)
+    + SchedulerConfigError [ValueError]       karpy.options (--scheduler-config)
+    + DurationError [ValueError]              karpy.utils.duration (a Go duration)
+    + PricingError [ValueError]               karpy._errors (a price table, spot feed or price request)
+    | + UnknownPriceTable                     no table for that region / date (lists what exists)
+    + UnknownCloudProviderError [ValueError]  karpy.cloudprovider.registry
+    + CloudProviderError                      karpy.cloudprovider.types (upstream's cloudprovider/types.go)
+    | + NodeClaimNotFoundError
+    | + InsufficientCapacityError
+    | + NodeClassNotReadyError
+    | + CreateError
+    + UnevaluatedNodePoolError                karpy.cloudprovider.types
+    + MinValuesError [ValueError]             karpy.cloudprovider.types (minValues not met)
+    + ExplainLookupError [LookupError]        karpy.explain
+    + CompareError [ValueError]               karpy.comparison (karpy.compare's designs)
+    + BillingAlignmentError [ValueError]     karpy.billing (karpy.align_billing without a BillingProfile)
 
+``ManifestError``'s ``str()`` is the one line ``<file>: document <n> (<Kind> "<name>"): <path>:
+<message>``; ``MinValuesError`` carries ``min_needed``, ``unsatisfied`` and ``instance_types``.
+The classes live beside the code that raises them and are re-exported here lazily (importing this
+module loads nothing but the bases); each carries the upstream message text where it mirrors one.
 A provider's own errors derive from :class:`KarpyError` too (``awsprovider`` exports
 ``NodeClassError``, ``CapacitySpecError``, ``InstanceTypeError``). Internal control-flow values
 (kube-scheduler's ``FitError``, CEL evaluation errors, Go-style ``str | None`` error returns of
@@ -35,20 +40,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from karpy._errors import KarpyError, PricingError, UnknownPriceTable
 from karpy._exports import lazy_exports
-
-
-class KarpyError(Exception):
-    """Base of every exception karpy raises at its public surface."""
-
-
-class PricingError(KarpyError, ValueError):
-    """A price table, spot feed or price request is invalid."""
-
-
-class UnknownPriceTable(PricingError):
-    """No price table for the requested region or date (the message names the available ones)."""
-
 
 _EXPORTS = {
     "ManifestError": "api.loader",

@@ -35,7 +35,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from karpy.cloudprovider.types import MAX_FLOAT64, InstanceTypes
-from karpy.errors import KarpyError
+from karpy._errors import KarpyError
 from karpy.provisioning.preferences import describe_relaxations
 from karpy.provisioning.scheduler import PodAttempt
 from karpy.scheduling.hostports import get_host_ports

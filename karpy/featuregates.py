@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from karpy.errors import KarpyError
+from karpy._errors import KarpyError
 
 __all__ = ["CAPACITY_BUFFER", "DEFAULTS", "FeatureGateError", "NODE_OVERLAY", "RESERVED_CAPACITY", "SPOT_TO_SPOT_CONSOLIDATION",
            "STATIC_CAPACITY", "parse_feature_gates", "resolve"]

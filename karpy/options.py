@@ -18,7 +18,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from karpy.errors import KarpyError
+from karpy._errors import KarpyError
 from karpy.featuregates import parse_feature_gates
 from karpy.featuregates import resolve as resolve_gates
 

@@ -64,6 +64,7 @@ PUBLIC: dict[str, set[str]] = {
         "PREFERENCE_POLICY_RESPECT", "PodAttempt", "Preferences", "Provisioner", "ProvisioningResult", "Results",
         "Scheduler", "StateNode", "Topology", "describe_relaxations",
     },
+    "karpy.state": {"ClusterState", "StateNode"},
     "karpy.kubescheduler": {
         "BOUND", "KubeScheduler", "NOMINATED", "ScheduleOneResult", "SchedulerConfig", "UNSCHEDULABLE", "Victim",
     },
@@ -140,15 +141,19 @@ def test_every_public_name_imports_from_the_package_root(package: str) -> None:
         assert name in dir(importlib.import_module(package))
 
 
+#: public names that moved to another package and stay importable where they were documented
+MOVED = {("karpy.provisioning", "ClusterState"): "karpy.state", ("karpy.provisioning", "StateNode"): "karpy.state"}
+
+
 @pytest.mark.parametrize("package", sorted(PUBLIC))
 def test_public_classes_and_functions_live_in_their_package(package: str) -> None:
     """A root re-exports its own package's objects, never another package's under its name -- except
-    ``karpy`` and ``karpy.errors``, which gather from all of karpy, and the errors karpy.errors
-    defines for awsprovider (PricingError, UnknownPriceTable)."""
+    ``karpy`` and ``karpy.errors``, which gather from all of karpy, the bases karpy._errors
+    defines for awsprovider (PricingError, UnknownPriceTable), and the names of :data:`MOVED`."""
     module = importlib.import_module(package)
-    home = "karpy" if package == "karpy.errors" else package
-    shared = {"karpy.errors"} if package == "awsprovider" else set()
     for name in PUBLIC[package]:
+        home = MOVED.get((package, name), "karpy" if package == "karpy.errors" else package)
+        shared = {"karpy._errors"} if package == "awsprovider" else set()
         obj = getattr(module, name)
         if (isinstance(obj, type) or inspect.isfunction(obj)) and not isinstance(obj, types.GenericAlias):
             origin = obj.__module__
@@ -175,9 +180,9 @@ def _loaded_after(statement: str) -> set[str]:
 
 
 def test_package_roots_stay_cheap_to_import() -> None:
-    """``import karpy`` loads none of the engine; a package root loads none of its modules; one leaf
-    module does not drag in its siblings; ``import awsprovider`` loads neither boto3 nor moto."""
-    loaded = _loaded_after("import karpy, karpy.errors, karpy.api, karpy.scheduling, karpy.cloudprovider, "
+    """``import karpy`` loads none of the engine; a lazy package root loads none of its modules; one
+    leaf module does not drag in its siblings; ``import awsprovider`` loads neither boto3 nor moto."""
+    loaded = _loaded_after("import karpy, karpy.errors, karpy.api, karpy.scheduling, "
                            "karpy.provisioning, karpy.sim, awsprovider")
     assert not {m for m in loaded if m.startswith(("pydantic", "boto3", "botocore", "moto", "yaml"))}
     assert not {m for m in loaded if m.count(".") >= 2 and m.startswith("karpy.")}
@@ -186,6 +191,36 @@ def test_package_roots_stay_cheap_to_import() -> None:
     loaded = _loaded_after("from karpy.scheduling import Requirement")
     assert "karpy.scheduling.requirement" in loaded
     assert "karpy.scheduling.taints" not in loaded and "karpy.scheduling.hostports" not in loaded
+
+
+#: every package root with public names (``__all__``): those of PUBLIC (less two modules) and the internal ones
+ROOTS = sorted({*PUBLIC, "karpy.kubescheduler.plugins", "awsprovider.apis", "awsprovider.controllers",
+                "awsprovider.ec2"} - {"karpy.errors", "karpy.document"})
+#: what makes an import heavy: the API models' pydantic, a cloud SDK, the simulation engine
+HEAVY = ("pydantic", "boto3", "botocore", "moto", "karpy.sim.simulation")
+
+
+def test_every_package_root_is_listed() -> None:
+    roots = {".".join(p.relative_to(ROOT).parent.parts) for base in ("karpy", "awsprovider")
+             for p in (ROOT / base).rglob("__init__.py") if "__all__" in p.read_text(encoding="utf-8")}
+    assert roots == set(ROOTS)
+
+
+@pytest.mark.parametrize("package", ROOTS)
+def test_a_package_root_is_lazy_exactly_where_its_names_are_heavy(package: str) -> None:
+    """The one rule for roots (CONTRIBUTING, "Public names"): a root whose public names load
+    pydantic, a cloud SDK or the engine resolves them lazily (``lazy_exports``) and its docstring
+    says so; any other root imports them plainly. A lazy root exports no name a submodule has (once
+    imported, the submodule would shadow it)."""
+    module = importlib.import_module(package)
+    lazy = "__getattr__" in vars(module)
+    loaded = _loaded_after(f"import {package} as m; [getattr(m, n) for n in m.__all__]")
+    heavy = sorted(h for h in HEAVY if h in loaded)
+    assert lazy == bool(heavy), f"{package}: lazy={lazy}, its names load {heavy}"
+    if lazy:
+        assert "lazily" in (module.__doc__ or ""), f"{package}'s docstring does not say its names resolve lazily"
+        submodules = {p.stem for p in Path(module.__file__ or "").parent.iterdir() if p.suffix == ".py" or p.is_dir()}
+        assert not submodules & set(module.__all__), f"{package} exports a submodule's name lazily"
 
 
 # -- errors ----------------------------------------------------------------------------------------
@@ -230,6 +265,11 @@ def test_one_class_per_error_wherever_it_is_imported_from() -> None:
     assert awsprovider.UnknownPriceTable is errors.UnknownPriceTable
     assert karpy.api.ManifestError is karpy.api.loader.ManifestError is errors.ManifestError
     assert karpy.cloudprovider.InsufficientCapacityError is errors.InsufficientCapacityError
+    # the catalogue re-exports the bases of the leaf every layer imports: one class each
+    from karpy import _errors
+
+    for name in _errors.__all__:
+        assert getattr(errors, name) is getattr(_errors, name), name
 
 
 def test_manifest_error_carries_file_document_and_path(tmp_path: Path) -> None:

@@ -89,7 +89,7 @@ class NetworkCapacityReservation(KubeModel):
     reservation_type: Literal["default", "capacity-block"] = "default"
     interruptible: bool = False
     tags: dict[Ec2Text, Ec2Text] = Field(default_factory=dict)
-    #: EC2 ``StartDate`` / ``EndDate`` (virtual time 0 is karpy.sim.clock.EPOCH); ``endTime`` is
+    #: EC2 ``StartDate`` / ``EndDate`` (virtual time 0 is karpy.api.time.EPOCH); ``endTime`` is
     #: the earlier spelling (the EC2NodeClass status's name) and means ``endDate``
     start_date: datetime | None = None
     end_date: datetime | None = None

@@ -60,7 +60,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from karpy.sim.clock import EPOCH
+from karpy.api.time import EPOCH
 
 __all__ = [
     "CAPACITY_BLOCK",
@@ -116,7 +116,7 @@ class CapacityReservation:
     instance_match_criteria: str = "targeted"
     reservation_type: str = DEFAULT_RESERVATION_TYPE
     state: str = "active"
-    end_date: float | None = None  # virtual seconds (the backend's clock; 0 = karpy.sim.clock.EPOCH)
+    end_date: float | None = None  # virtual seconds (the backend's clock; 0 = karpy.api.time.EPOCH)
     interruptible: bool = False
     tags: dict[str, str] = field(default_factory=dict)
     zone_id: str = ""

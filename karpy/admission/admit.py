@@ -29,7 +29,7 @@ from karpy.admission.fielderrors import FieldError
 from karpy.admission.names import validate_object_meta
 from karpy.admission.schema import Schema, copy_json, normalize, validate, validate_rules
 from karpy.admission.strict import duplicate_fields
-from karpy.errors import KarpyError
+from karpy._errors import KarpyError
 
 __all__ = ["ADMITTED_UNMODELLED_KINDS", "UNKNOWN_FIELD_HINTS", "AdmissionError", "Admitted", "admit", "crd_for"]
 

@@ -15,7 +15,7 @@ karpy object (anything with ``.status.conditions`` and ``.metadata``):
   dependents, newest transition first.
 
 Deterministic rules karpy chooses where Go is not: the clock is the virtual clock (``now``:
-seconds since :data:`karpy.sim.clock.EPOCH`); an object without ``creationTimestamp`` counts as
+seconds since :data:`karpy.api.time.EPOCH`); an object without ``creationTimestamp`` counts as
 created at ``now``; unhealthy dependents with equal transition times keep the conditions' order
 (Go's ``sort.Slice`` is not stable); ``observedGeneration`` is the object's ``metadata.generation``
 (None when the object has none).
@@ -28,6 +28,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from karpy.api.meta import Condition
+from karpy.api.time import EPOCH
 
 __all__ = [
     "CONDITION_READY",
@@ -48,12 +49,6 @@ REASON_UNHEALTHY_DEPENDENTS = "UnhealthyDependents"
 REASON_RECONCILING_DEPENDENTS = "ReconcilingDependents"
 
 
-def _epoch() -> datetime:
-    from karpy.sim.clock import EPOCH
-
-    return EPOCH
-
-
 class ConditionSet:
     """operatorpkg ``ConditionSet`` over ``obj.status.conditions`` (see the module doc)."""
 
@@ -61,7 +56,7 @@ class ConditionSet:
         self.obj = obj
         self.root = root
         self.dependents = tuple(d for d in dict.fromkeys(dependents) if d != root)
-        self._now = _epoch() + timedelta(seconds=float(now))
+        self._now = EPOCH + timedelta(seconds=float(now))
 
     @classmethod
     def for_object(cls, obj: Any, dependents: Sequence[str], now: float,

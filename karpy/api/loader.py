@@ -57,7 +57,7 @@ from karpy.api.service import Service
 from karpy.api.storage import CSINode, PersistentVolume, PersistentVolumeClaim, StorageClass
 from karpy.api.workloads import (CronJob, DaemonSet, Deployment, Job, ReplicaSet, ReplicationController,
                                  StatefulSet)
-from karpy.errors import KarpyError
+from karpy._errors import KarpyError
 
 __all__ = ["ManifestError", "Manifests", "load_manifests", "format_loc", "manifest_files"]
 

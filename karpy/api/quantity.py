@@ -23,7 +23,7 @@ from typing import Any, Literal
 from pydantic import GetCoreSchemaHandler
 from pydantic_core import core_schema
 
-from karpy.errors import KarpyError
+from karpy._errors import KarpyError
 
 __all__ = [
     "NANO",

@@ -21,7 +21,7 @@ Deterministic rules (Go is random or map-ordered here):
 from __future__ import annotations
 
 import sys
-from typing import Any, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Iterable, Mapping, Sequence
 
 from karpy.api.quantity import NANO, Quantity, parse_nanos
 from karpy.cloudprovider.types import (
@@ -52,6 +52,9 @@ from karpy.scheduling.labels import (
 from karpy.scheduling.requirement import Requirement
 from karpy.scheduling.requirements import Requirements
 from karpy.scheduling.resources import fits, from_quantities, to_quantities
+
+if TYPE_CHECKING:  # pragma: no cover
+    from karpy.api.nodeclaim import NodeClaim
 
 __all__ = [
     "EXOTIC_INSTANCE_LABEL_KEY",
@@ -254,14 +257,14 @@ class FakeCloudProvider:
         self.instance_types: list[InstanceType] | None = list(instance_types) if instance_types is not None else None
         self.instance_types_for_nodepool: dict[str, list[InstanceType]] = {}
         self.errors_for_nodepool: dict[str, BaseException] = {}
-        self.create_calls: list[Any] = []
+        self.create_calls: list[NodeClaim] = []
         self.allowed_create_calls: int = sys.maxsize
         self.next_create_err: BaseException | None = None
         self.next_get_err: BaseException | None = None
         self.next_delete_err: BaseException | None = None
-        self.delete_calls: list[Any] = []
+        self.delete_calls: list[NodeClaim] = []
         self.get_calls: list[str] = []
-        self.created_nodeclaims: dict[str, Any] = {}
+        self.created_nodeclaims: dict[str, NodeClaim] = {}
         self._seq = 0
 
     @classmethod
@@ -320,7 +323,7 @@ class FakeCloudProvider:
             return self.instance_types
         return default_instance_types()
 
-    def create(self, nodeclaim: Any) -> Any:
+    def create(self, nodeclaim: NodeClaim) -> NodeClaim:
         """Mirrors CloudProvider.Create: keep catalogue-order types whose requirements are compatible with
         the NodeClaim's, that have an available compatible offering and whose allocatable fits the
         requests; stable-sort by cheapest such offering; take the first. Labels: ``any()`` of every ``In``
@@ -381,7 +384,7 @@ class FakeCloudProvider:
     def _instance_types_named(self, nodepool_name: str) -> list[InstanceType]:
         return self.get_instance_types(_NamedNodePool(nodepool_name))
 
-    def get(self, provider_id: str) -> Any:
+    def get(self, provider_id: str) -> NodeClaim:
         """Mirrors CloudProvider.Get."""
         if self.next_get_err is not None:
             err, self.next_get_err = self.next_get_err, None
@@ -392,11 +395,11 @@ class FakeCloudProvider:
             return nc.model_copy(deep=True)
         raise NodeClaimNotFoundError(f"no nodeclaim exists with id (id={provider_id})")
 
-    def list(self) -> list[Any]:
+    def list(self) -> list[NodeClaim]:
         """Mirrors CloudProvider.List (in creation order)."""
         return [nc.model_copy(deep=True) for nc in self.created_nodeclaims.values()]
 
-    def delete(self, nodeclaim: Any) -> None:
+    def delete(self, nodeclaim: NodeClaim) -> None:
         """Mirrors CloudProvider.Delete."""
         if self.next_delete_err is not None:
             err, self.next_delete_err = self.next_delete_err, None

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from importlib.metadata import EntryPoint, entry_points
 from typing import Any
 
-from karpy.errors import KarpyError
+from karpy._errors import KarpyError
 from karpy.options import Options
 
 __all__ = ["ENTRY_POINT_GROUP", "ProviderOptions", "UnknownCloudProviderError", "available_cloud_providers",

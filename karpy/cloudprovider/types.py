@@ -27,9 +27,9 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Iterable, Mapping, Protocol, Sequence, runtime_checkable
+from typing import TYPE_CHECKING, Any, Iterable, Mapping, Protocol, Sequence, runtime_checkable
 
-from karpy.errors import KarpyError
+from karpy._errors import KarpyError
 from karpy.scheduling.labels import (
     CAPACITY_TYPE_ON_DEMAND,
     CAPACITY_TYPE_RESERVED,
@@ -41,6 +41,10 @@ from karpy.scheduling.labels import (
 )
 from karpy.scheduling.requirement import Requirement
 from karpy.scheduling.requirements import Requirements
+
+if TYPE_CHECKING:  # pragma: no cover
+    from karpy.api.nodeclaim import NodeClaim
+    from karpy.api.nodepool import NodePool
 
 __all__ = [
     "MAX_FLOAT64",
@@ -825,15 +829,15 @@ class CloudProvider(Protocol):
         """Name(): the implementation name (e.g. "fake", "aws")."""
         ...
 
-    def get_instance_types(self, nodepool: Any) -> Sequence[InstanceType]:
+    def get_instance_types(self, nodepool: NodePool) -> Sequence[InstanceType]:
         """GetInstanceTypes: every instance type, including those with no available offering."""
         ...
 
-    def create(self, nodeclaim: Any) -> Any:
+    def create(self, nodeclaim: NodeClaim) -> NodeClaim:
         """Create: launch and return the hydrated NodeClaim (resolved labels, capacity, provider id)."""
         ...
 
-    def delete(self, nodeclaim: Any) -> None:
+    def delete(self, nodeclaim: NodeClaim) -> None:
         """Delete: raise NodeClaimNotFoundError if already gone."""
         ...
 

@@ -26,11 +26,11 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from karpy.disruption.types import (PER_NODE_BASE_DISRUPTION_COST, Candidate, Cluster, Command, eviction_cost,
-                                    resolve_node_price)
-from karpy.provisioning import podutils
-from karpy.provisioning.state import StateNode
+from karpy.disruption.types import PER_NODE_BASE_DISRUPTION_COST, Candidate, Cluster, Command, resolve_node_price
 from karpy.scheduling.labels import LABEL_CAPACITY_TYPE, LABEL_INSTANCE_TYPE, LABEL_NODEPOOL, LABEL_ZONE
+from karpy.state.cluster import StateNode
+from karpy.utils import pod as podutils
+from karpy.utils.disruption import eviction_cost
 
 __all__ = [
     "BALANCED_K",

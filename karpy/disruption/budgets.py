@@ -6,7 +6,7 @@ Budget.GetAllowedDisruptions, Budget.IsActive) and pkg/controllers/disruption/he
 
 The ``[{nodes: 10%}]`` default is applied by the NodePool model (a CRD default upstream); an
 explicitly empty ``budgets: []`` is unbounded, as in Go. Budget windows are evaluated in UTC on
-the virtual clock (:data:`karpy.sim.clock.EPOCH` is virtual time 0).
+the virtual clock (:data:`karpy.api.time.EPOCH` is virtual time 0).
 """
 
 from __future__ import annotations
@@ -17,8 +17,8 @@ from datetime import timedelta
 from typing import Any
 
 from karpy.api.nodepool import parse_duration
+from karpy.api.time import EPOCH
 from karpy.scheduling.labels import LABEL_NODEPOOL
-from karpy.sim.clock import EPOCH
 from karpy.utils.cron import CronError, parse_standard
 
 __all__ = [

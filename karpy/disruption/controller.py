@@ -47,7 +47,7 @@ from karpy.disruption.consolidation import COMMAND_VALIDATION_DELAY, CONSOLIDATI
 from karpy.disruption.validation import ValidationError, validate_consolidation, validate_emptiness
 from karpy.nodeclaim.disruption import InstanceTypeCheckCache, set_condition, update_consolidatable, update_drifted
 from karpy.nodeclaim.expiration import expires_at
-from karpy.provisioning import podutils
+from karpy.utils import pod as podutils
 from karpy.scheduling.labels import NODE_INITIALIZED
 from karpy.static.controller import observe
 from karpy.static.nodepoolstate import NodePoolState

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from karpy.api.nodepool import parse_duration
-from karpy.provisioning import podutils
+from karpy.utils import pod as podutils
 from karpy.provisioning.existingnode import ExistingNode
 from karpy.provisioning.scheduler import Results
 from karpy.scheduling.labels import LABEL_NODEPOOL
@@ -88,7 +88,7 @@ class SimulationResults:
 
     def _non_pending_errors(self) -> dict[str, str]:
         return {k: v for k, v in self.results.pod_errors.items()
-                if not podutils.is_provisionable(self.pods.get(k) or self.results.pods.get(k))}
+                if not podutils.is_provisionable(self.pods.get(k) or self.results.pods[k])}
 
     def all_non_pending_pods_scheduled(self) -> bool:
         """Results.AllNonPendingPodsScheduled: every failing pod is a provisionable (pending) one."""

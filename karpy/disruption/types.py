@@ -1,8 +1,7 @@
 """Candidates and commands of the disruption controller.
 
 Mirrors pkg/controllers/disruption/types.go (Candidate, NewCandidate, Command, Decision,
-EstimatedSavings, String) and pkg/utils/disruption/disruption.go (EvictionCost,
-ReschedulingCost, LifetimeRemaining), and the disruptability checks of
+EstimatedSavings, String) and the disruptability checks of
 pkg/controllers/state/statenode.go (ValidateNodeDisruptable, ValidatePodsDisruptable).
 
 :class:`Cluster` is the round's view of the cluster the methods read (upstream: the state.Cluster,
@@ -16,10 +15,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from karpy.provisioning.state import ClusterState, StateNode
 from karpy.scheduling.labels import (DO_NOT_DISRUPT_ANNOTATION_KEY, LABEL_CAPACITY_TYPE, LABEL_INSTANCE_TYPE,
                                      LABEL_NODEPOOL, LABEL_ZONE)
-from karpy.utils.duration import to_seconds
+from karpy.state.cluster import ClusterState, StateNode
+from karpy.utils.disruption import eviction_cost, lifetime_remaining, rescheduling_cost
 from karpy.utils.pdb import Limits
 from karpy.utils.pod import is_disruptable, is_reschedulable
 
@@ -34,10 +33,7 @@ __all__ = [
     "Cluster",
     "Command",
     "PER_NODE_BASE_DISRUPTION_COST",
-    "eviction_cost",
-    "lifetime_remaining",
     "new_candidate",
-    "rescheduling_cost",
 ]
 
 GRACEFUL = "graceful"
@@ -47,39 +43,6 @@ DECISION_REPLACE = "replace"
 DECISION_NOOP = "no-op"
 #: types.go PerNodeBaseDisruptionCost
 PER_NODE_BASE_DISRUPTION_COST = 1.0
-POD_DELETION_COST_ANNOTATION = "controller.kubernetes.io/pod-deletion-cost"
-
-
-def eviction_cost(pod: Any) -> float:
-    """disruption.go EvictionCost: 1 + deletionCost/2^27 + priority/2^25, clamped to [-10, 10]
-    (an unparsable deletion cost is skipped)."""
-    cost = 1.0
-    raw = (pod.metadata.annotations or {}).get(POD_DELETION_COST_ANNOTATION)
-    if raw is not None:
-        try:
-            cost += float(raw) / 2**27
-        except ValueError:
-            pass
-    if pod.spec.priority is not None:
-        cost += pod.spec.priority / 2**25
-    return min(max(cost, -10.0), 10.0)
-
-
-def rescheduling_cost(pods: Sequence[Any]) -> float:
-    """disruption.go ReschedulingCost: Σ EvictionCost (negatives kept)."""
-    return sum(eviction_cost(p) for p in pods)
-
-
-def lifetime_remaining(nodeclaim: Any, now: float) -> float:
-    """disruption.go LifetimeRemaining: ``(expireAfter − age) / expireAfter`` in [0, 1], 1 without
-    an expireAfter."""
-    expire: float | None = nodeclaim.spec.expire_after_seconds if nodeclaim is not None else None
-    if not expire:
-        return 1.0
-    created = to_seconds(nodeclaim.metadata.creation_timestamp) or 0.0
-    return min(max((expire - (now - created)) / expire, 0.0), 1.0)
-
-
 def condition(obj: Any, cond_type: str) -> Any | None:
     for c in getattr(getattr(obj, "status", None), "conditions", None) or ():
         if c.type == cond_type:

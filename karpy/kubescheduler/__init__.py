@@ -1,5 +1,21 @@
-"""Model of kube-scheduler v1.34/1.35: queue, framework + default plugins, preemption, gangs."""
+"""Model of kube-scheduler v1.34/1.35: queue, framework + default plugins, preemption, gangs. Names
+resolve lazily (the plugins load the API models)."""
 
-from .scheduler import BOUND, NOMINATED, UNSCHEDULABLE, KubeScheduler, ScheduleOneResult, SchedulerConfig, Victim
+from __future__ import annotations
 
-__all__ = ["BOUND", "NOMINATED", "UNSCHEDULABLE", "KubeScheduler", "ScheduleOneResult", "SchedulerConfig", "Victim"]
+from typing import TYPE_CHECKING
+
+from karpy._exports import lazy_exports
+
+_EXPORTS = {
+    **dict.fromkeys(("BOUND", "NOMINATED", "UNSCHEDULABLE", "KubeScheduler", "ScheduleOneResult", "SchedulerConfig", "Victim"), "scheduler"),
+}
+
+__all__ = [
+    "BOUND", "KubeScheduler", "NOMINATED", "ScheduleOneResult", "SchedulerConfig", "UNSCHEDULABLE", "Victim",
+]
+
+if TYPE_CHECKING:  # pragma: no cover
+    from karpy.kubescheduler.scheduler import BOUND, NOMINATED, UNSCHEDULABLE, KubeScheduler, ScheduleOneResult, SchedulerConfig, Victim
+
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS, globals())

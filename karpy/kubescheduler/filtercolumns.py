@@ -15,7 +15,7 @@ from .podinfo import PodInfo
 from .types import Code, Status
 
 if TYPE_CHECKING:
-    from .schedule_one import Diagnosis
+    from .types import Diagnosis
 
 __all__ = ["FilterColumns", "run_prefix"]
 

@@ -17,7 +17,8 @@ from typing import Any, Callable, Optional
 from .framework import CycleState, Framework
 from .nodeinfo import NodeInfo, PerNode, Snapshot
 from .podinfo import PodInfo
-from .schedule_one import Diagnosis, FitError
+from .schedule_one import FitError
+from .types import Diagnosis
 from .types import MIN_CANDIDATE_NODES_ABSOLUTE, MIN_CANDIDATE_NODES_PERCENTAGE, Code, Status, unresolvable
 
 MSG_NO_VICTIMS = "No preemption victims found for incoming pod"

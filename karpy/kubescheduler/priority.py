@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Any, Optional
 
 from karpy.api.priorityclass import SYSTEM_CLUSTER_CRITICAL, SYSTEM_NODE_CRITICAL
-from karpy.errors import KarpyError
+from karpy._errors import KarpyError
 
 HIGHEST_USER_DEFINABLE_PRIORITY = 1_000_000_000
 SYSTEM_CRITICAL_PRIORITY = 2 * HIGHEST_USER_DEFINABLE_PRIORITY

@@ -17,6 +17,7 @@ from .filtercolumns import FilterColumns, run_prefix
 from .framework import CycleState, Framework, _filter_failure
 from .nodeinfo import NodeInfo, Snapshot
 from .podinfo import PodInfo
+from .types import Diagnosis
 from .types import (ERR_NO_NODES_AVAILABLE, MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND, MIN_FEASIBLE_NODES_TO_FIND, Code,
                     Status)
 
@@ -27,22 +28,6 @@ _FAILED_LIMIT = 64
 def _no_nominations(node: str) -> list[PodInfo]:
     """The nominator of a cycle in which no pod is nominated to any node."""
     return []
-
-
-@dataclass(slots=True)
-class Diagnosis:
-    """framework.Diagnosis."""
-
-    node_to_status: dict[str, Status] = field(default_factory=dict)
-    absent_status: Optional[Status] = None
-    unschedulable_plugins: set[str] = field(default_factory=set)
-    pending_plugins: set[str] = field(default_factory=set)
-    pre_filter_msg: str = ""
-    post_filter_msg: str = ""
-    #: how many statuses of node_to_status carry each reason, once counted (FitError.message)
-    reason_counts: Optional[dict[str, int]] = None
-    #: the earlier Diagnosis whose statuses this one repeats (_pass_filters_or_repeat), else None
-    repeats: Optional[Diagnosis] = None
 
 
 @dataclass

@@ -19,7 +19,8 @@ from .framework import (ADD, ASSIGNED_POD, DELETE, NODE, UNSCHEDULED_POD, UPDATE
                         Framework)
 from .gang import MSG_OTHERS_UNSCHEDULABLE, MSG_WAIT_SCHEDULED, GangScheduling, group_key, min_count_of
 from .nodeinfo import ChangeJournal, NodeInfo, Snapshot, node_tree_order
-from .plugins import DEFAULT_WEIGHTS, ScoringStrategy, default_plugins
+from .plugins.defaultplugins import DEFAULT_WEIGHTS, default_plugins
+from .plugins.noderesources import ScoringStrategy
 from .plugins.volumes import volume_plugins
 from .podinfo import PodInfo, new_pod_info
 from .preemption import DefaultPreemption

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass, field
+from typing import Optional
 
 MAX_NODE_SCORE = 100
 MIN_NODE_SCORE = 0
@@ -139,3 +140,19 @@ def unresolvable(*reasons: str) -> Status:
 
 
 SUCCESS = Code.SUCCESS
+
+
+@dataclass(slots=True)
+class Diagnosis:
+    """framework.Diagnosis (pkg/scheduler/framework/types.go)."""
+
+    node_to_status: dict[str, Status] = field(default_factory=dict)
+    absent_status: Optional[Status] = None
+    unschedulable_plugins: set[str] = field(default_factory=set)
+    pending_plugins: set[str] = field(default_factory=set)
+    pre_filter_msg: str = ""
+    post_filter_msg: str = ""
+    #: how many statuses of node_to_status carry each reason, once counted (FitError.message)
+    reason_counts: Optional[dict[str, int]] = None
+    #: the earlier Diagnosis whose statuses this one repeats (_pass_filters_or_repeat), else None
+    repeats: Optional[Diagnosis] = None

@@ -18,12 +18,12 @@ from typing import Any
 
 from karpy.api.meta import Condition
 from karpy.api.nodepool import parse_duration
+from karpy.api.time import EPOCH
 from karpy.scheduling.labels import (CAPACITY_TYPE_ON_DEMAND, CAPACITY_TYPE_RESERVED, LABEL_CAPACITY_TYPE,
                                      LABEL_INSTANCE_TYPE, NODEPOOL_HASH_ANNOTATION_KEY,
                                      NODEPOOL_HASH_VERSION_ANNOTATION_KEY, OP_IN)
 from karpy.scheduling.requirement import Requirement
 from karpy.scheduling.requirements import Requirements
-from karpy.sim.clock import EPOCH
 from karpy.utils.duration import to_seconds
 
 __all__ = ["CONSOLIDATABLE", "DRIFTED", "INSTANCE_TYPE_NOT_FOUND", "INSTANCE_TYPE_NOT_FOUND_CHECK_AFTER",

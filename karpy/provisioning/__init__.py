@@ -1,6 +1,7 @@
 """Karpenter's provisioning controller (``pkg/controllers/provisioning``): the batcher, the
-provisioner, the scheduling simulation (``Scheduler``, topology, preferences) and cluster state.
-Names resolve lazily; the other modules are internal to the controller.
+provisioner, the scheduling simulation (``Scheduler``, topology, preferences). ``ClusterState`` and
+``StateNode`` moved to :mod:`karpy.state` and stay importable from here. Names resolve lazily; the
+other modules are internal to the controller.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from karpy._exports import lazy_exports
 
 _EXPORTS = {
     "Batcher": "batcher",
-    "ClusterState": "state", "StateNode": "state",
+    "ClusterState": ".state.cluster", "StateNode": ".state.cluster",
     "ExistingNode": "existingnode",
     "NodeClaimTemplate": "nodeclaimtemplate",
     "Preferences": "preferences", "describe_relaxations": "preferences",
@@ -34,7 +35,8 @@ if TYPE_CHECKING:  # pragma: no cover
     from karpy.provisioning.scheduler import (OUTCOME_EXISTING_NODE, OUTCOME_FAILED, OUTCOME_INFLIGHT_NODECLAIM,
                                               OUTCOME_NEW_NODECLAIM, PREFERENCE_POLICY_IGNORE,
                                               PREFERENCE_POLICY_RESPECT, PodAttempt, Results, Scheduler)
-    from karpy.provisioning.state import ClusterState, StateNode
+    from karpy.state.cluster import ClusterState, StateNode
     from karpy.provisioning.topology import Topology
+    from karpy.state.cluster import ClusterState, StateNode
 
 __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS, globals())

@@ -11,11 +11,11 @@ from __future__ import annotations
 from typing import Any
 
 from karpy.provisioning.requirementchanges import apply_topology_requirements
-from karpy.provisioning.state import StateNode
 from karpy.scheduling.labels import LABEL_HOSTNAME, OP_IN
 from karpy.scheduling.requirement import Requirement
 from karpy.scheduling.requirements import Requirements
 from karpy.scheduling.resources import fits
+from karpy.state.cluster import StateNode
 
 __all__ = ["ExistingNode"]
 

@@ -4,7 +4,7 @@ building every claim, pinned by tests/provisioning/test_freshclaimfailures_equiv
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Sequence
+from typing import Any, Protocol, Sequence
 
 from karpy.provisioning.instancetypeindex import InstanceTypeIndex
 from karpy.provisioning.requirementchanges import topology_changes_error
@@ -12,10 +12,25 @@ from karpy.scheduling.labels import LABEL_HOSTNAME, OP_IN
 from karpy.scheduling.requirement import Requirement
 from karpy.scheduling.requirements import Requirements
 
-if TYPE_CHECKING:
-    from karpy.provisioning.nodeclaim import NodeClaim
-
 __all__ = ["FreshClaimFailures"]
+
+
+class NodeClaim(Protocol):
+    """What the memo reads of a provisioning NodeClaim (karpy.provisioning.nodeclaim.NodeClaim)."""
+
+    @property
+    def pods(self) -> Sequence[Any]: ...
+
+    @property
+    def reservation_manager(self) -> Any: ...
+
+    @property
+    def template(self) -> Any: ...
+
+    @property
+    def _index(self) -> Any: ...
+
+    def _options(self) -> frozenset[int]: ...
 
 
 class FreshClaimFailures:

@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Sequence
 
-from karpy.provisioning import podutils
+from karpy.utils import pod as podutils
 from karpy.scheduling.hostports import get_host_ports
 from karpy.scheduling.requirements import Requirements, has_preferred_node_affinity, pod_requirements, strict_pod_requirements
 from karpy.scheduling.resources import pod_requests, requests_read_status

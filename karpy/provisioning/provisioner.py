@@ -24,7 +24,7 @@ from typing import Any, Sequence
 
 from karpy.cloudprovider.types import MIN_VALUES_POLICY_STRICT
 from karpy.options import Options
-from karpy.provisioning import podutils
+from karpy.utils import pod as podutils
 from karpy.provisioning.nodepoolvalidation import (REASON_VALIDATION_FAILED, nodepool_is_ready, not_ready_reason,
                                                    reconcile_status, runtime_validate)
 from karpy.provisioning.nodeclaimtemplate import DEFAULT_MAX_INSTANCE_TYPES, to_nodeclaim
@@ -33,7 +33,7 @@ from karpy.provisioning.defaultconstraints import DefaultTopologySpreadInjector
 from karpy.provisioning.volumetopology import VolumeTopology
 from karpy.provisioning.scheduler import PREFERENCE_POLICY_RESPECT, Results, Scheduler
 from karpy.provisioning.schedulercache import SchedulerCache
-from karpy.provisioning.state import ClusterState
+from karpy.state.cluster import ClusterState
 from karpy.scheduling.labels import CORE_WELL_KNOWN_LABELS, LABEL_NODEPOOL, OP_DOES_NOT_EXIST, validate_requirement
 from karpy.scheduling.requirements import pod_requirements
 

@@ -41,7 +41,7 @@ from karpy.provisioning.nodeclaim import (
     filter_instance_types_by_requirements,
 )
 from karpy.provisioning.nodeclaimtemplate import DEFAULT_MAX_INSTANCE_TYPES, NodeClaimTemplate
-from karpy.provisioning import podutils
+from karpy.utils import pod as podutils
 from karpy.provisioning.preferences import (
     Preferences,
     can_relax,
@@ -57,7 +57,7 @@ from karpy.provisioning.reservationmanager import reserved_capacity as reserved_
 from karpy.provisioning.scanskips import Scans
 from karpy.provisioning.schedulercache import SchedulerCache, pass_key
 from karpy.provisioning.volumeusage import VolumeUsage, pod_volumes
-from karpy.provisioning.state import ClusterState, StateNode
+from karpy.state.cluster import ClusterState, StateNode
 from karpy.scheduling.hostports import HostPortUsage, get_host_ports
 from karpy.scheduling.labels import CORE_WELL_KNOWN_LABELS, LABEL_NODEPOOL, NODECLAIM_MIN_VALUES_RELAXED_ANNOTATION_KEY
 from karpy.scheduling.requirements import Requirements, strict_pod_requirements

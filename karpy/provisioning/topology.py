@@ -25,7 +25,6 @@ import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
-from karpy.provisioning import podutils
 from karpy.provisioning.topologydomaingroup import TopologyDomainGroup
 from karpy.provisioning.topologygroup import (
     MAX_INT32,
@@ -39,6 +38,7 @@ from karpy.provisioning.topologynodefilter import ZERO_NODE_FILTER, TopologyNode
 from karpy.scheduling.labels import LABEL_HOSTNAME, LABEL_ZONE
 from karpy.scheduling.requirement import Requirement
 from karpy.scheduling.requirements import Requirements
+from karpy.utils import pod as podutils
 
 __all__ = [
     "DomainGroupCache",

@@ -1,9 +1,9 @@
 """Views of a comparison document (:mod:`karpy.comparison`): the ``karpy compare`` table and the
 side-by-side HTML report (inline SVG, no script).
 
-Rows are the outcome fields of :data:`karpy.comparison.OUTCOME_FIELDS`; a row where any design differs
-from the baseline is marked ``*`` in the table and highlighted in the report, and the cells that
-differ carry ``class="diff"``. Deterministic: same document, same bytes.
+Rows are the outcome fields of :data:`OUTCOME_FIELDS` (the comparison's field list, kept beside its
+renderer); a row where any design differs from the baseline is marked ``*`` in the table and
+highlighted in the report, and the cells that differ carry ``class="diff"``. Deterministic: same document, same bytes.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from karpy.report.html import _e, page
 from karpy.report.table import clean, format_rows, is_launched
 from karpy.summary import generation_of, generation_sort_key
 
-__all__ = ["render_compare_html", "render_compare_table"]
+__all__ = ["DOLLARS", "OUTCOME_FIELDS", "format_value", "render_compare_html", "render_compare_table"]
 
 MARK = "*"
 STYLE = """
@@ -26,17 +26,53 @@ ul.changes li{margin:2px 0}
 svg.chart text.on-box{fill:#fff}
 """.strip()
 
+#: outcome keys compared, in the order the table shows them: (key, label)
+OUTCOME_FIELDS: tuple[tuple[str, str], ...] = (
+    ("nodeclaims", "NodeClaims"),
+    ("instance_types", "instance types"),
+    ("generations", "generations"),
+    ("capacity_types", "capacity types"),
+    ("nodepools", "NodePools"),
+    ("allocation_strategies", "fleet strategy"),
+    ("failed_launches", "failed launches"),
+    ("pending_pods", "pods pending"),
+    ("cost_per_hour", "$/h"),
+    ("horizon", "horizon (s)"),
+    ("cost_total", "$ over horizon"),
+    ("node_hours_by_generation", "node-hours by generation"),
+    ("billed_total", "$ billed (modelled)"),
+    ("billed_per_hour", "$/h billed (modelled)"),
+    ("unused_commitment", "$ unused commitment"),
+)
+#: the outcome keys in dollars (5 decimals, a delta and a percentage in the diff)
+DOLLARS = frozenset({"cost_per_hour", "cost_total", "billed_total", "billed_per_hour", "unused_commitment"})
+
+
+def format_value(key: str, value: Any) -> str:
+    """One outcome value as table text (``$/h`` with 5 decimals, ``2x m7i.large``, ``7 (2), 8 (1)``)."""
+    if value is None:
+        return "-"
+    if key in DOLLARS:
+        return f"{float(value):.5f}"
+    if key == "horizon":
+        return f"{float(value):g}"
+    if key == "instance_types":
+        return ", ".join(t if n == 1 else f"{n}x {t}" for t, n in value.items()) or "-"
+    if key == "generations":
+        return ", ".join(g if len(value) == 1 else f"{g} ({n})" for g, n in value.items()) or "-"
+    if key == "node_hours_by_generation":
+        return ", ".join(f"{g}: {h:g}" for g, h in value.items()) or "-"
+    if isinstance(value, list):
+        return ", ".join(str(v) for v in value) or "-"
+    return str(value)
+
 
 def _fields(document: Mapping[str, Any]) -> list[tuple[str, str]]:
-    from karpy.comparison import OUTCOME_FIELDS
-
     outcomes = document.get("outcomes") or {}
     return [(k, label) for k, label in OUTCOME_FIELDS if any(k in (o or {}) for o in outcomes.values())]
 
 
 def _cell(key: str, value: Any) -> str:
-    from karpy.comparison import format_value
-
     return clean(format_value(key, value))
 
 

@@ -10,7 +10,10 @@ from __future__ import annotations
 import ipaddress
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # pragma: no cover
+    from karpy.api.pod import Pod
 
 __all__ = ["HostPort", "HostPortUsage", "get_host_ports"]
 
@@ -43,7 +46,7 @@ class HostPort:
         return f"IP={self.ip} Port={self.port} Proto={self.protocol}"
 
 
-def get_host_ports(pod: Any) -> tuple[HostPort, ...]:
+def get_host_ports(pod: Pod) -> tuple[HostPort, ...]:
     """``GetHostPorts``: the app containers' host ports (hostIP defaults to 0.0.0.0)."""
     usage: list[HostPort] = []
     for container in pod.spec.containers:

@@ -13,10 +13,13 @@ Determinism rules (Go iterates maps in random order):
 
 from __future__ import annotations
 
-from typing import Any, Iterable, Mapping
+from typing import TYPE_CHECKING, Any, Iterable, Mapping
 
 from karpy.scheduling.labels import OP_IN, RESTRICTED_LABELS
 from karpy.scheduling.requirement import Requirement, make_node_selector_requirement
+
+if TYPE_CHECKING:  # pragma: no cover
+    from karpy.api.pod import Pod
 
 _EMPTY_KEYS: frozenset[str] = frozenset()
 
@@ -240,7 +243,7 @@ def label_hint(reqs: Mapping[str, Requirement], key: str, allowed_undefined: Ite
     return ""
 
 
-def _pod_requirements(pod: Any, include_preferred: bool) -> Requirements:
+def _pod_requirements(pod: Pod, include_preferred: bool) -> Requirements:
     """Mirrors requirements.go newPodRequirements (duck-typed over karpy.api.pod.Pod)."""
     spec = pod.spec
     requirements = Requirements.from_labels(getattr(spec, "node_selector", None))
@@ -269,19 +272,19 @@ def _pod_requirements(pod: Any, include_preferred: bool) -> Requirements:
     return requirements
 
 
-def pod_requirements(pod: Any) -> Requirements:
+def pod_requirements(pod: Pod) -> Requirements:
     """Mirrors requirements.go NewPodRequirements: nodeSelector, the heaviest preferred term
     (treated as required) and the first required node-selector term; matchFields ignored."""
     return _pod_requirements(pod, True)
 
 
-def strict_pod_requirements(pod: Any) -> Requirements:
+def strict_pod_requirements(pod: Pod) -> Requirements:
     """Mirrors requirements.go NewStrictPodRequirements: like ``pod_requirements`` without
     preferences."""
     return _pod_requirements(pod, False)
 
 
-def has_preferred_node_affinity(pod: Any) -> bool:
+def has_preferred_node_affinity(pod: Pod | None) -> bool:
     """Mirrors requirements.go HasPreferredNodeAffinity."""
     if pod is None:
         return False

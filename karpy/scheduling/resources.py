@@ -9,11 +9,14 @@ exact and cheap in the scheduler's hot loops.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from operator import attrgetter
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from karpy.api.quantity import NANO, Quantity, parse_nanos
+
+if TYPE_CHECKING:  # pragma: no cover
+    from karpy.api.pod import Container, Pod, PodSpec
 
 __all__ = [
     "CPU",
@@ -134,7 +137,7 @@ def is_zero(resources: Mapping[str, int]) -> bool:
     return all(v == 0 for v in resources.values())
 
 
-def _container_requests(container: Any) -> ResourceList:
+def _container_requests(container: Container) -> ResourceList:
     resources = getattr(container, "resources", None)
     if resources is None:
         return {}
@@ -159,7 +162,7 @@ def _pod_level(name: str) -> bool:
     return name in _POD_LEVEL_RESOURCES or name.startswith("hugepages-")
 
 
-def _aggregate(spec: Any, per_container: Any) -> ResourceList:
+def _aggregate(spec: PodSpec, per_container: Callable[[Container], ResourceList]) -> ResourceList:
     """component-helpers aggregateContainerResourcesByFn: app containers summed; each restartable
     init container (sidecar, ``restartPolicy: Always``) adds to that sum and to every later init
     container; the result is the max of the app sum and each init container's own need."""
@@ -181,7 +184,7 @@ def _aggregate(spec: Any, per_container: Any) -> ResourceList:
     return reqs
 
 
-def _status_aggregate(pod: Any, spec_reqs: ResourceList) -> ResourceList:
+def _status_aggregate(pod: Pod, spec_reqs: ResourceList) -> ResourceList:
     """AggregateContainerRequests with UseStatusResources (InPlacePodVerticalScaling):
     max(spec, actuated, allocated) per resource -- or max(actuated, allocated) when the resize is
     Infeasible -- with allocated = status.allocatedResources (else spec unless infeasible) and
@@ -190,13 +193,13 @@ def _status_aggregate(pod: Any, spec_reqs: ResourceList) -> ResourceList:
     by_name = {cs.name: cs for cs in (*status.init_container_statuses, *status.container_statuses)}
     infeasible = any(c.type == POD_RESIZE_PENDING and c.reason == REASON_INFEASIBLE for c in status.conditions or ())
 
-    def allocated(c: Any) -> ResourceList:
+    def allocated(c: Container) -> ResourceList:
         cs = by_name.get(c.name)
         if cs is not None and cs.allocated_resources is not None:
             return from_quantities(cs.allocated_resources)
         return {} if infeasible else _container_requests(c)
 
-    def actuated(c: Any) -> ResourceList:
+    def actuated(c: Container) -> ResourceList:
         cs = by_name.get(c.name)
         if cs is not None and cs.resources is not None and cs.resources.requests:
             return from_quantities(cs.resources.requests)
@@ -210,11 +213,12 @@ def _status_aggregate(pod: Any, spec_reqs: ResourceList) -> ResourceList:
     return out
 
 
-def _pod_level_requests(spec: Any, container_reqs: Mapping[str, int]) -> ResourceList:
+def _pod_level_requests(spec: PodSpec, container_reqs: Mapping[str, int]) -> ResourceList:
     """``spec.resources.requests`` after the API server's defaultPodRequests (pkg/apis/core/v1/
     defaults.go): with pod-level limits set, a missing supported request defaults to the
     containers' aggregate for it (cpu/memory: overcommit allowed), else to the pod-level limit."""
     res = spec.resources
+    assert res is not None, "callers test spec.resources first"
     reqs = from_quantities(res.requests)
     if res.limits:
         for name, v in container_reqs.items():
@@ -229,7 +233,7 @@ def _pod_level_requests(spec: Any, container_reqs: Mapping[str, int]) -> Resourc
 _CONDITION_TYPE = attrgetter("type")
 
 
-def requests_read_status(pod: Any) -> bool:
+def requests_read_status(pod: Pod) -> bool:
     """Whether a pod's requests depend on its status, not on its spec alone: container statuses
     (an in-place resize's allocated or actuated resources) or a PodResizePending condition."""
     status = getattr(pod, "status", None)
@@ -239,7 +243,7 @@ def requests_read_status(pod: Any) -> bool:
                                        or POD_RESIZE_PENDING in map(_CONDITION_TYPE, status.conditions or ()))
 
 
-def pod_requests(pod: Any) -> ResourceList:
+def pod_requests(pod: Pod) -> ResourceList:
     """A pod's effective requests, plus ``pods: 1`` as Karpenter's ``RequestsForPods`` adds.
 
     Karpenter's ``resources.Ceiling`` = component-helpers ``resource.PodRequests`` with
@@ -253,7 +257,8 @@ def pod_requests(pod: Any) -> ResourceList:
     reqs = _aggregate(spec, _container_requests)
     if requests_read_status(pod):
         reqs = _status_aggregate(pod, reqs)
-    if getattr(spec, "resources", None) is not None and (spec.resources.requests or spec.resources.limits):
+    res = getattr(spec, "resources", None)
+    if res is not None and (res.requests or res.limits):
         container_reqs = _aggregate(spec, _container_requests)
         reqs.update(_pod_level_requests(spec, container_reqs))
     overhead = getattr(spec, "overhead", None)
@@ -263,7 +268,7 @@ def pod_requests(pod: Any) -> ResourceList:
     return reqs
 
 
-def requests_for_pods(pods: Iterable[Any]) -> ResourceList:
+def requests_for_pods(pods: Iterable[Pod]) -> ResourceList:
     """``resources.RequestsForPods``: the sum of each pod's requests (each with ``pods: 1``)."""
     out: ResourceList = {}
     for pod in pods:

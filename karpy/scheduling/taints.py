@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Protocol, TypeVar
 
 __all__ = [
     "KNOWN_EPHEMERAL_TAINTS",
@@ -29,15 +29,36 @@ __all__ = [
     "tolerates",
 ]
 
+#: a taint type kept through merge_taints
+TaintT = TypeVar("TaintT", bound="TaintLike")
+
 NO_SCHEDULE = "NoSchedule"
 PREFER_NO_SCHEDULE = "PreferNoSchedule"
 NO_EXECUTE = "NoExecute"
 
 
 class TaintLike(Protocol):
-    key: str
-    value: str | None
-    effect: str
+    """A taint: the API model (:class:`karpy.api.pod.Taint`), a :class:`TaintSpec`, a provider's own."""
+
+    @property
+    def key(self) -> str: ...
+    @property
+    def value(self) -> str | None: ...
+    @property
+    def effect(self) -> str: ...
+
+
+class TolerationLike(Protocol):
+    """A toleration: the API model (:class:`karpy.api.pod.Toleration`) or any with its four fields."""
+
+    @property
+    def key(self) -> str | None: ...
+    @property
+    def operator(self) -> str | None: ...
+    @property
+    def value(self) -> str | None: ...
+    @property
+    def effect(self) -> str | None: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,20 +82,20 @@ KNOWN_EPHEMERAL_TAINTS: tuple[TaintSpec, ...] = (
 KNOWN_EPHEMERAL_TAINT_KEY_PREFIXES: tuple[str, ...] = ("readiness.k8s.io/",)
 
 
-def _value(t: Any) -> str:
+def _value(t: TaintLike | TolerationLike) -> str:
     return getattr(t, "value", None) or ""
 
 
-def match_taint(a: Any, b: Any) -> bool:
+def match_taint(a: TaintLike, b: TaintLike) -> bool:
     """``Taint.MatchTaint``: same key and effect (the value is not compared)."""
     return bool(a.key == b.key and a.effect == b.effect)
 
 
-def _match_exact(a: Any, b: Any) -> bool:
+def _match_exact(a: TaintLike, b: TaintLike) -> bool:
     return a.key == b.key and a.effect == b.effect and _value(a) == _value(b)
 
 
-def is_known_ephemeral_taint(taint: Any) -> bool:
+def is_known_ephemeral_taint(taint: TaintLike) -> bool:
     """``IsKnownEphemeralTaint``: exact key/value/effect match, or an ephemeral key prefix."""
     if any(_match_exact(taint, k) for k in KNOWN_EPHEMERAL_TAINTS):
         return True
@@ -88,7 +109,7 @@ def _parse_int(s: str) -> int | None:
         return None
 
 
-def toleration_tolerates_taint(toleration: Any, taint: Any) -> bool:
+def toleration_tolerates_taint(toleration: TolerationLike, taint: TaintLike) -> bool:
     """``Toleration.ToleratesTaint`` (k8s.io/api/core/v1/toleration.go).
 
     An empty effect matches every effect; an empty key (only valid with ``Exists``) matches
@@ -114,13 +135,13 @@ def toleration_tolerates_taint(toleration: Any, taint: Any) -> bool:
     return False
 
 
-def format_taint(taint: Any) -> str:
+def format_taint(taint: TaintLike) -> str:
     """``pretty.Taint``: ``key=value:Effect`` or ``key:Effect`` when the value is empty."""
     value = _value(taint)
     return f"{taint.key}={value}:{taint.effect}" if value else f"{taint.key}:{taint.effect}"
 
 
-def tolerates(taints: Iterable[Any], tolerations: Sequence[Any]) -> str | None:
+def tolerates(taints: Iterable[TaintLike], tolerations: Sequence[TolerationLike]) -> str | None:
     """``Taints.Tolerates``: None when every taint is tolerated, else one message per taint.
 
     Messages are ``did not tolerate taint (taint=<taint>)`` joined with ``"; "`` as multierr does.
@@ -137,7 +158,7 @@ def tolerates(taints: Iterable[Any], tolerations: Sequence[Any]) -> str | None:
     return "; ".join(errors) if errors else None
 
 
-def merge_taints(base: Iterable[Any], extra: Iterable[Any]) -> list[Any]:
+def merge_taints(base: Iterable[TaintT], extra: Iterable[TaintT]) -> list[TaintT]:
     """``Taints.Merge``: ``base`` plus each taint of ``extra`` not matching (key, effect) one of them."""
     result = list(base)
     for taint in extra:

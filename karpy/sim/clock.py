@@ -10,12 +10,11 @@ import heapq
 import itertools
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta, timezone
+from datetime import datetime, timedelta
+
+from karpy.api.time import EPOCH
 
 __all__ = ["EPOCH", "EventQueue", "VirtualClock"]
-
-#: Virtual time 0 as a timestamp (for creationTimestamp and similar fields).
-EPOCH = datetime(2026, 1, 1, tzinfo=timezone.utc)
 
 
 class VirtualClock:

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from karpy.provisioning.provisioner import Provisioner
-from karpy.provisioning.state import ClusterState
+from karpy.state.cluster import ClusterState
 from karpy.sim.clock import EventQueue, VirtualClock
 from karpy.sim.records import LaunchRecord
 from karpy.sim.store import ObjectStore

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 from karpy.api.node import Node
 from karpy.api.nodeclaim import NodeClaim as NodeClaimModel
 from karpy.api.pod import Taint
-from karpy.provisioning.state import ClusterState
+from karpy.state.cluster import ClusterState
 from karpy.scheduling.labels import (LABEL_CAPACITY_TYPE, LABEL_HOSTNAME, LABEL_INSTANCE_TYPE, LABEL_ZONE)
 from karpy.sim.records import LaunchRecord
 

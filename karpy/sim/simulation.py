@@ -70,12 +70,12 @@ from typing import Any
 from karpy.api.node import Node
 from karpy.api.pod import Pod
 from karpy.kubescheduler.scheduler import KubeScheduler
-from karpy.provisioning import podutils
+from karpy.utils import pod as podutils
 from karpy.provisioning.batcher import Batcher
 from karpy.provisioning.defaultconstraints import DefaultTopologySpreadInjector
 from karpy.provisioning.provisioner import Provisioner
 from karpy.provisioning.scheduler import OUTCOME_EXISTING_NODE
-from karpy.provisioning.state import ClusterState
+from karpy.state.cluster import ClusterState
 from karpy.provisioning.volumetopology import VolumeTopology
 from karpy.sim.clock import EventQueue, VirtualClock
 from karpy.sim.host import DisruptionHooks, PeriodicController, RecordListener, Termination

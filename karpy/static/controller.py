@@ -29,7 +29,7 @@ from karpy.static.nodepoolstate import ACTIVE, DELETING, PENDING_DISRUPTION, Nod
 from karpy.static.provisioning import StaticNodeClaim
 
 if TYPE_CHECKING:  # pragma: no cover
-    from karpy.provisioning.state import ClusterState
+    from karpy.state.cluster import ClusterState
     from karpy.sim.host import SimulationHost
 
 __all__ = ["DisruptionState", "StaticCapacityController", "observe"]

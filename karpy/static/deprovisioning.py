@@ -24,13 +24,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from karpy.disruption.types import lifetime_remaining, rescheduling_cost
-from karpy.provisioning.podutils import is_owned_by_daemonset
-from karpy.provisioning.state import ClusterState
 from karpy.scheduling.labels import LABEL_NODEPOOL
+from karpy.state.cluster import ClusterState
 from karpy.static.nodepoolstate import NodePoolState
 from karpy.static.provisioning import REQUEUE, ReconcileResult
-from karpy.utils.pod import is_do_not_disrupt_active
+from karpy.utils.disruption import lifetime_remaining, rescheduling_cost
+from karpy.utils.pod import is_do_not_disrupt_active, is_owned_by_daemonset
 
 __all__ = ["TERMINATION_REASON", "DeprovisioningHost", "deprovisioning_candidates",
            "has_nodepool_replica_count_changed", "reconcile"]

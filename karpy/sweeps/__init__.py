@@ -13,76 +13,37 @@ x policies, one tidy row per cell, sequentially, on a local process pool or on a
 
 Modules: :mod:`~karpy.sweeps.spec` (the Sweep kind), :mod:`~karpy.sweeps.cell` (cells and
 ``run_cell``), :mod:`~karpy.sweeps.executors`, :mod:`~karpy.sweeps.rows` (``SweepResult`` and its
-formats), :mod:`~karpy.sweeps.progress`.
+formats), :mod:`~karpy.sweeps.progress`, :mod:`~karpy.sweeps.run` (``sweep``). Names resolve lazily
+(a sweep loads the engine).
 """
 
 from __future__ import annotations
 
-from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
-from karpy.sweeps.cell import AXES, Cell, expand, run_cell
-from karpy.sweeps.executors import EXECUTORS, ExecutorError, default_workers, run_cells
-from karpy.sweeps.progress import SweepProgress
-from karpy.sweeps.rows import EXIT_CELL_FAILED, SweepResult
-from karpy.sweeps.spec import API_VERSION, KIND, SweepError, SweepSpec, load_sweep, parse_sweep
+from karpy._exports import lazy_exports
 
-__all__ = ["API_VERSION", "AXES", "Cell", "EXECUTORS", "EXIT_CELL_FAILED", "ExecutorError", "KIND",
-           "SweepError", "SweepProgress", "SweepResult", "SweepSpec", "default_workers", "expand", "load_sweep",
-           "parse_sweep", "run_cell", "run_cells", "spec_from_options", "sweep"]
+_EXPORTS = {
+    **dict.fromkeys(("AXES", "Cell", "expand", "run_cell"), "cell"),
+    **dict.fromkeys(("EXECUTORS", "ExecutorError", "default_workers", "run_cells"), "executors"),
+    "SweepProgress": "progress",
+    **dict.fromkeys(("EXIT_CELL_FAILED", "SweepResult"), "rows"),
+    **dict.fromkeys(("spec_from_options", "sweep"), "run"),
+    **dict.fromkeys(("API_VERSION", "KIND", "SweepError", "SweepSpec", "load_sweep", "parse_sweep"), "spec"),
+}
 
-_OPTION_KEYS = {"region": "region", "cloud_provider": "cloudProvider", "designs": "designs", "shared": "shared",
-                "workloads": "workloads", "prices": "prices", "unavailable": "unavailable",
-                "preference_policies": "preferencePolicies", "min_values_policies": "minValuesPolicies",
-                "scenarios": "scenarios", "feature_gates": "featureGates"}
+__all__ = [
+    "API_VERSION", "AXES", "Cell", "EXECUTORS", "EXIT_CELL_FAILED", "ExecutorError", "KIND", "SweepError",
+    "SweepProgress", "SweepResult", "SweepSpec", "default_workers", "expand", "load_sweep", "parse_sweep",
+    "run_cell", "run_cells", "spec_from_options", "sweep",
+]
 
+if TYPE_CHECKING:  # pragma: no cover
+    from karpy.sweeps.cell import AXES, Cell, expand, run_cell
+    from karpy.sweeps.executors import EXECUTORS, ExecutorError, default_workers, run_cells
+    from karpy.sweeps.progress import SweepProgress
+    from karpy.sweeps.rows import EXIT_CELL_FAILED, SweepResult
+    from karpy.sweeps.run import spec_from_options, sweep
+    from karpy.sweeps.spec import API_VERSION, KIND, SweepError, SweepSpec, load_sweep, parse_sweep
 
-def _plain(value: Any) -> Any:
-    """Keyword values as the base YAML loader would give them (strings, lists, dicts)."""
-    if isinstance(value, dict):
-        return {str(k): _plain(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_plain(v) for v in value]
-    if value is None:
-        return None
-    if isinstance(value, bool):  # as YAML writes it (str(True) is "True", which YAML 1.2 does not read as true)
-        return "true" if value else "false"
-    return str(value)
-
-
-def spec_from_options(name: str = "sweep", base_dir: str | Path = ".", **options: Any) -> SweepSpec:
-    """A :class:`SweepSpec` from keyword arguments (snake_case names of the Sweep's spec fields)."""
-    unknown = sorted(set(options) - set(_OPTION_KEYS))
-    if unknown:
-        raise TypeError(f"sweep() got unexpected keyword argument(s): {', '.join(unknown)}")
-    document = {"apiVersion": API_VERSION, "kind": KIND, "metadata": {"name": name},
-                "spec": {_OPTION_KEYS[k]: _plain(v) for k, v in options.items() if v is not None}}
-    return parse_sweep(document, source="<sweep()>", base_dir=Path(base_dir))
-
-
-def sweep(spec: str | Path | SweepSpec | None = None, *, executor: Any = "process", workers: int | None = None,
-          scheduler: str | None = None, progress: Any = None, **options: Any) -> SweepResult:
-    """Run a sweep and return its rows (:class:`SweepResult`, in cell order).
-
-    ``spec``: a Sweep file, a :class:`SweepSpec`, or None to build one from ``options`` (``designs``,
-    ``shared``, ``workloads``, ``prices``, ``unavailable``, ``preference_policies``,
-    ``min_values_policies``, ``scenarios``, ``feature_gates`` (``{"NodeOverlay": True}``), ``region``,
-    ``cloud_provider``; paths relative to the
-    working directory). ``executor``: ``"process"`` (default), ``"sequential"``, ``"dask"`` (with
-    ``scheduler``), a ``distributed.Client`` or a ``concurrent.futures.Executor``. ``progress``:
-    True for the stderr bar, or a callable given each finished row. Bad input raises
-    :class:`SweepError`, ``ManifestError`` or :class:`ExecutorError` before any cell runs.
-    """
-    if spec is None:
-        resolved = spec_from_options(**options)
-    elif options:
-        raise TypeError("give either a sweep spec or keyword options, not both")
-    elif isinstance(spec, SweepSpec):
-        resolved = spec
-    else:
-        resolved = load_sweep(spec)
-    cells = expand(resolved)
-    bar = SweepProgress(len(cells)) if progress is True else None
-    on_done = bar if bar is not None else (progress if callable(progress) else None)
-    rows = run_cells(cells, executor, workers=workers, scheduler=scheduler, on_done=on_done)
-    return SweepResult(rows, name=resolved.name)
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS, globals())

@@ -55,7 +55,7 @@ def _join(values: Any) -> str | None:
 
 def flatten(raw: Mapping[str, Any]) -> dict[str, Any]:
     """A row of :func:`karpy.sweeps.cell.run_cell` with its mappings and lists made scalar."""
-    from karpy.comparison import format_value
+    from karpy.report.compare import format_value
 
     row = {k: raw.get(k) for k in FIXED_COLUMNS}
     row.update({k: raw[k] for k in BILLING_COLUMNS if k in raw})

@@ -18,10 +18,9 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from karpy.provisioning.podutils import is_owned_by_daemonset
 from karpy.utils.duration import to_seconds
 from karpy.utils.pdb import Limits
-from karpy.utils.pod import is_active, is_evictable, is_terminating, is_waiting_eviction
+from karpy.utils.pod import is_active, is_evictable, is_owned_by_daemonset, is_terminating, is_waiting_eviction
 
 __all__ = ["CRITICAL_PRIORITY_CLASSES", "MIN_DRAIN_TIME", "DrainResult", "Terminator", "group_pods_by_priority"]
 

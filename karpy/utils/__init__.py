@@ -1,7 +1,7 @@
-"""Helpers Karpenter keeps in pkg/utils: pod predicates (:mod:`.pod`), PDB limits (:mod:`.pdb`),
-Go durations and timestamps on the virtual clock (:mod:`.duration`); and karpy's own rule for
-output files, written through a temporary file renamed over the target (:mod:`.atomicwrite`).
-Names resolve lazily."""
+"""Helpers Karpenter keeps in pkg/utils: pod predicates (:mod:`.pod`), disruption costs
+(:mod:`.disruption`), PDB limits (:mod:`.pdb`), Go durations and timestamps on the virtual clock
+(:mod:`.duration`); and karpy's own rule for output files, written through a temporary file renamed
+over the target (:mod:`.atomicwrite`). Names resolve lazily."""
 
 from __future__ import annotations
 

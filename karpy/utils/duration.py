@@ -12,8 +12,8 @@ import re
 from datetime import datetime, timedelta
 from typing import Any
 
-from karpy.errors import KarpyError
-from karpy.sim.clock import EPOCH
+from karpy._errors import KarpyError
+from karpy.api.time import EPOCH
 
 __all__ = ["DurationError", "parse_go_duration", "to_rfc3339", "to_seconds"]
 
@@ -55,7 +55,7 @@ def parse_go_duration(value: str) -> float:
 
 def to_seconds(value: Any) -> float | None:
     """A Kubernetes timestamp (aware datetime, RFC 3339 string, or virtual seconds) as virtual
-    seconds since :data:`karpy.sim.clock.EPOCH`; ``None`` stays ``None``."""
+    seconds since :data:`karpy.api.time.EPOCH`; ``None`` stays ``None``."""
     if value is None:
         return None
     if isinstance(value, (int, float)):

@@ -20,17 +20,21 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import TYPE_CHECKING
 
 from karpy.api.poddisruptionbudget import scaled_value
 from karpy.utils.pod import Events, is_disruptable, is_evictable, is_reschedulable, is_terminal, is_terminating
+
+if TYPE_CHECKING:  # pragma: no cover
+    from karpy.api.pod import Pod
+    from karpy.api.poddisruptionbudget import PodDisruptionBudget
 
 __all__ = ["Limits", "PdbItem", "disruptions_allowed", "is_fully_blocking"]
 
 ALWAYS_ALLOW = "AlwaysAllow"
 
 
-def _selects(pdb: Any, pod: Any) -> bool:
+def _selects(pdb: PodDisruptionBudget, pod: Pod) -> bool:
     """Same namespace and selector match; a nil selector selects nothing
     (metav1.LabelSelectorAsSelector(nil) = labels.Nothing())."""
     sel = pdb.spec.selector
@@ -38,13 +42,13 @@ def _selects(pdb: Any, pod: Any) -> bool:
         and sel.matches(pod.metadata.labels or {})
 
 
-def _healthy(pod: Any) -> bool:
+def _healthy(pod: Pod) -> bool:
     if not pod.spec.node_name or pod.status.phase != "Running" or is_terminating(pod):
         return False
     return not any(c.type == "Ready" and c.status == "False" for c in pod.status.conditions or ())
 
 
-def disruptions_allowed(pdb: Any, pods: Iterable[Any]) -> int:
+def disruptions_allowed(pdb: PodDisruptionBudget, pods: Iterable[Pod]) -> int:
     """``status.disruptionsAllowed`` of ``pdb`` over ``pods`` (see the module docstring)."""
     matched = [p for p in pods if _selects(pdb, p) and not is_terminal(p)]
     expected = len(matched)
@@ -59,7 +63,7 @@ def disruptions_allowed(pdb: Any, pods: Iterable[Any]) -> int:
     return max(0, healthy - max(desired, 0))
 
 
-def is_fully_blocking(pdb: Any) -> bool:
+def is_fully_blocking(pdb: PodDisruptionBudget) -> bool:
     """newPdb isFullyBlocking: ``maxUnavailable: 0`` or ``"0%"``, or ``minAvailable: "100%"`` (an
     integer minAvailable equal to the replicas is *not* fully blocking)."""
     mu, ma = pdb.spec.max_unavailable, pdb.spec.min_available
@@ -71,7 +75,7 @@ class PdbItem:
     """pdb.go pdbItem."""
 
     key: str  # "namespace/name"
-    pdb: Any
+    pdb: PodDisruptionBudget
     disruptions_allowed: int
     is_fully_blocking: bool
     can_always_evict_unhealthy_pods: bool
@@ -88,7 +92,7 @@ class Limits:
         self.items: list[PdbItem] = sorted(items, key=lambda i: i.key)
 
     @classmethod
-    def from_objects(cls, pdbs: Iterable[Any], pods: Sequence[Any]) -> Limits:
+    def from_objects(cls, pdbs: Iterable[PodDisruptionBudget], pods: Sequence[Pod]) -> Limits:
         """NewLimits: each PDB's allowance computed over ``pods`` (all pods in the cluster)."""
         items = []
         for pdb in pdbs:
@@ -101,14 +105,14 @@ class Limits:
             ))
         return cls(items)
 
-    def record_eviction(self, pod: Any) -> None:
+    def record_eviction(self, pod: Pod) -> None:
         """The API server's eviction handler (registry/core/pod/storage/eviction.go): an allowed
         eviction decrements ``status.disruptionsAllowed`` of the PDB that covers the pod, so a
         second eviction in the same drain pass sees the lower allowance."""
         self.items = [replace(i, disruptions_allowed=max(0, i.disruptions_allowed - 1)) if _selects(i.pdb, pod) else i
                       for i in self.items]
 
-    def _is_evictable(self, pod: Any, now: float, events: Events, blocker: int) -> tuple[list[str], bool]:
+    def _is_evictable(self, pod: Pod, now: float, events: Events, blocker: int) -> tuple[list[str], bool]:
         """pdb.go isEvictable: (blocking PDB keys, evictable)."""
         if not is_evictable(pod, now, events):
             return [], True
@@ -125,7 +129,7 @@ class Limits:
                 return [item.key], False
         return [], True
 
-    def can_evict_pods(self, pods: Iterable[Any], now: float, events: Events = None) -> tuple[list[str], bool]:
+    def can_evict_pods(self, pods: Iterable[Pod], now: float, events: Events = None) -> tuple[list[str], bool]:
         """CanEvictPods: every pod evictable on its own (no summing per PDB); the first failure
         wins with the PDB keys that block it."""
         for pod in pods:
@@ -134,12 +138,12 @@ class Limits:
                 return keys, False
         return [], True
 
-    def is_fully_blocked(self, pod: Any, now: float, events: Events = None) -> tuple[list[str], bool]:
+    def is_fully_blocked(self, pod: Pod, now: float, events: Events = None) -> tuple[list[str], bool]:
         """isFullyBlocked."""
         keys, ok = self._is_evictable(pod, now, events, _FULLY_BLOCKING)
         return (keys, True) if not ok else ([], False)
 
-    def is_currently_reschedulable(self, pod: Any, now: float, events: Events = None) -> bool:
+    def is_currently_reschedulable(self, pod: Pod, now: float, events: Events = None) -> bool:
         """IsCurrentlyReschedulable: reschedulable, disruptable, and not fully blocked by a PDB."""
         _, blocked = self.is_fully_blocked(pod, now, events)
         return is_reschedulable(pod) and is_disruptable(pod, now, events) and not blocked

@@ -17,7 +17,7 @@ from awsprovider.nodeclass import default_nodeclass
 from karpy.api.builders import make_nodepool, make_pod
 from karpy.api.nodeoverlay import NodeOverlay
 from karpy.provisioning.provisioner import Provisioner
-from karpy.provisioning.state import ClusterState
+from karpy.state.cluster import ClusterState
 
 from tests.awsprovider.reservation_helpers import cr, provider as reserved_provider
 

@@ -10,11 +10,11 @@ from typing import Any
 from karpy.api.builders import make_node, make_nodepool, make_pod
 from karpy.api.meta import Condition, ObjectMeta, OwnerReference
 from karpy.api.nodeclaim import NodeClaim
+from karpy.api.time import EPOCH
 from karpy.cloudprovider.fake import FakeCloudProvider
 from karpy.disruption.types import Cluster
 from karpy.provisioning.provisioner import Provisioner
-from karpy.provisioning.state import ClusterState
-from karpy.sim.clock import EPOCH
+from karpy.state.cluster import ClusterState
 
 __all__ = ["Env", "NOW", "meta", "owner", "ts"]
 

@@ -19,12 +19,12 @@ from karpy.disruption.helpers import build_nodepool_map, get_candidates_with_tot
 from karpy.disruption.multinodeconsolidation import MultiNodeConsolidation
 from karpy.disruption.singlenodeconsolidation import SingleNodeConsolidation
 from tests.disruption.harness import Env, owner
-from karpy.disruption.types import (PER_NODE_BASE_DISRUPTION_COST, Candidate, Command, eviction_cost,
-                                    resolve_node_price)
-from karpy.provisioning.state import StateNode
+from karpy.disruption.types import PER_NODE_BASE_DISRUPTION_COST, Candidate, Command, resolve_node_price
 from karpy.scheduling.labels import LABEL_CAPACITY_TYPE, LABEL_NODEPOOL, LABEL_ZONE, OP_IN
 from karpy.scheduling.requirement import Requirement
 from karpy.scheduling.requirements import Requirements
+from karpy.state.cluster import StateNode
+from karpy.utils.disruption import eviction_cost
 
 #: balanced_test.go: the RFC example pool (8 m7i.xlarge + 2 m7i.2xlarge, 80 pods)
 DEFAULT_TOTALS = NodePoolTotals(total_cost=58.08, total_disruption_cost=90)

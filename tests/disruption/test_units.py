@@ -7,8 +7,8 @@ import pytest
 from karpy.api.builders import make_pod
 from karpy.api.meta import OwnerReference
 from karpy.disruption.queue import retry_duration
-from karpy.disruption.types import eviction_cost
 from karpy.termination.terminator import group_pods_by_priority
+from karpy.utils.disruption import eviction_cost
 
 
 # upstream: queue_test.go DescribeTable "should calculate correct timeout based on queue length"

@@ -15,7 +15,7 @@ from karpy.api.pod import PodCondition
 from karpy.kubescheduler import KubeScheduler
 from karpy.kubescheduler.podinfo import new_pod_info
 from karpy.kubescheduler.preemption import MSG_POLICY_NEVER, MSG_TERMINATING
-from karpy.kubescheduler.schedule_one import Diagnosis
+from karpy.kubescheduler.types import Diagnosis
 from karpy.kubescheduler.scheduler import NOMINATED, UNSCHEDULABLE
 from karpy.kubescheduler.types import Code, Status
 

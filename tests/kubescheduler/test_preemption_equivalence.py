@@ -16,7 +16,7 @@ import pytest
 from karpy.api.builders import make_node, make_pod
 from karpy.kubescheduler import KubeScheduler
 from karpy.kubescheduler.nodeinfo import NodeInfo
-from karpy.kubescheduler.schedule_one import Diagnosis
+from karpy.kubescheduler.types import Diagnosis
 from karpy.kubescheduler.types import Code
 
 from .conftest import FakeClock

@@ -27,7 +27,7 @@ from karpy.cloudprovider import fake
 from karpy.cloudprovider.types import MIN_VALUES_POLICY_STRICT
 from karpy.provisioning.provisioner import Provisioner
 from karpy.provisioning.scheduler import Results
-from karpy.provisioning.state import ClusterState
+from karpy.state.cluster import ClusterState
 from karpy.scheduling.labels import NODE_INITIALIZED, NODE_REGISTERED
 
 __all__ = ["Harness", "Provisioned", "expect_provisioned"]

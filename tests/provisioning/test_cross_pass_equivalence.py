@@ -20,12 +20,12 @@ from karpy.cloudprovider import fake
 from karpy.provisioning.existingnode import ExistingNode
 from karpy.provisioning.provisioner import Provisioner
 from karpy.provisioning.schedulercache import SchedulerCache
-from karpy.provisioning.state import ClusterState
 from karpy.provisioning.topology import Topology, _PodIndex, ignored_for_topology
 from karpy.provisioning.topologygroup import compile_selector
 from karpy.scheduling.labels import LABEL_HOSTNAME, LABEL_ZONE
 from karpy.scheduling.requirements import Requirements
 from karpy.scheduling.resources import pod_requests
+from karpy.state.cluster import ClusterState
 
 APP = {"app": "web"}
 

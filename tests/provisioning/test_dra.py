@@ -13,9 +13,9 @@ import karpy
 from karpy.api.builders import make_daemonset, make_nodepool, make_pod
 from karpy.api.pod import Pod, ResourceClaim
 from karpy.cloudprovider.fake import FakeCloudProvider
-from karpy.provisioning import podutils
 from karpy.provisioning.scheduler import ERR_DRA, DRAError
 from tests.provisioning.harness import expect_provisioned
+from karpy.utils import pod as podutils
 from tests.manifests import DEFAULT_NODEPOOL
 
 

@@ -16,7 +16,7 @@ from karpy.api.builders import make_nodepool, make_pod, requirement, topology_sp
 from karpy.cloudprovider import fake
 from karpy.provisioning import freshclaimfailures, nodeclaim as nodeclaim_module
 from karpy.provisioning.scheduler import Scheduler
-from karpy.provisioning.state import ClusterState
+from karpy.state.cluster import ClusterState
 from karpy.provisioning.topology import Topology
 from karpy.scheduling.labels import CORE_WELL_KNOWN_LABELS, LABEL_HOSTNAME, LABEL_ZONE
 

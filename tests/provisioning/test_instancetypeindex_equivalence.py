@@ -22,7 +22,7 @@ from karpy.provisioning.nodeclaim import (
     filter_instance_types_by_requirements,
     INSTANCE_TYPES_FILTERED_OUT,
 )
-from karpy.provisioning.state import ClusterState
+from karpy.state.cluster import ClusterState
 from karpy.provisioning.topology import Topology
 from karpy.scheduling.hostports import HostPort, HostPortUsage
 from karpy.scheduling.labels import (
@@ -273,7 +273,7 @@ def test_solve_places_pods_as_when_every_in_flight_try_builds_its_error(monkeypa
     when no option's requirements intersect (and builds no flags). The same pods land on the same
     claims as when every try takes the full path."""
     from karpy.provisioning.scheduler import Scheduler
-    from karpy.provisioning.state import ClusterState
+    from karpy.state.cluster import ClusterState
     from karpy.provisioning.topology import Topology
 
     r = random.Random(11)

@@ -16,11 +16,11 @@ from typing import Any
 from karpy.api.builders import make_node, make_pod
 from karpy.api.pod import Pod
 from karpy.cloudprovider import fake
-from karpy.provisioning import podutils
 from karpy.provisioning.provisioner import Provisioner
-from karpy.provisioning.state import ClusterState
 from karpy.provisioning.volumetopology import VolumeTopology
 from karpy.scheduling.labels import LABEL_HOSTNAME, LABEL_NODEPOOL
+from karpy.state.cluster import ClusterState
+from karpy.utils import pod as podutils
 
 sys.path.insert(0, str(Path(__file__).parent))
 from volume_helpers import pvc, storage_class, with_volumes  # noqa: E402

@@ -90,7 +90,7 @@ def test_a_retried_pod_keeps_the_data_a_fresh_build_gives(monkeypatch: pytest.Mo
     from karpy.api.builders import make_nodepool, make_pod, pod_affinity_term, topology_spread
     from karpy.cloudprovider import fake
     from karpy.provisioning.scheduler import Scheduler
-    from karpy.provisioning.state import ClusterState
+    from karpy.state.cluster import ClusterState
     from karpy.provisioning.topology import Topology
     from karpy.scheduling.labels import LABEL_HOSTNAME, LABEL_ZONE
 

@@ -211,7 +211,7 @@ def test_a_node_whose_value_changes_on_add_moves_to_its_new_domain() -> None:
     requirement for the key by one of another value (min_values here; real Adds only narrow)."""
     from karpy.api.builders import make_nodepool
     from karpy.cloudprovider import fake
-    from karpy.provisioning.state import ClusterState
+    from karpy.state.cluster import ClusterState
     from karpy.provisioning.topology import Topology
 
     from tests.provisioning.test_scanskips_topology_misses import WELL_KNOWN, ZONES, _zone_nodes
@@ -257,7 +257,7 @@ def test_existing_node_scan_without_full_nodes_places_as_the_plain_first_fit(see
     rest of the Solve; every pod lands where the plain scan over all nodes puts it."""
     from karpy.api.builders import make_node, make_pod, topology_spread
     from karpy.provisioning.scheduler import Scheduler
-    from karpy.provisioning.state import ClusterState
+    from karpy.state.cluster import ClusterState
     from karpy.provisioning.topology import Topology
 
     class PlainScan(Scheduler):

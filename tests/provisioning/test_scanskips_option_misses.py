@@ -17,9 +17,9 @@ from karpy.api.builders import make_nodepool, make_pod, pod_affinity_term, requi
 from karpy.cloudprovider import fake
 from karpy.provisioning import scanskips
 from karpy.provisioning.scheduler import Scheduler
-from karpy.provisioning.state import ClusterState
 from karpy.provisioning.topology import Topology
 from karpy.scheduling.labels import CORE_WELL_KNOWN_LABELS, LABEL_HOSTNAME, LABEL_NODEPOOL, LABEL_ZONE
+from karpy.state.cluster import ClusterState
 
 WELL_KNOWN = CORE_WELL_KNOWN_LABELS | fake.FakeCloudProvider().well_known_labels()
 

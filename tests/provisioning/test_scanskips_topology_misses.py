@@ -18,11 +18,11 @@ from karpy.cloudprovider import fake
 from karpy.provisioning import scanskips
 from karpy.provisioning.existingnode import ExistingNode
 from karpy.provisioning.scheduler import Scheduler
-from karpy.provisioning.state import ClusterState
 from karpy.provisioning.topology import Topology, TopologyError
 from karpy.scheduling.labels import CORE_WELL_KNOWN_LABELS, LABEL_HOSTNAME, LABEL_NODEPOOL, LABEL_ZONE
 from karpy.scheduling.requirement import Requirement
 from karpy.scheduling.requirements import Requirements
+from karpy.state.cluster import ClusterState
 
 WELL_KNOWN = CORE_WELL_KNOWN_LABELS | fake.FakeCloudProvider().well_known_labels()
 ZONES = ("test-zone-1", "test-zone-2", "test-zone-3")
@@ -115,7 +115,7 @@ def test_prefiltered_scan_places_every_pod_where_the_plain_scan_does(seed: int, 
 
 def _zone_nodes(topology: Topology, names_zones: list[tuple[str, str]]) -> list[Any]:
     from karpy.provisioning.existingnode import ExistingNode
-    from karpy.provisioning.state import StateNode
+    from karpy.state.cluster import StateNode
 
     out = []
     for name, zone in names_zones:

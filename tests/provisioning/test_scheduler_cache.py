@@ -13,10 +13,10 @@ from karpy.cloudprovider import fake
 from karpy.cloudprovider.types import MIN_VALUES_POLICY_BEST_EFFORT, Offering
 from karpy.provisioning.provisioner import Provisioner
 from karpy.provisioning.schedulercache import SchedulerCache, pass_key
-from karpy.provisioning.state import ClusterState
 from karpy.scheduling.labels import LABEL_CAPACITY_TYPE, LABEL_INSTANCE_TYPE, LABEL_ZONE
 from karpy.scheduling.requirement import Requirement
 from karpy.scheduling.requirements import Requirements
+from karpy.state.cluster import ClusterState
 
 
 class KeyedProvider(fake.FakeCloudProvider):

@@ -21,7 +21,7 @@ import pytest
 from karpy.api.builders import make_node, make_nodepool, make_pod, pod_affinity_term, topology_spread
 from karpy.cloudprovider import fake
 from karpy.cloudprovider.fake import default_instance_types
-from karpy.provisioning.state import ClusterState
+from karpy.state.cluster import ClusterState
 from karpy.provisioning.topology import Topology, DomainGroupCache, build_domain_groups
 from karpy.provisioning.topologygroup import TopologyGroup, TopologyType
 from karpy.scheduling.labels import LABEL_HOSTNAME, LABEL_ZONE, CORE_WELL_KNOWN_LABELS, LABEL_CAPACITY_TYPE

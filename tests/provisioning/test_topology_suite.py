@@ -18,10 +18,10 @@ from karpy.api.builders import make_node, make_nodepool, make_pod, pod_affinity_
 from karpy.api.meta import LabelSelector, LabelSelectorRequirement
 from karpy.cloudprovider.fake import FakeCloudProvider, instance_types_assorted
 from karpy.provisioning.provisioner import Provisioner
-from karpy.provisioning.state import ClusterState
 from karpy.provisioning.topology import ignored_for_topology
 from karpy.provisioning.topologygroup import compile_selector
 from karpy.scheduling.labels import LABEL_ARCH, LABEL_CAPACITY_TYPE, LABEL_HOSTNAME, LABEL_INSTANCE_TYPE, LABEL_ZONE
+from karpy.state.cluster import ClusterState
 
 LABELS = {"test": "test"}
 Z1, Z2, Z3 = "test-zone-1", "test-zone-2", "test-zone-3"

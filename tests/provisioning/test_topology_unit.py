@@ -9,7 +9,6 @@ from __future__ import annotations
 from karpy.api.builders import make_node, make_nodepool, make_pod, pod_affinity_term, topology_spread
 from karpy.api.meta import LabelSelector, LabelSelectorRequirement
 from karpy.cloudprovider.fake import default_instance_types
-from karpy.provisioning.state import ClusterState
 from karpy.provisioning.topology import Topology, TopologyError, build_domain_groups, pretty_map
 from karpy.provisioning.topologydomaingroup import TopologyDomainGroup
 from karpy.provisioning.topologygroup import TopologyType, compile_selector
@@ -17,6 +16,7 @@ from karpy.provisioning.topologynodefilter import ZERO_NODE_FILTER, make_topolog
 from karpy.scheduling.labels import LABEL_CAPACITY_TYPE, LABEL_HOSTNAME, LABEL_ZONE
 from karpy.scheduling.requirement import Requirement
 from karpy.scheduling.requirements import Requirements, strict_pod_requirements
+from karpy.state.cluster import ClusterState
 
 ZONES = ["test-zone-1", "test-zone-2", "test-zone-3"]
 LABELS = {"test": "test"}

@@ -10,14 +10,14 @@ from karpy.api.pod import NodeSelectorRequirement, NodeSelectorTerm, Taint
 from karpy.cloudprovider import fake
 from karpy.provisioning.batcher import Batcher
 from karpy.provisioning.nodeclaim import InstanceTypeFilterError, resources_string
-from karpy.provisioning.podutils import is_provisionable
 from karpy.provisioning.preferences import Preferences
 from karpy.provisioning.provisioner import Provisioner, order_by_weight
 from karpy.provisioning.queue import Queue
-from karpy.provisioning.state import ClusterState, StateNode
 from karpy.scheduling.requirements import Requirements
 from karpy.scheduling.resources import pod_requests
 from karpy.sim.clock import VirtualClock
+from karpy.state.cluster import ClusterState, StateNode
+from karpy.utils.pod import is_provisionable
 
 ZONE = "topology.kubernetes.io/zone"
 
@@ -169,7 +169,7 @@ def test_is_provisionable_answers_as_upstreams_order_on_every_combination():
     order (scheduling.go IsProvisionable) must give the same answer on all 32 combinations."""
     import itertools
 
-    from karpy.provisioning import podutils
+    from karpy.utils import pod as podutils
 
     def upstream_order(pod):
         return (podutils.failed_to_schedule(pod) and not podutils.is_scheduled(pod)

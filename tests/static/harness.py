@@ -13,7 +13,7 @@ from karpy.api.meta import Condition
 from tests.disruption.harness import Env, ts
 from karpy.provisioning.nodepoolvalidation import nodepool_is_ready
 from karpy.provisioning.provisioner import Provisioner
-from karpy.provisioning.state import ClusterState
+from karpy.state.cluster import ClusterState
 from karpy.static.nodepoolstate import NodePoolState
 
 

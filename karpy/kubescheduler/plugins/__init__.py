@@ -1,48 +1,33 @@
-"""Default kube-scheduler plugins and the default profile.
-
-Mirrors pkg/scheduler/apis/config/v1/default_plugins.go (order and weights)."""
+"""Default kube-scheduler plugins (pkg/scheduler/framework/plugins) and the default profile
+(:mod:`.defaultplugins`). Names resolve lazily (the plugins load the API models)."""
 
 from __future__ import annotations
 
-from typing import Any, Callable, Optional
+from typing import TYPE_CHECKING
 
-from .basic import (ImageLocality, NodeAffinity, NodeName, NodePorts, NodeUnschedulable, SchedulingGates,
-                    TaintToleration, priority_sort_less)
-from .interpodaffinity import InterPodAffinity
-from .noderesources import BalancedAllocation, NodeResourcesFit, ScoringStrategy
-from .podtopologyspread import PodTopologySpread
+from karpy._exports import lazy_exports
 
-DEFAULT_WEIGHTS = {
-    "TaintToleration": 3,
-    "NodeAffinity": 2,
-    "PodTopologySpread": 2,
-    "InterPodAffinity": 2,
-    "NodeResourcesFit": 1,
-    "NodeResourcesBalancedAllocation": 1,
-    "ImageLocality": 1,
+_EXPORTS = {
+    **dict.fromkeys(("ImageLocality", "NodeAffinity", "NodeName", "NodePorts", "NodeUnschedulable", "SchedulingGates",
+                     "TaintToleration", "priority_sort_less"), "basic"),
+    **dict.fromkeys(("DEFAULT_WEIGHTS", "default_plugins"), "defaultplugins"),
+    "InterPodAffinity": "interpodaffinity",
+    **dict.fromkeys(("BalancedAllocation", "NodeResourcesFit", "ScoringStrategy"), "noderesources"),
+    "PodTopologySpread": "podtopologyspread",
 }
 
-
-def default_plugins(scoring_strategy: Optional[ScoringStrategy] = None, taint_message_style: str = "1.35",
-                    default_spread_selector: Optional[Callable[[Any], Any]] = None) -> list[Any]:
-    """The default profile in MultiPoint order (volume plugins omitted: karpy models no volumes)."""
-    return [
-        SchedulingGates(),
-        NodeUnschedulable(),
-        NodeName(),
-        TaintToleration(taint_message_style),
-        NodeAffinity(),
-        NodePorts(),
-        NodeResourcesFit(scoring_strategy),
-        PodTopologySpread(default_selector=default_spread_selector),
-        InterPodAffinity(),
-        BalancedAllocation(),
-        ImageLocality(),
-    ]
-
-
 __all__ = [
-    "DEFAULT_WEIGHTS", "BalancedAllocation", "ImageLocality", "InterPodAffinity", "NodeAffinity", "NodeName",
-    "NodePorts", "NodeResourcesFit", "NodeUnschedulable", "PodTopologySpread", "SchedulingGates", "ScoringStrategy",
-    "TaintToleration", "default_plugins", "priority_sort_less",
+    "BalancedAllocation", "DEFAULT_WEIGHTS", "ImageLocality", "InterPodAffinity", "NodeAffinity", "NodeName",
+    "NodePorts", "NodeResourcesFit", "NodeUnschedulable", "PodTopologySpread", "SchedulingGates",
+    "ScoringStrategy", "TaintToleration", "default_plugins", "priority_sort_less",
 ]
+
+if TYPE_CHECKING:  # pragma: no cover
+    from karpy.kubescheduler.plugins.basic import (ImageLocality, NodeAffinity, NodeName, NodePorts, NodeUnschedulable,
+                                                   SchedulingGates, TaintToleration, priority_sort_less)
+    from karpy.kubescheduler.plugins.defaultplugins import DEFAULT_WEIGHTS, default_plugins
+    from karpy.kubescheduler.plugins.interpodaffinity import InterPodAffinity
+    from karpy.kubescheduler.plugins.noderesources import BalancedAllocation, NodeResourcesFit, ScoringStrategy
+    from karpy.kubescheduler.plugins.podtopologyspread import PodTopologySpread
+
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS, globals())

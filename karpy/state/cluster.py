@@ -18,13 +18,21 @@ from __future__ import annotations
 
 import operator
 from collections.abc import Iterable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from karpy.api.quantity import NANO
-from karpy.provisioning import podutils
 from karpy.scheduling.labels import LABEL_HOSTNAME, LABEL_NODEPOOL, NODE_INITIALIZED, NODE_REGISTERED
 from karpy.scheduling.resources import from_quantities, merge_into
 from karpy.scheduling.taints import is_known_ephemeral_taint, match_taint
+from karpy.utils import pod as podutils
+
+if TYPE_CHECKING:  # pragma: no cover
+    from karpy.api.meta import ObjectMeta
+    from karpy.api.node import Node
+    from karpy.api.nodeclaim import NodeClaim
+    from karpy.api.pod import Pod, Taint
+    from karpy.api.workloads import DaemonSet
+    from karpy.scheduling.hostports import HostPortUsage
 
 __all__ = ["ClusterState", "RESOURCE_NODES", "StateNode"]
 
@@ -59,20 +67,20 @@ class StateNode:
 
     def __init__(
         self,
-        node: Any | None = None,
-        nodeclaim: Any | None = None,
-        pods: Iterable[Any] = (),
+        node: Node | None = None,
+        nodeclaim: NodeClaim | None = None,
+        pods: Iterable[Pod] = (),
         marked_for_deletion: bool = False,
     ) -> None:
         if node is None and nodeclaim is None:
             raise ValueError("StateNode needs a node or a nodeclaim")
         self.node = node
         self.nodeclaim = nodeclaim
-        self.pods: list[Any] = list(pods)
+        self.pods: list[Pod] = list(pods)
         self._marked_for_deletion = marked_for_deletion
         self._pod_requests: dict[str, int] | None = None
         self._daemonset_requests: dict[str, int] | None = None
-        self._host_port_usage: Any | None = None
+        self._host_port_usage: HostPortUsage | None = None
 
     def __repr__(self) -> str:
         return f"StateNode({self.name!r})"
@@ -100,17 +108,17 @@ class StateNode:
         name: str = self._meta().name
         return name
 
-    def _claim(self) -> Any:
+    def _claim(self) -> NodeClaim:
         """The NodeClaim where there must be one: managed, or no Node (``__init__`` needs one of the two)."""
         assert self.nodeclaim is not None, "a StateNode has a node or a nodeclaim"
         return self.nodeclaim
 
-    def _node(self) -> Any:
+    def _node(self) -> Node:
         """The Node where there must be one: unmanaged, or initialized (``__init__`` needs one of the two)."""
         assert self.node is not None, "a StateNode has a node or a nodeclaim"
         return self.node
 
-    def _meta(self) -> Any:
+    def _meta(self) -> ObjectMeta:
         if self.node is None:
             return self._claim().metadata
         if self.nodeclaim is None:
@@ -135,7 +143,7 @@ class StateNode:
         """The karpenter.sh/nodepool label (cluster.go uses it for NodePool resources)."""
         return self.labels().get(LABEL_NODEPOOL)
 
-    def taints(self) -> list[Any]:
+    def taints(self) -> list[Taint]:
         """statenode.go Taints: NodeClaim taints until registered; uninitialized managed nodes
         drop known ephemeral taints and taints matching the NodeClaim's startup taints."""
 
@@ -227,7 +235,7 @@ class StateNode:
         req = self.pod_requests()
         return {k: v - req.get(k, 0) for k, v in alloc.items()}
 
-    def host_port_usage(self) -> Any:
+    def host_port_usage(self) -> HostPortUsage:
         """statenode.go HostPortUsage: host ports of bound pods."""
         if self._host_port_usage is None:
             from karpy.scheduling.hostports import HostPortUsage, get_host_ports
@@ -240,7 +248,7 @@ class StateNode:
             self._host_port_usage = usage
         return self._host_port_usage
 
-    def add_pod(self, pod: Any) -> None:
+    def add_pod(self, pod: Pod) -> None:
         """Bind a pod (cluster.go updateNodeUsageFromPod)."""
         self.pods.append(pod)
         self._pod_requests = None
@@ -251,16 +259,16 @@ class StateNode:
 class ClusterState:
     """Snapshot of cluster state for one provisioning pass (cluster.go Cluster, read side)."""
 
-    def __init__(self, nodes: Sequence[StateNode] = (), pods: Sequence[Any] = ()) -> None:
+    def __init__(self, nodes: Sequence[StateNode] = (), pods: Sequence[Pod] = ()) -> None:
         self.nodes: list[StateNode] = list(nodes)
-        self.pods: list[Any] = list(pods)
+        self.pods: list[Pod] = list(pods)
         self._by_node_name: dict[str, StateNode] = {}
         for sn in self.nodes:
             if sn.node is not None:
                 self._by_node_name[sn.node.metadata.name] = sn
         #: what from_objects(scan_pods=True) noted while binding: (the pods list it walked, its
         #: length, the pods without spec.nodeName, the bound pods with an affinity), see _scanned
-        self._scan: tuple[list[Any], int, list[Any], list[Any]] | None = None
+        self._scan: tuple[list[Pod], int, list[Pod], list[Pod]] | None = None
         #: (from_objects ``scan_pods``) the Topologies over this snapshot share one pod index
         #: (topology._PodIndex, ``pod_index``), the first built from the previous snapshot's
         #: (``pod_index_seed``): see topology._cluster_pod_index
@@ -271,9 +279,9 @@ class ClusterState:
     @classmethod
     def from_objects(
         cls,
-        nodes: Sequence[Any] = (),
-        nodeclaims: Sequence[Any] = (),
-        pods: Sequence[Any] = (),
+        nodes: Sequence[Node] = (),
+        nodeclaims: Sequence[NodeClaim] = (),
+        pods: Sequence[Pod] = (),
         marked_for_deletion: Iterable[str] = (),
         previous: ClusterState | None = None,
         scan_pods: bool = False,
@@ -291,8 +299,8 @@ class ClusterState:
         (``shares_pod_index``).
         """
         marked = set(marked_for_deletion)
-        by_pid: dict[str, Any] = {}
-        by_name: dict[str, Any] = {}
+        by_pid: dict[str, Node] = {}
+        by_name: dict[str, Node] = {}
         for n in nodes:
             by_name[n.metadata.name] = n
             pid = getattr(n.spec, "provider_id", None)
@@ -324,8 +332,8 @@ class ClusterState:
         # (noting two lists on the way, kept with ``scan_pods``: a pod's spec is read once per
         # pass instead of once per walk over every pod)
         by_node_name = cs._by_node_name
-        unbound: list[Any] = []
-        with_affinity: list[Any] = []
+        unbound: list[Pod] = []
+        with_affinity: list[Pod] = []
         for p in cs.pods:
             spec = p.spec
             name = spec.node_name
@@ -392,14 +400,14 @@ class ClusterState:
             (deleting if n.marked_for_deletion() else active).append(n)
         return active, deleting
 
-    def node_for_pod(self, pod: Any) -> StateNode | None:
+    def node_for_pod(self, pod: Pod) -> StateNode | None:
         """The state node (with a real Node) a pod is bound to, via spec.nodeName."""
         name = pod.spec.node_name
         if not name:
             return None
         return self._by_node_name.get(name)
 
-    def _scanned(self) -> tuple[list[Any], int, list[Any], list[Any]] | None:
+    def _scanned(self) -> tuple[list[Pod], int, list[Pod], list[Pod]] | None:
         """from_objects' notes (``scan_pods``) while :attr:`pods` is still the list it walked, at
         the length it had; None otherwise."""
         scan = self._scan
@@ -407,7 +415,7 @@ class ClusterState:
             return scan
         return None
 
-    def unbound_pods(self, pods: Sequence[Any]) -> list[Any] | None:
+    def unbound_pods(self, pods: Sequence[Pod]) -> list[Pod] | None:
         """The pods of ``pods`` without ``spec.nodeName``, in their order, when ``pods`` holds
         exactly this snapshot's pods (the same objects in the same order) and from_objects noted
         them (``scan_pods``); None otherwise. Not in upstream; for GetPendingPods, which passes
@@ -417,7 +425,7 @@ class ClusterState:
             return None
         return scan[2]
 
-    def pods_with_anti_affinity(self) -> list[tuple[Any, Any]]:
+    def pods_with_anti_affinity(self) -> list[tuple[Pod, Node]]:
         """cluster.go ForPodsWithAntiAffinity: (pod, Node) for bound pods with *required*
         anti-affinity whose Node exists. Sorted by pod key (upstream iterates a sync.Map).
 
@@ -425,7 +433,7 @@ class ClusterState:
         walked. Not in upstream; same result because the walk below keeps only pods with an
         affinity bound to a Node of the snapshot, and those are the ones noted, in the same order
         (nothing edits them meanwhile: ``scan_pods``)."""
-        out: list[tuple[Any, Any]] = []
+        out: list[tuple[Pod, Node]] = []
         has_required = podutils.has_required_pod_anti_affinity
         scan = self._scanned()
         for p in (self.pods if scan is None else scan[3]):
@@ -449,7 +457,7 @@ class ClusterState:
             merge_into(total, sn.capacity())
         return total
 
-    def daemonset_pod(self, daemonset: Any) -> Any | None:
+    def daemonset_pod(self, daemonset: DaemonSet) -> Pod | None:
         """cluster.go GetDaemonSetPod: a pod owned by the DaemonSet (matched by owner uid, else
         name), the first by pod key (upstream keeps the most recently seen one)."""
         uid = getattr(daemonset.metadata, "uid", None)
