@@ -345,22 +345,53 @@ def _apply_savings_plan(sp: SavingsPlan, c: _Commitment, items: list[_Item], win
         c.covered_seconds += seconds
 
 
-def billed_cost(usage: Sequence[Usage], horizon: float, profile: BillingProfile | BillingProfileSpec,
-                prices: PriceBook, region: str | None = None) -> dict[str, Any]:
-    """The document's ``cost.billed``: ``usage`` billed under ``profile`` over ``[0, horizon]``
-    (see the module docstring). Every number in it is modelled."""
-    spec = profile.spec if isinstance(profile, BillingProfile) else profile
-    name = profile.metadata.name if isinstance(profile, BillingProfile) else ""
-    commitments: dict[str, _Commitment] = {}
-    zonal = [ri for ri in spec.reserved_instances if ri.zone is not None]
-    regional = [ri for ri in spec.reserved_instances if ri.zone is None]
-    for ri in (*zonal, *regional):
-        commitments[ri.label] = _Commitment(ri.label, "ReservedInstance")
-    instance_sps = [sp for sp in spec.savings_plans if sp.type == "EC2Instance"]
-    compute_sps = [sp for sp in spec.savings_plans if sp.type == "Compute"]
-    for sp in (*instance_sps, *compute_sps):
-        commitments[sp.name] = _Commitment(sp.name, f"{sp.type}SavingsPlan")
+class _Plan:
+    """The profile's commitments in AWS's order: zonal RIs, regional RIs, EC2 Instance SPs, Compute SPs."""
 
+    def __init__(self, spec: BillingProfileSpec) -> None:
+        self.zonal = [ri for ri in spec.reserved_instances if ri.zone is not None]
+        self.regional = [ri for ri in spec.reserved_instances if ri.zone is None]
+        self.instance_sps = [sp for sp in spec.savings_plans if sp.type == "EC2Instance"]
+        self.compute_sps = [sp for sp in spec.savings_plans if sp.type == "Compute"]
+        self.commitments: dict[str, _Commitment] = {}
+        for ri in (*self.zonal, *self.regional):
+            self.commitments[ri.label] = _Commitment(ri.label, "ReservedInstance")
+        for sp in (*self.instance_sps, *self.compute_sps):
+            self.commitments[sp.name] = _Commitment(sp.name, f"{sp.type}SavingsPlan")
+
+
+class _Ledger:
+    """The running sums of one bill: dollars and seconds per usage entry, dollars per pricing."""
+
+    def __init__(self, n: int) -> None:
+        self.node_dollars = [0.0] * n
+        self.node_seconds = [0.0] * n
+        self.node_pricing: list[dict[str, float]] = [{} for _ in range(n)]
+        self.by_pricing: dict[str, float] = {}
+        self.hourly: list[float] = []
+        self.fees_total = self.usage_total = self.unused_total = 0.0
+
+    @property
+    def total(self) -> float:
+        return self.usage_total + self.fees_total + self.unused_total
+
+    def add(self, it: _Item, pricing: str, seconds: float, dollars: float) -> None:
+        it.remaining = max(0.0, it.remaining - seconds)
+        self._charge(it.index, pricing, dollars)
+        self.usage_total += dollars
+
+    def fee(self, index: int, dollars: float) -> None:
+        self._charge(index, "fees", dollars)
+        self.fees_total += dollars
+
+    def _charge(self, index: int, pricing: str, dollars: float) -> None:
+        self.node_dollars[index] += dollars
+        self.node_pricing[index][pricing] = self.node_pricing[index].get(pricing, 0.0) + dollars
+        self.by_pricing[pricing] = self.by_pricing.get(pricing, 0.0) + dollars
+
+
+def _hour_buckets(usage: Sequence[Usage], horizon: float) -> list[list[tuple[int, float]]]:
+    """Per clock hour of ``[0, horizon]``: ``(usage index, seconds)`` of every entry running in it."""
     n_hours = max(0, math.ceil(horizon / _HOUR - 1e-9))
     buckets: list[list[tuple[int, float]]] = [[] for _ in range(n_hours)]
     for i, u in enumerate(usage):
@@ -372,126 +403,136 @@ def billed_cost(usage: Sequence[Usage], horizon: float, profile: BillingProfile 
             if seconds > 0:
                 buckets[h].append((i, seconds))
             h += 1
+    return buckets
 
-    node_dollars = [0.0] * len(usage)
-    node_seconds = [0.0] * len(usage)
-    node_pricing: list[dict[str, float]] = [{} for _ in usage]
-    by_pricing: dict[str, float] = {}
-    hourly: list[float] = []
-    fees_total = usage_total = unused_total = 0.0
 
-    def add(it: _Item, pricing: str, seconds: float, dollars: float) -> None:
-        nonlocal usage_total
-        it.remaining = max(0.0, it.remaining - seconds)
-        node_dollars[it.index] += dollars
-        node_pricing[it.index][pricing] = node_pricing[it.index].get(pricing, 0.0) + dollars
-        by_pricing[pricing] = by_pricing.get(pricing, 0.0) + dollars
-        usage_total += dollars
+def _hour_items(bucket: Sequence[tuple[int, float]], usage: Sequence[Usage], spec: BillingProfileSpec,
+                prices: PriceBook, ledger: _Ledger) -> list[_Item]:
+    """One hour's on-demand usage, left for the commitments; spot, reservations and fees billed now."""
+    items: list[_Item] = []
+    for i, seconds in bucket:
+        u = usage[i]
+        ledger.node_seconds[i] += seconds
+        od = prices.on_demand(u.instance_type)
+        it = _Item(u, i, seconds, seconds, od if od is not None else u.list_price)
+        if u.capacity_type not in ("spot", "reserved"):
+            items.append(it)
+        elif u.capacity_type == "spot":
+            spot = prices.spot(u.instance_type, u.zone)
+            ledger.add(it, "spot", seconds, seconds / _HOUR * (spot if spot is not None else u.list_price)
+                       * (1.0 - spec.spot_discount))
+        else:
+            ledger.add(it, "capacity-reservation", seconds, seconds / _HOUR * u.list_price)
+        fee = sum((f.per_node_hour or 0.0) + (f.per_vcpu_hour or 0.0) * u.vcpus for f in spec.node_fees)
+        if fee:
+            ledger.fee(i, seconds / _HOUR * fee)
+    return items
 
-    for h in range(n_hours):
-        window = min((h + 1) * _HOUR, horizon) - h * _HOUR
-        before = usage_total + fees_total + unused_total
-        items: list[_Item] = []
-        for i, seconds in buckets[h]:
-            u = usage[i]
-            node_seconds[i] += seconds
-            od = prices.on_demand(u.instance_type)
-            it = _Item(u, i, seconds, seconds, od if od is not None else u.list_price)
-            if u.capacity_type not in ("spot", "reserved"):
-                items.append(it)
-            elif u.capacity_type == "spot":
-                spot = prices.spot(u.instance_type, u.zone)
-                add(it, "spot", seconds, seconds / _HOUR * (spot if spot is not None else u.list_price)
-                    * (1.0 - spec.spot_discount))
-            else:
-                add(it, "capacity-reservation", seconds, seconds / _HOUR * u.list_price)
-            fee = sum((f.per_node_hour or 0.0) + (f.per_vcpu_hour or 0.0) * u.vcpus for f in spec.node_fees)
-            if fee:
-                dollars = seconds / _HOUR * fee
-                node_dollars[i] += dollars
-                node_pricing[i]["fees"] = node_pricing[i].get("fees", 0.0) + dollars
-                by_pricing["fees"] = by_pricing.get("fees", 0.0) + dollars
-                fees_total += dollars
-        for ri in zonal:
-            c = commitments[ri.label]
+
+def _bill_hour(h: int, window: float, items: list[_Item], plan: _Plan, spec: BillingProfileSpec,
+               prices: PriceBook, region: str | None, ledger: _Ledger) -> None:
+    """Hour ``h``'s on-demand usage through the commitments in AWS's order, the rest on demand."""
+    for ris, apply in ((plan.zonal, _apply_zonal), (plan.regional, _apply_regional)):
+        for ri in ris:
+            c = plan.commitments[ri.label]
             used = c.used
             c.committed += ri.count * _ri_price(ri, prices) * window / _HOUR
-            _apply_zonal(ri, c, items, window, prices, add)
+            apply(ri, c, items, window, prices, ledger.add)
             c.unused_by_hour[h] = ri.count * _ri_price(ri, prices) * window / _HOUR - (c.used - used)
-        for ri in regional:
-            c = commitments[ri.label]
+    for sps, pricing in ((plan.instance_sps, "ec2-instance-savings-plan"), (plan.compute_sps, "compute-savings-plan")):
+        for sp in sps:
+            c = plan.commitments[sp.name]
             used = c.used
-            c.committed += ri.count * _ri_price(ri, prices) * window / _HOUR
-            _apply_regional(ri, c, items, window, prices, add)
-            c.unused_by_hour[h] = ri.count * _ri_price(ri, prices) * window / _HOUR - (c.used - used)
-        for sps, pricing in ((instance_sps, "ec2-instance-savings-plan"), (compute_sps, "compute-savings-plan")):
-            for sp in sps:
-                c = commitments[sp.name]
-                used = c.used
-                c.committed += sp.commitment * window / _HOUR
-                _apply_savings_plan(sp, c, items, window, region, pricing, add)
-                c.unused_by_hour[h] = sp.commitment * window / _HOUR - (c.used - used)
-        for it in items:
-            if it.remaining > _EPS:
-                dollars = it.remaining / _HOUR * it.on_demand * (1.0 - spec.enterprise_discount)
-                add(it, "on-demand", it.remaining, dollars)
-        for c in commitments.values():
-            unused = c.unused_by_hour.get(h, 0.0)
-            unused = unused if unused > 1e-9 else 0.0  # float residue of a used-up commitment
-            c.unused_by_hour[h] = unused
-            unused_total += unused
-        hourly.append((usage_total + fees_total + unused_total - before) / window * _HOUR if window > 0 else 0.0)
-    if unused_total:
-        by_pricing["unused-commitment"] = unused_total
+            c.committed += sp.commitment * window / _HOUR
+            _apply_savings_plan(sp, c, items, window, region, pricing, ledger.add)
+            c.unused_by_hour[h] = sp.commitment * window / _HOUR - (c.used - used)
+    for it in items:
+        if it.remaining > _EPS:
+            dollars = it.remaining / _HOUR * it.on_demand * (1.0 - spec.enterprise_discount)
+            ledger.add(it, "on-demand", it.remaining, dollars)
+    for c in plan.commitments.values():
+        unused = c.unused_by_hour.get(h, 0.0)
+        unused = unused if unused > 1e-9 else 0.0  # float residue of a used-up commitment
+        c.unused_by_hour[h] = unused
+        ledger.unused_total += unused
 
+
+def _summary(usage: Sequence[Usage], horizon: float, name: str, plan: _Plan, ledger: _Ledger) -> dict[str, Any]:
+    """The totals, the groups, the commitments' use and the per-hour series of ``cost.billed``."""
     groups: dict[str, dict[str, float]] = {"by_nodepool": {}, "by_family": {}, "by_generation": {},
                                            "by_capacity_type": {}}
     by_node: dict[str, dict[str, float]] = {}
     for i, u in enumerate(usage):
         for group, key in (("by_nodepool", u.nodepool), ("by_family", u.fam), ("by_generation", u.generation),
                            ("by_capacity_type", u.capacity_type)):
-            groups[group][key] = groups[group].get(key, 0.0) + node_dollars[i]
+            groups[group][key] = groups[group].get(key, 0.0) + ledger.node_dollars[i]
         entry = by_node.setdefault(u.node, {"node_hours": 0.0, "dollars": 0.0})
-        entry["node_hours"] += node_seconds[i] / _HOUR
-        entry["dollars"] += node_dollars[i]
+        entry["node_hours"] += ledger.node_seconds[i] / _HOUR
+        entry["dollars"] += ledger.node_dollars[i]
     per_hour: list[list[float]] = []
-    for h, value in enumerate(hourly):
+    for h, value in enumerate(ledger.hourly):
         v = _r(value)
         if not per_hour or per_hour[-1][1] != v:
             per_hour.append([h * _HOUR, v])
-    total = usage_total + fees_total + unused_total
+    total = ledger.total
     out: dict[str, Any] = {
         "modelled": True,
         "profile": name,
         "total": _r(total),
-        "usage": _r(usage_total),
-        "fees": _r(fees_total),
-        "unused_commitment": _r(unused_total),
+        "usage": _r(ledger.usage_total),
+        "fees": _r(ledger.fees_total),
+        "unused_commitment": _r(ledger.unused_total),
         "effective_per_hour": _r(total / horizon * _HOUR) if horizon > 0 else 0.0,
     }
     for group, values in groups.items():
         out[group] = {k: _r(v) for k, v in sorted(values.items())}
-    out["by_pricing"] = {k: _r(by_pricing[k]) for k in PRICINGS if k in by_pricing}
+    out["by_pricing"] = {k: _r(ledger.by_pricing[k]) for k in PRICINGS if k in ledger.by_pricing}
     out["commitments"] = {c.name: {"kind": c.kind, "committed": _r(c.committed), "used": _r(c.used),
                                    "unused": _r(sum(c.unused_by_hour.values())),
                                    "utilization": _r(c.used / c.committed) if c.committed > 0 else 0.0,
                                    "covered_node_hours": _r(c.covered_seconds / _HOUR)}
-                          for c in commitments.values()}
+                          for c in plan.commitments.values()}
     out["by_nodeclaim"] = {k: {"node_hours": _r(v["node_hours"]), "dollars": _r(v["dollars"])}
                            for k, v in by_node.items()}
     out["per_hour"] = per_hour
+    return out
+
+
+def _notes(usage: Sequence[Usage], plan: _Plan) -> list[str]:
     notes = ["modelled: Reserved Instances, Savings Plans and discounts as the BillingProfile gives them, "
              "applied hour by hour in AWS's documented order (docs/guides/billing.md)"]
     if any(u.capacity_type == "reserved" for u in usage):
         notes.append("nodes in capacity reservations are billed at Karpenter's reserved price; the reservations' "
                      "own bill is cost.capacity_reservations, without the profile's discounts")
-    for sp in compute_sps:
+    for sp in plan.compute_sps:
         missing = sorted({u.fam for u in usage if u.capacity_type == "on-demand" and sp.rate(u.instance_type) is None})
         if missing:
             notes.append(f"Compute Savings Plan {sp.name} has no rate for {', '.join(missing)}: that usage was "
                          "not covered by it")
-    out["notes"] = notes
-    found = _misalignments(usage, spec, prices, commitments, node_dollars, node_pricing, node_seconds, n_hours)
+    return notes
+
+
+def billed_cost(usage: Sequence[Usage], horizon: float, profile: BillingProfile | BillingProfileSpec,
+                prices: PriceBook, region: str | None = None) -> dict[str, Any]:
+    """The document's ``cost.billed``: ``usage`` billed under ``profile`` over ``[0, horizon]``
+    (see the module docstring). Every number in it is modelled."""
+    spec = profile.spec if isinstance(profile, BillingProfile) else profile
+    name = profile.metadata.name if isinstance(profile, BillingProfile) else ""
+    plan = _Plan(spec)
+    buckets = _hour_buckets(usage, horizon)
+    ledger = _Ledger(len(usage))
+    for h, bucket in enumerate(buckets):
+        window = min((h + 1) * _HOUR, horizon) - h * _HOUR
+        before = ledger.total
+        items = _hour_items(bucket, usage, spec, prices, ledger)
+        _bill_hour(h, window, items, plan, spec, prices, region, ledger)
+        ledger.hourly.append((ledger.total - before) / window * _HOUR if window > 0 else 0.0)
+    if ledger.unused_total:
+        ledger.by_pricing["unused-commitment"] = ledger.unused_total
+    out = _summary(usage, horizon, name, plan, ledger)
+    out["notes"] = _notes(usage, plan)
+    found = _misalignments(usage, spec, prices, plan.commitments, ledger.node_dollars, ledger.node_pricing,
+                           ledger.node_seconds, len(buckets))
     for m in found:  # the overlays (by name) that teach Karpenter what this entry's discount does
         m["overlays"] = [o["metadata"]["name"] for o in aligning_overlays(spec, {m["via"]}, prices)]
     out["misalignments"] = found
