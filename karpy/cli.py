@@ -43,6 +43,7 @@ from karpy.result import EXIT_BAD_INPUT
 
 if TYPE_CHECKING:
     from karpy.api.pod import NodeSelectorRequirement
+    from karpy.sweeps.rows import SweepResult
 
 __all__ = ["CLI_GC_THRESHOLDS", "COMMAND_ENTRY_POINT_GROUP", "PluginGroup", "bad_input", "cli", "main",
            "parse_requirement", "preload_cloud_provider", "print_warnings", "tune_gc"]
@@ -780,6 +781,21 @@ def sweep(sweep_file: Path, output: str, csv_path: Path | None, jsonl_path: Path
         _bad_input("--rank-by billed needs a karpy.io/v1alpha1 BillingProfile (spec.billing, or in a design)")
     # files first (each through a temporary file renamed over it): a failed write is exit 2 with
     # nothing half-printed and an earlier file left as it was
+    _write_sweep_files(result, spec.name, csv_path, jsonl_path, parquet_path, report_path, charts_dir)
+    if output == "csv":
+        click.echo(result.to_csv(), nl=False)
+    elif output == "jsonl":
+        click.echo(result.to_jsonl(), nl=False)
+    else:
+        from karpy.report.sweep import render_sweep_table
+
+        click.echo(render_sweep_table(result.rows, rank_by), nl=False)
+    sys.exit(result.exit_code)
+
+
+def _write_sweep_files(result: SweepResult, name: str, csv_path: Path | None, jsonl_path: Path | None,
+                       parquet_path: Path | None, report_path: Path | None, charts_dir: Path | None) -> None:
+    """The sweep's row files, report and charts, each written through a temporary file."""
     if csv_path is not None:
         _write_file("--csv", csv_path, lambda: result.to_csv(csv_path))
     if jsonl_path is not None:
@@ -790,7 +806,7 @@ def sweep(sweep_file: Path, output: str, csv_path: Path | None, jsonl_path: Path
         from karpy.report.sweep import render_sweep_html, sweep_charts
 
         if report_path is not None:
-            _write_text("--report", report_path, render_sweep_html(result.rows, title=f"karpy sweep: {spec.name}",
+            _write_text("--report", report_path, render_sweep_html(result.rows, title=f"karpy sweep: {name}",
                                                                     warnings=result.warnings))
         if charts_dir is not None:
             try:
@@ -799,15 +815,6 @@ def sweep(sweep_file: Path, output: str, csv_path: Path | None, jsonl_path: Path
                 _bad_input(f"--charts {charts_dir}: cannot write: {err.strerror or err}")
             for chart_id, svg in sweep_charts(result.rows).items():
                 _write_text("--charts", charts_dir / f"{chart_id}.svg", svg + "\n")
-    if output == "csv":
-        click.echo(result.to_csv(), nl=False)
-    elif output == "jsonl":
-        click.echo(result.to_jsonl(), nl=False)
-    else:
-        from karpy.report.sweep import render_sweep_table
-
-        click.echo(render_sweep_table(result.rows, rank_by), nl=False)
-    sys.exit(result.exit_code)
 
 
 #: what a sweep that did not finish appends to each row file's name

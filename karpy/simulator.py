@@ -145,10 +145,8 @@ def simulate(
         if isinstance(cloud_provider, str):
             factory = resolve_cloud_provider(cloud_provider)
             loaded = _load(manifests, factory, strict, max_pods, exclude, disruption_on, gates)
-            provider = factory.from_options(ProviderOptions(region=region, prices=prices,
-                                                            unavailable=tuple(unavailable), clock=clock,
-                                                            manifests=loaded, extra=dict(provider_extra or {}),
-                                                            options=operator, price_region=price_region))
+            provider = _build_provider(factory, loaded, region, prices, unavailable, clock, provider_extra,
+                                       operator, price_region)
             owned.callback(_closer(provider))
         else:
             provider = cloud_provider
@@ -165,6 +163,15 @@ def simulate(
         return Result(simulation=outcome, region=region if isinstance(cloud_provider, str) or region else None,
                       prices=meta, cloud_provider=provider, terminal_pods=list(loaded.terminal_pods),
                       billing=profile)
+
+
+def _build_provider(factory: Any, loaded: Manifests, region: str | None, prices: str | None,
+                    unavailable: Sequence[str], clock: VirtualClock, provider_extra: Mapping[str, Any] | None,
+                    operator: Options, price_region: str | None) -> Any:
+    """The registered provider built for this run (closed by ``simulate`` when it returns)."""
+    return factory.from_options(ProviderOptions(region=region, prices=prices, unavailable=tuple(unavailable),
+                                                clock=clock, manifests=loaded, extra=dict(provider_extra or {}),
+                                                options=operator, price_region=price_region))
 
 
 def _closer(provider: Any) -> Callable[[], None]:

@@ -175,7 +175,6 @@ class ScenarioRunner:
         alive = self._initial_pods()
         #: NodePool name -> static (``spec.replicas`` set), as the events change it
         static = {np.metadata.name: np.spec.replicas is not None for np in self.manifests.nodepools}
-        capacity_check = getattr(self.sim.cloud_provider, "check_capacity_spec", None)
         order = sorted(range(len(self.entries)), key=lambda i: (self.entries[i][3].at, i))
         for i in order:
             file, doc, path, ev = self.entries[i]
@@ -184,64 +183,11 @@ class ScenarioRunner:
                                   f"{ev.at:g}s is after the end of the run (until {self.sim.horizon:g}s)")
             action = ev.action
             if action == "apply":
-                objs = self._load_apply(ev.apply, file, doc, path)
-                self._applied[i] = objs
-                for o in objs:
-                    kind = getattr(o, "kind", type(o).__name__)
-                    if kind == "NodePool":
-                        was = static.get(o.metadata.name)
-                        if was is not None and was != (o.spec.replicas is not None):
-                            raise self._error(file, doc, f"{path}.apply", f'NodePool "{o.metadata.name}": spec: '
-                                              f"Invalid value: {NODEPOOL_MODE_TRANSITION}")
-                        static[o.metadata.name] = o.spec.replicas is not None
-                    known.add((kind, self._ns(o), o.metadata.name))
-                    if kind in _WORKLOAD_KINDS or kind == "Pod":
-                        alive[(kind, self._ns(o), o.metadata.name)] = o.pod_count() if kind != "Pod" else 1
-                message = self._over_limit(sum(alive.values()), "this apply")
-                if message is not None:
-                    raise self._error(file, doc, f"{path}.apply", message)
+                self._check_apply(i, known, alive, static)
             elif action in ("scale", "rollout", "delete"):
-                ref = getattr(ev, action)
-                ns = ref.namespace or "default"
-                kinds = {k for (k, _, _) in known}
-                lookup_ns = "default" if ref.kind in ("NodePool", "EC2NodeClass", "NodeOverlay", "PriorityClass") \
-                    else ns
-                if (ref.kind, lookup_ns, ref.name) not in known:
-                    hint = "" if ref.kind in kinds else f" (no {ref.kind} is loaded)"
-                    raise self._error(file, doc, f"{path}.{action}.name",
-                                      f"unknown {ref.kind} {ns + '/' if lookup_ns != 'default' or ns != 'default' else ''}"
-                                      f"{ref.name!r}{hint}".replace("'", '"'))
-                if action == "scale" and ref.kind == "NodePool" and not static.get(ref.name, False):
-                    raise self._error(file, doc, f"{path}.scale.name",
-                                      f'NodePool "{ref.name}" has no spec.replicas: {NODEPOOL_MODE_TRANSITION}')
-                key = (ref.kind, lookup_ns, ref.name)
-                if action == "scale" and ref.kind != "NodePool":
-                    alive[key] = ref.replicas
-                    message = self._over_limit(sum(alive.values()),
-                                               f"scaling {ref.kind} \"{ref.name}\" to {ref.replicas:,} replicas")
-                    if message is not None:
-                        raise self._error(file, doc, f"{path}.scale.replicas", message)
-                if action == "rollout":
-                    message = self._over_limit(sum(alive.values()) + self._surge(key, alive.get(key, 0)),
-                                               f"the rollout of Deployment \"{ref.name}\" (with its maxSurge)")
-                    if message is not None:
-                        raise self._error(file, doc, f"{path}.rollout", message)
-                if action == "delete":
-                    alive.pop(key, None)
-                    known.discard((ref.kind, lookup_ns, ref.name))
-                    if ref.kind == "NodePool":
-                        static.pop(ref.name, None)
+                self._check_reference(i, known, alive, static)
             elif action == "capacity":
-                if capacity_check is None or not hasattr(self.sim.cloud_provider, "capacity_event"):
-                    raise self._error(file, doc, f"{path}.capacity",
-                                      f"cloud provider {getattr(self.sim.cloud_provider, 'name', '?')!r} does not "
-                                      "model injected capacity changes")
-                for field_name in ("unavailable", "available"):
-                    for j, spec in enumerate(getattr(ev.capacity, field_name)):
-                        try:
-                            capacity_check(spec)
-                        except ValueError as err:
-                            raise self._error(file, doc, f"{path}.capacity.{field_name}[{j}]", str(err)) from None
+                self._check_capacity(file, doc, path, ev)
             elif action == "interrupt":
                 if not hasattr(self.sim.cloud_provider, "interrupt"):
                     raise self._error(file, doc, f"{path}.interrupt",
@@ -250,6 +196,76 @@ class ScenarioRunner:
                 self._check_interrupt_reservation(file, doc, path, ev)
             elif action == "cancel_reservation":
                 self._check_cancel_reservation(file, doc, path, ev)
+
+    def _check_apply(self, i: int, known: set[tuple[str, str, str]], alive: dict[tuple[str, str, str], int],
+                     static: dict[str, bool]) -> None:
+        """An ``apply`` event: its manifests load, keep each NodePool's mode, and stay within --max-pods."""
+        file, doc, path, ev = self.entries[i]
+        objs = self._load_apply(ev.apply, file, doc, path)
+        self._applied[i] = objs
+        for o in objs:
+            kind = getattr(o, "kind", type(o).__name__)
+            if kind == "NodePool":
+                was = static.get(o.metadata.name)
+                if was is not None and was != (o.spec.replicas is not None):
+                    raise self._error(file, doc, f"{path}.apply", f'NodePool "{o.metadata.name}": spec: '
+                                      f"Invalid value: {NODEPOOL_MODE_TRANSITION}")
+                static[o.metadata.name] = o.spec.replicas is not None
+            known.add((kind, self._ns(o), o.metadata.name))
+            if kind in _WORKLOAD_KINDS or kind == "Pod":
+                alive[(kind, self._ns(o), o.metadata.name)] = o.pod_count() if kind != "Pod" else 1
+        message = self._over_limit(sum(alive.values()), "this apply")
+        if message is not None:
+            raise self._error(file, doc, f"{path}.apply", message)
+
+    def _check_reference(self, i: int, known: set[tuple[str, str, str]], alive: dict[tuple[str, str, str], int],
+                         static: dict[str, bool]) -> None:
+        """A ``scale``, ``rollout`` or ``delete`` event: it names a loaded object and stays within --max-pods."""
+        file, doc, path, ev = self.entries[i]
+        action = ev.action
+        ref = getattr(ev, action)
+        ns = ref.namespace or "default"
+        kinds = {k for (k, _, _) in known}
+        lookup_ns = "default" if ref.kind in ("NodePool", "EC2NodeClass", "NodeOverlay", "PriorityClass") else ns
+        if (ref.kind, lookup_ns, ref.name) not in known:
+            hint = "" if ref.kind in kinds else f" (no {ref.kind} is loaded)"
+            raise self._error(file, doc, f"{path}.{action}.name",
+                              f"unknown {ref.kind} {ns + '/' if lookup_ns != 'default' or ns != 'default' else ''}"
+                              f"{ref.name!r}{hint}".replace("'", '"'))
+        if action == "scale" and ref.kind == "NodePool" and not static.get(ref.name, False):
+            raise self._error(file, doc, f"{path}.scale.name",
+                              f'NodePool "{ref.name}" has no spec.replicas: {NODEPOOL_MODE_TRANSITION}')
+        key = (ref.kind, lookup_ns, ref.name)
+        if action == "scale" and ref.kind != "NodePool":
+            alive[key] = ref.replicas
+            message = self._over_limit(sum(alive.values()),
+                                       f"scaling {ref.kind} \"{ref.name}\" to {ref.replicas:,} replicas")
+            if message is not None:
+                raise self._error(file, doc, f"{path}.scale.replicas", message)
+        if action == "rollout":
+            message = self._over_limit(sum(alive.values()) + self._surge(key, alive.get(key, 0)),
+                                       f"the rollout of Deployment \"{ref.name}\" (with its maxSurge)")
+            if message is not None:
+                raise self._error(file, doc, f"{path}.rollout", message)
+        if action == "delete":
+            alive.pop(key, None)
+            known.discard((ref.kind, lookup_ns, ref.name))
+            if ref.kind == "NodePool":
+                static.pop(ref.name, None)
+
+    def _check_capacity(self, file: str, doc: int | None, path: str, ev: Any) -> None:
+        """A ``capacity`` event: the provider models capacity changes and accepts each spec."""
+        capacity_check = getattr(self.sim.cloud_provider, "check_capacity_spec", None)
+        if capacity_check is None or not hasattr(self.sim.cloud_provider, "capacity_event"):
+            raise self._error(file, doc, f"{path}.capacity",
+                              f"cloud provider {getattr(self.sim.cloud_provider, 'name', '?')!r} does not "
+                              "model injected capacity changes")
+        for field_name in ("unavailable", "available"):
+            for j, spec in enumerate(getattr(ev.capacity, field_name)):
+                try:
+                    capacity_check(spec)
+                except ValueError as err:
+                    raise self._error(file, doc, f"{path}.capacity.{field_name}[{j}]", str(err)) from None
 
     def _check_cancel_reservation(self, file: str, doc: int | None, path: str, ev: ScenarioEvent) -> None:
         provider = self.sim.cloud_provider
