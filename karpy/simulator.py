@@ -20,7 +20,7 @@ from karpy.options import (MIN_VALUES_POLICIES, PREFERENCE_POLICIES, FeatureGate
 from karpy.featuregates import DEFAULTS as FEATURE_GATE_DEFAULTS
 from karpy.featuregates import NODE_OVERLAY, STATIC_CAPACITY
 from karpy.featuregates import resolve as resolve_gates
-from karpy.result import Result
+from karpy.result import Result, RunInputs
 from karpy.sim.clock import VirtualClock
 from karpy.sim.options import SimulationOptions
 from karpy.sim.scenario import ScenarioRunner
@@ -162,9 +162,21 @@ def simulate(
         prices_meta = getattr(provider, "prices_metadata", None)
         meta = (prices_meta() if callable(prices_meta)
                 else {"date": None, "source": f"{provider.name} cloud provider"})
+        inputs = RunInputs(manifests, _call_options(locals())) if isinstance(cloud_provider, str) else None
         return Result(simulation=outcome, region=region if isinstance(cloud_provider, str) or region else None,
                       prices=meta, cloud_provider=provider, terminal_pods=list(loaded.terminal_pods),
-                      billing=profile)
+                      billing=profile, inputs=inputs)
+
+
+#: simulate's keyword arguments a re-run passes on (RunInputs.options; ``progress`` is the caller's UI)
+_RERUN_OPTIONS = ("region", "prices", "unavailable", "preference_policy", "min_values_policy", "cloud_provider",
+                  "options", "provider_extra", "scheduler_config", "exclude", "price_region", "until", "events",
+                  "disruption", "feature_gates", "strict", "max_pods", "billing")
+
+
+def _call_options(frame: Mapping[str, Any]) -> dict[str, Any]:
+    """``simulate``'s keyword arguments, from its locals."""
+    return {k: frame[k] for k in _RERUN_OPTIONS}
 
 
 def _closer(provider: Any) -> Callable[[], None]:
