@@ -259,8 +259,13 @@ def _with_gap(s: dict[str, Any]) -> dict[str, Any]:
     return s
 
 
-def _better(a: dict[str, Any], b: dict[str, Any] | None) -> bool:
-    """``a`` got further than ``b`` (then: the smaller gap, then the better rank)."""
+def _cheapest(it: Any) -> float:
+    """The type's cheapest available offering (the tie-break between types filtered alike)."""
+    return min((o.price for o in it.available_offerings), default=math.inf)
+
+
+def _better(a: dict[str, Any], b: dict[str, Any] | None, a_it: Any = None, b_it: Any = None) -> bool:
+    """``a`` got further than ``b`` (then: the smaller gap, the better rank, the cheaper type)."""
     if b is None:
         return True
     if _ORDER[a["stage"]] != _ORDER[b["stage"]]:
@@ -268,7 +273,10 @@ def _better(a: dict[str, Any], b: dict[str, Any] | None) -> bool:
     ga, gb = a.get("gap"), b.get("gap")
     if ga is not None and gb is not None and ga != gb:
         return bool(ga < gb)
-    return bool(a.get("rank", 1 << 30) < b.get("rank", 1 << 30))
+    ra, rb = a.get("rank", 1 << 30), b.get("rank", 1 << 30)
+    if ra != rb:
+        return bool(ra < rb)
+    return a_it is not None and b_it is not None and _cheapest(a_it) < _cheapest(b_it)
 
 
 def _catalogue(result: Result) -> dict[str, Any]:
@@ -591,12 +599,12 @@ def why_not(result: Result, instance_type: str | None = None, *, generation: int
             if it is None:
                 continue
             s = _with_gap(race.stage(rec, it))
-            if _better(s, claim_best):
+            if _better(s, claim_best, it, claim_it):
                 claim_best, claim_it = s, it
         if claim_best is None:
             continue
         counts[claim_best["stage"]] = counts.get(claim_best["stage"], 0) + 1
-        if _better(claim_best, best):
+        if _better(claim_best, best, claim_it, best_it):
             best, best_it = claim_best, claim_it
     if best is None:
         raise WhyNotError(f"{target}: no NodeClaim of this run considered it")
@@ -639,9 +647,10 @@ def render_why_not(w: WhyNot) -> str:
         lines.append(f"  CreateFleet {d['strategy']} by {d['ranked_by']}: rank {d['fleet_rank']} of "
                      f"{d['fleet_types']} types, {_money(d['fleet_price'])}")
     if d.get("winner"):
-        gap = (f", gap {_money(d['gap'])} ({d['gap_percent']:.1f} %)" if d.get("gap") is not None
-               and d.get("gap_percent") is not None else "")
-        lines.append(f"  winner: {d['winner']} {_money(d.get('winner_price'))}{gap}")
+        gap = (f", gap {_money(d['gap'])} ({d['gap_percent']:.1f} %)" if w.stage in _PRICE_STAGES
+               and d.get("gap") is not None and d.get("gap_percent") is not None else "")
+        lines.append(f"  {'winner' if w.stage in _PRICE_STAGES else 'launched instead'}: {d['winner']} "
+                     f"{_money(d.get('winner_price'))}{gap}")
     lines.append("  NodeClaims by stage: " + ", ".join(f"{k} {v}" for k, v in w.nodeclaims.items()))
     lines.append(f"  this run: {_money(w.cost_per_hour)}")
     if any(m.get("kind") == "NodePool" for f in w.flips for m in f.manifests):
