@@ -7,6 +7,7 @@ The stages, in the pipeline's order (kubernetes-sigs/karpenter@2266468, aws/karp
   NodeClaim's filters (core pkg/controllers/provisioning/scheduling/nodeclaim.go, InstanceTypeFilterError),
   computed as :mod:`karpy.explain`'s funnel does;
 - ``nodepool-limits``: scheduler.go filterByRemainingResources;
+- ``price-filter``: removed from a consolidation replacement's options (``launchPrice < maxPrice``);
 - ``max-instance-types``: ToNodeClaim's ``OrderByPrice(reqs)[:MaxInstanceTypes]`` (600; nodeclaimtemplate.go:50);
 - ``provider-filter``: the AWS provider's filters (pkg/providers/instance/filter/filter.go);
 - ``provider-cut``: the AWS provider's cut to 60 (pkg/providers/instance/instance.go:67, maxInstanceTypes);
@@ -60,6 +61,8 @@ STAGES: dict[str, str] = {
     "offerings": "kubernetes-sigs/karpenter@2266468 pkg/controllers/provisioning/scheduling/nodeclaim.go",
     "nodepool-limits": "kubernetes-sigs/karpenter@2266468 pkg/controllers/provisioning/scheduling/scheduler.go "
                        "(filterByRemainingResources)",
+    "price-filter": "kubernetes-sigs/karpenter@2266468 pkg/controllers/disruption/consolidation.go "
+                    "(a replacement's options: launchPrice < maxPrice)",
     "max-instance-types": "kubernetes-sigs/karpenter@2266468 pkg/controllers/provisioning/scheduling/"
                           "nodeclaimtemplate.go:50 (ToNodeClaim, MaxInstanceTypes)",
     "provider-filter": "aws/karpenter-provider-aws@1d92708 pkg/providers/instance/filter/filter.go",
@@ -191,6 +194,10 @@ class _Race:
             return {**out, "stage": "offerings"}
         candidates = list(rec.untruncated if rec.untruncated is not None else claim.instance_type_options)
         if all(c is not it for c in candidates):
+            decision = self._replacing(rec)
+            if decision is not None:
+                return {**out, "stage": "price-filter", "method": decision.get("method"),
+                        "candidates": list(decision.get("candidates", ()))}
             return {**out, "stage": "nodepool-limits"}
         ordered = self.ordered(rec, candidates, reqs)
         rank = next(i for i, c in enumerate(ordered) if c is it) + 1
@@ -199,7 +206,7 @@ class _Race:
         if rec.launched is not None and rec.instance_type == it.name:
             if rec.deleted and "consolidation" in str(rec.deleted_by or ""):
                 return {**out, "stage": "consolidation", "replaced_by": rec.deleted_by, "at": rec.deleted_at,
-                        "price": _price(rec.price)}
+                        "price": _price(rec.price), **self._replacement(rec)}
             return {**out, "stage": "launched", "price": _price(rec.price), "zone": rec.zone,
                     "capacity_type": rec.capacity_type}
         out.update(self._winner(rec))
@@ -244,6 +251,28 @@ class _Race:
                     if chosen[by] else None
             return {**out, "stage": "fleet"}
         return {**out, "stage": "fleet", "note": "no CreateFleet decision lists it"}
+
+    def _replacing(self, rec: Any) -> Mapping[str, Any] | None:
+        """The disruption decision that created ``rec`` as a replacement, if any."""
+        controller = getattr(self.ex.sim, "disruption", None)
+        for d in getattr(controller, "decisions", None) or ():
+            if rec.name in (d.get("replacements") or ()):
+                found: Mapping[str, Any] = d
+                return found
+        return None
+
+    def _replacement(self, rec: Any) -> dict[str, Any]:
+        """The consolidation decision that replaced ``rec``: its method and the replacements with
+        their $/h (launchPrice < maxPrice, the candidates' price, let them through)."""
+        controller = getattr(self.ex.sim, "disruption", None)
+        for d in reversed(getattr(controller, "decisions", None) or ()):
+            if rec.name in d.get("candidates", ()) and d.get("replacements"):
+                reps = [self.ex.by_name[n] for n in d["replacements"] if n in self.ex.by_name]
+                prices = [r.price for r in reps if r.price is not None]
+                return {"method": d.get("method"), "candidates": list(d["candidates"]),
+                        "winner": ", ".join(str(r.instance_type) for r in reps),
+                        "winner_price": _price(sum(prices)) if prices else None}
+        return {"winner": None}
 
     def _winner(self, rec: Any) -> dict[str, Any]:
         """What the NodeClaim launched, and the gap of the type's NodeClaim price to it."""
@@ -357,7 +386,8 @@ class _Flipper:
 
     def rerun(self, kind: str, change: str, *, nodepools: Mapping[str, dict[str, Any]] | None = None,
               extra: Sequence[dict[str, Any]] = (), gates: Mapping[str, bool] | None = None,
-              risk: str | None = None) -> Flip:
+              risk: str | None = None, keep: bool = False) -> Flip:
+        """Re-run with the change: flipped when the type launches (``keep``: still runs at the end)."""
         from karpy.api.nodepool import NodePool
         from karpy.simulator import simulate
 
@@ -371,7 +401,8 @@ class _Flipper:
             opts["feature_gates"] = {**dict(opts.get("feature_gates") or {}), **gates}
         after = simulate([*objects, *extra], **opts)
         launched = tuple(sorted({r.instance_type for r in after.simulation.launches
-                                 if r.launched is not None and r.instance_type in self.targets}))
+                                 if r.launched is not None and r.instance_type in self.targets
+                                 and not (keep and r.deleted)}))
         verified = bool(launched) and len(after.pending_pods) <= len(self.result.pending_pods)
         changed = tuple(replace[n] for n in sorted(replace) if n in self.nodepools) + tuple(
             d for d in extra if d.get("kind") == "NodePool")
@@ -379,7 +410,7 @@ class _Flipper:
         return Flip(kind, change, manifests, dict(gates or {}), verified, launched, after.cost_per_hour,
                     round(after.cost_per_hour - self.result.cost_per_hour, 6), len(after.pending_pods), risk)
 
-    def overlay(self, requirement: dict[str, Any], gap: float) -> Flip:
+    def overlay(self, requirement: dict[str, Any], gap: float, keep: bool = False) -> Flip:
         amount = math.floor(gap * 1e5 + 1e-6) / 1e5 + 1e-5  # strictly more than the gap
         adj = f"-{amount:.5f}".rstrip("0").rstrip(".")
         doc = {"apiVersion": "karpenter.sh/v1alpha1", "kind": "NodeOverlay",
@@ -387,7 +418,7 @@ class _Flipper:
                "spec": {"requirements": [requirement], "priceAdjustment": adj}}
         return self.rerun("nodeoverlay", f"NodeOverlay prefer-{_slug(self.label)}: priceAdjustment {adj} on "
                           f"{requirement['key']} In {_values(requirement['values'])} (feature gate NodeOverlay=true)",
-                          extra=[doc], gates={"NodeOverlay": True})
+                          extra=[doc], gates={"NodeOverlay": True}, keep=keep)
 
     def edit_requirement(self, nodepool: str, key: str, add: Sequence[str] = (), remove: Sequence[str] = (),
                          risk: str | None = None) -> Flip | None:
@@ -476,6 +507,9 @@ def _flips(result: Result, s: dict[str, Any], it: Any, targets: frozenset[str], 
                 tried.append(flip)
                 break
         tried.append(flipper.weighted(nodepool, target_req))
+    elif stage == "consolidation" and s.get("gap") is not None and s["gap"] > 0:
+        # the candidate priced at or below its replacement fails launchPrice < maxPrice
+        tried.append(flipper.overlay(target_req, s["gap"], keep=True))
     elif stage == "nodepool-requirement":
         key = s["key"]
         value = _value(it, key)
@@ -488,7 +522,7 @@ def _flips(result: Result, s: dict[str, Any], it: Any, targets: frozenset[str], 
     if not flips:
         note = {"ice": "no NodePool change gives EC2 capacity; the fallback is what launched instead",
                 "launched": None,
-                "consolidation": "flips for consolidation are not tried yet",
+                "consolidation": "no overlay tried kept it",
                 "pod-requirement": "the pods' own requirement removed it: change the pods",
                 "resources": "the type is too small for the pods (with DaemonSets)",
                 "host-ports": "change the DaemonSets' or the pods' host ports"}.get(stage, "no change tried flipped it")
@@ -520,6 +554,9 @@ def _stage_text(s: Mapping[str, Any], name: str) -> str:
     if s.get("gap") is not None and s.get("winner"):
         pct = f" ({s['gap_percent']:.1f} %)" if s.get("gap_percent") is not None else ""
         gap = f": {_money(s['gap'])}{pct} dearer than {s['winner']}"
+    if stage == "price-filter":
+        return (f"{name} was removed from {s['nodeclaim']}'s options by {s.get('method')}'s price filter "
+                f"(launchPrice < maxPrice, the price of {', '.join(s.get('candidates') or ())})")
     if stage == "nodepool-limits":
         return f"{name} was removed by NodePool {s['nodepool']}'s limits ({where})"
     if stage == "max-instance-types":
@@ -537,7 +574,10 @@ def _stage_text(s: Mapping[str, Any], name: str) -> str:
         return (f"{name} got {s['error_code']} from CreateFleet in {', '.join(s['zones'])}"
                 + (f"; {s['winner']} launched instead" if s.get("winner") else ""))
     if stage == "consolidation":
-        return f"{name} was launched ({s['nodeclaim']}), then replaced by {s['replaced_by']} at t={s['at']:g}s"
+        by = (f" with {s['winner']} ({_money(s.get('winner_price'))} < {_money(s.get('price'))}: launchPrice < "
+              f"maxPrice)" if s.get("winner") else "")
+        return (f"{name} was launched ({s['nodeclaim']}), then replaced by {s.get('method') or s['replaced_by']}"
+                f"{by} at t={s['at']:g}s")
     return f"{name} was launched ({s['nodeclaim']}, {_money(s.get('price'))})"
 
 

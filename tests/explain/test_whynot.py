@@ -133,3 +133,20 @@ def test_cli_unknown_type_is_one_line_exit_2() -> None:
         "karpy: unknown instance type 'm9z.huge': no NodePool of this run offered it (1355 types offered)"]
     both = CliRunner().invoke(cli, ["explain", "--why-not", "m8i.2xlarge", "--pod", "default/web"])
     assert both.exit_code == 2
+
+
+def test_consolidation_replacing_the_type_and_the_overlay_that_keeps_it() -> None:
+    # web scaled 6 -> 1 at 30m: single-node consolidation replaces m7i.2xlarge by r7i.xlarge
+    r = karpy.simulate(bundled_example(), prices=PRICES, disruption=True, until="2h",
+                       events=["30m scale deployment/web 1"])
+    w = r.why_not("m7i.2xlarge")
+    assert w.stage == "consolidation"
+    d = w.detail
+    assert (d["method"], d["winner"], d["winner_price"], d["price"], d["gap"], d["at"]) == \
+        ("single-node-consolidation", "r7i.xlarge", 0.2646, 0.4032, 0.1386, 1915.0)
+    assert w.nodeclaims == {"price-filter": 1, "consolidation": 1}
+    assert w.answer.startswith("m7i.2xlarge was launched (general-shtrx), then replaced by single-node-consolidation "
+                               "with r7i.xlarge ($0.2646/h < $0.4032/h: launchPrice < maxPrice) at t=1915s; "
+                               "verified flips: NodeOverlay priceAdjustment -0.13861 ($0.4032/h)")
+    (keep,) = w.flips
+    assert (keep.kind, keep.launched, keep.cost_per_hour) == ("nodeoverlay", ("m7i.2xlarge",), 0.4032)
