@@ -97,11 +97,15 @@ class Flip:
     cost_change: float
     pending_pods: int
     risk: str | None = None
+    #: the change re-run again with the target's offerings all unavailable (an outage of the type or
+    #: generation): ``{"launched": [...], "cost_per_hour", "pending_pods"}``
+    outage: Mapping[str, Any] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {"kind": self.kind, "change": self.change, "verified": self.verified,
                 "launched": list(self.launched), "cost_per_hour": self.cost_per_hour,
                 "cost_change_per_hour": self.cost_change, "pending_pods": self.pending_pods, "risk": self.risk,
+                "outage": dict(self.outage) if self.outage is not None else None,
                 "feature_gates": dict(self.feature_gates), "manifests": [dict(m) for m in self.manifests]}
 
 
@@ -404,11 +408,18 @@ class _Flipper:
                                  if r.launched is not None and r.instance_type in self.targets
                                  and not (keep and r.deleted)}))
         verified = bool(launched) and len(after.pending_pods) <= len(self.result.pending_pods)
+        outage: dict[str, Any] | None = None
+        if verified:
+            opts["unavailable"] = (*tuple(opts.get("unavailable") or ()), *(f"{t}:*:*" for t in sorted(self.targets)))
+            short = simulate([*objects, *extra], **opts)
+            outage = {"launched": sorted({str(r.instance_type) for r in short.simulation.launches
+                                          if r.launched is not None and not r.deleted}),
+                      "cost_per_hour": short.cost_per_hour, "pending_pods": len(short.pending_pods)}
         changed = tuple(replace[n] for n in sorted(replace) if n in self.nodepools) + tuple(
             d for d in extra if d.get("kind") == "NodePool")
         manifests = tuple(d for d in extra if d.get("kind") != "NodePool") + changed
         return Flip(kind, change, manifests, dict(gates or {}), verified, launched, after.cost_per_hour,
-                    round(after.cost_per_hour - self.result.cost_per_hour, 6), len(after.pending_pods), risk)
+                    round(after.cost_per_hour - self.result.cost_per_hour, 6), len(after.pending_pods), risk, outage)
 
     def overlay(self, requirement: dict[str, Any], gap: float, keep: bool = False) -> Flip:
         amount = math.floor(gap * 1e5 + 1e-6) / 1e5 + 1e-5  # strictly more than the gap
@@ -702,6 +713,10 @@ def render_why_not(w: WhyNot) -> str:
             lines.append(f"       verified: launched {', '.join(f.launched)}; {_money(f.cost_per_hour)} "
                          f"({'+' if f.cost_change >= 0 else '-'}{_money(abs(f.cost_change))}), "
                          f"{f.pending_pods} pods pending" + (f"; risk: {f.risk}" if f.risk else ""))
+            if f.outage is not None:
+                o = f.outage
+                lines.append(f"       with {w.target} unavailable: launched {', '.join(o['launched']) or 'nothing'}; "
+                             f"{_money(o['cost_per_hour'])}, {o['pending_pods']} pods pending")
             for m in f.manifests:
                 text = yaml.safe_dump(_shown(m), sort_keys=False, default_flow_style=None).rstrip()
                 lines.extend("       " + ln for ln in text.splitlines())

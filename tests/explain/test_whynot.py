@@ -72,6 +72,12 @@ def test_generation_8_names_its_best_candidate_and_a_verified_weighted_nodepool(
     assert np["spec"]["template"]["spec"]["requirements"][-1] == {
         "key": "karpenter.k8s.aws/instance-generation", "operator": "In", "values": ["8"]}
     assert all(f.launched == ("m8i.2xlarge",) for f in w.flips)
+    # each flip re-run again under an 8th-gen outage: the overlay falls back to m7i at the same price,
+    # the requirement change (m7i removed) to r7i.2xlarge
+    assert kinds["nodeoverlay"].outage == {"launched": ["m7i.2xlarge"], "cost_per_hour": 0.4032, "pending_pods": 0}
+    assert kinds["requirement"].outage == {"launched": ["r7i.2xlarge"], "cost_per_hour": 0.5292, "pending_pods": 0}
+    assert kinds["weighted-nodepool"].outage is not None
+    assert kinds["weighted-nodepool"].outage["pending_pods"] == 0
 
 
 def test_a_type_the_nodepool_excludes_gives_the_filter_stage_and_a_verified_requirement_change(
