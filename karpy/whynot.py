@@ -577,6 +577,8 @@ def _stage_text(s: Mapping[str, Any], name: str) -> str:
         return f"{name} was removed by the AWS provider's {s['filter']}{gap}"
     if stage == "provider-cut":
         return f"{name} was cut by the AWS provider's cut to {s['kept']}: rank {s['rank']} of {s['of']} by price{gap}"
+    if stage == "fleet" and not s.get("strategy"):
+        return f"{name} lost at the cloud provider's launch pick (it gives no CreateFleet detail){gap}"
     if stage == "fleet":
         rank = f"rank {s['fleet_rank']} of {s['fleet_types']}" if s.get("fleet_rank") else ""
         return f"{name} lost at CreateFleet's {s.get('strategy') or ''} pick{gap}".replace("  ", " ") + \
@@ -664,6 +666,8 @@ def why_not(result: Result, instance_type: str | None = None, *, generation: int
     note: str | None = None
     if verify and best["stage"] != "launched":
         flips, note = _flips(result, best, best_it, names, instance_type or f"gen{gen}", gen, catalogue)
+    elif not verify:
+        note = "flips not tried (verify=False)"
     w = WhyNot(target, best_it.name, best["stage"], best, tuple(flips), dict(sorted(counts.items(),
                                                                                   key=lambda kv: _ORDER[kv[0]])),
                result.cost_per_hour, note)

@@ -156,3 +156,28 @@ def test_consolidation_replacing_the_type_and_the_overlay_that_keeps_it() -> Non
                                "verified flips: NodeOverlay priceAdjustment -0.13861 ($0.4032/h)")
     (keep,) = w.flips
     assert (keep.kind, keep.launched, keep.cost_per_hour) == ("nodeoverlay", ("m7i.2xlarge",), 0.4032)
+
+
+def test_a_provider_without_createfleet_detail_is_not_said_to_run_a_fleet() -> None:
+    manifests = """\
+apiVersion: karpenter.sh/v1
+kind: NodePool
+metadata: {name: light}
+spec:
+  template:
+    spec:
+      nodeClassRef: {group: karpenter.test.sh, kind: TestNodeClass, name: default}
+      requirements: []
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: web, namespace: shop}
+spec:
+  containers:
+    - {name: c, image: x, resources: {requests: {cpu: "1"}}}
+"""
+    r = karpy.simulate(manifests, cloud_provider="fake")
+    w = r.why_not("default-instance-type", verify=False)
+    assert w.answer == ("default-instance-type lost at the cloud provider's launch pick (it gives no CreateFleet "
+                        "detail): $0.41475/h (100.0 %) dearer than small-instance-type; no verified flip: "
+                        "flips not tried (verify=False)")
