@@ -487,7 +487,8 @@ def simulate(paths: tuple[Path, ...], region: str, prices: str | None, price_reg
               help="Where instance type TYPE left the race (filter, 600/60 cut, CreateFleet rank and price gap, "
                    "ICE, consolidation) and the smallest changes that flip it, each verified by a re-run.")
 @click.option("--generation", "why_not_generation", default=None, metavar="N",
-              help="As --why-not, for the best candidate of instance generation N (e.g. 8).")
+              help="As --why-not, for the best candidate of instance generation N (e.g. 8). With --pod or "
+                   "--nodeclaim: only the NodeClaims of that pod / that NodeClaim.")
 @_scenario_options
 @click.option("-o", "--output", type=click.Choice(["text", "json"]), default="text", show_default=True)
 def explain(paths: tuple[Path, ...], pod_key: str | None, nodeclaim_name: str | None, region: str,
@@ -511,10 +512,8 @@ def explain(paths: tuple[Path, ...], pod_key: str | None, nodeclaim_name: str | 
     from karpy.explain import ExplainLookupError, explain_nodeclaim, explain_pod, explain_run, render_explain
     if pod_key is not None and nodeclaim_name is not None:
         _bad_input("--pod and --nodeclaim are mutually exclusive; give one of them (or neither for a summary)")
-    asked = [o for o, v in (("--pod", pod_key), ("--nodeclaim", nodeclaim_name), ("--why-not", why_not_type),
-                            ("--generation", why_not_generation)) if v is not None]
-    if len(asked) > 1 and (why_not_type is not None or why_not_generation is not None):
-        _bad_input(f"{' and '.join(asked)} are mutually exclusive; give one of them")
+    if why_not_type is not None and why_not_generation is not None:
+        _bad_input("--why-not and --generation are mutually exclusive; give one of them")
     if pod_key is not None:
         pod_key = pod_key.strip()
         if not pod_key or pod_key.count("/") > 1 or pod_key.startswith("/") or pod_key.endswith("/"):
@@ -528,7 +527,7 @@ def explain(paths: tuple[Path, ...], pod_key: str | None, nodeclaim_name: str | 
                            feature_gates=feature_gates, disruption=disruption, strict=strict,
                            scheduler_config=scheduler_config, max_pods=max_pods, no_cache=no_cache)
     if why_not_type is not None or why_not_generation is not None:
-        _why_not(result, why_not_type, why_not_generation, output)
+        _why_not(result, why_not_type, why_not_generation, output, nodeclaim=nodeclaim_name, pod=pod_key)
     try:
         if pod_key is not None:
             trace = explain_pod(result, pod_key)
@@ -547,15 +546,18 @@ def explain(paths: tuple[Path, ...], pod_key: str | None, nodeclaim_name: str | 
     sys.exit(0)
 
 
-def _why_not(result: Any, instance_type: str | None, generation: str | None, output: str) -> NoReturn:
-    """``karpy explain --why-not TYPE | --generation N`` (karpy.whynot): text or ``{"why_not": ...}``."""
+def _why_not(result: Any, instance_type: str | None, generation: str | None, output: str,
+             nodeclaim: str | None, pod: str | None) -> NoReturn:
+    """``karpy explain --why-not TYPE | --generation N [--pod P | --nodeclaim NC]`` (karpy.whynot):
+    text or ``{"why_not": ...}``."""
     import json
 
+    from karpy.explain import ExplainLookupError
     from karpy.whynot import WhyNotError, render_why_not
 
     try:
-        answer = result.why_not(instance_type, generation=generation)
-    except WhyNotError as err:
+        answer = result.why_not(instance_type, generation=generation, nodeclaim=nodeclaim, pod=pod)
+    except (WhyNotError, ExplainLookupError) as err:
         _bad_input(str(err.args[0]) if err.args else str(err))
     if output == "json":
         click.echo(json.dumps({"why_not": answer.to_dict()}, indent=2, ensure_ascii=False))

@@ -179,13 +179,14 @@ class Result:
         return sorted(k for k, p in self.simulation.pods.items() if p.spec.node_name == node_name)
 
     def why_not(self, instance_type: str | None = None, *, generation: int | str | None = None,
-                verify: bool = True) -> WhyNot:
+                verify: bool = True, nodeclaim: str | None = None, pod: str | None = None) -> WhyNot:
         """Where ``instance_type`` (or the best candidate of ``generation``) left the race in this
         run, and the smallest changes that flip it, each verified by re-running the simulation
-        (:mod:`karpy.whynot`). Raises :class:`karpy.whynot.WhyNotError` for a type no NodePool offered."""
+        (:mod:`karpy.whynot`); ``nodeclaim`` / ``pod`` narrow it to that NodeClaim / the pod's NodeClaims.
+        Raises :class:`karpy.whynot.WhyNotError` for a type no NodePool offered."""
         from karpy.whynot import why_not
 
-        return why_not(self, instance_type, generation=generation, verify=verify)
+        return why_not(self, instance_type, generation=generation, verify=verify, nodeclaim=nodeclaim, pod=pod)
 
     def pods_by_node(self) -> dict[str, list[str]]:
         """node name -> sorted pod keys bound there (:meth:`pods_on` for every node in one pass over

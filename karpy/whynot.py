@@ -616,8 +616,10 @@ def _short_change(f: Flip) -> str:
 
 
 def why_not(result: Result, instance_type: str | None = None, *, generation: int | str | None = None,
-            verify: bool = True) -> WhyNot:
-    """See :meth:`karpy.result.Result.why_not`. ``verify=False`` skips the re-runs (no flips)."""
+            verify: bool = True, nodeclaim: str | None = None, pod: str | None = None) -> WhyNot:
+    """See :meth:`karpy.result.Result.why_not`. ``verify=False`` skips the re-runs (no flips);
+    ``nodeclaim`` / ``pod`` (``NAMESPACE/NAME``) look only at that NodeClaim / the NodeClaims that
+    got the pod (:class:`karpy.explain.ExplainLookupError` when unknown)."""
     if (instance_type is None) == (generation is None):
         raise WhyNotError("give an instance type or a generation (one of them)")
     catalogue = _catalogue(result)
@@ -636,11 +638,18 @@ def why_not(result: Result, instance_type: str | None = None, *, generation: int
             raise WhyNotError(f"no instance type of generation {gen!r} was offered in this run "
                               f"(generations offered: {', '.join(gens) or 'none'})")
         target = f"generation {gen}"
-    race = _Race(_Explainer(result))
+    ex = _Explainer(result)
+    race = _Race(ex)
+    records: list[Any] = list(result.simulation.launches)
+    if nodeclaim is not None:
+        records = [ex.record(nodeclaim)]
+    elif pod is not None:
+        ex.pod_model(pod)
+        records = list(ex.pod_claims.get(pod, ()))
     best: dict[str, Any] | None = None
     best_it: Any = None
     counts: dict[str, int] = {}
-    for rec in result.simulation.launches:
+    for rec in records:
         if rec.scheduling is None:
             continue
         claim_best: dict[str, Any] | None = None
@@ -660,7 +669,10 @@ def why_not(result: Result, instance_type: str | None = None, *, generation: int
         if _better(claim_best, best, claim_it, best_it):
             best, best_it = claim_best, claim_it
     if best is None:
-        raise WhyNotError(f"{target}: no NodeClaim of this run considered it")
+        scope = (f"NodeClaim {nodeclaim}" if nodeclaim is not None else
+                 f"the NodeClaims of pod {pod}" if pod is not None else "no NodeClaim of this run")
+        raise WhyNotError(f"{target}: {scope} never considered it" if nodeclaim is not None or pod is not None
+                          else f"{target}: no NodeClaim of this run considered it")
     names = frozenset(it.name for it in types)
     flips: list[Flip] = []
     note: str | None = None
