@@ -162,21 +162,16 @@ def simulate(
         prices_meta = getattr(provider, "prices_metadata", None)
         meta = (prices_meta() if callable(prices_meta)
                 else {"date": None, "source": f"{provider.name} cloud provider"})
-        inputs = RunInputs(manifests, _call_options(locals())) if isinstance(cloud_provider, str) else None
+        inputs = RunInputs(manifests, {
+            "region": region, "prices": prices, "unavailable": unavailable, "preference_policy": preference_policy,
+            "min_values_policy": min_values_policy, "cloud_provider": cloud_provider, "options": options,
+            "provider_extra": provider_extra, "scheduler_config": scheduler_config, "exclude": exclude,
+            "price_region": price_region, "until": until, "events": events, "disruption": disruption,
+            "feature_gates": feature_gates, "strict": strict, "max_pods": max_pods, "billing": billing,
+        }) if isinstance(cloud_provider, str) else None  # what a re-run needs (progress is the caller's UI)
         return Result(simulation=outcome, region=region if isinstance(cloud_provider, str) or region else None,
                       prices=meta, cloud_provider=provider, terminal_pods=list(loaded.terminal_pods),
                       billing=profile, inputs=inputs)
-
-
-#: simulate's keyword arguments a re-run passes on (RunInputs.options; ``progress`` is the caller's UI)
-_RERUN_OPTIONS = ("region", "prices", "unavailable", "preference_policy", "min_values_policy", "cloud_provider",
-                  "options", "provider_extra", "scheduler_config", "exclude", "price_region", "until", "events",
-                  "disruption", "feature_gates", "strict", "max_pods", "billing")
-
-
-def _call_options(frame: Mapping[str, Any]) -> dict[str, Any]:
-    """``simulate``'s keyword arguments, from its locals."""
-    return {k: frame[k] for k in _RERUN_OPTIONS}
 
 
 def _closer(provider: Any) -> Callable[[], None]:
