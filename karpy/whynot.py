@@ -723,10 +723,11 @@ def render_why_not(w: WhyNot) -> str:
     if any(m.get("kind") == "NodePool" for f in w.flips for m in f.manifests):
         lines.append("  (NodePools shown by their requirements and weight; -o json has the whole objects)")
     if w.flips:
-        lines.append("  verified flips (each re-run with the change; the type then launches):")
+        lines.append("  verified flips (each re-run with the change):")
         for i, f in enumerate(w.flips, 1):
             lines.append(f"    {i}. {f.change}")
-            lines.append(f"       verified: launched {', '.join(f.launched)}; {_money(f.cost_per_hour)} "
+            did = "still runs at the end" if w.stage == "consolidation" else "launched"
+            lines.append(f"       verified: {did} {', '.join(f.launched)}; {_money(f.cost_per_hour)} "
                          f"({'+' if f.cost_change >= 0 else '-'}{_money(abs(f.cost_change))}), "
                          f"{f.pending_pods} pods pending" + (f"; risk: {f.risk}" if f.risk else ""))
             if f.outage is not None:
