@@ -552,27 +552,37 @@ def simulate(paths: tuple[Path, ...], region: str, prices: str | None, price_reg
 @click.option("--pod", "pod_key", default=None, metavar="NS/NAME",
               help="Explain one pod (NAMESPACE/NAME; a bare NAME means namespace default).")
 @click.option("--nodeclaim", "nodeclaim_name", default=None, metavar="NAME", help="Explain one NodeClaim.")
+@click.option("--why-not", "why_not_type", default=None, metavar="TYPE",
+              help="Where instance type TYPE left the race (filter, 600/60 cut, CreateFleet rank and price gap, "
+                   "ICE, consolidation) and the smallest changes that flip it, each verified by a re-run.")
+@click.option("--generation", "why_not_generation", default=None, metavar="N",
+              help="As --why-not, for the best candidate of instance generation N (e.g. 8). With --pod or "
+                   "--nodeclaim: only the NodeClaims of that pod / that NodeClaim.")
 @_scenario_options
 @click.option("-o", "--output", type=click.Choice(["text", "json"]), default="text", show_default=True)
 def explain(paths: tuple[Path, ...], pod_key: str | None, nodeclaim_name: str | None, region: str,
             prices: str | None, price_region: str | None, exclude: tuple[str, ...], unavailable: tuple[str, ...], preference_policy: str, min_values_policy: str,
             cloud_provider: str, until: str | None, events: tuple[str, ...], feature_gates: str | None,
             disruption: bool, strict: bool, max_pods: int, output: str, scheduler_config: Path | None = None,
-            no_cache: bool = False) -> None:
+            no_cache: bool = False, why_not_type: str | None = None, why_not_generation: str | None = None) -> None:
     """Explain the decisions of a simulation of PATH... (default: the bundled example).
 
     Without --pod/--nodeclaim: every NodeClaim and every pending pod. For a NodeClaim: its NodePool,
     pods, how many instance types each requirement / resources / offerings removed, the price order,
     the 600 and 60 cuts, the fleet request and what EC2 picked, capacity errors and the fallback.
     For a pod: the NodePools tried in weight order and why each was rejected, the preferences
-    relaxed, the kube-scheduler message, the NodeClaims it went through. Exit 0 when explained,
-    2 on bad input or an unknown pod / NodeClaim.
+    relaxed, the kube-scheduler message, the NodeClaims it went through. With --why-not TYPE or
+    --generation N: the one-line answer (where it left the race, with the price gap), then the
+    details and the verified flips (docs/guides/why-not.md). Exit 0 when explained,
+    2 on bad input or an unknown pod / NodeClaim / instance type / generation.
     """
     import json
 
     from karpy.explain import ExplainLookupError, explain_nodeclaim, explain_pod, explain_run, render_explain
     if pod_key is not None and nodeclaim_name is not None:
         _bad_input("--pod and --nodeclaim are mutually exclusive; give one of them (or neither for a summary)")
+    if why_not_type is not None and why_not_generation is not None:
+        _bad_input("--why-not and --generation are mutually exclusive; give one of them")
     if pod_key is not None:
         pod_key = pod_key.strip()
         if not pod_key or pod_key.count("/") > 1 or pod_key.startswith("/") or pod_key.endswith("/"):
@@ -585,6 +595,8 @@ def explain(paths: tuple[Path, ...], pod_key: str | None, nodeclaim_name: str | 
                            cloud_provider=cloud_provider, until=until, events=list(events),
                            feature_gates=feature_gates, disruption=disruption, strict=strict,
                            scheduler_config=scheduler_config, max_pods=max_pods, no_cache=no_cache)
+    if why_not_type is not None or why_not_generation is not None:
+        _why_not(result, why_not_type, why_not_generation, output, nodeclaim=nodeclaim_name, pod=pod_key)
     try:
         if pod_key is not None:
             trace = explain_pod(result, pod_key)
@@ -600,6 +612,26 @@ def explain(paths: tuple[Path, ...], pod_key: str | None, nodeclaim_name: str | 
         click.echo(render_explain(trace), nl=False)
         if pod_key is None:
             click.echo(_explain_bill(result, nodeclaim_name), nl=False)
+    sys.exit(0)
+
+
+def _why_not(result: Any, instance_type: str | None, generation: str | None, output: str,
+             nodeclaim: str | None, pod: str | None) -> NoReturn:
+    """``karpy explain --why-not TYPE | --generation N [--pod P | --nodeclaim NC]`` (karpy.whynot):
+    text or ``{"why_not": ...}``."""
+    import json
+
+    from karpy.explain import ExplainLookupError
+    from karpy.whynot import WhyNotError, render_why_not
+
+    try:
+        answer = result.why_not(instance_type, generation=generation, nodeclaim=nodeclaim, pod=pod)
+    except (WhyNotError, ExplainLookupError) as err:
+        _bad_input(str(err.args[0]) if err.args else str(err))
+    if output == "json":
+        click.echo(json.dumps({"why_not": answer.to_dict()}, indent=2, ensure_ascii=False))
+    else:
+        click.echo(render_why_not(answer), nl=False)
     sys.exit(0)
 
 

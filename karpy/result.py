@@ -18,14 +18,17 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 from karpy.api.billing import BillingProfile
 from karpy.document import Cost, NodeClaimResult, PodResult, RequirementDocument
 from karpy.scheduling.labels import LABEL_OS
 from karpy.sim.simulation import LaunchRecord, SimulationResult
 
-__all__ = ["EXIT_BAD_INPUT", "EXIT_OK", "EXIT_PENDING", "Result", "document_json", "write_document_json"]
+if TYPE_CHECKING:
+    from karpy.whynot import WhyNot
+
+__all__ = ["EXIT_BAD_INPUT", "EXIT_OK", "EXIT_PENDING", "Result", "RunInputs", "document_json", "write_document_json"]
 
 EXIT_OK = 0
 EXIT_BAD_INPUT = 2
@@ -60,6 +63,17 @@ def _owner(pod: Any) -> str | None:
     return None
 
 
+@dataclass(frozen=True)
+class RunInputs:
+    """What ``karpy.simulate`` was called with, so a question about the run can re-run it with a
+    change (:meth:`Result.why_not` verifies each flip that way)."""
+
+    #: the ``manifests`` argument as given (paths, YAML text, dicts or model objects)
+    manifests: Any
+    #: ``simulate``'s keyword arguments (``progress`` left out)
+    options: Mapping[str, Any]
+
+
 @dataclass(repr=False)
 class Result:
     """What a simulation produced, with the context needed to report it.
@@ -75,6 +89,8 @@ class Result:
     terminal_pods: list[Any] = field(default_factory=list)
     #: the run's karpy.io/v1alpha1 BillingProfile (adds ``cost.billed``; :mod:`karpy.billing`)
     billing: BillingProfile | None = None
+    #: what ``karpy.simulate`` was called with (None for a run it did not build its provider for)
+    inputs: RunInputs | None = None
 
     def __repr__(self) -> str:
         sim = self.simulation
@@ -161,6 +177,16 @@ class Result:
         """Sorted ``namespace/name`` of the pods bound to ``node_name`` at the end of the run (a
         method: it takes the node; ``nodeclaims[i].pods`` holds the same for each NodeClaim)."""
         return sorted(k for k, p in self.simulation.pods.items() if p.spec.node_name == node_name)
+
+    def why_not(self, instance_type: str | None = None, *, generation: int | str | None = None,
+                verify: bool = True, nodeclaim: str | None = None, pod: str | None = None) -> WhyNot:
+        """Where ``instance_type`` (or the best candidate of ``generation``) left the race in this
+        run, and the smallest changes that flip it, each verified by re-running the simulation
+        (:mod:`karpy.whynot`); ``nodeclaim`` / ``pod`` narrow it to that NodeClaim / the pod's NodeClaims.
+        Raises :class:`karpy.whynot.WhyNotError` for a type no NodePool offered."""
+        from karpy.whynot import why_not
+
+        return why_not(self, instance_type, generation=generation, verify=verify, nodeclaim=nodeclaim, pod=pod)
 
     def pods_by_node(self) -> dict[str, list[str]]:
         """node name -> sorted pod keys bound there (:meth:`pods_on` for every node in one pass over

@@ -20,7 +20,7 @@ from karpy.options import (MIN_VALUES_POLICIES, PREFERENCE_POLICIES, FeatureGate
 from karpy.featuregates import DEFAULTS as FEATURE_GATE_DEFAULTS
 from karpy.featuregates import NODE_OVERLAY, STATIC_CAPACITY
 from karpy.featuregates import resolve as resolve_gates
-from karpy.result import Result
+from karpy.result import Result, RunInputs
 from karpy.sim.clock import VirtualClock
 from karpy.sim.options import SimulationOptions
 from karpy.sim.scenario import ScenarioRunner
@@ -160,9 +160,16 @@ def simulate(
         prices_meta = getattr(provider, "prices_metadata", None)
         meta = (prices_meta() if callable(prices_meta)
                 else {"date": None, "source": f"{provider.name} cloud provider"})
+        inputs = RunInputs(manifests, {
+            "region": region, "prices": prices, "unavailable": unavailable, "preference_policy": preference_policy,
+            "min_values_policy": min_values_policy, "cloud_provider": cloud_provider, "options": options,
+            "provider_extra": provider_extra, "scheduler_config": scheduler_config, "exclude": exclude,
+            "price_region": price_region, "until": until, "events": events, "disruption": disruption,
+            "feature_gates": feature_gates, "strict": strict, "max_pods": max_pods, "billing": billing,
+        }) if isinstance(cloud_provider, str) else None  # what a re-run needs (progress is the caller's UI)
         return Result(simulation=outcome, region=region if isinstance(cloud_provider, str) or region else None,
                       prices=meta, cloud_provider=provider, terminal_pods=list(loaded.terminal_pods),
-                      billing=profile)
+                      billing=profile, inputs=inputs)
 
 
 def _build_provider(factory: Any, loaded: Manifests, region: str | None, prices: str | None,
