@@ -72,6 +72,8 @@ class RunInputs:
     manifests: Any
     #: ``simulate``'s keyword arguments (``progress`` left out)
     options: Mapping[str, Any]
+    #: what runs it again (``karpy.simulate``, handed down by the simulator)
+    rerun: Callable[..., Result]
 
 
 @dataclass(repr=False)

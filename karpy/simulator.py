@@ -166,7 +166,7 @@ def simulate(
             "provider_extra": provider_extra, "scheduler_config": scheduler_config, "exclude": exclude,
             "price_region": price_region, "until": until, "events": events, "disruption": disruption,
             "feature_gates": feature_gates, "strict": strict, "max_pods": max_pods, "billing": billing,
-        }) if isinstance(cloud_provider, str) else None  # what a re-run needs (progress is the caller's UI)
+        }, simulate) if isinstance(cloud_provider, str) else None  # what a re-run needs (progress is the caller's UI)
         return Result(simulation=outcome, region=region if isinstance(cloud_provider, str) or region else None,
                       prices=meta, cloud_provider=provider, terminal_pods=list(loaded.terminal_pods),
                       billing=profile, inputs=inputs)

@@ -29,20 +29,39 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 import yaml
 
 from karpy.cloudprovider.types import InstanceTypes
-from karpy.errors import KarpyError
+from karpy._errors import KarpyError
 from karpy.explain import _Explainer, _funnel_host_ports, _funnel_offerings, _funnel_resources, _price
-from karpy.result import Result
 from karpy.scheduling.labels import LABEL_HOSTNAME, LABEL_INSTANCE_TYPE
 from karpy.scheduling.resources import requests_for_pods
 
 __all__ = ["STAGES", "Flip", "WhyNot", "WhyNotError", "render_why_not", "why_not"]
 
 LABEL_GENERATION = "karpenter.k8s.aws/instance-generation"
+
+
+class Result(Protocol):
+    """What a why-not question reads of a run (:class:`karpy.result.Result`); ``inputs`` is its
+    ``RunInputs``, whose ``rerun`` (``karpy.simulate``) verifies each flip."""
+
+    @property
+    def simulation(self) -> Any: ...
+
+    @property
+    def cloud_provider(self) -> Any: ...
+
+    @property
+    def inputs(self) -> Any: ...
+
+    @property
+    def cost_per_hour(self) -> float: ...
+
+    @property
+    def pending_pods(self) -> Any: ...
 LABEL_FAMILY = "karpenter.k8s.aws/instance-family"
 #: NodePool requirement keys a requirement-change flip edits, in order
 _FLIP_KEYS = (LABEL_FAMILY, LABEL_GENERATION, LABEL_INSTANCE_TYPE)
@@ -393,10 +412,10 @@ class _Flipper:
               risk: str | None = None, keep: bool = False) -> Flip:
         """Re-run with the change: flipped when the type launches (``keep``: still runs at the end)."""
         from karpy.api.nodepool import NodePool
-        from karpy.simulator import simulate
 
         inputs = self.result.inputs
         assert inputs is not None
+        simulate = inputs.rerun
         replace = dict(nodepools or {})
         objects: list[Any] = [replace.get(o.metadata.name, o) if isinstance(o, NodePool) else o
                               for o in self.loaded.objects]

@@ -37,6 +37,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("report",),  # the renderers of the documents (table, HTML, compare, sweep)
     ("cost", "document", "billing"),  # list prices and the bill (karpy.billing) over the run
     ("explain",),
+    ("whynot",),  # where an instance type left the race (re-runs through RunInputs.rerun)
     ("result",),
     ("simulator",),  # karpy.simulate
     ("comparison", "alignment"),  # karpy.compare; karpy.align_billing (re-runs a design)

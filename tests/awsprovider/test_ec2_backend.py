@@ -410,7 +410,9 @@ def _launch_answers(seed: int) -> tuple[Any, list[Any]]:
         described = ec2.client.describe_instances()["Reservations"]
         for r in described:
             for i in r["Instances"]:
-                i.pop("LaunchTime", None)  # moto stamps the wall clock
+                i.pop("LaunchTime", None)  # moto stamps the wall clock (the EBS AttachTime too)
+                for mapping in i.get("BlockDeviceMappings", []):
+                    mapping.get("Ebs", {}).pop("AttachTime", None)
         return ec2.client, [subnets, fleet, described, ec2.records[-1].decisions[0].reason]
 
 
