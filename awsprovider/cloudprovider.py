@@ -47,6 +47,7 @@ from awsprovider.instance import (
     PreparedLaunch,
 )
 from awsprovider.labels import (
+    NORMALIZED_LABELS,
     LABEL_CAPACITY_RESERVATION_ID,
     LABEL_CAPACITY_RESERVATION_INTERRUPTIBLE,
     LABEL_CAPACITY_RESERVATION_TYPE,
@@ -328,6 +329,9 @@ class AWSCloudProvider:
 
     #: manifest kinds this provider adds to karpy's loader
     EXTRA_KINDS = EXTRA_KINDS
+    #: operator.go init(): the EBS CSI zone alias added to core's NormalizedLabels at start-up
+    #: (karpy.cloudprovider.registry.register_provider)
+    NORMALIZED_LABELS = NORMALIZED_LABELS
     #: apis/v1/doc.go cloudprovider.ReservedCapacityLabels (InstanceTypeNotFound drift of a reserved node)
     reserved_capacity_labels = frozenset({LABEL_CAPACITY_RESERVATION_ID, LABEL_CAPACITY_RESERVATION_TYPE})
 
