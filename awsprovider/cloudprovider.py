@@ -47,6 +47,7 @@ from awsprovider.instance import (
     PreparedLaunch,
 )
 from awsprovider.labels import (
+    LABEL_EBS_CSI_ZONE,
     NORMALIZED_LABELS,
     LABEL_CAPACITY_RESERVATION_ID,
     LABEL_CAPACITY_RESERVATION_INTERRUPTIBLE,
@@ -500,6 +501,13 @@ class AWSCloudProvider:
     def well_known_labels(self) -> frozenset[str]:
         """Core well-known labels plus the AWS ones (labels.go init)."""
         return WELL_KNOWN_LABELS
+
+    def node_labels(self, nodeclaim: Any) -> dict[str, str]:
+        """What the cloud side puts on the instance's Node beyond the kubelet's labels
+        (karpy.nodeclaim.registration): the EBS CSI node plugin's topology key, registered on every
+        node (aws-ebs-csi-driver pkg/driver/node.go NodeGetInfo, ``topology.ebs.csi.aws.com/zone``)."""
+        zone = (nodeclaim.metadata.labels or {}).get(LABEL_ZONE)
+        return {LABEL_EBS_CSI_ZONE: zone} if zone else {}
 
     def close(self) -> None:
         """Stop the mocked EC2."""

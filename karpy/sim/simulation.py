@@ -74,6 +74,7 @@ from karpy.api.scenario import (ARRIVE_AFTER_ANNOTATION, DEPART_AFTER_ANNOTATION
 from karpy.api.node import Node
 from karpy.api.nodeclaim import NodeClaim as NodeClaimModel
 from karpy.api.pod import Pod, PodCondition, Taint
+from karpy.nodeclaim.registration import node_labels
 from karpy.options import Options
 from karpy.provisioning.defaultconstraints import DefaultTopologySpreadInjector
 from karpy.provisioning.volumetopology import VolumeTopology
@@ -84,7 +85,7 @@ from karpy.provisioning.batcher import Batcher
 from karpy.provisioning.provisioner import Provisioner
 from karpy.provisioning.scheduler import OUTCOME_EXISTING_NODE
 from karpy.provisioning.state import ClusterState
-from karpy.scheduling.labels import (LABEL_CAPACITY_TYPE, LABEL_HOSTNAME, LABEL_INSTANCE_TYPE, LABEL_NODEPOOL,
+from karpy.scheduling.labels import (LABEL_CAPACITY_TYPE, LABEL_INSTANCE_TYPE, LABEL_NODEPOOL,
                                      LABEL_ZONE)
 from karpy.scheduling.requirements import Requirements, strict_pod_requirements
 from karpy.scheduling.taints import tolerates
@@ -1107,9 +1108,7 @@ class Simulation:
             return
         claim = record.launched
         assert claim is not None  # registration is scheduled only once the claim launched
-        labels = dict(claim.metadata.labels or {})
-        labels[LABEL_HOSTNAME] = record.name
-        labels[LABEL_REGISTERED] = "true"
+        labels = node_labels(claim, record.name, self.cloud_provider)  # kubelet + cloud side + syncNode
         taints = [Taint(key=t.key, value=t.value, effect=t.effect) for t in (claim.spec.taints or ())]
         startup = [Taint(key=t.key, value=t.value, effect=t.effect) for t in (claim.spec.startup_taints or ())]
         status = claim.status
