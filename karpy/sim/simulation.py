@@ -74,7 +74,7 @@ from karpy.api.scenario import (ARRIVE_AFTER_ANNOTATION, DEPART_AFTER_ANNOTATION
 from karpy.api.node import Node
 from karpy.api.nodeclaim import NodeClaim as NodeClaimModel
 from karpy.api.pod import Pod, PodCondition, Taint
-from karpy.nodeclaim.registration import node_labels
+from karpy.nodeclaim.registration import node_annotations, node_labels
 from karpy.options import Options
 from karpy.provisioning.defaultconstraints import DefaultTopologySpreadInjector
 from karpy.provisioning.volumetopology import VolumeTopology
@@ -1114,7 +1114,7 @@ class Simulation:
         status = claim.status
         node = Node.model_validate({
             "apiVersion": "v1", "kind": "Node",
-            "metadata": {"name": record.name, "labels": labels},
+            "metadata": {"name": record.name, "labels": labels, "annotations": node_annotations(claim)},
             "spec": {"providerID": getattr(status, "provider_id", None),
                      "taints": [t.model_dump(by_alias=True, exclude_none=True) for t in taints + startup]},
             "status": {"capacity": {k: str(v) for k, v in (status.capacity or {}).items()},

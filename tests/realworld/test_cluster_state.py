@@ -69,3 +69,26 @@ def test_legacy_beta_arch_selector_binds_to_the_launched_node(run) -> None:
                      ("topology.kubernetes.io/region", "failure-domain.beta.kubernetes.io/region")):
         assert labels[beta] == labels[ga], beta
     assert labels["kubernetes.io/hostname"] == nc["name"] and labels["karpenter.sh/registered"] == "true"
+
+
+def _consolidation_run(run, annotations: dict[str, str] | None) -> dict[str, Any]:
+    """general-purpose + inflate x10, scaled to 1 at 5m, the disruption controller on for 30m."""
+    documents = docs("aws/examples/v1/general-purpose.yaml", "aws/examples/workloads/inflate.yaml")
+    for d in documents:
+        if d["kind"] == "Deployment":
+            d["spec"]["replicas"] = 10
+        if d["kind"] == "NodePool" and annotations is not None:
+            d["spec"]["template"].setdefault("metadata", {})["annotations"] = annotations
+    _, doc = run(documents, disruption=True, until="30m", events=["5m scale deployment/inflate 1"])
+    return doc
+
+
+def test_nodepool_template_do_not_disrupt_protects_its_nodes(run) -> None:
+    """Karpenter docs, concepts/disruption.md "Node-Level Controls" (Example: Disable Disruption on a
+    NodePool): ``spec.template.metadata.annotations: karpenter.sh/do-not-disrupt: "true"`` -- registration.go
+    syncNode copies it onto the Node, where the candidate reads it (main: the nodes were consolidated)."""
+    base = _consolidation_run(run, None)
+    assert any(nc.get("deleted_by") for nc in base["nodeclaims"]), "the scenario consolidates without the annotation"
+    doc = _consolidation_run(run, {"karpenter.sh/do-not-disrupt": "true"})
+    assert [nc["name"] for nc in doc["nodeclaims"] if nc.get("deleted_by")] == []
+    assert len(launched(doc)) == 1  # no replacement either (base: replaced by a smaller node)
