@@ -1028,6 +1028,29 @@ class AWSCloudProvider:
                 return ami.id
         return None
 
+    def adopt_nodeclaim(self, nodeclaim: Any) -> Any:
+        """A NodeClaim of the input (karpy.sim.existing), stamped as this provider stamps its own
+        launches: karpy's EC2NodeClass hash digits and mocked AMI ids are not upstream's, so the
+        dump's ``ec2nodeclass-hash`` and ``status.imageID`` cannot be compared with them; the claim
+        gets the input EC2NodeClass's hash, the AMI it resolves for the instance type and the mocked
+        account's zone id (a drift the node really has cannot be read from a dump). Returns a copy."""
+        adopted = _deep_copy_nodeclaim(nodeclaim)
+        nodeclass = self.resolve_nodeclass(_nodeclass_name_of(adopted))
+        if nodeclass is not None:
+            # the zone -> zone-id mapping is per AWS account; the mocked account's is the one its
+            # offerings carry (else every node of a dump is InstanceTypeNotFound-drifted)
+            labels = adopted.metadata.labels or {}
+            zone_id = nodeclass.zone_id(labels.get(LABEL_ZONE, ""))
+            if zone_id and LABEL_TOPOLOGY_ZONE_ID in labels:
+                adopted.metadata.labels = {**labels, LABEL_TOPOLOGY_ZONE_ID: zone_id}
+            adopted.metadata.annotations = {**(adopted.metadata.annotations or {}),
+                                            ANNOTATION_NODECLASS_HASH: static_hash(nodeclass.nodeclass),
+                                            ANNOTATION_NODECLASS_HASH_VERSION: NODECLASS_HASH_VERSION}
+        ami = self.expected_ami(adopted)
+        if ami is not None:
+            adopted.status.image_id = ami
+        return adopted
+
     # -- delete ----------------------------------------------------------------------------------
     def delete(self, nodeclaim: Any) -> None:
         """cloudprovider.go Delete: terminate the instance in moto; NodeClaimNotFoundError if gone."""

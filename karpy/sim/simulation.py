@@ -91,6 +91,7 @@ from karpy.scheduling.requirements import Requirements, strict_pod_requirements
 from karpy.scheduling.taints import tolerates
 from karpy.sim.clock import EventQueue, VirtualClock
 from karpy.sim.deployment import DeploymentController
+from karpy.sim.existing import adopt_nodeclaims
 from karpy.sim.job import JobController
 from karpy.sim.replicaset import ManagedReplicaSet, ReplicaSetController
 from karpy.sim.statefulset import StatefulSetController
@@ -351,6 +352,8 @@ class Simulation:
         self._controllers: list[PeriodicController] = []
         self._provider_controllers: list[PeriodicController] = []
         self._pending_arrivals: dict[str, tuple[Pod, float]] = {}
+        #: what reading the input's cluster state said (karpy.sim.existing)
+        self.state_warnings: list[str] = []
         self._deployment_syncs: set[str] = set()
         self.horizon: float | None = self.options.until
         #: called as ``fn(kind, object, detail)`` for every timeline entry (karpy.static listens
@@ -664,6 +667,7 @@ class Simulation:
             self.store.create("NodePool", np)
         for node in m.nodes:
             self.store.create("Node", node)
+        self.state_warnings = adopt_nodeclaims(self)  # the input's NodeClaims, tied to their Nodes
         for ds in m.daemon_sets:
             self.store.create("DaemonSet", ds)
         for w in m.deployments:
@@ -1247,7 +1251,7 @@ class Simulation:
             virtual_seconds=self.clock.now(),
             provisioning_passes=self._passes,
             scheduling_cycles=self._cycles,
-            warnings=list(getattr(self.manifests, "warnings", [])) + self.provisioner.warnings(),
+            warnings=list(getattr(self.manifests, "warnings", [])) + self.state_warnings + self.provisioner.warnings(),
             passes=list(self._pass_log),
             pod_history=dict(self._pod_history),
             options=self.options,

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).parent))
-from realworld_helpers import BLUEPRINTS_CLUSTER, docs, launched, pending  # noqa: E402
+from realworld_helpers import BLUEPRINTS_CLUSTER, docs, launched, on_demand, pending  # noqa: E402
 
 STATEFUL = "blueprints/blueprints/stateful"
 
@@ -92,3 +92,46 @@ def test_nodepool_template_do_not_disrupt_protects_its_nodes(run) -> None:
     doc = _consolidation_run(run, {"karpenter.sh/do-not-disrupt": "true"})
     assert [nc["name"] for nc in doc["nodeclaims"] if nc.get("deleted_by")] == []
     assert len(launched(doc)) == 1  # no replacement either (base: replaced by a smaller node)
+
+
+# ---------------------------------------------------------------- NodeClaims in a cluster dump
+
+#: data/dumps/eks-karpenter-nodes.yaml (see its header): two general-purpose m5.xlarge nodes with their
+#: NodeClaims, one `web` pod each, and a node with karpenter.sh/nodepool but no NodeClaim
+KARPENTER_DUMP = "dumps/eks-karpenter-nodes.yaml"
+CLAIMED = ["ip-10-0-101-23.ec2.internal", "ip-10-0-102-45.ec2.internal"]
+ORPHAN = "ip-10-0-103-67.ec2.internal"
+
+
+def test_dumped_nodeclaims_are_tied_to_their_nodes_and_priced(run) -> None:
+    """state/cluster.go ties a NodeClaim to its Node by providerID: both dumped NodeClaims are
+    Karpenter's capacity, priced from their instance type, zone and capacity type (main: dropped)."""
+    result, doc = run(docs(KARPENTER_DUMP, "aws/examples/v1/general-purpose.yaml"))
+    assert [nc["name"] for nc in doc["nodeclaims"]] == CLAIMED
+    assert {nc["price"] for nc in doc["nodeclaims"]} == {on_demand("m5.xlarge")}
+    assert doc["cost_per_hour"] >= 2 * on_demand("m5.xlarge") - 1e-9
+    assert {p["node"] for p in doc["pods"].values()} == set(CLAIMED)
+    # listed under its Node's name (the name its pods are bound to); the NodeClaim keeps its own
+    assert [r.launched.metadata.name for r in result.simulation.launches] == ["general-purpose-8xk2p",
+                                                                              "general-purpose-q7wzn"]
+    (warning,) = [w for w in doc["warnings"] if w.startswith(f"Node {ORPHAN} ")]
+    assert "carries karpenter.sh/nodepool=general-purpose but no NodeClaim" in warning and "unmanaged" in warning
+
+
+def test_dumped_nodeclaims_are_consolidation_candidates(run) -> None:
+    """Managed (a StateNode with a NodeClaim): consolidated onto the free capacity of the
+    unmanaged node, which itself is never a candidate (main: no candidate at all)."""
+    _, doc = run(docs(KARPENTER_DUMP, "aws/examples/v1/general-purpose.yaml"), disruption=True, until="30m")
+    assert {nc["name"]: nc["deleted_by"] for nc in doc["nodeclaims"]} == dict.fromkeys(CLAIMED, "consolidation")
+    running = [p for p in doc["pods"].values() if p["phase"] == "Running"]
+    assert len(running) == 2 and {p["node"] for p in running} == {ORPHAN}
+    assert all(d["method"] != "drift" for d in doc["disruptions"])  # the dump's hashes/AMI are not karpy's digits
+
+
+def test_dumped_nodeclaims_count_in_a_static_nodepools_replicas(run) -> None:
+    """A static NodePool (spec.replicas: 2) whose two NodeClaims are in the dump launches nothing
+    (main: two more nodes)."""
+    documents = docs(KARPENTER_DUMP, "aws/examples/v1/general-purpose.yaml")
+    next(d for d in documents if d["kind"] == "NodePool")["spec"]["replicas"] = 2
+    _, doc = run(documents, feature_gates={"StaticCapacity": True})
+    assert [nc["name"] for nc in doc["nodeclaims"]] == CLAIMED
