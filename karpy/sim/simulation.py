@@ -92,6 +92,7 @@ from karpy.scheduling.taints import tolerates
 from karpy.sim.clock import EventQueue, VirtualClock
 from karpy.sim.deployment import DeploymentController
 from karpy.sim.existing import adopt_nodeclaims
+from karpy.sim.loopguard import LaunchLoopGuard
 from karpy.sim.job import JobController
 from karpy.sim.replicaset import ManagedReplicaSet, ReplicaSetController
 from karpy.sim.statefulset import StatefulSetController
@@ -354,6 +355,7 @@ class Simulation:
         self._pending_arrivals: dict[str, tuple[Pod, float]] = {}
         #: what reading the input's cluster state said (karpy.sim.existing)
         self.state_warnings: list[str] = []
+        self.loop_guard = LaunchLoopGuard(self)
         self._deployment_syncs: set[str] = set()
         self.horizon: float | None = self.options.until
         #: called as ``fn(kind, object, detail)`` for every timeline entry (karpy.static listens
@@ -781,7 +783,8 @@ class Simulation:
                 continue
             if self._daemonset_fits(ds, node):
                 pod = ds.pod_for_node(node.metadata.name)
-                pod.spec = pod.spec.model_copy(update={"node_name": node.metadata.name})  # copy-on-write
+                if not podutils.has_dra_requirements(pod):  # claims: kube-scheduler's DynamicResources decides
+                    pod.spec = pod.spec.model_copy(update={"node_name": node.metadata.name})  # copy-on-write
                 self._create_pod(pod)
 
     # -- kube-scheduler results -----------------------------------------------------------------
@@ -958,7 +961,7 @@ class Simulation:
         nodepools = {np.metadata.name: np for np in self.store.list("NodePool")}
         staged: list[LaunchRecord] = []
         exceeded_by_pool: dict[str, str | None] = {}
-        for claim in results.new_nodeclaims:
+        for claim in self.loop_guard.admitted(results.new_nodeclaims, self.pod_errors):
             pool = nodepools.get(claim.nodepool_name)
             if pool is not None:
                 # provisioner.go Create: limits against the state before this pass's launches (its
@@ -1251,7 +1254,8 @@ class Simulation:
             virtual_seconds=self.clock.now(),
             provisioning_passes=self._passes,
             scheduling_cycles=self._cycles,
-            warnings=list(getattr(self.manifests, "warnings", [])) + self.state_warnings + self.provisioner.warnings(),
+            warnings=list(getattr(self.manifests, "warnings", [])) + self.state_warnings + self.provisioner.warnings()
+            + self.loop_guard.warnings(),
             passes=list(self._pass_log),
             pod_history=dict(self._pod_history),
             options=self.options,

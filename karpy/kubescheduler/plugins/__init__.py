@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import Any, Callable, Optional
 
+from .dynamicresources import DynamicResources
 from .basic import (ImageLocality, NodeAffinity, NodeName, NodePorts, NodeUnschedulable, SchedulingGates,
                     TaintToleration, priority_sort_less)
 from .interpodaffinity import InterPodAffinity
@@ -36,13 +37,14 @@ def default_plugins(scoring_strategy: Optional[ScoringStrategy] = None, taint_me
         NodeResourcesFit(scoring_strategy),
         PodTopologySpread(default_selector=default_spread_selector),
         InterPodAffinity(),
+        DynamicResources(),
         BalancedAllocation(),
         ImageLocality(),
     ]
 
 
 __all__ = [
-    "DEFAULT_WEIGHTS", "BalancedAllocation", "ImageLocality", "InterPodAffinity", "NodeAffinity", "NodeName",
+    "DEFAULT_WEIGHTS", "BalancedAllocation", "DynamicResources", "ImageLocality", "InterPodAffinity", "NodeAffinity", "NodeName",
     "NodePorts", "NodeResourcesFit", "NodeUnschedulable", "PodTopologySpread", "SchedulingGates", "ScoringStrategy",
     "TaintToleration", "default_plugins", "priority_sort_less",
 ]
