@@ -91,6 +91,7 @@ from karpy.scheduling.requirements import Requirements, strict_pod_requirements
 from karpy.scheduling.taints import tolerates
 from karpy.sim.clock import EventQueue, VirtualClock
 from karpy.sim.deployment import DeploymentController
+from karpy.sim.events import nodepool_event_warnings
 from karpy.sim.existing import adopt_nodeclaims
 from karpy.sim.loopguard import LaunchLoopGuard
 from karpy.sim.job import JobController
@@ -1255,7 +1256,7 @@ class Simulation:
             provisioning_passes=self._passes,
             scheduling_cycles=self._cycles,
             warnings=list(getattr(self.manifests, "warnings", [])) + self.state_warnings + self.provisioner.warnings()
-            + self.loop_guard.warnings(),
+            + nodepool_event_warnings(self._pass_log) + self.loop_guard.warnings(),
             passes=list(self._pass_log),
             pod_history=dict(self._pod_history),
             options=self.options,

@@ -135,3 +135,20 @@ def test_dumped_nodeclaims_count_in_a_static_nodepools_replicas(run) -> None:
     next(d for d in documents if d["kind"] == "NodePool")["spec"]["replicas"] = 2
     _, doc = run(documents, feature_gates={"StaticCapacity": True})
     assert [nc["name"] for nc in doc["nodeclaims"]] == CLAIMED
+
+
+# ------------------------------------------------------------------------------- said out loud
+
+def test_no_compatible_instance_types_event_is_a_warning(run) -> None:
+    """aws examples/v1/general-purpose.yaml asking for ``instance-generation Gt 20``: upstream skips
+    the NodePool with a NoCompatibleInstanceTypes Warning event; karpy says it in ``warnings`` (and
+    so on stderr), not only in explain output (main: a pending pod and no word)."""
+    documents = docs("aws/examples/v1/general-purpose.yaml", "aws/examples/workloads/inflate.yaml")
+    pool = next(d for d in documents if d["kind"] == "NodePool")
+    for r in pool["spec"]["template"]["spec"]["requirements"]:
+        if r["key"] == "karpenter.k8s.aws/instance-generation":
+            r["values"] = ["20"]
+    _, doc = run(documents)
+    (warning,) = [w for w in doc["warnings"] if "NoCompatibleInstanceTypes" in w]
+    assert warning.startswith('NodePool "general-purpose": NoCompatibleInstanceTypes: NodePool requirements '
+                              "filtered out all compatible available instance types (")
