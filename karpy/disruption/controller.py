@@ -283,8 +283,8 @@ class DisruptionController:
                 self._decision(m, cmd, snapshot, validated=False, error=f"{err.kind}: {err}")
                 for c in cmd.candidates:
                     self.node_events.setdefault(c.name, {})[(
-                        "ConsolidationRejected", f"Consolidation rejected: {cmd.decision()}: [{c.name}], reason: "
-                        f"{err.kind} (savings: ${cmd.estimated_savings():.2f})")] = cluster.now
+                        "ConsolidationRejected", f"Consolidation rejected: {cmd.string_for_node(c)}, reason: "
+                        f"{err.kind} (savings: ${cmd.estimated_savings():.2f})")] = cluster.now  # events.go
         self._record_events(cluster)
         if ok and self._start(m, ok, snapshot, validated=True):
             self._schedule_round(0.0)
