@@ -580,7 +580,9 @@ class Simulation:
             self._delete_pod(key, reason=reason)
             return
         grace = pod.spec.termination_grace_period_seconds
-        self._evict(key, DEFAULT_TERMINATION_GRACE_SECONDS if grace is None else float(grace), reason=reason)
+        # a controller deletes (graceful deletion), it does not evict: pod.deleting in the timeline
+        self._evict(key, DEFAULT_TERMINATION_GRACE_SECONDS if grace is None else float(grace), reason=reason,
+                    kind="pod.deleting")
 
     # -- wiring -----------------------------------------------------------------------------------
     def _wire(self) -> None:
@@ -839,7 +841,7 @@ class Simulation:
         conds.append(PodCondition(type="PodScheduled", status=status, reason=reason, message=message))
         pod.status.conditions = conds
 
-    def _evict(self, key: str, grace: float, reason: str = "preemption") -> None:
+    def _evict(self, key: str, grace: float, reason: str = "preemption", kind: str = "pod.evicted") -> None:
         pod = self.store.get("Pod", *reversed(key.split("/", 1)))
         if pod is None or pod.metadata.deletion_timestamp is not None:
             return
@@ -849,7 +851,7 @@ class Simulation:
         meta.deletion_timestamp = self.clock.timestamp()
         terminating = pod.model_copy(update={"metadata": meta, "status": pod.status.model_copy()})
         self.store.update("Pod", terminating, old=pod)
-        self.record("pod.evicted", f"Pod/{key}", node=pod.spec.node_name, reason=reason,
+        self.record(kind, f"Pod/{key}", node=pod.spec.node_name, reason=reason,
                     grace_period_seconds=float(grace or 0))
         uid = pod.metadata.uid
 

@@ -152,3 +152,30 @@ def test_no_compatible_instance_types_event_is_a_warning(run) -> None:
     (warning,) = [w for w in doc["warnings"] if "NoCompatibleInstanceTypes" in w]
     assert warning.startswith('NodePool "general-purpose": NoCompatibleInstanceTypes: NodePool requirements '
                               "filtered out all compatible available instance types (")
+
+
+def test_table_lists_deleted_nodeclaims_apart_and_a_scale_down_deletes() -> None:
+    """``karpy simulate general-purpose.yaml inflate.yaml --disruption --event '5m scale ... 10'
+    --event '15m scale ... 1'``: the NodeClaims consolidation deleted are listed apart with when
+    and by what (main: beside the live ones, as if still running), and the scale-down's pods are
+    deleted, not evicted, in the timeline (the ReplicaSet controller deletes; nothing evicts)."""
+    from click.testing import CliRunner
+
+    from karpy.cli import cli
+    from realworld_helpers import DATA, PRICES
+
+    res = CliRunner().invoke(cli, ["simulate", str(DATA / "aws/examples/v1/general-purpose.yaml"),
+                                   str(DATA / "aws/examples/workloads/inflate.yaml"), "--prices", PRICES,
+                                   "--disruption", "--until", "30m", "--event", "5m scale deployment/inflate 10",
+                                   "--event", "15m scale deployment/inflate 1"])
+    assert res.exit_code == 0, res.output
+    lines = res.stdout.splitlines()
+    live = lines[lines.index("NODECLAIMS (1)") + 2]
+    assert "inflate" in live
+    start = next(i for i, line in enumerate(lines) if line.startswith("DELETED NODECLAIMS ("))
+    assert lines[start + 1].split()[-2:] == ["DELETED", "BY"]
+    rows = lines[start + 2:lines.index("", start)]
+    assert rows and all(r.split()[-1] == "consolidation" and r.split()[-2].count(":") == 2 for r in rows)
+    scale_down = next(line for line in lines if "scale Deployment/default/inflate 10->1" in line)
+    # 9 replicas deleted by the scale-down; the 1 eviction is consolidation draining the node
+    assert "1 evicted, 9 deleted" in scale_down, scale_down
