@@ -351,6 +351,8 @@ class ScenarioRunner:
             apply = getattr(sim.cloud_provider, "delete_object", None)
             if apply is not None:
                 apply(ref.kind, ref.name)
+                if ref.kind == "NodeOverlay" and sim.disruption is not None:
+                    sim.disruption.mark_unconsolidated()  # nodeoverlay/controller.go
         if owner_uid is not None:
             for p in sim.owned_pods(owner_uid):
                 sim.delete_controller_pod(p.key, "deleted")
@@ -418,6 +420,8 @@ class ScenarioRunner:
                 apply = getattr(sim.cloud_provider, "apply", None)
                 if apply is not None:
                     apply(obj.model_copy(deep=True))
+                    if kind == "NodeOverlay" and sim.disruption is not None:
+                        sim.disruption.mark_unconsolidated()  # nodeoverlay/controller.go
                 else:
                     sim.record("apply.ignored", f"{kind}/{obj.metadata.name}",
                                reason="the cloud provider does not take this kind at run time")

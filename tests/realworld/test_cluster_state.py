@@ -11,6 +11,7 @@ that older manifests still carry (coreos/flannel v0.11.0 ``Documentation/kube-fl
 
 from __future__ import annotations
 
+import copy
 import sys
 from pathlib import Path
 from typing import Any
@@ -179,3 +180,33 @@ def test_table_lists_deleted_nodeclaims_apart_and_a_scale_down_deletes() -> None
     scale_down = next(line for line in lines if "scale Deployment/default/inflate 10->1" in line)
     # 9 replicas deleted by the scale-down; the 1 eviction is consolidation draining the node
     assert "1 evicted, 9 deleted" in scale_down, scale_down
+
+
+# ------------------------------------------------------------------- consolidation after a change
+
+def test_nodepool_change_re_triggers_consolidation_at_once(run) -> None:
+    """state/informer/nodepool.go: a changed NodePool marks the cluster unconsolidated. aws
+    examples/v1/general-purpose.yaml re-applied at 10m allowing spot: the on-demand node is replaced
+    by a spot one right after the 15 s validation (main: at the next 5-minute forced refresh, 665 s)."""
+    documents = docs("aws/examples/v1/general-purpose.yaml", "aws/examples/workloads/inflate.yaml")
+    pool = copy.deepcopy(next(d for d in documents if d["kind"] == "NodePool"))
+    for r in pool["spec"]["template"]["spec"]["requirements"]:
+        if r["key"] == "karpenter.sh/capacity-type":
+            r["values"] = ["spot", "on-demand"]
+    _, doc = run(documents, disruption=True, until="40m", events=[{"at": "10m", "apply": [pool]}])
+    (replace,) = [d for d in doc["disruptions"] if d["decision"] == "replace"]
+    assert replace["t"] == 615.0 and replace["validated"] is True
+
+
+def test_nodeoverlay_change_re_triggers_consolidation_at_once(run) -> None:
+    """nodeoverlay/controller.go: applied NodeOverlays mark the cluster unconsolidated.
+    aws-samples/karpenter-blueprints 529b88c node-overlay-generation.yaml applied at 10m (the
+    NodeOverlay gate on): the 6th-generation node is replaced by an 8th-generation one at 615 s
+    (main: 665 s)."""
+    bp = "blueprints/blueprints/node-overlay"
+    _, doc = run(docs(BLUEPRINTS_CLUSTER, f"{bp}/workload-generation.yaml"), disruption=True, until="40m",
+                 feature_gates={"NodeOverlay": True},
+                 events=[{"at": "10m", "apply": docs(f"{bp}/node-overlay-generation.yaml")}])
+    (replace,) = [d for d in doc["disruptions"] if d["decision"] == "replace"]
+    assert replace["t"] == 615.0
+    assert [nc["labels"]["karpenter.k8s.aws/instance-generation"] for nc in launched(doc)] == ["6", "8"]
