@@ -324,6 +324,8 @@ class AWSCloudProvider:
         self._index_of: tuple[InstanceType, ...] | None = None
         self._index: dict[str, InstanceType] = {}
         self._launch_security_groups: dict[str, tuple[str, ...]] = {}
+        #: provider ids of the input's NodeClaims (adopt_nodeclaim): real instances, not in the mock
+        self._adopted: set[str] = set()
         self._status_amis: dict[int, tuple[Any, tuple[AMI, ...]]] = {}
         #: NodeClass name -> its status.conditions as last reconciled (awsprovider.nodeclassstatus)
         self._conditions: dict[str, list[Any]] = {}
@@ -1049,6 +1051,8 @@ class AWSCloudProvider:
         ami = self.expected_ami(adopted)
         if ami is not None:
             adopted.status.image_id = ami
+        if adopted.status.provider_id:
+            self._adopted.add(adopted.status.provider_id)
         return adopted
 
     # -- delete ----------------------------------------------------------------------------------
@@ -1057,6 +1061,9 @@ class AWSCloudProvider:
         from botocore.exceptions import ClientError
 
         pid = nodeclaim.status.provider_id or ""
+        if pid in self._adopted:  # an instance of the input's cluster: terminated (not in the mock)
+            self._adopted.discard(pid)
+            return
         try:
             _, instance_id = parse_provider_id(pid)
         except ValueError as e:

@@ -127,6 +127,7 @@ def test_dumped_nodeclaims_are_consolidation_candidates(run) -> None:
     running = [p for p in doc["pods"].values() if p["phase"] == "Running"]
     assert len(running) == 2 and {p["node"] for p in running} == {ORPHAN}
     assert all(d["method"] != "drift" for d in doc["disruptions"])  # the dump's hashes/AMI are not karpy's digits
+    assert not [e for e in doc["timeline"] if e["kind"] == "nodeclaim.delete-error"]  # real instances, terminated
 
 
 def test_dumped_nodeclaims_count_in_a_static_nodepools_replicas(run) -> None:
