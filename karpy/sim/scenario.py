@@ -42,6 +42,7 @@ from pydantic import ValidationError
 
 from karpy.api.loader import ManifestError, format_loc, load_manifests
 from karpy.api.scenario import Scenario, ScenarioEvent
+from karpy.provisioning import podutils
 from karpy.sim.replicaset import ManagedReplicaSet, find_by_key
 
 if TYPE_CHECKING:
@@ -410,7 +411,8 @@ class ScenarioRunner:
                     for node in sim.store.list("Node"):
                         if sim._daemonset_fits(new, node):
                             pod = new.pod_for_node(node.metadata.name)
-                            pod.spec = pod.spec.model_copy(update={"node_name": node.metadata.name})
+                            if not podutils.has_dra_requirements(pod):  # claims: kube-scheduler decides
+                                pod.spec = pod.spec.model_copy(update={"node_name": node.metadata.name})
                             sim._create_pod(pod)
             elif kind == "PriorityClass":
                 sim.scheduler.add_priority_class(obj)

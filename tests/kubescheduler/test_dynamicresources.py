@@ -153,3 +153,19 @@ def test_launch_loop_guard_stops_and_says_so(monkeypatch) -> None:
         assert any(w.startswith("stopped a launch loop: ") and key in w for w in doc["warnings"]), doc["warnings"]
     finally:
         result.cloud_provider.close()
+
+
+def test_dynamicresources_daemonset_applied_during_the_run_goes_through_kube_scheduler() -> None:
+    """A Scenario ``apply`` of the claim-carrying DaemonSet at 5m: its pod on the running node is
+    refused by DynamicResources, not bound (main: bound as an ordinary pod)."""
+    import yaml
+
+    result = karpy.simulate(WORKLOAD, prices=PRICES, until="10m",
+                            events=[{"at": "5m", "apply": [d for d in yaml.safe_load_all(
+                                CATS.replace("cpu: 1500m", "cpu: 100m")) if d]}])
+    doc = result.to_document()
+    try:
+        (cats,) = [v for k, v in doc["pods"].items() if k.startswith("default/cats-")]
+        assert cats["phase"] == "Pending" and "cannot allocate all claims" in cats["message"]
+    finally:
+        result.cloud_provider.close()
