@@ -22,7 +22,7 @@ if TYPE_CHECKING:  # pragma: no cover
 __all__ = ["LOOP_LIMIT", "LaunchLoopGuard"]
 
 #: initialized NodeClaims launched for one pending pod after which karpy stops launching for it
-LOOP_LIMIT = 3
+LOOP_LIMIT = 5
 
 
 class LaunchLoopGuard:
