@@ -47,6 +47,8 @@ from awsprovider.instance import (
     PreparedLaunch,
 )
 from awsprovider.labels import (
+    LABEL_EBS_CSI_ZONE,
+    NORMALIZED_LABELS,
     LABEL_CAPACITY_RESERVATION_ID,
     LABEL_CAPACITY_RESERVATION_INTERRUPTIBLE,
     LABEL_CAPACITY_RESERVATION_TYPE,
@@ -322,12 +324,17 @@ class AWSCloudProvider:
         self._index_of: tuple[InstanceType, ...] | None = None
         self._index: dict[str, InstanceType] = {}
         self._launch_security_groups: dict[str, tuple[str, ...]] = {}
+        #: provider ids of the input's NodeClaims (adopt_nodeclaim): real instances, not in the mock
+        self._adopted: set[str] = set()
         self._status_amis: dict[int, tuple[Any, tuple[AMI, ...]]] = {}
         #: NodeClass name -> its status.conditions as last reconciled (awsprovider.nodeclassstatus)
         self._conditions: dict[str, list[Any]] = {}
 
     #: manifest kinds this provider adds to karpy's loader
     EXTRA_KINDS = EXTRA_KINDS
+    #: operator.go init(): the EBS CSI zone alias added to core's NormalizedLabels at start-up
+    #: (karpy.cloudprovider.registry.register_provider)
+    NORMALIZED_LABELS = NORMALIZED_LABELS
     #: apis/v1/doc.go cloudprovider.ReservedCapacityLabels (InstanceTypeNotFound drift of a reserved node)
     reserved_capacity_labels = frozenset({LABEL_CAPACITY_RESERVATION_ID, LABEL_CAPACITY_RESERVATION_TYPE})
 
@@ -496,6 +503,13 @@ class AWSCloudProvider:
     def well_known_labels(self) -> frozenset[str]:
         """Core well-known labels plus the AWS ones (labels.go init)."""
         return WELL_KNOWN_LABELS
+
+    def node_labels(self, nodeclaim: Any) -> dict[str, str]:
+        """What the cloud side puts on the instance's Node beyond the kubelet's labels
+        (karpy.nodeclaim.registration): the EBS CSI node plugin's topology key, registered on every
+        node (aws-ebs-csi-driver pkg/driver/node.go NodeGetInfo, ``topology.ebs.csi.aws.com/zone``)."""
+        zone = (nodeclaim.metadata.labels or {}).get(LABEL_ZONE)
+        return {LABEL_EBS_CSI_ZONE: zone} if zone else {}
 
     def close(self) -> None:
         """Stop the mocked EC2."""
@@ -1019,12 +1033,40 @@ class AWSCloudProvider:
                 return ami.id
         return None
 
+    def adopt_nodeclaim(self, nodeclaim: Any) -> Any:
+        """A NodeClaim of the input (karpy.sim.existing), stamped as this provider stamps its own
+        launches: karpy's EC2NodeClass hash digits and mocked AMI ids are not upstream's, so the
+        dump's ``ec2nodeclass-hash`` and ``status.imageID`` cannot be compared with them; the claim
+        gets the input EC2NodeClass's hash, the AMI it resolves for the instance type and the mocked
+        account's zone id (a drift the node really has cannot be read from a dump). Returns a copy."""
+        adopted = _deep_copy_nodeclaim(nodeclaim)
+        nodeclass = self.resolve_nodeclass(_nodeclass_name_of(adopted))
+        if nodeclass is not None:
+            # the zone -> zone-id mapping is per AWS account; the mocked account's is the one its
+            # offerings carry (else every node of a dump is InstanceTypeNotFound-drifted)
+            labels = adopted.metadata.labels or {}
+            zone_id = nodeclass.zone_id(labels.get(LABEL_ZONE, ""))
+            if zone_id and LABEL_TOPOLOGY_ZONE_ID in labels:
+                adopted.metadata.labels = {**labels, LABEL_TOPOLOGY_ZONE_ID: zone_id}
+            adopted.metadata.annotations = {**(adopted.metadata.annotations or {}),
+                                            ANNOTATION_NODECLASS_HASH: static_hash(nodeclass.nodeclass),
+                                            ANNOTATION_NODECLASS_HASH_VERSION: NODECLASS_HASH_VERSION}
+        ami = self.expected_ami(adopted)
+        if ami is not None:
+            adopted.status.image_id = ami
+        if adopted.status.provider_id:
+            self._adopted.add(adopted.status.provider_id)
+        return adopted
+
     # -- delete ----------------------------------------------------------------------------------
     def delete(self, nodeclaim: Any) -> None:
         """cloudprovider.go Delete: terminate the instance in moto; NodeClaimNotFoundError if gone."""
         from botocore.exceptions import ClientError
 
         pid = nodeclaim.status.provider_id or ""
+        if pid in self._adopted:  # an instance of the input's cluster: terminated (not in the mock)
+            self._adopted.discard(pid)
+            return
         try:
             _, instance_id = parse_provider_id(pid)
         except ValueError as e:

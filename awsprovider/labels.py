@@ -16,6 +16,7 @@ from karpy.scheduling.labels import (
     ARCHITECTURE_ARM64,
     CORE_WELL_KNOWN_LABELS,
     LABEL_WINDOWS_BUILD,
+    LABEL_ZONE,
 )
 
 __all__ = [
@@ -31,6 +32,8 @@ __all__ = [
     "WELL_KNOWN_EXOTIC_RESOURCES",
     "WELL_KNOWN_VALUES_FOR_REQUIREMENTS",
     "AMI_FAMILIES",
+    "LABEL_EBS_CSI_ZONE",
+    "NORMALIZED_LABELS",
 ]
 
 #: pkg/apis/apis.go Group
@@ -69,6 +72,12 @@ LABEL_INSTANCE_TENANCY = GROUP + "/instance-tenancy"
 LABEL_PLACEMENT_GROUP_ID = GROUP + "/placement-group-id"
 LABEL_PLACEMENT_GROUP_PARTITION = GROUP + "/placement-group-partition"
 LABEL_TOPOLOGY_ZONE_ID = "topology.k8s.aws/zone-id"
+
+#: the EBS CSI driver's topology key (its StorageClasses' allowedTopologies, its PVs' nodeAffinity,
+#: the label its node plugin puts on every node)
+LABEL_EBS_CSI_ZONE = "topology.ebs.csi.aws.com/zone"
+#: pkg/operator/operator.go init(): the alias the provider adds to core's v1.NormalizedLabels
+NORMALIZED_LABELS: Mapping[str, str] = MappingProxyType({LABEL_EBS_CSI_ZONE: LABEL_ZONE})
 
 #: upstream sets ``cloudprovider.ReservationIDLabel = LabelCapacityReservationID``
 RESERVATION_ID_LABEL = LABEL_CAPACITY_RESERVATION_ID

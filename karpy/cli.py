@@ -704,10 +704,18 @@ def compare(designs: tuple[str, ...], shared: tuple[Path, ...], region: str, pri
     for p in shared:
         if not p.exists():
             _bad_input(f"{p}: no such file or directory")
+    gates: dict[str, bool] | None = None
+    if feature_gates:
+        from karpy.featuregates import parse_feature_gates
+
+        try:
+            gates = parse_feature_gates(feature_gates)  # as simulate's --feature-gates (_run_scenario)
+        except ValueError as err:
+            _bad_input(str(err))
     options: dict[str, Any] = dict(region=region, prices=prices, unavailable=unavailable,
                                    preference_policy=preference_policy, min_values_policy=min_values_policy,
                                    cloud_provider=cloud_provider, until=until, events=list(events), strict=strict,
-                                   scheduler_config=scheduler_config, feature_gates=feature_gates,
+                                   scheduler_config=scheduler_config, feature_gates=gates,
                                    disruption=disruption, **({} if max_pods is None else {"max_pods": max_pods}))
     if no_cache:
         options["provider_extra"] = {"catalog_cache": False}

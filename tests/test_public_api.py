@@ -110,7 +110,7 @@ PUBLIC: dict[str, set[str]] = {
                           "group_pods_by_priority"},
     "karpy.nodeclaim": {
         "CONSOLIDATABLE", "DRIFTED", "NODEPOOL_DRIFTED", "REQUIREMENTS_DRIFTED", "drift_reason", "expires_at",
-        "set_condition", "update_consolidatable", "update_drifted",
+        "node_annotations", "node_labels", "set_condition", "update_consolidatable", "update_drifted",
     },
     "karpy.sweeps": {
         "API_VERSION", "AXES", "Cell", "EXECUTORS", "EXIT_CELL_FAILED", "ExecutorError", "KIND", "SweepError",

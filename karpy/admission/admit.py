@@ -57,8 +57,11 @@ UNKNOWN_FIELD_HINTS: Mapping[tuple[str, str], str] = {
 class AdmissionError(KarpyError, ValueError):
     """The API server would reject the manifest. ``errors``: every field error, in its order."""
 
-    def __init__(self, errors: list[FieldError]) -> None:
+    def __init__(self, errors: list[FieldError], warnings: tuple[str, ...] = ()) -> None:
         self.errors = errors
+        #: the warnings the API server would also have returned (unknown fields, often the cause:
+        #: a typo'd ``requirments`` next to the missing ``requirements``)
+        self.warnings = warnings
         super().__init__("; ".join(str(e) for e in errors))
 
 
@@ -128,7 +131,7 @@ def admit(data: Mapping[str, Any], cls: type | None = None, *, node: yaml.Node |
     else:
         errors.extend(validate_rules(obj, schema, (), root=True, skip=_SKIP))
     if errors:
-        raise AdmissionError(errors)
+        raise AdmissionError(errors, warnings)
     return Admitted(obj, warnings)
 
 

@@ -4,7 +4,11 @@ Mirrors the parts of kubernetes ``pkg/apis/core/validation`` (``validateContaine
 container, each with a DNS-1123-label ``name`` and an ``image``) and ``pkg/apis/apps/validation``
 (``ValidateDeploymentSpec`` & co.: a non-empty selector that matches the template's labels; the
 counts' ``ValidateNonnegativeField``, also in ``pkg/apis/batch/validation`` ``validateJobSpec``) that
-decide whether a manifest is accepted at all. Runs on schema-valid, defaulted data.
+decide whether a manifest is accepted at all, and the selectors as the API server validates them:
+``ValidateNodeSelector`` / ``ValidateNodeSelectorRequirement`` / ``ValidatePreferredSchedulingTerms``
+(a pod's node affinity: ``Gte``/``Lte`` are NodePool operators, not a pod's), ``ValidateLabels`` (a
+pod's ``nodeSelector``) and apimachinery's ``ValidateLabelSelector`` (workload selectors, pod
+(anti-)affinity terms, topology spread constraints). Runs on schema-valid, defaulted data.
 """
 
 from __future__ import annotations
@@ -14,6 +18,7 @@ from typing import Any
 
 from karpy.admission.fielderrors import FieldError
 from karpy.admission.names import is_dns1123_label
+from karpy.validation import is_label_key, is_label_value
 
 __all__ = ["validate_core"]
 
@@ -69,6 +74,7 @@ def validate_core(kind: str, obj: Mapping[str, Any]) -> list[FieldError]:
     if selector_required:
         selector = _get(obj, ("spec", "selector"))
         if isinstance(selector, Mapping):
+            errs.extend(_label_selector(selector, "spec.selector"))
             if not selector.get("matchLabels") and not selector.get("matchExpressions"):
                 errs.append(FieldError("Invalid", "spec.selector", selector, f"empty selector is invalid for {word}"))
             else:
@@ -102,6 +108,148 @@ def _pod_spec(spec: Any, path: str) -> list[FieldError]:
                 errs.extend(FieldError("Invalid", f"{where}.name", name, m) for m in is_dns1123_label(str(name)))
             if not c.get("image"):
                 errs.append(FieldError("Required", f"{where}.image"))
+    errs.extend(_labels(spec.get("nodeSelector"), f"{path}.nodeSelector"))
+    affinity = spec.get("affinity")
+    if isinstance(affinity, Mapping):
+        errs.extend(_affinity(affinity, f"{path}.affinity"))
+    for i, c in enumerate(_list(spec.get("topologySpreadConstraints"))):
+        if isinstance(c, Mapping) and isinstance(c.get("labelSelector"), Mapping):
+            errs.extend(_label_selector(c["labelSelector"], f"{path}.topologySpreadConstraints[{i}].labelSelector"))
+    return errs
+
+
+def _list(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else []
+
+
+def _label_name(key: Any, path: str) -> list[FieldError]:
+    """apimachinery ValidateLabelName."""
+    return [FieldError("Invalid", path, key, m) for m in is_label_key(str(key))]
+
+
+def _labels(labels: Any, path: str) -> list[FieldError]:
+    """apimachinery ValidateLabels: each key a qualified name, each value a label value."""
+    if not isinstance(labels, Mapping):
+        return []
+    errs: list[FieldError] = []
+    for k, v in labels.items():
+        errs.extend(_label_name(k, path))
+        errs.extend(FieldError("Invalid", path, v, m) for m in is_label_value(str(v)))
+    return errs
+
+
+def _label_selector(selector: Mapping[str, Any], path: str) -> list[FieldError]:
+    """apimachinery metav1 validation ValidateLabelSelector (matchExpressions, then matchLabels)."""
+    errs: list[FieldError] = []
+    for i, req in enumerate(_list(selector.get("matchExpressions"))):
+        if not isinstance(req, Mapping):
+            continue
+        where = f"{path}.matchExpressions[{i}]"
+        op, values = req.get("operator"), _list(req.get("values"))
+        if op in ("In", "NotIn"):
+            if not values:
+                errs.append(FieldError("Required", f"{where}.values",
+                                       detail="must be specified when `operator` is 'In' or 'NotIn'"))
+        elif op in ("Exists", "DoesNotExist"):
+            if values:
+                errs.append(FieldError("Forbidden", f"{where}.values",
+                                       detail="may not be specified when `operator` is 'Exists' or 'DoesNotExist'"))
+        else:
+            errs.append(FieldError("Invalid", f"{where}.operator", op, "not a valid selector operator"))
+        errs.extend(_label_name(req.get("key"), f"{where}.key"))
+    errs.extend(_labels(selector.get("matchLabels"), f"{path}.matchLabels"))
+    return errs
+
+
+def _node_selector_requirement(req: Mapping[str, Any], where: str) -> list[FieldError]:
+    """core validation ValidateNodeSelectorRequirement: In/NotIn/Exists/DoesNotExist/Gt/Lt only."""
+    errs: list[FieldError] = []
+    op, values = req.get("operator"), _list(req.get("values"))
+    if op in ("In", "NotIn"):
+        if not values:
+            errs.append(FieldError("Required", f"{where}.values",
+                                   detail="must be specified when `operator` is 'In' or 'NotIn'"))
+    elif op in ("Exists", "DoesNotExist"):
+        if values:
+            errs.append(FieldError("Forbidden", f"{where}.values",
+                                   detail="may not be specified when `operator` is 'Exists' or 'DoesNotExist'"))
+    elif op in ("Gt", "Lt"):
+        if len(values) != 1:
+            errs.append(FieldError("Required", f"{where}.values",
+                                   detail="must be specified single value when `operator` is 'Lt' or 'Gt'"))
+    else:
+        errs.append(FieldError("Invalid", f"{where}.operator", op, "not a valid selector operator"))
+    errs.extend(_label_name(req.get("key"), f"{where}.key"))
+    return errs
+
+
+def _node_field_selector_requirement(req: Mapping[str, Any], where: str) -> list[FieldError]:
+    """core validation ValidateNodeFieldSelectorRequirement: ``metadata.name`` In/NotIn one value."""
+    errs: list[FieldError] = []
+    op = req.get("operator")
+    if op in ("In", "NotIn"):
+        if len(_list(req.get("values"))) != 1:
+            errs.append(FieldError("Required", f"{where}.values",
+                                   detail="must be only one value when `operator` is 'In' or 'NotIn' for node field selector"))
+    else:
+        errs.append(FieldError("Invalid", f"{where}.operator", op, "not a valid selector operator"))
+    if req.get("key") != "metadata.name":
+        errs.append(FieldError("Invalid", f"{where}.key", req.get("key"), "not a valid field selector key"))
+    return errs
+
+
+def _node_selector_term(term: Mapping[str, Any], where: str) -> list[FieldError]:
+    """core validation ValidateNodeSelectorTerm."""
+    errs: list[FieldError] = []
+    for j, req in enumerate(_list(term.get("matchExpressions"))):
+        if isinstance(req, Mapping):
+            errs.extend(_node_selector_requirement(req, f"{where}.matchExpressions[{j}]"))
+    for j, req in enumerate(_list(term.get("matchFields"))):
+        if isinstance(req, Mapping):
+            errs.extend(_node_field_selector_requirement(req, f"{where}.matchFields[{j}]"))
+    return errs
+
+
+def _affinity(affinity: Mapping[str, Any], path: str) -> list[FieldError]:
+    """core validation validateAffinity: node affinity (ValidateNodeSelector,
+    ValidatePreferredSchedulingTerms) and the pod (anti-)affinity terms' label selectors."""
+    errs: list[FieldError] = []
+    node = affinity.get("nodeAffinity")
+    if isinstance(node, Mapping):
+        where = f"{path}.nodeAffinity"
+        required = node.get("requiredDuringSchedulingIgnoredDuringExecution")
+        if isinstance(required, Mapping):
+            terms_path = f"{where}.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms"
+            terms = _list(required.get("nodeSelectorTerms"))
+            if not terms:
+                errs.append(FieldError("Required", terms_path, detail="must have at least one node selector term"))
+            for i, term in enumerate(terms):
+                if isinstance(term, Mapping):
+                    errs.extend(_node_selector_term(term, f"{terms_path}[{i}]"))
+        for i, pref in enumerate(_list(node.get("preferredDuringSchedulingIgnoredDuringExecution"))):
+            if not isinstance(pref, Mapping):
+                continue
+            pwhere = f"{where}.preferredDuringSchedulingIgnoredDuringExecution[{i}]"
+            weight = pref.get("weight")
+            if isinstance(weight, int) and not 1 <= weight <= 100:
+                errs.append(FieldError("Invalid", f"{pwhere}.weight", weight, "must be in the range 1-100"))
+            if isinstance(pref.get("preference"), Mapping):
+                errs.extend(_node_selector_term(pref["preference"], f"{pwhere}.preference"))
+    for kind in ("podAffinity", "podAntiAffinity"):
+        block = affinity.get(kind)
+        if not isinstance(block, Mapping):
+            continue
+        where = f"{path}.{kind}"
+        for i, term in enumerate(_list(block.get("requiredDuringSchedulingIgnoredDuringExecution"))):
+            if isinstance(term, Mapping) and isinstance(term.get("labelSelector"), Mapping):
+                errs.extend(_label_selector(term["labelSelector"],
+                                            f"{where}.requiredDuringSchedulingIgnoredDuringExecution[{i}].labelSelector"))
+        for i, wterm in enumerate(_list(block.get("preferredDuringSchedulingIgnoredDuringExecution"))):
+            term = wterm.get("podAffinityTerm") if isinstance(wterm, Mapping) else None
+            if isinstance(term, Mapping) and isinstance(term.get("labelSelector"), Mapping):
+                errs.extend(_label_selector(
+                    term["labelSelector"],
+                    f"{where}.preferredDuringSchedulingIgnoredDuringExecution[{i}].podAffinityTerm.labelSelector"))
     return errs
 
 

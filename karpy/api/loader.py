@@ -863,9 +863,9 @@ def _validate(doc: _Doc, extra_kinds: Mapping[tuple[str, str], type[BaseModel]] 
         first = errors[0]
         loc = _data_loc(data, tuple(first["loc"]))
         node = _node_at(doc.node, loc)
-        message = _describe(first, node)
-        if len(errors) > 1:
-            message += f" (and {len(errors) - 1} more problem{'s' if len(errors) > 2 else ''} in this document)"
+        message = "; ".join([_describe(first, node), *(
+            f"{format_loc((*doc.prefix, *_data_loc(data, tuple(x['loc']))))}: "
+            f"{_describe(x, _node_at(doc.node, _data_loc(data, tuple(x['loc']))))}" for x in errors[1:])])
         line = node.start_mark.line + 1 if node is not None else None
         raise ManifestError(doc.file, doc.index, format_loc((*doc.prefix, *loc)), message,
                             kind=kind, name=name, line=line) from None
@@ -878,9 +878,10 @@ def _admit(doc: _Doc, cls: type[BaseModel] | None, kind: str, name: str | None, 
         admitted = admit(doc.data, cls, node=doc.node, strict=strict)
     except AdmissionError as e:
         first = e.errors[0]
-        more = len(e.errors) - 1
-        message = first.body + _yaml_hint(first, doc.node)
-        message += f" (and {more} more problem{'s' if more > 1 else ''} in this document)" if more else ""
+        # every problem of the document, as the API server returns them all (and the unknown
+        # fields it warns about: a typo'd key is often why a required one is missing)
+        message = "; ".join([first.body + _yaml_hint(first, doc.node), *e.warnings,
+                             *(str(x) + _yaml_hint(x, doc.node) for x in e.errors[1:])])
         field_path = ".".join(p for p in (format_loc(doc.prefix), first.field) if p)
         node = _node_at(doc.node, tuple(first.loc)) if first.loc else None
         raise ManifestError(doc.file, doc.index, field_path, message, kind=kind, name=name,

@@ -4,6 +4,8 @@ A provider registers itself under the ``karpy.cloudproviders`` entry-point group
 (``aws = "awsprovider:AWSCloudProvider"``, ``fake = "karpy.cloudprovider.fake:FakeCloudProvider"``).
 The registered object is a class (or any object) with a ``from_options(options)`` factory; it may
 also carry ``EXTRA_KINDS`` — the manifest kinds it adds to the loader (e.g. ``EC2NodeClass``) — and
+``NORMALIZED_LABELS`` — label aliases it adds to core's normalisation at start-up, as upstream's
+providers extend ``v1.NormalizedLabels`` in an ``init()`` (:func:`register_provider`) — and
 a ``preload()`` classmethod that imports what its first construction in a process imports (the
 ``karpy`` CLI calls it before a command builds the provider and freezes the result out of the
 garbage collector's generations, :func:`karpy.cli.preload_cloud_provider`).
@@ -22,9 +24,10 @@ from typing import Any
 
 from karpy._errors import KarpyError
 from karpy.options import Options
+from karpy.scheduling.labels import register_normalized_labels
 
 __all__ = ["ENTRY_POINT_GROUP", "ProviderOptions", "UnknownCloudProviderError", "available_cloud_providers",
-           "refresh_cloud_providers", "resolve_cloud_provider"]
+           "refresh_cloud_providers", "register_provider", "resolve_cloud_provider"]
 
 ENTRY_POINT_GROUP = "karpy.cloudproviders"
 
@@ -73,15 +76,24 @@ def available_cloud_providers() -> list[str]:
     return sorted(ep.name for ep in _registered(tuple(sys.path)))
 
 
+def register_provider(provider: Any) -> Any:
+    """What a provider adds to core at start-up (its ``NORMALIZED_LABELS``; aws
+    pkg/operator/operator.go init); returns ``provider``. Process-wide and idempotent, as upstream."""
+    aliases = getattr(provider, "NORMALIZED_LABELS", None)
+    if aliases:
+        register_normalized_labels(aliases)
+    return provider
+
+
 def resolve_cloud_provider(name: str) -> Any:
     """The registered provider class for ``name``; ``module:attr`` also works for unregistered ones."""
     for ep in _registered(tuple(sys.path)):
         if ep.name == name:
-            return ep.load()
+            return register_provider(ep.load())
     if ":" in name:
         module, _, attr = name.partition(":")
         try:
-            return getattr(importlib.import_module(module), attr)
+            return register_provider(getattr(importlib.import_module(module), attr))
         except (ImportError, AttributeError) as e:
             raise UnknownCloudProviderError(f"cannot load cloud provider {name!r}: {e}") from None
     known = ", ".join(available_cloud_providers()) or "none (is karpy installed with pip?)"

@@ -206,8 +206,7 @@ class Consolidation:
     def _candidate_events(cluster: Cluster, cmd: Command) -> Command:
         """Command.EmitCandidateEvents: ``ConsolidationCandidate`` on each candidate."""
         for c in cmd.candidates:
-            part = str(cmd) if len(cmd.candidates) == 1 else \
-                f"{cmd.decision()}: [{c.name}] (part of {len(cmd.candidates)}-node consolidation)"
             cluster.publish("ConsolidationCandidate", f"node/{c.name}",
-                            f"Consolidation candidate: {part} (savings: ${cmd.estimated_savings():.2f})")
+                            f"Consolidation candidate: {cmd.string_for_node(c)} "
+                            f"(savings: ${cmd.estimated_savings():.2f})")
         return cmd

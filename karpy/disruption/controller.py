@@ -110,6 +110,7 @@ class DisruptionController:
         self._instance_type_checks = InstanceTypeCheckCache()
         sim.store.watch("Pod", self._on_pod)
         sim.store.watch("Node", self._on_node)
+        sim.store.watch("NodePool", self._on_nodepool)
         # the simulation's periodic-controller hook: a 10 s poll that skips ticks at which nothing
         # changed (the decision would be the same), woken for time-driven rules (see _wake)
         self._ctrl = sim.add_controller("disruption", POLLING_PERIOD, lambda now: self._round(self._round_gen),
@@ -121,6 +122,18 @@ class DisruptionController:
 
     def _mark_unconsolidated(self) -> None:
         self.consolidation_state = self._now()
+
+    def mark_unconsolidated(self) -> None:
+        """cluster.go MarkUnconsolidated from outside the store's watches (nodeoverlay/controller.go:
+        a NodeOverlay changed, which the cloud provider holds): consolidation re-runs at the next poll."""
+        self._mark_unconsolidated()
+        self.sim.wake_controller(self._ctrl, self._now())
+
+    def _on_nodepool(self, ev: Any) -> None:
+        """state/informer/nodepool.go: a NodePool created or changed re-triggers consolidation at once
+        (a deleted one does not)."""
+        if ev.type != "DELETED":
+            self._mark_unconsolidated()
 
     def _on_pod(self, ev: Any) -> None:
         pod, old = ev.obj, ev.old
@@ -293,8 +306,8 @@ class DisruptionController:
                 self._decision(m, cmd, snapshot, validated=False, error=f"{err.kind}: {err}")
                 for c in cmd.candidates:
                     self.node_events.setdefault(c.name, {})[(
-                        "ConsolidationRejected", f"Consolidation rejected: {cmd.decision()}: [{c.name}], reason: "
-                        f"{err.kind} (savings: ${cmd.estimated_savings():.2f})")] = cluster.now
+                        "ConsolidationRejected", f"Consolidation rejected: {cmd.string_for_node(c)}, reason: "
+                        f"{err.kind} (savings: ${cmd.estimated_savings():.2f})")] = cluster.now  # events.go
         self._record_events(cluster)
         if ok and self._start(m, ok, snapshot, validated=True):
             self._schedule_round(0.0)

@@ -303,3 +303,10 @@ class Command:
             return f"{self.decision()}: [{sources}]{repl}"
         return (f"{self.reason}/{self.id}: {self.decision()}: nodepools=[{pools}]: [{sources}]{repl} "
                 f"(savings: ${self.estimated_savings():.2f})")
+
+    def string_for_node(self, candidate: Any) -> str:
+        """types.go StringForNode: the command from one source candidate's side -- the whole
+        command for a single node, else ``<decision>: [<node>] (part of N-node consolidation)``."""
+        if len(self.candidates) == 1:
+            return str(self)
+        return f"{self.decision()}: [{candidate.name}] (part of {len(self.candidates)}-node consolidation)"

@@ -22,6 +22,7 @@ from __future__ import annotations
 from collections.abc import Hashable
 from typing import Any, Sequence
 
+from karpy.cloudprovider.registry import register_provider
 from karpy.cloudprovider.types import MIN_VALUES_POLICY_STRICT
 from karpy.options import Options
 from karpy.utils import pod as podutils
@@ -104,7 +105,7 @@ class Provisioner:
         options: Options | None = None,
     ) -> None:
         """``options`` (karpy.options.Options), when given, supplies both policies."""
-        self.cloud_provider = cloud_provider
+        self.cloud_provider = register_provider(cloud_provider)  # its label aliases (start-up)
         self.options = options or Options(preference_policy=preference_policy, min_values_policy=min_values_policy)
         self.preference_policy = self.options.preference_policy
         self.min_values_policy = self.options.min_values_policy

@@ -178,12 +178,14 @@ def _common_prefix(keys: Sequence[str]) -> str:
 def render_table(document: dict[str, Any]) -> str:
     """Render the document as a plain-text report ending in ``total: $X/h``.
 
-    Sections: NodeClaims that launched (name, pool, type, capacity type, zone, $/h, pods), failed
-    launches with their fleet errors, pending pods with their message, then the total.
+    Sections: NodeClaims that launched and are still there (name, pool, type, capacity type, zone,
+    $/h, pods), those deleted during the run (when, by what), failed launches with their fleet
+    errors, pending pods with their message, then the total.
     """
     nodeclaims: list[Mapping[str, Any]] = list(document.get("nodeclaims") or [])
     out = _header(document)
-    out.extend(_launched_section([nc for nc in nodeclaims if is_launched(nc)]))
+    out.extend(_launched_section([nc for nc in nodeclaims if is_launched(nc) and nc.get("deleted_at") is None]))
+    out.extend(_deleted_section([nc for nc in nodeclaims if is_launched(nc) and nc.get("deleted_at") is not None]))
     out.extend(_failed_section([nc for nc in nodeclaims if not is_launched(nc)]))
     out.extend(_pending_section(document))
     out.append("")
@@ -232,6 +234,17 @@ def _launched_section(launched: list[Mapping[str, Any]]) -> list[str]:
         )
     )
     return out
+
+
+def _deleted_section(deleted: list[Mapping[str, Any]]) -> list[str]:
+    """NodeClaims gone during the run: when, and by what (``deleted_at``, ``deleted_by``)."""
+    if not deleted:
+        return []
+    return ["", f"DELETED NODECLAIMS ({len(deleted)})", *format_rows(
+        ("NAME", "NODEPOOL", "INSTANCE TYPE", "CAPACITY", "ZONE", "$/H", "DELETED", "BY"),
+        ((clean(nc.get("name")), clean(nc.get("nodepool")), clean(nc.get("instance_type")),
+          clean(nc.get("capacity_type")), clean(nc.get("zone")), format_price(nc.get("price")),
+          clock_time(float(nc["deleted_at"])), clean(nc.get("deleted_by"))) for nc in deleted))]
 
 
 def _failed_section(failed: list[Mapping[str, Any]]) -> list[str]:
@@ -314,6 +327,8 @@ def render_time(document: Mapping[str, Any]) -> list[str]:
             parts.append(f"{counts['pod.created']} pods created")
         if counts.get("pod.evicted"):
             parts.append(f"{counts['pod.evicted']} evicted")
+        if counts.get("pod.deleting"):
+            parts.append(f"{counts['pod.deleting']} deleted")
         if counts.get("pod.completed"):
             parts.append(f"{counts['pod.completed']} completed")
         if counts.get("pod.bound"):

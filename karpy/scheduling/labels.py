@@ -108,8 +108,9 @@ WELL_KNOWN_LABELS_FOR_OFFERINGS: frozenset[str] = frozenset({LABEL_ZONE, LABEL_C
 #: RestrictedLabels (labels.go): labels that would interfere with provisioning.
 RESTRICTED_LABELS: frozenset[str] = frozenset({LABEL_HOSTNAME})
 
-#: NormalizedLabels (labels.go): aliased (beta) keys -> the well-known key.
-NORMALIZED_LABELS: Mapping[str, str] = {
+#: NormalizedLabels (labels.go): aliased (beta) keys -> the well-known key. A dict: a cloud provider
+#: adds its aliases at start-up (:func:`register_normalized_labels`).
+NORMALIZED_LABELS: dict[str, str] = {
     LABEL_FAILURE_DOMAIN_BETA_ZONE: LABEL_ZONE,
     LABEL_ARCH_BETA: LABEL_ARCH,
     LABEL_OS_BETA: LABEL_OS,
@@ -123,6 +124,14 @@ SUPPORTED_NODE_SELECTOR_OPS: frozenset[str] = frozenset(
 )
 
 _normalized_get = NORMALIZED_LABELS.get
+
+
+def register_normalized_labels(aliases: Mapping[str, str]) -> None:
+    """Add a cloud provider's label aliases to :data:`NORMALIZED_LABELS`, process-wide, as upstream's
+    providers do at start-up (aws pkg/operator/operator.go init: ``lo.Assign(karpv1.NormalizedLabels,
+    {"topology.ebs.csi.aws.com/zone": corev1.LabelTopologyZone})``). Idempotent; karpy applies a
+    provider's ``NORMALIZED_LABELS`` (:func:`karpy.cloudprovider.registry.register_provider`)."""
+    NORMALIZED_LABELS.update(aliases)
 
 
 def normalize_key(key: str) -> str:

@@ -62,6 +62,9 @@ class DisruptionHooks(Protocol):
 
     def nominate(self, results: Any) -> None: ...
 
+    def mark_unconsolidated(self) -> None:
+        """A NodePool or NodeOverlay changed: consolidation looks again now (state/informer/nodepool.go)."""
+
 
 class SimulationHost(Protocol):
     """The simulation as its controllers see it (:class:`karpy.sim.simulation.Simulation`)."""

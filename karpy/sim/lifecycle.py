@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 from karpy.api.node import Node
 from karpy.api.nodeclaim import NodeClaim as NodeClaimModel
 from karpy.api.pod import Taint
+from karpy.nodeclaim.registration import node_annotations, node_labels
 from karpy.state.cluster import ClusterState
 from karpy.scheduling.labels import (LABEL_CAPACITY_TYPE, LABEL_HOSTNAME, LABEL_INSTANCE_TYPE, LABEL_ZONE)
 from karpy.sim.records import LaunchRecord
@@ -72,6 +73,14 @@ class NodeClaimLifecycle:
         self._launch_by_node: dict[str, LaunchRecord] = {}
         self._claim_names: set[str] = set()
         self._last_cluster: ClusterState | None = None
+
+    def adopt(self, record: LaunchRecord, claim_name: str) -> None:
+        """A NodeClaim of the input (karpy.sim.existing), known by its Node's name and its own."""
+        self.launches.append(record)
+        self._launch_by_name[record.name] = record
+        self._launch_by_name.setdefault(claim_name, record)
+        self._launch_by_node[record.name] = record
+        self._claim_names.update((record.name, claim_name))
 
     # -- launch ---------------------------------------------------------------------------------
     def _claim_name(self, nodepool: str) -> str:
@@ -186,15 +195,13 @@ class NodeClaimLifecycle:
             return
         claim = record.launched
         assert claim is not None  # registration is scheduled only once the claim launched
-        labels = dict(claim.metadata.labels or {})
-        labels[LABEL_HOSTNAME] = record.name
-        labels[LABEL_REGISTERED] = "true"
+        labels = node_labels(claim, record.name, self.cloud_provider)  # kubelet + cloud side + syncNode
         taints = [Taint(key=t.key, value=t.value, effect=t.effect) for t in (claim.spec.taints or ())]
         startup = [Taint(key=t.key, value=t.value, effect=t.effect) for t in (claim.spec.startup_taints or ())]
         status = claim.status
         node = Node.model_validate({
             "apiVersion": "v1", "kind": "Node",
-            "metadata": {"name": record.name, "labels": labels},
+            "metadata": {"name": record.name, "labels": labels, "annotations": node_annotations(claim)},
             "spec": {"providerID": getattr(status, "provider_id", None),
                      "taints": [t.model_dump(by_alias=True, exclude_none=True) for t in taints + startup]},
             "status": {"capacity": {k: str(v) for k, v in (status.capacity or {}).items()},

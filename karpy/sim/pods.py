@@ -21,6 +21,7 @@ from karpy.sim.deployment import DeploymentController
 from karpy.sim.job import JobController
 from karpy.sim.replicaset import ReplicaSetController
 from karpy.sim.statefulset import StatefulSetController
+from karpy.utils import pod as podutils
 
 if TYPE_CHECKING:  # pragma: no cover
     from karpy.sim.clock import EventQueue, VirtualClock
@@ -152,7 +153,9 @@ class Pods:
             self.delete(key, reason=reason)
             return
         grace = pod.spec.termination_grace_period_seconds
-        self.evict(key, DEFAULT_TERMINATION_GRACE_SECONDS if grace is None else float(grace), reason=reason)
+        # a controller deletes (graceful deletion), it does not evict: pod.deleting in the timeline
+        self.evict(key, DEFAULT_TERMINATION_GRACE_SECONDS if grace is None else float(grace), reason=reason,
+                   kind="pod.deleting")
 
     # -- creation -------------------------------------------------------------------------------
     def admit(self, pod: Pod) -> None:
@@ -235,7 +238,8 @@ class Pods:
                 continue
             if self.daemonset_fits(ds, node):
                 pod = ds.pod_for_node(node.metadata.name)
-                pod.spec = pod.spec.model_copy(update={"node_name": node.metadata.name})  # copy-on-write
+                if not podutils.has_dra_requirements(pod):  # claims: kube-scheduler's DynamicResources decides
+                    pod.spec = pod.spec.model_copy(update={"node_name": node.metadata.name})  # copy-on-write
                 self.create(pod)
 
     # -- kube-scheduler results -----------------------------------------------------------------
@@ -290,7 +294,7 @@ class Pods:
         pod.status.conditions = conds
 
     # -- the end of a pod -----------------------------------------------------------------------
-    def evict(self, key: str, grace: float, reason: str = "preemption") -> None:
+    def evict(self, key: str, grace: float, reason: str = "preemption", kind: str = "pod.evicted") -> None:
         pod = self.store.get("Pod", *reversed(key.split("/", 1)))
         if pod is None or pod.metadata.deletion_timestamp is not None:
             return
@@ -300,7 +304,7 @@ class Pods:
         meta.deletion_timestamp = self.clock.timestamp()
         terminating = pod.model_copy(update={"metadata": meta, "status": pod.status.model_copy()})
         self.store.update("Pod", terminating, old=pod)
-        self.record("pod.evicted", f"Pod/{key}", node=pod.spec.node_name, reason=reason,
+        self.record(kind, f"Pod/{key}", node=pod.spec.node_name, reason=reason,
                     grace_period_seconds=float(grace or 0))
         uid = pod.metadata.uid
 

@@ -44,6 +44,7 @@ from pydantic import ValidationError
 
 from karpy.api.loader import ManifestError, Manifests, format_loc, load_manifests
 from karpy.api.scenario import Scenario, ScenarioEvent
+from karpy.utils import pod as podutils
 from karpy.sim.replicaset import ManagedReplicaSet, find_by_key
 
 if TYPE_CHECKING:
@@ -422,6 +423,8 @@ class ScenarioRunner:
             apply = getattr(sim.cloud_provider, "delete_object", None)
             if apply is not None:
                 apply(ref.kind, ref.name)
+                if ref.kind == "NodeOverlay" and sim.disruption is not None:
+                    sim.disruption.mark_unconsolidated()  # nodeoverlay/controller.go
         if owner_uid is not None:
             for p in sim.pods.owned_pods(owner_uid):
                 sim.pods.delete_controller_pod(p.key, "deleted")
@@ -479,7 +482,8 @@ class ScenarioRunner:
                     for node in sim.store.list("Node"):
                         if sim.pods.daemonset_fits(new, node):
                             pod = new.pod_for_node(node.metadata.name)
-                            pod.spec = pod.spec.model_copy(update={"node_name": node.metadata.name})
+                            if not podutils.has_dra_requirements(pod):  # claims: kube-scheduler decides
+                                pod.spec = pod.spec.model_copy(update={"node_name": node.metadata.name})
                             sim.pods.create(pod)
             elif kind == "PriorityClass":
                 sim.scheduler.add_priority_class(obj)
@@ -489,6 +493,8 @@ class ScenarioRunner:
                 apply = getattr(sim.cloud_provider, "apply", None)
                 if apply is not None:
                     apply(obj.model_copy(deep=True))
+                    if kind == "NodeOverlay" and sim.disruption is not None:
+                        sim.disruption.mark_unconsolidated()  # nodeoverlay/controller.go
                 else:
                     sim.record("apply.ignored", f"{kind}/{obj.metadata.name}",
                                reason="the cloud provider does not take this kind at run time")

@@ -78,6 +78,9 @@ from karpy.provisioning.scheduler import OUTCOME_EXISTING_NODE
 from karpy.state.cluster import ClusterState
 from karpy.provisioning.volumetopology import VolumeTopology
 from karpy.sim.clock import EventQueue, VirtualClock
+from karpy.sim.events import nodepool_event_warnings
+from karpy.sim.existing import adopt_nodeclaims
+from karpy.sim.loopguard import LaunchLoopGuard
 from karpy.sim.host import DisruptionHooks, PeriodicController, RecordListener, Termination
 from karpy.sim.lifecycle import LABEL_INITIALIZED, LABEL_REGISTERED, NodeClaimLifecycle
 from karpy.sim.options import SimulationOptions
@@ -139,6 +142,9 @@ class Simulation:
                                              self.provisioner, self.options, self.pods, self.pod_errors,
                                              self._cluster_changed, lambda: self._passes)
         self.launches = self.nodeclaims.launches
+        #: what reading the input's cluster state said (karpy.sim.existing)
+        self.state_warnings: list[str] = []
+        self.loop_guard = LaunchLoopGuard(self.nodeclaims)
         self.deleted_pods = self.pods.deleted
         self.replica_sets, self.deployments = self.pods.replica_sets, self.pods.deployments
         self.stateful_sets, self.jobs = self.pods.stateful_sets, self.pods.jobs
@@ -377,6 +383,7 @@ class Simulation:
             self.store.create("NodePool", np)
         for node in m.nodes:
             self.store.create("Node", node)
+        self.state_warnings = adopt_nodeclaims(m, self.nodeclaims, self.clock)  # tied to their Nodes
         for ds in m.daemon_sets:
             self.store.create("DaemonSet", ds)
         for w in m.deployments:
@@ -451,7 +458,7 @@ class Simulation:
         nodepools = {np.metadata.name: np for np in self.store.list("NodePool")}
         staged: list[LaunchRecord] = []
         exceeded_by_pool: dict[str, str | None] = {}
-        for claim in results.new_nodeclaims:
+        for claim in self.loop_guard.admitted(results.new_nodeclaims, self.pod_errors):
             pool = nodepools.get(claim.nodepool_name)
             if pool is not None:
                 # provisioner.go Create: limits against the state before this pass's launches (its
@@ -596,7 +603,8 @@ class Simulation:
             virtual_seconds=self.clock.now(),
             provisioning_passes=self._passes,
             scheduling_cycles=self._cycles,
-            warnings=list(self._warnings) + self.provisioner.warnings(),
+            warnings=list(self._warnings) + self.state_warnings + self.provisioner.warnings()
+            + nodepool_event_warnings(self._pass_log) + self.loop_guard.warnings(),
             passes=list(self._pass_log),
             pod_history=dict(self._pod_history),
             options=self.options,

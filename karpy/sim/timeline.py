@@ -7,8 +7,9 @@ instant in the order they happened (deterministic).
 
 Kinds (stable; see docs/guides/time.md "What comes out"):
 
-* pods: ``pod.created``, ``pod.bound``, ``pod.evicted``, ``pod.deleted``, ``pod.completed``,
-  ``pod.departed``;
+* pods: ``pod.created``, ``pod.bound``, ``pod.evicted`` (the Eviction API: preemption, a drain),
+  ``pod.deleting`` (a controller's graceful deletion: a ReplicaSet or StatefulSet scale-down, a
+  deleted workload), ``pod.deleted``, ``pod.completed``, ``pod.departed``;
 * NodeClaims: ``nodeclaim.created``, ``nodeclaim.launched``, ``nodeclaim.launch-failed``,
   ``nodeclaim.registered``, ``nodeclaim.initialized``, ``nodeclaim.deleting``, ``nodeclaim.deleted``;
 * scenario: ``scale``, ``rollout``, ``rollout.step``, ``apply``, ``delete``, ``capacity.unavailable``,

@@ -54,3 +54,22 @@ def test_compare_bad_input_is_one_line_and_exit_2(invoke: Invoke, tmp_path: Path
         assert result.exit_code == 2, (args, result.output)
         assert message in result.stderr and len(result.stderr.strip().splitlines()) == 1, result.stderr
         assert "Traceback" not in result.output
+
+
+def test_compare_feature_gates_reach_every_design(invoke: Invoke) -> None:
+    """``--feature-gates NodeOverlay=true`` (what the NodeOverlay warning tells users to pass) is
+    parsed as ``karpy simulate`` parses it (main: the raw string reached compare() and crashed).
+    aws-samples/karpenter-blueprints 529b88c node-overlay: overlays pick the 8th generation."""
+    data = ROOT / "tests" / "realworld" / "data" / "blueprints"
+    overlay = data / "blueprints" / "node-overlay"
+    cluster = data / "cluster" / "terraform" / "karpenter-default.yaml"
+    result = invoke("compare", f"plain={cluster}", f"overlay={cluster},{overlay / 'node-overlay-generation.yaml'}",
+                    "--shared", str(overlay / "workload-generation.yaml"), "--prices", "2026-07-20",
+                    "--feature-gates", "NodeOverlay=true", "-o", "json")
+    assert result.exit_code == 0, result.output
+    doc = json.loads(result.stdout)
+    (nc,) = doc["runs"]["overlay"]["nodeclaims"]
+    assert nc["labels"]["karpenter.k8s.aws/instance-generation"] == "8"
+    assert not any("NodeOverlay" in w for w in doc["runs"]["overlay"].get("warnings") or ())
+    bad = invoke("compare", f"plain={cluster}", f"again={cluster}", "--feature-gates", "NodeOverlay=maybe")
+    assert bad.exit_code == 2 and 'invalid value of NodeOverlay=maybe' in bad.output

@@ -259,14 +259,18 @@ def test_instance_types_and_prices_diff_nodepool_share_simulates_path() -> None:
 
 def test_requirements_typo_in_an_upstream_nodepool_is_an_error_naming_the_field(tmp_path: Path) -> None:
     """``requirments:`` gave an unrestricted pool and exit 0 without a word; the v1 CRD requires
-    ``requirements``, so admission now says so (and names the typo as the other problem)."""
+    ``requirements``, so admission now says so, and names the typo beside it (main: "(and 1 more
+    problem in this document)", which was the CEL rules' note, not the typo)."""
     pool = tmp_path / "general-purpose.yaml"
     pool.write_text(GENERAL.read_text().replace("      requirements:", "      requirments:"))
     res = invoke("simulate", str(pool), str(INFLATE))
     assert res.exit_code == 2 and res.stdout == ""
     assert res.stderr.strip().splitlines() == [
-        f'karpy: {pool}: document 1 (NodePool "general-purpose"): spec.template.spec.requirements: Required value '
-        "(and 1 more problem in this document)"]
+        f'karpy: {pool}: document 1 (NodePool "general-purpose"): spec.template.spec.requirements: Required value; '
+        'unknown field "spec.template.spec.requirments"; <nil>: Invalid value: null: some validation rules were not '
+        "checked because the object was invalid; correct the existing errors to complete validation"]
+    check = invoke("validate", str(pool))  # karpy validate says the same
+    assert check.exit_code == 2 and 'Required value; unknown field "spec.template.spec.requirments"' in check.stderr
 
 
 def test_optional_field_typo_in_an_upstream_nodepool_is_warned_and_strict_rejects_it(tmp_path: Path) -> None:

@@ -58,9 +58,11 @@ def test_scale_10_100_10_nodes_follow_up_and_stay_without_disruption():
     assert all(n["deleted_at"] is None and n["deleted_by"] is None for n in doc["nodeclaims"])
     assert doc["cost"]["per_hour"][-1][1] == doc["cost_per_hour"]
     assert doc["cost"]["per_hour"][-1][0] < 5400  # nothing changed the $/h after the scale-down
-    evictions = [e for e in doc["timeline"] if e["kind"] == "pod.evicted"]
-    assert len(evictions) == 90 and {e["detail"]["reason"] for e in evictions} == {"scale-down"}
-    assert all(e["t"] == 5400 for e in evictions)
+    # a scale-down deletes (graceful deletion), it does not evict (issue #31)
+    assert not [e for e in doc["timeline"] if e["kind"] == "pod.evicted"]
+    deletions = [e for e in doc["timeline"] if e["kind"] == "pod.deleting"]
+    assert len(deletions) == 90 and {e["detail"]["reason"] for e in deletions} == {"scale-down"}
+    assert all(e["t"] == 5400 for e in deletions)
 
 
 def test_scale_down_ranking_doubled_up_first_then_most_recently_ready():
@@ -72,7 +74,7 @@ def test_scale_down_ranking_doubled_up_first_then_most_recently_ready():
     tl = result.to_document()["timeline"]
     node_of = {e["object"]: e["detail"]["node"] for e in tl if e["kind"] == "pod.bound"}
     crowded = max(set(node_of.values()), key=list(node_of.values()).count)
-    evicted = [e["object"] for e in tl if e["kind"] == "pod.evicted"]
+    evicted = [e["object"] for e in tl if e["kind"] == "pod.deleting"]
     assert len(evicted) == 2 and {node_of[p] for p in evicted} == {crowded}
     late_on_crowded = [e["object"] for e in tl if e["kind"] == "pod.created" and e["t"] >= 600
                        and node_of[e["object"]] == crowded]
@@ -85,7 +87,7 @@ def test_scale_down_ranking_inside_one_log2_bucket_falls_back_to_uid():
                                                                "1h scale deployment/web 2"])
     pods = {p.key: p for p in [*result.simulation.pods.values(), *result.simulation.deleted_pods.values()]}
     tl = result.to_document()["timeline"]
-    evicted = {e["object"].removeprefix("Pod/") for e in tl if e["kind"] == "pod.evicted"}
+    evicted = {e["object"].removeprefix("Pod/") for e in tl if e["kind"] == "pod.deleting"}
     ranked = sorted(pods, key=lambda k: pods[k].metadata.uid)
     assert evicted == set(ranked[:2])
 
@@ -156,7 +158,7 @@ def test_rollout_with_max_surge_25_percent():
             alive.add(e["object"])
         elif e["kind"] == "pod.bound":
             available.add(e["object"])
-        elif e["kind"] == "pod.evicted":
+        elif e["kind"] in ("pod.evicted", "pod.deleting"):
             available.discard(e["object"])
         elif e["kind"] == "pod.deleted":
             alive.discard(e["object"])
@@ -352,8 +354,8 @@ def test_statefulset_scales_down_from_the_highest_ordinal():
     doc = fake(make_nodepool(), statefulset(5), until="1h", events=["20m scale statefulset/db 2"]).to_document()
     running = sorted(k for k, p in doc["pods"].items() if p["phase"] == "Running")
     assert running == ["default/db-0", "default/db-1"]
-    evicted = [e["object"] for e in doc["timeline"] if e["kind"] == "pod.evicted"]
-    assert evicted == ["Pod/default/db-4", "Pod/default/db-3", "Pod/default/db-2"]
+    deleted = [e["object"] for e in doc["timeline"] if e["kind"] == "pod.deleting"]
+    assert deleted == ["Pod/default/db-4", "Pod/default/db-3", "Pod/default/db-2"]
 
 
 def test_apply_a_deployment_and_a_nodepool_then_delete_the_nodepool():

@@ -11,14 +11,15 @@ _EXPORTS = {
     **dict.fromkeys(("ImageLocality", "NodeAffinity", "NodeName", "NodePorts", "NodeUnschedulable", "SchedulingGates",
                      "TaintToleration", "priority_sort_less"), "basic"),
     **dict.fromkeys(("DEFAULT_WEIGHTS", "default_plugins"), "defaultplugins"),
+    "DynamicResources": "dynamicresources",
     "InterPodAffinity": "interpodaffinity",
     **dict.fromkeys(("BalancedAllocation", "NodeResourcesFit", "ScoringStrategy"), "noderesources"),
     "PodTopologySpread": "podtopologyspread",
 }
 
 __all__ = [
-    "BalancedAllocation", "DEFAULT_WEIGHTS", "ImageLocality", "InterPodAffinity", "NodeAffinity", "NodeName",
-    "NodePorts", "NodeResourcesFit", "NodeUnschedulable", "PodTopologySpread", "SchedulingGates",
+    "BalancedAllocation", "DEFAULT_WEIGHTS", "DynamicResources", "ImageLocality", "InterPodAffinity", "NodeAffinity",
+    "NodeName", "NodePorts", "NodeResourcesFit", "NodeUnschedulable", "PodTopologySpread", "SchedulingGates",
     "ScoringStrategy", "TaintToleration", "default_plugins", "priority_sort_less",
 ]
 

@@ -6,6 +6,7 @@ from typing import Any, Callable, Optional
 
 from karpy.kubescheduler.plugins.basic import (ImageLocality, NodeAffinity, NodeName, NodePorts, NodeUnschedulable,
                                                SchedulingGates, TaintToleration)
+from karpy.kubescheduler.plugins.dynamicresources import DynamicResources
 from karpy.kubescheduler.plugins.interpodaffinity import InterPodAffinity
 from karpy.kubescheduler.plugins.noderesources import BalancedAllocation, NodeResourcesFit, ScoringStrategy
 from karpy.kubescheduler.plugins.podtopologyspread import PodTopologySpread
@@ -36,6 +37,7 @@ def default_plugins(scoring_strategy: Optional[ScoringStrategy] = None, taint_me
         NodeResourcesFit(scoring_strategy),
         PodTopologySpread(default_selector=default_spread_selector),
         InterPodAffinity(),
+        DynamicResources(),
         BalancedAllocation(),
         ImageLocality(),
     ]
