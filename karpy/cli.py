@@ -449,12 +449,14 @@ def cli() -> None:
 @click.option("-o", "--output", type=click.Choice(["table", "json"]), default="table", show_default=True)
 @click.option("--report", "report_path", type=click.Path(path_type=Path), default=None,
               help="Also write a self-contained HTML report to this file.")
+@click.option("--verbose", is_flag=True, default=False,
+              help="Table: the full trace (one row per failed offering) instead of the grouped summary.")
 def simulate(paths: tuple[Path, ...], region: str, prices: str | None, price_region: str | None,
              exclude: tuple[str, ...], unavailable: tuple[str, ...],
              preference_policy: str, min_values_policy: str, cloud_provider: str, until: str | None,
              events: tuple[str, ...], feature_gates: str | None, disruption: bool, strict: bool, max_pods: int,
              output: str, report_path: Path | None, scheduler_config: Path | None = None,
-             no_cache: bool = False) -> None:
+             no_cache: bool = False, verbose: bool = False) -> None:
     """Simulate PATH... (files or directories of manifests, ``-`` for standard input; default: the
     bundled example)."""
     if report_path is not None:
@@ -474,7 +476,8 @@ def simulate(paths: tuple[Path, ...], region: str, prices: str | None, price_reg
         sys.exit(result.exit_code)
     document = result.to_document()  # built once: the JSON printed is document_json of this same dict
 
-    _emit(document, lambda: document_json(document), output, render_table, render_html, report_path)
+    _emit(document, lambda: document_json(document), output, lambda doc: render_table(doc, verbose=verbose),
+          render_html, report_path)
     sys.exit(result.exit_code)
 
 

@@ -238,3 +238,21 @@ def test_two_hours_with_consolidation(cookbook: Any, strategy: str, capacity: st
         assert summary["instance_types_at_end"] == ["c8i.2xlarge"]
     else:
         assert summary["failed_replacements"] == 0
+
+
+# -- what a person reads: the table of every cell fits one screen ------------------------------------
+@pytest.mark.parametrize("capacity", ["normal", ICE])
+@pytest.mark.parametrize("strategy", ["01-one-nodepool", "02-weighted-nodepools", "03-nodeoverlay",
+                                      "04-generation-gte-8", "05-preferred-affinity", "06-minvalues-wrong-knob"])
+def test_table_output_fits_one_screen(run: Run, strategy: str, capacity: str) -> None:
+    from karpy.report.table import render_table
+
+    doc = run(strategy, capacity).to_document()
+    text = render_table(doc)
+    assert len(text.splitlines()) <= 40, text
+    failed = [nc for nc in doc["nodeclaims"] if nc["launched"] is False]
+    if failed:
+        assert f"{len(failed)} launch" in text and "InsufficientInstanceCapacity" in text
+        assert len(render_table(doc, verbose=True).splitlines()) > 40
+    if any(p["phase"] == "Pending" for p in doc["pods"].values()):
+        assert "(capacity errors: " in text
