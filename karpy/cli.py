@@ -488,11 +488,13 @@ def simulate(paths: tuple[Path, ...], region: str, prices: str | None, price_reg
 @click.option("--nodeclaim", "nodeclaim_name", default=None, metavar="NAME", help="Explain one NodeClaim.")
 @_scenario_options
 @click.option("-o", "--output", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@click.option("--verbose", is_flag=True, default=False,
+              help="The full trace: every NodeClaim and pod, every fleet override and error.")
 def explain(paths: tuple[Path, ...], pod_key: str | None, nodeclaim_name: str | None, region: str,
             prices: str | None, price_region: str | None, exclude: tuple[str, ...], unavailable: tuple[str, ...], preference_policy: str, min_values_policy: str,
             cloud_provider: str, until: str | None, events: tuple[str, ...], feature_gates: str | None,
             disruption: bool, strict: bool, max_pods: int, output: str, scheduler_config: Path | None = None,
-            no_cache: bool = False) -> None:
+            no_cache: bool = False, verbose: bool = False) -> None:
     """Explain the decisions of a simulation of PATH... (default: the bundled example).
 
     Without --pod/--nodeclaim: every NodeClaim and every pending pod. For a NodeClaim: its NodePool,
@@ -531,7 +533,7 @@ def explain(paths: tuple[Path, ...], pod_key: str | None, nodeclaim_name: str | 
     if output == "json":
         click.echo(json.dumps(trace, indent=2, ensure_ascii=False))
     else:
-        click.echo(render_explain(trace), nl=False)
+        click.echo(render_explain(trace, verbose=verbose), nl=False)
     sys.exit(0)
 
 
