@@ -468,7 +468,8 @@ def cli() -> None:
 @cli.command()
 @click.argument("paths", nargs=-1, type=click.Path(path_type=Path))
 @_scenario_options
-@click.option("-o", "--output", type=OutputChoice(["table", "json"]), default="table", show_default=True)
+@click.option("-o", "--output", type=OutputChoice(["table", "markdown", "json"]), default="table", show_default=True,
+              help="table: the plain view; markdown: for a pull-request comment; json: the document.")
 @click.option("--report", "report_path", type=click.Path(path_type=Path), default=None,
               help="Also write a self-contained HTML report to this file.")
 @click.option("--verbose", is_flag=True, default=False,
@@ -502,8 +503,10 @@ def simulate(paths: tuple[Path, ...], region: str, prices: str | None, price_reg
         sys.exit(result.exit_code)
     document = result.to_document()  # built once: the JSON printed is document_json of this same dict
 
-    _emit(document, lambda: document_json(document), output, lambda doc: render_table(doc, verbose=verbose),
-          render_html, report_path)
+    from karpy.report.markdown import render_markdown
+
+    text = render_markdown if output == "markdown" else (lambda doc: render_table(doc, verbose=verbose))
+    _emit(document, lambda: document_json(document), output, text, render_html, report_path)
     sys.exit(result.exit_code)
 
 
@@ -584,7 +587,8 @@ def _parse_design(text: str) -> tuple[str, list[Path]]:
 @click.option("--shared", multiple=True, type=click.Path(path_type=Path), metavar="PATH",
               help="Manifests every design runs with (the workload, an EC2NodeClass); repeatable.")
 @_scenario_options
-@click.option("-o", "--output", type=OutputChoice(["table", "json"]), default="table", show_default=True)
+@click.option("-o", "--output", type=OutputChoice(["table", "markdown", "json"]), default="table", show_default=True,
+              help="table: the plain view; markdown: for a pull-request comment; json: the document.")
 @click.option("--report", "report_path", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="Also write a self-contained HTML report with the designs side by side (SVG).")
 def compare(designs: tuple[str, ...], shared: tuple[Path, ...], region: str, prices: str | None,
@@ -635,8 +639,10 @@ def compare(designs: tuple[str, ...], shared: tuple[Path, ...], region: str, pri
         for warning in document["runs"][name].get("warnings") or ():
             click.echo(f"karpy: {name}: warning: {warning}", err=True)
     from karpy.report.compare import render_compare_html, render_compare_table
+    from karpy.report.markdown import render_compare_markdown
 
-    _emit(document, comparison.to_json, output, render_compare_table, render_compare_html, report_path)
+    _emit(document, comparison.to_json, output,
+          render_compare_markdown if output == "markdown" else render_compare_table, render_compare_html, report_path)
     sys.exit(comparison.exit_code)
 
 
