@@ -42,7 +42,7 @@ from typing import Any
 
 import click
 
-from karpy.cli import bad_input, parse_requirement, preload_cloud_provider
+from karpy.cli import OutputChoice, bad_input, parse_requirement, preload_cloud_provider
 from karpy.report.table import DASH, clean, format_price, format_rows
 
 __all__ = [
@@ -554,7 +554,7 @@ def _emit(document: dict[str, Any], output: str, render: Any) -> None:
         click.echo(render(document), nl=False)
 
 
-_OUTPUT = click.option("-o", "--output", type=click.Choice(["table", "json"]), default="table", show_default=True)
+_OUTPUT = click.option("-o", "--output", type=OutputChoice(["table", "json"]), default="table", show_default=True)
 _NO_CACHE = click.option("--no-cache", is_flag=True, default=False,
                          help="Read the instance-type catalogue from moto, not the on-disk cache "
                               "(also: KARPY_NO_CACHE=1).")
@@ -575,7 +575,10 @@ _NO_CACHE = click.option("--no-cache", is_flag=True, default=False,
 @_NO_CACHE
 def instance_types(region: str, prices: str | None, requirements: tuple[str, ...], nodepool: Path | None,
                    limit: int, output: str, no_cache: bool = False) -> None:
-    """The instance-type catalogue as Karpenter sees it: labels, allocatable, on-demand and spot prices."""
+    """The instance-type catalogue as Karpenter sees it: labels, allocatable, on-demand and spot prices.
+
+    Exit codes: 0 listed; 2 bad input (one line on stderr).
+    """
     preload_cloud_provider("aws")
     try:
         document = instance_types_document(region, prices, requirements, nodepool, limit, cache=not no_cache)
@@ -589,7 +592,10 @@ def instance_types(region: str, prices: str | None, requirements: tuple[str, ...
 @_OUTPUT
 @click.pass_context
 def prices(ctx: click.Context, region: str | None, output: str) -> None:
-    """The bundled price tables (newest first per region; * = default), or `prices diff`."""
+    """The bundled price tables (newest first per region; * = default), or 'prices diff'.
+
+    Exit codes: 0 listed; 2 bad input (one line on stderr).
+    """
     if ctx.invoked_subcommand is not None:
         ctx.obj = {"region": region}  # `karpy prices --region R diff ...` means R for the diff too
         return
@@ -613,7 +619,10 @@ def prices(ctx: click.Context, region: str | None, output: str) -> None:
 @click.pass_context
 def prices_diff(ctx: click.Context, date1: str, date2: str, nodepool: Path, region: str | None, top: int,
                 output: str, no_cache: bool = False) -> None:
-    """How a NodePool's cheapest instance types moved between price tables DATE1 and DATE2 (dates or files)."""
+    """How a NodePool's cheapest instance types moved between price tables DATE1 and DATE2 (dates or files).
+
+    Exit codes: 0 compared; 2 bad input (one line on stderr).
+    """
     region = region or (ctx.obj or {}).get("region") or DEFAULT_REGION
     preload_cloud_provider("aws")
     try:

@@ -45,8 +45,8 @@ if TYPE_CHECKING:
     from karpy.api.pod import NodeSelectorRequirement
     from karpy.sweeps.rows import SweepResult
 
-__all__ = ["CLI_GC_THRESHOLDS", "COMMAND_ENTRY_POINT_GROUP", "PluginGroup", "bad_input", "cli", "main",
-           "parse_requirement", "preload_cloud_provider", "print_warnings", "tune_gc"]
+__all__ = ["CLI_GC_THRESHOLDS", "COMMAND_ENTRY_POINT_GROUP", "OutputChoice", "PluginGroup", "bad_input", "cli",
+           "main", "parse_requirement", "preload_cloud_provider", "print_warnings", "tune_gc"]
 
 #: Entry-point group of extra ``karpy`` subcommands (see the module docstring).
 COMMAND_ENTRY_POINT_GROUP = "karpy.commands"
@@ -235,6 +235,18 @@ def _input_errors() -> tuple[type[BaseException], ...]:
     return (ManifestError, UnknownCloudProviderError, ValueError, FileNotFoundError)
 
 
+class OutputChoice(click.Choice):  # type: ignore[type-arg]
+    """``-o`` values: ``table`` is the plain view in every command; ``text`` is accepted as another
+    name for it (``explain -o text`` before it was ``table``) and not listed in ``--help``."""
+
+    ALIASES = {"text": "table"}
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        if isinstance(value, str) and self.ALIASES.get(value.lower()) in self.choices:
+            value = self.ALIASES[value.lower()]
+        return super().convert(value, param, ctx)
+
+
 def _not_blank(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
     """Option callback: an explicitly empty value (``--region ''``) is bad input, not the default."""
     if value is not None and not value.strip():
@@ -284,10 +296,16 @@ def _scenario_options(command: Callable[..., Any]) -> Callable[..., Any]:
         click.option("--until", default=None, metavar="DURATION",
                      help="Run to this horizon (e.g. 6h), overriding a Scenario's spec.until."),
         click.option("--event", "events", multiple=True, metavar="'AT ACTION ...'",
-                     help="Add a Scenario event, e.g. '30m scale deployment/web 40' (repeatable; see docs/guides/time.md)."),
+                     help="Add a Scenario event at AT (a duration: 90s, 30m, 1h; repeatable), e.g. "
+                          "'30m scale deployment/web 40'. ACTION is one of: "
+                          "scale KIND/NAME REPLICAS [-n NS] (KIND: deployment, statefulset, nodepool, ...); "
+                          "rollout deployment/NAME [-n NS]; delete KIND/NAME [-n NS]; apply FILE; "
+                          "capacity unavailable|available SPEC... (SPEC as --unavailable); "
+                          "interrupt node=NAME | instance_type=TYPE zone=ZONE | capacity_reservation=ID; "
+                          "cancel-reservation ID."),
         click.option("--feature-gates", "feature_gates", default=None, metavar="K=V,...",
-                     help="Karpenter feature gates, e.g. SpotToSpotConsolidation=true,NodeOverlay=true "
-                          "(upstream defaults otherwise)."),
+                     help="Karpenter feature gates as comma-separated K=V pairs, e.g. NodeOverlay=true or "
+                          "SpotToSpotConsolidation=true (upstream defaults otherwise)."),
         click.option("--disruption/--no-disruption", default=False, show_default=True,
                      help="Run Karpenter's disruption controller (consolidation, drift, expiration) to the horizon."),
         click.option("--strict", is_flag=True, default=False,
@@ -509,23 +527,34 @@ def _echo_pieces(write: Callable[[Callable[[str], object]], None]) -> None:
 @click.group(cls=PluginGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="karpy")
 def cli() -> None:
-    """What would Karpenter launch on AWS for these NodePools and pods, what would it cost, and why."""
+    """What would Karpenter launch on AWS for these NodePools and pods, what would it cost, and why.
+
+    Exit codes: 0 every pod placed; 3 some pods left pending; 2 bad input; 1 a sweep cell failed
+    (each command's --help says which it uses).
+    """
 
 
 @cli.command()
 @click.argument("paths", nargs=-1, type=click.Path(path_type=Path))
 @_scenario_options
-@click.option("-o", "--output", type=click.Choice(["table", "json"]), default="table", show_default=True)
+@click.option("-o", "--output", type=OutputChoice(["table", "markdown", "json"]), default="table", show_default=True,
+              help="table: the plain view; markdown: for a pull-request comment; json: the document.")
 @click.option("--report", "report_path", type=OutputFile("report.html"), default=None,
               help="Also write a self-contained HTML report to this file.")
+@click.option("--verbose", is_flag=True, default=False,
+              help="Table: the full trace (one row per failed offering) instead of the grouped summary.")
 def simulate(paths: tuple[Path, ...], region: str, prices: str | None, price_region: str | None,
              exclude: tuple[str, ...], unavailable: tuple[str, ...],
              preference_policy: str, min_values_policy: str, cloud_provider: str, until: str | None,
              events: tuple[str, ...], feature_gates: str | None, disruption: bool, strict: bool, max_pods: int,
              output: str, report_path: Path | None, scheduler_config: Path | None = None,
-             no_cache: bool = False) -> None:
-    """Simulate PATH... (files or directories of manifests, ``-`` for standard input; default: the
-    bundled example)."""
+             no_cache: bool = False, verbose: bool = False) -> None:
+    """Simulate PATH... (files or directories of manifests, - for standard input; default: the
+    bundled example).
+
+    Exit codes: 0 every pod placed; 3 some pods left pending (a valid answer); 2 bad input (one
+    line on stderr, nothing simulated).
+    """
     if report_path is not None:
         _check_writable("--report", report_path)
     result = _run_scenario(paths, region=region, prices=prices, price_region=price_region, exclude=exclude,
@@ -543,7 +572,10 @@ def simulate(paths: tuple[Path, ...], region: str, prices: str | None, price_reg
         sys.exit(result.exit_code)
     document = result.to_document()  # built once: the JSON printed is document_json of this same dict
 
-    _emit(document, lambda: document_json(document), output, render_table, render_html, report_path)
+    from karpy.report.markdown import render_markdown
+
+    text = render_markdown if output == "markdown" else (lambda doc: render_table(doc, verbose=verbose))
+    _emit(document, lambda: document_json(document), output, text, render_html, report_path)
     sys.exit(result.exit_code)
 
 
@@ -559,22 +591,27 @@ def simulate(paths: tuple[Path, ...], region: str, prices: str | None, price_reg
               help="As --why-not, for the best candidate of instance generation N (e.g. 8). With --pod or "
                    "--nodeclaim: only the NodeClaims of that pod / that NodeClaim.")
 @_scenario_options
-@click.option("-o", "--output", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@click.option("-o", "--output", type=OutputChoice(["table", "json"]), default="table", show_default=True)
+@click.option("--verbose", is_flag=True, default=False,
+              help="The full trace: every NodeClaim and pod, every fleet override and error.")
 def explain(paths: tuple[Path, ...], pod_key: str | None, nodeclaim_name: str | None, region: str,
             prices: str | None, price_region: str | None, exclude: tuple[str, ...], unavailable: tuple[str, ...], preference_policy: str, min_values_policy: str,
             cloud_provider: str, until: str | None, events: tuple[str, ...], feature_gates: str | None,
             disruption: bool, strict: bool, max_pods: int, output: str, scheduler_config: Path | None = None,
-            no_cache: bool = False, why_not_type: str | None = None, why_not_generation: str | None = None) -> None:
+            no_cache: bool = False, why_not_type: str | None = None, why_not_generation: str | None = None,
+            verbose: bool = False) -> None:
     """Explain the decisions of a simulation of PATH... (default: the bundled example).
 
     Without --pod/--nodeclaim: every NodeClaim and every pending pod. For a NodeClaim: its NodePool,
     pods, how many instance types each requirement / resources / offerings removed, the price order,
     the 600 and 60 cuts, the fleet request and what EC2 picked, capacity errors and the fallback.
     For a pod: the NodePools tried in weight order and why each was rejected, the preferences
-    relaxed, the kube-scheduler message, the NodeClaims it went through. With --why-not TYPE or
-    --generation N: the one-line answer (where it left the race, with the price gap), then the
-    details and the verified flips (docs/guides/why-not.md). Exit 0 when explained,
-    2 on bad input or an unknown pod / NodeClaim / instance type / generation.
+    relaxed, the kube-scheduler message, the NodeClaims it went through. The one-line answer comes
+    first; --verbose prints the full trace. With --why-not TYPE or --generation N: the one-line
+    answer (where it left the race, with the price gap), then the details and the verified flips
+    (the "why not" guide).
+
+    Exit codes: 0 explained; 2 bad input or an unknown pod / NodeClaim / instance type / generation.
     """
     import json
 
@@ -609,7 +646,7 @@ def explain(paths: tuple[Path, ...], pod_key: str | None, nodeclaim_name: str | 
     if output == "json":
         click.echo(json.dumps(trace, indent=2, ensure_ascii=False))
     else:
-        click.echo(render_explain(trace), nl=False)
+        click.echo(render_explain(trace, verbose=verbose), nl=False)
         if pod_key is None:
             click.echo(_explain_bill(result, nodeclaim_name), nl=False)
     sys.exit(0)
@@ -673,7 +710,8 @@ def _parse_design(text: str) -> tuple[str, list[Path]]:
 @click.option("--shared", multiple=True, type=click.Path(path_type=Path), metavar="PATH",
               help="Manifests every design runs with (the workload, an EC2NodeClass); repeatable.")
 @_scenario_options
-@click.option("-o", "--output", type=click.Choice(["table", "json"]), default="table", show_default=True)
+@click.option("-o", "--output", type=OutputChoice(["table", "markdown", "json"]), default="table", show_default=True,
+              help="table: the plain view; markdown: for a pull-request comment; json: the document.")
 @click.option("--report", "report_path", type=OutputFile("report.html"), default=None,
               help="Also write a self-contained HTML report with the designs side by side (SVG).")
 @click.option("--rank-by", type=click.Choice(["list", "billed"]), default=None,
@@ -734,15 +772,16 @@ def compare(designs: tuple[str, ...], shared: tuple[Path, ...], region: str, pri
         for warning in document["runs"][name].get("warnings") or ():
             click.echo(f"karpy: {name}: warning: {warning}", err=True)
     from karpy.report.compare import render_compare_html, render_compare_table
+    from karpy.report.markdown import render_compare_markdown
 
-    _emit(document, lambda: comparison.to_json(rank_by=rank_by), output, render_compare_table, render_compare_html,
-          report_path)
+    _emit(document, lambda: comparison.to_json(rank_by=rank_by), output,
+          render_compare_markdown if output == "markdown" else render_compare_table, render_compare_html, report_path)
     sys.exit(comparison.exit_code)
 
 
 @cli.command()
 @click.argument("sweep_file", type=click.Path(path_type=Path), metavar="SWEEP.yaml")
-@click.option("-o", "--output", type=click.Choice(["table", "csv", "jsonl"]), default="table", show_default=True,
+@click.option("-o", "--output", type=OutputChoice(["table", "csv", "jsonl"]), default="table", show_default=True,
               help="What to print on stdout.")
 @click.option("--csv", "csv_path", type=OutputFile("rows.csv"), default=None,
               help="Write the rows as CSV to this file.")
@@ -970,10 +1009,12 @@ def preload_cloud_provider(name: str) -> None:
 
 @cli.command()
 def schema() -> None:
-    """Print the JSON Schema (draft 2020-12) of the document ``simulate -o json`` prints.
+    """Print the JSON Schema (draft 2020-12) of the document 'simulate -o json' prints.
 
-    Its ``version`` changes when a key changes (MINOR: keys added; MAJOR: a key removed or its
-    meaning changed); docs/contract.md states the compatibility promise.
+    Its version changes when a key changes (MINOR: keys added; MAJOR: a key removed or its
+    meaning changed); the contract page of the docs states the compatibility promise.
+
+    Exit codes: 0.
     """
     from karpy.schemas import schema_text
 

@@ -50,6 +50,8 @@ __all__ = [
     "explain_nodeclaim",
     "explain_pod",
     "explain_run",
+    "answer_lines",
+    "nodeclaim_answer",
     "render_explain",
 ]
 
@@ -580,6 +582,12 @@ def _short(text: Any, limit: int = TEXT_MESSAGE_LIMIT) -> str:
     return f"{s[:limit]}... ({len(s) - limit} more characters; -o json has all)"
 
 
+def _clip(text: Any, limit: int) -> str:
+    """``text`` cut to ``limit`` characters with an ellipsis (the compact text; ``--verbose`` has all)."""
+    s = " ".join(str(text).split())
+    return s if len(s) <= limit else s[:limit - 1] + "\u2026"
+
+
 def _fmt_price(p: Any) -> str:
     return "-" if p is None else f"${float(p):.5f}/h"
 
@@ -597,22 +605,7 @@ def _render_launch(detail: Mapping[str, Any], lines: list[str], claim_error: Any
         lines.append(f"    fleet request: strategy {detail.get('allocation_strategy') or '-'}, "
                      f"capacity type {detail.get('capacity_type') or '-'}")
     if has("filters"):
-        filters = detail["filters"]
-        if isinstance(filters, Mapping):
-            for name, rejected in filters.items():
-                lines.append(f"    filter {name}: removed {_count_or_list(rejected)}")
-        else:
-            for f in filters:
-                if isinstance(f, Mapping):
-                    name = f.get("name") or f.get("filter") or "filter"
-                    rejected = next((f[k] for k in ("rejected", "removed") if k in f), None)
-                    rest = {k: v for k, v in f.items() if k not in ("name", "filter", "rejected", "removed")}
-                    text = f"removed {_count_or_list(rejected)}" if rejected is not None else ""
-                    if rest:
-                        text = ", ".join([text] * bool(text) + [f"{k} {v}" for k, v in sorted(rest.items())])
-                    lines.append(f"    filter {name}: {text}".rstrip(": "))
-                else:
-                    lines.append(f"    filter: {f}")
+        _render_filters(detail["filters"], lines)
     if has("candidates_sent"):
         lines.append(f"    candidates sent: {detail['candidates_sent']}")
     if has("truncated_to"):
@@ -657,6 +650,25 @@ def _render_launch(detail: Mapping[str, Any], lines: list[str], claim_error: Any
         lines.append(f"    {k}: {detail[k]}")
 
 
+def _render_filters(filters: Any, lines: list[str]) -> None:
+    """The provider's launch filters, one line each (``filter NAME: removed N (examples)``)."""
+    if isinstance(filters, Mapping):
+        for name, rejected in filters.items():
+            lines.append(f"    filter {name}: removed {_count_or_list(rejected)}")
+    else:
+        for f in filters:
+            if isinstance(f, Mapping):
+                name = f.get("name") or f.get("filter") or "filter"
+                rejected = next((f[k] for k in ("rejected", "removed") if k in f), None)
+                rest = {k: v for k, v in f.items() if k not in ("name", "filter", "rejected", "removed")}
+                text = f"removed {_count_or_list(rejected)}" if rejected is not None else ""
+                if rest:
+                    text = ", ".join([text] * bool(text) + [f"{k} {v}" for k, v in sorted(rest.items())])
+                lines.append(f"    filter {name}: {text}".rstrip(": "))
+            else:
+                lines.append(f"    filter: {f}")
+
+
 def _count_or_list(v: Any) -> str:
     if isinstance(v, (list, tuple)):
         head = ", ".join(str(x) for x in v[:EXAMPLES_SHOWN])
@@ -676,18 +688,20 @@ def _error_text(e: Any) -> str:
     return str(e)
 
 
-def _render_nodeclaim(d: Mapping[str, Any], lines: list[str]) -> None:
+def _render_nodeclaim(d: Mapping[str, Any], lines: list[str], verbose: bool = True) -> None:
     if "launched" not in d:
         status = ""
     elif d["launched"]:
         status = (f"launched {d.get('instance_type')} {d.get('capacity_type')} {d.get('zone')} "
                   f"{_fmt_price(d.get('price'))}")
     else:
-        status = f"launch FAILED: {_short(d.get('error'), 160)}"
+        status = f"launch FAILED: {_short(d.get('error'), 160) if verbose else _clip(d.get('error'), 80)}"
     weight = f" (weight {d['weight']})" if "weight" in d else ""
     lines.append(f"NodeClaim {d['name']}  nodepool {d['nodepool']}{weight}  pass {d.get('pass')}  {status}".rstrip())
     pods = d.get("pods") or []
-    lines.append(f"  pods ({len(pods)}): {', '.join(pods[:10])}{' ...' if len(pods) > 10 else ''}")
+    shown = 10 if verbose else 3
+    lines.append(f"  pods ({len(pods)}): {', '.join(pods[:shown])}"
+                 + ((" ..." if verbose else f", +{len(pods) - shown} more") if len(pods) > shown else ""))
     f = d.get("funnel")
     if f:
         lines.append(f"  instance types: {f['start']} in the NodePool's catalogue")
@@ -700,7 +714,11 @@ def _render_nodeclaim(d: Mapping[str, Any], lines: list[str]) -> None:
             lines.append(f"    - {s['removed']:>5} {s['reason']}: {what}{src}{req} -> {s['remaining']} left;{ex}")
         lines.append(f"    = {f['remaining']} candidates (NodeClaim candidate list: {f['candidates']})")
     order = d.get("price_order")
-    if order and order.get("first"):
+    if order and order.get("first") and not verbose:
+        head = ", ".join(f"{e['instance_type']} {_fmt_price(e['price'])}" for e in order["first"][:3])
+        lines.append(f"  price order ({order['count']} candidates, cheapest first): {head}"
+                     + (", ..." if order["count"] > 3 else ""))
+    elif order and order.get("first"):
         lines.append(f"  price order ({order['count']} candidates, cheapest first):")
         for i, e in enumerate(order["first"], 1):
             where = " ".join(x for x in (e.get("capacity_type"), e.get("zone")) if x)
@@ -721,25 +739,32 @@ def _render_nodeclaim(d: Mapping[str, Any], lines: list[str]) -> None:
             lines.append(f"  minValues {r['key']}: {r['min_values']}{extra}, {r['distinct_values']} distinct values "
                          f"among candidates -> {'met' if r['satisfied'] else 'NOT met'}")
         lines.append(f"  minValues policy {mv['policy']}, relaxed: {'yes' if mv['relaxed'] else 'no'}")
-    if d.get("launch") is not None:
+    if d.get("launch") is not None and not verbose:
+        _render_launch_summary(d["launch"], lines)
+    elif d.get("launch") is not None:
         lines.append("  launch:")
         _render_launch(d["launch"], lines, d.get("error"))
     elif d.get("launch_note"):
         lines.append(f"  launch: {d['launch_note']}")
     fb = d.get("fallback")
     if fb:
-        lines.append(f"  capacity error: {_short(fb.get('error'))}")
+        if verbose:
+            lines.append(f"  capacity error: {_short(fb.get('error'))}")
         for c in fb["nodeclaims"]:
             state = f"launched {c['instance_type']}" if c["launched"] else "also failed"
+            took = c["pods"] if verbose or len(c["pods"]) <= 3 else [*c["pods"][:3], f"+{len(c['pods']) - 3} more"]
             lines.append(f"    fallback -> {c['nodeclaim']} (nodepool {c['nodepool']}, {state}) took "
-                         f"{', '.join(c['pods'])}")
+                         f"{', '.join(took)}")
         for p in fb["pods_not_relaunched"]:
             lines.append(f"    {p['pod']}: no later NodeClaim; " + (f"runs on {p['node']}" if p["node"] else "pending"))
     if d.get("fallback_for"):
-        lines.append(f"  fallback for failed NodeClaim(s): {', '.join(d['fallback_for'])}")
+        took = d["fallback_for"]
+        if not verbose and len(took) > 3:
+            took = [*took[:3], f"+{len(took) - 3} more"]
+        lines.append(f"  fallback for failed NodeClaim(s): {', '.join(took)}")
 
 
-def _render_pod(d: Mapping[str, Any], lines: list[str]) -> None:
+def _render_pod(d: Mapping[str, Any], lines: list[str], verbose: bool = True) -> None:
     where = f"on node {d['node']}" if d.get("node") else "not placed"
     lines.append(f"Pod {d['pod']}  {d.get('phase')}  {where}")
     if d.get("nominated_node"):
@@ -761,7 +786,8 @@ def _render_pod(d: Mapping[str, Any], lines: list[str]) -> None:
                          "kube-scheduler binds)")
     def nodepool_lines(entries: Any, indent: str) -> None:
         for np in entries or ():
-            reason = f": {_short(np['reason'])}" if np.get("reason") else ""
+            reason = (f": {_short(np['reason']) if verbose else _clip(np['reason'], 120)}"
+                      if np.get("reason") else "")
             lines.append(f"{indent}nodepool {np['nodepool']} (weight {np['weight']}): {np['result']}{reason}")
 
     rounds = d.get("rounds")
@@ -782,7 +808,14 @@ def _render_pod(d: Mapping[str, Any], lines: list[str]) -> None:
         lines.append(f"  message: {_short(d['message'])}")
     if d.get("condition") and d.get("condition") != d.get("message"):
         lines.append(f"  kube-scheduler: {_short(d['condition'])}")
-    for c in d.get("nodeclaims") or ():
+    chain = list(d.get("nodeclaims") or ())
+    failed = [c for c in chain if isinstance(c, Mapping) and not c.get("launched")]
+    if not verbose and len(failed) > 1:
+        names = ", ".join(str(c["name"]) for c in failed[:3]) + (f", +{len(failed) - 3} more" if len(failed) > 3 else "")
+        lines.append(f"  went through {len(failed)} NodeClaims that failed to launch ({names}): "
+                     f"{_clip(failed[0].get('error'), 80)}")
+        chain = [c for c in chain if c not in failed]
+    for c in chain:
         if isinstance(c, str):
             lines.append(f"  nodeclaim {c}")
             continue
@@ -818,40 +851,186 @@ def _expand_pod(key: str, entry: Mapping[str, Any], document: Mapping[str, Any] 
     return out
 
 
-def render_explain(d: Mapping[str, Any], document: Mapping[str, Any] | None = None) -> str:
+def render_explain(d: Mapping[str, Any], document: Mapping[str, Any] | None = None, verbose: bool = False) -> str:
     """Plain-text rendering of an explain dict: a NodeClaim, a pod, a run (:func:`explain_run`) or
     the document's ``explain`` block (pass the whole ``document`` to fill in what the compact
-    entries leave to the document's ``nodeclaims`` and ``pods``)."""
+    entries leave to the document's ``nodeclaims`` and ``pods``). The one-line answer comes first
+    (:func:`answer_lines`), the funnel after it; without ``verbose``, a run prints one NodeClaim
+    per (NodePool, outcome) and one pod per pending group, and lists are cut (``verbose``: the full trace)."""
     lines: list[str] = []
     kind = d.get("kind")
     prices = d.get("prices")
+    claims = {name: (c if c.get("kind") else _expand_claim(name, c, document))
+              for name, c in (d.get("nodeclaims") or {}).items()} if kind not in ("nodeclaim", "pod") else {}
+    pods = {key: (p if p.get("kind") else _expand_pod(key, p, document))
+            for key, p in (d.get("pods") or {}).items()} if kind not in ("nodeclaim", "pod") else {}
+    if kind == "nodeclaim":
+        lines.append(nodeclaim_answer(d))
+    elif kind != "pod":
+        lines.extend(answer_lines(claims, pods))
     if isinstance(prices, Mapping) and prices.get("date"):
         from karpy.report.table import prices_notes
 
         lines.append("; ".join([f"prices: {prices.get('date')}", *prices_notes(prices, d.get("region"))]))
     if kind == "nodeclaim":
-        _render_nodeclaim(d, lines)
+        _render_nodeclaim(d, lines, verbose)
         if "disruption" in d:
             from karpy.disruption.explain import render_disruption
 
             render_disruption(d["disruption"], lines)
     elif kind == "pod":
-        _render_pod(d, lines)
+        _render_pod(d, lines, verbose)
     else:
-        if d.get("scope") and d["scope"] != "all":
-            lines.append(f"(scope: {d['scope']})")
-        claims = d.get("nodeclaims") or {}
-        pods = d.get("pods") or {}
-        lines.append(f"NODECLAIMS ({len(claims)})")
-        for name, c in claims.items():
-            lines.append("")
-            _render_nodeclaim(c if c.get("kind") else _expand_claim(name, c, document), lines)
-        lines.append("")
-        lines.append(f"PENDING PODS ({len(pods)})" if kind == "run" else f"PODS ({len(pods)})")
-        for key, p in pods.items():
-            lines.append("")
-            _render_pod(p if p.get("kind") else _expand_pod(key, p, document), lines)
+        _render_run(d, claims, pods, lines, verbose)
     return "\n".join(lines) + "\n"
+
+
+def _render_run(d: Mapping[str, Any], claims: Mapping[str, Mapping[str, Any]], pods: Mapping[str, Mapping[str, Any]],
+                lines: list[str], verbose: bool) -> None:
+    if d.get("scope") and d["scope"] != "all":
+        lines.append(f"(scope: {d['scope']})")
+    lines.append(f"NODECLAIMS ({len(claims)})")
+    shown_claims = claims if verbose else _first_of_each(claims, _claim_group)
+    for name, c in shown_claims.items():
+        lines.append("")
+        _render_nodeclaim(c, lines, verbose)
+        like = [n for n, o in claims.items() if n != name and _claim_group(o) == _claim_group(c)]
+        if not verbose and like:
+            lines.append(f"  and {len(like)} more like it: {', '.join(like[:3])}" + (", ..." if len(like) > 3 else ""))
+    lines.append("")
+    lines.append(f"PENDING PODS ({len(pods)})" if d.get("kind") == "run" else f"PODS ({len(pods)})")
+    shown_pods = pods if verbose else _first_of_each(pods, _pod_group)
+    for key, p in shown_pods.items():
+        lines.append("")
+        _render_pod(p, lines, verbose)
+        like = [k for k, o in pods.items() if k != key and _pod_group(o) == _pod_group(p)]
+        if not verbose and like:
+            lines.append(f"  and {len(like)} more like it: {', '.join(like[:3])}" + (", ..." if len(like) > 3 else ""))
+    if not verbose and (len(shown_claims) < len(claims) or len(shown_pods) < len(pods)):
+        lines.append("")
+        lines.append("(--verbose: every NodeClaim and pod in full; --nodeclaim NAME / --pod NS/NAME: one of them)")
+
+
+def _first_of_each(items: Mapping[str, Mapping[str, Any]],
+                   group: Callable[[Mapping[str, Any]], tuple[Any, ...]]) -> dict[str, Mapping[str, Any]]:
+    seen: dict[tuple[Any, ...], str] = {}
+    for key, item in items.items():
+        seen.setdefault(group(item), key)
+    return {key: items[key] for key in seen.values()}
+
+
+def _claim_group(c: Mapping[str, Any]) -> tuple[Any, ...]:
+    """NodeClaims the compact text shows once: same NodePool and outcome (instance type, or failed)."""
+    return (c.get("nodepool"), bool(c.get("launched")), c.get("instance_type"), c.get("capacity_type"))
+
+
+def _pod_group(p: Mapping[str, Any]) -> tuple[Any, ...]:
+    return (p.get("phase"), p.get("node") is None, p.get("message"),
+            tuple(sorted({np.get("nodepool") for np in p.get("nodepools") or () if isinstance(np, Mapping)})))
+
+
+# -- the one-line answer ---------------------------------------------------------------------------
+def _generation(instance_type: Any) -> str | None:
+    """``c8i.2xlarge`` -> ``8`` (the digits after the family's letters); None when the name has none."""
+    import re
+
+    m = re.match(r"[a-z]+(\d+)", str(instance_type or "").split(".", 1)[0])
+    return m.group(1) if m else None
+
+
+def _ordinal(n: str) -> str:
+    k = int(n)
+    suffix = "th" if 10 <= k % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(k % 10, "th")
+    return f"{k}{suffix}"
+
+
+def _as_table_claim(c: Mapping[str, Any]) -> dict[str, Any]:
+    """An explain NodeClaim in the document's ``nodeclaims`` shape (what the table's grouping reads)."""
+    launch = c.get("launch") if isinstance(c.get("launch"), Mapping) else {}
+    return {"name": c.get("name"), "nodepool": c.get("nodepool"), "launched": bool(c.get("launched")),
+            "instance_type": c.get("instance_type"), "capacity_type": c.get("capacity_type"),
+            "fleet": {"capacity_type": (launch or {}).get("capacity_type"), "errors": (launch or {}).get("errors") or []}}
+
+
+def nodeclaim_answer(d: Mapping[str, Any]) -> str:
+    """Why this NodeClaim got its instance type, in one line: ``m7i.2xlarge won: lowest price among
+    230 fleet overrides; the cheapest 8th-gen candidate m8i.2xlarge was $0.0202/h (5.0 %) dearer``."""
+    name = d.get("name")
+    if not d.get("launched"):
+        from karpy.report.table import summarize_failures
+
+        failures = summarize_failures([_as_table_claim(d)], names=False)
+        return f"NodeClaim {name} did not launch: " + (failures[0] if failures else _short(d.get("error"), 120))
+    itype, price = d.get("instance_type"), d.get("price")
+    launch = d.get("launch") if isinstance(d.get("launch"), Mapping) else {}
+    strategy = (launch or {}).get("allocation_strategy")
+    overrides = len((launch or {}).get("overrides") or ())
+    order = d.get("price_order") or {}
+    among = (f"{overrides} fleet overrides" if overrides else f"{order.get('count', '?')} candidates")
+    why = "lowest price" if strategy in (None, "lowest-price") else f"the {strategy} pick"
+    text = f"{itype} won: {why} among {among}"
+    if d.get("fallback_for"):
+        text += f" (after {len(d['fallback_for'])} failed launch{'es' if len(d['fallback_for']) != 1 else ''})"
+    first = [e for e in order.get("first") or () if e.get("instance_type") != itype and e.get("price") is not None]
+    if price is None or not first:
+        return text
+    gen = _generation(itype)
+    other = next((e for e in first if _generation(e["instance_type"]) not in (None, gen)), None)
+    rival, label = (other, f"the cheapest {_ordinal(_generation(other['instance_type']) or '0')}-gen candidate") \
+        if other is not None else (first[0], "the next candidate")
+    delta = float(rival["price"]) - float(price)
+    pct = f" ({abs(delta) / float(price) * 100:.1f} %)" if price else ""
+    if delta > 0:
+        return f"{text}; {label} {rival['instance_type']} was ${delta:.4f}/h{pct} dearer"
+    if delta == 0:
+        return f"{text}; {label} {rival['instance_type']} costs the same"
+    return f"{text}; {label} {rival['instance_type']} was ${-delta:.4f}/h{pct} cheaper but was not picked"
+
+
+def answer_lines(claims: Mapping[str, Mapping[str, Any]], pods: Mapping[str, Mapping[str, Any]]) -> list[str]:
+    """The answer of a run, first thing in ``karpy explain``: why each launched (NodePool, instance
+    type) won, the failed launches grouped, and why pods stay pending; one line each."""
+    from karpy.report.table import EMPTIED_BY_OFFERINGS, summarize_failures
+
+    out: list[str] = []
+    launched = _first_of_each({n: c for n, c in claims.items() if c.get("launched")}, _claim_group)
+    for name, c in list(launched.items())[:3]:
+        n = sum(1 for o in claims.values() if _claim_group(o) == _claim_group(c))
+        out.append(f"{nodeclaim_answer(c)} ({n} NodeClaim{'s' if n != 1 else ''} of nodepool {c.get('nodepool')})")
+    if len(launched) > 3:
+        out.append(f"... and {len(launched) - 3} more (NodePool, instance type) outcomes below")
+    failed = [_as_table_claim(c) for c in claims.values() if not c.get("launched")]
+    out.extend(summarize_failures(failed, names=False))
+    pending = [p for p in pods.values() if p.get("phase") == "Pending"]
+    if pending:
+        messages = _first_of_each({str(i): p for i, p in enumerate(pending)}, lambda p: (p.get("message"),))
+        for p in messages.values():
+            n = sum(1 for o in pending if o.get("message") == p.get("message"))
+            after = " (after the capacity errors above)" if failed and EMPTIED_BY_OFFERINGS in str(p.get("message")) else ""
+            out.append(f"{n} pod{'s' if n != 1 else ''} pending: {_clip(p.get('message') or '-', 200)}{after}")
+    return out or ["nothing to explain: no NodeClaim, no pending pod"]
+
+
+def _render_launch_summary(detail: Mapping[str, Any], lines: list[str]) -> None:
+    """The launch in three lines: the fleet request, what EC2 picked, the capacity errors grouped."""
+    from karpy.report.table import summarize_failures
+
+    overrides = detail.get("overrides") or []
+    types = len({o.get("instance_type") for o in overrides if isinstance(o, Mapping)})
+    request = f"{detail.get('allocation_strategy') or '-'} {detail.get('capacity_type') or '-'}"
+    if overrides:
+        request += f", {len(overrides)} overrides ({types} instance types)"
+    lines.append(f"  launch: {request}")
+    if detail.get("filters"):
+        _render_filters(detail["filters"], lines)
+    for dec in detail.get("fleet_decisions") or detail.get("decisions") or ():
+        if isinstance(dec, Mapping) and dec.get("chosen"):
+            lines.append(f"    EC2 picked {_chosen_text(dec['chosen'])}: {_clip(dec.get('reason', '-'), 120)}")
+    errors = detail.get("errors") or []
+    if errors:
+        [failure] = summarize_failures([{"fleet": {"errors": errors}, "nodepool": None}], names=False) or [""]
+        codes = failure.split(": ", 1)[-1].rsplit(" (", 1)[0]
+        lines.append(f"    capacity errors: {len(errors)} offerings: {codes}")
 
 
 def _step(steps: list[dict[str, Any]], stage: str, removed: list[Any], current: list[Any], reason: str,

@@ -331,11 +331,12 @@ class Result:
 
         return explain_document(self)
 
-    def explain_text(self) -> str:
-        """The decision trace of every NodeClaim and pending pod, as ``karpy explain`` prints it."""
+    def explain_text(self, verbose: bool = False) -> str:
+        """The decision trace of every NodeClaim and pending pod, as ``karpy explain`` prints it
+        (``verbose``: as ``karpy explain --verbose``)."""
         from karpy.explain import explain_run, render_explain
 
-        return render_explain(explain_run(self))
+        return render_explain(explain_run(self), verbose=verbose)
 
     def to_json(self, indent: int | None = 2) -> str:
         """The document as JSON text (:func:`document_json` of :meth:`to_document`; with an indent

@@ -11,8 +11,9 @@ Load it as a pytest plugin (``pytest_plugins = ["karpy.testing"]`` in a ``confte
         assert_all_running(result)
 
 Every failing assertion raises :class:`AssertionError` whose message holds what went wrong, the
-table view of the run (:func:`karpy.report.table.render_table`) and the explain trace when the
-result has one -- otherwise the NodeClaims of the JSON document (long lists abbreviated).
+one-line answer of ``karpy explain`` (why each instance type won, the failed launches grouped, why
+pods stay pending) and the table view of the run (:func:`karpy.report.table.render_table`); for a
+result without a simulation, its explain trace or else the NodeClaims of the JSON document.
 
 The plugin is light to load: nothing of the engine (and no boto3) is imported until a scenario runs.
 """
@@ -257,9 +258,32 @@ def explain(result: Any) -> str:
     return "\n\n".join(parts) + "\n"
 
 
+def _answer(result: Any) -> list[str] | None:
+    """The one-line answers of ``karpy explain`` for a karpy Result (None for anything else)."""
+    if getattr(result, "simulation", None) is None or not callable(getattr(result, "to_document", None)):
+        return None
+    from karpy.explain import answer_lines, explain_run
+
+    trace = explain_run(result)
+    return answer_lines(trace.get("nodeclaims") or {}, trace.get("pods") or {})
+
+
+def _failure_message(result: Any, message: str) -> str:
+    """What a failing assertion prints: what went wrong, the one-line answer of ``karpy explain``,
+    the table view, and where the full trace is (a result without a simulation: :func:`explain`)."""
+    answer = _answer(result)
+    if answer is None:
+        return f"{message}\n\n{explain(result)}"
+    from karpy.report.table import render_table
+
+    return (f"{message}\n\n" + "\n".join(f"why: {line}" for line in answer) + "\n\n"
+            + render_table(_document(result)).rstrip("\n")
+            + "\n\n(the decision trace: print(result.explain_text()), or verbose=True for every override)\n")
+
+
 def _fail(result: Any, message: str) -> None:
     __tracebackhide__ = True
-    raise AssertionError(f"{message}\n\n{explain(result)}")
+    raise AssertionError(_failure_message(result, message))
 
 
 def _matches_any(name: str, patterns: Iterable[str]) -> bool:

@@ -41,43 +41,84 @@ def _legend(keys: Sequence[str], x0: int, baseline: int, label: str) -> str:
                    f'{_e(label)} {_e(key)}</text>' for j, key in enumerate(keys))
 
 
+def _nice_floor(v: float, span: float) -> float:
+    """``v`` rounded down to a step of about a tenth of ``span`` (1, 2 or 5 times a power of ten)."""
+    import math
+
+    raw = max(span / 10, 1e-9)
+    step = 10 ** math.floor(math.log10(raw))
+    step *= next(m for m in (1, 2, 5, 10) if step * m >= raw)
+    return float(math.floor(v / step) * step)
+
+
 def line_chart(chart_id: str, caption: str, x_labels: Sequence[str],
                series: Sequence[tuple[str, Sequence[float | None]]], *, y_label: str = "$/h",
                width: int = 900, height: int = 320) -> str:
-    """One polyline per series over the categorical ``x_labels`` (a gap where a value is None),
-    a point per value, y from 0 to the maximum, a legend below."""
-    left, right, top, bottom = 64, 16, 28, 76
-    legend_rows = (len(series) + 2) // 3
-    total_h = height + 18 * legend_rows
-    plot_w, plot_h = width - left - right, height - top - bottom
-    values = [v for _, vs in series for v in vs if v is not None]
-    y_max = max(values, default=0.0) or 1.0
-    y_max *= 1.1
+    """One polyline per series over the categorical ``x_labels`` (a gap where a value is None), a
+    point per value, a legend below the rotated x labels. Series equal at a point stay visible: their
+    points are offset sideways and drawn as concentric rings (the first series the widest), their
+    lines dashed differently. The y axis starts at 0 unless the values sit in a narrow band far from
+    it; then it starts below the lowest value and the chart says where (``data-y-min``)."""
+    left, right, top = 64, 16, 28
     n = max(len(x_labels), 1)
+    step = max(1, (n + 23) // 24)
+    longest = max((len(str(lab)) for lab in x_labels), default=0)
+    labels_h = int(12 + longest * 7 * 0.72) + 8  # rotated -45 degrees, about 7 px per character
+    legend_rows = (len(series) + 2) // 3
+    values = [v for _, vs in series for v in vs if v is not None]
+    y_hi = max(values, default=0.0) or 1.0
+    y_lo = min(values, default=0.0)
+    y_min = 0.0
+    if y_lo > 0 and y_hi - y_lo < 0.5 * y_hi:
+        y_min = max(0.0, _nice_floor(y_lo - 0.15 * ((y_hi - y_lo) or 0.05 * y_hi), (y_hi - y_lo) or 0.05 * y_hi))
+    if y_min > 0:
+        top += 16
+    y_max = y_hi + 0.1 * (y_hi - y_min)
+    plot_h = height - top - 48
+    plot_w = width - left - right
+    total_h = top + plot_h + labels_h + 18 * legend_rows + 6
+    slot = plot_w / n
 
     def x(i: int) -> float:
-        return left + (plot_w * (i + 0.5) / n)
+        return left + slot * (i + 0.5)
 
     def y(v: float) -> float:
-        return top + plot_h - plot_h * v / y_max
+        return top + plot_h - plot_h * (v - y_min) / ((y_max - y_min) or 1.0)
 
+    # points of equal value (the same pixel row) at one x: offset sideways, concentric rings
+    names = [name for name, _ in series]
+    offset: dict[tuple[int, int], tuple[float, float]] = {}
+    for i in range(len(x_labels)):
+        rows: dict[int, list[int]] = {}
+        for k, (_, vs) in enumerate(series):
+            v = vs[i] if i < len(vs) else None
+            if v is not None:
+                rows.setdefault(round(y(v) / 4), []).append(k)
+        for ks in rows.values():
+            m = len(ks)
+            gap = min(7.0, 0.8 * slot / m) if m > 1 else 0.0
+            for rank, k in enumerate(ks):
+                offset[i, k] = ((rank - (m - 1) / 2) * gap, 3.0 + 2.0 * (m - 1 - rank))
+
+    y_note = (f'<text class="axis-note" x="{left}" y="34" data-y-min="{y_min:.5f}">{_e(y_label)} axis starts at '
+              f'{y_min:.3f}, not 0</text>') if y_min > 0 else ""
     out = [f'<svg class="chart" id="{_e(chart_id)}" xmlns="http://www.w3.org/2000/svg" role="img" '
-           f'viewBox="0 0 {width} {total_h}" width="{width}" height="{total_h}" {FONT}>',
+           f'viewBox="0 0 {width} {total_h}" width="{width}" height="{total_h}" {FONT} '
+           f'data-y-min="{y_min:.5f}">',
            f'<title>{_e(caption)}</title>',
-           f'<text x="{left}" y="16" font-weight="bold">{_e(caption)}</text>']
+           f'<text x="{left}" y="16" font-weight="bold">{_e(caption)}</text>', y_note]
     for k in range(5):
-        tick = y_max * k / 4
+        tick = y_min + (y_max - y_min) * k / 4
         out.append(f'<line x1="{left}" x2="{width - right}" y1="{_f(y(tick))}" y2="{_f(y(tick))}" stroke="#e2e8f0"/>')
         out.append(f'<text x="{left - 6}" y="{_f(y(tick) + 4)}" text-anchor="end">{tick:.3f}</text>')
     out.append(f'<text x="14" y="{_f(top + plot_h / 2)}" transform="rotate(-90 14 {_f(top + plot_h / 2)})" '
                f'text-anchor="middle">{_e(y_label)}</text>')
-    step = max(1, (n + 23) // 24)
     for i, label in enumerate(x_labels):
-        if i % step == 0 or i == n - 1:
+        if i % step == 0:
             out.append(f'<text x="{_f(x(i))}" y="{top + plot_h + 12}" text-anchor="end" '
                        f'transform="rotate(-45 {_f(x(i))} {top + plot_h + 12})">{_e(label)}</text>')
-    names = [name for name, _ in series]
-    for name, vs in series:
+    dashes = ("", ' stroke-dasharray="6 3"', ' stroke-dasharray="2 3"', ' stroke-dasharray="8 3 2 3"')
+    for k, (name, vs) in enumerate(series):
         color = color_for(name, names)
         run: list[str] = []
         runs: list[list[str]] = []
@@ -87,20 +128,23 @@ def line_chart(chart_id: str, caption: str, x_labels: Sequence[str],
                     runs.append(run)
                 run = []
                 continue
-            run.append(f"{_f(x(i))},{_f(y(v))}")
+            run.append(f"{_f(x(i) + offset[i, k][0])},{_f(y(v))}")
         if run:
             runs.append(run)
         out.append(f'<g class="series" data-series="{_e(name)}">')
         for r in runs:
-            out.append(f'<polyline fill="none" stroke="{color}" stroke-width="2" points="{" ".join(r)}"/>')
+            out.append(f'<polyline fill="none" stroke="{color}" stroke-width="2"{dashes[k % len(dashes)]} '
+                       f'points="{" ".join(r)}"/>')
         for i, v in enumerate(vs):
             if v is not None:
-                out.append(f'<circle cx="{_f(x(i))}" cy="{_f(y(v))}" r="3" fill="{color}" '
-                           f'data-x="{_e(x_labels[i])}" data-value="{v:.5f}"><title>{_e(name)} '
-                           f'{_e(x_labels[i])}: {v:.5f}</title></circle>')
+                dx, radius = offset[i, k]
+                out.append(f'<circle cx="{_f(x(i) + dx)}" cy="{_f(y(v))}" r="{radius:g}" fill="{color}" '
+                           f'stroke="#fff" stroke-width="1" data-x="{_e(x_labels[i])}" data-value="{v:.5f}">'
+                           f'<title>{_e(name)} {_e(x_labels[i])}: {v:.5f}</title></circle>')
         out.append("</g>")
+    legend_y = top + plot_h + labels_h
     for j, name in enumerate(names):
-        lx, ly = left + (j % 3) * (plot_w / 3), height - 8 + 18 * (j // 3)
+        lx, ly = left + (j % 3) * (plot_w / 3), legend_y + 12 + 18 * (j // 3)
         out.append(f'<rect x="{_f(lx)}" y="{_f(ly - 10)}" width="12" height="12" fill="{color_for(name, names)}"/>'
                    f'<text x="{_f(lx + 16)}" y="{_f(ly)}">{_e(name)}</text>')
     out.append("</svg>")
@@ -147,12 +191,15 @@ def grid_chart(chart_id: str, caption: str, row_labels: Sequence[str], col_label
                key_label: str = "generation") -> str:
     """A heat grid: ``cells[(row, col)] = (text, key)``; the key picks the colour (absent: grey)."""
     label_w, cell_w, cell_h, head_h = 300, max(14, min(40, 560 // max(len(col_labels), 1))), 22, 84
-    width = max(label_w + cell_w * len(col_labels), label_w + 110 * len(keys)) + 16
+    width = max(label_w + cell_w * len(col_labels) + 60, label_w + 110 * len(keys)) + 16  # + the last rotated label
     height = head_h + cell_h * len(row_labels) + 30
     out = [f'<svg class="chart" id="{_e(chart_id)}" xmlns="http://www.w3.org/2000/svg" role="img" '
            f'viewBox="0 0 {width} {height}" width="{width}" height="{height}" {FONT}>',
            f'<title>{_e(caption)}</title>', f'<text x="4" y="16" font-weight="bold">{_e(caption)}</text>']
+    every = -(-20 // cell_w)  # rotated labels need about 20 px apart not to touch
     for c, col in enumerate(col_labels):
+        if c % every:
+            continue
         cx = label_w + c * cell_w + cell_w / 2
         out.append(f'<text x="{_f(cx)}" y="{head_h - 6}" transform="rotate(-60 {_f(cx)} {head_h - 6})">'
                    f'{_e(col)}</text>')

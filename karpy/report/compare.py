@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from karpy.report.charts import FONT, MISSING, color_for
-from karpy.report.html import _e, page
+from karpy.report.html import _e, page, warnings_section
 from karpy.report.table import clean, format_rows, is_launched
 from karpy.summary import generation_of, generation_sort_key
 
@@ -199,8 +199,10 @@ def render_compare_html(document: Mapping[str, Any], *, title: str = "karpy comp
         f"<li><strong>{_e(n)}</strong>: "
         f"{_e('; '.join((designs.get(n) or {}).get('changes') or []) or 'same outcome')}</li>"
         for n in names[1:])
+    runs = document.get("runs") or {}
+    warned = warnings_section({n: list((runs.get(n) or {}).get("warnings") or []) for n in names})
     body = (f'<section id="side-by-side-section"><h2>NodeClaims side by side</h2>{_side_by_side(document)}</section>'
-            f'<section id="outcomes"><h2>Outcomes</h2><table><thead><tr><th></th>{head}</tr></thead>'
+            f'{warned}<section id="outcomes"><h2>Outcomes</h2><table><thead><tr><th></th>{head}</tr></thead>'
             f'<tbody>{"".join(body_rows)}</tbody></table></section>'
             f'<section id="changes"><h2>Differences against {_e(document.get("baseline"))}</h2>'
             f'<ul class="changes">{changes}</ul></section>')

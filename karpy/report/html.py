@@ -24,7 +24,7 @@ from karpy.report.table import (
 
 from karpy.report.timecharts import render_time_charts
 
-__all__ = ["render_html"]
+__all__ = ["render_html", "warnings_section"]
 
 CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:"
 """Nothing may be fetched: the page is complete as written."""
@@ -57,6 +57,12 @@ h3{margin:16px 0 8px;font-size:15px}
 .cards dt{font-size:12px;color:#4a5568;text-transform:uppercase;letter-spacing:.04em}
 .cards dd{margin:2px 0 0;font-size:16px;font-weight:600;overflow-wrap:anywhere}
 .cards dd .src{display:block;font-size:11px;font-weight:400;color:#4a5568;overflow-wrap:anywhere}
+#event-legend{margin:0 0 6px;font-size:13px}
+.event-key{margin-left:10px;white-space:nowrap}
+.event-key i{display:inline-block;width:18px;height:0;border-top:2px dashed;margin-right:4px;vertical-align:middle}
+#event-list{margin:4px 0 8px;padding-left:22px;font-size:12px;columns:2;column-gap:24px}
+.footnote{margin:8px 0 0;font-size:11px;color:#4a5568;overflow-wrap:anywhere}
+.cards dd sup{color:#2b6cb0}
 svg.chart{display:block;max-width:100%;height:auto;margin:0 0 10px}
 svg.chart text{font:13px "DejaVu Sans","Liberation Sans",Arial,sans-serif;fill:#1a202c}
 svg.chart .bar-nodepool rect{fill:#3b6fb6}
@@ -184,16 +190,10 @@ def _summary(document: Mapping[str, Any], nodeclaims: Sequence[Mapping[str, Any]
     failed = len(nodeclaims) - launched
     counts = {p: len(pods_by_phase(document, p)) for p in ("Running", "Pending", "Deleted")}
     total = total_cost(document)
-    source = prices.get("source") if isinstance(prices, Mapping) else None
-    date = prices.get("date") if isinstance(prices, Mapping) else None
-    src_html = f'<span class="src">{_e(source)}</span>' if source else ""
-    notes = prices_notes(prices, document.get("region"))
-    if notes:
-        src_html += "".join(f'<span class="src note">{_e(n)}</span>' for n in notes)
     return (
         '<section id="summary"><h2>Summary</h2><dl class="cards">'
         f'<div><dt>Region</dt><dd id="summary-region">{_e(document.get("region"))}</dd></div>'
-        f'<div><dt>Price table</dt><dd id="summary-prices" data-date="{_e(date)}">{_e(date)}{src_html}</dd></div>'
+        f'<div><dt>Price table</dt>{price_card(prices, document.get("region"))}</div>'
         f'<div><dt>Total cost</dt><dd id="summary-total" data-cost="{_cost(total)}">${_cost(total)}/h</dd></div>'
         + _billed_card(document)
         + f'<div><dt>NodeClaims</dt><dd id="summary-nodeclaims" data-count="{len(nodeclaims)}" '
@@ -202,8 +202,31 @@ def _summary(document: Mapping[str, Any], nodeclaims: Sequence[Mapping[str, Any]
         f'<div><dt>Pods</dt><dd id="summary-pods" data-running="{counts["Running"]}" '
         f'data-pending="{counts["Pending"]}" data-deleted="{counts["Deleted"]}">'
         f'{counts["Running"]} running, {counts["Pending"]} pending, {counts["Deleted"]} deleted</dd></div>'
-        "</dl></section>"
+        f"</dl>{price_footnote(prices, document.get('region'))}</section>"
     )
+
+
+def price_card(prices: Any, region: Any) -> str:
+    """The price-table card's value: the date and the table's region (``PROXY`` when it stands in
+    for another), the provenance on hover and in the footnote (:func:`price_footnote`)."""
+    prices = prices if isinstance(prices, Mapping) else {}
+    date = prices.get("date")
+    table_region = prices.get("region") or region
+    hover = "; ".join(str(x) for x in [prices.get("source"), *prices_notes(prices, region)] if x)
+    proxy = ' <span class="badge err">proxy</span>' if prices.get("proxy") else ""
+    mark = "<sup>1</sup>" if hover else ""
+    return (f'<dd id="summary-prices" data-date="{_e(date)}" data-region="{_e(table_region)}" title="{_e(hover)}">'
+            f'{_e(date)} \u00b7 {_e(table_region)}{proxy}{mark}</dd>')
+
+
+def price_footnote(prices: Any, region: Any) -> str:
+    """Where the prices come from and what they assume, as a footnote under the cards."""
+    prices = prices if isinstance(prices, Mapping) else {}
+    parts = [f"source: {prices['source']}"] if prices.get("source") else []
+    parts.extend(prices_notes(prices, region))
+    if not parts:
+        return ""
+    return f'<p id="price-provenance" class="footnote"><sup>1</sup> Prices: {_e("; ".join(parts))}.</p>'
 
 
 def _cost_section(
@@ -373,6 +396,21 @@ def _billed_section(document: Mapping[str, Any]) -> str:
     items = "".join(f"<li>{_e(line.strip())}</li>" for line in lines[1:])
     return (f'<section id="billed"><h2>On your bill (modelled)</h2><p>{_e(lines[0])}</p>'
             + (f"<ul>{items}</ul>" if items else "") + "</section>")
+
+
+def warnings_section(by_design: Mapping[str, Sequence[str]]) -> str:
+    """The compare and sweep reports' ``#warnings``: what karpy skipped, assumed or ignored; one
+    list when every design has the same warnings, else one list per design (``data-design``)."""
+    lists = {name: list(dict.fromkeys(ws)) for name, ws in by_design.items()}
+    if not any(lists.values()):
+        return ""
+    values = list(lists.values())
+    if all(v == values[0] for v in values):
+        items = "".join(f"<li>{_e(w)}</li>" for w in values[0])
+        return f'<section id="warnings"><h2>Warnings (every design)</h2><ul>{items}</ul></section>'
+    blocks = "".join(f'<h3>{_e(name)}</h3><ul data-design="{_e(name)}">' + "".join(f"<li>{_e(w)}</li>" for w in ws)
+                     + "</ul>" for name, ws in lists.items() if ws)
+    return f'<section id="warnings"><h2>Warnings per design</h2>{blocks}</section>'
 
 
 def render_html(document: dict[str, Any], *, title: str = "karpy simulation") -> str:

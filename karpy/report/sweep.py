@@ -19,7 +19,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from karpy.report.charts import grid_chart, line_chart, stacked_share_bars
-from karpy.report.html import _e, page
+from karpy.report.html import _e, page, warnings_section
 from karpy.summary import generation_sort_key
 
 __all__ = ["rank_key", "render_sweep_html", "render_sweep_table", "sweep_charts"]
@@ -32,6 +32,10 @@ STYLE = """
 td.err{color:#9b2c2c}
 tr.pending td{background:#fff5f5}
 section.charts svg{margin-bottom:18px}
+.scroll{overflow:auto;max-height:520px;max-width:100%}
+.scroll table{width:auto;min-width:100%}
+.scroll td,.scroll th{white-space:nowrap}
+.scroll th{position:sticky;top:0}
 """.strip()
 
 
@@ -113,6 +117,20 @@ def _table(rows: Sequence[Mapping[str, Any]]) -> str:
     return f'<table id="rows"><thead><tr>{head}</tr></thead><tbody>{"".join(body)}</tbody></table>'
 
 
+def _warnings_by_design(rows: Sequence[Mapping[str, Any]], warnings: Sequence[str]) -> dict[str, list[str]]:
+    """Each design's warnings from its rows' ``warnings`` column (``; ``-joined); without any, the
+    sweep's ``warnings`` stand for every design."""
+    designs = list(dict.fromkeys(str(r.get("design")) for r in rows)) or ["every design"]
+    out: dict[str, list[str]] = {d: [] for d in designs}
+    for r in rows:
+        raw = r.get("warnings")
+        items = raw if isinstance(raw, list) else [w for w in str(raw or "").split("; ") if w]
+        out[str(r.get("design"))].extend(w for w in items if w not in out[str(r.get("design"))])
+    if not any(out.values()):
+        out = {d: list(warnings) for d in designs}
+    return out
+
+
 def render_sweep_html(rows: Sequence[Mapping[str, Any]], *, title: str = "karpy sweep",
                       warnings: Sequence[str] = ()) -> str:
     """One self-contained page: the charts, warnings, and the rows."""
@@ -123,11 +141,11 @@ def render_sweep_html(rows: Sequence[Mapping[str, Any]], *, title: str = "karpy 
     subtitle = (f"{len(rows)} cells: {designs} design(s) x {dates} price table(s)"
                 f"{f', {failed} failed' if failed else ''}{f', {pending} with pods pending' if pending else ''}")
     charts = "".join(sweep_charts(rows).values()) if rows else '<p class="empty">no cells</p>'
-    warn = ("<section id=\"warnings\"><h2>Warnings</h2><ul>" + "".join(f"<li>{_e(w)}</li>" for w in warnings)
-            + "</ul></section>") if warnings else ""
+    warn = warnings_section(_warnings_by_design(rows, warnings))
     body = (f'<section class="charts" id="charts"><h2>Charts</h2>{charts}'
-            '<p>Gaps in a cost line: the cell failed or left pods pending.</p></section>'
-            f'{warn}<section id="rows-section"><h2>Rows</h2>{_table(rows)}</section>')
+            '<p>Gaps in a cost line: the cell failed or left pods pending. Designs with equal costs are drawn '
+            'side by side, as concentric rings.</p></section>'
+            f'{warn}<section id="rows-section"><h2>Rows</h2><div class="scroll">{_table(rows)}</div></section>')
     return page(title, subtitle, body, style=STYLE)
 
 

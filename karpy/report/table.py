@@ -18,6 +18,8 @@ __all__ = [
     "render_table",
     "prices_notes",
     "group_pending",
+    "summarize_failures",
+    "capacity_note",
     "is_launched",
     "instance_family",
     "pods_by_phase",
@@ -175,18 +177,18 @@ def _common_prefix(keys: Sequence[str]) -> str:
     return first[:n]
 
 
-def render_table(document: dict[str, Any]) -> str:
+def render_table(document: dict[str, Any], verbose: bool = False) -> str:
     """Render the document as a plain-text report ending in ``total: $X/h``.
 
     Sections: NodeClaims that launched and are still there (name, pool, type, capacity type, zone,
-    $/h, pods), those deleted during the run (when, by what), failed launches with their fleet
-    errors, pending pods with their message, then the total.
+    $/h, pods), those deleted during the run (when, by what), failed launches grouped by NodePool and
+    error (``verbose``: one row per fleet error), pending pods with their message, then the total.
     """
     nodeclaims: list[Mapping[str, Any]] = list(document.get("nodeclaims") or [])
     out = _header(document)
     out.extend(_launched_section([nc for nc in nodeclaims if is_launched(nc) and nc.get("deleted_at") is None]))
     out.extend(_deleted_section([nc for nc in nodeclaims if is_launched(nc) and nc.get("deleted_at") is not None]))
-    out.extend(_failed_section([nc for nc in nodeclaims if not is_launched(nc)]))
+    out.extend(_failed_section([nc for nc in nodeclaims if not is_launched(nc)], verbose))
     out.extend(_pending_section(document))
     out.append("")
     out.append(f"total: ${total_cost(document):.5f}/h")
@@ -247,14 +249,51 @@ def _deleted_section(deleted: list[Mapping[str, Any]]) -> list[str]:
           clock_time(float(nc["deleted_at"])), clean(nc.get("deleted_by"))) for nc in deleted))]
 
 
-def _failed_section(failed: list[Mapping[str, Any]]) -> list[str]:
-    """``FAILED LAUNCHES (n)``: one row per fleet error of each failed NodeClaim (none: no section)."""
+def _fleet_errors(nc: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    fleet = nc.get("fleet") or {}
+    errors = (fleet.get("errors") or []) if isinstance(fleet, Mapping) else []
+    return [e for e in errors if isinstance(e, Mapping)]
+
+
+def _capacity_of(nc: Mapping[str, Any]) -> Any:
+    fleet = nc.get("fleet")
+    return nc.get("capacity_type") or (fleet.get("capacity_type") if isinstance(fleet, Mapping) else None)
+
+
+def summarize_failures(failed: Sequence[Mapping[str, Any]], names: bool = True) -> list[str]:
+    """Failed launches grouped by NodePool, capacity type and error codes, one line per group:
+    ``13 launches failed: c8i/m8i/r8i × 5 zones, InsufficientInstanceCapacity (nodepool gen8-only; ...)``."""
+    groups: dict[tuple[Any, ...], list[Mapping[str, Any]]] = {}
+    for nc in failed:
+        codes = tuple(sorted({str(e.get("error_code")) for e in _fleet_errors(nc) if e.get("error_code")}))
+        groups.setdefault((nc.get("nodepool"), _capacity_of(nc), codes), []).append(nc)
+    lines = []
+    for (pool, capacity, codes), claims in groups.items():
+        errors = [e for nc in claims for e in _fleet_errors(nc)]
+        families = natural_sorted({str(e["instance_type"]).split(".", 1)[0] for e in errors if e.get("instance_type")})
+        zones = {e.get("zone") for e in errors if e.get("zone")}
+        n = len(claims)
+        what = "/".join(clean(f) for f in families) or "-"
+        if zones:
+            what += f" \u00d7 {len(zones)} zone{'s' if len(zones) != 1 else ''}"
+        cause = ", ".join(clean(c) for c in codes) or "no fleet error"
+        where = f"nodepool {clean(pool)}" + (f" {clean(capacity)}" if capacity else "")
+        if names:
+            where += "; " + abbreviate_pods([str(nc.get("name")) for nc in claims]).split(": ", 1)[-1]
+        lines.append(f"{n} launch{'es' if n != 1 else ''} failed: {what}, {cause} ({where})")
+    return lines
+
+
+def _failed_section(failed: list[Mapping[str, Any]], verbose: bool = False) -> list[str]:
+    """``FAILED LAUNCHES (n)``: the launches grouped (:func:`summarize_failures`); ``verbose``: one row
+    per fleet error of each failed NodeClaim (none failed: no section)."""
     if not failed:
         return []
+    if not verbose:
+        return ["", f"FAILED LAUNCHES ({len(failed)})", *summarize_failures(failed)]
     rows: list[tuple[str, ...]] = []
     for nc in failed:
-        fleet = nc.get("fleet") or {}
-        errors = (fleet.get("errors") or []) if isinstance(fleet, Mapping) else []
+        errors = _fleet_errors(nc)
         base = (clean(nc.get("name")), clean(nc.get("nodepool")), clean(nc.get("capacity_type")))
         if not errors:
             rows.append((*base, DASH, DASH, DASH))
@@ -265,13 +304,39 @@ def _failed_section(failed: list[Mapping[str, Any]]) -> list[str]:
             *format_rows(("NAME", "NODEPOOL", "CAPACITY", "ERROR", "INSTANCE TYPE", "ZONE"), rows)]
 
 
+#: the message Karpenter gives a pod whose candidate list the ICE cache emptied (upstream
+#: pkg/controllers/provisioning/scheduling/nodeclaim.go)
+EMPTIED_BY_OFFERINGS = "filtered out all available instance types"
+
+
+def capacity_note(document: Mapping[str, Any], pod: str, message: Any) -> str:
+    """What the table adds to a pending pod's message when capacity errors emptied its candidate
+    list: the failed launches it went through (the document's ``explain`` block) or, for Karpenter's
+    "filtered out all available instance types", every failed launch of the run. ``""`` otherwise."""
+    failed = [nc for nc in document.get("nodeclaims") or [] if not is_launched(nc) and _fleet_errors(nc)]
+    if not failed:
+        return ""
+    claims = ((document.get("explain") or {}).get("nodeclaims") or {}) if isinstance(
+        document.get("explain"), Mapping) else {}
+    if EMPTIED_BY_OFFERINGS in str(message or ""):
+        mine = failed
+    else:
+        mine = [nc for nc in failed if pod in ((claims.get(nc.get("name")) or {}).get("pods") or ())]
+    if not mine:
+        return ""
+    return " (capacity errors: " + "; ".join(summarize_failures(mine, names=False)) + ")"
+
+
 def _pending_section(document: Mapping[str, Any]) -> list[str]:
-    """``PENDING PODS (n)``: identical pending pods grouped by owner (none pending: no section)."""
+    """``PENDING PODS (n)``: identical pending pods grouped by owner (none pending: no section); a
+    message gets the capacity errors that emptied the pod's candidate list (:func:`capacity_note`)."""
     pending = pods_by_phase(document, "Pending")
     if not pending:
         return []
+    noted = [(key, {**st, "message": f"{st.get('message') or DASH}{capacity_note(document, key, st.get('message'))}"})
+             for key, st in pending]
     return ["", f"PENDING PODS ({len(pending)})",
-            *format_rows(("POD", "NOMINATED", "MESSAGE"), group_pending(pending))]
+            *format_rows(("POD", "NOMINATED", "MESSAGE"), group_pending(noted))]
 
 
 #: timeline kinds every run has; a run with anything else (a Scenario, a deletion, a completion)

@@ -7,6 +7,11 @@ Three charts, drawn from the document's ``nodeclaims``, ``timeline`` and ``cost`
 * ``#chart-pending`` — pods pending (created and not yet bound) over time, a step line;
 * ``#chart-cost`` — $/h over time (``cost.per_hour``), a step line.
 
+The Scenario's events (scale, rollout, apply, delete, capacity, interrupt) and the disruption
+decisions are vertical marks on the shared time axis of all three charts (``line.event-mark``,
+``data-category``/``data-t``, the event on hover), coloured by category as in ``#event-legend``,
+and listed in ``#event-list``.
+
 Each bar / line carries ``data-*`` attributes with the numbers it shows, so tests and tools read
 them back. A run without time-dependent events (no Scenario, nothing deleted or completed) gets no
 charts, so its report stays as it was.
@@ -20,7 +25,7 @@ from typing import Any
 
 from karpy.report.table import clock_time, has_time_events
 
-__all__ = ["GENERATION_COLOURS", "pending_series", "render_time_charts"]
+__all__ = ["EVENT_COLOURS", "GENERATION_COLOURS", "chart_events", "pending_series", "render_time_charts"]
 
 WIDTH = 900
 LEFT = 170
@@ -30,6 +35,11 @@ LINE_HEIGHT = 160
 #: bar colour per instance generation (others: grey)
 GENERATION_COLOURS = {"5": "#b7791f", "6": "#805ad5", "7": "#3b6fb6", "8": "#2f855a"}
 OTHER_COLOUR = "#718096"
+#: event mark colour per category (the legend's order)
+EVENT_COLOURS = {"scale": "#6b46c1", "rollout": "#805ad5", "apply": "#319795", "delete": "#4a5568",
+                 "capacity": "#c53030", "interrupt": "#dd6b20", "disruption": "#2c5282"}
+_CATEGORY = {"scale": "scale", "rollout": "rollout", "apply": "apply", "delete": "delete",
+             "capacity.unavailable": "capacity", "capacity.available": "capacity", "interruption": "interrupt"}
 GENERATION_LABEL = "karpenter.k8s.aws/instance-generation"
 
 
@@ -56,7 +66,63 @@ def _generation(nc: Mapping[str, Any]) -> str:
     return digits[:1] or "?"
 
 
-def _gantt(nodeclaims: Sequence[Mapping[str, Any]], horizon: float) -> str:
+def chart_events(document: Mapping[str, Any]) -> list[tuple[float, str, str]]:
+    """``[(t, category, text)]``: the Scenario's events from the timeline (a Deployment's scale, not
+    its ReplicaSet's) and the disruption decisions, in time order."""
+    out: list[tuple[float, str, str]] = []
+    for e in document.get("timeline") or ():
+        category = _CATEGORY.get(str(e.get("kind")))
+        if category is None or (category == "scale" and str(e.get("object")).startswith("ReplicaSet/")):
+            continue
+        detail = e.get("detail") or {}
+        text = f"{e['kind']} {e.get('object')}"
+        if category == "scale":
+            text += f" {detail.get('previous')}\u2192{detail.get('replicas')}"
+        elif category == "capacity":
+            text += " " + ", ".join(map(str, detail.get("specs") or []))
+        out.append((float(e["t"]), category, text))
+    for d in document.get("disruptions") or ():
+        if not isinstance(d, Mapping) or d.get("t") is None:
+            continue
+        types = ", ".join("/".join(map(str, t)) for t in d.get("replacement_instance_types") or ())
+        text = (f"{d.get('method') or 'disruption'} {d.get('decision')} {', '.join(map(str, d.get('candidates') or ()))}"
+                + (f" \u2192 {types}" if types else "") + (f" (failed: {d['error']})" if d.get("error") else ""))
+        out.append((float(d["t"]), "disruption", text))
+    return sorted(out, key=lambda x: x[0])
+
+
+def _event_marks(events: Sequence[tuple[float, str, str]], horizon: float, top: float, bottom: float) -> str:
+    return "".join(
+        f'<line class="event-mark" x1="{_x(t, horizon):.1f}" y1="{top:.1f}" x2="{_x(t, horizon):.1f}" '
+        f'y2="{bottom:.1f}" stroke="{EVENT_COLOURS[c]}" stroke-width="1.5" stroke-dasharray="4 3" '
+        f'data-category="{c}" data-t="{t:g}"><title>{clock_time(t)} {escape(text)}</title></line>'
+        for t, c, text in events)
+
+
+def _event_legend(events: Sequence[tuple[float, str, str]]) -> str:
+    """The legend (the categories present) and the list of events, time first."""
+    if not events:
+        return ""
+    present = [c for c in EVENT_COLOURS if any(c == e[1] for e in events)]
+    legend = "".join(f'<span class="event-key" data-category="{c}"><i style="border-color:{EVENT_COLOURS[c]}">'
+                     f'</i>{c}</span>' for c in present)
+    items = "".join(f'<li data-category="{c}" data-t="{t:g}"><b style="color:{EVENT_COLOURS[c]}">{clock_time(t)}</b> '
+                    f'{escape(text)}</li>' for t, c, text in events[:40])
+    more = f"<li>... {len(events) - 40} more</li>" if len(events) > 40 else ""
+    return (f'<p id="event-legend">Dashed lines mark, on every chart: {legend}</p>'
+            f'<details><summary>{len(events)} events</summary><ol id="event-list">{items}{more}</ol></details>')
+
+
+#: characters of a Gantt row label that fit left of the plot (13 px DejaVu Sans, about 7.8 px each)
+LABEL_CHARS = 20
+
+
+def _fit(label: str) -> str:
+    return label if len(label) <= LABEL_CHARS else label[:LABEL_CHARS - 1] + "\u2026"
+
+
+def _gantt(nodeclaims: Sequence[Mapping[str, Any]], horizon: float,
+           events: Sequence[tuple[float, str, str]] = ()) -> str:
     launched = [nc for nc in nodeclaims if nc.get("launched") and nc.get("launched_at") is not None]
     height = 30 + ROW * max(len(launched), 1) + 20
     rows = []
@@ -73,7 +139,8 @@ def _gantt(nodeclaims: Sequence[Mapping[str, Any]], horizon: float) -> str:
             f'<g class="gantt-bar" data-nodeclaim="{escape(str(nc.get("name")))}" data-start="{start:g}" '
             f'data-end="{end:g}" data-generation="{escape(gen)}" '
             f'data-capacity-type="{escape(str(nc.get("capacity_type")))}">'
-            f'<text x="{LEFT - 6}" y="{y + 11}" text-anchor="end">{escape(label[:26])}</text>'
+            f'<text x="{LEFT - 6}" y="{y + 11}" text-anchor="end">{escape(_fit(label))}'
+            f'<title>{escape(label)}</title></text>'
             f'<rect x="{x0:.1f}" y="{y + 2}" width="{max(x1 - x0, 1.0):.1f}" height="{ROW - 4}" fill="{colour}"'
             + (' fill-opacity="0.5" stroke="' + colour + '" stroke-dasharray="3 2"' if spot else "")
             + "/></g>")
@@ -81,7 +148,7 @@ def _gantt(nodeclaims: Sequence[Mapping[str, Any]], horizon: float) -> str:
     bottom = 10 + ROW * max(len(launched), 1)
     return (f'<svg id="chart-gantt" class="chart" viewBox="0 0 {WIDTH} {height + 14}" width="{WIDTH}" '
             f'height="{height + 14}" role="img" aria-label="NodeClaims over time">'
-            f'{_axis(horizon, 6, bottom)}{"".join(rows)}'
+            f'{_axis(horizon, 6, bottom)}{"".join(rows)}{_event_marks(events, horizon, 6, bottom)}'
             f'<text x="{LEFT}" y="{height + 10}">{legend} (spot: lighter, dashed)</text></svg>')
 
 
@@ -109,7 +176,7 @@ def pending_series(timeline: Sequence[Mapping[str, Any]]) -> list[tuple[float, i
 
 
 def _step_chart(chart_id: str, label: str, series: Sequence[tuple[float, float]], horizon: float,
-                unit: str, colour: str) -> str:
+                unit: str, colour: str, events: Sequence[tuple[float, str, str]] = ()) -> str:
     top, bottom = 10.0, LINE_HEIGHT - 10.0
     peak = max((v for _, v in series), default=0.0) or 1.0
     points = []
@@ -128,7 +195,7 @@ def _step_chart(chart_id: str, label: str, series: Sequence[tuple[float, float]]
                     f'data-value="{v:g}"/>' for t, v in series)
     return (f'<svg id="{chart_id}" class="chart" viewBox="0 0 {WIDTH} {LINE_HEIGHT + 10}" width="{WIDTH}" '
             f'height="{LINE_HEIGHT + 10}" role="img" aria-label="{escape(label)}">'
-            f'{_axis(horizon, top, bottom)}'
+            f'{_axis(horizon, top, bottom)}{_event_marks(events, horizon, top, bottom)}'
             f'<text x="{LEFT - 6}" y="{top + 10:.1f}" text-anchor="end">{escape(unit.format(peak))}</text>'
             f'<text x="{LEFT - 6}" y="{bottom:.1f}" text-anchor="end">0</text>'
             f'<polyline fill="none" stroke="{colour}" stroke-width="2" points="{" ".join(points)}"/>{marks}</svg>')
@@ -143,11 +210,13 @@ def render_time_charts(document: Mapping[str, Any]) -> str:
     nodeclaims = [nc for nc in document.get("nodeclaims") or [] if isinstance(nc, Mapping)]
     pending = pending_series(document.get("timeline") or [])
     per_hour = [(float(t), float(v)) for t, v in cost.get("per_hour") or []]
+    events = chart_events(document)
     return ('<section id="over-time"><h2>Over time</h2>'
+            f'{_event_legend(events)}'
             f'<h3 id="over-time-nodes">NodeClaims ({clock_time(0)}-{clock_time(horizon)})</h3>'
-            f'{_gantt(nodeclaims, horizon)}'
+            f'{_gantt(nodeclaims, horizon, events)}'
             f'<h3 id="over-time-pending">Pending pods</h3>'
-            f'{_step_chart("chart-pending", "Pending pods over time", pending, horizon, "{:g} pods", "#c05621")}'
+            f'{_step_chart("chart-pending", "Pending pods over time", pending, horizon, "{:g} pods", "#c05621", events)}'
             f'<h3 id="over-time-cost">Cost per hour (total ${float(cost.get("total") or 0.0):.5f} over the run)</h3>'
-            f'{_step_chart("chart-cost", "Dollars per hour over time", per_hour, horizon, "${:.3f}/h", "#2b6cb0")}'
+            f'{_step_chart("chart-cost", "Dollars per hour over time", per_hour, horizon, "${:.3f}/h", "#2b6cb0", events)}'
             '</section>')

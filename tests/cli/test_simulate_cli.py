@@ -188,3 +188,15 @@ def test_progress_lines_on_stderr(capsys: pytest.CaptureFixture[str]) -> None:
         progress(t * 10, 1, 1)
     err = capsys.readouterr().err.splitlines()
     assert len(err) == 2 and all(line.startswith("karpy: simulating... virtual t=") for line in err)
+
+
+def test_verbose_table_lists_every_failed_offering() -> None:
+    cookbook = Path(__file__).resolve().parents[2] / "examples" / "generation-preference"
+    args = ["simulate", str(cookbook / "04-generation-gte-8"), str(cookbook / "common"), "--prices", "2026-07-20",
+            "--unavailable", "*8i.*:*:on-demand"]
+    short = CliRunner().invoke(cli, args)
+    full = CliRunner().invoke(cli, [*args, "--verbose"])
+    assert short.exit_code == full.exit_code == 3, short.output
+    assert "launches failed: c8i/m8i/r8i \u00d7 5 zones, InsufficientInstanceCapacity" in short.output
+    assert len(short.output.splitlines()) <= 40 < len(full.output.splitlines())
+    assert "ERROR" in full.output.split("FAILED LAUNCHES")[1].splitlines()[1]

@@ -238,3 +238,50 @@ def test_two_hours_with_consolidation(cookbook: Any, strategy: str, capacity: st
         assert summary["instance_types_at_end"] == ["c8i.2xlarge"]
     else:
         assert summary["failed_replacements"] == 0
+
+
+# -- what a person reads: the table of every cell fits one screen ------------------------------------
+@pytest.mark.parametrize("capacity", ["normal", ICE])
+@pytest.mark.parametrize("strategy", ["01-one-nodepool", "02-weighted-nodepools", "03-nodeoverlay",
+                                      "04-generation-gte-8", "05-preferred-affinity", "06-minvalues-wrong-knob"])
+def test_table_output_fits_one_screen(run: Run, strategy: str, capacity: str) -> None:
+    from karpy.report.table import render_table
+
+    doc = run(strategy, capacity).to_document()
+    text = render_table(doc)
+    assert len(text.splitlines()) <= 40, text
+    failed = [nc for nc in doc["nodeclaims"] if nc["launched"] is False]
+    if failed:
+        assert f"{len(failed)} launch" in text and "InsufficientInstanceCapacity" in text
+        assert len(render_table(doc, verbose=True).splitlines()) > 40
+    if any(p["phase"] == "Pending" for p in doc["pods"].values()):
+        assert "(capacity errors: " in text
+
+
+@pytest.mark.parametrize("capacity", ["normal", ICE])
+@pytest.mark.parametrize("strategy", ["01-one-nodepool", "02-weighted-nodepools", "03-nodeoverlay",
+                                      "04-generation-gte-8", "05-preferred-affinity", "06-minvalues-wrong-knob"])
+def test_explain_output_answers_first_and_fits_one_screen(run: Run, strategy: str, capacity: str) -> None:
+    result = run(strategy, capacity)
+    text = result.explain_text()
+    lines = text.splitlines()
+    assert len(lines) <= 40, text
+    assert " won: " in lines[0] or " launches failed: " in lines[0], lines[0]
+    assert lines.index(next(line for line in lines if line.startswith("NODECLAIMS ("))) < len(lines)
+    if capacity == ICE and strategy in ("02-weighted-nodepools", "04-generation-gte-8", "05-preferred-affinity"):
+        assert len(result.explain_text(verbose=True).splitlines()) > 40
+
+
+def test_explain_says_in_one_line_why_the_7th_gen_won(run: Run) -> None:
+    assert run("01-one-nodepool").explain_text().splitlines()[0] == (
+        "c7i.2xlarge won: lowest price among 240 fleet overrides; the cheapest 8th-gen candidate c8i.2xlarge "
+        "was $0.0178/h (5.0 %) dearer (1 NodeClaim of nodepool general)")
+
+
+def test_a_failing_helper_prints_a_short_message_with_the_answer_first(run: Run) -> None:
+    with pytest.raises(AssertionError) as err:
+        assert_launched(run("04-generation-gte-8", ICE), generation="8")
+    lines = str(err.value).splitlines()
+    assert lines[0] == "expected at least one launched NodeClaim, got none"
+    assert lines[2].startswith("why: 13 launches failed: c8i/m8i/r8i \u00d7 5 zones, InsufficientInstanceCapacity")
+    assert len(lines) <= 30, str(err.value)

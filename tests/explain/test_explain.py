@@ -285,7 +285,7 @@ def test_provider_launch_detail_is_included_and_rendered() -> None:
     nc = explain_nodeclaim(result, rec.name)
     assert nc["launch"]["truncated_to"] == 60 and "launch_note" not in nc
     assert rec.name in provider.asked
-    text = render_explain(nc)
+    text = render_explain(nc, verbose=True)
     assert "filter exotic-instance-filter: removed 1 (gpu-vendor-instance-type)" in text
     assert "cut to the 60 cheapest instance types" in text
     assert "fleet request: strategy lowest-price, capacity type on-demand" in text

@@ -68,7 +68,9 @@ def invoke(*args: str) -> tuple[int, str, str]:
 def test_summary_lists_every_nodeclaim_and_pending_pod(scenario: Path) -> None:
     code, out, err = invoke(str(scenario))
     assert code == 0, err
-    assert out.startswith("NODECLAIMS (1)\n")
+    answer, *_ = out.splitlines()
+    assert " won: lowest price among " in answer  # the one-line answer first, the funnel after it
+    assert "\nNODECLAIMS (1)\n" in out
     assert "nodepool light (weight 10)" in out
     assert "PENDING PODS (1)" in out and "Pod shop/huge  Pending  not placed" in out
     assert "nodepool heavy (weight 100): rejected: no instance type has enough resources" in out
@@ -89,7 +91,8 @@ def test_nodeclaim_text_and_json(scenario: Path) -> None:
     (name,) = json.loads(out)["nodeclaims"]
     code, out, _ = invoke(str(scenario), "--nodeclaim", name)
     assert code == 0
-    assert out.startswith(f"NodeClaim {name}  nodepool light (weight 10)")
+    assert " won: lowest price among " in out.splitlines()[0]
+    assert out.splitlines()[1].startswith(f"NodeClaim {name}  nodepool light (weight 10)")
     assert "did not meet the requirement: kubernetes.io/arch In [amd64] [pods]" in out
     assert "launch: provider gives no launch detail" in out
     code, out, _ = invoke(str(scenario), "--nodeclaim", name, "-o", "json")

@@ -115,7 +115,10 @@ def test_summary_numbers(dom: El) -> None:
     assert dom.by_id("summary-region").text() == "us-east-1"
     prices = dom.by_id("summary-prices")
     assert prices.attrs["data-date"] == "2026-07-20"
-    assert prices.text().startswith("2026-07-20https://pricing.us-east-1.amazonaws.com/")
+    # the card: date and region; the provenance a hover (title) or a footnote away
+    assert prices.text() == "2026-07-20 \u00b7 us-east-1" + "1"
+    assert prices.attrs["title"].startswith("https://pricing.us-east-1.amazonaws.com/")
+    assert "Prices: source: https://pricing.us-east-1." in dom.by_id("price-provenance").text()
     total = dom.by_id("summary-total")
     assert total.attrs["data-cost"] == "0.51580"
     assert total.text() == "$0.51580/h"
@@ -235,7 +238,7 @@ def test_self_contained_no_script_no_urls(page: str, dom: El) -> None:
     assert not tags & {"script", "link", "img", "iframe", "object", "embed", "a", "form", "base"}
     assert all(not k.startswith("on") and k not in ("src", "href", "xlink:href") for e in dom.iter() for k in e.attrs)
     source = escape(sample()["prices"]["source"], quote=True)
-    assert page.count(source) == 1
+    assert page.count(source) == 2  # the price card's hover and its footnote
     rest = page.replace(source, "")
     assert "http://" not in rest and "https://" not in rest
     assert "url(" not in rest and "@import" not in rest

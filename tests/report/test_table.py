@@ -62,8 +62,8 @@ def test_pods_are_counted_and_abbreviated() -> None:
     assert abbreviate_pods(["a", "b", "c"]) == "3: a, b, c"
 
 
-def test_failed_launch_lists_each_fleet_error() -> None:
-    out = render_table(sample())
+def test_failed_launch_lists_each_fleet_error_when_verbose() -> None:
+    out = render_table(sample(), verbose=True)
     lines = section(out, "FAILED LAUNCHES")
     assert lines[0] == "FAILED LAUNCHES (1)"
     assert [line.split() for line in lines[2:]] == [
@@ -72,6 +72,36 @@ def test_failed_launch_lists_each_fleet_error() -> None:
     ]
     # the failed claim is not in the NodeClaims section
     assert all("compute-5mfr8" not in line for line in section(out, "NODECLAIMS"))
+
+
+def test_failed_launches_are_grouped_by_nodepool_and_error() -> None:
+    doc = sample()
+    [failed] = [nc for nc in doc["nodeclaims"] if nc["launched"] is False]
+    for i, (itype, zone) in enumerate([("m8i.xlarge", "us-east-1c"), ("r8i.xlarge", "us-east-1a")]):
+        twin = copy.deepcopy(failed)
+        twin["name"] = f"compute-twin{i}"
+        twin["fleet"]["errors"].append({"error_code": "InsufficientInstanceCapacity", "instance_type": itype,
+                                        "zone": zone})
+        doc["nodeclaims"].append(twin)
+    lines = section(render_table(doc), "FAILED LAUNCHES")
+    assert lines == [
+        "FAILED LAUNCHES (3)",
+        "3 launches failed: c8i/m8i/r8i \u00d7 3 zones, InsufficientInstanceCapacity (nodepool compute on-demand; "
+        "compute-5mfr8, compute-twin0, compute-twin1)",
+    ]
+    assert len(section(render_table(doc, verbose=True), "FAILED LAUNCHES")) == 2 + 2 + 3 + 3
+
+
+def test_pending_message_names_the_capacity_errors_that_emptied_the_candidates() -> None:
+    doc = sample()
+    doc["pods"]["ml/train-0"]["message"] = "nodepool requirements filtered out all available instance types"
+    lines = section(render_table(doc), "PENDING PODS")
+    row = next(line for line in lines if line.startswith("ml/train-0"))
+    assert row.endswith("filtered out all available instance types (capacity errors: 1 launch failed: "
+                        "c8i \u00d7 2 zones, InsufficientInstanceCapacity (nodepool compute on-demand))")
+    # a message about something else is left alone; the JSON document is unchanged
+    assert next(line for line in lines if line.startswith("batch/render-1")).endswith("incoming pod.")
+    assert doc["pods"]["ml/train-0"]["message"] == "nodepool requirements filtered out all available instance types"
 
 
 def test_pending_pods_with_their_message() -> None:
@@ -173,8 +203,14 @@ def test_any_document_renders_every_claim_and_the_summed_total(doc: dict[str, An
     lines = out.splitlines()
     expected = sum(nc["price"] for nc in doc["nodeclaims"] if nc["instance_type"] is not None)
     assert lines[-1] == f"total: ${expected:.5f}/h"
+    verbose = render_table(doc, verbose=True).splitlines()
     for nc in doc["nodeclaims"]:
-        assert any(line.startswith(nc["name"] + " ") for line in lines)
+        assert any(line.startswith(nc["name"] + " ") for line in verbose)
+        if nc["instance_type"] is not None:
+            assert any(line.startswith(nc["name"] + " ") for line in lines)
+    failed = sum(nc["instance_type"] is None for nc in doc["nodeclaims"])
+    if failed:
+        assert f"FAILED LAUNCHES ({failed})" in lines and any(" failed: " in line for line in lines)
     pending = [k for k, v in doc["pods"].items() if v["phase"] == "Pending"]
     assert sum(1 for line in lines if line.startswith("ns/p")) == len(pending)
     assert render_table(doc) == out

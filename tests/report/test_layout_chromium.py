@@ -1,0 +1,143 @@
+"""The simulate, compare and sweep reports laid out by headless Chromium at 1,400 px (tests/report/layout.py):
+no two text boxes overlap, nothing overflows its card, every design of a sweep chart is visible; plus
+what each report now shows -- the Scenario's events and the disruption decisions on the time charts,
+the run's warnings (per design where they differ), the price card's date and region.
+
+Skipped only when Chromium is absent and ``CI`` is unset (see test_html_chromium.find_chromium).
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+
+from karpy.cli import cli
+from karpy.report.compare import render_compare_html
+from karpy.report.html import render_html
+from karpy.report.sweep import render_sweep_html
+
+from .layout import check_layout
+from .test_html_chromium import Collect, find_chromium, run_chromium, screenshot
+from .test_sweep_report_chromium import ROWS, _typed
+
+HERE = Path(__file__).parent
+COOKBOOK = HERE.parents[1] / "examples" / "generation-preference"
+OUTAGE = "*8i.*:*:on-demand"
+
+
+def assert_clean(layout: dict[str, Any]) -> None:
+    assert layout["texts"] > 20, layout
+    assert layout["overlaps"] == [], layout["overlaps"]
+    assert layout["overflows"] == [], layout["overflows"]
+    assert layout["hidden"] == [], layout["hidden"]
+
+
+@pytest.fixture(scope="module")
+def outage_document() -> dict[str, Any]:
+    """Strategy 03 for two hours with consolidation on, 8th gen failing for the first hour."""
+    res = CliRunner().invoke(cli, ["simulate", str(COOKBOOK / "03-nodeoverlay"), str(COOKBOOK / "common"),
+                                   "--prices", "2026-07-20", "--feature-gates", "NodeOverlay=true", "--disruption",
+                                   "--until", "2h", "--event", f"0s capacity unavailable {OUTAGE}",
+                                   "--event", f"1h capacity available {OUTAGE}", "-o", "json"])
+    assert res.exit_code == 0, res.output
+    document: dict[str, Any] = json.loads(res.stdout)
+    assert document["disruptions"]
+    return document
+
+
+def test_simulate_report_marks_events_and_disruptions_on_every_time_chart(tmp_path: Path,
+                                                                          outage_document: dict[str, Any]) -> None:
+    binary = find_chromium()
+    html = render_html(outage_document)
+    page = tmp_path / "report.html"
+    page.write_text(html, encoding="utf-8")
+    dom = run_chromium(binary, tmp_path / "profile", "--dump-dom", page.resolve().as_uri())
+    parsed = Collect()
+    parsed.feed(dom.stdout)
+    marks: dict[str, set[tuple[str, str]]] = {}
+    svg = None
+    for tag, attrs in parsed.elements:
+        if tag == "svg":
+            svg = attrs.get("id")
+        if tag == "line" and attrs.get("class") == "event-mark":
+            marks.setdefault(str(svg), set()).add((attrs["data-category"], attrs["data-t"]))
+    decisions = {("disruption", f"{d['t']:g}") for d in outage_document["disruptions"]}
+    capacity = {("capacity", "0"), ("capacity", "3600")}
+    for chart in ("chart-gantt", "chart-pending", "chart-cost"):
+        assert marks[chart] >= decisions | capacity, chart  # the shared time axis: same marks on each chart
+    legend = [a["data-category"] for t, a in parsed.elements if t == "span" and a.get("class") == "event-key"]
+    assert legend == ["capacity", "disruption"]
+    assert_clean(check_layout(binary, tmp_path, html))
+    png = screenshot(binary, tmp_path, page.resolve().as_uri(), 1400, 2400, "outage")
+    assert len(png) > 60_000
+
+
+def test_simulate_report_of_a_scenario_lays_out_cleanly(tmp_path: Path) -> None:
+    document = json.loads((HERE / "sample_timeline_document.json").read_text(encoding="utf-8"))
+    html = render_html(document)
+    assert 'data-category="scale"' in html and 'data-category="capacity"' in html
+    assert_clean(check_layout(find_chromium(), tmp_path, html))
+
+
+def test_price_card_shows_date_and_region_with_the_provenance_a_footnote_away(tmp_path: Path) -> None:
+    document = json.loads((HERE / "sample_document.json").read_text(encoding="utf-8"))
+    document["warnings"] = ['NodeOverlay "cheap-gen8" ignored: the NodeOverlay feature gate is off']
+    html = render_html(document)
+    binary = find_chromium()
+    page = tmp_path / "report.html"
+    page.write_text(html, encoding="utf-8")
+    parsed = Collect()
+    parsed.feed(run_chromium(binary, tmp_path / "profile", "--dump-dom", page.resolve().as_uri()).stdout)
+    card = next(a for t, a in parsed.elements if a.get("id") == "summary-prices")
+    assert (card["data-date"], card["data-region"]) == ("2026-07-20", "us-east-1")
+    assert card["title"].startswith("https://pricing.us-east-1.amazonaws.com/")
+    assert any(a.get("id") == "price-provenance" for _, a in parsed.elements)
+    assert any(a.get("id") == "warnings" for _, a in parsed.elements)
+    assert_clean(check_layout(binary, tmp_path, html))
+
+
+def test_compare_report_shows_each_designs_warnings_and_lays_out_cleanly(tmp_path: Path) -> None:
+    page = tmp_path / "compare.html"
+    # NodeOverlay's gate left off: the overlay design warns that its NodeOverlay is ignored, the other does not
+    res = CliRunner().invoke(cli, ["compare", f"one-pool={COOKBOOK / '01-one-nodepool'}",
+                                   f"overlay={COOKBOOK / '03-nodeoverlay'}", "--shared", str(COOKBOOK / "common"),
+                                   "--prices", "2026-07-20", "--unavailable", OUTAGE, "-o", "json"])
+    assert res.exit_code == 0, res.output
+    document = json.loads(res.stdout)
+    warned = {n: r.get("warnings") or [] for n, r in document["runs"].items()}
+    assert not warned["one-pool"] and warned["overlay"], warned
+    html = render_compare_html(document)
+    page.write_text(html, encoding="utf-8")
+    binary = find_chromium()
+    parsed = Collect()
+    parsed.feed(run_chromium(binary, tmp_path / "profile", "--dump-dom", page.resolve().as_uri()).stdout)
+    lists = [a["data-design"] for t, a in parsed.elements if t == "ul" and "data-design" in a]
+    assert lists == ["overlay"]
+    assert_clean(check_layout(binary, tmp_path, html))
+
+
+def test_sweep_report_every_design_visible_and_nothing_overlaps(tmp_path: Path) -> None:
+    rows = [_typed(r) for r in csv.DictReader(ROWS.open(encoding="utf-8"))]
+    html = render_sweep_html(rows)
+    layout = check_layout(find_chromium(), tmp_path, html)
+    assert layout["series"] == 6  # six designs, all equal at 0.357 $/h before 8th gen came
+    assert_clean(layout)
+    # the $/h axis shows the band that matters and says where it starts; the rows table scrolls in its card
+    assert 'data-y-min="0.32000"' in html and "axis starts at 0.320, not 0" in html
+    assert '<div class="scroll"><table id="rows">' in html
+
+
+def test_sweep_report_warnings_per_design_where_they_differ() -> None:
+    rows = [{"cell": 0, "design": "a", "status": "ok", "prices": "2026-07-20", "cost_per_hour": 0.3, "warnings": None},
+            {"cell": 1, "design": "b", "status": "ok", "prices": "2026-07-20", "cost_per_hour": 0.3,
+             "warnings": "NodeOverlay x ignored; spot prices modelled"}]
+    html = render_sweep_html(rows)
+    assert "Warnings per design" in html and '<ul data-design="b"><li>NodeOverlay x ignored</li>' in html
+    assert '<ul data-design="a">' not in html
+    same = render_sweep_html([dict(r, warnings="spot prices modelled") for r in rows])
+    assert "Warnings (every design)" in same and same.count("spot prices modelled") == 1
