@@ -145,17 +145,7 @@ def _label_selector(selector: Mapping[str, Any], path: str) -> list[FieldError]:
         if not isinstance(req, Mapping):
             continue
         where = f"{path}.matchExpressions[{i}]"
-        op, values = req.get("operator"), _list(req.get("values"))
-        if op in ("In", "NotIn"):
-            if not values:
-                errs.append(FieldError("Required", f"{where}.values",
-                                       detail="must be specified when `operator` is 'In' or 'NotIn'"))
-        elif op in ("Exists", "DoesNotExist"):
-            if values:
-                errs.append(FieldError("Forbidden", f"{where}.values",
-                                       detail="may not be specified when `operator` is 'Exists' or 'DoesNotExist'"))
-        else:
-            errs.append(FieldError("Invalid", f"{where}.operator", op, "not a valid selector operator"))
+        errs.extend(_operator_values(req, where, single_value_ops=()))
         errs.extend(_label_name(req.get("key"), f"{where}.key"))
     errs.extend(_labels(selector.get("matchLabels"), f"{path}.matchLabels"))
     return errs
@@ -163,24 +153,29 @@ def _label_selector(selector: Mapping[str, Any], path: str) -> list[FieldError]:
 
 def _node_selector_requirement(req: Mapping[str, Any], where: str) -> list[FieldError]:
     """core validation ValidateNodeSelectorRequirement: In/NotIn/Exists/DoesNotExist/Gt/Lt only."""
-    errs: list[FieldError] = []
+    errs = _operator_values(req, where, single_value_ops=("Gt", "Lt"))
+    errs.extend(_label_name(req.get("key"), f"{where}.key"))
+    return errs
+
+
+def _operator_values(req: Mapping[str, Any], where: str, single_value_ops: tuple[str, ...]) -> list[FieldError]:
+    """The operator / values rule both selector validators share (In/NotIn need values, Exists/DoesNotExist
+    take none; a node selector's Gt/Lt take one); any other operator is invalid."""
     op, values = req.get("operator"), _list(req.get("values"))
     if op in ("In", "NotIn"):
         if not values:
-            errs.append(FieldError("Required", f"{where}.values",
-                                   detail="must be specified when `operator` is 'In' or 'NotIn'"))
+            return [FieldError("Required", f"{where}.values", detail="must be specified when `operator` is 'In' or 'NotIn'")]
     elif op in ("Exists", "DoesNotExist"):
         if values:
-            errs.append(FieldError("Forbidden", f"{where}.values",
-                                   detail="may not be specified when `operator` is 'Exists' or 'DoesNotExist'"))
-    elif op in ("Gt", "Lt"):
+            return [FieldError("Forbidden", f"{where}.values",
+                               detail="may not be specified when `operator` is 'Exists' or 'DoesNotExist'")]
+    elif op in single_value_ops:
         if len(values) != 1:
-            errs.append(FieldError("Required", f"{where}.values",
-                                   detail="must be specified single value when `operator` is 'Lt' or 'Gt'"))
+            return [FieldError("Required", f"{where}.values",
+                               detail="must be specified single value when `operator` is 'Lt' or 'Gt'")]
     else:
-        errs.append(FieldError("Invalid", f"{where}.operator", op, "not a valid selector operator"))
-    errs.extend(_label_name(req.get("key"), f"{where}.key"))
-    return errs
+        return [FieldError("Invalid", f"{where}.operator", op, "not a valid selector operator")]
+    return []
 
 
 def _node_field_selector_requirement(req: Mapping[str, Any], where: str) -> list[FieldError]:

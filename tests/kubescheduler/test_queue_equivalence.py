@@ -17,6 +17,7 @@ from karpy.kubescheduler.queue import PriorityQueue, QueuedPodInfo, Strategy
 
 from ._helpers import node, pod
 from .conftest import FakeClock
+from .test_framework_equivalence import _memo_cluster_ops, _play
 
 
 def test_event_registrations_match_the_plain_scan():
@@ -256,83 +257,6 @@ def test_nominator_index_matches_scan():
     look = ks._nominator()
     for n in ["n0", "n1", "n2", "n3", "nx"]:
         assert list(look(n)) == ks._nominated_on(n)
-
-
-def _memo_cluster_ops(seed: int) -> list[tuple]:
-    """A random sequence of node adds/updates/deletes and pod adds/deletes: pods with requests,
-    tolerations, a nodeSelector, required and preferred node affinity, zonal topology spread,
-    hostname anti-affinity, host ports; nodes with
-    taints (NoSchedule / PreferNoSchedule), spec.unschedulable, zones, different sizes."""
-    rng = random.Random(seed)
-    ops: list[tuple] = []
-    nodes: list[str] = []
-    pods = 0
-    for step in range(70):
-        r = rng.random()
-        if r < 0.25 or not nodes:
-            name = f"n{step}"
-            nodes.append(name)
-            ops.append(("node", name, rng.randrange(3), rng.randrange(4), rng.random() < 0.1, rng.choice(["2", "4"])))
-        elif r < 0.32:
-            ops.append(("node", rng.choice(nodes), rng.randrange(3), rng.randrange(4), rng.random() < 0.1, "4"))
-        elif r < 0.35:
-            ops.append(("delnode", nodes.pop(rng.randrange(len(nodes)))))
-        elif r < 0.42 and pods:
-            ops.append(("delpod", f"p{rng.randrange(pods)}"))
-        else:
-            ops.append(("pod", f"p{pods}", rng.choice(["100m", "500m", "1", "1500m"]), rng.randrange(3),
-                        rng.randrange(6), rng.random() < 0.15))
-            pods += 1
-        ops.append(("cycle",))
-    return ops
-
-
-_TAINTS = [[], [("dedicated", "a", "NoSchedule")], [("soft", "x", "PreferNoSchedule")],
-           [("dedicated", "a", "NoSchedule"), ("soft", "x", "PreferNoSchedule")]]
-
-
-def _play(ks: KubeScheduler, ops: list[tuple]) -> list[tuple]:
-    out = []
-    for op in ops:
-        if op[0] == "node":
-            _, name, zone, taints, unsched, cpu = op
-            n = make_node(name, labels={"topology.kubernetes.io/zone": f"z{zone}", "tier": "a" if zone else "b"},
-                          taints=_TAINTS[taints], unschedulable=unsched,
-                          capacity={"cpu": cpu, "memory": "8Gi", "pods": "5"})
-            (ks.update_node if name in ks.nodes else ks.add_node)(n)
-        elif op[0] == "delnode":
-            ks.delete_node(op[1])
-        elif op[0] == "delpod":
-            ks.delete_pod(f"default/{op[1]}")
-        elif op[0] == "pod":
-            _, name, cpu, tol, aff, port = op
-            kw: dict = {}
-            if tol == 1:
-                kw["tolerations"] = [{"key": "dedicated", "operator": "Equal", "value": "a", "effect": "NoSchedule"}]
-            elif tol == 2:
-                kw["tolerations"] = [{"operator": "Exists"}]
-            if aff == 1:
-                kw["node_selector"] = {"tier": "a"}
-            elif aff == 2:
-                kw["node_requirements"] = [("topology.kubernetes.io/zone", "In", ["z1", "z2"])]
-            elif aff == 3:
-                kw["node_preferences"] = [("topology.kubernetes.io/zone", "In", ["z0"])]
-            elif aff == 4:
-                kw["labels"] = {"app": "spread"}
-                kw["topology_spread_constraints"] = [{
-                    "maxSkew": 1, "topologyKey": "topology.kubernetes.io/zone", "whenUnsatisfiable": "DoNotSchedule",
-                    "labelSelector": {"matchLabels": {"app": "spread"}}}]
-            elif aff == 5:
-                kw["labels"] = {"app": "anti"}
-                kw["pod_anti_affinity"] = [pod_affinity_term({"app": "anti"}, "kubernetes.io/hostname")]
-            if port:
-                kw["host_ports"] = [8080]
-            ks.add_pod(make_pod(name, uid=name, requests={"cpu": cpu, "memory": "1Gi"}, **kw))
-        else:
-            ks.clock.t += 11
-            while (r := ks.schedule_one()) is not None:
-                out.append((r.pod_key, r.outcome, r.node_name, r.condition and r.condition["message"]))
-    return out
 
 
 def _without_hint_signatures(ks: KubeScheduler) -> KubeScheduler:
