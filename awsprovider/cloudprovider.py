@@ -1024,8 +1024,9 @@ class AWSCloudProvider:
         nodeclass = self.resolve_nodeclass(_nodeclass_name_of(nodeclaim))
         if nodeclass is None:
             return None
-        it = self._type_named(list(self._types_for(nodeclass, (nodeclaim.metadata.labels or {}).get(
-            "karpenter.sh/nodepool", ""))), name)
+        # the prototypes (read-only, name-indexed): a clone shares its prototype's requirements
+        it = self._type_named(self._types_for(nodeclass, (nodeclaim.metadata.labels or {}).get(
+            "karpenter.sh/nodepool", ""), read_only=True), name)
         if it is None:
             return None
         for ami in self.amis_for(nodeclass):

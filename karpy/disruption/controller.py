@@ -31,6 +31,7 @@ Modelling choices (deterministic, documented):
 
 from __future__ import annotations
 
+from collections.abc import Hashable
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
@@ -105,7 +106,7 @@ class DisruptionController:
         self._expiry_scheduled: set[str] = set()
         self._last_pod_event: dict[str, float] = {}
         self._wakes: list[float] = []
-        self._it_cache: tuple[float, dict[tuple[str, int], list[Any]]] = (-1.0, {})
+        self._it_cache: tuple[float, dict[tuple[str, int], tuple[list[Any], Hashable | None]]] = (-1.0, {})
         #: drift.go instanceTypeNotFoundCheckCache
         self._instance_type_checks = InstanceTypeCheckCache()
         sim.store.watch("Pod", self._on_pod)
@@ -188,16 +189,26 @@ class DisruptionController:
             self._it_cache = (now, {})
         cache = self._it_cache[1]
 
-        def instance_types(np: Any) -> list[Any]:
+        def keyed(np: Any) -> tuple[list[Any], Hashable | None]:
+            # through the provisioner's SchedulerCache: the same types while the provider's key holds
             key = (np.metadata.name, id(np))
             if key not in cache:
-                cache[key] = list(sim.cloud_provider.get_instance_types(np))
+                its, types_key = sim.provisioner.scheduler_cache.instance_types(
+                    sim.cloud_provider, np, sim.cloud_provider.get_instance_types)
+                cache[key] = (list(its), types_key)
             return cache[key]
+
+        def instance_types(np: Any) -> list[Any]:
+            return keyed(np)[0]
+
+        def instance_types_key(np: Any) -> Hashable | None:
+            return keyed(np)[1]
 
         nodepools = {np.metadata.name: np for np in sim.store.list("NodePool")}
         return Cluster(now=now, state=sim.cluster_state(), nodepools=nodepools, pods=sim.store.list("Pod"),
                        pdbs=sim.pod_disruption_budgets(), daemonsets=sim.store.list("DaemonSet"),
                        provisioner=sim.provisioner, instance_types=instance_types,
+                       instance_types_key=instance_types_key,
                        nominated_until=self.nominated_until, in_queue=self.queue.names(),
                        feature_gates=self.feature_gates, consolidation_state=self.consolidation_state,
                        nodepool_state=observe(sim, self.nodepool_state, self) if any(np.spec.replicas is not None

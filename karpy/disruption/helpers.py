@@ -131,7 +131,8 @@ def simulate_scheduling(cluster: Cluster, candidates: Sequence[Candidate], conso
     pods = list(pending) + candidate_pods + deleting_pods
     all_pods = {p.key: p for p in pods}
     scheduler = prov.new_scheduler(pods, list(cluster.nodepools.values()), cluster.state, state_nodes,
-                                   cluster.daemonsets, cluster.instance_types)
+                                   cluster.daemonsets, cluster.instance_types,
+                                   instance_types_key_for=cluster.instance_types_key)
     if scheduler is None:
         from karpy.provisioning.provisioner import ERR_NO_DYNAMIC_NODEPOOLS
 

@@ -11,7 +11,7 @@ the kube client, the provisioner and the clock); the simulation builds a fresh o
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -83,6 +83,9 @@ class Cluster:
     #: state.Cluster NodePoolState (karpy.static.nodepoolstate): static NodePools' NodeClaim
     #: counts and node-count reservations (StaticDrift); None: an empty one
     nodepool_state: Any = None
+    #: the provider's key of ``instance_types(pool)``'s answer (CloudProvider.instance_types_key), so
+    #: SimulateScheduling can reuse the provisioner's SchedulerCache; None: no key (built anew)
+    instance_types_key: Callable[[Any], Hashable | None] | None = None
     _limits: Limits | None = None
 
     def pdb_limits(self) -> Limits:

@@ -19,7 +19,7 @@ Rules and scope:
 
 from __future__ import annotations
 
-from collections.abc import Hashable
+from collections.abc import Callable, Hashable
 from typing import Any, Sequence
 
 from karpy.cloudprovider.registry import register_provider
@@ -338,7 +338,8 @@ class Provisioner:
                       state_nodes: Sequence[Any], daemonsets: Sequence[Any] = (),
                       instance_types_for: Any = None, *,
                       reserved_offering_mode: ReservedOfferingMode = ReservedOfferingMode.FALLBACK,
-                      volume_requirements: dict[str, Any] | None = None) -> Scheduler | None:
+                      volume_requirements: dict[str, Any] | None = None,
+                      instance_types_key_for: Callable[[Any], Hashable | None] | None = None) -> Scheduler | None:
         """provisioner.go NewScheduler: the Solve for ``pods`` onto ``state_nodes`` and the dynamic
         NodePools (None when there is none). Disruption's SimulateScheduling calls it with the
         candidates left out of ``state_nodes`` (and its own per-instant ``instance_types_for``
@@ -347,7 +348,11 @@ class Provisioner:
         The pods' volume topology requirements come from :meth:`volume_topology_requirements`, as
         upstream computes them inside NewScheduler, for every caller (``volume_requirements``:
         already computed by :meth:`schedule` for the same pods). A pod whose lookup fails gets
-        none here (upstream Solves it too; :meth:`schedule` leaves it out beforehand)."""
+        none here (upstream Solves it too; :meth:`schedule` leaves it out beforehand).
+
+        ``instance_types_key_for(pool)``: the provider's key of what ``instance_types_for(pool)``
+        returned (disruption's view takes its types from :attr:`scheduler_cache`), so the index, the
+        template pre-filter and the reserved capacity come from the cache as in a provisioning pass."""
         if volume_requirements is None:
             volume_requirements, _ = self.volume_topology_requirements(pods)
         lookup = instance_types_for or self.cloud_provider.get_instance_types
@@ -361,13 +366,14 @@ class Provisioner:
         # the provider's own lookup goes through the cache (SchedulerCache: the types of a pool are
         # listed again only when the provider's key for them changed); another lookup (disruption's
         # per-instant view) is asked every time and nothing derived is kept
-        cache = self.scheduler_cache if instance_types_for is None else None
+        cache = self.scheduler_cache if instance_types_for is None or instance_types_key_for is not None else None
         for np in pools:
             try:
-                if cache is not None:
-                    its, key = cache.instance_types(self.cloud_provider, np, lookup)
+                if instance_types_for is None:
+                    its, key = self.scheduler_cache.instance_types(self.cloud_provider, np, lookup)
                 else:
-                    its, key = list(lookup(np)), None
+                    its = list(lookup(np))
+                    key = instance_types_key_for(np) if instance_types_key_for is not None else None
             except Exception:  # noqa: BLE001 - upstream logs and skips the pool
                 continue
             if its:

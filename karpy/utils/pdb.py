@@ -23,6 +23,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from karpy.api.poddisruptionbudget import scaled_value
+from karpy.scheduling.labels import DO_NOT_DISRUPT_ANNOTATION_KEY
 from karpy.utils.pod import Events, is_disruptable, is_evictable, is_reschedulable, is_terminal, is_terminating
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -132,6 +133,13 @@ class Limits:
     def can_evict_pods(self, pods: Iterable[Pod], now: float, events: Events = None) -> tuple[list[str], bool]:
         """CanEvictPods: every pod evictable on its own (no summing per PDB); the first failure
         wins with the PDB keys that block it."""
+        if not self.items:
+            # no PDB: every pod is evictable; only the do-not-disrupt check's events remain to record
+            if events is not None:
+                for pod in pods:
+                    if DO_NOT_DISRUPT_ANNOTATION_KEY in (pod.metadata.annotations or {}):
+                        is_evictable(pod, now, events)
+            return [], True
         for pod in pods:
             keys, ok = self._is_evictable(pod, now, events, _ZERO_DISRUPTIONS)
             if not ok:
