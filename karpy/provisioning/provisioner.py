@@ -20,7 +20,7 @@ Rules and scope:
 from __future__ import annotations
 
 from collections.abc import Hashable
-from typing import Any, Sequence
+from typing import TYPE_CHECKING, Any, Sequence
 
 from karpy.cloudprovider.registry import register_provider
 from karpy.cloudprovider.types import MIN_VALUES_POLICY_STRICT
@@ -37,6 +37,9 @@ from karpy.provisioning.schedulercache import SchedulerCache
 from karpy.state.cluster import ClusterState
 from karpy.scheduling.labels import CORE_WELL_KNOWN_LABELS, LABEL_NODEPOOL, OP_DOES_NOT_EXIST, validate_requirement
 from karpy.scheduling.requirements import pod_requirements
+
+if TYPE_CHECKING:
+    from karpy.api.pod import Pod
 
 __all__ = [
     "ERR_KARPENTER_MANAGED_LABEL_DOES_NOT_EXIST",
@@ -128,7 +131,7 @@ class Provisioner:
         self.volumes: VolumeTopology | None = None
 
     # -- validation -----------------------------------------------------------------------------
-    def validate(self, pod: Any, volumes: VolumeTopology | None = None) -> str | None:
+    def validate(self, pod: Pod, volumes: VolumeTopology | None = None) -> str | None:
         """provisioner.go Validate (PVC validation when ``volumes`` is given): errors joined with "; "."""
         errs: list[str] = []
         for r in pod_requirements(pod).values():

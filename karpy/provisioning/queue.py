@@ -9,14 +9,17 @@ creation timestamp nor a UID keep their input order.
 from __future__ import annotations
 
 from datetime import datetime, timezone
-from typing import Any, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Mapping, Sequence
+
+if TYPE_CHECKING:
+    from karpy.api.pod import Pod
 
 __all__ = ["Queue", "sort_key"]
 
 _EPOCH = datetime(1, 1, 1, tzinfo=timezone.utc)
 
 
-def sort_key(pod: Any, requests: Mapping[str, int]) -> tuple[int, int, datetime, str]:
+def sort_key(pod: Pod, requests: Mapping[str, int]) -> tuple[int, int, datetime, str]:
     """queue.go byCPUAndMemoryDescending as a sort key."""
     ts = pod.metadata.creation_timestamp
     if ts is None:
@@ -55,7 +58,7 @@ class Queue:
             self._head = 0
         return p
 
-    def push(self, pod: Any) -> None:
+    def push(self, pod: Pod) -> None:
         """queue.go Push: append and remember the queue length."""
         self.pods.append(pod)
         self._last_len[id(pod)] = len(self.pods) - self._head
