@@ -16,11 +16,14 @@ is the caller's: :class:`Terminator` asks ``evict(pod_key, grace_seconds)``.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from karpy.utils.duration import to_seconds
 from karpy.utils.pdb import Limits
 from karpy.utils.pod import is_active, is_evictable, is_owned_by_daemonset, is_terminating, is_waiting_eviction
+
+if TYPE_CHECKING:
+    from karpy.api.pod import Pod
 
 __all__ = ["CRITICAL_PRIORITY_CLASSES", "MIN_DRAIN_TIME", "DrainResult", "Terminator", "group_pods_by_priority"]
 
@@ -95,7 +98,7 @@ class Terminator:
         return res
 
     @staticmethod
-    def _needs_force_delete(pod: Any, now: float, deadline: float | None) -> bool:
+    def _needs_force_delete(pod: Pod, now: float, deadline: float | None) -> bool:
         """eviction.go needsForceDelete (:226-238)."""
         if deadline is None:
             return False
