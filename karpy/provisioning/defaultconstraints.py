@@ -43,7 +43,7 @@ class DefaultTopologySpreadInjector:
         self.controllers = {(c.metadata.namespace or "default", c.kind, c.metadata.name): c for c in controllers}
         self._cache: dict[tuple[Any, ...], LabelSelector | None] = {}
 
-    def inject(self, pods: Sequence[Any]) -> list[Any]:
+    def inject(self, pods: Sequence[Pod]) -> list[Pod]:
         """``Inject``: the pods, with defaulted copies in place of the pods that get defaults."""
         if not self.constraints:
             return list(pods)

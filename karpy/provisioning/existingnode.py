@@ -49,7 +49,7 @@ class ExistingNode:
         has it already (SchedulerCache.label_requirements); only read here, never narrowed."""
         self.state_node = state_node
         self.name = state_node.name
-        self.pods: list[Any] = []
+        self.pods: list[Pod] = []
         self.topology = topology
         self.taints = taints
         # remaining daemon resources = compatible DS requests - DS requests already bound, clamped at 0

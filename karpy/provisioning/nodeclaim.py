@@ -332,7 +332,7 @@ class NodeClaim:
         self.requirements: Requirements = reqs
         self.instance_type_options: list[Any] = list(instance_types)
         self.requests: dict[str, int] = {}
-        self.pods: list[Any] = []
+        self.pods: list[Pod] = []
         self.hostname = hostname
         self.annotations: dict[str, str] = dict(template.annotations)
         self.labels: dict[str, str] = dict(template.labels)

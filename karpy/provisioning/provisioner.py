@@ -164,7 +164,7 @@ class Provisioner:
                 errs.append(e)
         return "; ".join(errs) if errs else None
 
-    def pending_pods(self, pods: Sequence[Any], volumes: VolumeTopology | None = None
+    def pending_pods(self, pods: Sequence[Pod], volumes: VolumeTopology | None = None
                      ) -> tuple[list[Any], dict[str, str]]:
         """provisioner.go GetPendingPods: provisionable pods that validate; rejected ones with
         ``ignoring pod, <err>``."""
@@ -269,7 +269,7 @@ class Provisioner:
 
     def schedule(
         self,
-        pods: Sequence[Any],
+        pods: Sequence[Pod],
         nodepools: Sequence[Any],
         cluster: ClusterState | None = None,
         daemonsets: Sequence[Any] = (),
@@ -321,7 +321,7 @@ class Provisioner:
         results.ignored = ignored  # type: ignore[attr-defined]
         return results
 
-    def volume_topology_requirements(self, pods: Sequence[Any]) -> tuple[dict[str, Any], dict[str, str]]:
+    def volume_topology_requirements(self, pods: Sequence[Pod]) -> tuple[dict[str, Any], dict[str, str]]:
         """provisioner.go getVolumeTopologyRequirements over :attr:`volumes`: pod key -> the
         alternatives of its volumes' zonal requirements (pods without any are left out), and pod
         key -> why the lookup failed. Nothing when the provisioner knows no volumes."""
@@ -337,7 +337,7 @@ class Provisioner:
                 reqs[p.key] = alts
         return reqs, errors
 
-    def new_scheduler(self, pods: Sequence[Any], nodepools: Sequence[Any], cluster: ClusterState,
+    def new_scheduler(self, pods: Sequence[Pod], nodepools: Sequence[Any], cluster: ClusterState,
                       state_nodes: Sequence[Any], daemonsets: Sequence[Any] = (),
                       instance_types_for: Any = None, *,
                       reserved_offering_mode: ReservedOfferingMode = ReservedOfferingMode.FALLBACK,

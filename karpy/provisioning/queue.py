@@ -34,9 +34,9 @@ class Queue:
 
     __slots__ = ("pods", "_head", "_last_len")
 
-    def __init__(self, pods: Sequence[Any], requests_of: Mapping[int, Mapping[str, int]]) -> None:
+    def __init__(self, pods: Sequence[Pod], requests_of: Mapping[int, Mapping[str, int]]) -> None:
         """``requests_of`` maps ``id(pod)`` to its requests (the scheduler's pod data)."""
-        self.pods: list[Any] = sorted(pods, key=lambda p: sort_key(p, requests_of[id(p)]))
+        self.pods: list[Pod] = sorted(pods, key=lambda p: sort_key(p, requests_of[id(p)]))
         self._head = 0
         self._last_len: dict[int, int] = {}
 

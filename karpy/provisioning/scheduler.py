@@ -260,7 +260,7 @@ class Scheduler:
         state_nodes: Sequence[StateNode],
         topology: Any,
         instance_types: Mapping[str, Sequence[Any]],
-        daemonset_pods: Sequence[Any] = (),
+        daemonset_pods: Sequence[Pod] = (),
         *,
         well_known: frozenset[str] = CORE_WELL_KNOWN_LABELS,
         preference_policy: str = PREFERENCE_POLICY_RESPECT,
@@ -492,7 +492,7 @@ class Scheduler:
             data.volumes = pod_volumes(self.volume_topology, pod)
         return data
 
-    def solve(self, pods: Sequence[Any]) -> Results:
+    def solve(self, pods: Sequence[Pod]) -> Results:
         """scheduler.go Solve (:440-519)."""
         self._reset_scans()
         data: dict[int, PodData] = {id(p): self._pod_data(p) for p in pods}

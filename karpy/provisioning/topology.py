@@ -245,7 +245,7 @@ class Topology:
         state_nodes: Sequence[Any],
         nodepools: Sequence[Any],
         instance_types: Mapping[str, Sequence[Any]],
-        pods: Sequence[Any],
+        pods: Sequence[Pod],
         preference_policy: str = PREFERENCE_POLICY_RESPECT,
         well_known: frozenset[str] = _EMPTY,
         domain_group_cache: DomainGroupCache | None = None,
@@ -891,7 +891,7 @@ class Topology:
         return list(self._owned.get(_pod_uid(pod), ()))
 
 
-def _cluster_pod_index(cluster: Any, pods: Sequence[Any]) -> _PodIndex:
+def _cluster_pod_index(cluster: Any, pods: Sequence[Pod]) -> _PodIndex:
     """The :class:`_PodIndex` of ``pods`` (the cluster's): built here, or -- for a snapshot whose
     pods nothing edits in place (ClusterState.from_objects ``scan_pods``, which sets
     ``shares_pod_index``) -- the one an earlier Topology of the same snapshot built, else one built
@@ -928,7 +928,7 @@ class _PodIndex:
 
     __slots__ = ("_source", "_size", "_by_namespace", "_entries")
 
-    def __init__(self, pods: Sequence[Any], seed: _PodIndex | None = None) -> None:
+    def __init__(self, pods: Sequence[Pod], seed: _PodIndex | None = None) -> None:
         self._source = pods
         self._size = len(pods)
         #: namespace -> labels key -> (a representative labels mapping, [(position, pod)])
@@ -962,7 +962,7 @@ class _PodIndex:
                 buckets = by_namespace[namespace] = {}
             buckets[labels_key] = bucket
 
-    def indexes(self, pods: Sequence[Any]) -> bool:
+    def indexes(self, pods: Sequence[Pod]) -> bool:
         """Whether this index was built from ``pods`` (the same list, of the same length)."""
         return pods is self._source and len(pods) == self._size
 

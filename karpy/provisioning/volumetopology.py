@@ -88,7 +88,7 @@ class VolumeTopology:
 
     @classmethod
     def from_objects(cls, claims: Iterable[PersistentVolumeClaim] = (), volumes: Iterable[PersistentVolume] = (),
-                     classes: Iterable[StorageClass] = (), pods: Sequence[Any] = (),
+                     classes: Iterable[StorageClass] = (), pods: Sequence[Pod] = (),
                      stateful_sets: Sequence[Any] = (), csi_nodes: Iterable[Any] = ()) -> VolumeTopology:
         """Index the objects; add the claims StatefulSet templates and ephemeral volumes imply
         (unbound, class defaulted) unless the manifests already hold them."""
