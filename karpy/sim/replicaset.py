@@ -68,7 +68,7 @@ def _log_rank(t: float | None, now: float) -> int:
     return int(math.log2(d)) if d > 0 else -1
 
 
-def rank_pods_for_deletion(pods: Sequence[Any], related: Sequence[Any], now: float,
+def rank_pods_for_deletion(pods: Sequence[Pod], related: Sequence[Any], now: float,
                            ready_since: Callable[[str], float | None],
                            created_at: Callable[[Any], float | None]) -> list[Any]:
     """``pods`` in the order the ReplicaSet controller deletes them (replica_set.go getPodsToDelete

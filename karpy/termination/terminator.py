@@ -35,7 +35,7 @@ CRITICAL_PRIORITY_CLASSES = frozenset({"system-cluster-critical", "system-node-c
 DRAIN_REQUEUE = 1.0
 
 
-def group_pods_by_priority(pods: Sequence[Any]) -> list[list[Any]]:
+def group_pods_by_priority(pods: Sequence[Pod]) -> list[list[Pod]]:
     """terminator.go groupPodsByPriority: non-critical non-DaemonSet, non-critical DaemonSet,
     critical non-DaemonSet, critical DaemonSet."""
     tiers: list[list[Any]] = [[], [], [], []]
@@ -63,7 +63,7 @@ class Terminator:
     def __init__(self, evict: Callable[[str, float], None]) -> None:
         self._evict = evict
 
-    def drain(self, pods: Sequence[Any], limits: Limits, now: float, deadline: float | None) -> DrainResult:
+    def drain(self, pods: Sequence[Pod], limits: Limits, now: float, deadline: float | None) -> DrainResult:
         """terminator.go Drain: enqueue the first non-empty tier (and, past the deadline, every pod
         that must be force-deleted); evict each one the Eviction API would allow."""
         res = DrainResult()
