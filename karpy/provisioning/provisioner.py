@@ -64,7 +64,7 @@ def order_by_weight(nodepools: Sequence[Any]) -> list[Any]:
     return sorted(by_name, key=lambda np: -(np.spec.weight or 0))
 
 
-def pod_for_daemonset(ds: Any) -> Any:
+def pod_for_daemonset(ds: Any) -> Pod:
     """pkg/utils/daemonset PodForDaemonSet: a pod from the template, owned by the DaemonSet.
     (Container limits without requests are already requests: API-model defaulting.)"""
     from karpy.api.meta import ObjectMeta, OwnerReference
