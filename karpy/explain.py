@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from karpy.cloudprovider.types import MAX_FLOAT64, InstanceTypes
 from karpy._errors import KarpyError
@@ -41,6 +41,9 @@ from karpy.provisioning.scheduler import PodAttempt
 from karpy.scheduling.hostports import get_host_ports
 from karpy.scheduling.labels import LABEL_HOSTNAME, LABEL_INSTANCE_TYPE, NODECLAIM_MIN_VALUES_RELAXED_ANNOTATION_KEY
 from karpy.scheduling.resources import fits, merge, requests_for_pods, to_strings
+
+if TYPE_CHECKING:
+    from karpy.api.pod import Pod
 
 __all__ = [
     "FULL_EXPLAIN_MAX_NODECLAIMS",
@@ -489,7 +492,7 @@ def _compact_decision(d: Any) -> Any:
     return out
 
 
-def _condition(pod: Any) -> str | None:
+def _condition(pod: Pod) -> str | None:
     """The kube-scheduler's PodScheduled=False message (reason when there is no message)."""
     for c in pod.status.conditions or ():
         if c.type == "PodScheduled" and c.status == "False":

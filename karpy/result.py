@@ -26,6 +26,7 @@ from karpy.scheduling.labels import LABEL_OS
 from karpy.sim.simulation import LaunchRecord, SimulationResult
 
 if TYPE_CHECKING:
+    from karpy.api.pod import Pod
     from karpy.whynot import WhyNot
 
 __all__ = ["EXIT_BAD_INPUT", "EXIT_OK", "EXIT_PENDING", "Result", "RunInputs", "document_json", "write_document_json"]
@@ -49,7 +50,7 @@ def _requirements(model: Any) -> tuple[RequirementDocument, ...]:
     return tuple(out)
 
 
-def _owner(pod: Any) -> str | None:
+def _owner(pod: Pod) -> str | None:
     """``"Deployment web"``: the pod's controller (a Deployment's ReplicaSet ``web-<hash>`` named by
     its ``pod-template-hash`` label as the Deployment), else None."""
     for ref in pod.metadata.owner_references or ():
@@ -233,7 +234,7 @@ class Result:
             deleted_by=record.deleted_by,
         )
 
-    def _pod(self, pod: Any) -> dict[str, Any]:
+    def _pod(self, pod: Pod) -> dict[str, Any]:
         """The document's ``pods[key]`` entry of ``pod`` (:meth:`_pod_result` as a dict)."""
         return self._pod_result(pod).to_dict()
 

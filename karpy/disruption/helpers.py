@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from karpy.api.nodepool import parse_duration
 from karpy.utils import pod as podutils
@@ -25,6 +25,9 @@ from karpy.provisioning.scheduler import Results
 from karpy.scheduling.labels import LABEL_NODEPOOL
 from karpy.disruption.types import Candidate, CandidateError, Cluster, condition, new_candidate
 from karpy.utils.duration import to_seconds
+
+if TYPE_CHECKING:
+    from karpy.api.pod import Pod
 
 __all__ = [
     "ERR_CANDIDATE_DELETING",
@@ -63,7 +66,7 @@ def _consolidate_after_gated(deleting_keys: frozenset[str]) -> type[ExistingNode
     pending pods and pods of deleting nodes may land on it (scheduler.go addToExistingNode). Same
     layout as ExistingNode (no new slots), so a node built by the Scheduler can switch to it."""
 
-    def can_add(self: ExistingNode, pod: Any, pod_data: Any) -> tuple[Any, str | None]:
+    def can_add(self: ExistingNode, pod: Pod, pod_data: Any) -> tuple[Any, str | None]:
         if pod.status.phase != "Pending" and pod.key not in deleting_keys:
             return None, "node is under consolidateAfter"
         return ExistingNode.can_add(self, pod, pod_data)

@@ -13,7 +13,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from karpy.scheduling.labels import (DO_NOT_DISRUPT_ANNOTATION_KEY, LABEL_CAPACITY_TYPE, LABEL_INSTANCE_TYPE,
                                      LABEL_NODEPOOL, LABEL_ZONE)
@@ -21,6 +21,9 @@ from karpy.state.cluster import ClusterState, StateNode
 from karpy.utils.disruption import eviction_cost, lifetime_remaining, rescheduling_cost
 from karpy.utils.pdb import Limits
 from karpy.utils.pod import is_disruptable, is_reschedulable
+
+if TYPE_CHECKING:
+    from karpy.api.pod import Pod
 
 __all__ = [
     "DECISION_DELETE",
@@ -68,7 +71,7 @@ class Cluster:
     now: float
     state: ClusterState
     nodepools: dict[str, Any]
-    pods: list[Any]
+    pods: list[Pod]
     pdbs: list[Any]
     daemonsets: list[Any]
     provisioner: Any
@@ -113,7 +116,7 @@ class Candidate:
     instance_type: Any | None
     capacity_type: str | None
     zone: str | None
-    reschedulable_pods: list[Any]
+    reschedulable_pods: list[Pod]
     disruption_cost: float
     price: float
     reschedule_disruption_cost: float

@@ -8,7 +8,7 @@ Groups: coscheduling PodGroup (minMember) or Workload podGroups with a gang poli
 
 from __future__ import annotations
 
-from typing import Any, Callable, Optional
+from typing import TYPE_CHECKING, Any, Callable, Optional
 
 from karpy.api.podgroup import pod_group_of
 
@@ -16,18 +16,21 @@ from .framework import Plugin
 from .podinfo import PodInfo
 from .types import Status, unresolvable
 
+if TYPE_CHECKING:
+    from karpy.api.pod import Pod
+
 MSG_GROUP_MISSING = "waiting for pods's pod group {!r} to appear in scheduling queue"
 MSG_WAIT_MIN_COUNT = "waiting for minCount pods from a gang to appear in scheduling queue"
 MSG_WAIT_SCHEDULED = "waiting for minCount pods from a gang to be scheduled"
 MSG_OTHERS_UNSCHEDULABLE = "other pods from a pod group are unschedulable"
 
 
-def group_key(pod: Any) -> Optional[str]:
+def group_key(pod: Pod) -> Optional[str]:
     ref = pod_group_of(pod)
     return None if ref is None else f"{ref.kind}/{ref.key}"
 
 
-def min_count_of(group_obj: Any, pod: Any) -> Optional[int]:
+def min_count_of(group_obj: Any, pod: Pod) -> Optional[int]:
     """minMember (PodGroup) or the gang policy's minCount (Workload); None = basic policy (no gang)."""
     spec = getattr(group_obj, "spec", None)
     if spec is not None and hasattr(spec, "min_member"):

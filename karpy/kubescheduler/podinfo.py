@@ -9,12 +9,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from karpy.api.quantity import parse_nanos
 from karpy.scheduling.resources import requests_read_status
 
 from .types import DEFAULT_MEMORY_REQUEST_NANOS, DEFAULT_MILLI_CPU_REQUEST_NANOS
+
+if TYPE_CHECKING:
+    from karpy.api.pod import Pod
 
 ResourceList = dict[str, int]
 
@@ -60,7 +63,7 @@ def _container_requests(c: Any, non_zero: bool) -> ResourceList:
     return reqs
 
 
-def compute_pod_requests(pod: Any, non_zero: bool = False) -> ResourceList:
+def compute_pod_requests(pod: Pod, non_zero: bool = False) -> ResourceList:
     """resource.PodRequests: max(sum(containers)+sidecars, each init + earlier sidecars) + overhead.
 
     With ``non_zero`` each container lacking a cpu/memory request counts 100m / 200Mi
@@ -87,7 +90,7 @@ def compute_pod_requests(pod: Any, non_zero: bool = False) -> ResourceList:
     return {k: v for k, v in reqs.items() if v != 0 or k in (CPU, MEMORY)}
 
 
-def _pod_level_and_resize(pod: Any, reqs: ResourceList, non_zero: bool) -> ResourceList:
+def _pod_level_and_resize(pod: Pod, reqs: ResourceList, non_zero: bool) -> ResourceList:
     """PodRequests options the default scheduler sets (v1.34: PodLevelResources and
     InPlacePodVerticalScaling on): ``spec.resources.requests`` replace the container aggregate for
     cpu/memory/hugepages, and (for the Fit check, not the non-zero scoring requests) an in-place
@@ -195,7 +198,7 @@ def _term(pod_ns: str, pod_labels: dict[str, str], t: Any) -> AffinityTerm:
 class PodInfo:
     """framework.PodInfo plus the derived values every plugin needs."""
 
-    pod: Any
+    pod: Pod
     key: str
     uid: str
     name: str
@@ -255,7 +258,7 @@ class PodInfo:
         return out
 
 
-def host_ports_of(pod: Any) -> list[HostPortEntry]:
+def host_ports_of(pod: Pod) -> list[HostPortEntry]:
     """schedutil.GetHostPorts-like: container ports with hostPort > 0 (protocol TCP, ip 0.0.0.0 defaults)."""
     out = []
     for c in pod.spec.containers or []:
@@ -267,7 +270,7 @@ def host_ports_of(pod: Any) -> list[HostPortEntry]:
     return out
 
 
-def pod_priority(pod: Any) -> int:
+def pod_priority(pod: Pod) -> int:
     """corev1helpers.PodPriority: spec.priority, nil -> 0."""
     p = getattr(pod.spec, "priority", None)
     return int(p) if p is not None else 0
@@ -293,7 +296,7 @@ def _same_but_node_name(a: Any, b: Any) -> bool:
     return True
 
 
-def new_pod_info(pod: Any, prev: PodInfo | None = None) -> PodInfo:
+def new_pod_info(pod: Pod, prev: PodInfo | None = None) -> PodInfo:
     """framework.NewPodInfo.
 
     ``prev``: the PodInfo of the previous version of this pod, when the caller has one. Not in

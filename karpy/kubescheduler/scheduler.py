@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import random
 from dataclasses import dataclass, field
-from typing import Any, Optional
+from typing import TYPE_CHECKING, Any, Optional
 
 from .framework import (ADD, ASSIGNED_POD, DELETE, NODE, UNSCHEDULED_POD, UPDATE, UPDATE_NODE_ALLOCATABLE,
                         UPDATE_NODE_CONDITION, UPDATE_NODE_LABEL, UPDATE_NODE_TAINT, UPDATE_POD_LABEL,
@@ -29,6 +29,9 @@ from .queue import PriorityQueue, QueuedPodInfo
 from .schedule_one import Algorithm, FitError, NoNodesAvailable, _no_nominations
 from .types import (ERR_NO_NODES_AVAILABLE, POD_SCHEDULED, REASON_SCHEDULER_ERROR, REASON_UNSCHEDULABLE,
                     Code)
+
+if TYPE_CHECKING:
+    from karpy.api.pod import Pod
 
 # The assigned-pod events of the cache's pod handlers (ClusterEvent is an immutable value: one
 # instance each, not one per event)
@@ -136,7 +139,7 @@ class KubeScheduler:
         self.default_constraints = injector
 
     # ---- helpers ---------------------------------------------------------------------------------
-    def _pod_info(self, pod: Any, prev: Optional[PodInfo] = None) -> PodInfo:
+    def _pod_info(self, pod: Pod, prev: Optional[PodInfo] = None) -> PodInfo:
         """The PodInfo of ``pod``; ``prev``: the PodInfo of its previous version (see new_pod_info)."""
         injector = getattr(self, "default_constraints", None)
         if injector is not None and not pod.spec.topology_spread_constraints:
@@ -146,7 +149,7 @@ class KubeScheduler:
         pi.priority = prio
         return pi
 
-    def _lookup_group(self, pod: Any) -> Optional[Any]:
+    def _lookup_group(self, pod: Pod) -> Optional[Any]:
         from karpy.api.podgroup import pod_group_of
         ref = pod_group_of(pod)
         if ref is None:
@@ -194,14 +197,14 @@ class KubeScheduler:
                 by_node.setdefault(n, []).append(pi)
         return lambda node: by_node.get(node, [])
 
-    def _is_unassigned(self, pod: Any) -> bool:
+    def _is_unassigned(self, pod: Pod) -> bool:
         return not (getattr(pod.spec, "node_name", None) or "")
 
-    def _responsible(self, pod: Any) -> bool:
+    def _responsible(self, pod: Pod) -> bool:
         name = getattr(pod.spec, "scheduler_name", None) or "default-scheduler"
         return name == self.config.scheduler_name
 
-    def _terminal(self, pod: Any) -> bool:
+    def _terminal(self, pod: Pod) -> bool:
         return getattr(getattr(pod, "status", None), "phase", None) in ("Succeeded", "Failed")
 
     def _event(self, ev: ClusterEvent, old: Any, new: Any) -> None:

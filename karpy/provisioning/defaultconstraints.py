@@ -18,9 +18,12 @@ kube-scheduler's PodTopologySpread ``defaultingType: List`` and helper.DefaultSe
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from karpy.api.meta import LabelSelector, LabelSelectorRequirement
+
+if TYPE_CHECKING:
+    from karpy.api.pod import Pod
 
 __all__ = ["DefaultTopologySpreadInjector"]
 
@@ -40,7 +43,7 @@ class DefaultTopologySpreadInjector:
         self.controllers = {(c.metadata.namespace or "default", c.kind, c.metadata.name): c for c in controllers}
         self._cache: dict[tuple[Any, ...], LabelSelector | None] = {}
 
-    def inject(self, pods: Sequence[Any]) -> list[Any]:
+    def inject(self, pods: Sequence[Pod]) -> list[Pod]:
         """``Inject``: the pods, with defaulted copies in place of the pods that get defaults."""
         if not self.constraints:
             return list(pods)
@@ -57,7 +60,7 @@ class DefaultTopologySpreadInjector:
             out.append(pod.model_copy(update={"spec": pod.spec.model_copy(update={"topology_spread_constraints": defaults})}))
         return out
 
-    def selector_for(self, pod: Any) -> LabelSelector | None:
+    def selector_for(self, pod: Pod) -> LabelSelector | None:
         """getDefaultSelector: cached per (namespace, controller, labels)."""
         owner = self._controller_ref(pod)
         ns = pod.metadata.namespace or "default"
@@ -68,13 +71,13 @@ class DefaultTopologySpreadInjector:
         return self._cache[key]
 
     @staticmethod
-    def _controller_ref(pod: Any) -> Any | None:
+    def _controller_ref(pod: Pod) -> Any | None:
         for ref in pod.metadata.owner_references or ():
             if ref.controller:
                 return ref
         return None
 
-    def _deduce(self, pod: Any, ns: str, owner: Any | None) -> LabelSelector | None:
+    def _deduce(self, pod: Pod, ns: str, owner: Any | None) -> LabelSelector | None:
         labels = pod.metadata.labels or {}
         match_labels: dict[str, str] = {}
         for svc in self.services.get(ns, ()):

@@ -8,7 +8,7 @@ limits, DRA, consolidateAfter.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from karpy.provisioning.requirementchanges import apply_topology_requirements
 from karpy.scheduling.labels import LABEL_HOSTNAME, OP_IN
@@ -16,6 +16,9 @@ from karpy.scheduling.requirement import Requirement
 from karpy.scheduling.requirements import Requirements
 from karpy.scheduling.resources import fits
 from karpy.state.cluster import StateNode
+
+if TYPE_CHECKING:
+    from karpy.api.pod import Pod
 
 __all__ = ["ExistingNode"]
 
@@ -46,7 +49,7 @@ class ExistingNode:
         has it already (SchedulerCache.label_requirements); only read here, never narrowed."""
         self.state_node = state_node
         self.name = state_node.name
-        self.pods: list[Any] = []
+        self.pods: list[Pod] = []
         self.topology = topology
         self.taints = taints
         # remaining daemon resources = compatible DS requests - DS requests already bound, clamped at 0
@@ -87,7 +90,7 @@ class ExistingNode:
     def labels(self) -> dict[str, str]:
         return self.state_node.labels()
 
-    def can_add(self, pod: Any, pod_data: Any) -> tuple[Requirements | None, str | None]:
+    def can_add(self, pod: Pod, pod_data: Any) -> tuple[Requirements | None, str | None]:
         """existingnode.go CanAdd (:81-139), same order of checks and messages."""
         err = pod_data.tolerates_taints(self, self.taints)
         if err is not None:
@@ -130,7 +133,7 @@ class ExistingNode:
         once False for some requests it stays False for them (scanskips.Scans relies on it)."""
         return fits(requests, self.remaining_resources)
 
-    def _try_volume_alternative(self, pod: Any, pod_data: Any, base: Requirements,
+    def _try_volume_alternative(self, pod: Pod, pod_data: Any, base: Requirements,
                                 vol: Requirements | None) -> tuple[Requirements | None, str | None]:
         """existingnode.go tryVolumeAlternative: the node's labels must satisfy the volume
         alternative, then topology."""
@@ -149,7 +152,7 @@ class ExistingNode:
             return None, err
         return reqs, None
 
-    def add(self, pod: Any, pod_data: Any, requirements: Requirements) -> None:
+    def add(self, pod: Pod, pod_data: Any, requirements: Requirements) -> None:
         """existingnode.go Add (:159-185)."""
         self.pods.append(pod)
         remaining = self.remaining_resources

@@ -4,13 +4,16 @@ building every claim, pinned by tests/provisioning/test_freshclaimfailures_equiv
 
 from __future__ import annotations
 
-from typing import Any, Protocol, Sequence
+from typing import TYPE_CHECKING, Any, Protocol, Sequence
 
 from karpy.provisioning.instancetypeindex import InstanceTypeIndex
 from karpy.provisioning.requirementchanges import topology_changes_error
 from karpy.scheduling.labels import LABEL_HOSTNAME, OP_IN
 from karpy.scheduling.requirement import Requirement
 from karpy.scheduling.requirements import Requirements
+
+if TYPE_CHECKING:
+    from karpy.api.pod import Pod
 
 __all__ = ["FreshClaimFailures"]
 
@@ -49,7 +52,7 @@ class FreshClaimFailures:
         #: None when the pod's requirements are incompatible with the template's)
         self._merged: dict[tuple[int, Any], tuple[Any, Requirements | None]] = {}
 
-    def answer(self, template: Any, instance_types: Sequence[Any], pod: Any, pod_data: Any, topology: Any,
+    def answer(self, template: Any, instance_types: Sequence[Any], pod: Pod, pod_data: Any, topology: Any,
                index: InstanceTypeIndex, relax_min_values: bool) -> str | None:
         """The error text of a fresh claim's try when memoised, without building the claim: runs
         CanAdd's steps before the filter on stand-in claim requirements, then looks the key up;

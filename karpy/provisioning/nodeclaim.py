@@ -26,6 +26,7 @@ from karpy.scheduling.requirements import Requirements
 from karpy.scheduling.resources import min_resources, max_resources, merge, to_strings
 
 if TYPE_CHECKING:
+    from karpy.api.pod import Pod
     from karpy.provisioning.freshclaimfailures import FreshClaimFailures
 
 __all__ = [
@@ -331,7 +332,7 @@ class NodeClaim:
         self.requirements: Requirements = reqs
         self.instance_type_options: list[Any] = list(instance_types)
         self.requests: dict[str, int] = {}
-        self.pods: list[Any] = []
+        self.pods: list[Pod] = []
         self.hostname = hostname
         self.annotations: dict[str, str] = dict(template.annotations)
         self.labels: dict[str, str] = dict(template.labels)
@@ -385,7 +386,7 @@ class NodeClaim:
         self.fresh_failures = None
 
     def can_add(
-        self, pod: Any, pod_data: Any, relax_min_values: bool, need_error: bool = True
+        self, pod: Pod, pod_data: Any, relax_min_values: bool, need_error: bool = True
     ) -> tuple[Requirements | None, list[Any] | None, str | InstanceTypeFilterError | None]:
         """nodeclaim.go CanAdd + tryVolumeAlternative (:124-242): taints, requirements, topology
         (last), then instance-type filtering. Returns (requirements, instance types, error).
@@ -435,7 +436,7 @@ class NodeClaim:
         return None, None, last
 
     def _try_volume_alternative(
-        self, pod: Any, pod_data: Any, reqs: Requirements, relax_min_values: bool, need_error: bool = True
+        self, pod: Pod, pod_data: Any, reqs: Requirements, relax_min_values: bool, need_error: bool = True
     ) -> tuple[Requirements | None, list[Any] | None, str | InstanceTypeFilterError | None]:
         """nodeclaim.go tryVolumeAlternative: topology (last), then instance-type filtering and
         offerings to reserve, on the claim's requirements merged with one volume alternative."""
@@ -513,7 +514,7 @@ class NodeClaim:
             cached = self._option_ids = (options, frozenset(map(id, options)))
         return cached[1]
 
-    def add(self, pod: Any, pod_data: Any, requirements: Requirements, instance_types: list[Any]) -> None:
+    def add(self, pod: Pod, pod_data: Any, requirements: Requirements, instance_types: list[Any]) -> None:
         """nodeclaim.go Add (:247-282)."""
         self.pods.append(pod)
         self.instance_type_options = instance_types

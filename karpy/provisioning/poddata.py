@@ -5,13 +5,16 @@ tests/provisioning/test_poddata_equivalence.py (why: docs/internals/upstream-mir
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import TYPE_CHECKING, Any, Sequence
 
 from karpy.utils import pod as podutils
 from karpy.scheduling.hostports import get_host_ports
 from karpy.scheduling.requirements import Requirements, has_preferred_node_affinity, pod_requirements, strict_pod_requirements
 from karpy.scheduling.resources import pod_requests, requests_read_status
 from karpy.scheduling.taints import tolerates
+
+if TYPE_CHECKING:
+    from karpy.api.pod import Pod
 
 __all__ = ["PodData", "SpecMemo"]
 
@@ -32,7 +35,7 @@ class _SpecDerived:
     has_dra: bool
 
     @staticmethod
-    def of(pod: Any, ignore_preferences: bool) -> _SpecDerived:
+    def of(pod: Pod, ignore_preferences: bool) -> _SpecDerived:
         requests = pod_requests(pod)
         reqs = strict_pod_requirements(pod) if ignore_preferences else pod_requirements(pod)
         strict = strict_pod_requirements(pod) if has_preferred_node_affinity(pod) else reqs
@@ -48,7 +51,7 @@ class SpecMemo:
     def __init__(self) -> None:
         self._by_spec: dict[tuple[int, bool], tuple[Any, _SpecDerived]] = {}
 
-    def derived(self, pod: Any, ignore_preferences: bool) -> _SpecDerived:
+    def derived(self, pod: Pod, ignore_preferences: bool) -> _SpecDerived:
         if requests_read_status(pod):  # a resizing pod's requests are its own
             return _SpecDerived.of(pod, ignore_preferences)
         spec = pod.spec
@@ -67,7 +70,7 @@ class PodData:
     __slots__ = ("pod", "key", "requests", "requirements", "strict_requirements", "host_ports", "has_dra", "_tol",
                  "req_signature", "volume_requirements", "volumes", "requests_key")
 
-    def __init__(self, pod: Any, ignore_preferences: bool, interned: dict[tuple[Any, ...], int] | None = None,
+    def __init__(self, pod: Pod, ignore_preferences: bool, interned: dict[tuple[Any, ...], int] | None = None,
                  specs: SpecMemo | None = None) -> None:
         """``specs``: what was derived from pod specs earlier in the Solve (see SpecMemo)."""
         self.pod = pod
@@ -94,7 +97,7 @@ class PodData:
         #: CSI driver -> claims the pod mounts (volumeusage.GetVolumes; set by the scheduler)
         self.volumes: dict[str, Any] | None = None
 
-    def relaxed(self, pod: Any) -> PodData:
+    def relaxed(self, pod: Pod) -> PodData:
         """The data of ``pod``, a relaxed copy of this pod whose node selector and node affinity
         are unchanged: everything is shared except the toleration cache (a relaxation may have
         added a PreferNoSchedule toleration)."""

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from karpy.api.pod import Toleration
+from karpy.api.pod import Pod, Toleration
 
 __all__ = ["Preferences", "PNS_TOLERATION", "relaxable_copy", "changes_node_requirements", "describe_relaxations"]
 
@@ -39,7 +39,7 @@ class Preferences:
     def __init__(self, tolerate_prefer_no_schedule: bool = False) -> None:
         self.tolerate_prefer_no_schedule = tolerate_prefer_no_schedule
 
-    def relax(self, pod: Any) -> str | None:
+    def relax(self, pod: Pod) -> str | None:
         """preferences.go Relax: apply the first applicable relaxation; returns its reason or None."""
         for fn in (
             remove_required_node_affinity_term,
@@ -61,7 +61,7 @@ def _heaviest_removed(terms: list[Any], path: str) -> tuple[list[Any], str]:
     return ordered[1:], f"removing: {path}[0]"
 
 
-def _remove_heaviest_preferred(pod: Any, attr: str, path: str) -> str | None:
+def _remove_heaviest_preferred(pod: Pod, attr: str, path: str) -> str | None:
     """Drop the heaviest preferred term of ``spec.affinity.<attr>`` (stable by weight), if any."""
     aff = pod.spec.affinity
     part = getattr(aff, attr, None) if aff is not None else None
@@ -75,12 +75,12 @@ def _remove_heaviest_preferred(pod: Any, attr: str, path: str) -> str | None:
     return reason
 
 
-def remove_preferred_node_affinity_term(pod: Any) -> str | None:
+def remove_preferred_node_affinity_term(pod: Pod) -> str | None:
     return _remove_heaviest_preferred(
         pod, "node_affinity", "spec.affinity.nodeAffinity.preferredDuringSchedulingIgnoredDuringExecution")
 
 
-def remove_required_node_affinity_term(pod: Any) -> str | None:
+def remove_required_node_affinity_term(pod: Pod) -> str | None:
     aff = pod.spec.affinity
     if aff is None or aff.node_affinity is None:
         return None
@@ -91,7 +91,7 @@ def remove_required_node_affinity_term(pod: Any) -> str | None:
     return "removing: spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution[0]"
 
 
-def remove_topology_spread_schedule_anyway(pod: Any) -> str | None:
+def remove_topology_spread_schedule_anyway(pod: Pod) -> str | None:
     tscs = pod.spec.topology_spread_constraints
     for i, tsc in enumerate(tscs):
         if tsc.when_unsatisfiable == "ScheduleAnyway":
@@ -103,17 +103,17 @@ def remove_topology_spread_schedule_anyway(pod: Any) -> str | None:
     return None
 
 
-def remove_preferred_pod_affinity_term(pod: Any) -> str | None:
+def remove_preferred_pod_affinity_term(pod: Pod) -> str | None:
     return _remove_heaviest_preferred(
         pod, "pod_affinity", "spec.affinity.podAffinity.preferredDuringSchedulingIgnoredDuringExecution")
 
 
-def remove_preferred_pod_anti_affinity_term(pod: Any) -> str | None:
+def remove_preferred_pod_anti_affinity_term(pod: Pod) -> str | None:
     return _remove_heaviest_preferred(
         pod, "pod_anti_affinity", "spec.affinity.podAntiAffinity.preferredDuringSchedulingIgnoredDuringExecution")
 
 
-def tolerate_prefer_no_schedule_taints(pod: Any) -> str | None:
+def tolerate_prefer_no_schedule_taints(pod: Pod) -> str | None:
     for t in pod.spec.tolerations:
         if _match_toleration(t):
             return None
@@ -121,7 +121,7 @@ def tolerate_prefer_no_schedule_taints(pod: Any) -> str | None:
     return "adding: toleration for PreferNoSchedule taints"
 
 
-def can_relax(pod: Any, tolerate_prefer_no_schedule: bool) -> bool:
+def can_relax(pod: Pod, tolerate_prefer_no_schedule: bool) -> bool:
     """Whether ``Preferences.relax`` would change the pod (checked without mutating it)."""
     spec = pod.spec
     aff = spec.affinity
@@ -145,7 +145,7 @@ def can_relax(pod: Any, tolerate_prefer_no_schedule: bool) -> bool:
     return False
 
 
-def relaxable_copy(pod: Any) -> Any:
+def relaxable_copy(pod: Pod) -> Any:
     """A copy of ``pod`` that ``Preferences.relax`` can mutate without touching ``pod``.
 
     Upstream relaxes a ``pod.DeepCopy()`` (scheduler.go Solve). Every relaxation step above only
@@ -237,7 +237,7 @@ def _describe_step(pod: Any, reason: str) -> tuple[Any, str] | None:
     return None
 
 
-def describe_relaxations(pod: Any, reasons: list[str]) -> list[str]:
+def describe_relaxations(pod: Pod, reasons: list[str]) -> list[str]:
     """Name the relaxation steps ``reasons`` (what ``Preferences.relax`` returned, in order) with
     what each removed, e.g. ``removed preferred node affinity term (weight 100): zone In [a]``.
 

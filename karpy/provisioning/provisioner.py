@@ -20,7 +20,7 @@ Rules and scope:
 from __future__ import annotations
 
 from collections.abc import Callable, Hashable
-from typing import Any, Sequence
+from typing import TYPE_CHECKING, Any, Sequence
 
 from karpy.cloudprovider.registry import register_provider
 from karpy.cloudprovider.types import MIN_VALUES_POLICY_STRICT
@@ -37,6 +37,9 @@ from karpy.provisioning.schedulercache import SchedulerCache
 from karpy.state.cluster import ClusterState
 from karpy.scheduling.labels import CORE_WELL_KNOWN_LABELS, LABEL_NODEPOOL, OP_DOES_NOT_EXIST, validate_requirement
 from karpy.scheduling.requirements import pod_requirements
+
+if TYPE_CHECKING:
+    from karpy.api.pod import Pod
 
 __all__ = [
     "ERR_KARPENTER_MANAGED_LABEL_DOES_NOT_EXIST",
@@ -61,7 +64,7 @@ def order_by_weight(nodepools: Sequence[Any]) -> list[Any]:
     return sorted(by_name, key=lambda np: -(np.spec.weight or 0))
 
 
-def pod_for_daemonset(ds: Any) -> Any:
+def pod_for_daemonset(ds: Any) -> Pod:
     """pkg/utils/daemonset PodForDaemonSet: a pod from the template, owned by the DaemonSet.
     (Container limits without requests are already requests: API-model defaulting.)"""
     from karpy.api.meta import ObjectMeta, OwnerReference
@@ -128,7 +131,7 @@ class Provisioner:
         self.volumes: VolumeTopology | None = None
 
     # -- validation -----------------------------------------------------------------------------
-    def validate(self, pod: Any, volumes: VolumeTopology | None = None) -> str | None:
+    def validate(self, pod: Pod, volumes: VolumeTopology | None = None) -> str | None:
         """provisioner.go Validate (PVC validation when ``volumes`` is given): errors joined with "; "."""
         errs: list[str] = []
         for r in pod_requirements(pod).values():
@@ -161,7 +164,7 @@ class Provisioner:
                 errs.append(e)
         return "; ".join(errs) if errs else None
 
-    def pending_pods(self, pods: Sequence[Any], volumes: VolumeTopology | None = None
+    def pending_pods(self, pods: Sequence[Pod], volumes: VolumeTopology | None = None
                      ) -> tuple[list[Any], dict[str, str]]:
         """provisioner.go GetPendingPods: provisionable pods that validate; rejected ones with
         ``ignoring pod, <err>``."""
@@ -266,7 +269,7 @@ class Provisioner:
 
     def schedule(
         self,
-        pods: Sequence[Any],
+        pods: Sequence[Pod],
         nodepools: Sequence[Any],
         cluster: ClusterState | None = None,
         daemonsets: Sequence[Any] = (),
@@ -318,7 +321,7 @@ class Provisioner:
         results.ignored = ignored  # type: ignore[attr-defined]
         return results
 
-    def volume_topology_requirements(self, pods: Sequence[Any]) -> tuple[dict[str, Any], dict[str, str]]:
+    def volume_topology_requirements(self, pods: Sequence[Pod]) -> tuple[dict[str, Any], dict[str, str]]:
         """provisioner.go getVolumeTopologyRequirements over :attr:`volumes`: pod key -> the
         alternatives of its volumes' zonal requirements (pods without any are left out), and pod
         key -> why the lookup failed. Nothing when the provisioner knows no volumes."""
@@ -334,7 +337,7 @@ class Provisioner:
                 reqs[p.key] = alts
         return reqs, errors
 
-    def new_scheduler(self, pods: Sequence[Any], nodepools: Sequence[Any], cluster: ClusterState,
+    def new_scheduler(self, pods: Sequence[Pod], nodepools: Sequence[Any], cluster: ClusterState,
                       state_nodes: Sequence[Any], daemonsets: Sequence[Any] = (),
                       instance_types_for: Any = None, *,
                       reserved_offering_mode: ReservedOfferingMode = ReservedOfferingMode.FALLBACK,

@@ -9,14 +9,17 @@ creation timestamp nor a UID keep their input order.
 from __future__ import annotations
 
 from datetime import datetime, timezone
-from typing import Any, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Mapping, Sequence
+
+if TYPE_CHECKING:
+    from karpy.api.pod import Pod
 
 __all__ = ["Queue", "sort_key"]
 
 _EPOCH = datetime(1, 1, 1, tzinfo=timezone.utc)
 
 
-def sort_key(pod: Any, requests: Mapping[str, int]) -> tuple[int, int, datetime, str]:
+def sort_key(pod: Pod, requests: Mapping[str, int]) -> tuple[int, int, datetime, str]:
     """queue.go byCPUAndMemoryDescending as a sort key."""
     ts = pod.metadata.creation_timestamp
     if ts is None:
@@ -31,9 +34,9 @@ class Queue:
 
     __slots__ = ("pods", "_head", "_last_len")
 
-    def __init__(self, pods: Sequence[Any], requests_of: Mapping[int, Mapping[str, int]]) -> None:
+    def __init__(self, pods: Sequence[Pod], requests_of: Mapping[int, Mapping[str, int]]) -> None:
         """``requests_of`` maps ``id(pod)`` to its requests (the scheduler's pod data)."""
-        self.pods: list[Any] = sorted(pods, key=lambda p: sort_key(p, requests_of[id(p)]))
+        self.pods: list[Pod] = sorted(pods, key=lambda p: sort_key(p, requests_of[id(p)]))
         self._head = 0
         self._last_len: dict[int, int] = {}
 
@@ -55,7 +58,7 @@ class Queue:
             self._head = 0
         return p
 
-    def push(self, pod: Any) -> None:
+    def push(self, pod: Pod) -> None:
         """queue.go Push: append and remember the queue length."""
         self.pods.append(pod)
         self._last_len[id(pod)] = len(self.pods) - self._head

@@ -8,7 +8,7 @@ from __future__ import annotations
 from bisect import bisect_left, insort
 from itertools import compress, count, repeat
 from operator import attrgetter, not_, or_
-from typing import Any, Iterator, Sequence
+from typing import TYPE_CHECKING, Any, Iterator, Sequence
 
 from karpy.provisioning.existingnode import ExistingNode
 from karpy.provisioning.instancetypeindex import InstanceTypeIndex
@@ -19,6 +19,9 @@ from karpy.provisioning.topologynodefilter import ZERO_NODE_FILTER
 from karpy.scheduling.requirement import Requirement
 from karpy.scheduling.requirements import Requirements
 from karpy.scheduling.resources import fits
+
+if TYPE_CHECKING:
+    from karpy.api.pod import Pod
 
 __all__ = ["Scans"]
 
@@ -95,7 +98,7 @@ class Scans:
             d = doms[key] = _Domains(nodes, by_value)
         return d
 
-    def first_existing_node(self, pod: Any, data: PodData) -> tuple[ExistingNode, Requirements] | None:
+    def first_existing_node(self, pod: Pod, data: PodData) -> tuple[ExistingNode, Requirements] | None:
         """addToExistingNode's lowest-index node whose CanAdd succeeds, with CanAdd's requirements:
         target by target until the first miss, then by domain (:meth:`_by_domain`)."""
         rk = data.requests_key
@@ -126,7 +129,7 @@ class Scans:
             return self._by_domain(pod, data, nodes, i, blocked, misses)
         return None
 
-    def _by_domain(self, pod: Any, data: PodData, nodes: list[ExistingNode], i: int, blocked: set[str] | None,
+    def _by_domain(self, pod: Pod, data: PodData, nodes: list[ExistingNode], i: int, blocked: set[str] | None,
                    misses: _TopologyMisses) -> tuple[ExistingNode, Requirements] | None:
         """:meth:`first_existing_node` from ``nodes[i]`` on, visiting only the nodes in the domains
         of the first missed key not missed, in list order."""
@@ -162,7 +165,7 @@ class Scans:
                 return en, reqs
             misses.note(err, en.requirements)
 
-    def first_inflight_claim(self, claims: list[NodeClaim], hostnames: set[str], pod: Any,
+    def first_inflight_claim(self, claims: list[NodeClaim], hostnames: set[str], pod: Pod,
                              data: PodData) -> tuple[int, NodeClaim, Requirements, list[Any]] | None:
         """addToInflightNode's lowest-index claim whose CanAdd succeeds (errors discarded), with
         its index and CanAdd's requirements and instance types; ``hostnames``: the claims'.
@@ -268,7 +271,7 @@ class _OptionMisses:
         self.bad: dict[str, dict[Any, frozenset[int]]] = {}
 
     @classmethod
-    def for_pod(cls, index: InstanceTypeIndex, topology: Any, pod: Any, data: PodData) -> _OptionMisses | None:
+    def for_pod(cls, index: InstanceTypeIndex, topology: Any, pod: Pod, data: PodData) -> _OptionMisses | None:
         """The notes for one scan of ``pod`` (None when the conditions above do not hold)."""
         if data.volume_requirements:
             return None

@@ -24,7 +24,7 @@ from __future__ import annotations
 from bisect import bisect_left, bisect_right
 from dataclasses import dataclass, field
 from collections.abc import Callable, Hashable
-from typing import Any, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 from karpy.cloudprovider.types import (
     MIN_VALUES_POLICY_BEST_EFFORT,
@@ -63,6 +63,9 @@ from karpy.scheduling.labels import CORE_WELL_KNOWN_LABELS, LABEL_NODEPOOL, NODE
 from karpy.scheduling.requirements import Requirements, strict_pod_requirements
 from karpy.scheduling.resources import from_quantities, max_resources, requests_for_pods
 from karpy.scheduling.taints import tolerates
+
+if TYPE_CHECKING:
+    from karpy.api.pod import Pod
 
 __all__ = [
     "DRAError",
@@ -257,7 +260,7 @@ class Scheduler:
         state_nodes: Sequence[StateNode],
         topology: Any,
         instance_types: Mapping[str, Sequence[Any]],
-        daemonset_pods: Sequence[Any] = (),
+        daemonset_pods: Sequence[Pod] = (),
         *,
         well_known: frozenset[str] = CORE_WELL_KNOWN_LABELS,
         preference_policy: str = PREFERENCE_POLICY_RESPECT,
@@ -398,13 +401,13 @@ class Scheduler:
         self._hostname_seq += 1
         return f"hostname-placeholder-{self._hostname_seq:04d}"
 
-    def _daemon_compatible_with_node(self, pod: Any, taints: Sequence[Any], labels: dict[str, str]) -> bool:
+    def _daemon_compatible_with_node(self, pod: Pod, taints: Sequence[Any], labels: dict[str, str]) -> bool:
         """scheduler.go isDaemonPodCompatibleWithNode."""
         if tolerates(taints, pod.spec.tolerations) is not None:
             return False
         return Requirements.from_labels(labels).compatible(strict_pod_requirements(pod)) is None
 
-    def _daemon_compatible(self, template: NodeClaimTemplate, it: Any, pod: Any) -> bool:
+    def _daemon_compatible(self, template: NodeClaimTemplate, it: Any, pod: Pod) -> bool:
         """scheduler.go isDaemonPodCompatible (mutates the DS pod like upstream)."""
         tolerate_prefer_no_schedule_taints(pod)
         if tolerates(template.taints, pod.spec.tolerations) is not None:
@@ -479,7 +482,7 @@ class Scheduler:
             usage.add(pod_volumes(vt, p))
         en.volume_usage = usage
 
-    def _pod_data(self, pod: Any, relaxed: bool = False) -> PodData:
+    def _pod_data(self, pod: Pod, relaxed: bool = False) -> PodData:
         """``relaxed``: ``pod`` is a relaxable_copy, whose spec the relaxation changes in place
         (not served from or kept in the SpecMemo)."""
         data = PodData(pod, self.preference_policy == PREFERENCE_POLICY_IGNORE, self._interned,
@@ -489,7 +492,7 @@ class Scheduler:
             data.volumes = pod_volumes(self.volume_topology, pod)
         return data
 
-    def solve(self, pods: Sequence[Any]) -> Results:
+    def solve(self, pods: Sequence[Pod]) -> Results:
         """scheduler.go Solve (:440-519)."""
         self._reset_scans()
         data: dict[int, PodData] = {id(p): self._pod_data(p) for p in pods}
@@ -521,7 +524,7 @@ class Scheduler:
         """The memos of the first-fit scans, per Solve (scanskips.Scans)."""
         self._scans = Scans(self.existing_nodes, self.index, self.topology)
 
-    def _try_schedule(self, pod: Any, data: PodData) -> Any:
+    def _try_schedule(self, pod: Pod, data: PodData) -> Any:
         """scheduler.go trySchedule: add, relaxing one preference per failure.
 
         Appends a PodAttempt record per try (explain output; see PodAttempt)."""
@@ -563,7 +566,7 @@ class Scheduler:
             # relaxation; the requirements only change when a node-affinity term was removed
             data = self._pod_data(p, relaxed=True) if changes_node_requirements(reason) else data.relaxed(p)
 
-    def _add(self, pod: Any, data: PodData) -> Any:
+    def _add(self, pod: Pod, data: PodData) -> Any:
         """scheduler.go add (:582-612)."""
         if data.has_dra:
             return DRAError(ERR_DRA)
@@ -576,7 +579,7 @@ class Scheduler:
             return ERR_NO_TEMPLATES
         return self._add_to_new_nodeclaim(pod, data)
 
-    def _add_to_existing_node(self, pod: Any, data: PodData) -> str | None:
+    def _add_to_existing_node(self, pod: Pod, data: PodData) -> str | None:
         """scheduler.go addToExistingNode (:614-656): the lowest-index node whose CanAdd succeeds."""
         found = self._scans.first_existing_node(pod, data)
         if found is None:
@@ -588,7 +591,7 @@ class Scheduler:
         self._placed_target = en.name
         return None
 
-    def _add_to_inflight_node(self, pod: Any, data: PodData) -> str | None:
+    def _add_to_inflight_node(self, pod: Pod, data: PodData) -> str | None:
         """scheduler.go addToInflightNode (:658-693): the lowest-index claim, fewest pods first,
         whose CanAdd succeeds; the list stays sorted by pod count (a stable sort's order)."""
         claims = self.new_nodeclaims
@@ -606,7 +609,7 @@ class Scheduler:
             claims.insert(bisect_left(claims, c, lo=i, key=_pod_count), nc)
         return None
 
-    def _add_to_new_nodeclaim(self, pod: Any, data: PodData) -> Any:
+    def _add_to_new_nodeclaim(self, pod: Pod, data: PodData) -> Any:
         """scheduler.go addToNewNodeClaim (:695-790)."""
         errs: list[str] = []
         # explain output (PodAttempt.rounds): errs[i] is the error of self.templates[i]; the

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from karpy.provisioning.topologydomaingroup import TopologyDomainGroup
 from karpy.provisioning.topologygroup import (
@@ -39,6 +39,9 @@ from karpy.scheduling.labels import LABEL_HOSTNAME, LABEL_ZONE
 from karpy.scheduling.requirement import Requirement
 from karpy.scheduling.requirements import Requirements
 from karpy.utils import pod as podutils
+
+if TYPE_CHECKING:
+    from karpy.api.pod import Pod
 
 __all__ = [
     "DomainGroupCache",
@@ -113,7 +116,7 @@ class TopologyError:
         return str(self).startswith(prefix)
 
 
-def ignored_for_topology(pod: Any) -> bool:
+def ignored_for_topology(pod: Pod) -> bool:
     """topology.go IgnoredForTopology: unscheduled, terminal or terminating pods do not count."""
     return not podutils.is_scheduled(pod) or podutils.is_terminal(pod) or podutils.is_terminating(pod)
 
@@ -223,7 +226,7 @@ def _toleration_key(t: Any) -> tuple[Any, ...]:
     return (t.key, t.operator, t.value, t.effect, t.toleration_seconds)
 
 
-def _pod_uid(pod: Any) -> str:
+def _pod_uid(pod: Pod) -> str:
     uid: str = pod.metadata.uid
     return uid
 
@@ -242,7 +245,7 @@ class Topology:
         state_nodes: Sequence[Any],
         nodepools: Sequence[Any],
         instance_types: Mapping[str, Sequence[Any]],
-        pods: Sequence[Any],
+        pods: Sequence[Pod],
         preference_policy: str = PREFERENCE_POLICY_RESPECT,
         well_known: frozenset[str] = _EMPTY,
         domain_group_cache: DomainGroupCache | None = None,
@@ -310,7 +313,7 @@ class Topology:
     _MEMOISE_BUILD = True
 
     # -- public API ---------------------------------------------------------------------------
-    def update(self, pod: Any) -> str | None:
+    def update(self, pod: Pod) -> str | None:
         """Mirrors topology.go Update: re-own the pod's (possibly relaxed) topologies."""
         uid = _pod_uid(pod)
         for tg in self._owned.pop(uid, ()):
@@ -374,7 +377,7 @@ class Topology:
         return tg
 
     def record(
-        self, pod: Any, taints: Sequence[Any], requirements: Requirements, allow_undefined: frozenset[str] = _EMPTY
+        self, pod: Pod, taints: Sequence[Any], requirements: Requirements, allow_undefined: frozenset[str] = _EMPTY
     ) -> None:
         """Mirrors topology.go Record: count the pod in every group that selects it on this node.
 
@@ -396,7 +399,7 @@ class Topology:
 
     def add_requirements(
         self,
-        pod: Any,
+        pod: Pod,
         taints: Sequence[Any],
         pod_requirements: Requirements,
         node_requirements: Requirements,
@@ -418,7 +421,7 @@ class Topology:
 
     def narrow(
         self,
-        pod: Any,
+        pod: Pod,
         taints: Sequence[Any],
         pod_requirements: Requirements,
         node_requirements: Requirements,
@@ -458,7 +461,7 @@ class Topology:
                 changes[key] = domains
         return changes, None
 
-    def get_topology_zone_constraints(self, pod: Any, pod_requirements: Requirements) -> tuple[set[str] | None, bool]:
+    def get_topology_zone_constraints(self, pod: Pod, pod_requirements: Requirements) -> tuple[set[str] | None, bool]:
         """Mirrors topology.go GetTopologyZoneConstraints (upstream uses it for metrics only)."""
         result: set[str] | None = None
         uid = _pod_uid(pod)
@@ -489,7 +492,7 @@ class Topology:
             tg.unregister(domain)
 
     # -- matching -----------------------------------------------------------------------------
-    def _selecting_groups(self, pod: Any) -> tuple[list[TopologyGroup], list[TopologyGroup]]:
+    def _selecting_groups(self, pod: Pod) -> tuple[list[TopologyGroup], list[TopologyGroup]]:
         """(groups selecting the pod, inverse groups selecting the pod), cached per UID and
         invalidated whenever a group is created."""
         uid = pod.metadata.uid
@@ -515,7 +518,7 @@ class Topology:
         return selecting, inverse
 
     def _matching_topologies(
-        self, pod: Any, taints: Sequence[Any], requirements: Requirements, allow_undefined: frozenset[str]
+        self, pod: Pod, taints: Sequence[Any], requirements: Requirements, allow_undefined: frozenset[str]
     ) -> list[TopologyGroup]:
         """Mirrors topology.go getMatchingTopologies: owned groups, then inverse groups that count
         the pod on this node. Inverse groups are anti-affinity groups with the zero node filter,
@@ -540,7 +543,7 @@ class Topology:
             self._matching[uid] = (self._version, out)
         return out
 
-    def evaluated_keys(self, pod: Any) -> set[str] | None:
+    def evaluated_keys(self, pod: Pod) -> set[str] | None:
         """The keys of the groups ``add_requirements`` evaluates for this pod on *every* node (its
         own groups and the inverse groups with the zero node filter selecting it), or None when an
         inverse group with another node filter selects it (evaluated on some nodes only). Not in
@@ -553,7 +556,7 @@ class Topology:
             keys.add(tg.key)
         return keys
 
-    def hostname_blocked(self, pod: Any) -> list[set[str]]:
+    def hostname_blocked(self, pod: Pod) -> list[set[str]]:
         """Sets of hostnames on which ``add_requirements`` fails for this pod, one per hostname
         group it evaluates on *every* node: the hostname anti-affinity groups (its own and the
         inverse groups selecting it; zero node filter, so ``Counts`` does not depend on the node)
@@ -592,7 +595,7 @@ class Topology:
         return out
 
     # -- construction of groups ---------------------------------------------------------------
-    def _new_for_topologies(self, pod: Any) -> list[TopologyGroup]:
+    def _new_for_topologies(self, pod: Pod) -> list[TopologyGroup]:
         """Mirrors topology.go newForTopologies (matchLabelKeys folded into the selector).
 
         Upstream appends the matchLabelKeys expressions to the pod's own selector object (a
@@ -635,7 +638,7 @@ class Topology:
             )
         return out
 
-    def _spread_node_filter(self, pod: Any, tsc: Any) -> TopologyNodeFilter:
+    def _spread_node_filter(self, pod: Pod, tsc: Any) -> TopologyNodeFilter:
         """group_node_filter(SPREAD, pod, the constraint's policies), memoised per Topology for
         pods without a required node-affinity term.
 
@@ -655,7 +658,7 @@ class Topology:
                                                               tsc.node_affinity_policy)
         return hit
 
-    def _new_for_affinities(self, pod: Any) -> tuple[list[TopologyGroup], str | None]:
+    def _new_for_affinities(self, pod: Pod) -> tuple[list[TopologyGroup], str | None]:
         """Mirrors topology.go newForAffinities (preferred terms only under Respect)."""
         out: list[TopologyGroup] = []
         affinity = pod.spec.affinity
@@ -681,7 +684,7 @@ class Topology:
             out.append(self._affinity_group(ttype, term, pod, namespaces, self.topology_groups))
         return out, None
 
-    def _affinity_group(self, ttype: Any, term: Any, pod: Any, namespaces: Any,
+    def _affinity_group(self, ttype: Any, term: Any, pod: Pod, namespaces: Any,
                         known: Mapping[Any, TopologyGroup]) -> TopologyGroup:
         """A pod (anti-)affinity group: maxSkew MaxInt32 and no node filter (topology.go).
 
@@ -883,12 +886,12 @@ class Topology:
         """The inverse anti-affinity groups in creation order."""
         return list(self.inverse_topology_groups.values())
 
-    def owned_groups(self, pod: Any) -> list[TopologyGroup]:
+    def owned_groups(self, pod: Pod) -> list[TopologyGroup]:
         """The groups the pod owns (its own constraints)."""
         return list(self._owned.get(_pod_uid(pod), ()))
 
 
-def _cluster_pod_index(cluster: Any, pods: Sequence[Any]) -> _PodIndex:
+def _cluster_pod_index(cluster: Any, pods: Sequence[Pod]) -> _PodIndex:
     """The :class:`_PodIndex` of ``pods`` (the cluster's): built here, or -- for a snapshot whose
     pods nothing edits in place (ClusterState.from_objects ``scan_pods``, which sets
     ``shares_pod_index``) -- the one an earlier Topology of the same snapshot built, else one built
@@ -925,7 +928,7 @@ class _PodIndex:
 
     __slots__ = ("_source", "_size", "_by_namespace", "_entries")
 
-    def __init__(self, pods: Sequence[Any], seed: _PodIndex | None = None) -> None:
+    def __init__(self, pods: Sequence[Pod], seed: _PodIndex | None = None) -> None:
         self._source = pods
         self._size = len(pods)
         #: namespace -> labels key -> (a representative labels mapping, [(position, pod)])
@@ -959,7 +962,7 @@ class _PodIndex:
                 buckets = by_namespace[namespace] = {}
             buckets[labels_key] = bucket
 
-    def indexes(self, pods: Sequence[Any]) -> bool:
+    def indexes(self, pods: Sequence[Pod]) -> bool:
         """Whether this index was built from ``pods`` (the same list, of the same length)."""
         return pods is self._source and len(pods) == self._size
 

@@ -15,13 +15,16 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from karpy.provisioning.topologydomaingroup import NODE_INCLUSION_POLICY_HONOR, NODE_INCLUSION_POLICY_IGNORE, TopologyDomainGroup
 from karpy.provisioning.topologynodefilter import ZERO_NODE_FILTER, TopologyNodeFilter, make_topology_node_filter
 from karpy.scheduling.labels import LABEL_HOSTNAME, is_qualified_name, is_valid_label_value
 from karpy.scheduling.requirement import Requirement
 from karpy.scheduling.requirements import Requirements
+
+if TYPE_CHECKING:
+    from karpy.api.pod import Pod
 
 __all__ = [
     "MAX_INT32",
@@ -143,7 +146,7 @@ def selector_hash_key(selector: Any | None) -> Any:
 
 
 # --- the group ---------------------------------------------------------------------------------
-def group_node_filter(topology_type: TopologyType, pod: Any, taint_policy: str | None,
+def group_node_filter(topology_type: TopologyType, pod: Pod, taint_policy: str | None,
                       affinity_policy: str | None) -> TopologyNodeFilter:
     """The node filter of NewTopologyGroup (topologygroup.go): MakeTopologyNodeFilter for spread
     constraints (policies defaulted to Ignore / Honor), none for pod (anti-)affinity."""
@@ -206,7 +209,7 @@ class TopologyGroup:
         self,
         topology_type: TopologyType,
         topology_key: str,
-        pod: Any,
+        pod: Pod,
         namespaces: Iterable[str],
         label_selector: Any | None,
         max_skew: int,
@@ -294,7 +297,7 @@ class TopologyGroup:
     def is_owned_by(self, uid: str) -> bool:
         return uid in self.owners
 
-    def selects(self, pod: Any) -> bool:
+    def selects(self, pod: Pod) -> bool:
         """Mirrors topologygroup.go selects: namespace in the group's namespaces and selector match."""
         uid = pod.metadata.uid
         if uid:
@@ -307,13 +310,13 @@ class TopologyGroup:
         return result
 
     def counts(
-        self, pod: Any, taints: Sequence[Any], requirements: Requirements, allow_undefined: frozenset[str] = _EMPTY
+        self, pod: Pod, taints: Sequence[Any], requirements: Requirements, allow_undefined: frozenset[str] = _EMPTY
     ) -> bool:
         """Mirrors topologygroup.go Counts."""
         return self.selects(pod) and self.node_filter.matches(taints, requirements, allow_undefined)
 
     # -- domain choice ----------------------------------------------------------------------
-    def get(self, pod: Any, pod_domains: Requirement, node_domains: Requirement) -> tuple[Requirement, set[str]]:
+    def get(self, pod: Pod, pod_domains: Requirement, node_domains: Requirement) -> tuple[Requirement, set[str]]:
         """Mirrors topologygroup.go Get: the narrowed requirement and the set of valid domains."""
         if self.type == TopologyType.SPREAD:
             return self.next_domain_topology_spread(pod, pod_domains, node_domains)
@@ -323,7 +326,7 @@ class TopologyGroup:
             req = self.next_domain_anti_affinity(pod_domains, node_domains)
         return req, set(req.values)
 
-    def next_domain(self, pod: Any, pod_domains: Requirement, node_domains: Requirement) -> Requirement:
+    def next_domain(self, pod: Pod, pod_domains: Requirement, node_domains: Requirement) -> Requirement:
         """:meth:`get` without the valid-domain set (the hot path of ``AddRequirements``)."""
         ttype = self.type
         if ttype != TopologyType.SPREAD:
@@ -360,7 +363,7 @@ class TopologyGroup:
         return r
 
     def next_domain_topology_spread(
-        self, pod: Any, pod_domains: Requirement, node_domains: Requirement
+        self, pod: Pod, pod_domains: Requirement, node_domains: Requirement
     ) -> tuple[Requirement, set[str]]:
         """Mirrors topologygroup.go nextDomainTopologySpread (tie-break: smallest domain name)."""
         min_count = self.domain_min_count(pod_domains)
@@ -417,7 +420,7 @@ class TopologyGroup:
             lowest = 0
         return lowest
 
-    def next_domain_affinity(self, pod: Any, pod_domains: Requirement, node_domains: Requirement) -> Requirement:
+    def next_domain_affinity(self, pod: Pod, pod_domains: Requirement, node_domains: Requirement) -> Requirement:
         """Mirrors topologygroup.go nextDomainAffinity (bootstrap picks sorted-first domains)."""
         counts = self.domains
         if self._is_hostname and len(node_domains.values) == 1:

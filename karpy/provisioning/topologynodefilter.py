@@ -6,12 +6,15 @@ Mirrors pkg/controllers/provisioning/scheduling/topologynodefilter.go (TopologyN
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from karpy.provisioning.topologydomaingroup import NODE_INCLUSION_POLICY_HONOR, NODE_INCLUSION_POLICY_IGNORE
 from karpy.scheduling.requirement import Requirement
 from karpy.scheduling.requirements import Requirements
 from karpy.scheduling.taints import tolerates
+
+if TYPE_CHECKING:
+    from karpy.api.pod import Pod
 
 __all__ = ["TopologyNodeFilter", "ZERO_NODE_FILTER", "make_topology_node_filter"]
 
@@ -88,7 +91,7 @@ class TopologyNodeFilter:
 ZERO_NODE_FILTER = TopologyNodeFilter()
 
 
-def make_topology_node_filter(pod: Any, taint_policy: str, affinity_policy: str) -> TopologyNodeFilter:
+def make_topology_node_filter(pod: Pod, taint_policy: str, affinity_policy: str) -> TopologyNodeFilter:
     """Mirrors topologynodefilter.go MakeTopologyNodeFilter."""
     node_selector = Requirements.from_labels(pod.spec.node_selector)
     affinity = pod.spec.affinity

@@ -30,7 +30,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from karpy.api.pod import Volume
+from karpy.api.pod import Pod, Volume
 from karpy.api.storage import (ANN_BIND_COMPLETED, VOLUME_BINDING_IMMEDIATE, PersistentVolume,
                                PersistentVolumeClaim, StorageClass, default_storage_class)
 from karpy.scheduling.labels import LABEL_HOSTNAME, OP_IN
@@ -40,7 +40,7 @@ from karpy.scheduling.requirements import Requirements
 __all__ = ["VolumeTopology", "claim_name_of"]
 
 
-def claim_name_of(pod: Any, volume: Volume) -> str | None:
+def claim_name_of(pod: Pod, volume: Volume) -> str | None:
     """pkg/utils/volume GetPersistentVolumeClaim's claim name (ephemeral: ``<pod>-<volume>``)."""
     if volume.persistent_volume_claim is not None:
         return volume.persistent_volume_claim.claim_name
@@ -88,7 +88,7 @@ class VolumeTopology:
 
     @classmethod
     def from_objects(cls, claims: Iterable[PersistentVolumeClaim] = (), volumes: Iterable[PersistentVolume] = (),
-                     classes: Iterable[StorageClass] = (), pods: Sequence[Any] = (),
+                     classes: Iterable[StorageClass] = (), pods: Sequence[Pod] = (),
                      stateful_sets: Sequence[Any] = (), csi_nodes: Iterable[Any] = ()) -> VolumeTopology:
         """Index the objects; add the claims StatefulSet templates and ephemeral volumes imply
         (unbound, class defaulted) unless the manifests already hold them."""
@@ -124,7 +124,7 @@ class VolumeTopology:
         return {d.name: d.count for d in csi.spec.drivers if d.count is not None}
 
     # -- lookups ------------------------------------------------------------------------------
-    def _claim(self, pod: Any, volume: Volume) -> tuple[PersistentVolumeClaim | None, str | None]:
+    def _claim(self, pod: Pod, volume: Volume) -> tuple[PersistentVolumeClaim | None, str | None]:
         name = claim_name_of(pod, volume)
         if name is None:
             return None, None
@@ -143,7 +143,7 @@ class VolumeTopology:
                                ("PersistentVolumeClaim", name))
         return claim, None
 
-    def _statefulset_claim(self, pod: Any, name: str) -> PersistentVolumeClaim | None:
+    def _statefulset_claim(self, pod: Pod, name: str) -> PersistentVolumeClaim | None:
         """The claim the StatefulSet controller creates for a replica (``<template>-<pod>``)."""
         for ref in pod.metadata.owner_references or ():
             if ref.kind != "StatefulSet" or not ref.controller:
@@ -159,7 +159,7 @@ class VolumeTopology:
         return None
 
     # -- GetRequirements ----------------------------------------------------------------------
-    def requirements(self, pod: Any) -> tuple[list[Requirements | None] | None, str | None]:
+    def requirements(self, pod: Pod) -> tuple[list[Requirements | None] | None, str | None]:
         """GetRequirements: the pod's volume alternatives (None when its volumes constrain nothing)
         or an error (the pod is then left out of scheduling, as upstream logs and skips it)."""
         alternatives: list[Requirements | None] = [None]
@@ -173,7 +173,7 @@ class VolumeTopology:
             return None, None
         return alternatives, None
 
-    def _volume_requirements(self, pod: Any, volume: Any) -> tuple[list[Requirements], str | None]:
+    def _volume_requirements(self, pod: Pod, volume: Any) -> tuple[list[Requirements], str | None]:
         claim, err = self._claim(pod, volume)
         if err is not None:
             return [], f"discovering persistent volume claim, {err}"
@@ -224,7 +224,7 @@ class VolumeTopology:
         return out
 
     # -- ValidatePersistentVolumeClaims -------------------------------------------------------
-    def validate(self, pod: Any) -> str | None:
+    def validate(self, pod: Pod) -> str | None:
         """ValidatePersistentVolumeClaims: the first invalid claim's error, or None."""
         for vol in pod.spec.volumes:
             claim, err = self._claim(pod, vol)

@@ -12,9 +12,10 @@ in-tree names karpy meets on AWS: ``kubernetes.io/aws-ebs`` -> ``ebs.csi.aws.com
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # pragma: no cover
+    from karpy.api.pod import Pod
     from karpy.api.storage import PersistentVolumeClaim
     from karpy.provisioning.volumetopology import VolumeTopology
 
@@ -46,7 +47,7 @@ def resolve_driver(vt: VolumeTopology, claim: PersistentVolumeClaim) -> str:
     return IN_TREE_TO_CSI.get(sc.provisioner, sc.provisioner)
 
 
-def pod_volumes(vt: VolumeTopology, pod: Any) -> Volumes:
+def pod_volumes(vt: VolumeTopology, pod: Pod) -> Volumes:
     """GetVolumes: driver -> the ``namespace/name`` of the claims the pod mounts (missing claims
     are skipped, as upstream logs and continues)."""
     out: dict[str, set[str]] = {}

@@ -11,9 +11,12 @@ model pod failure, so the limit is not consumed). Indexed Jobs replace an index 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from karpy.sim.replicaset import ControllerHost, ManagedWorkload, find_by_key
+
+if TYPE_CHECKING:
+    from karpy.api.pod import Pod
 
 __all__ = ["JobController", "ManagedJob"]
 
@@ -41,7 +44,7 @@ class JobController:
     def get(self, key: str) -> ManagedJob | None:
         return find_by_key(self.jobs, key)
 
-    def pod_succeeded(self, j: ManagedJob, pod: Any) -> None:
+    def pod_succeeded(self, j: ManagedJob, pod: Pod) -> None:
         j.succeeded += 1
         idx = (pod.metadata.annotations or {}).get(_INDEX_ANNOTATION)
         if idx is not None:

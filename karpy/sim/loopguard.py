@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 from karpy.utils.duration import to_seconds
 
 if TYPE_CHECKING:  # pragma: no cover
+    from karpy.api.pod import Pod
     from karpy.sim.lifecycle import NodeClaimLifecycle
 
 __all__ = ["LOOP_LIMIT", "LaunchLoopGuard"]
@@ -33,7 +34,7 @@ class LaunchLoopGuard:
         #: pod key -> the initialized NodeClaims launched for it (when karpy stopped launching)
         self.stopped: dict[str, list[str]] = {}
 
-    def _loop(self, pod: Any) -> list[str] | None:
+    def _loop(self, pod: Pod) -> list[str] | None:
         """The initialized NodeClaims launched for pending ``pod`` since it was created, when they
         reach the limit; else None."""
         names = self.nodeclaims.pod_claims.get(pod.key)

@@ -23,7 +23,10 @@ import functools
 import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
+
+if TYPE_CHECKING:
+    from karpy.api.pod import Pod
 
 __all__ = ["POD_DELETION_COST_ANNOTATION", "ControllerHost", "ManagedReplicaSet", "ManagedWorkload",
            "ReplicaSetController", "find_by_key", "is_active", "rank_pods_for_deletion"]
@@ -38,19 +41,19 @@ class ControllerHost(Protocol):
 
     def now(self) -> float: ...
     def owned_pods(self, owner_uid: str) -> list[Any]: ...
-    def create_controller_pod(self, pod: Any) -> None: ...
+    def create_controller_pod(self, pod: Pod) -> None: ...
     def delete_controller_pod(self, key: str, reason: str) -> None: ...
     def ready_since(self, key: str) -> float | None: ...
-    def counts_as_active(self, pod: Any) -> bool: ...
+    def counts_as_active(self, pod: Pod) -> bool: ...
     def record(self, kind: str, obj: str, **detail: Any) -> None: ...
 
 
-def is_active(pod: Any) -> bool:
+def is_active(pod: Pod) -> bool:
     """controller_utils.go IsPodActive: not Succeeded/Failed and not terminating."""
     return pod.status.phase not in ("Succeeded", "Failed") and pod.metadata.deletion_timestamp is None
 
 
-def _deletion_cost(pod: Any) -> int:
+def _deletion_cost(pod: Pod) -> int:
     try:
         return int((pod.metadata.annotations or {}).get(POD_DELETION_COST_ANNOTATION, "0"))
     except ValueError:
@@ -65,7 +68,7 @@ def _log_rank(t: float | None, now: float) -> int:
     return int(math.log2(d)) if d > 0 else -1
 
 
-def rank_pods_for_deletion(pods: Sequence[Any], related: Sequence[Any], now: float,
+def rank_pods_for_deletion(pods: Sequence[Pod], related: Sequence[Any], now: float,
                            ready_since: Callable[[str], float | None],
                            created_at: Callable[[Any], float | None]) -> list[Any]:
     """``pods`` in the order the ReplicaSet controller deletes them (replica_set.go getPodsToDelete
@@ -200,7 +203,7 @@ class ReplicaSetController:
                 self.host.delete_controller_pod(pod.key, "scale-down")
 
 
-def _created_at(pod: Any) -> float | None:
+def _created_at(pod: Pod) -> float | None:
     from karpy.sim.clock import EPOCH
 
     ts = pod.metadata.creation_timestamp

@@ -22,7 +22,7 @@ costs keep it.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from karpy.scheduling.labels import LABEL_NODEPOOL
 from karpy.state.cluster import ClusterState
@@ -30,6 +30,9 @@ from karpy.static.nodepoolstate import NodePoolState
 from karpy.static.provisioning import REQUEUE, ReconcileResult
 from karpy.utils.disruption import lifetime_remaining, rescheduling_cost
 from karpy.utils.pod import is_do_not_disrupt_active, is_owned_by_daemonset
+
+if TYPE_CHECKING:
+    from karpy.api.pod import Pod
 
 __all__ = ["TERMINATION_REASON", "DeprovisioningHost", "deprovisioning_candidates",
            "has_nodepool_replica_count_changed", "reconcile"]
@@ -59,7 +62,7 @@ def has_nodepool_replica_count_changed(old: Any, new: Any) -> bool:
 class _NonEmpty:
     name: str
     nodeclaim: Any
-    pods: list[Any]
+    pods: list[Pod]
     has_do_not_disrupt: bool
 
 

@@ -19,11 +19,14 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from karpy.provisioning.nodeclaimtemplate import NodeClaimTemplate
 from karpy.scheduling.requirements import Requirements
 from karpy.static.nodepoolstate import MAX_INT64, NodePoolState
+
+if TYPE_CHECKING:
+    from karpy.api.pod import Pod
 
 __all__ = ["LIMIT_REQUEUE", "NODE_LIMIT_REACHED", "REQUEUE", "ReconcileResult", "StaticHost", "StaticNodeClaim",
            "create_nodeclaims", "has_nodepool_replica_or_status_changed", "node_limit", "reconcile"]
@@ -48,7 +51,7 @@ class StaticNodeClaim:
         self.requirements: Requirements = self.template.requirements.copy()
         self.instance_type_options: list[Any] = []
         self.requests: dict[str, int] = {}
-        self.pods: list[Any] = []
+        self.pods: list[Pod] = []
         self.annotations: dict[str, str] = dict(self.template.annotations)
         self.labels: dict[str, str] = dict(self.template.labels)
         self.taints: list[Any] = self.template.taints

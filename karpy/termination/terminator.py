@@ -16,11 +16,14 @@ is the caller's: :class:`Terminator` asks ``evict(pod_key, grace_seconds)``.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from karpy.utils.duration import to_seconds
 from karpy.utils.pdb import Limits
 from karpy.utils.pod import is_active, is_evictable, is_owned_by_daemonset, is_terminating, is_waiting_eviction
+
+if TYPE_CHECKING:
+    from karpy.api.pod import Pod
 
 __all__ = ["CRITICAL_PRIORITY_CLASSES", "MIN_DRAIN_TIME", "DrainResult", "Terminator", "group_pods_by_priority"]
 
@@ -32,7 +35,7 @@ CRITICAL_PRIORITY_CLASSES = frozenset({"system-cluster-critical", "system-node-c
 DRAIN_REQUEUE = 1.0
 
 
-def group_pods_by_priority(pods: Sequence[Any]) -> list[list[Any]]:
+def group_pods_by_priority(pods: Sequence[Pod]) -> list[list[Pod]]:
     """terminator.go groupPodsByPriority: non-critical non-DaemonSet, non-critical DaemonSet,
     critical non-DaemonSet, critical DaemonSet."""
     tiers: list[list[Any]] = [[], [], [], []]
@@ -60,7 +63,7 @@ class Terminator:
     def __init__(self, evict: Callable[[str, float], None]) -> None:
         self._evict = evict
 
-    def drain(self, pods: Sequence[Any], limits: Limits, now: float, deadline: float | None) -> DrainResult:
+    def drain(self, pods: Sequence[Pod], limits: Limits, now: float, deadline: float | None) -> DrainResult:
         """terminator.go Drain: enqueue the first non-empty tier (and, past the deadline, every pod
         that must be force-deleted); evict each one the Eviction API would allow."""
         res = DrainResult()
@@ -95,7 +98,7 @@ class Terminator:
         return res
 
     @staticmethod
-    def _needs_force_delete(pod: Any, now: float, deadline: float | None) -> bool:
+    def _needs_force_delete(pod: Pod, now: float, deadline: float | None) -> bool:
         """eviction.go needsForceDelete (:226-238)."""
         if deadline is None:
             return False
