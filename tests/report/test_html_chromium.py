@@ -59,8 +59,11 @@ def find_chromium() -> str:
 
 def run_chromium(binary: str, profile: Path, *args: str) -> subprocess.CompletedProcess[str]:
     cmd = [binary, *FLAGS, f"--user-data-dir={profile}", *args]
+    # its caches (chromium-headless, dconf) go under the profile, never the user's ~/.cache
+    env = {**os.environ, "HOME": str(profile), "XDG_CACHE_HOME": str(profile / "cache"),
+           "XDG_CONFIG_HOME": str(profile / "config")}
     try:
-        return subprocess.run(cmd, capture_output=True, text=True, timeout=TIMEOUT, check=False)
+        return subprocess.run(cmd, capture_output=True, text=True, timeout=TIMEOUT, check=False, env=env)
     except subprocess.TimeoutExpired:  # pragma: no cover - environment failure
         pytest.fail(f"chromium did not finish within {TIMEOUT}s: {' '.join(cmd)}")
 
