@@ -286,20 +286,7 @@ class AWSCloudProvider:
         #: what the provider did not model or assumed (``karpy.simulate`` reports them)
         self.warnings: list[str] = []
         self.networks = list(networks)
-        if _ec2 is None:
-            check_region(region)
-            self.ec2 = MockedEC2(region, price_book=self.pricing, unavailable=self.unavailable_specs, clock=clock.now)
-            self.ec2.start()
-            if not catalog_cache:  # --no-cache: read the catalogue from moto, not the on-disk cache
-                self.ec2.catalog.disk_cache = None
-            ensure_default_network(self.ec2.client)
-            for net in self.networks:
-                build_user_network(self.ec2.client, net)
-                build_user_reservations(self.ec2.reservations, net)
-        else:
-            self.ec2 = _ec2
-            self.ec2.set_scenario(self.pricing, CapacityModel.from_specs(list(self.unavailable_specs)))
-            self.ec2.reservations.restore()  # a new run: the reservations as the manifests define them
+        self.ec2 = self._mocked_ec2(_ec2, catalog_cache)
         self.ice_cache = UnavailableOfferings(clock)
         self.interruption = InterruptionController(self.ice_cache)
         #: the ReservedCapacity feature gate (karpy.featuregates; on by default as upstream)
@@ -329,6 +316,24 @@ class AWSCloudProvider:
         self._status_amis: dict[int, tuple[Any, tuple[AMI, ...]]] = {}
         #: NodeClass name -> its status.conditions as last reconciled (awsprovider.nodeclassstatus)
         self._conditions: dict[str, list[Any]] = {}
+
+    def _mocked_ec2(self, ec2: MockedEC2 | None, catalog_cache: bool) -> MockedEC2:
+        """A started mocked EC2 with the default and the manifests' networks, or ``ec2`` (a sweep's
+        reused backend) set to this run's prices, capacity scenario and reservations."""
+        if ec2 is not None:
+            ec2.set_scenario(self.pricing, CapacityModel.from_specs(list(self.unavailable_specs)))
+            ec2.reservations.restore()  # a new run: the reservations as the manifests define them
+            return ec2
+        check_region(self.region)
+        ec2 = MockedEC2(self.region, price_book=self.pricing, unavailable=self.unavailable_specs, clock=self.clock.now)
+        ec2.start()
+        if not catalog_cache:  # --no-cache: read the catalogue from moto, not the on-disk cache
+            ec2.catalog.disk_cache = None
+        ensure_default_network(ec2.client)
+        for net in self.networks:
+            build_user_network(ec2.client, net)
+            build_user_reservations(ec2.reservations, net)
+        return ec2
 
     #: manifest kinds this provider adds to karpy's loader
     EXTRA_KINDS = EXTRA_KINDS

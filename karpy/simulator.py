@@ -135,6 +135,7 @@ def simulate(
     stays the caller's to close. Nothing process-wide is changed (no environment variable, no
     global mock), and concurrent calls from several threads are safe.
     """
+    called = dict(locals())  # the arguments as given: what a re-run needs (RunInputs)
     _check_arguments(region, prices, preference_policy, min_values_policy)
     clock = VirtualClock()
     base = options or SimulationOptions()
@@ -157,19 +158,21 @@ def simulate(
             loaded.warnings.extend(provider_warnings())
         run_options = _run_options(base, operator, gates, disruption, until, events)
         outcome = new_simulation(loaded, provider, run_options, clock=clock, progress=progress).run()
-        prices_meta = getattr(provider, "prices_metadata", None)
-        meta = (prices_meta() if callable(prices_meta)
-                else {"date": None, "source": f"{provider.name} cloud provider"})
-        inputs = RunInputs(manifests, {
-            "region": region, "prices": prices, "unavailable": unavailable, "preference_policy": preference_policy,
-            "min_values_policy": min_values_policy, "cloud_provider": cloud_provider, "options": options,
-            "provider_extra": provider_extra, "scheduler_config": scheduler_config, "exclude": exclude,
-            "price_region": price_region, "until": until, "events": events, "disruption": disruption,
-            "feature_gates": feature_gates, "strict": strict, "max_pods": max_pods, "billing": billing,
-        }, simulate) if isinstance(cloud_provider, str) else None  # what a re-run needs (progress is the caller's UI)
+        # a re-run takes every argument but progress (the caller's UI); a provider object is not re-runnable
+        inputs = RunInputs(called.pop("manifests"), {k: v for k, v in called.items() if k != "progress"},
+                           simulate) if isinstance(cloud_provider, str) else None
         return Result(simulation=outcome, region=region if isinstance(cloud_provider, str) or region else None,
-                      prices=meta, cloud_provider=provider, terminal_pods=list(loaded.terminal_pods),
+                      prices=_prices_meta(provider), cloud_provider=provider, terminal_pods=list(loaded.terminal_pods),
                       billing=profile, inputs=inputs)
+
+
+def _prices_meta(provider: Any) -> dict[str, Any]:
+    """The document's ``prices``: the provider's price-table metadata, or its name."""
+    prices_meta = getattr(provider, "prices_metadata", None)
+    if callable(prices_meta):
+        meta: dict[str, Any] = prices_meta()
+        return meta
+    return {"date": None, "source": f"{provider.name} cloud provider"}
 
 
 def _build_provider(factory: Any, loaded: Manifests, region: str | None, prices: str | None,

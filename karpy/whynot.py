@@ -250,6 +250,11 @@ class _Race:
         if ice:
             zones = sorted({str(e.get("zone")) for e in ice if e.get("zone")})
             return {**out, "stage": "ice", "error_code": ice[0]["error_code"], "zones": zones}
+        return self._fleet_stage(out, it, decisions)
+
+    @staticmethod
+    def _fleet_stage(out: dict[str, Any], it: Any, decisions: list[Mapping[str, Any]]) -> dict[str, Any]:
+        """CreateFleet's rank of ``it`` in the last decision that considered it, and the gap to the pick."""
         for d in reversed(decisions):
             considered = [o for o in (d.get("overrides_considered") or ()) if isinstance(o, Mapping)]
             strategy = str(d.get("allocation_strategy") or "")

@@ -7,7 +7,7 @@ attributes (the numbers, 5 decimals) for tests and tools to read back.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from html import escape
 
 __all__ = ["PALETTE", "color_for", "line_chart", "stacked_share_bars", "grid_chart"]
@@ -51,6 +51,57 @@ def _nice_floor(v: float, span: float) -> float:
     return float(math.floor(v / step) * step)
 
 
+def _equal_point_offsets(n: int, series: Sequence[tuple[str, Sequence[float | None]]],
+                         y: Callable[[float], float], slot: float) -> dict[tuple[int, int], tuple[float, float]]:
+    """(x index, series index) -> (sideways offset, ring radius): points of equal value (the same
+    pixel row) at one x are offset sideways and drawn as concentric rings, the first the widest."""
+    offset: dict[tuple[int, int], tuple[float, float]] = {}
+    for i in range(n):
+        rows: dict[int, list[int]] = {}
+        for k, (_, vs) in enumerate(series):
+            v = vs[i] if i < len(vs) else None
+            if v is not None:
+                rows.setdefault(round(y(v) / 4), []).append(k)
+        for ks in rows.values():
+            m = len(ks)
+            gap = min(7.0, 0.8 * slot / m) if m > 1 else 0.0
+            for rank, k in enumerate(ks):
+                offset[i, k] = ((rank - (m - 1) / 2) * gap, 3.0 + 2.0 * (m - 1 - rank))
+    return offset
+
+
+_DASHES = ("", ' stroke-dasharray="6 3"', ' stroke-dasharray="2 3"', ' stroke-dasharray="8 3 2 3"')
+
+
+def _series_svg(k: int, name: str, vs: Sequence[float | None], color: str, x_labels: Sequence[str],
+                x: Callable[[int], float], y: Callable[[float], float],
+                offset: Mapping[tuple[int, int], tuple[float, float]]) -> list[str]:
+    """One series' ``<g>``: a polyline per run of values (a gap at None), then a point per value."""
+    run: list[str] = []
+    runs: list[list[str]] = []
+    for i, v in enumerate(vs):
+        if v is None:
+            if run:
+                runs.append(run)
+            run = []
+            continue
+        run.append(f"{_f(x(i) + offset[i, k][0])},{_f(y(v))}")
+    if run:
+        runs.append(run)
+    out = [f'<g class="series" data-series="{_e(name)}">']
+    for r in runs:
+        out.append(f'<polyline fill="none" stroke="{color}" stroke-width="2"{_DASHES[k % len(_DASHES)]} '
+                   f'points="{" ".join(r)}"/>')
+    for i, v in enumerate(vs):
+        if v is not None:
+            dx, radius = offset[i, k]
+            out.append(f'<circle cx="{_f(x(i) + dx)}" cy="{_f(y(v))}" r="{radius:g}" fill="{color}" '
+                       f'stroke="#fff" stroke-width="1" data-x="{_e(x_labels[i])}" data-value="{v:.5f}">'
+                       f'<title>{_e(name)} {_e(x_labels[i])}: {v:.5f}</title></circle>')
+    out.append("</g>")
+    return out
+
+
 def line_chart(chart_id: str, caption: str, x_labels: Sequence[str],
                series: Sequence[tuple[str, Sequence[float | None]]], *, y_label: str = "$/h",
                width: int = 900, height: int = 320) -> str:
@@ -85,20 +136,8 @@ def line_chart(chart_id: str, caption: str, x_labels: Sequence[str],
     def y(v: float) -> float:
         return top + plot_h - plot_h * (v - y_min) / ((y_max - y_min) or 1.0)
 
-    # points of equal value (the same pixel row) at one x: offset sideways, concentric rings
     names = [name for name, _ in series]
-    offset: dict[tuple[int, int], tuple[float, float]] = {}
-    for i in range(len(x_labels)):
-        rows: dict[int, list[int]] = {}
-        for k, (_, vs) in enumerate(series):
-            v = vs[i] if i < len(vs) else None
-            if v is not None:
-                rows.setdefault(round(y(v) / 4), []).append(k)
-        for ks in rows.values():
-            m = len(ks)
-            gap = min(7.0, 0.8 * slot / m) if m > 1 else 0.0
-            for rank, k in enumerate(ks):
-                offset[i, k] = ((rank - (m - 1) / 2) * gap, 3.0 + 2.0 * (m - 1 - rank))
+    offset = _equal_point_offsets(len(x_labels), series, y, slot)
 
     y_note = (f'<text class="axis-note" x="{left}" y="34" data-y-min="{y_min:.5f}">{_e(y_label)} axis starts at '
               f'{y_min:.3f}, not 0</text>') if y_min > 0 else ""
@@ -117,31 +156,8 @@ def line_chart(chart_id: str, caption: str, x_labels: Sequence[str],
         if i % step == 0:
             out.append(f'<text x="{_f(x(i))}" y="{top + plot_h + 12}" text-anchor="end" '
                        f'transform="rotate(-45 {_f(x(i))} {top + plot_h + 12})">{_e(label)}</text>')
-    dashes = ("", ' stroke-dasharray="6 3"', ' stroke-dasharray="2 3"', ' stroke-dasharray="8 3 2 3"')
     for k, (name, vs) in enumerate(series):
-        color = color_for(name, names)
-        run: list[str] = []
-        runs: list[list[str]] = []
-        for i, v in enumerate(vs):
-            if v is None:
-                if run:
-                    runs.append(run)
-                run = []
-                continue
-            run.append(f"{_f(x(i) + offset[i, k][0])},{_f(y(v))}")
-        if run:
-            runs.append(run)
-        out.append(f'<g class="series" data-series="{_e(name)}">')
-        for r in runs:
-            out.append(f'<polyline fill="none" stroke="{color}" stroke-width="2"{dashes[k % len(dashes)]} '
-                       f'points="{" ".join(r)}"/>')
-        for i, v in enumerate(vs):
-            if v is not None:
-                dx, radius = offset[i, k]
-                out.append(f'<circle cx="{_f(x(i) + dx)}" cy="{_f(y(v))}" r="{radius:g}" fill="{color}" '
-                           f'stroke="#fff" stroke-width="1" data-x="{_e(x_labels[i])}" data-value="{v:.5f}">'
-                           f'<title>{_e(name)} {_e(x_labels[i])}: {v:.5f}</title></circle>')
-        out.append("</g>")
+        out.extend(_series_svg(k, name, vs, color_for(name, names), x_labels, x, y, offset))
     legend_y = top + plot_h + labels_h
     for j, name in enumerate(names):
         lx, ly = left + (j % 3) * (plot_w / 3), legend_y + 12 + 18 * (j // 3)
