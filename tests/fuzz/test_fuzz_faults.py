@@ -1,0 +1,33 @@
+"""Fault injection (issue 35): a full disk on each output file and a damaged catalogue cache entry,
+the fault point drawn by hypothesis (cases: tests/fuzz/fault_cases.py; the long run:
+``python tests/fuzz/run.py --faults N``). Signals during a sweep: tests/sweeps/test_sweep_interrupt.py."""
+
+from __future__ import annotations
+
+import sys
+import tempfile
+from pathlib import Path
+
+from click.testing import CliRunner
+from hypothesis import HealthCheck, Phase, given, settings
+
+sys.path.insert(0, str(Path(__file__).parent))
+from fault_cases import CacheFault, DiskFull, cache_faults, check_cache_fault, check_disk_full, disk_full_faults  # noqa: E402
+
+_workdir = Path(tempfile.mkdtemp(prefix="karpy-faults-"))
+_runner = CliRunner()
+_FAST = settings(max_examples=10, deadline=None, database=None, derandomize=True,
+                 suppress_health_check=list(HealthCheck), phases=[Phase.explicit, Phase.generate])
+
+
+@_FAST
+@given(disk_full_faults)
+def test_a_full_disk_leaves_the_target_as_it_was_and_exits_2(fault: DiskFull) -> None:
+    assert check_disk_full(fault, _workdir / "disk", _runner).kind == "ok", fault
+
+
+@_FAST
+@given(cache_faults)
+def test_a_damaged_cache_entry_gives_the_same_document_and_is_repaired(fault: CacheFault) -> None:
+    outcome = check_cache_fault(fault, _workdir / "cache", _runner)
+    assert outcome.kind == "ok", (outcome, fault)
