@@ -119,11 +119,11 @@ def _disk_full_on(match: Callable[[Path], bool], at: float) -> Iterator[list[Pat
             f.write(raw[: int(at * len(raw))])
         raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
 
-    atomicwrite._write = full  # type: ignore[assignment]
+    atomicwrite._write = full
     try:
         yield failed
     finally:
-        atomicwrite._write = real  # type: ignore[assignment]
+        atomicwrite._write = real
 
 
 def _clean_exit_2(res: Any) -> str | None:

@@ -5,8 +5,10 @@ the fault point drawn by hypothesis (cases: tests/fuzz/fault_cases.py; the long 
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable, Sequence
 import tempfile
 from pathlib import Path
+from typing import Any, TypeVar
 
 from click.testing import CliRunner
 from hypothesis import HealthCheck, Phase, example, given, settings
@@ -14,15 +16,16 @@ from hypothesis import HealthCheck, Phase, example, given, settings
 sys.path.insert(0, str(Path(__file__).parent))
 from fault_cases import DAMAGES, OUTPUTS, CacheFault, DiskFull, cache_faults, check_cache_fault, check_disk_full, disk_full_faults  # noqa: E402
 
+_T = TypeVar("_T", bound=Callable[..., Any])
 _workdir = Path(tempfile.mkdtemp(prefix="karpy-faults-"))
 _runner = CliRunner()
 _FAST = settings(max_examples=8, deadline=None, database=None, derandomize=True,
                  suppress_health_check=list(HealthCheck), phases=[Phase.explicit, Phase.generate])
 
 
-def _every(examples: list[object]):  # type: ignore[no-untyped-def]
+def _every(examples: Sequence[object]) -> Callable[[_T], _T]:
     """Explicit examples (each output, each damage) besides the drawn ones."""
-    def wrap(test):  # type: ignore[no-untyped-def]
+    def wrap(test: _T) -> _T:
         for e in reversed(examples):
             test = example(e)(test)
         return test
