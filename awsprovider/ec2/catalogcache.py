@@ -168,6 +168,8 @@ class CatalogCache:
         try:
             path = self.path(kind, region, request)
             path.parent.mkdir(parents=True, exist_ok=True)
+            if path.is_dir() and not path.is_symlink():
+                os.rmdir(path)  # an empty directory in the entry's place (os.replace cannot replace it)
             buf = io.BytesIO()
             _EntryPickler(buf).dump({"key": self.key(kind, region, request), "digest": self._digest(kind, region, request),
                                      "pages": pages, "answer": answer})

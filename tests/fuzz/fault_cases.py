@@ -1,0 +1,243 @@
+"""Fault injection for the fuzzer (issue 35), shared by ``test_fuzz_faults.py`` and ``run.py --faults``.
+
+* A full disk on each output (``simulate --report``, ``sweep --csv/--jsonl/--report/--charts``): the
+  write path of :mod:`karpy.utils.atomicwrite` (``_write``) writes a drawn number of bytes, then
+  fails with ENOSPC. The contract: exit 2 with one ``karpy:`` line and no traceback, an existing
+  target byte-identical, no temporary file beside it.
+* A damaged catalogue cache entry (:mod:`awsprovider.ec2.catalogcache`): random bytes, a truncation,
+  a FIFO or a directory in the entry's place. The contract: the same document as with no cache, and
+  the entry repaired (the next run reads it).
+
+Signals during a sweep are covered by ``tests/sweeps/test_sweep_interrupt.py`` (not repeated here).
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import shutil
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from click.testing import CliRunner
+from hypothesis import strategies as st
+
+from awsprovider.ec2 import catalog as catalog_module
+from awsprovider.ec2.catalog import INSTANCE_TYPE_FILTERS, OFFERINGS_LOCATION_TYPE, _filters_key
+from awsprovider.ec2.catalogcache import CACHE_DIR_ENV, NO_CACHE_ENV, CatalogCache
+from karpy.cli import cli
+from karpy.utils import atomicwrite
+
+__all__ = ["CacheFault", "DiskFull", "FaultOutcome", "cache_faults", "check_cache_fault", "check_disk_full",
+           "disk_full_faults"]
+
+ROOT = Path(__file__).resolve().parents[2]
+COOKBOOK = ROOT / "examples" / "generation-preference"
+SWEEP = f"""apiVersion: karpy.io/v1alpha1
+kind: Sweep
+metadata:
+  name: faults
+spec:
+  designs:
+    one-pool: [{COOKBOOK}/01-one-nodepool, {COOKBOOK}/common/workload.yaml]
+    gte8: [{COOKBOOK}/04-generation-gte-8, {COOKBOOK}/common/workload.yaml]
+  shared: [{COOKBOOK}/common/ec2nodeclass.yaml]
+  prices: [2026-07-20]
+"""
+#: (command, option) of every output file written through karpy.utils.atomicwrite
+OUTPUTS = (("simulate", "--report"), ("sweep", "--csv"), ("sweep", "--jsonl"), ("sweep", "--report"),
+           ("sweep", "--charts"))
+ENTRIES = (("DescribeInstanceTypes", _filters_key(INSTANCE_TYPE_FILTERS)),
+           ("DescribeInstanceTypeOfferings", (OFFERINGS_LOCATION_TYPE,)))
+DAMAGES = ("bytes", "truncate", "fifo", "directory")
+
+
+@dataclass(frozen=True)
+class DiskFull:
+    command: str
+    option: str
+    at: float  # where in the file the disk fills up (a fraction of its length)
+    nth: int  # for --charts: which chart file (modulo their number)
+    existing: bytes | None  # the target's earlier content, or None when it does not exist
+
+
+@dataclass(frozen=True)
+class CacheFault:
+    entry: int  # index into ENTRIES
+    damage: str  # one of DAMAGES
+    at: float  # truncation point / where random bytes go (a fraction of the entry's length)
+    noise: bytes
+
+
+@dataclass(frozen=True)
+class FaultOutcome:
+    kind: str  # "ok", "target destroyed", "temp left", "crash"
+    detail: str = ""
+
+
+disk_full_faults = st.builds(
+    lambda out, at, nth, existing: DiskFull(out[0], out[1], at, nth, existing),
+    st.sampled_from(OUTPUTS), st.floats(min_value=0.0, max_value=1.0), st.integers(min_value=0, max_value=20),
+    st.one_of(st.none(), st.binary(min_size=0, max_size=64)))
+cache_faults = st.builds(CacheFault, st.integers(min_value=0, max_value=len(ENTRIES) - 1), st.sampled_from(DAMAGES),
+                         st.floats(min_value=0.0, max_value=1.0), st.binary(min_size=1, max_size=64))
+
+
+@contextmanager
+def _env(**values: str | None) -> Iterator[None]:
+    old = {k: os.environ.get(k) for k in values}
+    try:
+        for k, v in values.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+        yield
+    finally:
+        for k, v in old.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+
+
+@contextmanager
+def _disk_full_on(match: Callable[[Path], bool], at: float) -> Iterator[list[Path]]:
+    """Replace ``atomicwrite._write``: a write to a path ``match`` accepts writes ``at`` of its
+    bytes and fails with ENOSPC; the paths that failed are collected."""
+    real = atomicwrite._write
+    failed: list[Path] = []
+
+    def full(path: Path, raw: bytes) -> None:
+        if failed or not match(path):
+            return real(path, raw)
+        failed.append(path)
+        with open(path, "wb") as f:
+            f.write(raw[: int(at * len(raw))])
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    atomicwrite._write = full
+    try:
+        yield failed
+    finally:
+        atomicwrite._write = real
+
+
+def _clean_exit_2(res: Any) -> str | None:
+    """None when ``res`` is exit 2 with one ``karpy:`` line and no traceback, else what is wrong."""
+    if res.exception is not None and not isinstance(res.exception, SystemExit):
+        return f"{type(res.exception).__name__}: {res.exception}"[:300]
+    lines = [ln for ln in res.stderr.splitlines() if not ln.startswith(("karpy: simulat", "karpy sweep:"))]
+    if res.exit_code != 2 or len(lines) != 1 or not lines[0].startswith("karpy: ") or "Traceback" in res.output:
+        return f"exit {res.exit_code}: {res.stderr[-300:]!r}"
+    return None
+
+
+def check_disk_full(fault: DiskFull, workdir: Path, runner: CliRunner | None = None) -> FaultOutcome:
+    """Run the command of ``fault`` in ``workdir`` (emptied first) with the disk filling up."""
+    shutil.rmtree(workdir, ignore_errors=True)
+    workdir.mkdir(parents=True)
+    out = workdir / "out"
+    out.mkdir()
+    if fault.command == "simulate":
+        target = out / "report.html"
+        args = ["simulate", "-o", "json", "--report", str(target)]
+    else:
+        spec = workdir / "sweep.yaml"
+        spec.write_text(SWEEP, encoding="utf-8")
+        args = ["sweep", str(spec), "--executor", "sequential", "-q", "-o", "csv"]
+        if fault.option == "--charts":
+            charts = out / "charts"
+            # the chart written nth (of the names a clean run writes: 2 designs, one price table)
+            names = sorted(_chart_names(workdir, runner))
+            target = charts / names[fault.nth % len(names)]
+            args += ["--charts", str(charts)]
+        else:
+            target = out / {"--csv": "rows.csv", "--jsonl": "rows.jsonl", "--report": "report.html"}[fault.option]
+            args += [fault.option, str(target)]
+    if fault.existing is not None:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(fault.existing)
+    with _disk_full_on(lambda p: p.name.startswith(f".{target.name}."), fault.at) as failed:
+        res = (runner or CliRunner()).invoke(cli, args, catch_exceptions=True)
+    if not failed:
+        return FaultOutcome("crash", f"{target.name} was never written ({res.exit_code}: {res.stderr[-200:]!r})")
+    wrong = _clean_exit_2(res)
+    if wrong is not None:
+        return FaultOutcome("crash", wrong)
+    if fault.existing is None and target.exists():
+        return FaultOutcome("target destroyed", f"{target} appeared after a failed write")
+    if fault.existing is not None and (not target.is_file() or target.read_bytes() != fault.existing):
+        return FaultOutcome("target destroyed", f"{target} changed after a failed write")
+    left = [p.name for p in target.parent.iterdir() if p.name.endswith(".tmp")]
+    if left:
+        return FaultOutcome("temp left", f"{left} beside {target}")
+    return FaultOutcome("ok")
+
+
+_CHARTS: list[str] = []
+
+
+def _chart_names(workdir: Path, runner: CliRunner | None) -> list[str]:
+    """The chart files a clean sweep writes (run once per process)."""
+    if not _CHARTS:
+        charts = workdir / "clean-charts"
+        res = (runner or CliRunner()).invoke(cli, ["sweep", str(workdir / "sweep.yaml"), "--executor", "sequential",
+                                                   "-q", "-o", "csv", "--charts", str(charts)])
+        assert res.exit_code == 0, res.output
+        _CHARTS.extend(p.name for p in charts.iterdir())
+        shutil.rmtree(charts)
+    return _CHARTS
+
+
+def _simulate(cache_dir: Path | None, runner: CliRunner | None) -> str:
+    """``karpy simulate -o json`` on the bundled example (the AWS provider, whose catalogue the disk
+    cache holds), the process memo cleared so the disk cache is read; with no cache if ``cache_dir`` is None."""
+    catalog_module._MEMO.clear()
+    env = {CACHE_DIR_ENV: str(cache_dir), NO_CACHE_ENV: None} if cache_dir else {NO_CACHE_ENV: "1"}
+    with _env(**env):
+        res = (runner or CliRunner()).invoke(cli, ["simulate", "-o", "json"], catch_exceptions=True)
+    if res.exception is not None and not isinstance(res.exception, SystemExit) or res.exit_code not in (0, 3):
+        raise AssertionError(f"exit {res.exit_code}: {res.exception!r} {res.stderr[-300:]!r}")
+    return res.stdout
+
+
+_REFERENCE: dict[str, Any] = {}
+
+
+def check_cache_fault(fault: CacheFault, workdir: Path, runner: CliRunner | None = None) -> FaultOutcome:
+    """Damage one entry of a filled cache in ``workdir``; the run's document must be the one with no
+    cache, and the entry must be readable afterwards."""
+    if not _REFERENCE:
+        _REFERENCE["document"] = _simulate(None, runner)
+        _REFERENCE["filled"] = filled = workdir.parent / f"{workdir.name}-filled"
+        shutil.rmtree(filled, ignore_errors=True)
+        _simulate(filled, runner)
+    shutil.rmtree(workdir, ignore_errors=True)
+    shutil.copytree(_REFERENCE["filled"], workdir)
+    cache = CatalogCache(workdir / "catalog")
+    kind, request = ENTRIES[fault.entry]
+    path = cache.path(kind, "us-east-1", request)
+    good = path.read_bytes()
+    path.unlink()
+    at = int(fault.at * len(good))
+    if fault.damage == "bytes":
+        path.write_bytes(good[:at] + fault.noise + good[at + len(fault.noise):])
+    elif fault.damage == "truncate":
+        path.write_bytes(good[:at])
+    elif fault.damage == "fifo":
+        os.mkfifo(path)
+    else:
+        path.mkdir()
+    try:
+        document = _simulate(workdir, runner)
+    except AssertionError as err:
+        return FaultOutcome("crash", str(err))
+    if document != _REFERENCE["document"]:
+        return FaultOutcome("crash", f"a different document with a damaged {kind} entry ({fault.damage})")
+    if cache.load(kind, "us-east-1", request) is None:
+        return FaultOutcome("crash", f"the damaged {kind} entry ({fault.damage}) was not repaired")
+    return FaultOutcome("ok")
