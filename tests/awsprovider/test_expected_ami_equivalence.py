@@ -27,6 +27,13 @@ def _plain(p: AWSCloudProvider, nodeclaim: Any) -> str | None:
 
 def test_expected_ami_matches_the_plain_lookup() -> None:
     p = AWSCloudProvider("us-east-1", prices="2026-07-20", clock=VirtualClock())
+    try:
+        _check_every_lookup(p)
+    finally:
+        p.close()  # its mocked EC2's account is released (tests/library/test_host_process.py checks none is left)
+
+
+def _check_every_lookup(p: AWSCloudProvider) -> None:
     nodeclass = p.resolve_nodeclass(_nodeclass_name_of(SimpleNamespace()))
     assert nodeclass is not None
     names = [t.name for t in p.instance_types.prototypes(nodeclass)]
