@@ -22,6 +22,7 @@ from karpy.kubescheduler.types import Code
 
 from ._helpers import node, pod
 from .conftest import FakeClock
+from .test_nodeinfo_equivalence import _churned_groups
 
 ZONE = "topology.kubernetes.io/zone"
 HOST = "kubernetes.io/hostname"
@@ -317,30 +318,6 @@ def test_count_matching_on_node_with_kept_selector_answers_equals_the_plain_coun
 
 
 # ---- pods grouped by labels (nodeinfo.pods_by_labels) --------------------------------------------------------------
-def _grouped_pod(rng: random.Random, i: int) -> Any:
-    """A pod of a few shared label sets (replicas), namespaces, and sometimes terminating."""
-    labels = {"app": rng.choice("abc")}
-    if rng.random() < 0.4:
-        labels["tier"] = rng.choice("xy")
-    p = make_pod(f"p{i}", rng.choice(["default", "ns2"]), uid=f"p{i}", labels=labels)
-    if rng.random() < 0.2:
-        p.metadata.deletion_timestamp = "2024-01-01T00:00:00Z"
-    return new_pod_info(p)
-
-
-def _churned_groups(seed: int, steps: int = 300) -> Any:
-    """Nodes whose pods are added and removed at random; yields the nodes after each change."""
-    rng = random.Random(seed)
-    nodes = [NodeInfo.from_node(make_node(f"n{i}", capacity={"pods": "110"})) for i in range(4)]
-    for step in range(steps):
-        ni = rng.choice(nodes)
-        if ni.pods and rng.random() < 0.3:
-            ni.remove_pod(rng.choice(ni.pods))
-        else:
-            ni.add_pod(_grouped_pod(rng, step))
-        yield rng, nodes
-
-
 def test_count_matching_on_node_by_label_groups_counts_each_live_pod():
     """count_matching_on_node over label groups (several replicas per group, terminating pods,
     two namespaces) equals count_pods_match_selector over the node's pods one by one."""
