@@ -31,8 +31,9 @@ from .placement import (
     as_error,
     default_placement_scorers,
     find_best_placement,
-    generate_placements,
+    no_placement_message,
     placement_algorithm,
+    run_placement_generate,
     unschedulable_with_error,
 )
 from .types import Code, Status
@@ -146,6 +147,7 @@ def _chain(reverts: Sequence[Revert]) -> Revert:
 
 
 LeafEvaluate = Callable[[GroupNode, Placement], tuple[GroupResult, Revert]]
+Generate = Callable[[GroupNode, Placement], tuple[list[Placement], Status]]
 Assume = Callable[[GroupResult], tuple[Status, Revert]]
 Feasible = Callable[[GroupNode, PlacementProgress], Status]
 
@@ -154,20 +156,28 @@ class _Tree:
     """One recursive run (the arguments every level shares)."""
 
     def __init__(self, node_lookup: Mapping[str, NodeInfo], evaluate_leaf: LeafEvaluate, assume: Assume,
-                 scorers: Sequence[PlacementScorer], rng: Optional[random.Random], feasible: Feasible) -> None:
+                 scorers: Sequence[PlacementScorer], rng: Optional[random.Random], feasible: Feasible,
+                 generate: Optional[Generate]) -> None:
         self.lookup = node_lookup
+        self.generate = generate
         self.evaluate_leaf = evaluate_leaf
         self.assume = assume
         self.scorers = scorers
         self.rng = rng
         self.feasible = feasible
 
+    def _gen(self, node: GroupNode) -> Optional[Callable[[PlacementView, Placement], tuple[list[Placement], Status]]]:
+        gen = self.generate
+        if gen is None:
+            return None
+        return lambda _view, parent: gen(node, parent)
+
     def recursive(self, node: GroupNode, parent: Placement, results: dict[str, GroupResult]) -> tuple[GroupResult, Revert]:
         """podGroupSchedulingRecursiveAlgorithm: a leaf through the placement algorithm (its winner
         assumed so that siblings see it), a composite node through its own placements."""
         if not node.is_composite:
             r, rev = placement_algorithm(node.view(), parent, self.lookup, lambda p: self.evaluate_leaf(node, p),
-                                         self.scorers, self.rng, assume=self.assume)
+                                         self.scorers, self.rng, assume=self.assume, generate=self._gen(node))
             results[node.key] = r
             return r, rev
         return self.composite_placements(node, parent, results)
@@ -178,7 +188,7 @@ class _Tree:
         (and reverted) in turn, the best subtree scored on its combined leaf assignments, then
         re-assumed (commitment) and merged into ``results``."""
         view = node.view()
-        placements, st = generate_placements(view, parent, self.lookup)
+        placements, st = run_placement_generate(view, parent, self.lookup, self._gen(node))
         if not st.is_success():
             r = GroupResult(node.key, st, err=st.message() if st.code == Code.ERROR else None)
             results[node.key] = r
@@ -197,15 +207,10 @@ class _Tree:
             if r.status.is_success():
                 successes.append((p, subtree))
         if not successes:
-            if first is None:
-                status, err = unschedulable_with_error(["0/0 placements are available"])
-                r = GroupResult(node.key, status, err=err)
-                results[node.key] = r
-                return r, _noop
+            assert first is not None  # (run_placement_generate never returns an empty success)
             root = first[node.key]
-            root.status, root.err = unschedulable_with_error(
-                [f"0/{len(placements)} placements are available, first placement status: {as_error(root)}"])
-            root.any_scheduled = False
+            root.status = Status(Code.UNSCHEDULABLE, [no_placement_message(len(placements), root)])
+            root.err, root.any_scheduled = None, False
             results.update(first)  # the children keep their own (FitError) statuses
             return root, _noop
         combined = [GroupResult(node.key, Status(), [a for leaf in successful_leaf_results(node, sub)
@@ -268,7 +273,7 @@ class _Tree:
 def schedule_group_tree(root: GroupNode, parent: Placement, node_lookup: Mapping[str, NodeInfo],
                         evaluate_leaf: LeafEvaluate, assume: Assume,
                         scorers: Optional[Sequence[PlacementScorer]] = None, rng: Optional[random.Random] = None,
-                        feasible: Feasible = placement_feasible) -> CompositeResult:
+                        feasible: Feasible = placement_feasible, generate: Optional[Generate] = None) -> CompositeResult:
     """runRootSchedulingAlgorithm for a CompositePodGroup root (podGroupSchedulingRecursiveAlgorithm).
 
     ``evaluate_leaf(leaf, placement)`` is podGroupSchedulingDefaultAlgorithm for one leaf on the
@@ -276,9 +281,9 @@ def schedule_group_tree(root: GroupNode, parent: Placement, node_lookup: Mapping
     ``assume(result)`` assumes a chosen leaf result's assignments again (assumeAndReserveWithRevert
     per pod) and returns the revert. The returned results are completed (:func:`complete_results`);
     the caller reverts ``revert`` after the cycle (the algorithm only simulates) and binds
-    :func:`bindable_leaf_results`."""
+    :func:`bindable_leaf_results`. ``generate(node, parent)`` replaces TopologyPlacement (tests)."""
     tree = _Tree(node_lookup, evaluate_leaf, assume,
-                 scorers if scorers is not None else default_placement_scorers(), rng, feasible)
+                 scorers if scorers is not None else default_placement_scorers(), rng, feasible, generate)
     results: dict[str, GroupResult] = {}
     r, rev = tree.recursive(root, parent, results)
     results[root.key] = r

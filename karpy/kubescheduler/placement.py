@@ -29,6 +29,7 @@ from .types import MAX_NODE_SCORE, MIN_NODE_SCORE, Code, Status
 
 __all__ = [
     "ERR_POD_GROUP_UNSCHEDULABLE",
+    "MSG_NO_FEASIBLE_PLACEMENTS",
     "MSG_NO_PODS_IN_PLACEMENTS",
     "POD_GROUP_PODS_COUNT",
     "TOPOLOGY_PLACEMENT",
@@ -41,8 +42,10 @@ __all__ = [
     "default_placement_scorers",
     "find_best_placement",
     "generate_placements",
+    "no_placement_message",
     "normalize_pod_group_pods_count",
     "placement_algorithm",
+    "run_placement_generate",
     "run_placement_score_plugins",
     "score_pod_group_pods_count",
     "unschedulable_with_error",
@@ -52,6 +55,8 @@ __all__ = [
 ERR_POD_GROUP_UNSCHEDULABLE = "pod group is unschedulable"
 #: podgroup_pods_count.go NormalizePlacementScore, when every score is 0
 MSG_NO_PODS_IN_PLACEMENTS = "no pods from pod group are assigned to any of the candidate placements"
+#: RunPlacementGeneratePlugins, when the plugins generate no placement
+MSG_NO_FEASIBLE_PLACEMENTS = "no feasible placements found"
 #: names.TopologyPlacementGenerator / names.PodGroupPodsCount
 TOPOLOGY_PLACEMENT = "TopologyPlacement"
 POD_GROUP_PODS_COUNT = "PodGroupPodsCount"
@@ -186,8 +191,11 @@ def normalize_pod_group_pods_count(scores: list[int]) -> Status:
 class PlacementScorer(Protocol):
     """fwk.PlacementScorePlugin (with its optional NormalizePlacementScore) and its weight."""
 
-    name: str
-    weight: int
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def weight(self) -> int: ...
 
     def score(self, view: PlacementView, result: GroupResult) -> tuple[int, Status]: ...
 
@@ -223,11 +231,11 @@ def run_placement_score_plugins(view: PlacementView, results: Sequence[GroupResu
         for r in results:
             s, st = sc.score(view, r)
             if not st.is_success():
-                return [], Status(Code.ERROR, [f'running PlacementScore plugin "{sc.name}": {st.message()}'])
+                return [], Status(Code.ERROR, [f'running PlacementScore plugins: plugin "{sc.name}" failed with: {st.message()}'], sc.name)
             scores.append(s)
         nst = sc.normalize(scores)
         if nst is not None and not nst.is_success():
-            return [], Status(Code.ERROR, [f'running NormalizePlacementScore on plugin "{sc.name}": {nst.message()}'])
+            return [], Status(Code.ERROR, [f'running NormalizePlacementScore plugins: plugin "{sc.name}" failed with: {nst.message()}'], sc.name)
         for i, s in enumerate(scores):
             totals[i] += s * sc.weight
     return totals, Status()
@@ -251,6 +259,26 @@ def find_best_placement(view: PlacementView, results: Sequence[GroupResult],
     return best, Status()
 
 
+def run_placement_generate(view: PlacementView, parent: Placement, node_lookup: Mapping[str, NodeInfo],
+                           generate: Optional[Callable[[PlacementView, Placement], tuple[list[Placement], Status]]] = None,
+                           ) -> tuple[list[Placement], Status]:
+    """RunPlacementGeneratePlugins with the default TopologyPlacement (or ``generate``): the plugin's
+    failure carries its name; an empty list is Unschedulable ``no feasible placements found``."""
+    gen = generate if generate is not None else (lambda v, p: generate_placements(v, p, node_lookup))
+    placements, st = gen(view, parent)
+    if not st.is_success():
+        return [], Status(st.code, list(st.reasons), st.plugin or TOPOLOGY_PLACEMENT)
+    if not placements:
+        return [], Status(Code.UNSCHEDULABLE, [MSG_NO_FEASIBLE_PLACEMENTS], TOPOLOGY_PLACEMENT)
+    return placements, Status()
+
+
+def no_placement_message(n: int, first: GroupResult) -> str:
+    """The group status when no placement is feasible (1.37: without errPodGroupUnschedulable; the
+    first placement's status read through AsError)."""
+    return f"0/{n} placements are available, first placement status: {as_error(first)}"
+
+
 # ---- the placement phases of one group node ---------------------------------------------------------
 Revert = Callable[[], None]
 
@@ -272,12 +300,10 @@ def placement_algorithm(view: PlacementView, parent: Placement, node_lookup: Map
     given). Phase 2 calls ``evaluate(p)`` -- podGroupSchedulingDefaultAlgorithm on the snapshot
     restricted to ``p`` -- for each placement and undoes its assumes at once (every placement sees the
     same base state); an Error result aborts. With no success the first placement's result is
-    returned as Unschedulable ``0/K placements are available, first placement status: …`` (with
-    errPodGroupUnschedulable); phase 3 scores the successes and picks the best.
+    returned as Unschedulable ``0/K placements are available, first placement status: …``; phase 3 scores the successes and picks the best.
     ``assume`` (given when the CompositePodGroup gate is on: assumeSubtreeWithRevert) re-assumes the
     winner so sibling subtrees see it; its revert is returned (a no-op otherwise)."""
-    gen = generate if generate is not None else (lambda v, p: generate_placements(v, p, node_lookup))
-    placements, st = gen(view, parent)
+    placements, st = run_placement_generate(view, parent, node_lookup, generate)
     if not st.is_success():
         return GroupResult(view.key, st, err=st.message() if st.code == Code.ERROR else None), _noop
     first: Optional[GroupResult] = None
@@ -293,12 +319,9 @@ def placement_algorithm(view: PlacementView, parent: Placement, node_lookup: Map
         if result.status.is_success():
             successes.append(result)
     if not successes:
-        if first is None:  # no placement at all
-            status, err = unschedulable_with_error(["0/0 placements are available"])
-            return GroupResult(view.key, status, err=err), _noop
-        status, err = unschedulable_with_error(
-            [f"0/{len(placements)} placements are available, first placement status: {as_error(first)}"])
-        first.status, first.err, first.any_scheduled = status, err, False
+        assert first is not None  # (run_placement_generate never returns an empty success)
+        first.status = Status(Code.UNSCHEDULABLE, [no_placement_message(len(placements), first)])
+        first.err, first.any_scheduled = None, False
         return first, _noop
     best, st = find_best_placement(view, successes, scorers if scorers is not None else default_placement_scorers(), rng)
     if not st.is_success():
