@@ -200,7 +200,7 @@ class _Tree:
             r, rev = self.composite_default(node, p, subtree)
             rev()
             if r.status.code == Code.ERROR:
-                results[node.key] = r
+                results.update(subtree)  # the children keep their own results (a pod's own Error)
                 return r, _noop
             if first is None:
                 first = subtree
