@@ -313,15 +313,22 @@ class _Mutations:
     def __init__(self, nodes: Mapping[str, NodeInfo]) -> None:
         self.nodes = nodes
         self.journal: list[tuple[bool, NodeInfo, PodInfo]] = []
+        self.original: dict[int, tuple[NodeInfo, list[PodInfo]]] = {}
+
+    def _touch(self, ni: NodeInfo) -> None:
+        if id(ni) not in self.original:
+            self.original[id(ni)] = (ni, list(ni.pods))
 
     def add(self, p: PodInfo, node: str) -> NodeInfo:
         ni = self.nodes[node]
+        self._touch(ni)
         ni.add_pod(p)
         self.journal.append((True, ni, p))
         return ni
 
     def remove(self, p: PodInfo, node: str) -> NodeInfo:
         ni = self.nodes[node]
+        self._touch(ni)
         if ni.remove_pod(p):
             self.journal.append((False, ni, p))
         return ni
@@ -333,6 +340,13 @@ class _Mutations:
             else:
                 ni.add_pod(p)
         self.journal.clear()
+        for ni, pods in self.original.values():  # the same pods again: put them back in their order
+            if [p.uid for p in ni.pods] != [p.uid for p in pods]:
+                ni.pods[:] = pods
+                ni.pods_with_affinity[:] = [p for p in pods if p.has_affinity()]
+                ni.pods_with_required_anti_affinity[:] = [p for p in pods if p.required_anti_affinity_terms]
+                ni.used_ports[:] = [hp for p in pods for hp in p.host_ports]
+        self.original.clear()
 
 
 SchedulingFunc = Callable[[], tuple[list[ProposedAssignment], Status]]
