@@ -21,7 +21,7 @@ from __future__ import annotations
 import random
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Optional, Protocol
+from typing import Any, Optional, Protocol
 
 from .nodeinfo import NodeInfo
 from .podinfo import PodInfo
@@ -39,6 +39,7 @@ __all__ = [
     "PlacementView",
     "ProposedAssignment",
     "as_error",
+    "core_placement_hook",
     "default_placement_scorers",
     "find_best_placement",
     "generate_placements",
@@ -115,6 +116,8 @@ class GroupResult:
     any_scheduled: bool = False
     placement: Optional[Placement] = None
     err: Optional[str] = None
+    #: the caller's own result object for this evaluation (see :func:`core_placement_hook`)
+    payload: Any = None
 
 
 def unschedulable_with_error(reasons: Sequence[str], err: str = ERR_POD_GROUP_UNSCHEDULABLE) -> tuple[Status, str]:
@@ -334,3 +337,42 @@ def placement_algorithm(view: PlacementView, parent: Placement, node_lookup: Map
         revert()
         return GroupResult(view.key, Status(Code.ERROR, [f"failed to assume the subtree: {ast.message()}"])), _noop
     return winner, revert
+
+
+# ---- adapter for the PodGroup cycle (karpy.kubescheduler.podgroupcycle.run_pod_group_cycle) -------
+def core_placement_hook(view: PlacementView, parent: Placement, node_lookup: Mapping[str, NodeInfo],
+                        restrict: Callable[[Optional[Placement]], None], pod_info: Callable[[str], PodInfo],
+                        default_algorithm: Callable[..., Any], make_result: Callable[[Status], Any], scorers: Optional[Sequence[PlacementScorer]] = None,
+                        rng: Optional[random.Random] = None) -> Callable[..., Any]:
+    """A ``placement_hook`` for one cycle of the PodGroup cycle (podgroupcycle.run_pod_group_cycle):
+    ``hook(pod_keys, min_count, scheduled_count, schedule, assume, revert)``.
+
+    ``restrict(p)`` narrows the cycle's snapshot to ``p``'s nodes (snapshot.AssumePlacement) and
+    ``restrict(None)`` restores it (ForgetPlacement); ``default_algorithm`` is
+    podgroupcycle.default_algorithm (it reverts its own assumes); its result (``.status``, ``.pods``
+    with ``.key``/``.node``) is carried as the payload and the winner's is returned, with the group
+    status replaced when no placement is feasible; ``make_result(status)`` builds one when no
+    placement was evaluated (podgroupcycle.AlgorithmResult). CompositePodGroup gate off: the winner
+    is not assumed again (its pods go straight to the submit)."""
+    def hook(pod_keys: Sequence[str], min_count: Optional[int], scheduled_count: int, schedule: Any, assume: Any,
+             revert: Any) -> Any:
+        def evaluate(p: Placement) -> tuple[GroupResult, Revert]:
+            restrict(p)
+            try:
+                r = default_algorithm(pod_keys, min_count, scheduled_count, schedule, assume, revert)
+            finally:
+                restrict(None)
+            st: Status = r.status
+            err = ERR_POD_GROUP_UNSCHEDULABLE if (not st.is_success() and st.reasons
+                                                  and st.reasons[0] == ERR_POD_GROUP_UNSCHEDULABLE) else None
+            got = [ProposedAssignment(pod_info(x.key), x.node) for x in r.pods if getattr(x, "node", None)]
+            return GroupResult(view.key, st, got, any_scheduled=bool(r.any_scheduled), err=err, payload=r), _noop
+        result, _ = placement_algorithm(view, parent, node_lookup, evaluate, scorers, rng)
+        if result.payload is None:
+            return make_result(result.status)
+        out = result.payload
+        if out.status is not result.status:  # no feasible placement: the group status is the phase's
+            out.status = result.status
+            out.any_scheduled = False
+        return out
+    return hook

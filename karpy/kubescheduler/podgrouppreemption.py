@@ -22,7 +22,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Optional, Protocol
 
-from .framework import Framework
+from .framework import CycleState, Framework
 from .nodeinfo import NodeInfo
 from .placement import ProposedAssignment
 from .podinfo import PodInfo
@@ -36,6 +36,7 @@ __all__ = [
     "MSG_TERMINATING",
     "MSG_TOPOLOGY",
     "FrameworkReprieve",
+    "core_post_filter_hook",
     "GroupMeta",
     "PodGroupPostFilterResult",
     "Preemptor",
@@ -458,3 +459,47 @@ def _select_victims(preemptor: Preemptor, nodes: Sequence[NodeInfo], by_name: Ma
     to_preempt.sort(key=_importance_key())
     return PodGroupPostFilterResult(Status(), {a.pod.key: a.node_name for a in valid},
                                     [p for v in to_preempt for p in v.pods], to_preempt, n_violating)
+
+
+# ---- adapter for the PodGroup cycle (karpy.kubescheduler.podgroupcycle.run_pod_group_cycle) -------
+def core_post_filter_hook(preemptor: Preemptor, nodes: Callable[[], Sequence[NodeInfo]], fwk: Framework,
+                          nominated: Callable[[str], list[PodInfo]], pod_info: Callable[[str], PodInfo],
+                          group_of: Callable[[PodInfo], Optional[str]], groups: Mapping[str, GroupMeta],
+                          make_result: Callable[[Status, dict[str, str]], Any], pdbs: Sequence[Any] = (),
+                          composite_gate: bool = False,
+                          on_victims: Callable[[list[PodInfo]], None] = lambda victims: None) -> Callable[..., Any]:
+    """A ``post_filter_hook`` for one cycle of the PodGroup cycle: ``hook(result, algorithm)``.
+
+    ``nodes()`` are the scheduler's NodeInfos the ``algorithm`` (pgSchedulingFunc, podgroupcycle's
+    re-run) schedules on, so removing victims from them is what it sees; each assigned pod's
+    CycleState is rebuilt by PreFilter in cycle order with the earlier assigned pods added (as the
+    algorithm saw them); ``on_victims`` evicts (Executor.actuatePodGroupPreemption: DisruptionTarget
+    / PreemptionByScheduler); ``make_result(status, nominations)`` is podgroupcycle.PostFilterResult."""
+    def hook(result: Any, algorithm: Callable[[], Any]) -> Any:
+        def schedule() -> tuple[list[ProposedAssignment], Status]:
+            r = algorithm()
+            if not r.status.is_success():
+                return [], r.status
+            by_name = {ni.name: ni for ni in nodes()}
+            out: list[ProposedAssignment] = []
+            placed: list[tuple[NodeInfo, PodInfo]] = []
+            try:
+                for x in r.pods:
+                    if not getattr(x, "node", None):
+                        continue
+                    pi = pod_info(x.key)
+                    state = CycleState()
+                    fwk.run_pre_filter(state, pi, list(by_name.values()))
+                    out.append(ProposedAssignment(pi, x.node, state))
+                    by_name[x.node].add_pod(pi)
+                    placed.append((by_name[x.node], pi))
+            finally:
+                for ni, pi in reversed(placed):
+                    ni.remove_pod(pi)
+            return out, Status()
+        res = pod_group_post_filter(preemptor, nodes(), schedule, FrameworkReprieve(fwk, nominated), group_of, groups,
+                                    pdbs, composite_gate)
+        if res.status.is_success():
+            on_victims(res.victims)
+        return make_result(res.status, res.nominations)
+    return hook

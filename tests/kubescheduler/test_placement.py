@@ -394,3 +394,53 @@ def test_placement_algorithm_default_scorer_prefers_the_domain_fitting_more_pods
     r, _ = placement_algorithm(PlacementView("podgroup/default/pg", "rack"), Placement("all", tuple(r1 + r2)),
                                _lookup(r1 + r2), evaluate)
     assert r.placement is not None and r.placement.name == "r2" and len(r.assignments) == 2
+
+
+# ---- the adapter for the PodGroup cycle's placement_hook ------------------------------------------
+@dataclass
+class _CorePod:
+    key: str
+    node: Optional[str] = None
+
+
+@dataclass
+class _CoreResult:
+    """The shape of podgroupcycle.AlgorithmResult the adapter reads and returns."""
+
+    status: Status
+    pods: list[_CorePod] = field(default_factory=list)
+    any_scheduled: bool = False
+
+
+def test_core_placement_hook_picks_the_rack_and_reports_infeasibility() -> None:
+    """core_placement_hook around the cycle's default algorithm: each rack evaluated with the snapshot
+    restricted to it, the winner's result returned; with no rack fitting the gang, the phase's
+    "0/K placements are available" status (the first placement's text read through AsError)."""
+    from karpy.kubescheduler.placement import core_placement_hook
+    r1 = [_ni("a", {"rack": "r1"})]
+    r2 = [_ni("b", {"rack": "r2"}), _ni("c", {"rack": "r2"})]
+    nodes = r1 + r2
+    current: list[Optional[Placement]] = [None]
+    infos = {k: new_pod_info(pod(k.split("/")[1])) for k in ("default/p0", "default/p1")}
+
+    def restrict(p: Optional[Placement]) -> None:
+        current[0] = p
+
+    def default_algorithm(keys: Any, min_count: Any, scheduled: Any, schedule: Any, assume: Any, revert: Any) -> _CoreResult:
+        assert current[0] is not None  # always inside a placement
+        free = [n.name for n in current[0].nodes]
+        got = [_CorePod(k, free.pop(0) if free else None) for k in keys]
+        if sum(1 for g in got if g.node) < min_count:
+            return _CoreResult(Status(Code.UNSCHEDULABLE, [ERR_POD_GROUP_UNSCHEDULABLE, "minCount (2) …"]), got)
+        return _CoreResult(Status(), got, True)
+
+    def hook_for(min_count: int) -> Any:
+        return core_placement_hook(PlacementView("podgroup/default/pg", "rack"), Placement("all", tuple(nodes)),
+                                   {n.name: n for n in nodes}, restrict, infos.__getitem__, default_algorithm,
+                                   lambda st: _CoreResult(st))
+    out = hook_for(2)(list(infos), 2, 0, None, None, None)
+    assert out.status.is_success() and [p.node for p in out.pods] == ["b", "c"] and current[0] is None
+    out = hook_for(3)(list(infos), 3, 0, None, None, None)
+    assert out.status.code == Code.UNSCHEDULABLE and not out.any_scheduled
+    assert out.status.message() == ("0/2 placements are available, first placement status: "
+                                    "pod group is unschedulable")

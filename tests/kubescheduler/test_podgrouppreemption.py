@@ -488,3 +488,51 @@ def test_resolve_preemption_policy() -> None:
     assert resolve_preemption_policy("Never", [], policy_gate=True) == "Never"
     assert resolve_preemption_policy(None, never, policy_gate=False) == "Never"
     assert resolve_preemption_policy("Never", [_pod("b")], policy_gate=False) == "PreemptLowerPriority"
+
+
+# ---- the adapter for the PodGroup cycle's post_filter_hook ----------------------------------------
+def test_core_post_filter_hook_evicts_through_the_cycle_algorithm() -> None:
+    """core_post_filter_hook: the cycle's algorithm re-run on the scheduler's NodeInfos with the
+    candidates removed, CycleStates rebuilt by PreFilter, victims handed to ``on_victims``, the
+    nominations in podgroupcycle.PostFilterResult's shape; the NodeInfos restored."""
+    from dataclasses import dataclass as _dc, field as _field
+
+    from karpy.kubescheduler.podgrouppreemption import core_post_filter_hook
+
+    class Cap(Plugin):
+        name = "Cap"
+        has_filter = True
+
+        def filter(self, state: CycleState, p: PodInfo, ni: NodeInfo) -> Status:
+            return Status() if sum(_size(q) for q in ni.pods) + _size(p) <= 1 else Status(Code.UNSCHEDULABLE, ["full"])
+
+    @_dc
+    class Res:
+        status: Status
+        pods: list[Any] = _field(default_factory=list)
+
+    @_dc
+    class PodRes:
+        key: str
+        node: Optional[str]
+
+    nodes = [NodeInfo.from_node(node("n1"), [_pod("low1", "n1")]), NodeInfo.from_node(node("n2"), [_pod("low2", "n2")])]
+    members = {k: _pod(k.split("/")[1], prio=HIGH) for k in ("default/m1", "default/m2")}
+    fwk = Framework([Cap()], {})
+
+    def algorithm() -> Res:
+        got = []
+        for k, pi in members.items():
+            free = [ni for ni in nodes if fwk.run_filter(CycleState(), pi, ni).is_success()
+                    and ni.name not in [g.node for g in got]]
+            got.append(PodRes(k, free[0].name if free else None))
+        ok = all(g.node for g in got)
+        return Res(Status() if ok else Status(Code.UNSCHEDULABLE, ["pod group is unschedulable"]), got)
+    evicted: list[str] = []
+    hook = core_post_filter_hook(Preemptor("podgroup/default/pg", HIGH, tuple(members.values())), lambda: nodes, fwk,
+                                 lambda n: [], members.__getitem__, _group_of, {},
+                                 lambda st, nom: (st, nom), on_victims=lambda v: evicted.extend(p.name for p in v))
+    st, nominations = hook(Res(Status(Code.UNSCHEDULABLE)), algorithm)
+    assert st.is_success() and nominations == {"default/m1": "n1", "default/m2": "n2"}
+    assert sorted(evicted) == ["low1", "low2"]
+    assert [[p.name for p in ni.pods] for ni in nodes] == [["low1"], ["low2"]]
