@@ -536,3 +536,50 @@ def test_core_post_filter_hook_evicts_through_the_cycle_algorithm() -> None:
     assert st.is_success() and nominations == {"default/m1": "n1", "default/m2": "n2"}
     assert sorted(evicted) == ["low1", "low2"]
     assert [[p.name for p in ni.pods] for ni in nodes] == [["low1"], ["low2"]]
+
+
+# ---- TestMultiTierCompositePodGroupPreemption_NestedDisruptionModes (test/integration) -------------
+def _cpg(name: str, parent: Optional[str], all_: bool) -> GroupMeta:
+    return GroupMeta(f"compositepodgroup/default/{name}", f"compositepodgroup/default/{parent}" if parent else None,
+                     10, all_)
+
+
+def _leaf(name: str, parent: str, all_: bool = False) -> GroupMeta:
+    return GroupMeta(f"podgroup/default/{name}", f"compositepodgroup/default/{parent}", 10, all_)
+
+
+@pytest.mark.parametrize("name,groups,init,preempted", [
+    ("Intermediate CPG has DisruptionModeAll - only intermediate subtree is evicted",
+     [_cpg("cpg-root", None, False), _cpg("cpg-mid-a", "cpg-root", True), _cpg("cpg-mid-b", "cpg-root", False),
+      _leaf("pg-a1", "cpg-mid-a"), _leaf("pg-a2", "cpg-mid-a"), _leaf("pg-b1", "cpg-mid-b")],
+     [("victim-a1", "node1", "pg-a1", 2), ("victim-a2", "node2", "pg-a2", 2), ("victim-b1", "node3", "pg-b1", 2)],
+     {"victim-a1", "victim-a2"}),
+    ("Leaf PG has DisruptionModeAll - only leaf PG pods are evicted",
+     [_cpg("cpg-root", None, False), _cpg("cpg-mid-a", "cpg-root", False), _cpg("cpg-mid-b", "cpg-root", False),
+      _leaf("pg-a1", "cpg-mid-a", True), _leaf("pg-a2", "cpg-mid-a"), _leaf("pg-b1", "cpg-mid-b")],
+     [("victim-a1-1", "node1", "pg-a1", 1), ("victim-a1-2", "node2", "pg-a1", 1), ("victim-a2-1", "node2", "pg-a2", 1),
+      ("victim-filler-1", "node1", "", 1), ("victim-b1", "node3", "pg-b1", 2)],
+     {"victim-a1-1", "victim-a1-2", "victim-filler-1"}),
+    ("Root CPG has DisruptionModeAll - entire 3-tier tree is evicted atomically",
+     [_cpg("cpg-root", None, True), _cpg("cpg-mid-a", "cpg-root", False), _cpg("cpg-mid-b", "cpg-root", False),
+      _leaf("pg-a1", "cpg-mid-a"), _leaf("pg-b1", "cpg-mid-b")],
+     [("victim-a1", "node1", "pg-a1", 2), ("victim-b1", "node2", "pg-b1", 2)],
+     {"victim-a1", "victim-b1"}),
+])
+def test_multi_tier_composite_pod_group_preemption_nested_disruption_modes(
+        name: str, groups: list[GroupMeta], init: list[tuple[str, str, str, int]], preempted: set[str]) -> None:
+    """TestMultiTierCompositePodGroupPreemption_NestedDisruptionModes: the highest disruptionMode-all
+    ancestor bounds the unit; siblings outside it stay (the preemptor needs node1's 2 CPU)."""
+    caps = {n: 2 for _, n, _, _ in init}
+    pods = [_pod(n, on, 10, group=g, size=s) for n, on, g, s in init]
+    nodes = [NodeInfo.from_node(node(n), [p for p in pods if p.node_name == n]) for n in caps]
+    preemptor = _pod("preemptor-1", prio=100, size=2)
+
+    def schedule() -> tuple[list[ProposedAssignment], Status]:  # nodeSelector: node1 only
+        n1 = nodes[0]
+        if sum(_size(p) for p in n1.pods) + 2 <= 2:
+            return [ProposedAssignment(preemptor, "node1", CycleState())], Status()
+        return [], Status(Code.UNSCHEDULABLE)
+    res = pod_group_post_filter(Preemptor("compositepodgroup/default/cpg-preemptor", 100, (preemptor,)), nodes, schedule,
+                                _Capacity(caps), _group_of, {g.key: g for g in groups}, composite_gate=True)
+    assert res.status.is_success() and _victims(res) == preempted
