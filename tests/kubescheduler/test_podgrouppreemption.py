@@ -583,3 +583,28 @@ def test_multi_tier_composite_pod_group_preemption_nested_disruption_modes(
     res = pod_group_post_filter(Preemptor("compositepodgroup/default/cpg-preemptor", 100, (preemptor,)), nodes, schedule,
                                 _Capacity(caps), _group_of, {g.key: g for g in groups}, composite_gate=True)
     assert res.status.is_success() and _victims(res) == preempted
+
+
+@pytest.mark.parametrize("name,parents", [
+    ("Cyclic CompositePodGroup references during preemption dry-run ancestor traversal",
+     {"pg-cyclic": "cpg-cycle-a", "cpg-cycle-a": "cpg-cycle-b", "cpg-cycle-b": "cpg-cycle-a"}),
+    ("Multi-level loop reference in CompositePodGroup hierarchy",
+     {"pg-cyclic": "cpg-loop-1", "cpg-loop-1": "cpg-loop-2", "cpg-loop-2": "cpg-loop-3", "cpg-loop-3": "cpg-loop-1"}),
+    ("Self-referencing CompositePodGroup handling", {"pg-cyclic": "cpg-self", "cpg-self": "cpg-self"}),
+    ("Dangling non-existent parent reference during preemption dry-run", {"pg-cyclic": "cpg-nonexistent"}),
+])
+def test_composite_pod_group_preemption_cyclic_references_and_edge_cases(name: str, parents: dict[str, str]) -> None:
+    """TestCompositePodGroupPreemption_CyclicReferencesAndEdgeCases: TraverseHierarchyUp stops at a
+    repeated key, WorkloadMaxTreeDepth or a missing parent, so the victim is still found and evicted."""
+    def key(n: str) -> str:
+        return ("podgroup/default/" if n.startswith("pg-") else "compositepodgroup/default/") + n
+    groups = {key(c): GroupMeta(key(c), key(p), 10) for c, p in parents.items() if not p.endswith("nonexistent")}
+    groups.setdefault(key("pg-cyclic"), GroupMeta(key("pg-cyclic"), key("cpg-nonexistent"), 10))
+    nodes = [NodeInfo.from_node(node("node1"), [_pod("victim-cyclic", "node1", 10, group="pg-cyclic", size=2)])]
+    pre = _pod("preemptor", prio=100, size=2)
+
+    def schedule() -> tuple[list[ProposedAssignment], Status]:
+        return ([ProposedAssignment(pre, "node1", CycleState())], Status()) if not nodes[0].pods else ([], Status(Code.UNSCHEDULABLE))
+    res = pod_group_post_filter(Preemptor("podgroup/default/p", 100, (pre,)), nodes, schedule, _Capacity({"node1": 2}),
+                                _group_of, groups, composite_gate=True)
+    assert res.status.is_success() and _victims(res) == {"victim-cyclic"}
