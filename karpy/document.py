@@ -422,6 +422,8 @@ class SimulationDocument(TypedDict):
     virtual_seconds: float
     provisioning_passes: int
     scheduling_cycles: int
+    kubernetes_version: NotRequired[str]
+    """The modelled kube-scheduler / API server version (``--kubernetes-version``)."""
 
 
 @with_config(_CONFIG)

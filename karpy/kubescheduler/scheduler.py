@@ -13,6 +13,8 @@ import random
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Optional
 
+from karpy.featuregates import DEFAULT_KUBERNETES_VERSION, resolve_kubernetes
+
 from .framework import (ADD, ASSIGNED_POD, DELETE, NODE, UNSCHEDULED_POD, UPDATE, UPDATE_NODE_ALLOCATABLE,
                         UPDATE_NODE_CONDITION, UPDATE_NODE_LABEL, UPDATE_NODE_TAINT, UPDATE_POD_LABEL,
                         UPDATE_POD_SCHEDULING_GATES_ELIMINATED, UPDATE_POD_TOLERATION, ClusterEvent, CycleState,
@@ -62,6 +64,17 @@ class SchedulerConfig:
     min_candidate_nodes_percentage: int = 10
     min_candidate_nodes_absolute: int = 100
     default_spread_selector: Any = None  # callable(pod) -> LabelSelector | None (Service/RS/STS selector)
+    #: the modelled kube-scheduler version (karpy.featuregates.KUBERNETES_VERSIONS)
+    kubernetes_version: str = DEFAULT_KUBERNETES_VERSION
+    #: kube-scheduler's feature gates, resolved (None: that version's defaults)
+    feature_gates: Optional[dict[str, bool]] = None
+
+    def gates(self) -> dict[str, bool]:
+        """The feature gates in force: :attr:`feature_gates` or the version's defaults."""
+        return resolve_kubernetes(self.kubernetes_version, self.feature_gates)
+
+    def gate(self, name: str) -> bool:
+        return bool(self.gates().get(name, False))
 
 
 @dataclass(frozen=True, slots=True)
