@@ -128,7 +128,21 @@ class KubeScheduler:
         #: the names of the cached nodes whose _image_sizes entry lists an image
         self._with_images: set[str] = set()
         plugins = default_plugins(c.scoring_strategy, c.taint_message_style, c.default_spread_selector)
-        plugins.insert(1, GangScheduling(self._lookup_group, self._count_group_members))
+        #: 1.37 scheduling.k8s.io/v1beta1 PodGroups by ns/name (and the CompositePodGroups, Workloads)
+        self.pod_groups_v137: dict[str, Any] = {}
+        self.composite_pod_groups: dict[str, Any] = {}
+        self.workloads_v137: dict[str, Any] = {}
+        #: PodGroup status conditions the scheduler wrote (ns/name -> conditions), and per group the
+        #: members that fit in its last rejected cycle (for the Karpenter mismatch warning)
+        self.pod_group_conditions: dict[str, list[dict[str, Any]]] = {}
+        self.pod_group_last_fit: dict[str, tuple[int, int]] = {}
+        #: GenericWorkload at the modelled version (the PodGroup cycle and its PreEnqueue)
+        self.generic_workload = c.kubernetes_version != "1.35" and c.gate("GenericWorkload")
+        #: hook points (see podgroupcycle): TAS placement and PodGroupPostFilter; None = default path
+        self.placement_hook: Optional[Any] = None
+        self.post_filter_hook: Optional[Any] = None
+        plugins.insert(1, GangScheduling(self._lookup_group, self._count_group_members,
+                                         self._v137_group if self.generic_workload else None))
         #: the cluster's claims / volumes / classes (set_volume_topology); None = no volume plugins act
         self.volume_topology: Any = None
         fit = next(i for i, p in enumerate(plugins) if p.name == "NodeResourcesFit")
@@ -170,6 +184,24 @@ class KubeScheduler:
         if ref.kind == "Workload":
             return self.groups.get(f"Workload/{ref.namespace}/{ref.name}")
         return self.groups.get(f"PodGroup/{ref.namespace}/{ref.name}")
+
+    def _v137_group_key(self, pod: Pod) -> Optional[str]:
+        """``ns/name`` of the 1.37 PodGroup of ``pod`` while GenericWorkload is on, else None."""
+        if not self.generic_workload:
+            return None
+        from karpy.api.podgroup import scheduling_group_of
+        return scheduling_group_of(pod)
+
+    def _v137_group(self, pod: Pod) -> Optional[tuple[Any, int]]:
+        """(PodGroup or None, AllPodsCount) for GangScheduling's 1.37 PreEnqueue."""
+        gk = self._v137_group_key(pod)
+        if gk is None:
+            return None
+        return self.pod_groups_v137.get(gk), self._count_v137_members(gk)
+
+    def _count_v137_members(self, gk: str) -> int:
+        from karpy.api.podgroup import scheduling_group_of
+        return sum(1 for p in self.pods.values() if scheduling_group_of(p) == gk and not self._terminal(p))
 
     def _count_group_members(self, gkey: str) -> int:
         return sum(1 for p in self.pods.values() if group_key(p) == gkey)
@@ -239,8 +271,19 @@ class KubeScheduler:
         self.pdbs.pop(f"{namespace}/{name}", None)
 
     def add_pod_group(self, group: Any) -> None:
-        """A coscheduling PodGroup or a Workload; re-runs PreEnqueue for gated members."""
-        self.groups[f"{group.KIND}/{group.metadata.namespace}/{group.metadata.name}"] = group
+        """A coscheduling PodGroup or a Workload (or a 1.37 v1beta1 PodGroup / CompositePodGroup /
+        Workload); re-runs PreEnqueue for gated members."""
+        from karpy.api.podgroup import CompositePodGroup, SchedulingPodGroup, SchedulingWorkload
+        key = f"{group.metadata.namespace}/{group.metadata.name}"
+        if isinstance(group, SchedulingPodGroup):
+            self.pod_groups_v137[key] = group
+        elif isinstance(group, CompositePodGroup):
+            self.composite_pod_groups[key] = group
+        elif isinstance(group, SchedulingWorkload):
+            self.workloads_v137[key] = group
+            return
+        else:
+            self.groups[f"{group.KIND}/{group.metadata.namespace}/{group.metadata.name}"] = group
         self.queue.move_all_to_active_or_backoff(ClusterEvent("*", "PodGroupAdd"))
 
     def add_node(self, node: Any) -> None:
@@ -346,6 +389,12 @@ class KubeScheduler:
             self.nominated[key] = nnn
         ok = self.queue.add(pi)
         # a new member may complete a gang quorum: re-run PreEnqueue of gated siblings
+        gk = self._v137_group_key(pod)
+        if gk is not None:
+            from karpy.api.podgroup import scheduling_group_of
+            siblings = {k for k, p in self.pods.items() if k != key and scheduling_group_of(p) == gk}
+            self.queue.move_all_to_active_or_backoff(ClusterEvent("*", "GangMemberAdd"), None, pod, only=siblings)
+            return ok
         gk = group_key(pod)
         if gk is not None:
             siblings = {k for k, p in self.pods.items() if k != key and group_key(p) == gk}
@@ -443,6 +492,9 @@ class KubeScheduler:
         if pod is None or getattr(pod.metadata, "deletion_timestamp", None) is not None:
             self.queue.forget(q.key)
             return ScheduleOneResult(q.key, SKIPPED)
+        v137 = self._v137_group_key(pod)
+        if v137 is not None and v137 in self.pod_groups_v137:
+            return self._schedule_pod_group(q, v137)
         gk = group_key(pod)
         if gk is not None:
             grp = self._lookup_group(pod)
@@ -518,10 +570,15 @@ class KubeScheduler:
                 cleared.append(k)
         return sorted(cleared)
 
-    def _fail(self, q: QueuedPodInfo, message: str, reason: str, nominated: Optional[str]) -> ScheduleOneResult:
-        """handleSchedulingFailure: requeue, nominate, PodScheduled=False condition."""
+    def _fail(self, q: QueuedPodInfo, message: str, reason: str, nominated: Optional[str],
+              keep_timestamp: bool = False) -> ScheduleOneResult:
+        """handleSchedulingFailure: requeue, nominate, PodScheduled=False condition.
+        ``keep_timestamp``: a leftover of a placed group (to activeQ at once, timestamp kept)."""
         pi = q.pod_info
-        self.queue.add_unschedulable_if_not_present(q)
+        if keep_timestamp:
+            self.queue.requeue_active_keeping_timestamp(q)
+        else:
+            self.queue.add_unschedulable_if_not_present(q)
         if nominated is not None:
             if nominated:
                 self.nominated[pi.key] = nominated
@@ -588,6 +645,151 @@ class KubeScheduler:
         head = next(r for r in results if r.pod_key == first.key)
         return ScheduleOneResult(first.key, outcome, head.node_name, head.condition, head.condition_changed,
                                  members=results)
+
+
+    # ---- the 1.37 PodGroup cycle (schedule_one_podgroup.go) ---------------------------------------
+    def _unassign(self, pi: PodInfo) -> None:
+        node = self.assigned.pop(pi.key, None)
+        if node is not None and node in self.node_infos:
+            self.node_infos[node].remove_pod(pi)
+
+    def _schedule_pod_group(self, first: QueuedPodInfo, gk: str) -> ScheduleOneResult:
+        """scheduleOnePodGroup: pop the entity's members, validate, run the cycle on one snapshot
+        (assume/revert), submit (bind / requeue / nominate) and write the PodGroup condition."""
+        from karpy.api.podgroup import scheduling_group_of
+
+        from .podgroupcycle import (BIND, NOMINATE, AlgorithmResult, entity_key, run_pod_group_cycle,
+                                    submit_actions, update_pod_group_condition, validate_pod_group)
+        from .types import Status as _Status
+
+        pg = self.pod_groups_v137[gk]
+        ns, name = gk.split("/", 1)
+        ekey = entity_key(ns, name)
+        members = [first]
+        for k, p in list(self.pods.items()):
+            if k != first.key and scheduling_group_of(p) == gk and self._is_unassigned(p):
+                q = self.queue.pop_member(k)
+                if q is not None:
+                    members.append(q)
+        members = [q for q in members if q.key in self.pods
+                   and getattr(self.pods[q.key].metadata, "deletion_timestamp", None) is None]
+        members.sort(key=lambda q: (-q.pod_info.priority, q.initial_attempt_timestamp or 0.0, q.seq))
+        by_key = {q.key: q for q in members}
+        keys = [q.key for q in members]
+        for q in members:
+            q.entity_key = ekey
+            q.entity_size = len(members)
+        scheduled = [k for k in self.assigned if k in self.pods and scheduling_group_of(self.pods[k]) == gk]
+        prio = pg.spec.priority
+        if prio is None and pg.spec.priority_class_name:
+            pc = self.priority_classes.get(pg.spec.priority_class_name)
+            prio = int(getattr(pc, "value", 0) or 0) if pc is not None else None
+
+        def facts(k: str) -> tuple[str, int, str]:
+            pod = self.pods[k]
+            pi = self.pod_infos[k]
+            _prio, policy = resolve_priority(pod, self.priority_classes)
+            return (pod.spec.scheduler_name or "default-scheduler", pi.priority, policy or "PreemptLowerPriority")
+
+        err = validate_pod_group([facts(k) for k in keys], prio, pg.spec.preemption_policy,
+                                 self.config.gate("PodGroupPreemptionPolicy"), [facts(k) for k in scheduled])
+        if err is not None:
+            result = AlgorithmResult(_Status(Code.ERROR, [err]))
+            actions = submit_actions(result, keys)
+            actions = [a for a in actions]
+            for a in actions:
+                a.message = err
+        else:
+            def schedule(key: str) -> tuple[Optional[str], Optional[_Status], Any]:
+                q = by_key[key]
+                try:
+                    res = self.algorithm.schedule_pod(CycleState(), q.pod_info, self._snapshot(), self._nominated_on)
+                except FitError as fe:
+                    return None, _Status(Code.UNSCHEDULABLE, [fe.message()]), fe
+                except NoNodesAvailable:
+                    return None, _Status(Code.UNSCHEDULABLE, [ERR_NO_NODES_AVAILABLE]), None
+                except RuntimeError as e:
+                    return None, _Status(Code.ERROR, [str(e)]), None
+                return res.suggested_host, None, None
+
+            result = run_pod_group_cycle(keys, pg.min_count, len(scheduled), schedule,
+                                         lambda k, n: self._assign(by_key[k].pod_info, n),
+                                         lambda k: self._unassign(by_key[k].pod_info),
+                                         self.placement_hook, self.post_filter_hook)
+            actions = submit_actions(result, keys)
+        rejectors: set[str] = {"GangScheduling"}
+        for r in result.pods:
+            if r.detail is not None and hasattr(r.detail, "diagnosis"):
+                rejectors |= set(r.detail.diagnosis.unschedulable_plugins)
+        if err is not None or result.status.code == Code.ERROR:
+            rejectors = set()
+        ucount = max(q.unschedulable_count for q in members)
+        ecount = max(q.consecutive_errors_count for q in members)
+        results: list[ScheduleOneResult] = []
+        success = result.status.is_success()
+        for a in actions:
+            q = by_key[a.key]
+            q.unschedulable_count, q.consecutive_errors_count = ucount, ecount
+            if a.action == BIND:
+                assert a.node is not None
+                self.nominated.pop(q.key, None)
+                self._assign(q.pod_info, a.node)
+                self.queue.forget(q.key)
+                self.conditions.pop(q.key, None)
+                self._event(_ASSIGNED_POD_ADD, None, q.pod_info.pod)
+                results.append(ScheduleOneResult(q.key, BOUND, a.node))
+                continue
+            q.unschedulable_plugins = set(rejectors)
+            nominated = a.nominated if a.action == NOMINATE else ("" if a.reason == REASON_SCHEDULER_ERROR else None)
+            r = self._fail(q, a.message, a.reason, nominated, keep_timestamp=success)
+            if a.action == NOMINATE:
+                r.outcome = NOMINATED
+            results.append(r)
+        fit = sum(1 for r in result.pods if r.fit)
+        if not success:
+            self.pod_group_last_fit[gk] = (fit, len(keys) + len(scheduled))
+        else:
+            self.pod_group_last_fit.pop(gk, None)
+        conds = self.pod_group_conditions.setdefault(gk, [dict(c) for c in pg.status.conditions])
+        update_pod_group_condition(conds, result.status, f"{float(self.clock.now()):.0f}",
+                                   pg.metadata.generation, error=err is not None)
+        head = next(r for r in results if r.pod_key == first.key)
+        return ScheduleOneResult(first.key, BOUND if success else head.outcome, head.node_name, head.condition,
+                                 head.condition_changed, members=results)
+
+    def pod_group_warnings(self) -> list[str]:
+        """What Karpenter v1.14 (no gang awareness) did with each 1.37 gang still not placed:
+        capacity launched member by member that the gang cannot use, or a gang it never saw."""
+        from karpy.api.podgroup import scheduling_group_of
+        out = []
+        for gk, pg in sorted(self.pod_groups_v137.items()):
+            conds = self.pod_group_conditions.get(gk, [])
+            placed = any(c.get("type") == "PodGroupInitiallyScheduled" and c.get("status") == "True" for c in conds)
+            if placed or pg.min_count is None:
+                continue
+            members = [k for k, p in self.pods.items() if scheduling_group_of(p) == gk and not self._terminal(p)]
+            pending = [k for k in members if k not in self.assigned]
+            if not pending:
+                continue
+            if not self.generic_workload:
+                continue
+            nominated = [k for k in pending if k in self.nominated]
+            if gk not in self.pod_group_conditions:
+                out.append(f"PodGroup {gk} (gang, minCount {pg.min_count}): {len(pending)} pods held at PreEnqueue "
+                           f"({len(members)} of {pg.min_count} pods exist, or the PodGroup is missing); they carry no "
+                           "PodScheduled condition, so Karpenter v1.14 (no gang awareness) ignores them and "
+                           "launches nothing")
+            elif nominated:
+                out.append(f"PodGroup {gk} (gang, minCount {pg.min_count}): its pods are nominated for preemption "
+                           "(status.nominatedNodeName), so Karpenter v1.14 ignores the whole gang (IsPreempting) "
+                           "while the victims terminate")
+            else:
+                fit, total = self.pod_group_last_fit.get(gk, (0, len(members)))
+                out.append(f"PodGroup {gk} (gang, minCount {pg.min_count}): not scheduled; kube-scheduler found room "
+                           f"for {fit} of its {total} pods, fewer than minCount, so it binds none; Karpenter v1.14 "
+                           "(no gang awareness) provisions members one by one and its capacity for the gang "
+                           "stays unused (check NodePool limits)")
+        return out
 
 
 def node_update_events(old: Any, new: Any) -> list[str]:
