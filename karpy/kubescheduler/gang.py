@@ -87,7 +87,7 @@ def pre_enqueue_v137(pod: Pod, group: Any, all_pods_count: int) -> Status:
     if sg is None or not sg.pod_group_name:
         return Status()
     if group is None:
-        return unresolvable(MSG_GROUP_MISSING.format(sg.pod_group_name).replace("'", '"'))
+        return unresolvable(MSG_GROUP_MISSING.replace("{!r}", '"{}"').format(sg.pod_group_name))
     mc = group.min_count
     if mc is None:
         return Status()

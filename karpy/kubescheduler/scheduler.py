@@ -762,6 +762,11 @@ class KubeScheduler:
         capacity launched member by member that the gang cannot use, or a gang it never saw."""
         from karpy.api.podgroup import scheduling_group_of
         out = []
+        if not self.generic_workload and self.pod_groups_v137:
+            names = ", ".join(sorted(self.pod_groups_v137))
+            return [f"GenericWorkload is off (the Kubernetes {self.config.kubernetes_version} default): PodGroup "
+                    f"{names} and spec.schedulingGroup are ignored and the pods are scheduled one by one; pass "
+                    "--feature-gates GenericWorkload=true for gang scheduling"]
         for gk, pg in sorted(self.pod_groups_v137.items()):
             conds = self.pod_group_conditions.get(gk, [])
             placed = any(c.get("type") == "PodGroupInitiallyScheduled" and c.get("status") == "True" for c in conds)
