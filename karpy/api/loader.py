@@ -847,7 +847,8 @@ def _validate(doc: _Doc, extra_kinds: Mapping[tuple[str, str], type[BaseModel]] 
     assert isinstance(kind, str) and isinstance(api_version, str)
     served = check_served(api_version, kind, data, kubernetes_version)
     if served is not None:
-        raise ManifestError(doc.file, doc.index, format_loc((*doc.prefix, served[0])), served[1], kind=kind, name=name)
+        raise ManifestError(doc.file, doc.index, format_loc((*doc.prefix, *served[0].split("."))), served[1],
+                            kind=kind, name=name)
     cls = lookup(api_version, kind, extra_kinds)
     fixed_version = getattr(cls, "API_VERSION", "") if cls is not None else ""
     if cls is None or (fixed_version and fixed_version != api_version):
