@@ -422,7 +422,7 @@ class SimulationDocument(TypedDict):
     virtual_seconds: float
     provisioning_passes: int
     scheduling_cycles: int
-    kubernetes_version: NotRequired[str]
+    kubernetes_version: str
     """The modelled kube-scheduler / API server version (``--kubernetes-version``)."""
 
 

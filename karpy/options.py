@@ -71,7 +71,8 @@ class FeatureGates:
     def parse(cls, text: str) -> FeatureGates:
         """``"ReservedCapacity=false,NodeOverlay=true"`` over the defaults (options.go ParseFeatureGates).
         An unknown gate or a value other than true/false raises ``ValueError``."""
-        return cls.from_mapping(split_gates(parse_feature_gates(text))[0])  # kube-scheduler's gates elsewhere
+        karpenter = split_gates(parse_feature_gates(text))[0]  # kube-scheduler's gates go elsewhere
+        return cls.from_mapping({k: bool(v) for k, v in karpenter.items()})
 
 
 #: upstream gate name -> :class:`FeatureGates` field

@@ -741,10 +741,10 @@ class KubeScheduler:
                 continue
             q.unschedulable_plugins = set(rejectors)
             nominated = a.nominated if a.action == NOMINATE else ("" if a.reason == REASON_SCHEDULER_ERROR else None)
-            r = self._fail(q, a.message, a.reason, nominated, keep_timestamp=success)
+            failed = self._fail(q, a.message, a.reason, nominated, keep_timestamp=success)
             if a.action == NOMINATE:
-                r.outcome = NOMINATED
-            results.append(r)
+                failed.outcome = NOMINATED
+            results.append(failed)
         fit = sum(1 for r in result.pods if r.fit)
         if not success:
             self.pod_group_last_fit[gk] = (fit, len(keys) + len(scheduled))
