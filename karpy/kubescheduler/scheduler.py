@@ -141,6 +141,8 @@ class KubeScheduler:
         #: hook points (see podgroupcycle): TAS placement and PodGroupPostFilter; None = default path
         self.placement_hook: Optional[Any] = None
         self.post_filter_hook: Optional[Any] = None
+        #: the node names of the placement being evaluated (None: the whole snapshot)
+        self._placement_nodes: Optional[set[str]] = None
         plugins.insert(1, GangScheduling(self._lookup_group, self._count_group_members,
                                          self._v137_group if self.generic_workload else None))
         #: the cluster's claims / volumes / classes (set_volume_topology); None = no volume plugins act
@@ -691,6 +693,7 @@ class KubeScheduler:
             _prio, policy = resolve_priority(pod, self.priority_classes)
             return (pod.spec.scheduler_name or "default-scheduler", pi.priority, policy or "PreemptLowerPriority")
 
+        victims: list[PodInfo] = []
         err = validate_pod_group([facts(k) for k in keys], prio, pg.spec.preemption_policy,
                                  self.config.gate("PodGroupPreemptionPolicy"), [facts(k) for k in scheduled])
         if err is not None:
@@ -703,7 +706,8 @@ class KubeScheduler:
             def schedule(key: str) -> tuple[Optional[str], Optional[_Status], Any]:
                 q = by_key[key]
                 try:
-                    res = self.algorithm.schedule_pod(CycleState(), q.pod_info, self._snapshot(), self._nominated_on)
+                    res = self.algorithm.schedule_pod(CycleState(), q.pod_info, self._placement_snapshot(),
+                                                      self._nominated_on)
                 except FitError as fe:
                     return None, _Status(Code.UNSCHEDULABLE, [fe.message()]), fe
                 except NoNodesAvailable:
@@ -712,10 +716,14 @@ class KubeScheduler:
                     return None, _Status(Code.ERROR, [str(e)]), None
                 return res.suggested_host, None, None
 
-            result = run_pod_group_cycle(keys, pg.min_count, len(scheduled), schedule,
-                                         lambda k, n: self._assign(by_key[k].pod_info, n),
-                                         lambda k: self._unassign(by_key[k].pod_info),
-                                         self.placement_hook, self.post_filter_hook)
+            placement_hook, post_filter_hook = self._cycle_hooks(pg, ekey, keys, by_key, scheduled, prio, victims)
+            try:
+                result = run_pod_group_cycle(keys, pg.min_count, len(scheduled), schedule,
+                                             lambda k, n: self._assign(by_key[k].pod_info, n),
+                                             lambda k: self._unassign(by_key[k].pod_info),
+                                             placement_hook, post_filter_hook)
+            finally:
+                self._placement_nodes = None
             actions = submit_actions(result, keys)
         rejectors: set[str] = {"GangScheduling"}
         for r in result.pods:
@@ -754,8 +762,80 @@ class KubeScheduler:
         update_pod_group_condition(conds, result.status, f"{float(self.clock.now()):.0f}",
                                    pg.metadata.generation, error=err is not None)
         head = next(r for r in results if r.pod_key == first.key)
+        for v in victims:  # Executor.actuatePodGroupPreemption: the victims are deleted
+            node = self.assigned.get(v.key, "")
+            self.preempting.add(v.key)
+            grace = getattr(v.pod.spec, "termination_grace_period_seconds", None)
+            head.victims.append(Victim(v.key, node, 30 if grace is None else int(grace)))
         return ScheduleOneResult(first.key, BOUND if success else head.outcome, head.node_name, head.condition,
                                  head.condition_changed, members=results)
+
+    # ---- hook points: TAS placement (placement.py) and PodGroupPostFilter (podgrouppreemption.py) --
+    def _placement_snapshot(self) -> Snapshot:
+        """The cycle's snapshot, narrowed to the placement being evaluated (snapshot.AssumePlacement)."""
+        snap = self._snapshot()
+        if self._placement_nodes is None:
+            return snap
+        return Snapshot([ni for ni in snap if ni.name in self._placement_nodes])
+
+    def _restrict(self, placement: Any) -> None:
+        """AssumePlacement(p) / ForgetPlacement (None)."""
+        self._placement_nodes = None if placement is None else set(placement.node_names())
+
+    def _cycle_hooks(self, pg: Any, ekey: str, keys: list[str], by_key: dict[str, QueuedPodInfo],
+                     scheduled: list[str], prio: Optional[int], victims: list[PodInfo]) -> tuple[Any, Any]:
+        """(placement_hook, post_filter_hook) for one PodGroup cycle: the explicit ones when set, else
+        karpy.kubescheduler.placement (TopologyAwareWorkloadScheduling on) and
+        karpy.kubescheduler.podgrouppreemption (DefaultPreemption.PodGroupPostFilter) when those
+        modules exist; None = podgroupcycle's default path."""
+        import importlib
+
+        from .podgroupcycle import AlgorithmResult, PostFilterResult, default_algorithm, entity_key
+        placement_hook, post_filter_hook = self.placement_hook, self.post_filter_hook
+        tas = self.config.gate("TopologyAwareWorkloadScheduling")
+        constraints = pg.spec.scheduling_constraints
+        topology_key = constraints.topology[0].key if tas and constraints is not None and constraints.topology else None
+        if placement_hook is None and tas:
+            try:
+                placement = importlib.import_module(".placement", __package__)
+            except ImportError:
+                placement = None
+            if placement is not None:
+                snap = self._snapshot()
+                view = placement.PlacementView(ekey, topology_key,
+                                               tuple(self.assigned[k] for k in scheduled if k in self.assigned))
+                placement_hook = placement.core_placement_hook(
+                    view, placement.Placement("", tuple(snap)), self.node_infos, self._restrict,
+                    lambda k: by_key[k].pod_info, default_algorithm, lambda st: AlgorithmResult(st), rng=self.rng)
+        if post_filter_hook is None:
+            try:
+                wap = importlib.import_module(".podgrouppreemption", __package__)
+            except ImportError:
+                wap = None
+            if wap is not None:
+                from karpy.api.podgroup import scheduling_group_of
+                gate = self.config.gate("PodGroupPreemptionPolicy")
+                pods = tuple(by_key[k].pod_info for k in keys)
+                preemptor = wap.Preemptor(ekey, prio or 0, pods,
+                                          wap.resolve_preemption_policy(pg.spec.preemption_policy, pods, gate),
+                                          topology_key is not None)
+                groups = {}
+                for gk2, g in self.pod_groups_v137.items():
+                    ns2, name2 = gk2.split("/", 1)
+                    parent = g.spec.parent_composite_pod_group_name
+                    groups[entity_key(ns2, name2)] = wap.GroupMeta(
+                        entity_key(ns2, name2), entity_key(ns2, parent, "compositepodgroup") if parent else None,
+                        int(g.spec.priority or 0), bool(g.spec.disruption_mode and g.spec.disruption_mode.is_all))
+
+                def group_of(pi: PodInfo) -> Optional[str]:
+                    gk2 = scheduling_group_of(pi.pod)
+                    return entity_key(*gk2.split("/", 1)) if gk2 else None
+                post_filter_hook = wap.core_post_filter_hook(
+                    preemptor, lambda: list(self._snapshot()), self.framework, self._nominated_on,
+                    lambda k: self.pod_infos[k], group_of, groups,
+                    lambda st, noms: PostFilterResult(st, dict(noms)), list(self.pdbs.values()),
+                    self.config.gate("CompositePodGroup"), victims.extend)
+        return placement_hook, post_filter_hook
 
     def pod_group_warnings(self) -> list[str]:
         """What Karpenter v1.14 (no gang awareness) did with each 1.37 gang still not placed:
