@@ -51,7 +51,7 @@ from karpy.api.objects import KINDS, lookup, supported_versions
 from karpy.api.pod import Pod
 from karpy.api.poddisruptionbudget import PodDisruptionBudget
 from karpy.api.podgroup import (CompositePodGroup, PodGroup, SchedulingPodGroup, SchedulingPodGroupV1Alpha3,
-                                SchedulingWorkload, SchedulingWorkloadV1Alpha3, Workload)
+                                SchedulingWorkload, SchedulingWorkloadV1Alpha3, Workload, group_reference_errors)
 from karpy.api.priorityclass import SYSTEM_PRIORITY_CLASS_NAMES, PriorityClass
 from karpy.api.scenario import Scenario
 from karpy.api.served import LOADER_KUBERNETES_VERSION, admission_version, check_served
@@ -806,6 +806,10 @@ def load_manifests(sources: Any,
             if obj is not None:
                 admit(obj, doc.file, doc.index)
     _check_references(result, origins)
+    for obj, where, message in group_reference_errors(result.workloads_v1beta1, result.scheduling_pod_groups,
+                                                      result.composite_pod_groups):
+        file, index = origins.get(id(obj), ("<object>", None))
+        raise ManifestError(file, index, where, message, kind=obj.kind, name=obj.metadata.name)
     result.warnings.extend(walk.warnings())
     if skipped:
         names = ", ".join(f"{k} \u00d7{n}" if n > 1 else k for k, n in skipped.items())

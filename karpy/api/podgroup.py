@@ -54,6 +54,7 @@ __all__ = [
     "SchedulingWorkloadV1Alpha3",
     "TopologyConstraint",
     "WorkloadReference",
+    "group_reference_errors",
     "scheduling_group_of",
     "POD_GROUP_LABEL",
     "POD_GROUP_LABEL_LEGACY",
@@ -384,3 +385,35 @@ def scheduling_group_of(pod: Pod) -> str | None:
     if sg is None or not sg.pod_group_name:
         return None
     return f"{pod.metadata.namespace}/{sg.pod_group_name}"
+
+
+def group_reference_errors(workloads: list[SchedulingWorkload], pod_groups: list[SchedulingPodGroup],
+                           composites: list[CompositePodGroup]) -> list[tuple[Any, str, str]]:
+    """``(object, field path, message)`` for each 1.37 group reference karpy refuses as bad input: a
+    ``workloadRef`` naming a Workload or template the manifests do not define, and a cycle in the
+    ``parentCompositePodGroupName`` chain (upstream's workload forest finds no root for it)."""
+    out: list[tuple[Any, str, str]] = []
+    by_name = {(w.metadata.namespace, w.metadata.name): w for w in workloads}
+    for obj in [*pod_groups, *composites]:
+        ref = obj.spec.workload_ref
+        if ref is None:
+            continue
+        w = by_name.get((obj.metadata.namespace, ref.workload_name))
+        if w is None:
+            out.append((obj, "spec.workloadRef.workloadName",
+                        f'no scheduling.k8s.io/v1beta1 Workload "{ref.workload_name}" in namespace '
+                        f'"{obj.metadata.namespace}" in the manifests'))
+        elif w.template(ref.template_name) is None:
+            out.append((obj, "spec.workloadRef.templateName",
+                        f'Workload "{ref.workload_name}" has no template "{ref.template_name}"'))
+    parents = {(c.metadata.namespace, c.metadata.name): c.spec.parent_composite_pod_group_name for c in composites}
+    for c in composites:
+        ns, seen, name = c.metadata.namespace, [c.metadata.name], c.spec.parent_composite_pod_group_name
+        while name is not None and len(seen) <= len(parents):
+            if name in seen:
+                chain = " -> ".join([*seen[seen.index(name):], name])
+                out.append((c, "spec.parentCompositePodGroupName", f"CompositePodGroup cycle: {chain}"))
+                break
+            seen.append(name)
+            name = parents.get((ns, name))
+    return out

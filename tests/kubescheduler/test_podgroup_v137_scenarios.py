@@ -149,3 +149,54 @@ def test_v1beta1_at_135_is_bad_input() -> None:
 def test_135_document_records_version() -> None:
     doc = karpy.simulate(_POOL.replace("LIMITS", ""), prices="2026-07-20", kubernetes_version="1.35").to_document()
     assert doc["simulation"]["kubernetes_version"] == "1.35"
+
+
+_WL = """apiVersion: scheduling.k8s.io/v1beta1
+kind: Workload
+metadata: {name: job, namespace: default}
+spec:
+  podGroupTemplates:
+  - {name: workers, schedulingPolicy: {gang: {minCount: 2}}}
+---
+apiVersion: scheduling.k8s.io/v1beta1
+kind: PodGroup
+metadata: {name: job-workers, namespace: default}
+spec:
+  workloadRef: {workloadName: job, templateName: TEMPLATE}
+  schedulingPolicy: {gang: {minCount: 2}}
+"""
+
+
+def test_workload_template_found() -> None:
+    m = load_manifests(_WL.replace("TEMPLATE", "workers"))
+    assert m.workloads_v1beta1[0].template("workers") is not None
+
+
+def test_missing_workload_template_is_bad_input() -> None:
+    with pytest.raises(ManifestError) as e:
+        load_manifests(_WL.replace("TEMPLATE", "nope"))
+    assert str(e.value) == ('<yaml text>: document 2 (PodGroup "job-workers"): spec.workloadRef.templateName: '
+                            'Workload "job" has no template "nope"')
+
+
+def test_missing_workload_is_bad_input() -> None:
+    with pytest.raises(ManifestError, match='no scheduling.k8s.io/v1beta1 Workload "job"') as e:
+        load_manifests(_WL.split("---\n", 1)[1].replace("TEMPLATE", "workers"))
+    assert e.value.field_path == "spec.workloadRef.workloadName"
+
+
+def test_composite_pod_group_cycle_is_bad_input() -> None:
+    cpg = """---
+apiVersion: scheduling.k8s.io/v1alpha3
+kind: CompositePodGroup
+metadata: {name: NAME, namespace: default}
+spec:
+  parentCompositePodGroupName: PARENT
+  workloadRef: {workloadName: job, templateName: workers}
+  schedulingPolicy: {basic: {}}
+"""
+    text = (_WL.replace("TEMPLATE", "workers") + cpg.replace("NAME", "a").replace("PARENT", "b")
+            + cpg.replace("NAME", "b").replace("PARENT", "a"))
+    with pytest.raises(ManifestError, match="CompositePodGroup cycle: a -> b -> a") as e:
+        load_manifests(text)
+    assert e.value.field_path == "spec.parentCompositePodGroupName" and e.value.document_index == 3
