@@ -524,6 +524,8 @@ class ExplainPodDocument(TypedDict):
     relaxations: NotRequired[list[Any]]
     rounds: NotRequired[list[dict[str, Any]]]
     nodeclaims: list[str]
+    gang: NotRequired[str]
+    """A pending member of a Kubernetes 1.37 gang: what Karpenter (no gang awareness) did with it."""
 
 
 @with_config(_CONFIG)

@@ -200,3 +200,14 @@ spec:
     with pytest.raises(ManifestError, match="CompositePodGroup cycle: a -> b -> a") as e:
         load_manifests(text)
     assert e.value.field_path == "spec.parentCompositePodGroupName" and e.value.document_index == 3
+
+
+def test_explain_says_what_karpenter_did_with_the_gang() -> None:
+    """karpy explain --pod on a member of the gang left unplaced under the limit: the gang line."""
+    from karpy.explain import explain_pod, render_explain
+
+    result = karpy.simulate(_gang(cpu_limit="40"), prices="2026-07-20", feature_gates={"GenericWorkload": True})
+    trace = explain_pod(result, "default/worker-3")
+    assert trace["gang"].startswith("PodGroup default/train (gang, minCount 16): not scheduled")
+    assert "  gang: PodGroup default/train" in render_explain(trace)
+    assert "gang" in result.to_document()["explain"]["pods"]["default/worker-3"]
