@@ -36,7 +36,8 @@ MSG_NOT_YET_SATISFIED = "minCount ({}) is not yet satisfied: {} scheduled, {} re
 #: validatePodGroup
 MSG_PRIORITY_MISMATCH = ("all pods in a single pod group should have the same priority as the pod group's priority, "
                          "got {} and {}")
-MSG_SCHEDULER_NAME_MISMATCH = "all pods in a single pod group should have the same scheduler name, got {} and {}"
+MSG_SCHEDULER_NAME_MISMATCH = ("all pods in a single pod group should have the same .spec.schedulerName set, "
+                               "got: \"{}\" and \"{}\"")
 MSG_PREEMPTION_POLICY_MISMATCH = ("all pods in a single pod group should have the same preemption policy as the pod "
                                   "group's preemption policy, got {} and {}")
 MSG_PREEMPTION_POLICY_MISMATCH_PODS = "all pods in a single pod group should have the same preemption policy, got {} and {}"
@@ -57,11 +58,11 @@ class PlacementProgress:
 
 
 def placement_feasible(min_count: Optional[int], progress: PlacementProgress) -> Status:
-    """GangScheduling.PlacementFeasible: ``min_count`` None = basic policy (always Success with the
-    CompositePodGroup gate off); else Unschedulable when ``remaining + scheduled < minCount``, Wait
-    while ``scheduled < minCount``, Success after."""
+    """GangScheduling.PlacementFeasible: Unschedulable when ``remaining + scheduled < minCount``, Wait
+    while ``scheduled < minCount``, Success after. ``min_count`` None = basic policy, counted as 1
+    (getMinCount: "For basic groups it returns 1")."""
     if min_count is None:
-        return Status()
+        min_count = 1
     r, s = progress.remaining, progress.scheduled
     if r + s < min_count:
         return Status(Code.UNSCHEDULABLE, [MSG_CANNOT_BE_SATISFIED.format(min_count, s, r)], "GangScheduling")
@@ -175,21 +176,19 @@ class PostFilterResult:
 
 
 def apply_post_filter(result: AlgorithmResult, post: Optional[PostFilterResult]) -> AlgorithmResult:
-    """applyPodGroupPostFilterResult: Success -> waitingOnPreemption with the nominations and the
-    (possibly empty) message appended; Error replaces the status; otherwise the message is appended."""
+    """applyPodGroupPostFilterResult: Success -> waitingOnPreemption with the nominations; Error
+    replaces the status; otherwise ``AppendReason(status.String())``, even an empty one (the trailing
+    ", " a Success leaves)."""
     if post is None:
         return result
     st = post.status
-    if st.code == Code.ERROR:
-        result.status = st
-        return result
-    msg = st.message()
     if st.is_success():
         result.waiting_on_preemption = True
         result.nominations = dict(post.nominations)
-        result.status.reasons.append(msg)
-    elif msg:
-        result.status.reasons.append(msg)
+    if st.code == Code.ERROR:
+        result.status = st
+        return result
+    result.status.reasons.append(st.message())
     return result
 
 
@@ -257,23 +256,20 @@ def validate_pod_group(pods: Sequence[tuple[str, int, str]], group_priority: Opt
     if not every:
         return None
     first_name = every[0][0]
-    for name, _, _ in every[1:]:
-        if name != first_name:
-            return MSG_SCHEDULER_NAME_MISMATCH.format(first_name, name)
     want = group_priority or 0
-    for _, prio, _ in every:
+    group_policy = (group_preemption_policy or "PreemptLowerPriority") if preemption_policy_gate else ""
+    for name, prio, policy in every:  # validatePod, queued pods first, then validateScheduledPods
+        if name != first_name:
+            return MSG_SCHEDULER_NAME_MISMATCH.format(name, first_name)
         if prio != want:
             return MSG_PRIORITY_MISMATCH.format(prio, want)
-    if preemption_policy_gate:
-        policy = group_preemption_policy or "PreemptLowerPriority"
-        for _, _, p in every:
-            if p != policy:
-                return MSG_PREEMPTION_POLICY_MISMATCH.format(p, policy)
-    else:
-        first = every[0][2]
-        for _, _, p in every[1:]:
-            if p != first:
-                return MSG_PREEMPTION_POLICY_MISMATCH_PODS.format(first, p)
+        if preemption_policy_gate:
+            if policy != group_policy:
+                return MSG_PREEMPTION_POLICY_MISMATCH.format(policy, group_policy)
+        elif not group_policy:
+            group_policy = policy
+        elif policy != group_policy:
+            return MSG_PREEMPTION_POLICY_MISMATCH_PODS.format(policy, group_policy)
     return None
 
 

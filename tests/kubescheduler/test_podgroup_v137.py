@@ -23,24 +23,46 @@ from karpy.kubescheduler.types import Code, Status
 
 # -- gangscheduling_test.go TestPlacementFeasible ------------------------------------------------------
 
-@pytest.mark.parametrize("min_count,remaining,scheduled,code,message", [
-    (None, 0, 0, Code.SUCCESS, ""),                       # basic policy: always Success
-    (None, 5, 0, Code.SUCCESS, ""),
-    (3, 3, 0, Code.WAIT, "minCount (3) is not yet satisfied: 0 scheduled, 3 remaining"),
-    (3, 2, 1, Code.WAIT, "minCount (3) is not yet satisfied: 1 scheduled, 2 remaining"),
-    (3, 0, 3, Code.SUCCESS, ""),
-    (3, 1, 3, Code.SUCCESS, ""),                          # more than minCount
-    (3, 1, 1, Code.UNSCHEDULABLE, "minCount (3) cannot be satisfied: 1 scheduled, 1 remaining"),
-    (4, 3, 0, Code.UNSCHEDULABLE, "minCount (4) cannot be satisfied: 0 scheduled, 3 remaining"),
-    (1, 0, 0, Code.UNSCHEDULABLE, "minCount (1) cannot be satisfied: 0 scheduled, 0 remaining"),
-    (16, 0, 16, Code.SUCCESS, ""),
+# (name, minCount (0 = basic), childrenCount, podStatuses, expectedStatuses, initialScheduledCount):
+# gangscheduling_test.go TestPlacementFeasible's table, verbatim
+_PF_CASES = [
+    ("All pods succeed, minCount met at end", 2, 2, "SS", "WS", 0),
+    ("First pod fails, minCount not satisfiable", 3, 3, "U", "U", 0),
+    ("Second pod fails, minCount not satisfiable", 2, 2, "SU", "WU", 0),
+    ("Non-gang pod group with 0 scheduled pods fails", 0, 1, "U", "U", 0),
+    ("Non-gang pod group with succeeds once 1 pod is scheduled", 0, 1, "S", "S", 0),
+    ("Non-gang pod group with 1 initially scheduled pod succeeds", 0, 1, "U", "S", 1),
+    ("More than minCount pods, all succeed", 2, 3, "SSS", "WSS", 0),
+    ("More than minCount pods, first fails", 2, 3, "USS", "WWS", 0),
+    ("More than minCount pods, minCount not satisfiable", 2, 3, "UU", "WU", 0),
+    ("1 pod scheduled, 2 unscheduled pods succeed, minCount 3 met", 3, 2, "SS", "WS", 1),
+    ("minCount already met by scheduled pods", 2, 1, "U", "S", 2),
+    ("1 pod scheduled, minCount 3, first unscheduled fails, not enough remaining", 3, 2, "U", "U", 1),
+    ("1 pod scheduled, minCount 4, first unscheduled succeeds, not enough remaining", 4, 2, "S", "U", 1),
+]
+_CODES = {"S": Code.SUCCESS, "W": Code.WAIT, "U": Code.UNSCHEDULABLE}
+
+
+@pytest.mark.parametrize("name,min_count,children,pods,expected,initial", _PF_CASES, ids=[c[0] for c in _PF_CASES])
+def test_placement_feasible(name: str, min_count: int, children: int, pods: str, expected: str, initial: int) -> None:
+    """TestPlacementFeasible: the gang rule step by step (basic = minCount 1)."""
+    scheduled = initial
+    for i, code in enumerate(pods):
+        if code == "S":
+            scheduled += 1
+        st = placement_feasible(min_count or None, PlacementProgress(children - (i + 1), scheduled))
+        assert st.code == _CODES[expected[i]], f"step {i}"
+
+
+@pytest.mark.parametrize("min_count,remaining,scheduled,message", [
+    (3, 3, 0, "minCount (3) is not yet satisfied: 0 scheduled, 3 remaining"),
+    (3, 1, 1, "minCount (3) cannot be satisfied: 1 scheduled, 1 remaining"),
+    (None, 0, 0, "minCount (1) cannot be satisfied: 0 scheduled, 0 remaining"),
+    (16, 0, 16, ""),
 ])
-def test_placement_feasible(min_count: Optional[int], remaining: int, scheduled: int, code: Code,
-                            message: str) -> None:
-    """TestPlacementFeasible: the gang rule (Unschedulable / Wait / Success)."""
-    st = placement_feasible(min_count, PlacementProgress(remaining, scheduled))
-    assert st.code == code
-    assert st.message() == message
+def test_placement_feasible_messages(min_count: Optional[int], remaining: int, scheduled: int, message: str) -> None:
+    """GangScheduling.PlacementFeasible's exact words (fmt.Sprintf in gangscheduling.go)."""
+    assert placement_feasible(min_count, PlacementProgress(remaining, scheduled)).message() == message
 
 
 # -- gangscheduling_test.go PreEnqueue table ----------------------------------------------------------
@@ -172,10 +194,11 @@ def test_algorithm_basic_any_scheduled() -> None:
 
 
 def test_algorithm_basic_none_fit() -> None:
-    """TestPodGroupSchedulingAlgorithm: "all pods unschedulable" (basic) -> "pod group is unschedulable",
-    each pod keeps its own FitError."""
+    """TestPodGroupSchedulingAlgorithm: "all pods unschedulable" (basic, minCount 1): Wait after the
+    first misfit, Unschedulable after the last; each pod keeps its own FitError."""
     res, _, _ = _run({"a": False, "b": False}, None)
-    assert res.status.code == Code.UNSCHEDULABLE and res.status.message() == "pod group is unschedulable"
+    assert res.status.code == Code.UNSCHEDULABLE
+    assert res.status.message() == "minCount (1) cannot be satisfied: 0 scheduled, 0 remaining"
     assert res.pods[0].status is not None and "a misfit" in res.pods[0].status.message()
 
 
@@ -277,7 +300,7 @@ def test_post_filter_success_sets_waiting_on_preemption() -> None:
                               lambda k, n: None, lambda k: None,
                               post_filter_hook=lambda r, rerun: PostFilterResult(Status(), {"a": "n1"}))
     assert res.waiting_on_preemption and res.nominations == {"a": "n1"}
-    assert res.status.message().endswith(", ")
+    assert res.status.message().endswith(", ")  # AppendReason(Success.String() == "")
     assert res.pods[1].status is not None and not res.pods[1].status.message().endswith(", ")
 
 
@@ -288,8 +311,8 @@ def test_post_filter_message_appended() -> None:
                               post_filter_hook=lambda r, rerun: PostFilterResult(
                                   Status(Code.UNSCHEDULABLE, ["pod group preemption: No preemption victims found "
                                                               "for incoming preemptor"])))
-    assert res.status.message() == ("pod group is unschedulable, pod group preemption: No preemption victims "
-                                    "found for incoming preemptor")
+    assert res.status.message() == ("minCount (1) cannot be satisfied: 0 scheduled, 0 remaining, pod group "
+                                    "preemption: No preemption victims found for incoming preemptor")
 
 
 def test_post_filter_error_replaces_status() -> None:
@@ -310,7 +333,8 @@ def test_validate_ok() -> None:
 def test_validate_scheduler_name_mismatch() -> None:
     """TestValidatePodGroup: pods with different schedulerName -> error."""
     err = validate_pod_group([("default-scheduler", 0, "P"), ("other", 0, "P")], None)
-    assert err == "all pods in a single pod group should have the same scheduler name, got default-scheduler and other"
+    assert err == ('all pods in a single pod group should have the same .spec.schedulerName set, '
+                   'got: "other" and "default-scheduler"')
 
 
 def test_validate_priority_mismatch() -> None:
@@ -323,7 +347,7 @@ def test_validate_priority_mismatch() -> None:
 def test_validate_includes_scheduled_pods() -> None:
     """TestValidatePodGroup (validateScheduledPods): already scheduled members count."""
     err = validate_pod_group([("s", 5, "P")], 5, scheduled=[("t", 5, "P")])
-    assert err is not None and "scheduler name" in err
+    assert err == 'all pods in a single pod group should have the same .spec.schedulerName set, got: "t" and "s"'
 
 
 def test_validate_preemption_policy_gate_on() -> None:
@@ -336,7 +360,14 @@ def test_validate_preemption_policy_gate_on() -> None:
 def test_validate_preemption_policy_gate_off() -> None:
     """TestValidatePodGroup: gate off -> all pods equal to each other."""
     assert validate_pod_group([("s", 0, "Never"), ("s", 0, "Never")], 0, "PreemptLowerPriority") is None
-    assert validate_pod_group([("s", 0, "Never"), ("s", 0, "PreemptLowerPriority")], 0) is not None
+    assert validate_pod_group([("s", 0, "Never"), ("s", 0, "PreemptLowerPriority")], 0) == (
+        "all pods in a single pod group should have the same preemption policy, got PreemptLowerPriority and Never")
+
+
+def test_validate_order_is_per_pod() -> None:
+    """validatePodGroup: each pod is checked whole (name, priority, policy) before the next."""
+    err = validate_pod_group([("s", 5, "P"), ("t", 0, "P")], 0)
+    assert err is not None and "priority" in err
 
 
 # -- TestUpdatePodGroupCondition ---------------------------------------------------------------------
