@@ -394,7 +394,8 @@ def group_reference_errors(workloads: list[SchedulingWorkload], pod_groups: list
     ``parentCompositePodGroupName`` chain (upstream's workload forest finds no root for it)."""
     out: list[tuple[Any, str, str]] = []
     by_name = {(w.metadata.namespace, w.metadata.name): w for w in workloads}
-    for obj in [*pod_groups, *composites]:
+    groups: list[SchedulingPodGroup | CompositePodGroup] = [*pod_groups, *composites]
+    for obj in groups:
         ref = obj.spec.workload_ref
         if ref is None:
             continue
