@@ -288,6 +288,20 @@ class PriorityQueue:
         self.in_flight[key] = len(self.in_flight_events)
         return q
 
+    def join_entity(self, key: str, sibling_key: str) -> None:
+        """addPodGroupMember case (c): the group entity is queued, so a newly added member joins it
+        where it is -- its counters, timestamp and rejectors, in its backoffQ or unschedulable pool."""
+        q, s = self.infos.get(key), self.infos.get(sibling_key)
+        if q is None or s is None or q.gated or s.gated or key in self.in_flight:
+            return
+        q.entity_key, q.entity_size = s.entity_key, s.entity_size
+        q.unschedulable_count, q.consecutive_errors_count = s.unschedulable_count, s.consecutive_errors_count
+        q.unschedulable_plugins, q.timestamp = set(s.unschedulable_plugins), s.timestamp
+        if sibling_key in self._backoff_entries or sibling_key in self._error_entries:
+            self._push_backoff(q)
+        elif sibling_key in self.unschedulable:
+            self._to_unschedulable(q)
+
     def pop_member(self, key: str) -> Optional[QueuedPodInfo]:
         """A queued (not gated) member of the entity being popped: upstream pops the whole group
         entity at once (1.37), so every member goes in flight with the first."""

@@ -395,6 +395,10 @@ class KubeScheduler:
         if gk is not None:
             from karpy.api.podgroup import scheduling_group_of
             siblings = {k for k, p in self.pods.items() if k != key and scheduling_group_of(p) == gk}
+            queued = next((k for k in sorted(siblings) if k in self.queue.infos and self.queue.infos[k].entity_key
+                           and k not in self.assigned), None)
+            if ok and queued is not None:
+                self.queue.join_entity(key, queued)
             self.queue.move_all_to_active_or_backoff(ClusterEvent("*", "GangMemberAdd"), None, pod, only=siblings)
             return ok
         gk = group_key(pod)

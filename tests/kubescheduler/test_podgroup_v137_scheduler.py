@@ -211,3 +211,24 @@ def test_karpenter_warning_names_the_room_found() -> None:
     s.schedule_one()
     (w,) = s.pod_group_warnings()
     assert "found room for 2 of its 3 pods" in w
+
+
+def test_new_member_joins_the_backing_off_entity() -> None:
+    """scheduling_queue_test.go (addPodGroupMember, entity in backoffQ): a member added while its
+    group backs off joins the entity there, with its counters and timestamp, instead of forcing an
+    early cycle from activeQ."""
+    clock = FakeClock(0.0)
+    s = _sched(clock)
+    s.add_node(node("n1", {"cpu": "1", "pods": "110"}))
+    s.add_pod_group(_group(min_count=2))
+    for i in range(2):
+        s.add_pod(_member(f"p{i}"))
+    s.schedule_one()  # rejected: one CPU for two pods
+    q0 = s.queue.infos["default/p0"]
+    s.queue._push_backoff(q0)  # the entity backs off (as after a node event during the cycle)
+    s.queue._push_backoff(s.queue.infos["default/p1"])
+    s.add_pod(_member("p2"))
+    q2 = s.queue.infos["default/p2"]
+    assert q2.entity_key == "podgroup/default/pg" and q2.timestamp == q0.timestamp
+    assert q2.unschedulable_count == q0.unschedulable_count == 1
+    assert "default/p2" not in s.queue._active_entries
