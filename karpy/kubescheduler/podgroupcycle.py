@@ -231,10 +231,14 @@ def submit_actions(result: AlgorithmResult, pod_keys: Sequence[str]) -> list[Sub
         if group.code == Code.ERROR:
             own = r.status if r.status is not None and r.status.code == Code.ERROR else group
             out.append(SubmitAction(r.key, ERROR, message=own.message(), reason="SchedulerError", nominated=""))
-        elif not r.evaluated:
-            out.append(SubmitAction(r.key, REJECT_GROUP, message=r.status.message() if r.status else group.message()))
-        elif not r.fit:
-            out.append(SubmitAction(r.key, REJECT_OWN, message=r.status.message() if r.status else ""))
+        elif not r.evaluated or not r.fit:
+            # FailureHandler(podResult.status, podResult.scheduleResult.nominatingInfo): its own (or
+            # the padded group) status, and the PostFilter's nomination when it made one for it
+            action = REJECT_GROUP if not r.evaluated else REJECT_OWN
+            nominated = result.nominations.get(r.key) if result.waiting_on_preemption else None
+            out.append(SubmitAction(r.key, NOMINATE if nominated else action,
+                                    message=r.status.message() if r.status else group.message(),
+                                    nominated=nominated))
         elif group.is_success():
             out.append(SubmitAction(r.key, BIND, node=r.node))
         elif result.waiting_on_preemption:

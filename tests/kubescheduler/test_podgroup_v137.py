@@ -428,3 +428,17 @@ def test_entity_key_string() -> None:
     """framework/types_test.go EntityKey.String(): "podgroup/ns/name"."""
     assert entity_key("default", "pg") == "podgroup/default/pg"
     assert entity_key("ns", "c", "compositepodgroup") == "compositepodgroup/ns/c"
+
+
+def test_submit_waiting_on_preemption_misfit_keeps_own_status_with_nomination() -> None:
+    """TestSubmitPodGroupAlgorithmResult (waiting on preemption): applyPodGroupPostFilterResult gives
+    every pod its nominating info; a misfit keeps its own FitError but gets NominatedNodeName."""
+    res = AlgorithmResult(Status(Code.UNSCHEDULABLE, ["minCount (2) cannot be satisfied: 0 scheduled, 1 remaining"]),
+                          [PodResult("a", None, Status(Code.UNSCHEDULABLE, ["0/1 nodes are available: 1 Insufficient cpu."])),
+                           PodResult("b", None, Status(Code.UNSCHEDULABLE, ["minCount (2) cannot be satisfied"]),
+                                     evaluated=False)])
+    res.waiting_on_preemption, res.nominations = True, {"a": "n1", "b": "n1"}
+    acts = submit_actions(res, ["a", "b"])
+    assert [(a.action, a.nominated) for a in acts] == [(NOMINATE, "n1"), (NOMINATE, "n1")]
+    assert acts[0].message == "0/1 nodes are available: 1 Insufficient cpu."
+    assert acts[1].message == "minCount (2) cannot be satisfied"
