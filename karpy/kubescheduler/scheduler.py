@@ -707,11 +707,16 @@ class KubeScheduler:
             for a in actions:
                 a.message = err
         else:
+            def nominated_unassumed(node: str) -> list[PodInfo]:
+                # a member assumed on the snapshot this cycle is on its node, no longer only nominated
+                # there (assume deletes the nominated entry: DeleteNominatedPodIfExists)
+                return [p for p in self._nominated_on(node) if p.key not in self.assigned]
+
             def schedule(key: str) -> tuple[Optional[str], Optional[_Status], Any]:
                 q = by_key[key]
                 try:
                     res = self.algorithm.schedule_pod(CycleState(), q.pod_info, self._placement_snapshot(),
-                                                      self._nominated_on)
+                                                      nominated_unassumed)
                 except FitError as fe:
                     return None, _Status(Code.UNSCHEDULABLE, [fe.message()]), fe
                 except NoNodesAvailable:
@@ -834,11 +839,16 @@ class KubeScheduler:
                 def group_of(pi: PodInfo) -> Optional[str]:
                     gk2 = scheduling_group_of(pi.pod)
                     return entity_key(*gk2.split("/", 1)) if gk2 else None
+                import inspect
+                extra: dict[str, Any] = {}
+                if "terminating_by_preemption" in inspect.signature(wap.core_post_filter_hook).parameters:
+                    # karpy's evictions carry no DisruptionTarget condition: the scheduler's own record
+                    extra["terminating_by_preemption"] = self._terminating_by_preemption
                 post_filter_hook = wap.core_post_filter_hook(
                     preemptor, lambda: list(self._snapshot()), self.framework, self._nominated_on,
                     lambda k: self.pod_infos[k], group_of, groups,
                     lambda st, noms: PostFilterResult(st, dict(noms)), list(self.pdbs.values()),
-                    self.config.gate("CompositePodGroup"), victims.extend)
+                    self.config.gate("CompositePodGroup"), victims.extend, **extra)
         return placement_hook, post_filter_hook
 
     def pod_group_warnings(self) -> list[str]:

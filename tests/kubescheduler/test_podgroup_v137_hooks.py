@@ -50,6 +50,14 @@ def test_pod_group_post_filter_nominates_and_evicts() -> None:
     assert [m.nominated_node_name for m in r.members] == ["n1", "n1"]
     assert sorted(v.key for m in r.members for v in m.victims) == ["default/low0", "default/low1"]
     assert not any(m.outcome == BOUND for m in r.members)
+    # the victims go; the next cycle places the gang where it was nominated (its own nominations
+    # are not counted twice once a member is assumed)
+    for m in r.members:
+        for v in m.victims:
+            s.delete_pod(v.key)
+    s.queue.activate(["default/p0", "default/p1"])
+    r2 = s.schedule_one()
+    assert r2 is not None and [(m.outcome, m.node_name) for m in r2.members] == [(BOUND, "n1"), (BOUND, "n1")]
 
 
 def test_topology_placement_keeps_the_gang_in_one_domain() -> None:
