@@ -677,8 +677,13 @@ class KubeScheduler:
                 q = self.queue.pop_member(k)
                 if q is not None:
                     members.append(q)
-        members = [q for q in members if q.key in self.pods
-                   and getattr(self.pods[q.key].metadata, "deletion_timestamp", None) is None]
+        kept = []
+        for q in members:  # skipPodGroupPodSchedule: deleting pods leave the cycle (Done)
+            if q.key in self.pods and getattr(self.pods[q.key].metadata, "deletion_timestamp", None) is None:
+                kept.append(q)
+            else:
+                self.queue.forget(q.key)
+        members = kept
         members.sort(key=lambda q: (-q.pod_info.priority, q.initial_attempt_timestamp or 0.0, q.seq))
         by_key = {q.key: q for q in members}
         keys = [q.key for q in members]

@@ -232,3 +232,20 @@ def test_new_member_joins_the_backing_off_entity() -> None:
     assert q2.entity_key == "podgroup/default/pg" and q2.timestamp == q0.timestamp
     assert q2.unschedulable_count == q0.unschedulable_count == 1
     assert "default/p2" not in s.queue._active_entries
+
+
+def test_deleting_member_is_skipped() -> None:
+    """skipPodGroupPodSchedule (TestScheduleOnePodGroup): a member being deleted leaves the cycle
+    (Done, not requeued); the others are scheduled."""
+    s = _sched()
+    s.add_node(node("n1", {"cpu": "4", "pods": "110"}))
+    s.add_pod_group(_group(min_count=2))
+    for i in range(3):
+        s.add_pod(_member(f"p{i}"))
+    gone = s.pods["default/p2"].model_copy(deep=True)
+    gone.metadata.deletion_timestamp = "2026-01-01T00:00:00Z"
+    s.pods["default/p2"] = gone
+    r = s.schedule_one()
+    assert r is not None and sorted(m.pod_key for m in r.members) == ["default/p0", "default/p1"]
+    assert all(m.outcome == BOUND for m in r.members)
+    assert "default/p2" not in s.queue.infos and "default/p2" not in s.queue.in_flight
