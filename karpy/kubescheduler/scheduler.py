@@ -739,7 +739,9 @@ class KubeScheduler:
             finally:
                 self._placement_nodes = None
             actions = submit_actions(result, keys)
-        rejectors: set[str] = {"GangScheduling"}
+        # the entity's rejectors: its members' FitError plugins; none (no nodes, or only the gang
+        # rule rejected) = the error backoff, retried once it expires (AddAttemptedPodGroupIfNeeded)
+        rejectors: set[str] = set()
         for r in result.pods:
             if r.detail is not None and hasattr(r.detail, "diagnosis"):
                 rejectors |= set(r.detail.diagnosis.unschedulable_plugins)

@@ -78,6 +78,11 @@ def test_gang16_empty_cluster_launches_and_binds(gang16: dict[str, Any]) -> None
     assert gang16["cost_per_hour"] == pytest.approx(3.072)
     assert gang16["simulation"]["kubernetes_version"] == "1.37"
     assert not any("PodGroup" in w for w in gang16["warnings"])
+    # the gang binds in one cycle, as soon as the node has initialized (the group retried after its
+    # backoff: no node at first is no rejector plugin, so no event is needed to wake it)
+    bound = {e["t"] for e in gang16["timeline"] if e["kind"] == "pod.bound"}
+    initialized = [e["t"] for e in gang16["timeline"] if e["kind"] == "nodeclaim.initialized"]
+    assert bound == {36.0} and initialized == [36.0]
 
 
 def test_gang16_under_cpu_limit_partial_and_warned() -> None:
