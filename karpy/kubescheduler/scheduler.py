@@ -858,6 +858,23 @@ class KubeScheduler:
                     self.config.gate("CompositePodGroup"), victims.extend, **extra)
         return placement_hook, post_filter_hook
 
+    def _gated_fields_warning(self) -> Optional[str]:
+        """PodGroup fields whose feature gate is off: the API server drops them on create
+        (dropDisabledFields), so the scheduler never sees them."""
+        gates = (("preemption_policy", "spec.preemptionPolicy", "PodGroupPreemptionPolicy"),
+                 ("scheduling_constraints", "spec.schedulingConstraints", "TopologyAwareWorkloadScheduling"),
+                 ("parent_composite_pod_group_name", "spec.parentCompositePodGroupName", "CompositePodGroup"))
+        found = []
+        for attr, field_path, gate in gates:
+            if self.config.gate(gate):
+                continue
+            names = sorted(gk for gk, pg in self.pod_groups_v137.items() if getattr(pg.spec, attr, None))
+            if names:
+                found.append(f"{field_path} ({gate} is off: {', '.join(names)})")
+        if not found:
+            return None
+        return "PodGroup fields ignored, as the API server drops them while their feature gate is off: " + "; ".join(found)
+
     def pod_group_warnings(self) -> list[str]:
         """What Karpenter v1.14 (no gang awareness) did with each 1.37 gang still not placed:
         capacity launched member by member that the gang cannot use, or a gang it never saw."""
@@ -868,6 +885,9 @@ class KubeScheduler:
             return [f"GenericWorkload is off (the Kubernetes {self.config.kubernetes_version} default): PodGroup "
                     f"{names} and spec.schedulingGroup are ignored and the pods are scheduled one by one; pass "
                     "--feature-gates GenericWorkload=true for gang scheduling"]
+        dropped = self._gated_fields_warning()
+        if dropped:
+            out.append(dropped)
         for gk, pg in sorted(self.pod_groups_v137.items()):
             conds = self.pod_group_conditions.get(gk, [])
             placed = any(c.get("type") == "PodGroupInitiallyScheduled" and c.get("status") == "True" for c in conds)

@@ -249,3 +249,17 @@ def test_deleting_member_is_skipped() -> None:
     assert r is not None and sorted(m.pod_key for m in r.members) == ["default/p0", "default/p1"]
     assert all(m.outcome == BOUND for m in r.members)
     assert "default/p2" not in s.queue.infos and "default/p2" not in s.queue.in_flight
+
+
+def test_gated_pod_group_fields_are_reported() -> None:
+    """dropDisabledFields: spec.schedulingConstraints without TopologyAwareWorkloadScheduling (and
+    spec.preemptionPolicy without PodGroupPreemptionPolicy) never reach the scheduler; karpy says so."""
+    s = _sched()
+    pg = SchedulingPodGroup.model_validate({"metadata": {"name": "pg", "namespace": "default"}, "spec": {
+        "schedulingPolicy": {"gang": {"minCount": 1}}, "preemptionPolicy": "Never",
+        "schedulingConstraints": {"topology": [{"key": "rack"}]}}})
+    s.add_pod_group(pg)
+    (w,) = s.pod_group_warnings()
+    assert w == ("PodGroup fields ignored, as the API server drops them while their feature gate is off: "
+                 "spec.preemptionPolicy (PodGroupPreemptionPolicy is off: default/pg); "
+                 "spec.schedulingConstraints (TopologyAwareWorkloadScheduling is off: default/pg)")
