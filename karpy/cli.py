@@ -938,7 +938,9 @@ def _keep_partial(rows: list[dict[str, Any] | None], name: str, reason: str, out
               help="Unknown fields are errors (kubectl --validate=strict), not warnings.")
 @click.option("--cloud-provider", default="aws", show_default=True,
               help="Registered cloud provider whose kinds (e.g. EC2NodeClass) are admitted too.")
-def validate(paths: tuple[Path, ...], strict: bool, cloud_provider: str) -> None:
+@click.option("--kubernetes-version", "kubernetes_version", type=click.Choice(["1.35", "1.37"]), default="1.37",
+              show_default=True, help="The API server whose admission is run (the scheduling.k8s.io versions it serves).")
+def validate(paths: tuple[Path, ...], strict: bool, cloud_provider: str, kubernetes_version: str = "1.37") -> None:
     """Admit PATH... as the API server would (schemas, defaults, CEL rules, names), without simulating.
 
     Warnings (unknown fields, skipped kinds) go to stderr. Exit 0 when every manifest is accepted,
@@ -952,7 +954,8 @@ def validate(paths: tuple[Path, ...], strict: bool, cloud_provider: str) -> None
             _bad_input(f"{p}: no such file or directory")
     try:
         extra_kinds = getattr(resolve_cloud_provider(cloud_provider), "EXTRA_KINDS", None)
-        loaded = load_manifests(list(paths), extra_kinds=extra_kinds, strict=strict)
+        loaded = load_manifests(list(paths), extra_kinds=extra_kinds, strict=strict,
+                                kubernetes_version=kubernetes_version)
     except _input_errors() as err:
         _bad_input(str(err))
     for warning in loaded.warnings:

@@ -216,3 +216,22 @@ def test_explain_says_what_karpenter_did_with_the_gang() -> None:
     assert trace["gang"].startswith("PodGroup default/train (gang, minCount 16): not scheduled")
     assert "  gang: PodGroup default/train" in render_explain(trace)
     assert "gang" in result.to_document()["explain"]["pods"]["default/worker-3"]
+
+
+def test_cli_version_and_gates(tmp_path: Any) -> None:
+    """--kubernetes-version and kube-scheduler gates on the CLI: bad input is one line, exit 2."""
+    from click.testing import CliRunner
+
+    from karpy.cli import cli
+
+    path = tmp_path / "gang.yaml"
+    path.write_text(_gang(pods=2, min_count=2), encoding="utf-8")
+    runner = CliRunner()
+    bad = runner.invoke(cli, ["simulate", str(path), "--cloud-provider", "fake", "--feature-gates", "Bogus=true"])
+    assert bad.exit_code == 2 and bad.output.count("\n") == 1 and "unrecognized feature gate: Bogus" in bad.output
+    old = runner.invoke(cli, ["simulate", str(path), "--cloud-provider", "fake", "--kubernetes-version", "1.35",
+                              "--feature-gates", "GenericWorkload=true,TopologyAwareWorkloadScheduling=true"])
+    assert old.exit_code == 2 and "does not exist in Kubernetes 1.35" in old.output
+    served = runner.invoke(cli, ["validate", str(path), "--kubernetes-version", "1.35"])
+    assert served.exit_code == 2 and "not served by Kubernetes 1.35" in served.output
+    assert runner.invoke(cli, ["validate", str(path)]).exit_code == 0
