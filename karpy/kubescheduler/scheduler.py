@@ -141,6 +141,8 @@ class KubeScheduler:
         #: hook points (see podgroupcycle): TAS placement and PodGroupPostFilter; None = default path
         self.placement_hook: Optional[Any] = None
         self.post_filter_hook: Optional[Any] = None
+        #: the live (non-terminal) pods of each 1.37 PodGroup, ns/name -> pod keys (AllPods)
+        self._v137_members: dict[str, dict[str, None]] = {}
         #: the node names of the placement being evaluated (None: the whole snapshot)
         self._placement_nodes: Optional[set[str]] = None
         plugins.insert(1, GangScheduling(self._lookup_group, self._count_group_members,
@@ -202,8 +204,8 @@ class KubeScheduler:
         return self.pod_groups_v137.get(gk), self._count_v137_members(gk)
 
     def _count_v137_members(self, gk: str) -> int:
-        from karpy.api.podgroup import scheduling_group_of
-        return sum(1 for p in self.pods.values() if scheduling_group_of(p) == gk and not self._terminal(p))
+        """PodGroupState.AllPodsCount: every known pod of the group."""
+        return len(self._v137_members.get(gk, ()))
 
     def _count_group_members(self, gkey: str) -> int:
         return sum(1 for p in self.pods.values() if group_key(p) == gkey)
@@ -378,6 +380,9 @@ class KubeScheduler:
         self.pods[key] = pod
         if self._terminal(pod):
             return True
+        gk137 = self._v137_group_key(pod)
+        if gk137 is not None:
+            self._v137_members.setdefault(gk137, {})[key] = None
         pi = self._pod_info(pod)
         self.pod_infos[key] = pi
         if not self._is_unassigned(pod):
@@ -391,10 +396,9 @@ class KubeScheduler:
             self.nominated[key] = nnn
         ok = self.queue.add(pi)
         # a new member may complete a gang quorum: re-run PreEnqueue of gated siblings
-        gk = self._v137_group_key(pod)
+        gk = gk137
         if gk is not None:
-            from karpy.api.podgroup import scheduling_group_of
-            siblings = {k for k, p in self.pods.items() if k != key and scheduling_group_of(p) == gk}
+            siblings = {k for k in self._v137_members.get(gk, ()) if k != key}
             queued = next((k for k in sorted(siblings) if k in self.queue.infos and self.queue.infos[k].entity_key
                            and k not in self.assigned), None)
             if ok and queued is not None:
@@ -456,6 +460,10 @@ class KubeScheduler:
 
     def delete_pod(self, key: str) -> None:
         old = self.pods.pop(key, None)
+        if old is not None and self._v137_members:
+            gk137 = self._v137_group_key(old)
+            if gk137 is not None:
+                self._v137_members.get(gk137, {}).pop(key, None)
         pi = self.pod_infos.pop(key, None)
         self.nominated.pop(key, None)
         self.preempting.discard(key)
@@ -662,8 +670,6 @@ class KubeScheduler:
     def _schedule_pod_group(self, first: QueuedPodInfo, gk: str) -> ScheduleOneResult:
         """scheduleOnePodGroup: pop the entity's members, validate, run the cycle on one snapshot
         (assume/revert), submit (bind / requeue / nominate) and write the PodGroup condition."""
-        from karpy.api.podgroup import scheduling_group_of
-
         from .podgroupcycle import (BIND, NOMINATE, AlgorithmResult, entity_key, run_pod_group_cycle,
                                     submit_actions, update_pod_group_condition, validate_pod_group)
         from .types import Status as _Status
@@ -672,8 +678,8 @@ class KubeScheduler:
         ns, name = gk.split("/", 1)
         ekey = entity_key(ns, name)
         members = [first]
-        for k, p in list(self.pods.items()):
-            if k != first.key and scheduling_group_of(p) == gk and self._is_unassigned(p):
+        for k in list(self._v137_members.get(gk, ())):
+            if k != first.key and k in self.pods and self._is_unassigned(self.pods[k]) and k not in self.assigned:
                 q = self.queue.pop_member(k)
                 if q is not None:
                     members.append(q)
@@ -690,7 +696,7 @@ class KubeScheduler:
         for q in members:
             q.entity_key = ekey
             q.entity_size = len(members)
-        scheduled = [k for k in self.assigned if k in self.pods and scheduling_group_of(self.pods[k]) == gk]
+        scheduled = [k for k in self._v137_members.get(gk, ()) if k in self.assigned]
         prio = pg.spec.priority
         if prio is None and pg.spec.priority_class_name:
             pc = self.priority_classes.get(pg.spec.priority_class_name)
@@ -712,10 +718,13 @@ class KubeScheduler:
             for a in actions:
                 a.message = err
         else:
-            def nominated_unassumed(node: str) -> list[PodInfo]:
+            by_node = self._nominator()
+
+            def unassumed(node: str) -> list[PodInfo]:
                 # a member assumed on the snapshot this cycle is on its node, no longer only nominated
                 # there (assume deletes the nominated entry: DeleteNominatedPodIfExists)
-                return [p for p in self._nominated_on(node) if p.key not in self.assigned]
+                return [p for p in by_node(node) if p.key not in self.assigned]
+            nominated_unassumed = by_node if by_node is _no_nominations else unassumed
 
             def schedule(key: str) -> tuple[Optional[str], Optional[_Status], Any]:
                 q = by_key[key]
@@ -878,7 +887,6 @@ class KubeScheduler:
     def pod_group_warnings(self) -> list[str]:
         """What Karpenter v1.14 (no gang awareness) did with each 1.37 gang still not placed:
         capacity launched member by member that the gang cannot use, or a gang it never saw."""
-        from karpy.api.podgroup import scheduling_group_of
         out = []
         if not self.generic_workload and self.pod_groups_v137:
             names = ", ".join(sorted(self.pod_groups_v137))
@@ -893,7 +901,7 @@ class KubeScheduler:
             placed = any(c.get("type") == "PodGroupInitiallyScheduled" and c.get("status") == "True" for c in conds)
             if placed or pg.min_count is None:
                 continue
-            members = [k for k, p in self.pods.items() if scheduling_group_of(p) == gk and not self._terminal(p)]
+            members = list(self._v137_members.get(gk, ()))
             pending = [k for k in members if k not in self.assigned]
             if not pending:
                 continue
