@@ -69,7 +69,7 @@ class GangScheduling(Plugin):
             return Status()
         obj = self.lookup(pod.pod)
         if obj is None:
-            return unresolvable(MSG_GROUP_MISSING.format(ref.name).replace("'", '"'))
+            return unresolvable(MSG_GROUP_MISSING.replace("{!r}", '"{}"').format(ref.name))
         mc = min_count_of(obj, pod.pod)
         if mc is None:
             return Status()

@@ -263,3 +263,13 @@ def test_gated_pod_group_fields_are_reported() -> None:
     assert w == ("PodGroup fields ignored, as the API server drops them while their feature gate is off: "
                  "spec.preemptionPolicy (PodGroupPreemptionPolicy is off: default/pg); "
                  "spec.schedulingConstraints (TopologyAwareWorkloadScheduling is off: default/pg)")
+
+
+def test_135_group_missing_message_keeps_its_apostrophe() -> None:
+    """gangscheduling.go PreEnqueue at 1.35 (coscheduling label): "waiting for pods's pod group %q
+    ..." -- the name quoted as %q does, the apostrophe of "pods's" left alone (it read pods"s)."""
+    s = _sched(version="1.35")
+    p = pod("p0", [{"cpu": "1"}], labels={"scheduling.x-k8s.io/pod-group": "g"})
+    s.add_pod(p)
+    assert s.queue.unschedulable["default/p0"].gating_message == \
+        'waiting for pods\'s pod group "g" to appear in scheduling queue'
