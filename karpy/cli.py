@@ -305,7 +305,12 @@ def _scenario_options(command: Callable[..., Any]) -> Callable[..., Any]:
                           "cancel-reservation ID."),
         click.option("--feature-gates", "feature_gates", default=None, metavar="K=V,...",
                      help="Karpenter feature gates as comma-separated K=V pairs, e.g. NodeOverlay=true or "
-                          "SpotToSpotConsolidation=true (upstream defaults otherwise)."),
+                          "SpotToSpotConsolidation=true, and kube-scheduler's gates of --kubernetes-version, "
+                          "e.g. GenericWorkload=true (upstream defaults otherwise)."),
+        click.option("--kubernetes-version", "kubernetes_version", type=click.Choice(["1.35", "1.37"]),
+                     default="1.37", show_default=True,
+                     help="The modelled kube-scheduler and API server (its feature-gate defaults, the "
+                          "scheduling.k8s.io versions it serves)."),
         click.option("--disruption/--no-disruption", default=False, show_default=True,
                      help="Run Karpenter's disruption controller (consolidation, drift, expiration) to the horizon."),
         click.option("--strict", is_flag=True, default=False,
@@ -418,7 +423,7 @@ def _run_scenario(paths: tuple[Path, ...], **options: Any) -> Any:
         if gates:
             from karpy.featuregates import parse_feature_gates
 
-            options["feature_gates"] = parse_feature_gates(gates)
+            options["feature_gates"] = parse_feature_gates(gates, options.get("kubernetes_version"))
         result = simulate(sources, progress=progress, **options)
     except UnavailableSpecError as err:
         _bad_input(_unavailable_message(err))
@@ -548,7 +553,7 @@ def simulate(paths: tuple[Path, ...], region: str, prices: str | None, price_reg
              preference_policy: str, min_values_policy: str, cloud_provider: str, until: str | None,
              events: tuple[str, ...], feature_gates: str | None, disruption: bool, strict: bool, max_pods: int,
              output: str, report_path: Path | None, scheduler_config: Path | None = None,
-             no_cache: bool = False, verbose: bool = False) -> None:
+             no_cache: bool = False, verbose: bool = False, kubernetes_version: str = "1.37") -> None:
     """Simulate PATH... (files or directories of manifests, - for standard input; default: the
     bundled example).
 
@@ -562,7 +567,8 @@ def simulate(paths: tuple[Path, ...], region: str, prices: str | None, price_reg
                            preference_policy=preference_policy, min_values_policy=min_values_policy,
                            cloud_provider=cloud_provider, until=until, events=list(events),
                            feature_gates=feature_gates, disruption=disruption, strict=strict,
-                           scheduler_config=scheduler_config, max_pods=max_pods, no_cache=no_cache)
+                           scheduler_config=scheduler_config, max_pods=max_pods, no_cache=no_cache,
+                           kubernetes_version=kubernetes_version)
     from karpy.report.html import render_html
     from karpy.report.table import render_table
     from karpy.result import document_json
@@ -599,7 +605,7 @@ def explain(paths: tuple[Path, ...], pod_key: str | None, nodeclaim_name: str | 
             cloud_provider: str, until: str | None, events: tuple[str, ...], feature_gates: str | None,
             disruption: bool, strict: bool, max_pods: int, output: str, scheduler_config: Path | None = None,
             no_cache: bool = False, why_not_type: str | None = None, why_not_generation: str | None = None,
-            verbose: bool = False) -> None:
+            verbose: bool = False, kubernetes_version: str = "1.37") -> None:
     """Explain the decisions of a simulation of PATH... (default: the bundled example).
 
     Without --pod/--nodeclaim: every NodeClaim and every pending pod. For a NodeClaim: its NodePool,
@@ -631,7 +637,8 @@ def explain(paths: tuple[Path, ...], pod_key: str | None, nodeclaim_name: str | 
                            preference_policy=preference_policy, min_values_policy=min_values_policy,
                            cloud_provider=cloud_provider, until=until, events=list(events),
                            feature_gates=feature_gates, disruption=disruption, strict=strict,
-                           scheduler_config=scheduler_config, max_pods=max_pods, no_cache=no_cache)
+                           scheduler_config=scheduler_config, max_pods=max_pods, no_cache=no_cache,
+                           kubernetes_version=kubernetes_version)
     if why_not_type is not None or why_not_generation is not None:
         _why_not(result, why_not_type, why_not_generation, output, nodeclaim=nodeclaim_name, pod=pod_key)
     try:
@@ -721,7 +728,8 @@ def compare(designs: tuple[str, ...], shared: tuple[Path, ...], region: str, pri
             until: str | None, events: tuple[str, ...], strict: bool, output: str,
             report_path: Path | None, scheduler_config: Path | None = None, feature_gates: str | None = None,
             disruption: bool = False, max_pods: int | None = None, no_cache: bool = False,
-            price_region: str | None = None, exclude: tuple[str, ...] = (), rank_by: str | None = None) -> None:
+            price_region: str | None = None, exclude: tuple[str, ...] = (), rank_by: str | None = None,
+            kubernetes_version: str = "1.37") -> None:
     """Compare two or more DESIGNs over the same workload, side by side.
 
     Each DESIGN is [NAME=]PATH[,PATH...] (files or directories of manifests; the name defaults to
@@ -747,14 +755,15 @@ def compare(designs: tuple[str, ...], shared: tuple[Path, ...], region: str, pri
         from karpy.featuregates import parse_feature_gates
 
         try:
-            gates = parse_feature_gates(feature_gates)  # as simulate's --feature-gates (_run_scenario)
+            gates = parse_feature_gates(feature_gates, kubernetes_version)  # as simulate's (_run_scenario)
         except ValueError as err:
             _bad_input(str(err))
     options: dict[str, Any] = dict(region=region, prices=prices, unavailable=unavailable,
                                    preference_policy=preference_policy, min_values_policy=min_values_policy,
                                    cloud_provider=cloud_provider, until=until, events=list(events), strict=strict,
                                    scheduler_config=scheduler_config, feature_gates=gates,
-                                   disruption=disruption, **({} if max_pods is None else {"max_pods": max_pods}))
+                                   disruption=disruption, kubernetes_version=kubernetes_version,
+                                   **({} if max_pods is None else {"max_pods": max_pods}))
     if no_cache:
         options["provider_extra"] = {"catalog_cache": False}
     if price_region is not None:
@@ -929,7 +938,9 @@ def _keep_partial(rows: list[dict[str, Any] | None], name: str, reason: str, out
               help="Unknown fields are errors (kubectl --validate=strict), not warnings.")
 @click.option("--cloud-provider", default="aws", show_default=True,
               help="Registered cloud provider whose kinds (e.g. EC2NodeClass) are admitted too.")
-def validate(paths: tuple[Path, ...], strict: bool, cloud_provider: str) -> None:
+@click.option("--kubernetes-version", "kubernetes_version", type=click.Choice(["1.35", "1.37"]), default="1.37",
+              show_default=True, help="The API server whose admission is run (the scheduling.k8s.io versions it serves).")
+def validate(paths: tuple[Path, ...], strict: bool, cloud_provider: str, kubernetes_version: str = "1.37") -> None:
     """Admit PATH... as the API server would (schemas, defaults, CEL rules, names), without simulating.
 
     Warnings (unknown fields, skipped kinds) go to stderr. Exit 0 when every manifest is accepted,
@@ -943,7 +954,8 @@ def validate(paths: tuple[Path, ...], strict: bool, cloud_provider: str) -> None
             _bad_input(f"{p}: no such file or directory")
     try:
         extra_kinds = getattr(resolve_cloud_provider(cloud_provider), "EXTRA_KINDS", None)
-        loaded = load_manifests(list(paths), extra_kinds=extra_kinds, strict=strict)
+        loaded = load_manifests(list(paths), extra_kinds=extra_kinds, strict=strict,
+                                kubernetes_version=kubernetes_version)
     except _input_errors() as err:
         _bad_input(str(err))
     for warning in loaded.warnings:

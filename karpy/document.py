@@ -422,6 +422,8 @@ class SimulationDocument(TypedDict):
     virtual_seconds: float
     provisioning_passes: int
     scheduling_cycles: int
+    kubernetes_version: str
+    """The modelled kube-scheduler / API server version (``--kubernetes-version``)."""
 
 
 @with_config(_CONFIG)
@@ -522,6 +524,8 @@ class ExplainPodDocument(TypedDict):
     relaxations: NotRequired[list[Any]]
     rounds: NotRequired[list[dict[str, Any]]]
     nodeclaims: list[str]
+    gang: NotRequired[str]
+    """A pending member of a Kubernetes 1.37 gang: what Karpenter (no gang awareness) did with it."""
 
 
 @with_config(_CONFIG)

@@ -404,6 +404,9 @@ class _Explainer:
             out.update({"kind": "pod", "pod": key, "phase": doc_pod.get("phase"), "node": pod.spec.node_name or None,
                         "nominated_node": pod.status.nominated_node_name or None, "message": doc_pod.get("message")})
         out["condition"] = _condition(pod)
+        gang = _gang_note(pod, getattr(self.result, "warnings", None) or ())
+        if gang is not None:
+            out["gang"] = gang
         last = self.decisive_attempt(key)
         if last is None:
             out["placement"] = None
@@ -490,6 +493,21 @@ def _compact_decision(d: Any) -> Any:
     if isinstance(considered, list):
         out["overrides_considered"] = len(considered)
     return out
+
+
+def _gang_note(pod: Pod, warnings: Any) -> str | None:
+    """The run's warning about the 1.37 gang (``spec.schedulingGroup``) of a pending pod: what
+    Karpenter v1.14, which has no gang awareness, did with it (karpy.kubescheduler.scheduler
+    pod_group_warnings)."""
+    sg = pod.spec.scheduling_group
+    if sg is None or not sg.pod_group_name or pod.spec.node_name:
+        return None
+    gk = f"{pod.metadata.namespace}/{sg.pod_group_name}"
+    for w in warnings:
+        if isinstance(w, str) and (w.startswith(f"PodGroup {gk} ") or (w.startswith("GenericWorkload is off")
+                                                                      and f" {gk}" in w)):
+            return w
+    return None
 
 
 def _condition(pod: Pod) -> str | None:
@@ -811,6 +829,8 @@ def _render_pod(d: Mapping[str, Any], lines: list[str], verbose: bool = True) ->
         lines.append(f"  message: {_short(d['message'])}")
     if d.get("condition") and d.get("condition") != d.get("message"):
         lines.append(f"  kube-scheduler: {_short(d['condition'])}")
+    if d.get("gang"):
+        lines.append(f"  gang: {d['gang']}")
     chain = list(d.get("nodeclaims") or ())
     failed = [c for c in chain if isinstance(c, Mapping) and not c.get("launched")]
     if not verbose and len(failed) > 1:

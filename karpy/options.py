@@ -21,6 +21,7 @@ from typing import Any
 from karpy._errors import KarpyError
 from karpy.featuregates import parse_feature_gates
 from karpy.featuregates import resolve as resolve_gates
+from karpy.featuregates import split_gates
 
 __all__ = [
     "MIN_VALUES_POLICIES",
@@ -70,7 +71,8 @@ class FeatureGates:
     def parse(cls, text: str) -> FeatureGates:
         """``"ReservedCapacity=false,NodeOverlay=true"`` over the defaults (options.go ParseFeatureGates).
         An unknown gate or a value other than true/false raises ``ValueError``."""
-        return cls.from_mapping(parse_feature_gates(text))
+        karpenter = split_gates(parse_feature_gates(text))[0]  # kube-scheduler's gates go elsewhere
+        return cls.from_mapping({k: bool(v) for k, v in karpenter.items()})
 
 
 #: upstream gate name -> :class:`FeatureGates` field

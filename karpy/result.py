@@ -301,7 +301,8 @@ class Result:
         yield "pods", lazy(((key, p.to_dict()) for key, p in self._pod_results().items()), items=True)
         yield "cost_per_hour", self.cost_per_hour
         yield "simulation", {"virtual_seconds": sim.virtual_seconds, "provisioning_passes": sim.provisioning_passes,
-                             "scheduling_cycles": sim.scheduling_cycles}
+                             "scheduling_cycles": sim.scheduling_cycles,
+                             "kubernetes_version": self._kubernetes_version()}
         yield "warnings", self.warnings
         yield "timeline", lazy(e.to_dict() for e in sim.timeline.entries)
         yield "cost", self.cost.to_dict()
@@ -310,6 +311,13 @@ class Result:
             yield "disruptions", list(sim.disruption.decisions)
             yield "disruption_timeline", list(sim.disruption.timeline)
         yield "explain", self.explain if self.explain else self.explain_block()
+
+    def _kubernetes_version(self) -> str:
+        """The modelled Kubernetes version of the run (its kube-scheduler's)."""
+        from karpy.featuregates import DEFAULT_KUBERNETES_VERSION
+
+        cfg = getattr(getattr(self.simulation, "options", None), "scheduler_config", None)
+        return str(getattr(cfg, "kubernetes_version", None) or DEFAULT_KUBERNETES_VERSION)
 
     def _status_block(self) -> dict[str, Any]:
         """The document's ``nodeclasses`` (the cloud provider's ``nodeclass_statuses()``, when it has

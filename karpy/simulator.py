@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from contextlib import ExitStack
+from dataclasses import replace
 from typing import Any
 
 from karpy.api.loader import DEFAULT_MAX_PODS, Manifests, load_manifests
@@ -20,6 +21,9 @@ from karpy.options import (MIN_VALUES_POLICIES, PREFERENCE_POLICIES, FeatureGate
 from karpy.featuregates import DEFAULTS as FEATURE_GATE_DEFAULTS
 from karpy.featuregates import NODE_OVERLAY, STATIC_CAPACITY
 from karpy.featuregates import resolve as resolve_gates
+from karpy.featuregates import (DEFAULT_KUBERNETES_VERSION, check_kubernetes_version, resolve_kubernetes,
+                                split_gates)
+from karpy.kubescheduler.scheduler import SchedulerConfig
 from karpy.result import Result, RunInputs
 from karpy.sim.clock import VirtualClock
 from karpy.sim.options import SimulationOptions
@@ -103,6 +107,7 @@ def simulate(
     strict: bool = False,
     max_pods: int | None = DEFAULT_MAX_PODS,
     billing: Any = None,
+    kubernetes_version: str | None = None,
 ) -> Result:
     """Run one simulation and return its :class:`~karpy.result.Result`.
 
@@ -127,7 +132,9 @@ def simulate(
     ``exclude``: glob patterns a directory walk skips. ``price_region``: price the run with that
     region's table (a proxy; the document's ``prices.proxy`` says so). ``billing``: a ``karpy.io/v1alpha1``
     BillingProfile (the object, a path, YAML text or a dict) adding ``cost.billed`` (:mod:`karpy.billing`);
-    one among the manifests is used when not given.
+    one among the manifests is used when not given. ``kubernetes_version``: the modelled
+    kube-scheduler and API server (``"1.35"`` or ``"1.37"``, default the newest); ``feature_gates``
+    also takes that version's kube-scheduler gates (e.g. ``GenericWorkload``).
     Bad input raises :class:`karpy.api.loader.ManifestError` or ``ValueError``.
 
     A provider built here from a name is closed before ``simulate`` returns or raises (the AWS one
@@ -139,19 +146,22 @@ def simulate(
     _check_arguments(region, prices, preference_policy, min_values_policy)
     clock = VirtualClock()
     base = options or SimulationOptions()
-    gates = resolve_gates({**base.feature_gates, **dict(feature_gates or {})})
+    version = check_kubernetes_version(kubernetes_version or _base_version(base))
+    karpenter_gates, kube_gates = split_gates(dict(feature_gates or {}), version)
+    gates = resolve_gates({**base.feature_gates, **karpenter_gates})
+    base = _with_kubernetes(base, version, kube_gates)
     operator = _operator_options(base, preference_policy, min_values_policy, gates, scheduler_config)
     disruption_on = bool(base.disruption if disruption is None else disruption)
     with ExitStack() as owned:
         if isinstance(cloud_provider, str):
             factory = resolve_cloud_provider(cloud_provider)
-            loaded = _load(manifests, factory, strict, max_pods, exclude, disruption_on, gates)
+            loaded = _load(manifests, factory, strict, max_pods, exclude, disruption_on, gates, version)
             provider = _build_provider(factory, loaded, region, prices, unavailable, clock, provider_extra,
                                        operator, price_region)
             owned.callback(_closer(provider))
         else:
             provider = cloud_provider
-            loaded = _load(manifests, provider, strict, max_pods, exclude, disruption_on, gates)
+            loaded = _load(manifests, provider, strict, max_pods, exclude, disruption_on, gates, version)
         profile = resolve_profile(billing, loaded, provider, region)
         provider_warnings = getattr(provider, "manifest_warnings", None)
         if callable(provider_warnings):
@@ -201,12 +211,28 @@ def _operator_options(base: SimulationOptions, preference_policy: str, min_value
     return Options(**fields)
 
 
+def _base_version(base: SimulationOptions) -> str:
+    cfg = base.scheduler_config
+    return cfg.kubernetes_version if cfg is not None else DEFAULT_KUBERNETES_VERSION
+
+
+def _with_kubernetes(base: SimulationOptions, version: str, overrides: Mapping[str, object]) -> SimulationOptions:
+    """``base`` with its kube-scheduler at ``version``, its gates over that version's defaults."""
+    cfg = base.scheduler_config or SchedulerConfig()
+    prior = cfg.feature_gates if cfg.kubernetes_version == version else None
+    gates = resolve_kubernetes(version, {**(prior or {}), **dict(overrides)})
+    if cfg.kubernetes_version == version and cfg.gates() == gates and base.scheduler_config is not None:
+        return base
+    cfg = replace(cfg, kubernetes_version=version, feature_gates=gates)
+    return replace(base, scheduler_config=cfg)
+
+
 def _load(manifests: Any, provider: Any, strict: bool, max_pods: int | None, exclude: Sequence[str],
-          disruption: bool, gates: Mapping[str, bool]) -> Manifests:
+          disruption: bool, gates: Mapping[str, bool], kubernetes_version: str = DEFAULT_KUBERNETES_VERSION) -> Manifests:
     """The input, read once (the provider's extra kinds too), with the warnings about what the run
     leaves unmodelled."""
     loaded = load_manifests(manifests, extra_kinds=getattr(provider, "EXTRA_KINDS", None), strict=strict,
-                            max_pods=max_pods, exclude=exclude)
+                            max_pods=max_pods, exclude=exclude, kubernetes_version=kubernetes_version)
     loaded.warnings.extend(unmodelled_field_warnings(loaded.nodepools, disruption=disruption,
                                                     static_capacity=gates[STATIC_CAPACITY]))
     _gate_node_overlays(loaded, gates)

@@ -23,7 +23,7 @@ ROOT = Path(__file__).resolve().parents[1]
 PUBLIC: dict[str, set[str]] = {
     "karpy": {"Result", "align_billing", "compare", "schema", "simulate", "sweep", "__version__"},
     "karpy.api": {
-        "Affinity", "BillingProfile", "Budget", "Condition", "ConditionSet", "Container", "ContainerPort", "DaemonSet", "Deployment", "Disruption",
+        "Affinity", "BillingProfile", "Budget", "CompositePodGroup", "Condition", "ConditionSet", "Container", "ContainerPort", "DaemonSet", "Deployment", "Disruption",
         "Job", "KarpenterRequirement", "LabelSelector", "LabelSelectorRequirement", "ManifestError", "Manifests",
         "NANO", "NODE_SELECTOR_OPERATORS", "Node", "NodeAffinity", "NodeClaim", "NodeClaimSpec",
         "NodeClaimStatus", "NodeClaimTemplate", "NodeClaimTemplateSpec", "NodeClassReference", "NodeCondition",
@@ -32,6 +32,7 @@ PUBLIC: dict[str, set[str]] = {
         "Pod", "PodAffinity", "PodAffinityTerm", "PodAntiAffinity", "PodCondition", "PodDisruptionBudget",
         "PodGroup", "PodSchedulingGate", "PodSpec", "PodStatus", "PreferredSchedulingTerm", "PriorityClass",
         "Quantity", "QuantityError", "ReplicaSet", "ResourceRequirements", "Scenario", "ScenarioEvent",
+        "SchedulingPodGroup", "SchedulingWorkload",
         "StatefulSet", "Taint", "Toleration", "TopologySpreadConstraint", "WeightedPodAffinityTerm", "Workload",
         "format_nanos", "load_manifests", "make_daemonset", "make_deployment", "make_node", "make_nodeoverlay",
         "make_nodepool", "make_pod", "make_pods", "make_priority_class", "parse_event_line", "parse_nanos",

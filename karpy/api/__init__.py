@@ -43,6 +43,8 @@ _EXPORTS = {
     # other Kubernetes kinds
     "PriorityClass": "priorityclass", "PodDisruptionBudget": "poddisruptionbudget",
     "PodGroup": "podgroup", "Workload": "podgroup",
+    # Kubernetes 1.37 scheduling.k8s.io/v1beta1 Workload / PodGroup, v1alpha3 CompositePodGroup
+    "SchedulingWorkload": "podgroup", "SchedulingPodGroup": "podgroup", "CompositePodGroup": "podgroup",
     "DaemonSet": "workloads", "Deployment": "workloads", "Job": "workloads",
     "ReplicaSet": "workloads", "StatefulSet": "workloads",
     # karpy.io/v1alpha1 Scenario
@@ -78,7 +80,7 @@ if TYPE_CHECKING:  # pragma: no cover
                                PodStatus, PreferredSchedulingTerm, ResourceRequirements, Taint, Toleration,
                                TopologySpreadConstraint, WeightedPodAffinityTerm)
     from karpy.api.poddisruptionbudget import PodDisruptionBudget
-    from karpy.api.podgroup import PodGroup, Workload
+    from karpy.api.podgroup import CompositePodGroup, PodGroup, SchedulingPodGroup, SchedulingWorkload, Workload
     from karpy.api.priorityclass import PriorityClass
     from karpy.api.quantity import NANO, Quantity, QuantityError, format_nanos, parse_nanos
     from karpy.api.scenario import Scenario, ScenarioEvent, parse_event_line

@@ -39,7 +39,7 @@ from typing import Any
 import yaml
 from pydantic import BaseModel, ValidationError
 
-from karpy.admission import ADMITTED_UNMODELLED_KINDS, AdmissionError, admit
+from karpy.admission import ADMITTED_UNMODELLED_KINDS, KUBERNETES_VERSION, AdmissionError, admit
 from karpy.admission.kinds import malformed_type, unsupported_version, wrong_case_kind
 from karpy.api.billing import BillingProfile
 from karpy.api.meta import TypedObject
@@ -50,9 +50,11 @@ from karpy.api.nodepool import NodePool, written_fields
 from karpy.api.objects import KINDS, lookup, supported_versions
 from karpy.api.pod import Pod
 from karpy.api.poddisruptionbudget import PodDisruptionBudget
-from karpy.api.podgroup import PodGroup, Workload
+from karpy.api.podgroup import (CompositePodGroup, PodGroup, SchedulingPodGroup, SchedulingPodGroupV1Alpha3,
+                                SchedulingWorkload, SchedulingWorkloadV1Alpha3, Workload, group_reference_errors)
 from karpy.api.priorityclass import SYSTEM_PRIORITY_CLASS_NAMES, PriorityClass
 from karpy.api.scenario import Scenario
+from karpy.api.served import LOADER_KUBERNETES_VERSION, admission_version, check_served
 from karpy.api.service import Service
 from karpy.api.storage import CSINode, PersistentVolume, PersistentVolumeClaim, StorageClass
 from karpy.api.workloads import (CronJob, DaemonSet, Deployment, Job, ReplicaSet, ReplicationController,
@@ -83,6 +85,9 @@ _LIST_ATTR: Mapping[type[BaseModel], str] = {
     PersistentVolumeClaim: "persistent_volume_claims", PersistentVolume: "persistent_volumes",
     StorageClass: "storage_classes", CSINode: "csi_nodes", Service: "services",
     ReplicationController: "replication_controllers", CronJob: "cron_jobs", BillingProfile: "billing_profiles",
+    SchedulingWorkload: "workloads_v1beta1", SchedulingWorkloadV1Alpha3: "workloads_v1beta1",
+    SchedulingPodGroup: "scheduling_pod_groups", SchedulingPodGroupV1Alpha3: "scheduling_pod_groups",
+    CompositePodGroup: "composite_pod_groups",
 }
 
 
@@ -127,6 +132,10 @@ class Manifests:
     pod_disruption_budgets: list[PodDisruptionBudget] = field(default_factory=list)
     pod_groups: list[PodGroup] = field(default_factory=list)
     scheduling_workloads: list[Workload] = field(default_factory=list)
+    #: scheduling.k8s.io/v1beta1 (or v1alpha3) Workloads, PodGroups and CompositePodGroups (k8s 1.37)
+    workloads_v1beta1: list[SchedulingWorkload] = field(default_factory=list)
+    scheduling_pod_groups: list[SchedulingPodGroup] = field(default_factory=list)
+    composite_pod_groups: list[CompositePodGroup] = field(default_factory=list)
     deployments: list[Deployment] = field(default_factory=list)
     replica_sets: list[ReplicaSet] = field(default_factory=list)
     stateful_sets: list[StatefulSet] = field(default_factory=list)
@@ -753,7 +762,7 @@ def _check_references(result: Manifests, origins: Mapping[int, tuple[str, int | 
 def load_manifests(sources: Any,
                    extra_kinds: Mapping[tuple[str, str], type[BaseModel]] | None = None, *,
                    strict: bool = False, max_pods: int | None = DEFAULT_MAX_PODS,
-                   exclude: Iterable[str] = ()) -> Manifests:
+                   exclude: Iterable[str] = (), kubernetes_version: str = LOADER_KUBERNETES_VERSION) -> Manifests:
     """Load ``sources`` (paths, YAML text, dicts, model objects, or a list of them) into :class:`Manifests`.
 
     ``extra_kinds`` maps ``(group, kind)`` (or ``(apiVersion, kind)``) to a pydantic model class, so a
@@ -763,7 +772,9 @@ def load_manifests(sources: Any,
     (None: no bound). Raises :class:`ManifestError` on the first bad document (or the first workload
     past ``max_pods``, or a dangling ``nodeName`` / ``priorityClassName``). ``exclude``: glob patterns;
     a directory walk skips files and directories whose name, path relative to the walked directory,
-    or full path matches one.
+    or full path matches one. ``kubernetes_version``: the API server whose built-in kinds are
+    admitted (``"1.35"``, ``"1.37"``): the scheduling.k8s.io group versions it serves, and
+    ``spec.workloadRef`` (removed in 1.36) or ``spec.schedulingGroup`` (1.36+) on pods.
     """
     result = Manifests(max_pods=max_pods)
     skipped: dict[str, int] = {}
@@ -790,10 +801,15 @@ def load_manifests(sources: Any,
             admit(_own_copy(entry, extra_kinds), "<object>", None)
             continue
         for doc in _unpack_lists(entry):
-            obj = _validate(doc, extra_kinds, skipped, strict=strict, warnings=result.warnings)
+            obj = _validate(doc, extra_kinds, skipped, strict=strict, warnings=result.warnings,
+                            kubernetes_version=kubernetes_version)
             if obj is not None:
                 admit(obj, doc.file, doc.index)
     _check_references(result, origins)
+    for obj, where, message in group_reference_errors(result.workloads_v1beta1, result.scheduling_pod_groups,
+                                                      result.composite_pod_groups):
+        file, index = origins.get(id(obj), ("<object>", None))
+        raise ManifestError(file, index, where, message, kind=obj.kind, name=obj.metadata.name)
     result.warnings.extend(walk.warnings())
     if skipped:
         names = ", ".join(f"{k} \u00d7{n}" if n > 1 else k for k, n in skipped.items())
@@ -811,7 +827,8 @@ def load_manifests(sources: Any,
 
 
 def _validate(doc: _Doc, extra_kinds: Mapping[tuple[str, str], type[BaseModel]] | None,
-              skipped: dict[str, int], *, strict: bool = False, warnings: list[str] | None = None) -> BaseModel | None:
+              skipped: dict[str, int], *, strict: bool = False, warnings: list[str] | None = None,
+              kubernetes_version: str = LOADER_KUBERNETES_VERSION) -> BaseModel | None:
     data = doc.data
     if data is None:
         return None
@@ -832,6 +849,10 @@ def _validate(doc: _Doc, extra_kinds: Mapping[tuple[str, str], type[BaseModel]] 
             raise ManifestError(doc.file, doc.index, format_loc((*doc.prefix, key)),
                                 f"must be a string (got {value!r})", name=name)
     assert isinstance(kind, str) and isinstance(api_version, str)
+    served = check_served(api_version, kind, data, kubernetes_version)
+    if served is not None:
+        raise ManifestError(doc.file, doc.index, format_loc((*doc.prefix, *served[0].split("."))), served[1],
+                            kind=kind, name=name)
     cls = lookup(api_version, kind, extra_kinds)
     fixed_version = getattr(cls, "API_VERSION", "") if cls is not None else ""
     if cls is None or (fixed_version and fixed_version != api_version):
@@ -852,7 +873,7 @@ def _validate(doc: _Doc, extra_kinds: Mapping[tuple[str, str], type[BaseModel]] 
         skipped[label] = skipped.get(label, 0) + 1
         return None
     raw = data
-    data = _admit(doc, cls, kind, name, strict, warnings)
+    data = _admit(doc, cls, kind, name, strict, warnings, admission_version(api_version, kind, kubernetes_version))
     try:
         obj = cls.model_validate(data)
         if isinstance(obj, NodePool):
@@ -872,10 +893,10 @@ def _validate(doc: _Doc, extra_kinds: Mapping[tuple[str, str], type[BaseModel]] 
 
 
 def _admit(doc: _Doc, cls: type[BaseModel] | None, kind: str, name: str | None, strict: bool,
-           warnings: list[str] | None) -> Mapping[str, Any]:
+           warnings: list[str] | None, kubernetes_version: str = KUBERNETES_VERSION) -> Mapping[str, Any]:
     """The document as the API server would store it (pruned, defaulted), or a ManifestError."""
     try:
-        admitted = admit(doc.data, cls, node=doc.node, strict=strict)
+        admitted = admit(doc.data, cls, node=doc.node, strict=strict, kubernetes_version=kubernetes_version)
     except AdmissionError as e:
         first = e.errors[0]
         # every problem of the document, as the API server returns them all (and the unknown

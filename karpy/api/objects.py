@@ -14,7 +14,8 @@ from karpy.api.nodeoverlay import NodeOverlay
 from karpy.api.nodepool import NodePool
 from karpy.api.pod import Pod
 from karpy.api.poddisruptionbudget import PodDisruptionBudget
-from karpy.api.podgroup import PodGroup, Workload
+from karpy.api.podgroup import (CompositePodGroup, PodGroup, SchedulingPodGroup, SchedulingPodGroupV1Alpha3,
+                                SchedulingWorkload, SchedulingWorkloadV1Alpha3, Workload)
 from karpy.api.priorityclass import PriorityClass
 from karpy.api.scenario import Scenario
 from karpy.api.service import Service
@@ -29,7 +30,8 @@ KINDS: Mapping[tuple[str, str], type[BaseModel]] = MappingProxyType({
     for cls in (Pod, Node, NodePool, NodeClaim, NodeOverlay, PriorityClass, PodDisruptionBudget, PodGroup,
                 Workload, Deployment, ReplicaSet, StatefulSet, Job, DaemonSet, Scenario,
                 PersistentVolumeClaim, PersistentVolume, StorageClass, CSINode, Service, ReplicationController,
-                CronJob, BillingProfile)
+                CronJob, BillingProfile, SchedulingWorkload, SchedulingPodGroup, CompositePodGroup,
+                SchedulingWorkloadV1Alpha3, SchedulingPodGroupV1Alpha3)
 })
 
 

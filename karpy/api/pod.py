@@ -35,6 +35,7 @@ __all__ = [
     "NodeAffinity",
     "NodeSelector",
     "NodeSelectorRequirement",
+    "PodSchedulingGroup",
     "NodeSelectorTerm",
     "Pod",
     "PodAffinity",
@@ -332,6 +333,13 @@ class WorkloadReference(KubeModel):
     pod_group_replica_key: str | None = None
 
 
+class PodSchedulingGroup(KubeModel):
+    """core/v1 PodSchedulingGroup (k8s 1.36+, GenericWorkload): the standalone
+    ``scheduling.k8s.io/v1beta1`` PodGroup the pod belongs to (immutable; it may not exist yet)."""
+
+    pod_group_name: str | None = None
+
+
 class PodSpec(KubeModel):
     """core/v1 PodSpec (the scheduling-relevant fields)."""
 
@@ -353,6 +361,7 @@ class PodSpec(KubeModel):
     host_network: bool = False
     restart_policy: str = "Always"
     workload_ref: WorkloadReference | None = None
+    scheduling_group: PodSchedulingGroup | None = None
     #: DRA: ResourceClaims the pod references (KEP-4381)
     resource_claims: list[PodResourceClaim] = Field(default_factory=list)
     volumes: list[Volume] = Field(default_factory=list)

@@ -1,4 +1,5 @@
-"""Model of kube-scheduler v1.34/1.35: queue, framework + default plugins, preemption, gangs. Names
+"""Model of kube-scheduler v1.35 and v1.37 (--kubernetes-version): queue, framework + default plugins,
+preemption, gangs and the v1.37 PodGroup cycle (podgroupcycle). Names
 resolve lazily (the plugins load the API models)."""
 
 from __future__ import annotations

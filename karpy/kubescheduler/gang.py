@@ -44,22 +44,32 @@ def min_count_of(group_obj: Any, pod: Pod) -> Optional[int]:
 
 
 class GangScheduling(Plugin):
-    """PreEnqueue: group object missing → gated; fewer than minCount member pods exist → gated."""
+    """PreEnqueue: group object missing → gated; fewer than minCount member pods exist → gated.
+
+    ``v137``: the 1.37 check (preEnqueueHierarchiesDisabled) for pods with ``spec.schedulingGroup``
+    while GenericWorkload is on: (PodGroup-or-None, AllPodsCount) of the pod's group, or None when
+    the pod is not a 1.37 group member."""
 
     name = "GangScheduling"
     has_pre_enqueue = True
 
-    def __init__(self, lookup: Callable[[Any], Optional[Any]], count_members: Callable[[str], int]) -> None:
+    def __init__(self, lookup: Callable[[Any], Optional[Any]], count_members: Callable[[str], int],
+                 v137: Optional[Callable[[Any], Optional[tuple[Any, int]]]] = None) -> None:
         self.lookup = lookup
         self.count_members = count_members
+        self.v137 = v137
 
     def pre_enqueue(self, pod: PodInfo) -> Status:
+        if self.v137 is not None:
+            found = self.v137(pod.pod)
+            if found is not None:
+                return pre_enqueue_v137(pod.pod, found[0], found[1])
         ref = pod_group_of(pod.pod)
         if ref is None:
             return Status()
         obj = self.lookup(pod.pod)
         if obj is None:
-            return unresolvable(MSG_GROUP_MISSING.format(ref.name).replace("'", '"'))
+            return unresolvable(MSG_GROUP_MISSING.replace("{!r}", '"{}"').format(ref.name))
         mc = min_count_of(obj, pod.pod)
         if mc is None:
             return Status()
@@ -68,3 +78,19 @@ class GangScheduling(Plugin):
         if self.count_members(key) < mc:
             return unresolvable(MSG_WAIT_MIN_COUNT)
         return Status()
+
+
+def pre_enqueue_v137(pod: Pod, group: Any, all_pods_count: int) -> Status:
+    """gangscheduling.go preEnqueueHierarchiesDisabled: no schedulingGroup → pass; PodGroup not
+    found → UAU; basic policy → pass; gang with AllPodsCount < minCount → UAU."""
+    sg = pod.spec.scheduling_group
+    if sg is None or not sg.pod_group_name:
+        return Status()
+    if group is None:
+        return unresolvable(MSG_GROUP_MISSING.replace("{!r}", '"{}"').format(sg.pod_group_name))
+    mc = group.min_count
+    if mc is None:
+        return Status()
+    if all_pods_count < mc:
+        return unresolvable(MSG_WAIT_MIN_COUNT)
+    return Status()

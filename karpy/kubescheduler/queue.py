@@ -33,6 +33,20 @@ def _call_hint(fn: Callable[[PodInfo, Any, Any], QueueingHint], pod: PodInfo, ol
         return QueueingHint.QUEUE
 
 
+def entity_backoff_duration(count: int, initial: float, max_backoff: float, size: int = 1) -> float:
+    """backoff_queue.go calculateBackoffDuration: ``min(initial·2^(count−1), cap)``; the cap is
+    ``max_backoff`` for a pod and ``max_backoff·√size`` for a group entity of ``size`` pods (1.37)."""
+    if count == 0 or max_backoff == 0:
+        return 0.0
+    cap = max_backoff * math.sqrt(size) if size > 1 else max_backoff
+    d = initial
+    for _ in range(count - 1):
+        if d > cap - d:
+            return cap
+        d *= 2
+    return d
+
+
 class Strategy(enum.IntEnum):
     """queueingStrategy (higher wins)."""
 
@@ -56,6 +70,10 @@ class QueuedPodInfo:
     pending_plugins: set[str] = field(default_factory=set)
     gating_plugin: str = ""
     gating_message: str = ""
+    #: 1.37 group entity (types.go EntityKey ``podgroup/<ns>/<name>``): "" for a standalone pod
+    entity_key: str = ""
+    #: the number of pods the entity held at its last attempt (the backoff's √size cap)
+    entity_size: int = 1
 
     @property
     def key(self) -> str:
@@ -138,14 +156,7 @@ class PriorityQueue:
     def backoff_duration(self, q: QueuedPodInfo) -> float:
         """calculateBackoffDuration (1.34+: UnschedulableCount, or ConsecutiveErrorsCount if > 0)."""
         count = q.consecutive_errors_count if q.consecutive_errors_count > 0 else q.unschedulable_count
-        if count == 0 or self.max_backoff == 0:
-            return 0.0
-        d = self.initial_backoff
-        for _ in range(count - 1):
-            if d > self.max_backoff - d:
-                return self.max_backoff
-            d *= 2
-        return d
+        return entity_backoff_duration(count, self.initial_backoff, self.max_backoff, q.entity_size)
 
     def backoff_expiry(self, q: QueuedPodInfo, duration: Optional[float] = None) -> float:
         """getBackoffTime truncated to whole seconds (backoffQOrderingWindowDuration = 1 s);
@@ -277,6 +288,33 @@ class PriorityQueue:
         self.in_flight[key] = len(self.in_flight_events)
         return q
 
+    def join_entity(self, key: str, sibling_key: str) -> None:
+        """addPodGroupMember case (c): the group entity is queued, so a newly added member joins it
+        where it is -- its counters, timestamp and rejectors, in its backoffQ or unschedulable pool."""
+        q, s = self.infos.get(key), self.infos.get(sibling_key)
+        if q is None or s is None or q.gated or s.gated or key in self.in_flight:
+            return
+        q.entity_key, q.entity_size = s.entity_key, s.entity_size
+        q.unschedulable_count, q.consecutive_errors_count = s.unschedulable_count, s.consecutive_errors_count
+        q.unschedulable_plugins, q.timestamp = set(s.unschedulable_plugins), s.timestamp
+        if sibling_key in self._backoff_entries or sibling_key in self._error_entries:
+            self._push_backoff(q)
+        elif sibling_key in self.unschedulable:
+            self._to_unschedulable(q)
+
+    def pop_member(self, key: str) -> Optional[QueuedPodInfo]:
+        """A queued (not gated) member of the entity being popped: upstream pops the whole group
+        entity at once (1.37), so every member goes in flight with the first."""
+        q = self.infos.get(key)
+        if q is None or key in self.in_flight or q.gated:
+            return None
+        self._remove_everywhere(key)
+        q.attempts += 1
+        q.unschedulable_plugins = set()
+        q.pending_plugins = set()
+        self.in_flight[key] = len(self.in_flight_events)
+        return q
+
     def done(self, key: str) -> None:
         """Done: forget in-flight bookkeeping; prune events no in-flight pod references."""
         self.in_flight.pop(key, None)
@@ -306,6 +344,12 @@ class PriorityQueue:
         q.seq = self._next_seq()
         strategy = self._hint_for_in_flight(q)
         self._requeue(q, strategy)
+        self.done(q.key)
+
+    def requeue_active_keeping_timestamp(self, q: QueuedPodInfo) -> None:
+        """AddAttemptedPodGroupIfNeeded after a Success: a leftover member goes back to activeQ at
+        once, no backoff, its timestamp kept (TestSubmitPodGroupAlgorithmResult)."""
+        self._push_active(q)
         self.done(q.key)
 
     def _hint_for_in_flight(self, q: QueuedPodInfo) -> Strategy:

@@ -13,6 +13,8 @@ import random
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Optional
 
+from karpy.featuregates import DEFAULT_KUBERNETES_VERSION, resolve_kubernetes
+
 from .framework import (ADD, ASSIGNED_POD, DELETE, NODE, UNSCHEDULED_POD, UPDATE, UPDATE_NODE_ALLOCATABLE,
                         UPDATE_NODE_CONDITION, UPDATE_NODE_LABEL, UPDATE_NODE_TAINT, UPDATE_POD_LABEL,
                         UPDATE_POD_SCHEDULING_GATES_ELIMINATED, UPDATE_POD_TOLERATION, ClusterEvent, CycleState,
@@ -62,6 +64,17 @@ class SchedulerConfig:
     min_candidate_nodes_percentage: int = 10
     min_candidate_nodes_absolute: int = 100
     default_spread_selector: Any = None  # callable(pod) -> LabelSelector | None (Service/RS/STS selector)
+    #: the modelled kube-scheduler version (karpy.featuregates.KUBERNETES_VERSIONS)
+    kubernetes_version: str = DEFAULT_KUBERNETES_VERSION
+    #: kube-scheduler's feature gates, resolved (None: that version's defaults)
+    feature_gates: Optional[dict[str, bool]] = None
+
+    def gates(self) -> dict[str, bool]:
+        """The feature gates in force: :attr:`feature_gates` or the version's defaults."""
+        return resolve_kubernetes(self.kubernetes_version, self.feature_gates)
+
+    def gate(self, name: str) -> bool:
+        return bool(self.gates().get(name, False))
 
 
 @dataclass(frozen=True, slots=True)
@@ -115,7 +128,25 @@ class KubeScheduler:
         #: the names of the cached nodes whose _image_sizes entry lists an image
         self._with_images: set[str] = set()
         plugins = default_plugins(c.scoring_strategy, c.taint_message_style, c.default_spread_selector)
-        plugins.insert(1, GangScheduling(self._lookup_group, self._count_group_members))
+        #: 1.37 scheduling.k8s.io/v1beta1 PodGroups by ns/name (and the CompositePodGroups, Workloads)
+        self.pod_groups_v137: dict[str, Any] = {}
+        self.composite_pod_groups: dict[str, Any] = {}
+        self.workloads_v137: dict[str, Any] = {}
+        #: PodGroup status conditions the scheduler wrote (ns/name -> conditions), and per group the
+        #: members that fit in its last rejected cycle (for the Karpenter mismatch warning)
+        self.pod_group_conditions: dict[str, list[dict[str, Any]]] = {}
+        self.pod_group_last_fit: dict[str, tuple[int, int]] = {}
+        #: GenericWorkload at the modelled version (the PodGroup cycle and its PreEnqueue)
+        self.generic_workload = c.kubernetes_version != "1.35" and c.gate("GenericWorkload")
+        #: hook points (see podgroupcycle): TAS placement and PodGroupPostFilter; None = default path
+        self.placement_hook: Optional[Any] = None
+        self.post_filter_hook: Optional[Any] = None
+        #: the live (non-terminal) pods of each 1.37 PodGroup, ns/name -> pod keys (AllPods)
+        self._v137_members: dict[str, dict[str, None]] = {}
+        #: the node names of the placement being evaluated (None: the whole snapshot)
+        self._placement_nodes: Optional[set[str]] = None
+        plugins.insert(1, GangScheduling(self._lookup_group, self._count_group_members,
+                                         self._v137_group if self.generic_workload else None))
         #: the cluster's claims / volumes / classes (set_volume_topology); None = no volume plugins act
         self.volume_topology: Any = None
         fit = next(i for i, p in enumerate(plugins) if p.name == "NodeResourcesFit")
@@ -157,6 +188,24 @@ class KubeScheduler:
         if ref.kind == "Workload":
             return self.groups.get(f"Workload/{ref.namespace}/{ref.name}")
         return self.groups.get(f"PodGroup/{ref.namespace}/{ref.name}")
+
+    def _v137_group_key(self, pod: Pod) -> Optional[str]:
+        """``ns/name`` of the 1.37 PodGroup of ``pod`` while GenericWorkload is on, else None."""
+        if not self.generic_workload:
+            return None
+        from karpy.api.podgroup import scheduling_group_of
+        return scheduling_group_of(pod)
+
+    def _v137_group(self, pod: Pod) -> Optional[tuple[Any, int]]:
+        """(PodGroup or None, AllPodsCount) for GangScheduling's 1.37 PreEnqueue."""
+        gk = self._v137_group_key(pod)
+        if gk is None:
+            return None
+        return self.pod_groups_v137.get(gk), self._count_v137_members(gk)
+
+    def _count_v137_members(self, gk: str) -> int:
+        """PodGroupState.AllPodsCount: every known pod of the group."""
+        return len(self._v137_members.get(gk, ()))
 
     def _count_group_members(self, gkey: str) -> int:
         return sum(1 for p in self.pods.values() if group_key(p) == gkey)
@@ -226,8 +275,19 @@ class KubeScheduler:
         self.pdbs.pop(f"{namespace}/{name}", None)
 
     def add_pod_group(self, group: Any) -> None:
-        """A coscheduling PodGroup or a Workload; re-runs PreEnqueue for gated members."""
-        self.groups[f"{group.KIND}/{group.metadata.namespace}/{group.metadata.name}"] = group
+        """A coscheduling PodGroup or a Workload (or a 1.37 v1beta1 PodGroup / CompositePodGroup /
+        Workload); re-runs PreEnqueue for gated members."""
+        from karpy.api.podgroup import CompositePodGroup, SchedulingPodGroup, SchedulingWorkload
+        key = f"{group.metadata.namespace}/{group.metadata.name}"
+        if isinstance(group, SchedulingPodGroup):
+            self.pod_groups_v137[key] = group
+        elif isinstance(group, CompositePodGroup):
+            self.composite_pod_groups[key] = group
+        elif isinstance(group, SchedulingWorkload):
+            self.workloads_v137[key] = group
+            return
+        else:
+            self.groups[f"{group.KIND}/{group.metadata.namespace}/{group.metadata.name}"] = group
         self.queue.move_all_to_active_or_backoff(ClusterEvent("*", "PodGroupAdd"))
 
     def add_node(self, node: Any) -> None:
@@ -320,6 +380,9 @@ class KubeScheduler:
         self.pods[key] = pod
         if self._terminal(pod):
             return True
+        gk137 = self._v137_group_key(pod)
+        if gk137 is not None:
+            self._v137_members.setdefault(gk137, {})[key] = None
         pi = self._pod_info(pod)
         self.pod_infos[key] = pi
         if not self._is_unassigned(pod):
@@ -333,6 +396,15 @@ class KubeScheduler:
             self.nominated[key] = nnn
         ok = self.queue.add(pi)
         # a new member may complete a gang quorum: re-run PreEnqueue of gated siblings
+        gk = gk137
+        if gk is not None:
+            siblings = {k for k in self._v137_members.get(gk, ()) if k != key}
+            queued = next((k for k in sorted(siblings) if k in self.queue.infos and self.queue.infos[k].entity_key
+                           and k not in self.assigned), None)
+            if ok and queued is not None:
+                self.queue.join_entity(key, queued)
+            self.queue.move_all_to_active_or_backoff(ClusterEvent("*", "GangMemberAdd"), None, pod, only=siblings)
+            return ok
         gk = group_key(pod)
         if gk is not None:
             siblings = {k for k, p in self.pods.items() if k != key and group_key(p) == gk}
@@ -388,6 +460,10 @@ class KubeScheduler:
 
     def delete_pod(self, key: str) -> None:
         old = self.pods.pop(key, None)
+        if old is not None and self._v137_members:
+            gk137 = self._v137_group_key(old)
+            if gk137 is not None:
+                self._v137_members.get(gk137, {}).pop(key, None)
         pi = self.pod_infos.pop(key, None)
         self.nominated.pop(key, None)
         self.preempting.discard(key)
@@ -430,6 +506,9 @@ class KubeScheduler:
         if pod is None or getattr(pod.metadata, "deletion_timestamp", None) is not None:
             self.queue.forget(q.key)
             return ScheduleOneResult(q.key, SKIPPED)
+        v137 = self._v137_group_key(pod)
+        if v137 is not None and v137 in self.pod_groups_v137:
+            return self._schedule_pod_group(q, v137)
         gk = group_key(pod)
         if gk is not None:
             grp = self._lookup_group(pod)
@@ -505,10 +584,15 @@ class KubeScheduler:
                 cleared.append(k)
         return sorted(cleared)
 
-    def _fail(self, q: QueuedPodInfo, message: str, reason: str, nominated: Optional[str]) -> ScheduleOneResult:
-        """handleSchedulingFailure: requeue, nominate, PodScheduled=False condition."""
+    def _fail(self, q: QueuedPodInfo, message: str, reason: str, nominated: Optional[str],
+              keep_timestamp: bool = False) -> ScheduleOneResult:
+        """handleSchedulingFailure: requeue, nominate, PodScheduled=False condition.
+        ``keep_timestamp``: a leftover of a placed group (to activeQ at once, timestamp kept)."""
         pi = q.pod_info
-        self.queue.add_unschedulable_if_not_present(q)
+        if keep_timestamp:
+            self.queue.requeue_active_keeping_timestamp(q)
+        else:
+            self.queue.add_unschedulable_if_not_present(q)
         if nominated is not None:
             if nominated:
                 self.nominated[pi.key] = nominated
@@ -575,6 +659,271 @@ class KubeScheduler:
         head = next(r for r in results if r.pod_key == first.key)
         return ScheduleOneResult(first.key, outcome, head.node_name, head.condition, head.condition_changed,
                                  members=results)
+
+
+    # ---- the 1.37 PodGroup cycle (schedule_one_podgroup.go) ---------------------------------------
+    def _unassign(self, pi: PodInfo) -> None:
+        node = self.assigned.pop(pi.key, None)
+        if node is not None and node in self.node_infos:
+            self.node_infos[node].remove_pod(pi)
+
+    def _schedule_pod_group(self, first: QueuedPodInfo, gk: str) -> ScheduleOneResult:
+        """scheduleOnePodGroup: pop the entity's members, validate, run the cycle on one snapshot
+        (assume/revert), submit (bind / requeue / nominate) and write the PodGroup condition."""
+        from .podgroupcycle import (BIND, NOMINATE, AlgorithmResult, entity_key, run_pod_group_cycle,
+                                    submit_actions, update_pod_group_condition, validate_pod_group)
+        from .types import Status as _Status
+
+        pg = self.pod_groups_v137[gk]
+        ns, name = gk.split("/", 1)
+        ekey = entity_key(ns, name)
+        members = [first]
+        for k in list(self._v137_members.get(gk, ())):
+            if k != first.key and k in self.pods and self._is_unassigned(self.pods[k]) and k not in self.assigned:
+                q = self.queue.pop_member(k)
+                if q is not None:
+                    members.append(q)
+        kept = []
+        for q in members:  # skipPodGroupPodSchedule: deleting pods leave the cycle (Done)
+            if q.key in self.pods and getattr(self.pods[q.key].metadata, "deletion_timestamp", None) is None:
+                kept.append(q)
+            else:
+                self.queue.forget(q.key)
+        members = kept
+        members.sort(key=lambda q: (-q.pod_info.priority, q.initial_attempt_timestamp or 0.0, q.seq))
+        by_key = {q.key: q for q in members}
+        keys = [q.key for q in members]
+        for q in members:
+            q.entity_key = ekey
+            q.entity_size = len(members)
+        scheduled = [k for k in self._v137_members.get(gk, ()) if k in self.assigned]
+        prio = pg.spec.priority
+        if prio is None and pg.spec.priority_class_name:
+            pc = self.priority_classes.get(pg.spec.priority_class_name)
+            prio = int(getattr(pc, "value", 0) or 0) if pc is not None else None
+
+        def facts(k: str) -> tuple[str, int, str]:
+            pod = self.pods[k]
+            pi = self.pod_infos[k]
+            _prio, policy = resolve_priority(pod, self.priority_classes)
+            return (pod.spec.scheduler_name or "default-scheduler", pi.priority, policy or "PreemptLowerPriority")
+
+        victims: list[PodInfo] = []
+        err = validate_pod_group([facts(k) for k in keys], prio, pg.spec.preemption_policy,
+                                 self.config.gate("PodGroupPreemptionPolicy"), [facts(k) for k in scheduled])
+        if err is not None:
+            result = AlgorithmResult(_Status(Code.ERROR, [err]))
+            actions = submit_actions(result, keys)
+            actions = [a for a in actions]
+            for a in actions:
+                a.message = err
+        else:
+            by_node = self._nominator()
+
+            def unassumed(node: str) -> list[PodInfo]:
+                # a member assumed on the snapshot this cycle is on its node, no longer only nominated
+                # there (assume deletes the nominated entry: DeleteNominatedPodIfExists)
+                return [p for p in by_node(node) if p.key not in self.assigned]
+            nominated_unassumed = by_node if by_node is _no_nominations else unassumed
+
+            def schedule(key: str) -> tuple[Optional[str], Optional[_Status], Any]:
+                q = by_key[key]
+                try:
+                    res = self.algorithm.schedule_pod(CycleState(), q.pod_info, self._placement_snapshot(),
+                                                      nominated_unassumed)
+                except FitError as fe:
+                    return None, _Status(Code.UNSCHEDULABLE, [fe.message()]), fe
+                except NoNodesAvailable:
+                    return None, _Status(Code.UNSCHEDULABLE, [ERR_NO_NODES_AVAILABLE]), None
+                except RuntimeError as e:
+                    return None, _Status(Code.ERROR, [str(e)]), None
+                return res.suggested_host, None, None
+
+            placement_hook, post_filter_hook = self._cycle_hooks(pg, ekey, keys, by_key, scheduled, prio, victims)
+            try:
+                result = run_pod_group_cycle(keys, pg.min_count, len(scheduled), schedule,
+                                             lambda k, n: self._assign(by_key[k].pod_info, n),
+                                             lambda k: self._unassign(by_key[k].pod_info),
+                                             placement_hook, post_filter_hook)
+            finally:
+                self._placement_nodes = None
+            actions = submit_actions(result, keys)
+        # the entity's rejectors: its members' FitError plugins; none (no nodes, or only the gang
+        # rule rejected) = the error backoff, retried once it expires (AddAttemptedPodGroupIfNeeded)
+        rejectors: set[str] = set()
+        for r in result.pods:
+            if r.detail is not None and hasattr(r.detail, "diagnosis"):
+                rejectors |= set(r.detail.diagnosis.unschedulable_plugins)
+        if err is not None or result.status.code == Code.ERROR:
+            rejectors = set()
+        ucount = max(q.unschedulable_count for q in members)
+        ecount = max(q.consecutive_errors_count for q in members)
+        results: list[ScheduleOneResult] = []
+        success = result.status.is_success()
+        for a in actions:
+            q = by_key[a.key]
+            q.unschedulable_count, q.consecutive_errors_count = ucount, ecount
+            if a.action == BIND:
+                assert a.node is not None
+                self.nominated.pop(q.key, None)
+                self._assign(q.pod_info, a.node)
+                self.queue.forget(q.key)
+                self.conditions.pop(q.key, None)
+                self._event(_ASSIGNED_POD_ADD, None, q.pod_info.pod)
+                results.append(ScheduleOneResult(q.key, BOUND, a.node))
+                continue
+            q.unschedulable_plugins = set(rejectors)
+            nominated = a.nominated if a.action == NOMINATE else ("" if a.reason == REASON_SCHEDULER_ERROR else None)
+            failed = self._fail(q, a.message, a.reason, nominated, keep_timestamp=success)
+            if a.action == NOMINATE:
+                failed.outcome = NOMINATED
+            results.append(failed)
+        fit = sum(1 for r in result.pods if r.fit)
+        if not success:
+            self.pod_group_last_fit[gk] = (fit, len(keys) + len(scheduled))
+        else:
+            self.pod_group_last_fit.pop(gk, None)
+        conds = self.pod_group_conditions.setdefault(gk, [dict(c) for c in pg.status.conditions])
+        update_pod_group_condition(conds, result.status, f"{float(self.clock.now()):.0f}",
+                                   pg.metadata.generation, error=err is not None)
+        head = next(r for r in results if r.pod_key == first.key)
+        for v in victims:  # Executor.actuatePodGroupPreemption: the victims are deleted
+            node = self.assigned.get(v.key, "")
+            self.preempting.add(v.key)
+            grace = getattr(v.pod.spec, "termination_grace_period_seconds", None)
+            head.victims.append(Victim(v.key, node, 30 if grace is None else int(grace)))
+        return ScheduleOneResult(first.key, BOUND if success else head.outcome, head.node_name, head.condition,
+                                 head.condition_changed, members=results)
+
+    # ---- hook points: TAS placement (placement.py) and PodGroupPostFilter (podgrouppreemption.py) --
+    def _placement_snapshot(self) -> Snapshot:
+        """The cycle's snapshot, narrowed to the placement being evaluated (snapshot.AssumePlacement)."""
+        snap = self._snapshot()
+        if self._placement_nodes is None:
+            return snap
+        return Snapshot([ni for ni in snap if ni.name in self._placement_nodes])
+
+    def _restrict(self, placement: Any) -> None:
+        """AssumePlacement(p) / ForgetPlacement (None)."""
+        self._placement_nodes = None if placement is None else set(placement.node_names())
+
+    def _cycle_hooks(self, pg: Any, ekey: str, keys: list[str], by_key: dict[str, QueuedPodInfo],
+                     scheduled: list[str], prio: Optional[int], victims: list[PodInfo]) -> tuple[Any, Any]:
+        """(placement_hook, post_filter_hook) for one PodGroup cycle: the explicit ones when set, else
+        karpy.kubescheduler.placement (TopologyAwareWorkloadScheduling on) and
+        karpy.kubescheduler.podgrouppreemption (DefaultPreemption.PodGroupPostFilter) when those
+        modules exist; None = podgroupcycle's default path."""
+        import importlib
+
+        from .podgroupcycle import AlgorithmResult, PostFilterResult, default_algorithm, entity_key
+        placement_hook, post_filter_hook = self.placement_hook, self.post_filter_hook
+        tas = self.config.gate("TopologyAwareWorkloadScheduling")
+        constraints = pg.spec.scheduling_constraints
+        topology_key = constraints.topology[0].key if tas and constraints is not None and constraints.topology else None
+        if placement_hook is None and tas:
+            try:
+                placement = importlib.import_module(".placement", __package__)
+            except ImportError:
+                placement = None
+            if placement is not None:
+                snap = self._snapshot()
+                view = placement.PlacementView(ekey, topology_key,
+                                               tuple(self.assigned[k] for k in scheduled if k in self.assigned))
+                placement_hook = placement.core_placement_hook(
+                    view, placement.Placement("", tuple(snap)), self.node_infos, self._restrict,
+                    lambda k: by_key[k].pod_info, default_algorithm, lambda st: AlgorithmResult(st), rng=self.rng)
+        if post_filter_hook is None:
+            try:
+                wap = importlib.import_module(".podgrouppreemption", __package__)
+            except ImportError:
+                wap = None
+            if wap is not None:
+                from karpy.api.podgroup import scheduling_group_of
+                gate = self.config.gate("PodGroupPreemptionPolicy")
+                pods = tuple(by_key[k].pod_info for k in keys)
+                preemptor = wap.Preemptor(ekey, prio or 0, pods,
+                                          wap.resolve_preemption_policy(pg.spec.preemption_policy, pods, gate),
+                                          topology_key is not None)
+                groups = {}
+                for gk2, g in self.pod_groups_v137.items():
+                    ns2, name2 = gk2.split("/", 1)
+                    parent = g.spec.parent_composite_pod_group_name
+                    groups[entity_key(ns2, name2)] = wap.GroupMeta(
+                        entity_key(ns2, name2), entity_key(ns2, parent, "compositepodgroup") if parent else None,
+                        int(g.spec.priority or 0), bool(g.spec.disruption_mode and g.spec.disruption_mode.is_all))
+
+                def group_of(pi: PodInfo) -> Optional[str]:
+                    gk2 = scheduling_group_of(pi.pod)
+                    return entity_key(*gk2.split("/", 1)) if gk2 else None
+                import inspect
+                extra: dict[str, Any] = {}
+                if "terminating_by_preemption" in inspect.signature(wap.core_post_filter_hook).parameters:
+                    # karpy's evictions carry no DisruptionTarget condition: the scheduler's own record
+                    extra["terminating_by_preemption"] = self._terminating_by_preemption
+                post_filter_hook = wap.core_post_filter_hook(
+                    preemptor, lambda: list(self._snapshot()), self.framework, self._nominated_on,
+                    lambda k: self.pod_infos[k], group_of, groups,
+                    lambda st, noms: PostFilterResult(st, dict(noms)), list(self.pdbs.values()),
+                    self.config.gate("CompositePodGroup"), victims.extend, **extra)
+        return placement_hook, post_filter_hook
+
+    def _gated_fields_warning(self) -> Optional[str]:
+        """PodGroup fields whose feature gate is off: the API server drops them on create
+        (dropDisabledFields), so the scheduler never sees them."""
+        gates = (("preemption_policy", "spec.preemptionPolicy", "PodGroupPreemptionPolicy"),
+                 ("scheduling_constraints", "spec.schedulingConstraints", "TopologyAwareWorkloadScheduling"),
+                 ("parent_composite_pod_group_name", "spec.parentCompositePodGroupName", "CompositePodGroup"))
+        found = []
+        for attr, field_path, gate in gates:
+            if self.config.gate(gate):
+                continue
+            names = sorted(gk for gk, pg in self.pod_groups_v137.items() if getattr(pg.spec, attr, None))
+            if names:
+                found.append(f"{field_path} ({gate} is off: {', '.join(names)})")
+        if not found:
+            return None
+        return "PodGroup fields ignored, as the API server drops them while their feature gate is off: " + "; ".join(found)
+
+    def pod_group_warnings(self) -> list[str]:
+        """What Karpenter v1.14 (no gang awareness) did with each 1.37 gang still not placed:
+        capacity launched member by member that the gang cannot use, or a gang it never saw."""
+        out = []
+        if not self.generic_workload and self.pod_groups_v137:
+            names = ", ".join(sorted(self.pod_groups_v137))
+            return [f"GenericWorkload is off (the Kubernetes {self.config.kubernetes_version} default): PodGroup "
+                    f"{names} and spec.schedulingGroup are ignored and the pods are scheduled one by one; pass "
+                    "--feature-gates GenericWorkload=true for gang scheduling"]
+        dropped = self._gated_fields_warning()
+        if dropped:
+            out.append(dropped)
+        for gk, pg in sorted(self.pod_groups_v137.items()):
+            conds = self.pod_group_conditions.get(gk, [])
+            placed = any(c.get("type") == "PodGroupInitiallyScheduled" and c.get("status") == "True" for c in conds)
+            if placed or pg.min_count is None:
+                continue
+            members = list(self._v137_members.get(gk, ()))
+            pending = [k for k in members if k not in self.assigned]
+            if not pending:
+                continue
+            if not self.generic_workload:
+                continue
+            nominated = [k for k in pending if k in self.nominated]
+            if gk not in self.pod_group_conditions:
+                out.append(f"PodGroup {gk} (gang, minCount {pg.min_count}): {len(pending)} pods held at PreEnqueue "
+                           f"({len(members)} of {pg.min_count} pods exist, or the PodGroup is missing); they carry no "
+                           "PodScheduled condition, so Karpenter v1.14 (no gang awareness) ignores them and "
+                           "launches nothing")
+            elif nominated:
+                out.append(f"PodGroup {gk} (gang, minCount {pg.min_count}): its pods are nominated for preemption "
+                           "(status.nominatedNodeName), so Karpenter v1.14 ignores the whole gang (IsPreempting) "
+                           "while the victims terminate")
+            else:
+                fit, total = self.pod_group_last_fit.get(gk, (0, len(members)))
+                out.append(f"PodGroup {gk} (gang, minCount {pg.min_count}): not scheduled; kube-scheduler found room "
+                           f"for {fit} of its {total} pods, fewer than minCount, so it binds none; Karpenter v1.14 "
+                           "(no gang awareness) provisions members one by one and its capacity for the gang "
+                           "stays unused (check NodePool limits)")
+        return out
 
 
 def node_update_events(old: Any, new: Any) -> list[str]:

@@ -22,7 +22,7 @@ from typing import Any
 
 __all__ = ["SCHEMA_FILE", "SCHEMA_ID", "SCHEMA_VERSION", "generate", "schema", "schema_text", "write"]
 
-SCHEMA_VERSION = "1.2"
+SCHEMA_VERSION = "1.3"
 SCHEMA_ID = f"https://karpy.dev/schemas/document/{SCHEMA_VERSION}/document.schema.json"
 SCHEMA_FILE = "document.schema.json"
 _DIALECT = "https://json-schema.org/draft/2020-12/schema"

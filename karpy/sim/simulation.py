@@ -377,7 +377,9 @@ class Simulation:
             self.scheduler.add_pdb(pdb)
         self.scheduler.set_volume_topology(self.volumes)
         self.scheduler.set_default_constraints(self.default_constraints)
-        for grp in [*self.store.list("PodGroup"), *self.store.list("Workload")]:
+        for grp in [*self.store.list("PodGroup"), *self.store.list("Workload"),
+                    *getattr(m, "scheduling_pod_groups", ()), *getattr(m, "composite_pod_groups", ()),
+                    *getattr(m, "workloads_v1beta1", ())]:
             self.scheduler.add_pod_group(grp)
         for np in m.nodepools:
             self.store.create("NodePool", np)
@@ -604,7 +606,8 @@ class Simulation:
             provisioning_passes=self._passes,
             scheduling_cycles=self._cycles,
             warnings=list(self._warnings) + self.state_warnings + self.provisioner.warnings()
-            + nodepool_event_warnings(self._pass_log) + self.loop_guard.warnings(),
+            + nodepool_event_warnings(self._pass_log) + self.loop_guard.warnings()
+            + self.scheduler.pod_group_warnings(),
             passes=list(self._pass_log),
             pod_history=dict(self._pod_history),
             options=self.options,

@@ -250,14 +250,17 @@ def parse_sweep(document: Any, *, source: str = "<sweep>", base_dir: Path | str 
 
 
 def _feature_gates(r: Any, value: Any) -> dict[str, bool]:
-    """``spec.featureGates``: ``{NodeOverlay: true, ...}`` checked against karpy.featuregates."""
-    from karpy.featuregates import FeatureGateError, resolve
+    """``spec.featureGates``: ``{NodeOverlay: true, ...}`` checked against karpy.featuregates
+    (Karpenter's gates and kube-scheduler's at the newest modelled Kubernetes version)."""
+    from karpy.featuregates import FeatureGateError, resolve, resolve_kubernetes, split_gates
 
     # the Sweep file is read with YAML's base loader (scalars stay text): true/false as written
     gates = {k: {"true": True, "false": False}.get(v, v) if isinstance(v, str) else v
              for k, v in r.mapping(value, "spec.featureGates").items()}
     try:
-        resolve(gates)
+        karpenter, kube = split_gates(gates)
+        resolve(karpenter)
+        resolve_kubernetes(overrides=kube)
     except FeatureGateError as err:
         raise r.fail("spec.featureGates", str(err)) from None
     return dict(gates)
