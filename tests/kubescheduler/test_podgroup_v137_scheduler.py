@@ -66,11 +66,14 @@ def test_gang_all_or_nothing_reverts() -> None:
     assert r is not None and r.outcome == UNSCHEDULABLE
     assert not s.assigned and not s.node_infos["n1"].pods
     msgs = {m.pod_key: m.condition["message"] for m in r.members if m.condition}
-    assert msgs["default/p0"] == "pod group is unschedulable, minCount (3) cannot be satisfied: 2 scheduled, 0 remaining"
+    # DefaultPreemption's PodGroupPostFilter runs (default profile) and finds no lower-priority victim:
+    # its message is appended with the "pod group preemption: " prefix (default_preemption.go, AppendReason)
+    post = ", pod group preemption: No preemption victims found for incoming preemptor"
+    assert msgs["default/p0"] == "pod group is unschedulable, minCount (3) cannot be satisfied: 2 scheduled, 0 remaining" + post
     assert msgs["default/p2"].startswith("0/1 nodes are available")
     cond = s.pod_group_conditions["default/pg"][0]
     assert (cond["status"], cond["reason"]) == ("False", "Unschedulable")
-    assert cond["message"] == "minCount (3) cannot be satisfied: 2 scheduled, 0 remaining"
+    assert cond["message"] == "minCount (3) cannot be satisfied: 2 scheduled, 0 remaining" + post
 
 
 def test_pre_enqueue_gates_until_min_count_pods_exist() -> None:
