@@ -159,7 +159,8 @@ def rank_key(by: str, rows: Sequence[Mapping[str, Any]]) -> str:
 
 def render_sweep_table(rows: Sequence[Mapping[str, Any]], rank_by: str | None = None) -> str:
     """The plain-text view of ``karpy sweep -o table``: one line per cell, varying axes only; a
-    ``BILLED $`` column when some cell has a bill (:mod:`karpy.billing`). ``rank_by`` (``list`` /
+    ``BILLED $`` column when some cell has a bill (:mod:`karpy.billing`); then each design's own
+    warnings. ``rank_by`` (``list`` /
     ``billed``): the cells cheapest first (cells without the value, and failed cells, last)."""
     from karpy.report.table import clean, format_rows
 
@@ -180,4 +181,22 @@ def render_sweep_table(rows: Sequence[Mapping[str, Any]], rank_by: str | None = 
                      *((f"{float(bill):.5f}" if ok and bill is not None else "-",) if billed else ()),
                      clean(r.get("pending_pods")), clean(r.get("failed_launches")),
                      "ok" if ok else clean(f"error: {r.get('error')}")))
-    return "\n".join(format_rows(header, body)) + "\n"
+    return "\n".join([*format_rows(header, body), *_warnings_lines(rows)]) + "\n"
+
+
+def _warnings_lines(rows: Sequence[Mapping[str, Any]]) -> list[str]:
+    """The table's warnings, from the rows' own (as the report's ``#warnings``): one list when every
+    design has the same, else one per design that has any."""
+    from karpy.report.table import clean
+
+    warned = _warnings_by_design(rows, ())
+    lists = list(warned.values())
+    if not any(lists):
+        return []
+    if all(w == lists[0] for w in lists):
+        return ["", "WARNINGS (every design)", *(f"  - {clean(w)}" for w in lists[0])]
+    out: list[str] = []
+    for name, ws in warned.items():
+        if ws:
+            out.extend(["", f"WARNINGS ({clean(name)})", *(f"  - {clean(w)}" for w in ws)])
+    return out
