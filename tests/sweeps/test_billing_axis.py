@@ -76,6 +76,13 @@ def test_compare_shows_the_bill_of_each_design(tmp_path: Path) -> None:
     assert "billed_total" in comparison.diff["fields"]
     text = render_compare_table(comparison.to_document())
     assert "$ billed (modelled)" in text
+    # every view labels the bill as modelled
+    from karpy.report.compare import render_compare_html
+    from karpy.report.markdown import render_compare_markdown
+
+    assert "$ billed (modelled)" in render_compare_markdown(comparison.to_document())
+    assert "$ billed (modelled)" in render_compare_html(comparison.to_document())
+    assert comparison.to_document()["runs"]["billed"]["cost"]["billed"]["modelled"] is True
 
 
 def test_rank_by_billed_orders_designs_by_the_bill(tmp_path: Path) -> None:
