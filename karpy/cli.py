@@ -578,10 +578,13 @@ def simulate(paths: tuple[Path, ...], region: str, prices: str | None, price_reg
         sys.exit(result.exit_code)
     document = result.to_document()  # built once: the JSON printed is document_json of this same dict
 
+    from karpy.alignment import aligned_document
     from karpy.report.markdown import render_markdown
 
+    shown = aligned_document(result, document)  # the bill's overlays checked by re-running (text and report)
     text = render_markdown if output == "markdown" else (lambda doc: render_table(doc, verbose=verbose))
-    _emit(document, lambda: document_json(document), output, text, render_html, report_path)
+    _emit(document, lambda: document_json(document), output, lambda _: text(shown), lambda _: render_html(shown),
+          report_path)
     sys.exit(result.exit_code)
 
 
@@ -621,6 +624,7 @@ def explain(paths: tuple[Path, ...], pod_key: str | None, nodeclaim_name: str | 
     """
     import json
 
+    from karpy.alignment import bill_of
     from karpy.explain import ExplainLookupError, explain_nodeclaim, explain_pod, explain_run, render_explain
     if pod_key is not None and nodeclaim_name is not None:
         _bad_input("--pod and --nodeclaim are mutually exclusive; give one of them (or neither for a summary)")
@@ -650,12 +654,17 @@ def explain(paths: tuple[Path, ...], pod_key: str | None, nodeclaim_name: str | 
             trace = explain_run(result)
     except ExplainLookupError as err:
         _bad_input(str(err.args[0]) if err.args else str(err))
+    bill = None if pod_key is not None else bill_of(result, nodeclaim_name)
     if output == "json":
+        if bill is not None:  # cost.billed as the document has it (schema 1.2), its overlays checked
+            trace["cost"] = {"billed": bill[0]}
+            if bill[1] is not None:
+                trace["billing_alignment"] = bill[1]
         click.echo(json.dumps(trace, indent=2, ensure_ascii=False))
     else:
         click.echo(render_explain(trace, verbose=verbose), nl=False)
-        if pod_key is None:
-            click.echo(_explain_bill(result, nodeclaim_name), nl=False)
+        if bill is not None:
+            click.echo(_explain_bill(*bill, nodeclaim_name), nl=False)
     sys.exit(0)
 
 
@@ -679,23 +688,14 @@ def _why_not(result: Any, instance_type: str | None, generation: str | None, out
     sys.exit(0)
 
 
-def _explain_bill(result: Any, nodeclaim_name: str | None) -> str:
-    """With a BillingProfile: the bill's lines (karpy.report.table.render_billed) for the run, or the
-    misalignments that name ``nodeclaim_name``."""
+def _explain_bill(billed: dict[str, Any], alignment: dict[str, Any] | None, nodeclaim_name: str | None) -> str:
+    """The bill's lines (karpy.report.table.render_billed) for the run, or for the misalignments that
+    name ``nodeclaim_name`` (karpy.alignment.bill_of), with the overlays' check by re-running."""
     from karpy.report.table import render_billed
 
-    billed = result.cost.billed
-    if billed is None:
-        return ""
-    data = billed.to_dict()
-    if nodeclaim_name is not None:
-        mine = [m for m in data["misalignments"] if nodeclaim_name in m.get("nodeclaims", ())]
-        if not mine:
-            return f"\non the bill (modelled): {nodeclaim_name} was the cheapest offering it allowed\n"
-        names = {n for m in mine for n in m["overlays"]}
-        overlays = [o for o in data["overlays"] if o["metadata"]["name"] in names]
-        data = {**data, "misalignments": mine, "overlays": overlays}
-    return "\n" + "\n".join(render_billed(data)) + "\n"
+    if nodeclaim_name is not None and not billed["misalignments"]:
+        return f"\non the bill (modelled): {nodeclaim_name} was the cheapest offering it allowed\n"
+    return "\n" + "\n".join(render_billed({**billed, "alignment": alignment})) + "\n"
 
 
 def _parse_design(text: str) -> tuple[str, list[Path]]:

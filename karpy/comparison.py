@@ -8,6 +8,7 @@ design (the baseline)::
     {"kind": "Comparison", "baseline": "A", "designs": ["A", "B"],
      "runs": {"A": <document>, "B": <document>},
      "outcomes": {"A": {...}, "B": {...}},
+     "warnings": {"A": [...], "B": [...]},                # each run's own warnings (what karpy skipped)
      "diff": {"fields": ["generations", ...],           # outcome keys that differ anywhere
               "designs": {"B": {"fields": {"generations": {"A": {"7": 1}, "B": {"8": 1}}, ...},
                                 "pods": {"default/web-0": {"A": "c7i.2xlarge", "B": "c8i.2xlarge"}},
@@ -151,6 +152,7 @@ class Comparison:
         }
         if rank_by is not None:
             out["ranking"] = ranking(outcomes, rank_by)
+        out["warnings"] = {n: list(docs[n].get("warnings") or ()) for n in self.names}
         out["runs"] = docs
         return out
 

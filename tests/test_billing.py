@@ -3,6 +3,7 @@ is worked out in the comment beside it), then on the bundled example."""
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
@@ -383,3 +384,86 @@ def test_overlay_names_are_valid_object_names_and_admitted() -> None:
     assert [o["spec"]["weight"] for o in bill["overlays"]] == [30, 31]
     loaded = load_manifests(bill["overlays"])
     assert [o.metadata.name for o in loaded.nodeoverlays] == names
+
+
+# -- the CLI checks the aligning overlays by re-running, as karpy.align_billing does ----------------
+
+def _cli(*args: str, input: str | None = None) -> Any:
+    from click.testing import CliRunner
+
+    from karpy.cli import cli
+
+    return CliRunner().invoke(cli, list(args), input=input)
+
+
+def test_simulate_cli_verifies_the_overlays_it_names(example: str, tmp_path: Any) -> None:
+    """``karpy simulate example.yaml billing.yaml --until 24h``: the overlays line is followed by
+    the re-run's verdict, what launched and both bills (main: the overlays listed, never checked);
+    the HTML report and markdown say the same; the JSON document stays as karpy.simulate makes it."""
+    import karpy
+
+    path = tmp_path / "billing.yaml"
+    path.write_text(SP_M8I)
+    args = ("simulate", example, str(path), "--prices", "2026-07-20", "--until", "24h")
+    out = _cli(*args)
+    assert out.exit_code == 0, out.output
+    aligned = karpy.align_billing([example], billing=SP_M8I, prices="2026-07-20", until="24h").to_document()
+    before, after = aligned["before"], aligned["after"]
+    line = ("  verified by re-running with them (NodeOverlay gate on): launches 1 x m8i.2xlarge on-demand "
+            f"(was 1 x m7i.2xlarge on-demand); billed (modelled) ${after['billed_per_hour']:.5f}/h effective "
+            f"(was ${before['billed_per_hour']:.5f}/h), list ${after['cost_per_hour']:.5f}/h "
+            f"(was ${before['cost_per_hour']:.5f}/h); saves ${aligned['saving']:.5f} over the run")
+    lines = out.stdout.splitlines()
+    overlays = next(i for i, x in enumerate(lines) if x.startswith("  NodeOverlays that teach Karpenter the bill:"))
+    assert lines[overlays + 1] == line
+    assert after["billed_per_hour"] == 1.0 and before["cost_per_hour"] == 0.4032 and after["cost_per_hour"] == 0.42336
+    report = tmp_path / "report.html"
+    md = _cli(*args, "-o", "markdown", "--report", str(report))
+    assert line.strip() in md.stdout and "billed (modelled, BillingProfile sp-m8i)" in md.stdout
+    page = report.read_text(encoding="utf-8")
+    assert "verified by re-running with them (NodeOverlay gate on): launches 1 x m8i.2xlarge on-demand" in page
+    doc = json.loads(_cli(*args, "-o", "json").stdout)
+    assert "alignment" not in doc["cost"]["billed"] and doc["cost"]["billed"]["modelled"] is True
+
+
+def test_overlays_from_standard_input_are_said_not_verified(example: str) -> None:
+    """Manifests read from standard input cannot be read again: the line says the overlays were not
+    verified and why, instead of passing them off as checked."""
+    from pathlib import Path
+
+    text = Path(example).read_text(encoding="utf-8") + "\n---\n" + SP_M8I
+    out = _cli("simulate", "-", "--prices", "2026-07-20", "--until", "2h", input=text)
+    assert out.exit_code == 0, out.output
+    assert ("  NOT verified (not re-run: the manifests came from standard input and cannot be re-read)"
+            in out.stdout.splitlines())
+
+
+def test_explain_json_carries_the_bill_and_the_overlays_check(example: str, tmp_path: Any) -> None:
+    """``karpy explain -o json``: ``cost.billed`` as the document's (schema 1.2's BilledCost) and
+    ``billing_alignment``, the re-run (main: the JSON trace had no bill); for ``--nodeclaim``, the
+    misalignments naming it. The text says the verdict under the overlays."""
+    import jsonschema
+
+    from karpy.schemas import schema
+
+    path = tmp_path / "billing.yaml"
+    path.write_text(SP_M8I)
+    args = ("explain", example, str(path), "--prices", "2026-07-20", "--until", "24h")
+    out = _cli(*args, "-o", "json")
+    assert out.exit_code == 0, out.output
+    trace = json.loads(out.stdout)
+    full = schema()
+    jsonschema.validate(trace["cost"]["billed"], {"$schema": full["$schema"], "$defs": full["$defs"],
+                                                  "$ref": "#/$defs/BilledCost"})
+    assert trace["cost"]["billed"]["modelled"] is True and trace["cost"]["billed"]["profile"] == "sp-m8i"
+    assert trace["billing_alignment"]["verified"] is True
+    assert trace["billing_alignment"]["after"]["launched"] == {"m8i.2xlarge on-demand": 1}
+    name = next(iter(trace["nodeclaims"]))
+    one = json.loads(_cli(*args, "-o", "json", "--nodeclaim", name).stdout)
+    assert [m["kind"] for m in one["cost"]["billed"]["misalignments"]] == ["cheaper-on-bill"]
+    assert one["billing_alignment"]["verified"] is True
+    text = _cli(*args)
+    assert "  verified by re-running with them (NodeOverlay gate on): launches 1 x m8i.2xlarge" in text.stdout
+    pod = json.loads(_cli(*args, "-o", "json", "--pod", next(iter(json.loads(
+        _cli("simulate", example, "--prices", "2026-07-20", "-o", "json").stdout)["pods"]))).stdout)
+    assert "cost" not in pod  # as the text: a pod's explanation has no bill

@@ -40,7 +40,11 @@ from karpy.provisioning.nodeclaim import (
     ReservedOfferingError,
     filter_instance_types_by_requirements,
 )
-from karpy.provisioning.nodeclaimtemplate import DEFAULT_MAX_INSTANCE_TYPES, NodeClaimTemplate
+from karpy.provisioning.nodeclaimtemplate import (
+    DEFAULT_MAX_INSTANCE_TYPES,
+    SCHEDULING_SIMULATION_KEYS,
+    NodeClaimTemplate,
+)
 from karpy.utils import pod as podutils
 from karpy.provisioning.preferences import (
     Preferences,
@@ -363,6 +367,11 @@ class Scheduler:
                 left, _, err = filter_instance_types_by_requirements(
                     self.index, its, t.requirements, (), "", {}, [group], {}, self.best_effort,
                     _satisfies_min_values)
+                if err is not None and hasattr(err, "requirements"):
+                    # the reason names the NodePool's requirements: upstream's event has no reason, and
+                    # the registered/initialized keys are the template's for DaemonSet simulation only
+                    # (nodeclaimtemplate.go schedulingSimulationKeys); the filter above kept them
+                    err.requirements = _without_simulation_keys(err.requirements)
                 return list(left), (str(err) if err is not None else None)
 
             remaining, error = (cache.template_filter(keys.get(t.nodepool_name), np, self.best_effort, self.well_known,
@@ -668,6 +677,14 @@ class Scheduler:
                 self.remaining_resources[name] = self._subtract_max(remaining, nc.instance_type_options)
             return None
         return "; ".join(errs)
+
+
+def _without_simulation_keys(requirements: Requirements) -> Requirements:
+    """A copy of ``requirements`` without nodeclaimtemplate.go's schedulingSimulationKeys."""
+    out = requirements.copy()
+    for key in SCHEDULING_SIMULATION_KEYS:
+        out.pop(key, None)
+    return out
 
 
 def _pod_count(nc: NodeClaim) -> int:

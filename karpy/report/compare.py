@@ -16,7 +16,8 @@ from karpy.report.html import _e, page, warnings_section
 from karpy.report.table import clean, format_rows, is_launched
 from karpy.summary import generation_of, generation_sort_key
 
-__all__ = ["DOLLARS", "OUTCOME_FIELDS", "format_value", "render_compare_html", "render_compare_table"]
+__all__ = ["DOLLARS", "OUTCOME_FIELDS", "design_warnings", "format_value", "render_compare_html",
+           "render_compare_table"]
 
 MARK = "*"
 STYLE = """
@@ -113,13 +114,45 @@ def render_compare_table(document: Mapping[str, Any]) -> str:
         out.append(f"ranked by {what}, {ranked['key']}: " + ", ".join(
             f"{i}. {clean(d['design'])} ${float(d['cost'] or 0):.5f}" for i, d in enumerate(ranked["designs"], 1)))
     designs = diff.get("designs") or {}
+    warned = design_warnings(document)
+    base_warnings = set(warned.get(names[0]) or ()) if names else set()
     if not changed and not any((d or {}).get("pods") for d in designs.values()):
-        out.append(f"no differences: every design behaves as {clean(document.get('baseline'))}")
+        same = all(set(ws) == base_warnings for ws in warned.values())
+        out.append(f"no differences: every design behaves as {clean(document.get('baseline'))}"
+                   + ("" if same else " (but their warnings differ, below)"))
     for name in names[1:]:
         changes = (designs.get(name) or {}).get("changes") or []
+        differ = "; its warnings differ (below)" if set(warned.get(name) or ()) != base_warnings else ""
         out.append(f"{clean(name)} vs {clean(document.get('baseline'))}: "
-                   + ("; ".join(clean(c) for c in changes) if changes else "same outcome"))
+                   + ("; ".join(clean(c) for c in changes) if changes else "same outcome") + differ)
+    out.extend(_warnings_lines(warned))
     return "\n".join(out) + "\n"
+
+
+def design_warnings(document: Mapping[str, Any]) -> dict[str, list[str]]:
+    """Each design's own warnings (what karpy skipped, assumed or ignored for it), in design order:
+    the document's ``warnings``, else each run's."""
+    names: list[str] = list(document.get("designs") or [])
+    given = document.get("warnings")
+    if isinstance(given, Mapping):
+        return {n: [str(w) for w in given.get(n) or ()] for n in names}
+    runs = document.get("runs") or {}
+    return {n: [str(w) for w in (runs.get(n) or {}).get("warnings") or ()] for n in names}
+
+
+def _warnings_lines(warned: Mapping[str, Sequence[str]]) -> list[str]:
+    """The table's warnings: one list when every design has the same, else one per design that has
+    any (as the report's ``#warnings``)."""
+    lists = list(warned.values())
+    if not any(lists):
+        return []
+    if all(w == lists[0] for w in lists):
+        return ["", "warnings (every design):", *(f"  - {clean(w)}" for w in lists[0])]
+    out: list[str] = []
+    for name, ws in warned.items():
+        if ws:
+            out.extend(["", f"warnings ({clean(name)}):", *(f"  - {clean(w)}" for w in ws)])
+    return out
 
 
 def _column_svg(name: str, run: Mapping[str, Any], generations: Sequence[str], x0: int, col_w: int,
@@ -199,8 +232,7 @@ def render_compare_html(document: Mapping[str, Any], *, title: str = "karpy comp
         f"<li><strong>{_e(n)}</strong>: "
         f"{_e('; '.join((designs.get(n) or {}).get('changes') or []) or 'same outcome')}</li>"
         for n in names[1:])
-    runs = document.get("runs") or {}
-    warned = warnings_section({n: list((runs.get(n) or {}).get("warnings") or []) for n in names})
+    warned = warnings_section(design_warnings(document))
     body = (f'<section id="side-by-side-section"><h2>NodeClaims side by side</h2>{_side_by_side(document)}</section>'
             f'{warned}<section id="outcomes"><h2>Outcomes</h2><table><thead><tr><th></th>{head}</tr></thead>'
             f'<tbody>{"".join(body_rows)}</tbody></table></section>'

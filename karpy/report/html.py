@@ -124,9 +124,12 @@ class _Group:
 
 
 def _group(nodeclaims: Sequence[Mapping[str, Any]], key_of: Any, include_failed: bool) -> list[_Group]:
-    """Group NodeClaims; order by cost descending, ties in document order (stable)."""
+    """Group NodeClaims; order by cost descending, ties in document order (stable). NodeClaims
+    deleted during the run are left out: the groups price what runs at the end, as the total does."""
     groups: dict[str, _Group] = {}
     for index, nc in enumerate(nodeclaims):
+        if nc.get("deleted_at") is not None:
+            continue
         ok = is_launched(nc)
         if not ok and not include_failed:
             continue
@@ -230,7 +233,8 @@ def price_footnote(prices: Any, region: Any) -> str:
 
 
 def _cost_section(
-    section_id: str, heading: str, kind: str, attr: str, column: str, groups: Sequence[_Group], total: float
+    section_id: str, heading: str, kind: str, attr: str, column: str, groups: Sequence[_Group], total: float,
+    deleted: int = 0,
 ) -> str:
     rows = "".join(
         f'<tr data-{attr}="{_e(g.key)}" data-cost="{_cost(g.cost)}">'
@@ -246,9 +250,12 @@ def _cost_section(
         f'<th class="num">NodeClaims</th>{failed_th}<th class="num">Pods</th>'
         f'<th class="num">$/h</th><th class="num">Share</th></tr></thead><tbody>{rows}</tbody></table>'
     )
+    note = (f'<p class="footnote">NodeClaims running at the end of the run; the {deleted} '
+            f'NodeClaim{"s" if deleted != 1 else ""} deleted during the run {"are" if deleted != 1 else "is"} left '
+            "out.</p>" if deleted else "")
     return (
         f'<section id="{section_id}"><h2>{_e(heading)}</h2>'
-        f"{_bar_chart([g for g in groups if g.launched], kind, attr, heading)}{table}</section>"
+        f"{_bar_chart([g for g in groups if g.launched], kind, attr, heading)}{table}{note}</section>"
     )
 
 
@@ -426,14 +433,15 @@ def render_html(document: dict[str, Any], *, title: str = "karpy simulation") ->
     subtitle += f" \u00b7 ${_cost(total)}/h"
     pools = _group(nodeclaims, lambda nc: nc.get("nodepool"), include_failed=True)
     families = _group(nodeclaims, instance_family, include_failed=False)
+    deleted = sum(1 for nc in nodeclaims if nc.get("deleted_at") is not None)
     body = "".join(
         [
             _summary(document, nodeclaims),
             _warnings(document),
             _billed_section(document),
-            _cost_section("cost-by-nodepool", "Cost by NodePool", "nodepool", "nodepool", "NodePool", pools, total),
+            _cost_section("cost-by-nodepool", "Cost by NodePool", "nodepool", "nodepool", "NodePool", pools, total, deleted),
             _cost_section(
-                "cost-by-family", "Cost by instance family", "family", "family", "Family", families, total
+                "cost-by-family", "Cost by instance family", "family", "family", "Family", families, total, deleted
             ),
             _type_mix(nodeclaims),
             render_time_charts(document),

@@ -27,7 +27,11 @@ __all__ = ["rank_key", "render_sweep_html", "render_sweep_table", "sweep_charts"
 OTHER_AXES = ("workload", "scenario", "capacity", "preference_policy", "min_values_policy")
 TABLE_COLUMNS = ("cell", "design", "workload", "scenario", "capacity", "preference_policy", "min_values_policy",
                  "prices", "instance_types", "generations", "nodeclaims", "failed_launches", "pending_pods",
-                 "cost_per_hour", "cost_total", "status", "error")
+                 "cost_per_hour", "cost_total", "billing", "billed_total", "billed_per_hour", "unused_commitment",
+                 "status", "error")
+#: dollar columns (5 decimals, right-aligned); the bill's are modelled (karpy.billing) and say so
+DOLLAR_COLUMNS = ("cost_per_hour", "cost_total", "billed_total", "billed_per_hour", "unused_commitment")
+MODELLED_COLUMNS = ("billed_total", "billed_per_hour", "unused_commitment")
 STYLE = """
 td.err{color:#9b2c2c}
 tr.pending td{background:#fff5f5}
@@ -102,7 +106,8 @@ def sweep_charts(rows: Sequence[Mapping[str, Any]]) -> dict[str, str]:
 
 def _table(rows: Sequence[Mapping[str, Any]]) -> str:
     shown = [c for c in TABLE_COLUMNS if any(r.get(c) not in (None, "") for r in rows) or c in ("cell", "design")]
-    head = "".join(f'<th{" class=num" if c in ("cell", "cost_per_hour", "cost_total") else ""}>{_e(c)}</th>'
+    numeric = ("cell", *DOLLAR_COLUMNS)
+    head = "".join(f'<th{" class=num" if c in numeric else ""}>{_e(c + " (modelled)" if c in MODELLED_COLUMNS else c)}</th>'
                    for c in shown)
     body = []
     for r in rows:
@@ -110,8 +115,8 @@ def _table(rows: Sequence[Mapping[str, Any]]) -> str:
         tds = []
         for c in shown:
             v = r.get(c)
-            text = f"{float(v):.5f}" if c in ("cost_per_hour", "cost_total") and v is not None else ("" if v is None else v)
-            klass = ' class="num"' if c in ("cell", "cost_per_hour", "cost_total") else ' class="err"' if c == "error" else ""
+            text = f"{float(v):.5f}" if c in DOLLAR_COLUMNS and v is not None else ("" if v is None else v)
+            klass = ' class="num"' if c in numeric else ' class="err"' if c == "error" else ""
             tds.append(f"<td{klass}>{_e(text)}</td>")
         body.append(f'<tr{cls} data-cell="{_e(r.get("cell"))}">{"".join(tds)}</tr>')
     return f'<table id="rows"><thead><tr>{head}</tr></thead><tbody>{"".join(body)}</tbody></table>'
@@ -145,8 +150,19 @@ def render_sweep_html(rows: Sequence[Mapping[str, Any]], *, title: str = "karpy 
     body = (f'<section class="charts" id="charts"><h2>Charts</h2>{charts}'
             '<p>Gaps in a cost line: the cell failed or left pods pending. Designs with equal costs are drawn '
             'side by side, as concentric rings.</p></section>'
-            f'{warn}<section id="rows-section"><h2>Rows</h2><div class="scroll">{_table(rows)}</div></section>')
+            f'{warn}<section id="rows-section"><h2>Rows</h2><div class="scroll">{_table(rows)}</div>'
+            f'{_billed_note(rows)}</section>')
     return page(title, subtitle, body, style=STYLE)
+
+
+def _billed_note(rows: Sequence[Mapping[str, Any]]) -> str:
+    """What the bill's columns are, under the rows of a sweep with BillingProfiles."""
+    if not any(r.get("billed_total") is not None for r in rows):
+        return ""
+    return ('<p id="billed-note" class="footnote">billed_total, billed_per_hour and unused_commitment are '
+            "modelled: each cell's BillingProfile applied to its node-hours in AWS's documented order (Reserved "
+            "Instances, EC2 Instance Savings Plans, Compute Savings Plans, then on demand; karpy.billing), beside "
+            "the list prices Karpenter ranks by (cost_per_hour, cost_total).</p>")
 
 
 def rank_key(by: str, rows: Sequence[Mapping[str, Any]]) -> str:
@@ -159,14 +175,15 @@ def rank_key(by: str, rows: Sequence[Mapping[str, Any]]) -> str:
 
 def render_sweep_table(rows: Sequence[Mapping[str, Any]], rank_by: str | None = None) -> str:
     """The plain-text view of ``karpy sweep -o table``: one line per cell, varying axes only; a
-    ``BILLED $`` column when some cell has a bill (:mod:`karpy.billing`). ``rank_by`` (``list`` /
+    ``BILLED $`` column when some cell has a bill (:mod:`karpy.billing`); then each design's own
+    warnings. ``rank_by`` (``list`` /
     ``billed``): the cells cheapest first (cells without the value, and failed cells, last)."""
     from karpy.report.table import clean, format_rows
 
     axes = [a for a in ("design", "billing", *OTHER_AXES) if a == "design" or len({r.get(a) for r in rows}) > 1]
     billed = any(r.get("billed_total") is not None for r in rows)
     header = ("CELL", *(a.upper().replace("_", " ") for a in axes), "PRICES", "LAUNCHED", "GEN", "$/H",
-              *(("BILLED $",) if billed else ()), "PENDING", "FAILED LAUNCHES", "STATUS")
+              *(("BILLED $ (MODELLED)",) if billed else ()), "PENDING", "FAILED LAUNCHES", "STATUS")
     if rank_by is not None:
         key = rank_key(rank_by, rows)
         rows = sorted(rows, key=lambda r: (r.get(key) is None or r.get("status") != "ok", float(r.get(key) or 0.0)))
@@ -180,4 +197,22 @@ def render_sweep_table(rows: Sequence[Mapping[str, Any]], rank_by: str | None = 
                      *((f"{float(bill):.5f}" if ok and bill is not None else "-",) if billed else ()),
                      clean(r.get("pending_pods")), clean(r.get("failed_launches")),
                      "ok" if ok else clean(f"error: {r.get('error')}")))
-    return "\n".join(format_rows(header, body)) + "\n"
+    return "\n".join([*format_rows(header, body), *_warnings_lines(rows)]) + "\n"
+
+
+def _warnings_lines(rows: Sequence[Mapping[str, Any]]) -> list[str]:
+    """The table's warnings, from the rows' own (as the report's ``#warnings``): one list when every
+    design has the same, else one per design that has any."""
+    from karpy.report.table import clean
+
+    warned = _warnings_by_design(rows, ())
+    lists = list(warned.values())
+    if not any(lists):
+        return []
+    if all(w == lists[0] for w in lists):
+        return ["", "WARNINGS (every design)", *(f"  - {clean(w)}" for w in lists[0])]
+    out: list[str] = []
+    for name, ws in warned.items():
+        if ws:
+            out.extend(["", f"WARNINGS ({clean(name)})", *(f"  - {clean(w)}" for w in ws)])
+    return out

@@ -441,4 +441,30 @@ def render_billed(billed: Mapping[str, Any] | None) -> list[str]:
     if overlays:
         out.append("  NodeOverlays that teach Karpenter the bill: "
                    + ", ".join(f"{clean(o['metadata']['name'])} ({o['spec']['priceAdjustment']})" for o in overlays))
+    alignment = billed.get("alignment")
+    if overlays and isinstance(alignment, Mapping):
+        out.append(render_alignment(alignment))
     return out
+
+
+def _launches(launched: Mapping[str, int]) -> str:
+    return ", ".join(f"{n} x {clean(k)}" for k, n in launched.items()) or "nothing"
+
+
+def render_alignment(alignment: Mapping[str, Any]) -> str:
+    """One line: the aligning overlays checked by re-running (:func:`karpy.alignment.align_result`'s
+    document): verified or not, what launched, both bills' effective $/h and the saving."""
+    note = alignment.get("note")
+    if note:
+        return f"  NOT verified (not re-run: {clean(note)})"
+    before, after = alignment["before"], alignment["after"]
+    saving = float(alignment["saving"])
+    verdict = "verified" if alignment["verified"] else "NOT verified"
+    outcome = (f"saves ${saving:.5f}" if saving > 0 else f"costs ${-saving:.5f} more" if saving < 0
+               else "the same bill")
+    pending = (f"; {after['pending_pods']} pods pending (was {before['pending_pods']})"
+               if after["pending_pods"] != before["pending_pods"] else "")
+    return (f"  {verdict} by re-running with them (NodeOverlay gate on): launches {_launches(after['launched'])} "
+            f"(was {_launches(before['launched'])}); billed (modelled) ${after['billed_per_hour']:.5f}/h effective "
+            f"(was ${before['billed_per_hour']:.5f}/h), list ${after['cost_per_hour']:.5f}/h "
+            f"(was ${before['cost_per_hour']:.5f}/h); {outcome} over the run{pending}")

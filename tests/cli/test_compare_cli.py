@@ -73,3 +73,28 @@ def test_compare_feature_gates_reach_every_design(invoke: Invoke) -> None:
     assert not any("NodeOverlay" in w for w in doc["runs"]["overlay"].get("warnings") or ())
     bad = invoke("compare", f"plain={cluster}", f"again={cluster}", "--feature-gates", "NodeOverlay=maybe")
     assert bad.exit_code == 2 and 'invalid value of NodeOverlay=maybe' in bad.output
+
+
+def test_compare_shows_each_designs_own_warnings_in_the_table_and_json(invoke: Invoke) -> None:
+    """karpenter-blueprints node-overlay without the NodeOverlay gate: the overlay is ignored, so
+    both designs launch the same; the overlay design's warning says why, in the table and in the
+    JSON's ``warnings`` by design (main: the table read "same outcome" and nothing more)."""
+    data = ROOT / "tests" / "realworld" / "data" / "blueprints"
+    overlay = data / "blueprints" / "node-overlay"
+    cluster = data / "cluster" / "terraform" / "karpenter-default.yaml"
+    args = ["compare", f"plain={cluster}", f"overlay={cluster},{overlay / 'node-overlay-generation.yaml'}",
+            "--shared", str(overlay / "workload-generation.yaml"), "--prices", "2026-07-20"]
+    table = invoke(*args)
+    assert table.exit_code == 0, table.output
+    lines = table.stdout.splitlines()
+    assert "overlay vs plain: same outcome; its warnings differ (below)" in lines
+    start = lines.index("warnings (overlay):")
+    assert any("NodeOverlay" in line for line in lines[start + 1:]) and lines[start + 1].startswith("  - ")
+    assert "no differences: every design behaves as plain (but their warnings differ, below)" in lines
+    plain = lines.index("warnings (plain):")
+    assert plain < start and not any("NodeOverlay" in line for line in lines[plain:start])
+    doc = json.loads(invoke(*args, "-o", "json").stdout)
+    assert list(doc["warnings"]) == ["plain", "overlay"]
+    assert doc["warnings"]["overlay"] == doc["runs"]["overlay"]["warnings"]
+    assert any("NodeOverlay" in w for w in doc["warnings"]["overlay"])
+    assert not any("NodeOverlay" in w for w in doc["warnings"]["plain"])

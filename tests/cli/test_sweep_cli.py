@@ -75,3 +75,22 @@ def test_sweep_bad_input_is_one_line_and_exit_2(invoke: Invoke, tmp_path: Path) 
         result = invoke(*args)
         assert result.exit_code == 2, (args, result.output)
         assert message in result.stderr and len(result.stderr.strip().splitlines()) == 1, result.stderr
+
+
+def test_sweep_shows_each_designs_own_warnings_in_the_table_and_json(invoke: Invoke, tmp_path: Path) -> None:
+    """The cookbook's NodeOverlay design without ``featureGates: {NodeOverlay: true}``: its overlay is
+    ignored and it launches as the one-NodePool design; the table names the warning under that
+    design (main: one line per cell and no word of it), the JSON rows carry each cell's own."""
+    path = tmp_path / "sweep.yaml"
+    path.write_text(SWEEP.replace(f"gte8: [{COOKBOOK}/04-generation-gte-8",
+                                  f"overlay: [{COOKBOOK}/03-nodeoverlay"), encoding="utf-8")
+    result = invoke("sweep", str(path), "--executor", "sequential", "-q")
+    assert result.exit_code == 0, result.output
+    lines = result.stdout.splitlines()
+    start = lines.index("WARNINGS (overlay)")
+    assert lines[start + 1].startswith("  - ignored 1 NodeOverlay(s)") and "feature gate is off" in lines[start + 1]
+    assert not any("NodeOverlay" in line for line in lines[:start])
+    rows = [json.loads(line) for line in invoke("sweep", str(path), "--executor", "sequential", "-q",
+                                                  "-o", "jsonl").stdout.splitlines()]
+    own = {r["design"]: r["warnings"] or "" for r in rows}
+    assert "NodeOverlay" in own["overlay"] and "NodeOverlay" not in own["one-pool"]

@@ -154,6 +154,10 @@ def test_no_compatible_instance_types_event_is_a_warning(run) -> None:
     (warning,) = [w for w in doc["warnings"] if "NoCompatibleInstanceTypes" in w]
     assert warning.startswith('NodePool "general-purpose": NoCompatibleInstanceTypes: NodePool requirements '
                               "filtered out all compatible available instance types (")
+    # the reason lists the NodePool's requirements, not the registered/initialized keys upstream adds to
+    # the template only for DaemonSet simulation (nodeclaimtemplate.go schedulingSimulationKeys)
+    assert "karpenter.k8s.aws/instance-generation Exists >=21" in warning and "karpenter.sh/nodepool In" in warning
+    assert "karpenter.sh/initialized" not in warning and "karpenter.sh/registered" not in warning
 
 
 def test_table_lists_deleted_nodeclaims_apart_and_a_scale_down_deletes() -> None:

@@ -328,3 +328,25 @@ def test_any_document_parses_and_costs_add_up(doc: dict[str, Any]) -> None:
     mix = dom.by_id("instance-type-mix").find_all("tr")[1:]
     assert sum(int(r.attrs["data-count"]) for r in mix) == len(launched)
     assert re.fullmatch(r"\d+\.\d{5}", dom.by_id("summary-total").attrs["data-cost"])
+
+
+def test_cost_by_nodepool_shares_add_up_after_nodes_were_deleted() -> None:
+    """tests/sim/data/generation-outage.yaml (8th gen out 1h-2h, then back) with the disruption
+    controller: consolidation deletes two NodeClaims. The cost sections price what runs at the end,
+    as the total does (main: the deleted NodeClaims' $/h counted too, 83.3% + 52.9% = 136%)."""
+    import karpy
+
+    data = Path(__file__).parents[1] / "sim" / "data" / "generation-outage.yaml"
+    result = karpy.simulate([str(data)], prices="2026-07-20", disruption=True)
+    result.cloud_provider.close()
+    doc = result.to_document()
+    assert any(nc.get("deleted_at") is not None for nc in doc["nodeclaims"])
+    dom = parse(render_html(doc))
+    pools = dom.by_id("cost-by-nodepool").find_all("tr")[1:]
+    assert sum(float(r.attrs["data-cost"]) for r in pools) == pytest.approx(doc["cost_per_hour"], abs=1e-4)
+    shares = [float(r.find_all("td")[-1].text().rstrip("%")) for r in pools]
+    assert all(s <= 100.0 for s in shares) and sum(shares) == pytest.approx(100.0, abs=0.2)
+    families = dom.by_id("cost-by-family").find_all("tr")[1:]
+    assert sum(float(r.attrs["data-cost"]) for r in families) == pytest.approx(doc["cost_per_hour"], abs=1e-4)
+    deleted = sum(1 for nc in doc["nodeclaims"] if nc.get("deleted_at") is not None)
+    assert f"the {deleted} NodeClaims deleted during the run are left out" in dom.by_id("cost-by-nodepool").text()

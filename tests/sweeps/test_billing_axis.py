@@ -76,6 +76,13 @@ def test_compare_shows_the_bill_of_each_design(tmp_path: Path) -> None:
     assert "billed_total" in comparison.diff["fields"]
     text = render_compare_table(comparison.to_document())
     assert "$ billed (modelled)" in text
+    # every view labels the bill as modelled
+    from karpy.report.compare import render_compare_html
+    from karpy.report.markdown import render_compare_markdown
+
+    assert "$ billed (modelled)" in render_compare_markdown(comparison.to_document())
+    assert "$ billed (modelled)" in render_compare_html(comparison.to_document())
+    assert comparison.to_document()["runs"]["billed"]["cost"]["billed"]["modelled"] is True
 
 
 def test_rank_by_billed_orders_designs_by_the_bill(tmp_path: Path) -> None:
@@ -128,3 +135,30 @@ def test_sweep_rank_by_billed(sweep_file: Callable[..., Path], tmp_path: Path) -
                                                            "prices: [2026-07-20]", name="plain.yaml")),
                                    "--executor", "sequential", "-q", "--rank-by", "billed"])
     assert out.exit_code == 2 and "--rank-by billed needs a karpy.io/v1alpha1 BillingProfile" in out.output
+
+
+def test_sweep_report_shows_the_bill_beside_list_prices(sweep_file: Callable[..., Path], tmp_path: Path) -> None:
+    """The HTML report's rows carry the bill's columns, labelled modelled, where a BillingProfile is
+    given (main: list prices only), and the table labels its bill column modelled too."""
+    from karpy.report.sweep import render_sweep_html, render_sweep_table
+
+    (tmp_path / "sp-c7i.yaml").write_text(PROFILE, encoding="utf-8")
+    path = sweep_file("designs:\n  one-pool: [@01-one-nodepool, @common]\nprices: [2026-07-20]\n"
+                      "scenarios:\n  two-hours: @scenarios/scale-up.yaml\n"
+                      "billing:\n  list: []\n  sp-c7i: sp-c7i.yaml")
+    result = karpy.sweep(path, executor="sequential")
+    plain, billed = result
+    page = render_sweep_html(result.rows)
+    head = page[page.index('<table id="rows">'):page.index("</thead>")]
+    assert "<th>billing</th>" in head and "<th class=num>cost_total</th>" in head
+    assert "<th class=num>billed_total (modelled)</th>" in head and "<th class=num>unused_commitment (modelled)</th>" in head
+    row = page[page.index(f'data-cell="{billed["cell"]}"'):]
+    row = row[:row.index("</tr>")]
+    assert f'<td class="num">{billed["cost_total"]:.5f}</td>' in row
+    assert f'<td class="num">{billed["billed_total"]:.5f}</td>' in row and "<td>sp-c7i</td>" in row
+    assert 'id="billed-note"' in page and "modelled" in page[page.index('id="billed-note"'):]
+    assert "BILLED $ (MODELLED)" in render_sweep_table(result.rows).splitlines()[0]
+    unbilled = karpy.sweep(sweep_file("designs:\n  one-pool: [@01-one-nodepool, @common]\nprices: [2026-07-20]",
+                                      name="plain.yaml"), executor="sequential")
+    plain_page = render_sweep_html(unbilled.rows)
+    assert "billed_total" not in plain_page and 'id="billed-note"' not in plain_page
