@@ -239,6 +239,8 @@ def filter_victims_with_pdb_violation(victims: Sequence[Victim], pdbs: Sequence[
     violating: list[tuple[Victim, int]] = []
     rest: list[Victim] = []
 
+    # stops at the first PDB taken below zero, as preemption/util.go's generic filter does (the
+    # single-pod filterPodsWithPDBViolation in preemption.py spends every matching PDB's budget)
     def violates(p: PodInfo) -> bool:
         if not p.labels:
             return False
