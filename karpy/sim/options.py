@@ -12,6 +12,7 @@ from typing import Any
 
 from karpy.kubescheduler.scheduler import SchedulerConfig
 from karpy.options import FeatureGates, Options
+from karpy.sim.retention import DELETED_PODS_LIMIT, TIMELINE_LIMIT
 
 __all__ = ["SimulationOptions"]
 
@@ -40,6 +41,10 @@ class SimulationOptions:
     until: float | None = None
     #: extra Scenario events (``karpy.api.scenario.ScenarioEvent``), after the Scenario's own
     events: tuple[Any, ...] = ()
+    #: what a long run keeps of its history (karpy.sim.retention): timeline entries and pods gone from
+    #: the store listed in full; later ones are counted, and the document's warnings say so
+    timeline_limit: int = TIMELINE_LIMIT
+    deleted_pods_limit: int = DELETED_PODS_LIMIT
     #: Karpenter's operator options shared with the cloud provider; after construction always set:
     #: the given one (default ``Options()``) with the two policies and the gate overrides above applied
     operator: Options | None = None
