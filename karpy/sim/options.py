@@ -12,9 +12,13 @@ from typing import Any
 
 from karpy.kubescheduler.scheduler import SchedulerConfig
 from karpy.options import FeatureGates, Options
-from karpy.sim.retention import DELETED_PODS_LIMIT, TIMELINE_LIMIT
 
-__all__ = ["SimulationOptions"]
+__all__ = ["DELETED_PODS_LIMIT", "SimulationOptions", "TIMELINE_LIMIT"]
+
+#: what a long run lists in full (karpy.sim.retention): timeline entries (about 160 bytes each) and
+#: pods gone from the store (about 2 KB each)
+TIMELINE_LIMIT = 500_000
+DELETED_PODS_LIMIT = 50_000
 
 
 @dataclass(frozen=True)

@@ -11,12 +11,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-__all__ = ["DELETED_PODS_LIMIT", "TIMELINE_LIMIT", "retention_warnings"]
+from karpy.sim.options import DELETED_PODS_LIMIT, TIMELINE_LIMIT
 
-#: timeline entries listed in full (about 160 bytes each: 500,000 ~ 80 MB)
-TIMELINE_LIMIT = 500_000
-#: pods gone from the store kept as objects for the document's ``pods`` (about 2 KB each)
-DELETED_PODS_LIMIT = 50_000
+__all__ = ["DELETED_PODS_LIMIT", "TIMELINE_LIMIT", "retention_warnings"]
 
 
 def retention_warnings(timeline_limit: int, listed_until: float | None, dropped: Mapping[str, int],
