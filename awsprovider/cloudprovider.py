@@ -304,8 +304,6 @@ class AWSCloudProvider:
         self.overlays = list(overlays)
         self._overlay_prices = overlay.overlay_prices(self.overlays) if self.overlays else {}
         self._resolved: dict[str, ResolvedNodeClass] = {}
-        #: NodeClasses whose network the mocked account already holds (ensure_network_for ran)
-        self._networked: set[str] = set()
         self._source = instance_type_source
         self.launches: dict[str, LaunchRecord] = {}
         self._by_provider_id: dict[str, str] = {}
@@ -388,7 +386,6 @@ class AWSCloudProvider:
         for nc in list(self.nodeclasses.values()):
             ensure_network_for(self.ec2.client, nc, warnings=self.warnings, given_subnets=given_subnets,
                                given_security_groups=given_groups)
-            self._networked.add(nc.metadata.name)
             # resolves now: the reservations' warnings and a NodeClass that is not Ready are said
             resolved = self.resolve_nodeclass(nc.metadata.name)
             note = nodeclassstatus.describe(nc.metadata.name, resolved.conditions) if resolved is not None else None
@@ -556,10 +553,8 @@ class AWSCloudProvider:
                 return None
             nc = default_nodeclass(name)
             self.nodeclasses[name] = nc
-        if name not in self._networked:  # prepare() built the given NodeClasses' networks already
-            given_subnets, given_groups = self._network_defines()
-            ensure_network_for(self.ec2.client, nc, given_subnets=given_subnets, given_security_groups=given_groups)
-            self._networked.add(name)
+        given_subnets, given_groups = self._network_defines()
+        ensure_network_for(self.ec2.client, nc, given_subnets=given_subnets, given_security_groups=given_groups)
         resolved = self._with_reservations(resolve_nodeclass(self.ec2.client, nc))
         resolved = dataclasses.replace(resolved, conditions=tuple(self._reconcile_conditions(resolved)))
         self._resolved[name] = resolved
@@ -973,7 +968,6 @@ class AWSCloudProvider:
         if kind == "EC2NodeClass":
             self.nodeclasses[name] = obj
             self._resolved.pop(name, None)
-            self._networked.discard(name)  # a new spec may select a network not built yet
             self.resolve_nodeclass(name)  # the nodeclass controller reconciles the update now
         elif kind == "NodeOverlay":
             self.overlays = [o for o in self.overlays if o.metadata.name != name] + [obj]

@@ -206,9 +206,7 @@ def _create_network(client: Any, subnet_tags: Mapping[str, str], sg_tags: Mappin
     """A VPC with one subnet per zone (tagged ``subnet_tags``) and one security group
     (tagged ``sg_tags``): zone -> subnet id."""
     if zones is None:
-        from awsprovider.ec2.network import region_zones
-
-        azs = region_zones(client)
+        azs = client.describe_availability_zones()["AvailabilityZones"]
         zones = sorted(z["ZoneName"] for z in azs if z.get("ZoneType", "availability-zone") == "availability-zone")
 
     def spec(kind: str, tags: Mapping[str, str]) -> list[dict[str, Any]]:
@@ -281,9 +279,7 @@ def ensure_network_for(client: Any, nodeclass: EC2NodeClass, zones: Iterable[str
             subnets = [SubnetSpec(s.zone, s.id, s.zone_id, subnet_tags) for s in status.subnets]
         else:
             if zones is None:
-                from awsprovider.ec2.network import region_zones
-
-                azs = region_zones(client)
+                azs = client.describe_availability_zones()["AvailabilityZones"]
                 zones = sorted(z["ZoneName"] for z in azs if z.get("ZoneType", "availability-zone") == "availability-zone")
             zone_list = list(zones)
             ids = [t.id for t in spec.subnet_selector_terms if t.id]

@@ -15,12 +15,11 @@ from __future__ import annotations
 
 import ipaddress
 import math
-import weakref
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["SecurityGroupSpec", "SubnetSpec", "build_network", "build_user_network", "existing_ids", "region_zones"]
+__all__ = ["SecurityGroupSpec", "SubnetSpec", "build_network", "build_user_network", "existing_ids"]
 
 #: the subnet size when neither a CIDR nor an IP count is given (as karpy's default network)
 DEFAULT_SUBNET_PREFIX = 20
@@ -86,20 +85,6 @@ def _free_vpc_cidr(client: Any) -> str:
     raise ValueError("no free 10.x.0.0/16 block left for another mocked VPC")
 
 
-#: boto3 client -> its region's DescribeAvailabilityZones answer (fixed for a mocked account's life)
-_ZONES: weakref.WeakKeyDictionary[Any, list[dict[str, Any]]] = weakref.WeakKeyDictionary()
-
-
-def region_zones(client: Any) -> list[dict[str, Any]]:
-    """``DescribeAvailabilityZones`` of ``client``'s region, asked once per client: the account's
-    setup (the default network, each NodeClass's network) reads it several times and nothing in
-    EC2 changes a region's zones."""
-    zones = _ZONES.get(client)
-    if zones is None:
-        zones = _ZONES[client] = list(client.describe_availability_zones()["AvailabilityZones"])
-    return zones
-
-
 def build_network(client: Any, subnets: Sequence[SubnetSpec], groups: Sequence[SecurityGroupSpec] = (),
                   cidr: str = "", vpc_tags: Mapping[str, str] | None = None) -> dict[str, str]:
     """Create a VPC (``cidr`` or a free 10.x.0.0/16) with ``subnets`` and ``groups``; resources
@@ -110,7 +95,7 @@ def build_network(client: Any, subnets: Sequence[SubnetSpec], groups: Sequence[S
     todo_groups = [g for g in groups if not g.id or g.id not in have_groups]
     if not todo and not todo_groups:
         return {}
-    azs = region_zones(client)
+    azs = client.describe_availability_zones()["AvailabilityZones"]
     by_id = {z["ZoneId"]: z["ZoneName"] for z in azs}
     names = {z["ZoneName"] for z in azs}
     vpc = client.create_vpc(CidrBlock=cidr or _free_vpc_cidr(client),
