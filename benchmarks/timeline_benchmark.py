@@ -91,7 +91,7 @@ def long_run(hours: int, every: int) -> None:
     sim = result.simulation
     print(f"{hours} h, a scale event every {every} min ({len(evs)} events): wall {wall:.1f} s (simulation "
           f"{sim_wall:.1f} s), CPU {cpu:.1f} s, peak RSS {rss:.0f} MB; longest progress gap {last[1]:.2f} s; "
-          f"{len(sim.timeline)} timeline entries listed, {sum(getattr(sim.timeline, "dropped", {}).values())} counted; "
+          f"{len(sim.timeline)} timeline entries listed, {sum(getattr(sim.timeline, 'dropped', {}).values())} counted; "
           f"{len(sim.deleted_pods)} gone pods listed; {sim.provisioning_passes} passes; "
           f"document {size[0] / 1e6:.1f} MB; load {__import__('os').getloadavg()[0]:.2f}")
 
