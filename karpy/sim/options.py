@@ -17,8 +17,8 @@ __all__ = ["DELETED_PODS_LIMIT", "SimulationOptions", "TIMELINE_LIMIT"]
 
 #: what a long run lists in full (karpy.sim.retention): timeline entries (about 160 bytes each) and
 #: pods gone from the store (about 2 KB each)
-TIMELINE_LIMIT = 500_000
-DELETED_PODS_LIMIT = 50_000
+TIMELINE_LIMIT = 200_000
+DELETED_PODS_LIMIT = 20_000
 
 
 @dataclass(frozen=True)

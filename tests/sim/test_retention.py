@@ -52,8 +52,8 @@ def test_past_the_limits_the_document_lists_a_prefix_counts_the_rest_and_keeps_e
 
 
 def test_the_defaults_bound_a_long_run() -> None:
-    assert SimulationOptions().timeline_limit == TIMELINE_LIMIT and TIMELINE_LIMIT <= 500_000
-    assert SimulationOptions().deleted_pods_limit == DELETED_PODS_LIMIT and DELETED_PODS_LIMIT <= 50_000
+    assert SimulationOptions().timeline_limit == TIMELINE_LIMIT and TIMELINE_LIMIT <= 200_000
+    assert SimulationOptions().deleted_pods_limit == DELETED_PODS_LIMIT and DELETED_PODS_LIMIT <= 20_000
 
 
 def test_progress_follows_the_virtual_clock_between_provisioning_passes() -> None:
