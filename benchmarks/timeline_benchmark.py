@@ -4,12 +4,22 @@
     PYTHONPATH=. python3 benchmarks/timeline_benchmark.py [--profile]
 
 Prints the wall time, NodeClaims, timeline entries and the cost integral.
+
+Long timelines (issue #32): ``--hours 8760 --every-minutes 60`` (or ``10``) runs the bundled example
+for a year with ``deployment/web`` scaled 6 <-> 9 at every event, and prints wall, CPU, peak RSS, the
+longest wall-clock gap between two progress calls, and the document's size (targets: a year of
+hourly events <= 10 s and <= 400 MB, of 10-minute events <= 60 s and <= 600 MB, progress at least
+every 2 s).
+
+    PYTHONPATH=. python3 benchmarks/timeline_benchmark.py --hours 8760 --every-minutes 10
 """
 
 from __future__ import annotations
 
+import argparse
 import cProfile
 import pstats
+import resource
 import sys
 import time
 
@@ -59,8 +69,42 @@ def main() -> None:
           f"cost ${doc['cost']['total']:.2f} over {HOURS} h, {doc['simulation']['provisioning_passes']} passes")
 
 
+def long_run(hours: int, every: int) -> None:
+    """The bundled example for ``hours`` with ``deployment/web`` scaled 6 <-> 9 every ``every`` minutes."""
+    from karpy.cli import bundled_example
+
+    evs = [f"{k * every}m scale deployment/web {6 if k % 2 else 9}" for k in range(1, hours * 60 // every)]
+    last = [time.perf_counter(), 0.0]
+
+    def progress(t: float, passes: int, claims: int) -> None:
+        now = time.perf_counter()
+        last[1] = max(last[1], now - last[0])
+        last[0] = now
+
+    start, cpu = time.perf_counter(), time.process_time()
+    result = karpy.simulate(bundled_example(), until=f"{hours}h", events=evs, progress=progress)
+    sim_wall = time.perf_counter() - start
+    size = [0]
+    result.write_json(lambda s: size.__setitem__(0, size[0] + len(s)))
+    wall, cpu = time.perf_counter() - start, time.process_time() - cpu
+    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    sim = result.simulation
+    print(f"{hours} h, a scale event every {every} min ({len(evs)} events): wall {wall:.1f} s (simulation "
+          f"{sim_wall:.1f} s), CPU {cpu:.1f} s, peak RSS {rss:.0f} MB; longest progress gap {last[1]:.2f} s; "
+          f"{len(sim.timeline)} timeline entries listed, {sum(getattr(sim.timeline, 'dropped', {}).values())} counted; "
+          f"{len(sim.deleted_pods)} gone pods listed; {sim.provisioning_passes} passes; "
+          f"document {size[0] / 1e6:.1f} MB; load {__import__('os').getloadavg()[0]:.2f}")
+
+
 if __name__ == "__main__":
-    if "--profile" in sys.argv:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--profile", action="store_true")
+    ap.add_argument("--hours", type=int, help="the long-timeline run (bundled example) over this many hours")
+    ap.add_argument("--every-minutes", type=int, default=10)
+    args = ap.parse_args()
+    if args.hours:
+        long_run(args.hours, args.every_minutes)
+    elif args.profile:
         cProfile.run("main()", "/tmp/timeline.prof")
         pstats.Stats("/tmp/timeline.prof").sort_stats("cumulative").print_stats(30)
     else:

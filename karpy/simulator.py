@@ -117,7 +117,7 @@ def simulate(
     ``TYPE-GLOB:ZONE-GLOB:CAPACITY-TYPE``. ``cloud_provider``: a registered name (``"aws"``,
     ``"fake"``), or a CloudProvider object (then ``region``/``prices``/``unavailable`` are the
     object's business). ``progress(virtual_seconds, passes, nodeclaims)`` is called after each
-    provisioning pass. ``until``: the horizon (``"6h"``, or seconds), overriding a Scenario's
+    provisioning pass and as the virtual clock moves. ``until``: the horizon (``"6h"``, or seconds), overriding a Scenario's
     ``spec.until``. ``events``: Scenario events (dicts as in ``spec.events``, ``--event`` lines, or
     :class:`karpy.api.scenario.ScenarioEvent` objects), added to the Scenario's own.
     ``disruption=True`` runs Karpenter's disruption controller (:mod:`karpy.disruption`) until the

@@ -13,7 +13,12 @@ from typing import Any
 from karpy.kubescheduler.scheduler import SchedulerConfig
 from karpy.options import FeatureGates, Options
 
-__all__ = ["SimulationOptions"]
+__all__ = ["DELETED_PODS_LIMIT", "SimulationOptions", "TIMELINE_LIMIT"]
+
+#: what a long run lists in full (karpy.sim.retention): timeline entries (about 160 bytes each) and
+#: pods gone from the store (about 2 KB each)
+TIMELINE_LIMIT = 200_000
+DELETED_PODS_LIMIT = 20_000
 
 
 @dataclass(frozen=True)
@@ -40,6 +45,10 @@ class SimulationOptions:
     until: float | None = None
     #: extra Scenario events (``karpy.api.scenario.ScenarioEvent``), after the Scenario's own
     events: tuple[Any, ...] = ()
+    #: what a long run keeps of its history (karpy.sim.retention): timeline entries and pods gone from
+    #: the store listed in full; later ones are counted, and the document's warnings say so
+    timeline_limit: int = TIMELINE_LIMIT
+    deleted_pods_limit: int = DELETED_PODS_LIMIT
     #: Karpenter's operator options shared with the cloud provider; after construction always set:
     #: the given one (default ``Options()``) with the two policies and the gate overrides above applied
     operator: Options | None = None

@@ -77,8 +77,11 @@ class Pods:
         self.events = events
         self.record = record
         self.errors = errors
-        #: pods gone from the store (deleted, completed), by key: the document reports them
+        #: pods gone from the store (deleted, completed), by key: the document reports them -- the
+        #: first ``deleted_limit`` (karpy.sim.retention); later ones are counted by phase
         self.deleted: dict[str, Pod] = {}
+        self.deleted_limit: int | None = None
+        self.deleted_dropped: dict[str, int] = {}
         #: pods whose arrival (karpy.io/arrive-after) is still ahead: key -> (pod, arrival time)
         self.arrivals: dict[str, tuple[Pod, float]] = {}
         #: controller uid -> pod key -> the pod's store key (namespace, name), in creation order
@@ -214,7 +217,7 @@ class Pods:
             self._condemned.add(key)
             self.store.delete("Pod", current)
             current.status.phase = "Succeeded"
-            self.deleted[key] = current
+            self._gone(key, current)
             self.record("pod.completed", f"Pod/{key}", node=current.spec.node_name)
             self._pod_gone(current, succeeded=True)
 
@@ -321,10 +324,19 @@ class Pods:
             return
         self.store.delete("Pod", pod)
         pod.status.phase = "Deleted"
-        self.deleted[key] = pod
+        self._gone(key, pod)
         self.record("pod.departed" if reason == "departed" else "pod.deleted", f"Pod/{key}",
                     **({"node": pod.spec.node_name} if pod.spec.node_name else {}))
         self._pod_gone(pod)
+
+    def _gone(self, key: str, pod: Pod) -> None:
+        """Remember a pod gone from the store for the document, within ``deleted_limit``."""
+        deleted = self.deleted
+        if self.deleted_limit is None or key in deleted or len(deleted) < self.deleted_limit:
+            deleted[key] = pod
+        else:
+            phase = pod.status.phase or "Deleted"
+            self.deleted_dropped[phase] = self.deleted_dropped.get(phase, 0) + 1
 
     def _pod_gone(self, pod: Pod, succeeded: bool = False) -> None:
         """A pod left the store: its controller re-syncs (a replacement, or the next Job pod).

@@ -87,6 +87,7 @@ from karpy.sim.options import SimulationOptions
 from karpy.sim.pods import DEFAULT_TERMINATION_GRACE_SECONDS, Pods, arrival_delay
 from karpy.sim.records import LaunchRecord, PodHistory, ProvisioningPass, SimulationResult
 from karpy.sim.replicaset import ManagedReplicaSet
+from karpy.sim.retention import retention_warnings
 from karpy.sim.store import ObjectStore
 from karpy.sim.timeline import Timeline
 
@@ -120,7 +121,8 @@ class Simulation:
                  progress: Callable[[float, int, int], None] | None = None) -> None:
         """``manifests`` (:class:`karpy.api.loader.Manifests`) are read once, by :meth:`load`.
         ``progress(virtual_seconds, provisioning_passes, nodeclaims)`` is called after each
-        provisioning pass (the CLI shows it on stderr for long runs)."""
+        provisioning pass and each time the virtual clock moves (the CLI shows it on stderr for
+        long runs)."""
         self.progress = progress
         self._input: Any = manifests
         self._warnings: list[str] = getattr(manifests, "warnings", [])
@@ -130,7 +132,7 @@ class Simulation:
         self.rng = random.Random(self.options.seed)
         self.events = EventQueue(self.clock)
         self.store = ObjectStore()
-        self.timeline = Timeline()
+        self.timeline = Timeline(limit=self.options.timeline_limit)
         self.scheduler = KubeScheduler(self.clock, self.rng, self.options.scheduler_config)
         self.provisioner = Provisioner(cloud_provider, options=self.options.operator_options(),
                                        max_instance_types=self.options.max_instance_types)
@@ -138,6 +140,7 @@ class Simulation:
         self.pod_errors: dict[str, str] = {}
         #: pod handling (karpy.sim.pods) and the NodeClaim lifecycle (karpy.sim.lifecycle)
         self.pods = Pods(self.store, self.clock, self.events, self.record, self.pod_errors)
+        self.pods.deleted_limit = self.options.deleted_pods_limit
         self.nodeclaims = NodeClaimLifecycle(self.store, self.clock, self.events, self.record, cloud_provider,
                                              self.provisioner, self.options, self.pods, self.pod_errors,
                                              self._cluster_changed, lambda: self._passes)
@@ -328,6 +331,8 @@ class Simulation:
                 ks.update_pod(ev.obj)
             else:
                 ks.delete_pod(ev.obj.key)
+                # the deletion bumped the cluster version: a same-named pod starts untried either way
+                self._attempted.pop(ev.obj.key, None)
             if ev.type != "DELETED" and podutils.is_provisionable(ev.obj):
                 self._trigger(ev.obj)
 
@@ -571,7 +576,7 @@ class Simulation:
                 if wake is None:
                     break
                 if wake > now:
-                    self.clock.advance_to(wake)
+                    self._advance(wake)
                 if self._controller_due() != wake:
                     # a capacity change: Karpenter's 10 s re-queue of provisionable pods picks it up
                     self._requeue_at = self.clock.now()
@@ -588,12 +593,26 @@ class Simulation:
                 self.events.run_next()
                 continue
             if nxt > now:
-                self.clock.advance_to(nxt)
+                self._advance(nxt)
             while (due := self.events.next_time()) is not None and due <= self.clock.now():
                 self.events.run_next()
         if self.horizon is not None and self.clock.now() < self.horizon:
             self.clock.advance_to(self.horizon)
         return self._result()
+
+    def _retention_warnings(self) -> list[str]:
+        """What the run counted instead of listing (karpy.sim.retention; none for ordinary runs)."""
+        tl = self.timeline
+        until = tl.entries[-1].t if tl.entries else None
+        return retention_warnings(self.options.timeline_limit, until, tl.dropped, self.options.deleted_pods_limit,
+                                  self.pods.deleted_dropped)
+
+    def _advance(self, t: float) -> None:
+        """Move the virtual clock to ``t`` and tell ``progress`` (a long timeline shows its virtual
+        time even when no provisioning pass runs)."""
+        self.clock.advance_to(t)
+        if self.progress is not None:
+            self.progress(t, self._passes, len(self.launches))
 
     def _result(self) -> SimulationResult:
         return SimulationResult(
@@ -607,7 +626,7 @@ class Simulation:
             scheduling_cycles=self._cycles,
             warnings=list(self._warnings) + self.state_warnings + self.provisioner.warnings()
             + nodepool_event_warnings(self._pass_log) + self.loop_guard.warnings()
-            + self.scheduler.pod_group_warnings(),
+            + self.scheduler.pod_group_warnings() + self._retention_warnings(),
             passes=list(self._pass_log),
             pod_history=dict(self._pod_history),
             options=self.options,

@@ -38,11 +38,18 @@ class TimelineEntry:
 
 @dataclass
 class Timeline:
-    """Append-only list of :class:`TimelineEntry` (the clock passes ``t``)."""
+    """Append-only list of :class:`TimelineEntry` (the clock passes ``t``). Past ``limit`` entries
+    (None: no limit) later ones are counted per kind in ``dropped``, not kept (karpy.sim.retention)."""
 
     entries: list[TimelineEntry] = field(default_factory=list)
+    limit: int | None = None
+    #: kind -> entries recorded past ``limit``
+    dropped: dict[str, int] = field(default_factory=dict)
 
     def record(self, t: float, kind: str, obj: str, **detail: Any) -> None:
+        if self.limit is not None and len(self.entries) >= self.limit:
+            self.dropped[kind] = self.dropped.get(kind, 0) + 1
+            return
         self.entries.append(TimelineEntry(t, kind, obj, detail))
 
     def of_kind(self, *kinds: str) -> list[TimelineEntry]:

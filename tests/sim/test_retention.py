@@ -1,0 +1,68 @@
+"""What a long run keeps of its history (issue #32, karpy.sim.retention): past its limits a run counts
+timeline entries and gone pods instead of listing them; everything else in the document is the
+whole run's, and progress follows the virtual clock."""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any
+
+import karpy
+from karpy.api.builders import make_deployment, make_nodepool
+from karpy.cloudprovider.fake import FakeCloudProvider
+from karpy.sim.options import SimulationOptions
+from karpy.sim.retention import DELETED_PODS_LIMIT, TIMELINE_LIMIT
+
+#: a day of scale events every 30 min: pods created and deleted all day, nodes added once
+EVENTS = [f"{30 * k}m scale deployment/web {12 if k % 2 else 4}" for k in range(1, 48)]
+
+
+def run(**limits: Any) -> dict[str, Any]:
+    options = SimulationOptions(**limits)
+    result = karpy.simulate([make_nodepool(), make_deployment("web", replicas=4, requests={"cpu": "1"})],
+                            cloud_provider=FakeCloudProvider(), region=None, until="24h", events=EVENTS,
+                            options=options)
+    return result.to_document()
+
+
+def test_past_the_limits_the_document_lists_a_prefix_counts_the_rest_and_keeps_every_total() -> None:
+    whole = run()
+    assert not any(w.startswith(("timeline:", "pods:")) for w in whole["warnings"])  # far below the defaults
+    entries, gone = len(whole["timeline"]), [k for k, p in whole["pods"].items() if p["phase"] == "Deleted"]
+    assert entries > 300 and len(gone) > 100
+    cut = run(timeline_limit=200, deleted_pods_limit=40)
+    # the listed timeline is the whole run's first 200 entries; the later ones are counted per kind
+    assert cut["timeline"] == whole["timeline"][:200]
+    later = Counter(e["kind"] for e in whole["timeline"][200:])
+    [note] = [w for w in cut["warnings"] if w.startswith("timeline:")]
+    assert f"{sum(later.values()):,} later entries are counted" in note
+    assert all(f"{kind} {n:,}" in note for kind, n in later.items())
+    assert f"to t={whole['timeline'][199]['t']:g}s" in note
+    # pods: the first 40 gone pods listed (those still in the cluster always), the rest counted
+    listed_gone = [k for k, p in cut["pods"].items() if p["phase"] == "Deleted"]
+    assert len(listed_gone) == 40 and set(listed_gone) <= set(gone)
+    assert {k: p for k, p in cut["pods"].items() if p["phase"] != "Deleted"} == \
+        {k: p for k, p in whole["pods"].items() if p["phase"] != "Deleted"}
+    [pods_note] = [w for w in cut["warnings"] if w.startswith("pods:")]
+    assert f"{len(gone) - 40:,} later ones are counted, not listed (Deleted {len(gone) - 40:,})" in pods_note
+    # the decisions and every total are the whole run's
+    for key in ("nodeclaims", "cost", "cost_per_hour", "simulation"):
+        assert cut[key] == whole[key], key
+    assert [w for w in cut["warnings"] if not w.startswith(("timeline:", "pods:"))] == whole["warnings"]
+
+
+def test_the_defaults_bound_a_long_run() -> None:
+    assert SimulationOptions().timeline_limit == TIMELINE_LIMIT and TIMELINE_LIMIT <= 200_000
+    assert SimulationOptions().deleted_pods_limit == DELETED_PODS_LIMIT and DELETED_PODS_LIMIT <= 20_000
+
+
+def test_progress_follows_the_virtual_clock_between_provisioning_passes() -> None:
+    seen: list[tuple[float, int]] = []
+    karpy.simulate([make_nodepool(), make_deployment("web", replicas=4, requests={"cpu": "1"})],
+                   cloud_provider=FakeCloudProvider(), region=None, until="24h", events=EVENTS,
+                   progress=lambda t, passes, claims: seen.append((t, passes)))
+    times = [t for t, _ in seen]
+    assert times == sorted(times) and times[-1] >= 23 * 3600
+    # most of the day runs without a provisioning pass (the nodes stay): progress still moves
+    last_pass = min(t for t, p in seen if p == seen[-1][1])
+    assert last_pass < 2 * 3600 and len({t for t, _ in seen if t > last_pass}) > 40
