@@ -123,7 +123,7 @@ def simulate_scheduling(cluster: Cluster, candidates: Sequence[Candidate], conso
         return ERR_CANDIDATE_DELETING
     state_nodes = [n for n in nodes if not n.marked_for_deletion() and n.name not in names]
     prov = cluster.provisioner
-    pending, _ = prov.pending_pods(cluster.pods)
+    pending = cluster.pending_pods()
     limits = cluster.pdb_limits()
     now = cluster.now
     candidate_pods = sorted((p for c in candidates for p in c.reschedulable_pods
