@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from karpy.scheduling.labels import (DO_NOT_DISRUPT_ANNOTATION_KEY, LABEL_CAPACITY_TYPE, LABEL_INSTANCE_TYPE,
                                      LABEL_NODEPOOL, LABEL_ZONE)
 from karpy.state.cluster import ClusterState, StateNode
+from karpy.disruption.consolidationmemo import ConsolidationMemo
 from karpy.disruption.podchecks import PodChecksMemo, pod_checks
 from karpy.utils.disruption import lifetime_remaining
 from karpy.utils.pdb import Limits
@@ -95,6 +96,9 @@ class Cluster:
     #: NewCandidate's per-node pod checks, shared by the looks of one round
     #: (:mod:`karpy.disruption.podchecks`); None: computed every time
     pod_checks: PodChecksMemo | None = None
+    #: computeConsolidation's no-command answers while the cluster is unchanged
+    #: (:mod:`karpy.disruption.consolidationmemo`); None: computed every time
+    consolidation_memo: ConsolidationMemo | None = None
     _limits: Limits | None = None
     _pending: list[Pod] | None = None
 
