@@ -40,16 +40,16 @@ def fingerprint(cluster: Cluster, candidates: Sequence[Candidate]) -> tuple[Hash
             return None
         types_keys.append((name, key))
     now = cluster.now
-    limits = cluster.pdb_limits()
+    movable = cluster.currently_reschedulable
     nodes = []
     for sn in sorted(cluster.state.nodes, key=lambda n: n.name):
         deleting = sn.marked_for_deletion()
         pool = cluster.nodepools.get(sn.labels().get(LABEL_NODEPOOL, ""))
         gated = sn.managed() and is_under_consolidate_after(pool, sn.nodeclaim, now)
-        moved = tuple(p.key for p in sn.pods if limits.is_currently_reschedulable(p, now)) if deleting else ()
+        moved = tuple(p.key for p in sn.pods if movable(p)) if deleting else ()
         nodes.append((sn.name, deleting, gated, sn.initialized(), moved))
     cands = tuple((c.name, c.price, c.capacity_type, c.zone,
-                   tuple(p.key for p in c.reschedulable_pods if limits.is_currently_reschedulable(p, now)))
+                   tuple(p.key for p in c.reschedulable_pods if movable(p)))
                   for c in candidates)
     return (cluster.version, cands, tuple(nodes), tuple(types_keys))
 

@@ -101,11 +101,22 @@ class Cluster:
     consolidation_memo: ConsolidationMemo | None = None
     _limits: Limits | None = None
     _pending: list[Pod] | None = None
+    _movable: dict[int, tuple[Pod, bool]] = field(default_factory=dict)
 
     def pdb_limits(self) -> Limits:
         if self._limits is None:
             self._limits = Limits.from_objects(self.pdbs, self.pods)
         return self._limits
+
+    def currently_reschedulable(self, pod: Pod) -> bool:
+        """Limits.IsCurrentlyReschedulable at this look's instant, asked once per pod per look
+        (SimulateScheduling and the consolidation memo's fingerprint read it for the same pods)."""
+        hit = self._movable.get(id(pod))
+        if hit is not None and hit[0] is pod:
+            return hit[1]
+        ok = self.pdb_limits().is_currently_reschedulable(pod, self.now)
+        self._movable[id(pod)] = (pod, ok)
+        return ok
 
     def pending_pods(self) -> list[Pod]:
         """The provisioner's pending pods of this look (GetPendingPods; asked once per look)."""
