@@ -38,6 +38,7 @@ from awsprovider.interruption import InterruptionController
 from awsprovider import overlay
 from awsprovider.drift import is_drifted as _nodeclass_drift
 from awsprovider.drift import static_hash
+from awsprovider.instancecache import InstanceCache
 from awsprovider.instance import (
     LAUNCH_TEMPLATE_NOT_FOUND_CODE,
     Instance,
@@ -311,6 +312,8 @@ class AWSCloudProvider:
         self._index_of: tuple[InstanceType, ...] | None = None
         self._index: dict[str, InstanceType] = {}
         self._launch_security_groups: dict[str, tuple[str, ...]] = {}
+        #: instance.go instanceCache: IsDrifted's DescribeInstances entries (awsprovider.instancecache)
+        self.instance_cache = InstanceCache(self._describe_instance)
         #: provider ids of the input's NodeClaims (adopt_nodeclaim): real instances, not in the mock
         self._adopted: set[str] = set()
         self._status_amis: dict[int, tuple[Any, tuple[AMI, ...]]] = {}
@@ -990,9 +993,8 @@ class AWSCloudProvider:
         instance = None
         try:
             _, instance_id = parse_provider_id(nodeclaim.status.provider_id or "")
-            res = self.ec2.client.describe_instances(InstanceIds=[instance_id])
-            found = [i for r in res.get("Reservations", []) for i in r.get("Instances", [])]
-            instance = dict(found[0]) if found else None
+            entry = self.instance_cache.get(instance_id)
+            instance = dict(entry) if entry is not None else None
             launch_sgs = self._launch_security_groups.get(nodeclaim.metadata.name)
             if instance is not None and (launch_sgs or not instance.get("SecurityGroups")):
                 # an EC2 instance keeps its launch template's security groups; moto's CreateFleet
@@ -1006,6 +1008,10 @@ class AWSCloudProvider:
             instance = None
         return _nodeclass_drift(self, nodeclaim, nodeclass, instance, ANNOTATION_NODECLASS_HASH,
                                 ANNOTATION_NODECLASS_HASH_VERSION, NODECLASS_HASH_VERSION)
+
+    def _describe_instance(self, instance_id: str) -> list[Mapping[str, Any]]:
+        res = self.ec2.client.describe_instances(InstanceIds=[instance_id])
+        return [i for r in res.get("Reservations", []) for i in r.get("Instances", [])]
 
     def amis_for(self, nodeclass: ResolvedNodeClass) -> tuple[AMI, ...]:
         """``nodeClass.Status.AMIs``: the EC2NodeClass's ``status.amis`` when it gives them (in their
@@ -1089,3 +1095,4 @@ class AWSCloudProvider:
                 self.capacity_reservations.mark_terminated(rid)
             raise NodeClaimNotFoundError(f"instance terminated (id={instance_id})")
         self.ec2.client.terminate_instances(InstanceIds=[instance_id])
+        self.instance_cache.delete(instance_id)

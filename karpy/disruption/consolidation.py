@@ -122,7 +122,27 @@ class Consolidation:
     # -- computeConsolidation -------------------------------------------------------------------
     def compute_consolidation(self, cluster: Cluster, candidates: Sequence[Candidate]) -> Command | None:
         """consolidation.go computeConsolidation (:159-254): a delete or one-replacement command,
-        or None (with the single-candidate ``Unconsolidatable`` event upstream publishes)."""
+        or None (with the single-candidate ``Unconsolidatable`` event upstream publishes). A
+        no-command answer for an unchanged cluster is remembered (:mod:`karpy.disruption.consolidationmemo`)."""
+        memo = cluster.consolidation_memo
+        key = memo.key(cluster, candidates) if memo is not None else None
+        if key is not None:
+            assert memo is not None
+            events = memo.no_command(key, candidates)
+            if events is not None:
+                cluster.events.extend(events)
+                return None
+        start = len(cluster.events)
+        cmd = self._compute_consolidation(cluster, candidates)
+        if key is not None:
+            assert memo is not None
+            if cmd is None:
+                memo.remember(key, candidates, cluster.events[start:])
+            else:
+                memo.forget(candidates)
+        return cmd
+
+    def _compute_consolidation(self, cluster: Cluster, candidates: Sequence[Candidate]) -> Command | None:
         single = len(candidates) == 1
 
         def unconsolidatable(msg: str) -> None:

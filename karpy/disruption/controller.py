@@ -40,6 +40,8 @@ from karpy.disruption.drift import Drift
 from karpy.disruption.emptiness import Emptiness
 from karpy.disruption.helpers import build_nodepool_map, get_candidates_with_totals
 from karpy.disruption.multinodeconsolidation import MultiNodeConsolidation
+from karpy.disruption.consolidationmemo import ConsolidationMemo
+from karpy.disruption.podchecks import PodChecksMemo
 from karpy.disruption.queue import QUEUE_BASE_DELAY, Queue
 from karpy.disruption.singlenodeconsolidation import SingleNodeConsolidation
 from karpy.disruption.staticdrift import StaticDrift
@@ -109,6 +111,10 @@ class DisruptionController:
         self._it_cache: tuple[float, dict[tuple[str, int], tuple[list[Any], Hashable | None]]] = (-1.0, {})
         #: drift.go instanceTypeNotFoundCheckCache
         self._instance_type_checks = InstanceTypeCheckCache()
+        #: NewCandidate's pod checks, shared by the methods of a round (karpy.disruption.podchecks)
+        self.pod_checks = PodChecksMemo()
+        #: computeConsolidation's no-command answers while nothing changed (karpy.disruption.consolidationmemo)
+        self.consolidation_memo = ConsolidationMemo()
         sim.store.watch("Pod", self._on_pod)
         sim.store.watch("Node", self._on_node)
         sim.store.watch("NodePool", self._on_nodepool)
@@ -211,6 +217,8 @@ class DisruptionController:
                        instance_types_key=instance_types_key,
                        nominated_until=self.nominated_until, in_queue=self.queue.names(),
                        feature_gates=self.feature_gates, consolidation_state=self.consolidation_state,
+                       version=sim.store.resource_version, pod_checks=self.pod_checks,
+                       consolidation_memo=self.consolidation_memo,
                        nodepool_state=observe(sim, self.nodepool_state, self) if any(np.spec.replicas is not None
                                                           for np in nodepools.values()) else None)
 

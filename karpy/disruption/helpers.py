@@ -123,13 +123,11 @@ def simulate_scheduling(cluster: Cluster, candidates: Sequence[Candidate], conso
         return ERR_CANDIDATE_DELETING
     state_nodes = [n for n in nodes if not n.marked_for_deletion() and n.name not in names]
     prov = cluster.provisioner
-    pending, _ = prov.pending_pods(cluster.pods)
-    limits = cluster.pdb_limits()
+    pending = cluster.pending_pods()
     now = cluster.now
-    candidate_pods = sorted((p for c in candidates for p in c.reschedulable_pods
-                             if limits.is_currently_reschedulable(p, now)), key=lambda p: p.key)
-    deleting_pods = sorted((p for n in deleting for p in n.pods if limits.is_currently_reschedulable(p, now)),
-                           key=lambda p: p.key)
+    movable = cluster.currently_reschedulable
+    candidate_pods = sorted((p for c in candidates for p in c.reschedulable_pods if movable(p)), key=lambda p: p.key)
+    deleting_pods = sorted((p for n in deleting for p in n.pods if movable(p)), key=lambda p: p.key)
     deleting_keys = {p.key for p in deleting_pods}
     pods = list(pending) + candidate_pods + deleting_pods
     all_pods = {p.key: p for p in pods}

@@ -18,9 +18,11 @@ from typing import TYPE_CHECKING, Any, Protocol
 from karpy.scheduling.labels import (DO_NOT_DISRUPT_ANNOTATION_KEY, LABEL_CAPACITY_TYPE, LABEL_INSTANCE_TYPE,
                                      LABEL_NODEPOOL, LABEL_ZONE)
 from karpy.state.cluster import ClusterState, StateNode
-from karpy.utils.disruption import eviction_cost, lifetime_remaining, rescheduling_cost
+from karpy.disruption.consolidationmemo import ConsolidationMemo
+from karpy.disruption.podchecks import PodChecksMemo, pod_checks
+from karpy.utils.disruption import lifetime_remaining
 from karpy.utils.pdb import Limits
-from karpy.utils.pod import is_disruptable, is_reschedulable
+from karpy.utils.pod import is_disruptable
 
 if TYPE_CHECKING:
     from karpy.api.pod import Pod
@@ -89,12 +91,38 @@ class Cluster:
     #: the provider's key of ``instance_types(pool)``'s answer (CloudProvider.instance_types_key), so
     #: SimulateScheduling can reuse the provisioner's SchedulerCache; None: no key (built anew)
     instance_types_key: Callable[[Any], Hashable | None] | None = None
+    #: the store's resource version this look was taken at (None: unknown, nothing is memoised)
+    version: int | None = None
+    #: NewCandidate's per-node pod checks, shared by the looks of one round
+    #: (:mod:`karpy.disruption.podchecks`); None: computed every time
+    pod_checks: PodChecksMemo | None = None
+    #: computeConsolidation's no-command answers while the cluster is unchanged
+    #: (:mod:`karpy.disruption.consolidationmemo`); None: computed every time
+    consolidation_memo: ConsolidationMemo | None = None
     _limits: Limits | None = None
+    _pending: list[Pod] | None = None
+    _movable: dict[int, tuple[Pod, bool]] = field(default_factory=dict)
 
     def pdb_limits(self) -> Limits:
         if self._limits is None:
             self._limits = Limits.from_objects(self.pdbs, self.pods)
         return self._limits
+
+    def currently_reschedulable(self, pod: Pod) -> bool:
+        """Limits.IsCurrentlyReschedulable at this look's instant, asked once per pod per look
+        (SimulateScheduling and the consolidation memo's fingerprint read it for the same pods)."""
+        hit = self._movable.get(id(pod))
+        if hit is not None and hit[0] is pod:
+            return hit[1]
+        ok = self.pdb_limits().is_currently_reschedulable(pod, self.now)
+        self._movable[id(pod)] = (pod, ok)
+        return ok
+
+    def pending_pods(self) -> list[Pod]:
+        """The provisioner's pending pods of this look (GetPendingPods; asked once per look)."""
+        if self._pending is None:
+            self._pending, _ = self.provisioner.pending_pods(self.pods)
+        return self._pending
 
     def is_nominated(self, name: str) -> bool:
         return self.nominated_until.get(name, -1.0) > self.now
@@ -221,25 +249,24 @@ def new_candidate(sn: StateNode, cluster: Cluster, disruption_class: str,
         cluster.publish("DisruptionBlocked", f"node/{sn.name}", f"NodePool not found (NodePool={pool_name})")
         return CandidateError(f"nodepool not found (NodePool={pool_name})")
     instance_type = it_map.get(sn.labels().get(LABEL_INSTANCE_TYPE, ""))
-    pods, err, block_eviction = validate_pods_disruptable(sn, cluster)
+    checks = cluster.pod_checks.get(sn, cluster) if cluster.pod_checks is not None else pod_checks(sn, cluster)
+    err = checks.error
     if err is not None:
         assert sn.nodeclaim is not None  # validate_node_disruptable turned unmanaged nodes away
         eventual_ok = sn.nodeclaim.spec.termination_grace_period is not None and disruption_class == EVENTUAL
-        if not (eventual_ok and block_eviction):
+        if not (eventual_ok and checks.block_eviction):
             cluster.publish("DisruptionBlocked", f"node/{sn.name}", _sentence(err))
             return CandidateError(err)
-    reschedulable = [p for p in pods if is_reschedulable(p)]
     return Candidate(
         state_node=sn,
         nodepool=nodepool,
         instance_type=instance_type,
         capacity_type=sn.labels().get(LABEL_CAPACITY_TYPE),
         zone=sn.labels().get(LABEL_ZONE),
-        reschedulable_pods=reschedulable,
-        disruption_cost=rescheduling_cost(pods) * lifetime_remaining(sn.nodeclaim, cluster.now),
+        reschedulable_pods=list(checks.reschedulable),
+        disruption_cost=checks.rescheduling_cost * lifetime_remaining(sn.nodeclaim, cluster.now),
         price=resolve_node_price(sn, instance_type),
-        reschedule_disruption_cost=PER_NODE_BASE_DISRUPTION_COST + sum(max(0.0, eviction_cost(p))
-                                                                     for p in reschedulable),
+        reschedule_disruption_cost=PER_NODE_BASE_DISRUPTION_COST + checks.eviction_costs,
     )
 
 

@@ -1,0 +1,89 @@
+"""The candidate sets computeConsolidation found no command for, while the cluster is unchanged.
+
+The controller looks again whenever the cluster's consolidation state moves, and at least every five
+minutes (state/cluster.go ConsolidationState). When only time moved, each candidate's scheduling
+simulation is the one already run: :class:`ConsolidationMemo` keeps, per candidate set, the
+fingerprint of everything computeConsolidation read (the store's resource version -- pods, nodes,
+NodePools, DaemonSets, PDBs --, the candidates' prices, the pods the simulation would move after
+the instant's PodDisruptionBudget and do-not-disrupt checks, the nodes deleting or under
+consolidateAfter now, each node's initialization, and the cloud provider's key of every NodePool's
+instance types) when it found no command, with the ``Unconsolidatable`` events it published. The
+same fingerprint gets the same answer and the same events, without the simulation. A command is
+never remembered (its replacement is launched). Checked against the plain path by
+tests/disruption/test_consolidationmemo_equivalence.py.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Sequence
+from typing import TYPE_CHECKING
+
+from karpy.scheduling.labels import LABEL_NODEPOOL
+
+if TYPE_CHECKING:  # pragma: no cover
+    from karpy.disruption.types import Candidate, Cluster
+
+__all__ = ["ConsolidationMemo", "fingerprint"]
+
+
+def fingerprint(cluster: Cluster, candidates: Sequence[Candidate]) -> tuple[Hashable, ...] | None:
+    """What computeConsolidation of ``candidates`` reads from this look, or None when it cannot be
+    told (no store version, or a NodePool's instance types without a provider key)."""
+    from karpy.disruption.helpers import is_under_consolidate_after
+
+    if cluster.version is None or cluster.instance_types_key is None:
+        return None
+    types_keys = []
+    for name in sorted(cluster.nodepools):
+        key = cluster.instance_types_key(cluster.nodepools[name])
+        if key is None:
+            return None
+        types_keys.append((name, key))
+    now = cluster.now
+    movable = cluster.currently_reschedulable
+    nodes = []
+    for sn in sorted(cluster.state.nodes, key=lambda n: n.name):
+        deleting = sn.marked_for_deletion()
+        pool = cluster.nodepools.get(sn.labels().get(LABEL_NODEPOOL, ""))
+        gated = sn.managed() and is_under_consolidate_after(pool, sn.nodeclaim, now)
+        moved = tuple(p.key for p in sn.pods if movable(p)) if deleting else ()
+        nodes.append((sn.name, deleting, gated, sn.initialized(), moved))
+    cands = tuple((c.name, c.price, c.capacity_type, c.zone,
+                   tuple(p.key for p in c.reschedulable_pods if movable(p)))
+                  for c in candidates)
+    return (cluster.version, cands, tuple(nodes), tuple(types_keys))
+
+
+class ConsolidationMemo:
+    """Per candidate set (names): the fingerprint of its last no-command computation and its events."""
+
+    #: False: never remembered (the plain path the equivalence test compares against)
+    enabled = True
+
+    def __init__(self) -> None:
+        self._version: int | None = None
+        self._entries: dict[tuple[str, ...], tuple[tuple[Hashable, ...], tuple[tuple[str, str, str], ...]]] = {}
+
+    def key(self, cluster: Cluster, candidates: Sequence[Candidate]) -> tuple[Hashable, ...] | None:
+        if not self.enabled:
+            return None
+        fp = fingerprint(cluster, candidates)
+        if fp is not None and cluster.version != self._version:
+            self._version = cluster.version  # an older version never matches again
+            self._entries = {}
+        return fp
+
+    def no_command(self, key: tuple[Hashable, ...], candidates: Sequence[Candidate]
+                   ) -> tuple[tuple[str, str, str], ...] | None:
+        """The events of the remembered no-command answer for this fingerprint, or None."""
+        hit = self._entries.get(tuple(c.name for c in candidates))
+        if hit is not None and hit[0] == key:
+            return hit[1]
+        return None
+
+    def remember(self, key: tuple[Hashable, ...], candidates: Sequence[Candidate],
+                 events: Sequence[tuple[str, str, str]]) -> None:
+        self._entries[tuple(c.name for c in candidates)] = (key, tuple(events))
+
+    def forget(self, candidates: Sequence[Candidate]) -> None:
+        self._entries.pop(tuple(c.name for c in candidates), None)

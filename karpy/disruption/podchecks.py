@@ -1,0 +1,83 @@
+"""The per-node pod checks of NewCandidate, kept for one look at an unchanged cluster.
+
+types.go NewCandidate runs ValidatePodsDisruptable and the reschedulable-pod costs for every state
+node, and the controller asks it once per method in a round (five times). Their answers read only
+the node's bound pods, the PodDisruptionBudgets and the instant, so within one store version at
+one virtual time they are the same each time: :class:`PodChecksMemo` computes them once and hands
+the later methods the same answer, with the events the first computation published
+(``DoNotDisruptGracePeriodElapsed`` ...) published again at the same point. A :class:`Cluster`
+without a ``version`` is never memoised. Checked against the plain path by
+tests/disruption/test_podchecks_equivalence.py.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from karpy.utils.disruption import eviction_cost, rescheduling_cost
+from karpy.utils.pod import is_reschedulable
+
+if TYPE_CHECKING:  # pragma: no cover
+    from karpy.api.pod import Pod
+    from karpy.disruption.types import Cluster
+    from karpy.state.cluster import StateNode
+
+__all__ = ["PodChecks", "PodChecksMemo", "pod_checks"]
+
+
+@dataclass(frozen=True)
+class PodChecks:
+    """ValidatePodsDisruptable's answer and the costs NewCandidate derives from the pods."""
+
+    pods: list[Pod]
+    error: str | None
+    block_eviction: bool
+    reschedulable: list[Pod]
+    #: ReschedulingCost of all the node's pods (before the lifetime factor)
+    rescheduling_cost: float
+    #: Σ max(0, EvictionCost) of the reschedulable pods (before the per-node base cost)
+    eviction_costs: float
+    #: the events the checks published, in order
+    events: tuple[tuple[str, str, str], ...]
+
+
+def pod_checks(sn: StateNode, cluster: Cluster) -> PodChecks:
+    """The plain computation (types.go NewCandidate's pod part)."""
+    from karpy.disruption.types import validate_pods_disruptable
+
+    start = len(cluster.events)
+    pods, err, block = validate_pods_disruptable(sn, cluster)
+    events = tuple(cluster.events[start:])
+    reschedulable = [p for p in pods if is_reschedulable(p)]
+    return PodChecks(pods, err, block, reschedulable, rescheduling_cost(pods),
+                     sum(max(0.0, eviction_cost(p)) for p in reschedulable), events)
+
+
+class PodChecksMemo:
+    """:func:`pod_checks` per node name for one (store version, instant); a node whose bound pods
+    are not the very objects seen is computed again."""
+
+    #: False: computed every time (the plain path the equivalence test compares against)
+    enabled = True
+
+    def __init__(self) -> None:
+        self._key: tuple[int, float] | None = None
+        self._by_node: dict[str, tuple[tuple[Any, ...], PodChecks]] = {}
+
+    def get(self, sn: StateNode, cluster: Cluster) -> PodChecks:
+        version = cluster.version
+        if not self.enabled or version is None:
+            return pod_checks(sn, cluster)
+        key = (version, cluster.now)
+        if key != self._key:
+            self._key = key
+            self._by_node = {}
+        bound = tuple(sn.pods)
+        hit = self._by_node.get(sn.name)
+        if hit is not None and len(hit[0]) == len(bound) and all(a is b for a, b in zip(hit[0], bound)):
+            cluster.events.extend(hit[1].events)
+            return hit[1]
+        checks = pod_checks(sn, cluster)
+        self._by_node[sn.name] = (bound, checks)
+        return checks

@@ -1,0 +1,69 @@
+"""NewCandidate's pod checks shared by the methods of a round (karpy.disruption.podchecks) against
+the plain path (computed for every method): the same document on generated days with disruption
+on, PodDisruptionBudgets and do-not-disrupt durations included. Fails when the memo changes a
+decision or an event."""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+import pytest
+
+import karpy
+from karpy.disruption.podchecks import PodChecksMemo
+from tests.disruption.test_helpers_equivalence import _day
+
+
+def _with_blockers(seed: int) -> tuple[list[dict[str, Any]], list[str]]:
+    docs, events = _day(seed)
+    r = random.Random(seed)
+    for d in docs:
+        if d["kind"] == "Deployment" and r.random() < 0.5:
+            # a do-not-disrupt duration that ends mid-day, so the checks change with time alone
+            d["spec"]["template"]["metadata"]["annotations"] = {"karpenter.sh/do-not-disrupt": r.choice(["20m", "45m"])}
+    app = next(d for d in docs if d["kind"] == "Deployment")["metadata"]["name"]
+    docs.append({"apiVersion": "policy/v1", "kind": "PodDisruptionBudget", "metadata": {"name": "pdb"},
+                 "spec": {"maxUnavailable": r.choice([0, 1]), "selector": {"matchLabels": {"app": app}}}})
+    return docs, events
+
+
+def _run(docs: list[dict[str, Any]], events: list[str]) -> str:
+    return karpy.simulate(docs, prices="2026-07-20", until="3h", events=events, disruption=True).to_json()
+
+
+@pytest.mark.parametrize("seed", [1, 2, 6, 7])
+def test_pod_checks_memo_changes_no_decision(seed: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    docs, events = _with_blockers(seed)
+    memoised = _run(docs, events)
+    monkeypatch.setattr(PodChecksMemo, "enabled", False)
+    plain = _run(docs, events)
+    assert '"disruptions": []' not in memoised  # the days do disrupt
+    assert memoised == plain
+
+
+def test_memo_answers_what_a_fresh_check_answers(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every memo hit equals a fresh computation at the same look (pods, error, costs, events)."""
+    from karpy.disruption import podchecks
+
+    hits: list[bool] = []
+    get = PodChecksMemo.get
+
+    def checked(self: PodChecksMemo, sn: Any, cluster: Any) -> Any:
+        before = len(cluster.events)
+        got = get(self, sn, cluster)
+        replayed = tuple(cluster.events[before:])
+        scratch = type(cluster)(**{**cluster.__dict__, "events": []})
+        fresh = podchecks.pod_checks(sn, scratch)
+        assert (got.pods, got.error, got.block_eviction, got.reschedulable, got.rescheduling_cost,
+                got.eviction_costs, got.events) == (fresh.pods, fresh.error, fresh.block_eviction,
+                                                    fresh.reschedulable, fresh.rescheduling_cost,
+                                                    fresh.eviction_costs, fresh.events)
+        assert replayed == fresh.events
+        hits.append(True)
+        return got
+
+    monkeypatch.setattr(PodChecksMemo, "get", checked)
+    docs, events = _with_blockers(3)
+    _run(docs, events)
+    assert hits
