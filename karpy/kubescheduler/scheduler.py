@@ -136,6 +136,10 @@ class KubeScheduler:
         #: members that fit in its last rejected cycle (for the Karpenter mismatch warning)
         self.pod_group_conditions: dict[str, list[dict[str, Any]]] = {}
         self.pod_group_last_fit: dict[str, tuple[int, int]] = {}
+        #: per group, the victims its workload-aware preemptions evicted (for the IsPreempting note)
+        self.pod_group_victims: dict[str, int] = {}
+        #: per group, the nodes of its running members evicted one by one (not by the scheduler)
+        self.pod_group_evicted: dict[str, list[str]] = {}
         #: GenericWorkload at the modelled version (the PodGroup cycle and its PreEnqueue)
         self.generic_workload = c.kubernetes_version != "1.35" and c.gate("GenericWorkload")
         #: hook points (see podgroupcycle): TAS placement and PodGroupPostFilter; None = default path
@@ -464,6 +468,10 @@ class KubeScheduler:
             gk137 = self._v137_group_key(old)
             if gk137 is not None:
                 self._v137_members.get(gk137, {}).pop(key, None)
+                node137 = self.assigned.get(key)
+                if (node137 is not None and key not in self.preempting
+                        and getattr(old.metadata, "deletion_timestamp", None) is not None):
+                    self.pod_group_evicted.setdefault(gk137, []).append(node137)
         pi = self.pod_infos.pop(key, None)
         self.nominated.pop(key, None)
         self.preempting.discard(key)
@@ -787,6 +795,8 @@ class KubeScheduler:
         update_pod_group_condition(conds, result.status, f"{float(self.clock.now()):.0f}",
                                    pg.metadata.generation, error=err is not None)
         head = next(r for r in results if r.pod_key == first.key)
+        if victims:
+            self.pod_group_victims[gk] = self.pod_group_victims.get(gk, 0) + len(victims)
         for v in victims:  # Executor.actuatePodGroupPreemption: the victims are deleted
             node = self.assigned.get(v.key, "")
             self.preempting.add(v.key)
@@ -899,6 +909,14 @@ class KubeScheduler:
         for gk, pg in sorted(self.pod_groups_v137.items()):
             conds = self.pod_group_conditions.get(gk, [])
             placed = any(c.get("type") == "PodGroupInitiallyScheduled" and c.get("status") == "True" for c in conds)
+            if placed and gk in self.pod_group_victims:
+                n = self.pod_group_victims[gk]
+                out.append(f"PodGroup {gk} (gang, minCount {pg.min_count}): placed by workload-aware preemption "
+                           f"({n} victim{'s' if n != 1 else ''} evicted); while its pods carried "
+                           "status.nominatedNodeName, Karpenter v1.14 ignored the gang (IsPreempting) and launched "
+                           "no capacity for it")
+            if placed and gk in self.pod_group_evicted:
+                out.append(self._evicted_warning(gk, pg))
             if placed or pg.min_count is None:
                 continue
             members = list(self._v137_members.get(gk, ()))
@@ -917,6 +935,8 @@ class KubeScheduler:
                 out.append(f"PodGroup {gk} (gang, minCount {pg.min_count}): its pods are nominated for preemption "
                            "(status.nominatedNodeName), so Karpenter v1.14 ignores the whole gang (IsPreempting) "
                            "while the victims terminate")
+            elif self._topology_spread(pg) is not None:
+                out.append(self._topology_warning(gk, pg, len(members)))
             else:
                 fit, total = self.pod_group_last_fit.get(gk, (0, len(members)))
                 out.append(f"PodGroup {gk} (gang, minCount {pg.min_count}): not scheduled; kube-scheduler found room "
@@ -924,6 +944,44 @@ class KubeScheduler:
                            "(no gang awareness) provisions members one by one and its capacity for the gang "
                            "stays unused (check NodePool limits)")
         return out
+
+    def _evicted_warning(self, gk: str, pg: Any) -> str:
+        """Karpenter v1.14 evicts gang members one at a time (it ignores disruptionMode); the
+        re-created members join the placed gang (reference kube-scheduler-1.37.md §11)."""
+        nodes = self.pod_group_evicted[gk]
+        mode = "all" if pg.spec.disruption_mode is not None and pg.spec.disruption_mode.is_all else "single"
+        return (f"PodGroup {gk} (gang, minCount {pg.min_count}, disruptionMode {mode}): {len(nodes)} running "
+                f"member{'s were' if len(nodes) != 1 else ' was'} evicted one by one (from "
+                f"{', '.join(sorted(set(nodes)))}) while the rest kept running; Karpenter v1.14 drains nodes pod by "
+                "pod with no gang awareness (it ignores disruptionMode), and a re-created member is scheduled as a "
+                "member of the already-placed gang (PodGroupInitiallyScheduled stays True)")
+
+    def _topology_spread(self, pg: Any) -> Optional[tuple[str, dict[str, int]]]:
+        """(key, nodes per domain) when the group has a topology constraint (TAS on) and the
+        cluster's nodes span more than one domain of its key; else None."""
+        constraints = pg.spec.scheduling_constraints
+        if not self.config.gate("TopologyAwareWorkloadScheduling") or constraints is None or not constraints.topology:
+            return None
+        key = constraints.topology[0].key
+        domains: dict[str, int] = {}
+        for node in self.nodes.values():
+            value = (node.metadata.labels or {}).get(key)
+            if value is not None:
+                domains[value] = domains.get(value, 0) + 1
+        return (key, domains) if len(domains) > 1 else None
+
+    def _topology_warning(self, gk: str, pg: Any, members: int) -> str:
+        """Karpenter v1.14 ignores schedulingConstraints.topology: it launched the gang's nodes in
+        several domains, none of which holds minCount (reference kube-scheduler-1.37.md §11)."""
+        spread = self._topology_spread(pg)
+        assert spread is not None
+        key, domains = spread
+        fit, total = self.pod_group_last_fit.get(gk, (0, members))
+        where = ", ".join(f"{d}: {n} node{'s' if n != 1 else ''}" for d, n in sorted(domains.items()))
+        return (f"PodGroup {gk} (gang, minCount {pg.min_count}, topology {key}): not scheduled; kube-scheduler "
+                f"found no single {key} domain with room for minCount pods (its last cycle fit {fit} of {total} "
+                "in one domain), so it binds none; Karpenter v1.14 ignores schedulingConstraints.topology and spread "
+                f"the nodes over {len(domains)} domains ({where}); that capacity stays unused by the gang")
 
 
 def node_update_events(old: Any, new: Any) -> list[str]:
