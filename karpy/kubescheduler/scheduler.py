@@ -857,7 +857,7 @@ class KubeScheduler:
         conditions, composite nodes none (1.37)."""
         from .compositepodgroup import bindable_leaf_results, schedule_group_tree
         from .placement import GroupResult, Placement, ProposedAssignment
-        from .podgroupcycle import (BIND, AlgorithmResult, complete_result, default_algorithm,
+        from .podgroupcycle import (BIND, AlgorithmResult, PodResult, complete_result, default_algorithm,
                                     submit_actions, update_pod_group_condition)
         from .types import Status as _Status
 
@@ -929,8 +929,12 @@ class KubeScheduler:
             keys = keys_of[ekey]
             leaf = outcome.results.get(ekey)
             algo = leaf.payload if leaf is not None and isinstance(leaf.payload, AlgorithmResult) else None
-            if algo is None:
+            if algo is None:  # completed under a failed parent: its assignments and pod statuses kept
                 algo = AlgorithmResult(leaf.status if leaf is not None else outcome.root.status)
+                if leaf is not None:
+                    algo.pods = [PodResult(a.pod.key, a.node_name) for a in leaf.assignments]
+                    algo.pods += [PodResult(k, None, st) for k, st in leaf.pod_statuses.items()
+                                  if k not in {a.pod.key for a in leaf.assignments}]
             algo = complete_result(AlgorithmResult(leaf.status if leaf is not None else outcome.root.status,
                                                    list(algo.pods), algo.any_scheduled), keys)
             if ekey not in bindable and algo.status.is_success():
@@ -1092,6 +1096,14 @@ class KubeScheduler:
                 out.append(f"PodGroup {gk} (gang, minCount {pg.min_count}): its pods are nominated for preemption "
                            "(status.nominatedNodeName), so Karpenter v1.14 ignores the whole gang (IsPreempting) "
                            "while the victims terminate")
+            elif pg.spec.parent_composite_pod_group_name and self._composite_tree(gk) is not None:
+                fit, total = self.pod_group_last_fit.get(gk, (0, len(members)))
+                out.append(f"PodGroup {gk} (gang, minCount {pg.min_count}, in CompositePodGroup "
+                           f"{gk.split('/', 1)[0]}/{pg.spec.parent_composite_pod_group_name}): not scheduled; "
+                           f"kube-scheduler found room for {fit} of its {total} pods, but the group tree binds "
+                           "atomically and it was not placed whole, so it binds none; Karpenter v1.14 (no gang "
+                           "awareness) provisions members one by one and its capacity for the tree stays unused "
+                           "(check NodePool limits)")
             elif self._topology_spread(pg) is not None:
                 out.append(self._topology_warning(gk, pg, len(members)))
             else:

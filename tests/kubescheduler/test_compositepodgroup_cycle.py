@@ -8,6 +8,8 @@ from __future__ import annotations
 import random
 from typing import Any, Optional
 
+import pytest
+
 from karpy.api.podgroup import CompositePodGroup, SchedulingPodGroup
 from karpy.kubescheduler.scheduler import BOUND, UNSCHEDULABLE, KubeScheduler, SchedulerConfig
 
@@ -92,3 +94,71 @@ def test_gate_off_leaves_schedule_alone() -> None:
     s = _tree("3", {"GenericWorkload": True, "TopologyAwareWorkloadScheduling": True})
     _drain(s)
     assert _bound(s) == ["default/a0", "default/a1"]
+
+
+# -- end to end on real prices (the bundled 2026-07-20 AWS table) ---------------------------------
+
+_WORKLOAD = """---
+apiVersion: scheduling.k8s.io/v1alpha3
+kind: Workload
+metadata: {name: job, namespace: default}
+spec:
+  podGroupTemplates:
+  - {name: workers, schedulingPolicy: {gang: {minCount: 4}}}
+  compositePodGroupTemplates:
+  - {name: job, schedulingPolicy: {gang: {minGroupCount: 2}}}
+---
+apiVersion: scheduling.k8s.io/v1alpha3
+kind: CompositePodGroup
+metadata: {name: job, namespace: default}
+spec:
+  workloadRef: {workloadName: job, templateName: job}
+  schedulingPolicy: {gang: {minGroupCount: 2}}
+"""
+_LEAF = """---
+apiVersion: scheduling.k8s.io/v1alpha3
+kind: PodGroup
+metadata: {name: NAME, namespace: default}
+spec:
+  parentCompositePodGroupName: job
+  workloadRef: {workloadName: job, templateName: workers}
+  schedulingPolicy: {gang: {minCount: 4}}
+"""
+
+
+def _simulate_tree(limits: str = "") -> dict[str, Any]:
+    import karpy
+
+    from .test_podgroup_v137_scenarios import _POD, _POOL
+    text = _POOL.replace("LIMITS", limits) + _WORKLOAD
+    for g in ("a", "b"):
+        text += _LEAF.replace("NAME", g) + "".join(
+            _POD.replace("podGroupName: train", f"podGroupName: {g}").replace("worker-I", f"{g}-{i}") for i in range(4))
+    doc: dict[str, Any] = karpy.simulate(text, prices="2026-07-20", feature_gates=_GATES).to_document()
+    return doc
+
+
+def test_simulated_tree_binds_whole() -> None:
+    """8 pods x 3 vCPU in two leaves of 4 under one CompositePodGroup: Karpenter launches one
+    m5.8xlarge and the whole tree binds when it initializes (36 s)."""
+    doc = _simulate_tree()
+    assert [n["instance_type"] for n in doc["nodeclaims"]] == ["m5.8xlarge"]
+    assert all(p["node"] for p in doc["pods"].values())
+    assert {e["t"] for e in doc["timeline"] if e["kind"] == "pod.bound"} == {36.0}
+    assert doc["warnings"] == []
+
+
+def test_simulated_tree_under_limit_binds_nothing() -> None:
+    """A 20 vCPU NodePool limit: Karpenter launches an m5.4xlarge and an m5.xlarge (room for 6);
+    leaf a fits whole, leaf b 2 of 4, so the tree (minGroupCount 2) binds nothing and karpy says
+    why for each leaf."""
+    doc = _simulate_tree('limits: {cpu: "20"}')
+    assert sorted(n["instance_type"] for n in doc["nodeclaims"]) == ["m5.4xlarge", "m5.xlarge"]
+    assert doc["cost_per_hour"] == pytest.approx(0.96)
+    assert not any(p["node"] for p in doc["pods"].values())
+    assert doc["pods"]["default/a-0"]["message"] == (
+        "pod group is unschedulable, 0/1 placements are available, first placement status: minCount (2) cannot be "
+        "satisfied: 1 scheduled, 0 remaining")
+    a, b = (next(w for w in doc["warnings"] if w.startswith(f"PodGroup default/{g} ")) for g in ("a", "b"))
+    assert "in CompositePodGroup default/job" in a and "found room for 4 of its 4 pods" in a
+    assert "found room for 2 of its 4 pods" in b and "binds atomically" in b
