@@ -831,7 +831,7 @@ class KubeScheduler:
         def build(ref: str) -> Any:
             kind, key = ref.split(":", 1)
             n2, name2 = key.split("/", 1)
-            constraints = (self.pod_groups_v137.get(key) if kind == "pg" else self.composite_pod_groups[key]).spec
+            constraints = (self.pod_groups_v137[key] if kind == "pg" else self.composite_pod_groups[key]).spec
             topo = constraints.scheduling_constraints
             topology_key = topo.topology[0].key if topo is not None and topo.topology else None
             if kind == "pg":
@@ -915,7 +915,11 @@ class KubeScheduler:
             for a in result.assignments:
                 self._assign(a.pod, a.node_name)
                 done.append(a.pod)
-            return _Status(), lambda: [self._unassign(pi) for pi in reversed(done)]
+
+            def revert() -> None:
+                for pi in reversed(done):
+                    self._unassign(pi)
+            return _Status(), revert
 
         snap = self._snapshot()
         outcome = schedule_group_tree(tree, Placement("", tuple(snap)), self.node_infos, evaluate_leaf, assume,

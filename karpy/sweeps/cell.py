@@ -101,6 +101,7 @@ def expand(spec: SweepSpec) -> list[Cell]:
     (a design, workload or scenario manifest), before anything runs.
     """
     from karpy.api.loader import load_manifests
+    from karpy.api.served import LOADER_KUBERNETES_VERSION
     from karpy.cloudprovider.registry import resolve_cloud_provider
 
     provider = resolve_cloud_provider(spec.cloud_provider)
@@ -112,8 +113,8 @@ def expand(spec: SweepSpec) -> list[Cell]:
     snapshots: dict[tuple[str, str, str, str], tuple[str, ...]] = {}
     for design, workload, scenario, billing in itertools.product(spec.designs, workloads, scenarios, billings):
         paths = (*spec.designs[design], *workloads[workload], *scenarios[scenario], *billings[billing], *spec.shared)
-        for version in spec.kubernetes_versions or (None,):  # bad input fails here, naming the file
-            load_manifests(list(paths), extra_kinds=extra_kinds, **({"kubernetes_version": version} if version else {}))
+        for version in spec.kubernetes_versions or (LOADER_KUBERNETES_VERSION,):  # bad input fails here
+            load_manifests(list(paths), extra_kinds=extra_kinds, kubernetes_version=version)
         snapshots[design, workload, scenario, billing] = _snapshot(paths)
     cells: list[Cell] = []
     for design, workload, scenario, billing, version, capacity, pref, minv, price in itertools.product(
