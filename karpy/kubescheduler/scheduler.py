@@ -136,6 +136,10 @@ class KubeScheduler:
         #: members that fit in its last rejected cycle (for the Karpenter mismatch warning)
         self.pod_group_conditions: dict[str, list[dict[str, Any]]] = {}
         self.pod_group_last_fit: dict[str, tuple[int, int]] = {}
+        #: per group, the victims its workload-aware preemptions evicted (for the IsPreempting note)
+        self.pod_group_victims: dict[str, int] = {}
+        #: per group, the nodes of its running members evicted one by one (not by the scheduler)
+        self.pod_group_evicted: dict[str, list[str]] = {}
         #: GenericWorkload at the modelled version (the PodGroup cycle and its PreEnqueue)
         self.generic_workload = c.kubernetes_version != "1.35" and c.gate("GenericWorkload")
         #: hook points (see podgroupcycle): TAS placement and PodGroupPostFilter; None = default path
@@ -464,6 +468,10 @@ class KubeScheduler:
             gk137 = self._v137_group_key(old)
             if gk137 is not None:
                 self._v137_members.get(gk137, {}).pop(key, None)
+                node137 = self.assigned.get(key)
+                if (node137 is not None and key not in self.preempting
+                        and getattr(old.metadata, "deletion_timestamp", None) is not None):
+                    self.pod_group_evicted.setdefault(gk137, []).append(node137)
         pi = self.pod_infos.pop(key, None)
         self.nominated.pop(key, None)
         self.preempting.discard(key)
@@ -676,6 +684,9 @@ class KubeScheduler:
 
         pg = self.pod_groups_v137[gk]
         ns, name = gk.split("/", 1)
+        tree = self._composite_tree(gk)
+        if tree is not None:
+            return self._schedule_composite_tree(first, tree)
         ekey = entity_key(ns, name)
         members = [first]
         for k in list(self._v137_members.get(gk, ())):
@@ -787,12 +798,176 @@ class KubeScheduler:
         update_pod_group_condition(conds, result.status, f"{float(self.clock.now()):.0f}",
                                    pg.metadata.generation, error=err is not None)
         head = next(r for r in results if r.pod_key == first.key)
+        if victims:
+            self.pod_group_victims[gk] = self.pod_group_victims.get(gk, 0) + len(victims)
         for v in victims:  # Executor.actuatePodGroupPreemption: the victims are deleted
             node = self.assigned.get(v.key, "")
             self.preempting.add(v.key)
             grace = getattr(v.pod.spec, "termination_grace_period_seconds", None)
             head.victims.append(Victim(v.key, node, 30 if grace is None else int(grace)))
         return ScheduleOneResult(first.key, BOUND if success else head.outcome, head.node_name, head.condition,
+                                 head.condition_changed, members=results)
+
+    # ---- CompositePodGroup trees (compositepodgroup.py; gates CompositePodGroup + TAS) --------------
+    def _composite_tree(self, gk: str) -> Optional[Any]:
+        """The GroupNode tree of the root CompositePodGroup above PodGroup ``gk``, when both gates are
+        on and the root and every node of the tree are observed; else None (the leaf alone)."""
+        if not (self.config.gate("CompositePodGroup") and self.config.gate("TopologyAwareWorkloadScheduling")):
+            return None
+        pg = self.pod_groups_v137[gk]
+        if not pg.spec.parent_composite_pod_group_name:
+            return None
+        from .compositepodgroup import GroupNode, root_of
+        from .podgroupcycle import entity_key
+        ns = gk.split("/", 1)[0]
+        parents: dict[str, Optional[str]] = {}
+        for k, g in (*self.pod_groups_v137.items(), *self.composite_pod_groups.items()):
+            parent = g.spec.parent_composite_pod_group_name
+            parents[("pg:" if k in self.pod_groups_v137 else "cpg:") + k] = f"cpg:{ns}/{parent}" if parent else None
+        root = root_of(f"pg:{gk}", parents)
+        if root is None or not root.startswith("cpg:") or root[4:] not in self.composite_pod_groups:
+            return None
+
+        def build(ref: str) -> Any:
+            kind, key = ref.split(":", 1)
+            n2, name2 = key.split("/", 1)
+            constraints = (self.pod_groups_v137[key] if kind == "pg" else self.composite_pod_groups[key]).spec
+            topo = constraints.scheduling_constraints
+            topology_key = topo.topology[0].key if topo is not None and topo.topology else None
+            if kind == "pg":
+                members = self._v137_members.get(key, {})
+                return GroupNode(entity_key(n2, name2), self.pod_groups_v137[key].min_count, topology_key,
+                                 tuple(self.assigned[k] for k in members if k in self.assigned))
+            # GetChildGroups order: karpy takes the children by name (PodGroups and CompositePodGroups)
+            children = sorted((c for c, p in parents.items() if p == ref), key=lambda c: (c.split(":", 1)[1], c))
+            if not children:
+                raise LookupError(ref)
+            gang = self.composite_pod_groups[key].spec.scheduling_policy.gang
+            return GroupNode(entity_key(n2, name2, "compositepodgroup"), gang.min_group_count if gang else None,
+                             topology_key, (), tuple(build(c) for c in children))
+        try:
+            return build(root)
+        except LookupError:
+            return None
+
+    def _schedule_composite_tree(self, first: QueuedPodInfo, tree: Any) -> ScheduleOneResult:
+        """The cycle of a CompositePodGroup root entity: every leaf's queued members popped, the tree
+        scheduled by compositepodgroup.schedule_group_tree on one snapshot (rollback, commitment),
+        then bound atomically (bindable_leaf_results) or every member requeued; leaf PodGroups get
+        conditions, composite nodes none (1.37)."""
+        from .compositepodgroup import bindable_leaf_results, schedule_group_tree
+        from .placement import GroupResult, Placement, ProposedAssignment
+        from .podgroupcycle import (BIND, AlgorithmResult, PodResult, complete_result, default_algorithm,
+                                    submit_actions, update_pod_group_condition)
+        from .types import Status as _Status
+
+        leaf_groups = {leaf.key: leaf.key.split("/", 1)[1] for leaf in tree.leaves()}  # entity key -> ns/name
+        by_key: dict[str, QueuedPodInfo] = {first.key: first}
+        keys_of: dict[str, list[str]] = {}
+        for ekey, gk in leaf_groups.items():
+            queued = []
+            for k in list(self._v137_members.get(gk, ())):
+                if k in self.assigned or k not in self.pods or not self._is_unassigned(self.pods[k]):
+                    continue
+                q = by_key.get(k) or self.queue.pop_member(k)
+                if q is None:
+                    continue
+                if getattr(self.pods[k].metadata, "deletion_timestamp", None) is not None:
+                    self.queue.forget(k)
+                    continue
+                by_key[k] = q
+                queued.append(q)
+            queued.sort(key=lambda q: (-q.pod_info.priority, q.initial_attempt_timestamp or 0.0, q.seq))
+            keys_of[ekey] = [q.key for q in queued]
+        for q in by_key.values():
+            q.entity_key = tree.key
+            q.entity_size = len(by_key)
+
+        def schedule(key: str) -> tuple[Optional[str], Optional[_Status], Any]:
+            try:
+                res = self.algorithm.schedule_pod(CycleState(), by_key[key].pod_info, self._placement_snapshot(),
+                                                  self._nominated_on)
+            except FitError as fe:
+                return None, _Status(Code.UNSCHEDULABLE, [fe.message()]), fe
+            except NoNodesAvailable:
+                return None, _Status(Code.UNSCHEDULABLE, [ERR_NO_NODES_AVAILABLE]), None
+            return res.suggested_host, None, None
+
+        def assume_key(k: str, n: str) -> None:
+            self._assign(by_key[k].pod_info, n)
+
+        def unassume_key(k: str) -> None:
+            self._unassign(by_key[k].pod_info)
+
+        def evaluate_leaf(leaf: Any, p: Placement) -> tuple[GroupResult, Any]:
+            self._restrict(p)
+            try:
+                r = default_algorithm(keys_of[leaf.key], leaf.min_count, leaf.view().scheduled_pods_count,
+                                      schedule, assume_key, unassume_key)
+            finally:
+                self._restrict(None)
+            got = [ProposedAssignment(by_key[x.key].pod_info, x.node) for x in r.pods if x.node]
+            statuses = {x.key: x.status for x in r.pods if x.status is not None}
+            return GroupResult(leaf.key, r.status, got, statuses, bool(r.any_scheduled), payload=r), (lambda: None)
+
+        def assume(result: GroupResult) -> tuple[_Status, Any]:
+            done = []
+            for a in result.assignments:
+                self._assign(a.pod, a.node_name)
+                done.append(a.pod)
+
+            def revert() -> None:
+                for pi in reversed(done):
+                    self._unassign(pi)
+            return _Status(), revert
+
+        snap = self._snapshot()
+        outcome = schedule_group_tree(tree, Placement("", tuple(snap)), self.node_infos, evaluate_leaf, assume,
+                                      rng=self.rng)
+        outcome.revert()  # the algorithm only simulates: the submit assumes for real
+        self._placement_nodes = None
+        bindable = {r.key for r in bindable_leaf_results(tree, outcome.results)}
+        results: list[ScheduleOneResult] = []
+        now = f"{float(self.clock.now()):.0f}"
+        for ekey, gk in leaf_groups.items():
+            keys = keys_of[ekey]
+            leaf = outcome.results.get(ekey)
+            algo = leaf.payload if leaf is not None and isinstance(leaf.payload, AlgorithmResult) else None
+            if algo is None:  # completed under a failed parent: its assignments and pod statuses kept
+                algo = AlgorithmResult(leaf.status if leaf is not None else outcome.root.status)
+                if leaf is not None:
+                    algo.pods = [PodResult(a.pod.key, a.node_name) for a in leaf.assignments]
+                    algo.pods += [PodResult(k, None, st) for k, st in leaf.pod_statuses.items()
+                                  if k not in {a.pod.key for a in leaf.assignments}]
+            algo = complete_result(AlgorithmResult(leaf.status if leaf is not None else outcome.root.status,
+                                                   list(algo.pods), algo.any_scheduled), keys)
+            if ekey not in bindable and algo.status.is_success():
+                algo.status = outcome.root.status
+            success = ekey in bindable
+            for a in submit_actions(algo, keys):
+                q = by_key[a.key]
+                if a.action == BIND and success:
+                    assert a.node is not None
+                    self.nominated.pop(q.key, None)
+                    self._assign(q.pod_info, a.node)
+                    self.queue.forget(q.key)
+                    self.conditions.pop(q.key, None)
+                    self._event(_ASSIGNED_POD_ADD, None, q.pod_info.pod)
+                    results.append(ScheduleOneResult(q.key, BOUND, a.node))
+                    continue
+                q.unschedulable_plugins = set()
+                results.append(self._fail(q, a.message or algo.status.message(), a.reason, None,
+                                          keep_timestamp=bool(bindable)))
+            pg = self.pod_groups_v137[gk]
+            fit = sum(1 for r in algo.pods if r.fit)
+            if success:
+                self.pod_group_last_fit.pop(gk, None)
+            else:
+                self.pod_group_last_fit[gk] = (fit, len(keys))
+            conds = self.pod_group_conditions.setdefault(gk, [dict(c) for c in pg.status.conditions])
+            update_pod_group_condition(conds, _Status() if success else algo.status, now, pg.metadata.generation)
+        head = next(r for r in results if r.pod_key == first.key)
+        return ScheduleOneResult(first.key, BOUND if bindable else head.outcome, head.node_name, head.condition,
                                  head.condition_changed, members=results)
 
     # ---- hook points: TAS placement (placement.py) and PodGroupPostFilter (podgrouppreemption.py) --
@@ -899,6 +1074,14 @@ class KubeScheduler:
         for gk, pg in sorted(self.pod_groups_v137.items()):
             conds = self.pod_group_conditions.get(gk, [])
             placed = any(c.get("type") == "PodGroupInitiallyScheduled" and c.get("status") == "True" for c in conds)
+            if placed and gk in self.pod_group_victims:
+                n = self.pod_group_victims[gk]
+                out.append(f"PodGroup {gk} (gang, minCount {pg.min_count}): placed by workload-aware preemption "
+                           f"({n} victim{'s' if n != 1 else ''} evicted); while its pods carried "
+                           "status.nominatedNodeName, Karpenter v1.14 ignored the gang (IsPreempting) and launched "
+                           "no capacity for it")
+            if placed and gk in self.pod_group_evicted:
+                out.append(self._evicted_warning(gk, pg))
             if placed or pg.min_count is None:
                 continue
             members = list(self._v137_members.get(gk, ()))
@@ -917,6 +1100,16 @@ class KubeScheduler:
                 out.append(f"PodGroup {gk} (gang, minCount {pg.min_count}): its pods are nominated for preemption "
                            "(status.nominatedNodeName), so Karpenter v1.14 ignores the whole gang (IsPreempting) "
                            "while the victims terminate")
+            elif pg.spec.parent_composite_pod_group_name and self._composite_tree(gk) is not None:
+                fit, total = self.pod_group_last_fit.get(gk, (0, len(members)))
+                out.append(f"PodGroup {gk} (gang, minCount {pg.min_count}, in CompositePodGroup "
+                           f"{gk.split('/', 1)[0]}/{pg.spec.parent_composite_pod_group_name}): not scheduled; "
+                           f"kube-scheduler found room for {fit} of its {total} pods, but the group tree binds "
+                           "atomically and it was not placed whole, so it binds none; Karpenter v1.14 (no gang "
+                           "awareness) provisions members one by one and its capacity for the tree stays unused "
+                           "(check NodePool limits)")
+            elif self._topology_spread(pg) is not None:
+                out.append(self._topology_warning(gk, pg, len(members)))
             else:
                 fit, total = self.pod_group_last_fit.get(gk, (0, len(members)))
                 out.append(f"PodGroup {gk} (gang, minCount {pg.min_count}): not scheduled; kube-scheduler found room "
@@ -924,6 +1117,44 @@ class KubeScheduler:
                            "(no gang awareness) provisions members one by one and its capacity for the gang "
                            "stays unused (check NodePool limits)")
         return out
+
+    def _evicted_warning(self, gk: str, pg: Any) -> str:
+        """Karpenter v1.14 evicts gang members one at a time (it ignores disruptionMode); the
+        re-created members join the placed gang (reference kube-scheduler-1.37.md §11)."""
+        nodes = self.pod_group_evicted[gk]
+        mode = "all" if pg.spec.disruption_mode is not None and pg.spec.disruption_mode.is_all else "single"
+        return (f"PodGroup {gk} (gang, minCount {pg.min_count}, disruptionMode {mode}): {len(nodes)} running "
+                f"member{'s were' if len(nodes) != 1 else ' was'} evicted one by one (from "
+                f"{', '.join(sorted(set(nodes)))}) while the rest kept running; Karpenter v1.14 drains nodes pod by "
+                "pod with no gang awareness (it ignores disruptionMode), and a re-created member is scheduled as a "
+                "member of the already-placed gang (PodGroupInitiallyScheduled stays True)")
+
+    def _topology_spread(self, pg: Any) -> Optional[tuple[str, dict[str, int]]]:
+        """(key, nodes per domain) when the group has a topology constraint (TAS on) and the
+        cluster's nodes span more than one domain of its key; else None."""
+        constraints = pg.spec.scheduling_constraints
+        if not self.config.gate("TopologyAwareWorkloadScheduling") or constraints is None or not constraints.topology:
+            return None
+        key = constraints.topology[0].key
+        domains: dict[str, int] = {}
+        for node in self.nodes.values():
+            value = (node.metadata.labels or {}).get(key)
+            if value is not None:
+                domains[value] = domains.get(value, 0) + 1
+        return (key, domains) if len(domains) > 1 else None
+
+    def _topology_warning(self, gk: str, pg: Any, members: int) -> str:
+        """Karpenter v1.14 ignores schedulingConstraints.topology: it launched the gang's nodes in
+        several domains, none of which holds minCount (reference kube-scheduler-1.37.md §11)."""
+        spread = self._topology_spread(pg)
+        assert spread is not None
+        key, domains = spread
+        fit, total = self.pod_group_last_fit.get(gk, (0, members))
+        where = ", ".join(f"{d}: {n} node{'s' if n != 1 else ''}" for d, n in sorted(domains.items()))
+        return (f"PodGroup {gk} (gang, minCount {pg.min_count}, topology {key}): not scheduled; kube-scheduler "
+                f"found no single {key} domain with room for minCount pods (its last cycle fit {fit} of {total} "
+                "in one domain), so it binds none; Karpenter v1.14 ignores schedulingConstraints.topology and spread "
+                f"the nodes over {len(domains)} domains ({where}); that capacity stays unused by the gang")
 
 
 def node_update_events(old: Any, new: Any) -> list[str]:

@@ -49,6 +49,8 @@ class Cell:
     feature_gates: tuple[tuple[str, bool], ...] = ()
     #: the billing axis: the BillingProfile's name ("" = no billing axis; its manifests are in ``manifests``)
     billing: str = ""
+    #: the kubernetesVersion axis ("" = no axis: the newest modelled version)
+    kubernetes_version: str = ""
 
     def axes(self) -> dict[str, Any]:
         return {"cell": self.index, **{a: getattr(self, a) for a in AXES}}
@@ -99,6 +101,7 @@ def expand(spec: SweepSpec) -> list[Cell]:
     (a design, workload or scenario manifest), before anything runs.
     """
     from karpy.api.loader import load_manifests
+    from karpy.api.served import LOADER_KUBERNETES_VERSION
     from karpy.cloudprovider.registry import resolve_cloud_provider
 
     provider = resolve_cloud_provider(spec.cloud_provider)
@@ -110,17 +113,19 @@ def expand(spec: SweepSpec) -> list[Cell]:
     snapshots: dict[tuple[str, str, str, str], tuple[str, ...]] = {}
     for design, workload, scenario, billing in itertools.product(spec.designs, workloads, scenarios, billings):
         paths = (*spec.designs[design], *workloads[workload], *scenarios[scenario], *billings[billing], *spec.shared)
-        load_manifests(list(paths), extra_kinds=extra_kinds)  # bad input fails here, naming the file
+        for version in spec.kubernetes_versions or (LOADER_KUBERNETES_VERSION,):  # bad input fails here
+            load_manifests(list(paths), extra_kinds=extra_kinds, kubernetes_version=version)
         snapshots[design, workload, scenario, billing] = _snapshot(paths)
     cells: list[Cell] = []
-    for design, workload, scenario, billing, capacity, pref, minv, price in itertools.product(
-            spec.designs, workloads, scenarios, billings, spec.unavailable, spec.preference_policies,
-            spec.min_values_policies, prices):
+    for design, workload, scenario, billing, version, capacity, pref, minv, price in itertools.product(
+            spec.designs, workloads, scenarios, billings, spec.kubernetes_versions or ("",), spec.unavailable,
+            spec.preference_policies, spec.min_values_policies, prices):
         cells.append(Cell(index=len(cells), design=design, workload=workload, scenario=scenario, capacity=capacity,
                           preference_policy=pref, min_values_policy=minv, prices=price, region=spec.region,
                           unavailable=tuple(spec.unavailable[capacity]), cloud_provider=spec.cloud_provider,
                           manifests=snapshots[design, workload, scenario, billing],
-                          feature_gates=tuple(sorted(spec.feature_gates.items())), billing=billing))
+                          feature_gates=tuple(sorted(spec.feature_gates.items())), billing=billing,
+                          kubernetes_version=version))
     return cells
 
 
@@ -137,11 +142,13 @@ def run_cell(cell: Cell) -> dict[str, Any]:
     row: dict[str, Any] = {**cell.axes(), "region": cell.region, "unavailable": " ".join(cell.unavailable)}
     if cell.billing:
         row["billing"] = cell.billing
+    if cell.kubernetes_version:
+        row["kubernetes_version"] = cell.kubernetes_version
     try:
         result = simulate(list(cell.manifests), region=cell.region, prices=cell.prices or None,
                           unavailable=list(cell.unavailable), preference_policy=cell.preference_policy,
                           min_values_policy=cell.min_values_policy, cloud_provider=cell.cloud_provider,
-                          feature_gates=dict(cell.feature_gates))
+                          feature_gates=dict(cell.feature_gates), kubernetes_version=cell.kubernetes_version or None)
         document = result.to_document()
         found = outcome(result, document)
     except Exception as err:  # noqa: BLE001 - a failing cell is a row with its error, never a lost sweep

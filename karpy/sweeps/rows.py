@@ -59,6 +59,8 @@ def flatten(raw: Mapping[str, Any]) -> dict[str, Any]:
 
     row = {k: raw.get(k) for k in FIXED_COLUMNS}
     row.update({k: raw[k] for k in BILLING_COLUMNS if k in raw})
+    if "kubernetes_version" in raw:  # only in a sweep with a kubernetesVersion axis
+        row["kubernetes_version"] = raw["kubernetes_version"]
     if raw.get("status") == "ok":
         types = raw.get("instance_types") or {}
         row["instance_types"] = format_value("instance_types", types) if types else ""
@@ -85,7 +87,9 @@ class SweepResult(Sequence[dict[str, Any]]):
                        key=generation_sort_key)
         ok = {r["cell"] for r in self.raw_rows if r.get("status") == "ok"}
         billed = any(k in r for r in self.raw_rows for k in BILLING_COLUMNS)
+        versioned = any("kubernetes_version" in r for r in self.raw_rows)
         self.columns: tuple[str, ...] = (*FIXED_COLUMNS, *(BILLING_COLUMNS if billed else ()),
+                                         *(("kubernetes_version",) if versioned else ()),
                                          *(f"nodes_gen{g}" for g in gens),
                                          *(f"node_hours_gen{g}" for g in hours), "warnings")
         self.rows = []

@@ -17,7 +17,8 @@ __all__ = ["spec_from_options", "sweep"]
 _OPTION_KEYS = {"region": "region", "cloud_provider": "cloudProvider", "designs": "designs", "shared": "shared",
                 "workloads": "workloads", "prices": "prices", "unavailable": "unavailable",
                 "preference_policies": "preferencePolicies", "min_values_policies": "minValuesPolicies",
-                "scenarios": "scenarios", "feature_gates": "featureGates"}
+                "scenarios": "scenarios", "feature_gates": "featureGates",
+                "kubernetes_versions": "kubernetesVersion"}
 
 
 def _plain(value: Any) -> Any:
@@ -49,7 +50,8 @@ def sweep(spec: str | Path | SweepSpec | None = None, *, executor: Any = "proces
 
     ``spec``: a Sweep file, a :class:`SweepSpec`, or None to build one from ``options`` (``designs``,
     ``shared``, ``workloads``, ``prices``, ``unavailable``, ``preference_policies``,
-    ``min_values_policies``, ``scenarios``, ``feature_gates`` (``{"NodeOverlay": True}``), ``region``,
+    ``min_values_policies``, ``scenarios``, ``feature_gates`` (``{"NodeOverlay": True}``),
+    ``kubernetes_versions`` (``["1.35", "1.37"]``: an axis), ``region``,
     ``cloud_provider``; paths relative to the
     working directory). ``executor``: ``"process"`` (default), ``"sequential"``, ``"dask"`` (with
     ``scheduler``), a ``distributed.Client`` or a ``concurrent.futures.Executor``. ``progress``:

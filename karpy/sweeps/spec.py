@@ -17,6 +17,7 @@ capacity scenarios x policies (x timeline scenarios) for ``karpy sweep``.
         six-pods: common/workload.yaml
       prices: all                       # all | [2025-09-01, 2026-07-20] | {from: 2024-01-01, to: 2026-12-31}
       featureGates: {NodeOverlay: true} # Karpenter --feature-gates for every cell (upstream defaults otherwise)
+      kubernetesVersion: ["1.35", "1.37"]  # optional axis: the modelled kube-scheduler version(s)
       unavailable:                      # capacity scenarios: name -> TYPE-GLOB:ZONE-GLOB:CAPACITY-TYPE specs
         normal: []
         8th-gen-ice: ["*8i.*:*:on-demand"]
@@ -55,7 +56,8 @@ DEFAULT_CAPACITY = "normal"
 """Name of the single capacity scenario of a sweep without ``unavailable``."""
 _DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 _SPEC_KEYS = ("region", "cloudProvider", "designs", "shared", "workloads", "prices", "unavailable",
-              "preferencePolicies", "minValuesPolicies", "scenarios", "featureGates", "billing")
+              "preferencePolicies", "minValuesPolicies", "scenarios", "featureGates", "billing",
+              "kubernetesVersion")
 
 
 class SweepError(ValueError):
@@ -99,6 +101,8 @@ class SweepSpec:
     billing: Mapping[str, tuple[Path, ...]] = field(default_factory=dict)
     #: Karpenter ``--feature-gates`` for every cell (name -> bool; upstream defaults otherwise)
     feature_gates: Mapping[str, bool] = field(default_factory=dict)
+    #: ``kubernetesVersion``: the modelled Kubernetes versions (empty: no axis, the newest modelled)
+    kubernetes_versions: tuple[str, ...] = ()
     source: str = "<sweep>"
 
 
@@ -231,6 +235,7 @@ def parse_sweep(document: Any, *, source: str = "<sweep>", base_dir: Path | str 
     unavailable = ({k: r.texts(v, f"spec.unavailable.{k}") for k, v in unavailable_raw.items()}
                    or {DEFAULT_CAPACITY: ()})
     shared = r.paths(spec["shared"], "spec.shared") if spec.get("shared") else ()
+    versions = _kubernetes_versions(r, spec.get("kubernetesVersion"))
     return SweepSpec(
         name=name,
         region=r.text(spec.get("region", "us-east-1"), "spec.region"),
@@ -244,23 +249,43 @@ def parse_sweep(document: Any, *, source: str = "<sweep>", base_dir: Path | str 
                                       MIN_VALUES_POLICIES),
         scenarios=scenarios,
         billing=billing,
-        feature_gates=_feature_gates(r, spec.get("featureGates")),
+        feature_gates=_feature_gates(r, spec.get("featureGates"), versions),
+        kubernetes_versions=versions,
         source=source,
     )
 
 
-def _feature_gates(r: Any, value: Any) -> dict[str, bool]:
+def _kubernetes_versions(r: Any, value: Any) -> tuple[str, ...]:
+    """``spec.kubernetesVersion``: one version or a list (an axis), each a modelled one
+    (karpy.featuregates.KUBERNETES_VERSIONS); omitted: no axis."""
+    from karpy.featuregates import FeatureGateError, check_kubernetes_version
+
+    out: list[str] = []
+    for i, v in enumerate(r.texts(value, "spec.kubernetesVersion")):
+        where = "spec.kubernetesVersion" if isinstance(value, str) else f"spec.kubernetesVersion[{i}]"
+        try:
+            version = check_kubernetes_version(v)
+        except FeatureGateError as err:
+            raise r.fail(where, str(err)) from None
+        if version in out:
+            raise r.fail(where, f"{version} is listed twice")
+        out.append(version)
+    return tuple(out)
+
+
+def _feature_gates(r: Any, value: Any, versions: tuple[str, ...] = ()) -> dict[str, bool]:
     """``spec.featureGates``: ``{NodeOverlay: true, ...}`` checked against karpy.featuregates
-    (Karpenter's gates and kube-scheduler's at the newest modelled Kubernetes version)."""
-    from karpy.featuregates import FeatureGateError, resolve, resolve_kubernetes, split_gates
+    (Karpenter's gates and kube-scheduler's at each ``kubernetesVersion``, else the newest modelled)."""
+    from karpy.featuregates import DEFAULT_KUBERNETES_VERSION, FeatureGateError, resolve, resolve_kubernetes, split_gates
 
     # the Sweep file is read with YAML's base loader (scalars stay text): true/false as written
     gates = {k: {"true": True, "false": False}.get(v, v) if isinstance(v, str) else v
              for k, v in r.mapping(value, "spec.featureGates").items()}
     try:
-        karpenter, kube = split_gates(gates)
-        resolve(karpenter)
-        resolve_kubernetes(overrides=kube)
+        for version in versions or (DEFAULT_KUBERNETES_VERSION,):
+            karpenter, kube = split_gates(gates, version)
+            resolve(karpenter)
+            resolve_kubernetes(version, kube)
     except FeatureGateError as err:
         raise r.fail("spec.featureGates", str(err)) from None
     return dict(gates)

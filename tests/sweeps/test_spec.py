@@ -138,3 +138,43 @@ def test_keyword_feature_gates_are_the_files_feature_gates(sweep_file: SweepFile
     assert off.feature_gates == {"NodeOverlay": False}
     with pytest.raises(SweepError, match="spec.featureGates"):
         spec_from_options(designs={"01": COOKBOOK / "02-weighted-nodepools"}, feature_gates={"NoSuchGate": True})
+
+
+def test_kubernetes_version_axis(sweep_file: SweepFile) -> None:
+    """spec.kubernetesVersion: one version or a list (an axis, after billing); featureGates are
+    checked at each version; the rows carry the version."""
+    spec = load_sweep(sweep_file(DESIGNS + '\nprices: [2024-03-04]\nkubernetesVersion: ["1.35", "1.37"]'))
+    assert spec.kubernetes_versions == ("1.35", "1.37")
+    cells = expand(spec)
+    assert [(c.design, c.kubernetes_version) for c in cells] == [("01", "1.35"), ("01", "1.37"), ("02", "1.35"),
+                                                                 ("02", "1.37")]
+    assert load_sweep(sweep_file(DESIGNS + "\nkubernetesVersion: v1.35")).kubernetes_versions == ("1.35",)
+    assert {c.kubernetes_version for c in expand(load_sweep(sweep_file(DESIGNS)))} == {""}  # no axis
+    options = spec_from_options(designs={"01": COOKBOOK / "02-weighted-nodepools"}, kubernetes_versions=["1.35"])
+    assert options.kubernetes_versions == ("1.35",)
+
+
+def test_kubernetes_version_bad_input(sweep_file: SweepFile) -> None:
+    with pytest.raises(SweepError, match=r"spec.kubernetesVersion\[1\]: unsupported Kubernetes version '1.36'"):
+        load_sweep(sweep_file(DESIGNS + '\nkubernetesVersion: ["1.35", "1.36"]'))
+    with pytest.raises(SweepError, match=r"spec.kubernetesVersion\[1\]: 1.37 is listed twice"):
+        load_sweep(sweep_file(DESIGNS + '\nkubernetesVersion: ["1.37", "v1.37"]'))
+    # a kube-scheduler gate that does not exist at one of the versions
+    with pytest.raises(SweepError, match="spec.featureGates: .*does not exist in Kubernetes 1.35"):
+        load_sweep(sweep_file(DESIGNS + '\nkubernetesVersion: ["1.35", "1.37"]\n'
+                              "featureGates: {GenericWorkload: true, TopologyAwareWorkloadScheduling: true}"))
+
+
+def test_kubernetes_version_rows() -> None:
+    """Each cell simulates at its version; the row and the table carry it."""
+    from karpy.sweeps import sweep
+
+    result = sweep(designs={"01": [COOKBOOK / "01-one-nodepool", COOKBOOK / "common/workload.yaml"]},
+                   shared=[COOKBOOK / "common/ec2nodeclass.yaml"], prices=["2024-03-04"],
+                   kubernetes_versions=["1.35", "1.37"], executor="sequential")
+    assert [r["kubernetes_version"] for r in result] == ["1.35", "1.37"]
+    assert [r["status"] for r in result] == ["ok", "ok"]
+    assert "kubernetes_version" in result.columns
+    plain = sweep(designs={"01": [COOKBOOK / "01-one-nodepool", COOKBOOK / "common/workload.yaml"]},
+                  shared=[COOKBOOK / "common/ec2nodeclass.yaml"], prices=["2024-03-04"], executor="sequential")
+    assert "kubernetes_version" not in plain.columns
