@@ -16,13 +16,16 @@ import re
 import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, fields, is_dataclass
-from typing import Any
+from typing import Any, Literal
+
+from typing_extensions import TypedDict
 
 from karpy._errors import KarpyError
 from karpy.result import EXIT_BAD_INPUT, EXIT_OK, EXIT_PENDING, Result
 
 __all__ = ["DEFAULT_UNTIL", "EXIT_GATE", "FailOn", "FieldChange", "NodeRef", "ObjectChange", "Plan", "PlanError",
-           "Wave", "Blocked", "GateResult", "parse_fail_on", "plan", "plan_schema"]
+           "Wave", "Blocked", "GateResult", "PlanDocument", "generate_plan_schema", "parse_fail_on", "plan",
+           "plan_schema", "plan_schema_text"]
 
 #: the horizon when ``until`` is not given
 DEFAULT_UNTIL = "6h"
@@ -260,13 +263,81 @@ def _groups(nodes: Sequence[NodeRef]) -> dict[str, int]:
     return dict(sorted(out.items()))
 
 
-def plan_schema() -> dict[str, Any]:
-    """The published JSON Schema of the plan document (shipped as karpy/schemas/plan.schema.json)."""
+class ChangeDocument(TypedDict):
+    kind: str
+    name: str
+    action: str
+    fields: list[FieldChange]
+    drifts: bool
+
+
+class GroupsDocument(TypedDict):
+    before: dict[str, int]
+    after: dict[str, int]
+
+
+class PlanDocument(TypedDict):
+    """The ``karpy plan -o json`` document (:meth:`Plan.to_document`); the schema is generated from it."""
+
+    kind: Literal["Plan"]
+    version: str
+    changed: bool
+    exit_code: int
+    cost_change_per_hour: float
+    by_nodepool_generation: GroupsDocument
+    changes: list[ChangeDocument]
+    waves: list[Wave]
+    blocked: list[Blocked]
+    before: list[NodeRef]
+    after: list[NodeRef]
+    cost_per_hour_before: float
+    cost_per_hour_after: float
+    transition_node_hours: float
+    transition_cost: float
+    evicted: int
+    longest_pod_wait: float
+    longest_waiting_pod: str | None
+    pending: list[str]
+    converged: bool
+    converged_at: float | None
+    horizon: float
+    assumptions: list[str]
+    warnings: list[str]
+    gates: list[GateResult]
+    series: dict[str, list[tuple[float, float]]]
+
+
+PLAN_SCHEMA_ID = f"https://karpy.dev/schemas/plan/{PLAN_SCHEMA_VERSION}/plan.schema.json"
+
+
+def generate_plan_schema() -> dict[str, Any]:
+    """The plan document's JSON Schema, generated now from :class:`PlanDocument` (needs pydantic)."""
+    from pydantic import TypeAdapter
+
+    body = TypeAdapter(PlanDocument).json_schema(mode="serialization")
+    return {"$schema": "https://json-schema.org/draft/2020-12/schema", "$id": PLAN_SCHEMA_ID,
+            "version": PLAN_SCHEMA_VERSION, **body}
+
+
+def plan_schema_text() -> str:
+    """The shipped schema file's text (``karpy plan-schema`` prints it)."""
     from importlib import resources
 
-    loaded: dict[str, Any] = json.loads(resources.files("karpy.schemas").joinpath(_SCHEMA_FILE)
-                                        .read_text(encoding="utf-8"))
+    return resources.files("karpy.schemas").joinpath(_SCHEMA_FILE).read_text(encoding="utf-8")
+
+
+def plan_schema() -> dict[str, Any]:
+    """The published JSON Schema of the plan document (shipped as karpy/schemas/plan.schema.json;
+    ``python -m karpy.plan`` rewrites it after a change to :class:`PlanDocument`)."""
+    loaded: dict[str, Any] = json.loads(plan_schema_text())
     return loaded
+
+
+if __name__ == "__main__":  # pragma: no cover
+    from pathlib import Path
+
+    Path(__file__).with_name("schemas").joinpath(_SCHEMA_FILE).write_text(
+        json.dumps(generate_plan_schema(), indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
 
 
 # -- the object diff --------------------------------------------------------------------------------
@@ -419,13 +490,18 @@ def _drifted(rec: Any) -> bool:
                                      for c in (claim.status.conditions or ()))
 
 
+#: the blockers a plan reports (the controller's other DisruptionBlocked events -- an uninitialized or
+#: nominated node, one already deleting -- are the waves' own churn)
+_HELD = ("pdb prevents", "PDBs", "do-not-disrupt", "blocking budget")
+
+
 def _blocked(controller: Any, decided: Mapping[str, float], end: float, start: float) -> list[Blocked]:
     """The controller's DisruptionBlocked events (do-not-disrupt, PDB, budget, ...): held from the change
     until the node's decision (or the horizon); the controller keeps the last time each was seen."""
     out = []
     for name in sorted(getattr(controller, "node_events", {}) or {}):
         for (event, message), last in sorted(controller.node_events[name].items(), key=lambda kv: (kv[1], kv[0])):
-            if event != "DisruptionBlocked":
+            if event != "DisruptionBlocked" or not any(k in message for k in _HELD):
                 continue
             until = decided.get(name)
             out.append(Blocked(name, event, message, start, until if until is not None else
