@@ -24,12 +24,12 @@ __all__ = ["Plan", "Result", "align_billing", "compare", "plan", "schema", "simu
 if TYPE_CHECKING:  # pragma: no cover
     from karpy.alignment import align_billing
     from karpy.comparison import compare
-    from karpy.plan import Plan, plan
+    from karpy.planner import Plan, plan
     from karpy.result import Result
     from karpy.schemas import schema
     from karpy.sweeps import sweep
     from karpy.simulator import simulate
 
 __getattr__, __dir__ = lazy_exports(
-    __name__, {"Result": "result", "align_billing": "alignment", "compare": "comparison", "Plan": "plan", "plan": "plan", "schema": "schemas", "simulate": "simulator",
+    __name__, {"Result": "result", "align_billing": "alignment", "compare": "comparison", "Plan": "planner", "plan": "planner", "schema": "schemas", "simulate": "simulator",
                "sweep": "sweeps"}, globals())

@@ -953,8 +953,8 @@ def plan(paths: tuple[Path, ...], apply_paths: tuple[str, ...], deletes: tuple[s
     Exit codes: 0 converged with nothing pending; 3 pods pending at the end; 4 a --fail-on gate
     tripped; 2 bad input (one line on stderr).
     """
-    from karpy.plan import parse_fail_on
-    from karpy.plan import plan as run_plan
+    from karpy.planner import parse_fail_on
+    from karpy.planner import plan as run_plan
 
     if not apply_paths and not deletes:
         _bad_input("nothing to plan: give --apply CHANGE and/or --delete KIND/NAME")
@@ -987,7 +987,7 @@ def plan(paths: tuple[Path, ...], apply_paths: tuple[str, ...], deletes: tuple[s
 @cli.command("plan-schema")
 def plan_schema() -> None:
     """Print the JSON Schema (draft 2020-12) of the document karpy plan -o json prints."""
-    from karpy.plan import plan_schema_text
+    from karpy.planner import plan_schema_text
 
     click.echo(plan_schema_text(), nl=False)
 

@@ -1,4 +1,4 @@
-"""The renderers of the plan document (:mod:`karpy.plan`): a table for one screen, markdown for a
+"""The renderers of the plan document (:mod:`karpy.planner`): a table for one screen, markdown for a
 pull request, and a self-contained HTML page (waves as bands over time, pending pods, $/h)."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""``karpy plan``: what a NodePool / EC2NodeClass / NodeOverlay change does to a running cluster.
+"""``karpy.plan`` (this module: karpy.planner, as karpy.simulator holds ``karpy.simulate``) and ``karpy plan``: what a NodePool / EC2NodeClass / NodeOverlay change does to a running cluster.
 
 The cluster (a ``kubectl get ... -A -o yaml`` dump, or manifests) is the state at t=0, as is: its
 NodeClaims and Nodes are Karpenter's (:mod:`karpy.sim.existing`). The change is a Scenario ``apply``
@@ -328,7 +328,7 @@ def plan_schema_text() -> str:
 
 def plan_schema() -> dict[str, Any]:
     """The published JSON Schema of the plan document (shipped as karpy/schemas/plan.schema.json;
-    ``python -m karpy.plan`` rewrites it after a change to :class:`PlanDocument`)."""
+    ``python -m karpy.planner`` rewrites it after a change to :class:`PlanDocument`)."""
     loaded: dict[str, Any] = json.loads(plan_schema_text())
     return loaded
 
@@ -492,7 +492,7 @@ def _drifted(rec: Any) -> bool:
 
 #: the blockers a plan reports (the controller's other DisruptionBlocked events -- an uninitialized or
 #: nominated node, one already deleting -- are the waves' own churn)
-_HELD = ("pdb prevents", "PDBs", "do-not-disrupt", "blocking budget")
+_HELD = ("pdb prevents", "multiple pdbs", "do-not-disrupt", "blocking budget")
 
 
 def _blocked(controller: Any, decided: Mapping[str, float], end: float, start: float) -> list[Blocked]:
@@ -501,7 +501,7 @@ def _blocked(controller: Any, decided: Mapping[str, float], end: float, start: f
     out = []
     for name in sorted(getattr(controller, "node_events", {}) or {}):
         for (event, message), last in sorted(controller.node_events[name].items(), key=lambda kv: (kv[1], kv[0])):
-            if event != "DisruptionBlocked" or not any(k in message for k in _HELD):
+            if event != "DisruptionBlocked" or not any(k in message.lower() for k in _HELD):
                 continue
             until = decided.get(name)
             out.append(Blocked(name, event, message, start, until if until is not None else
@@ -576,17 +576,17 @@ def plan(cluster: Any, apply: Any = (), delete: Sequence[str] = (), until: str |
                         "nodes,pods,pdb -A -o yaml)")
     current = _objects(loaded)
     changes: list[ObjectChange] = []
-    applied: list[Any] = []
-    for i, change in enumerate(_as_list(apply)):
+    applied_sources: list[Any] = []
+    for i, change in enumerate(_read_stdin(_as_list(apply))):
         try:
-            objs = _objects(load_manifests(_read_stdin([change])[0], extra_kinds=extra_kinds))
+            objs = _objects(load_manifests(change, extra_kinds=extra_kinds))
         except ValueError as err:
             raise PlanError(f"--apply #{i + 1}: {err}") from None
         if not objs:
             raise PlanError(f"--apply #{i + 1}: no {', '.join(CHANGE_KINDS)} in it (a change is one of these kinds)")
         for (kind, name), obj in objs.items():
             changes.append(_diff(kind, current.get((kind, name)), obj))
-            applied.append(obj)
+        applied_sources.append(change)
     deletes: list[dict[str, Any]] = []
     for text in delete:
         kind, name = _parse_delete(text)
@@ -598,8 +598,8 @@ def plan(cluster: Any, apply: Any = (), delete: Sequence[str] = (), until: str |
     if not any(c.action != "unchanged" for c in changes):
         return _unchanged(changes, horizon, assumptions, gates, sources, region, prices, cloud_provider,
                           feature_gates, simulate_options)
-    events = [{"at": 0, "apply": [o.model_dump(mode="json", by_alias=True, exclude_none=True) for o in applied]}
-              ] if applied else []
+    # the change as the user wrote it (a path, text or dict): the Scenario's apply loads it again
+    events = [{"at": 0, "apply": str(c) if not isinstance(c, (str, Mapping, list)) else c} for c in applied_sources]
     result = simulate(sources, region=region, prices=prices, cloud_provider=cloud_provider,
                       feature_gates=feature_gates, events=events + deletes, disruption=True, until=horizon,
                       **simulate_options)
@@ -620,7 +620,7 @@ def _unchanged(changes: list[ObjectChange], horizon: float, assumptions: list[st
     cost = round(sum(n.price or 0.0 for n in nodes), 6)
     return Plan(tuple(changes), (), (), nodes, nodes, cost, cost, 0.0, 0.0, 0, 0.0, None, (), True, 0.0, horizon,
                 tuple(["no changes: nothing was simulated past t=0"] + assumptions[1:]), tuple(result.warnings),
-                tuple(_gates(gates, cost, cost, 0, 0.0)), result)
+                tuple(_gates(gates, cost, cost, 0, 0.0)), result=result)
 
 
 def _read(result: Result, changes: list[ObjectChange], horizon: float, assumptions: list[str],
@@ -666,7 +666,7 @@ def _read(result: Result, changes: list[ObjectChange], horizon: float, assumptio
     return Plan(tuple(changes), tuple(waves), tuple(blocked), before, after, cost_before, cost_after, hours, dollars,
                 evictions, wait, who, pending, converged, converged_at, horizon, tuple(assumptions),
                 tuple(result.warnings), tuple(_gates(gates, cost_before, cost_after, evictions, wait)),
-                _series(result), result)
+                _series(result), result=result)
 
 
 def _series(result: Result) -> dict[str, tuple[tuple[float, float], ...]]:
