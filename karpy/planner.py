@@ -383,7 +383,8 @@ def _spec_of(obj: Any) -> dict[str, Any]:
 
 
 def _diff(kind: str, before: Any | None, after: Any | None) -> ObjectChange:
-    name = (after if after is not None else before).metadata.name
+    obj: Any = after if after is not None else before
+    name = str(obj.metadata.name)
     if before is None:
         flat: dict[str, Any] = {}
         _flatten(_spec_of(after), "", flat)
