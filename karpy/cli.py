@@ -986,7 +986,10 @@ def plan(paths: tuple[Path, ...], apply_paths: tuple[str, ...], deletes: tuple[s
 
 @cli.command("plan-schema")
 def plan_schema() -> None:
-    """Print the JSON Schema (draft 2020-12) of the document karpy plan -o json prints."""
+    """Print the JSON Schema (draft 2020-12) of the document 'plan -o json' prints.
+
+    Exit codes: 0.
+    """
     from karpy.planner import plan_schema_text
 
     click.echo(plan_schema_text(), nl=False)
