@@ -571,7 +571,9 @@ def plan(cluster: Any, apply: Any = (), delete: Sequence[str] = (), until: str |
         raise PlanError(f"until {until!r} must be greater than 0")
     sources = _read_stdin(_as_list(cluster))
     extra_kinds = getattr(resolve_cloud_provider(cloud_provider), "EXTRA_KINDS", None)
-    loaded = load_manifests(sources, extra_kinds=extra_kinds)
+    from karpy.api.loader import DEFAULT_MAX_PODS
+
+    loaded = load_manifests(sources, extra_kinds=extra_kinds, max_pods=simulate_options.get("max_pods", DEFAULT_MAX_PODS))
     if not loaded.nodepools:
         raise PlanError("the cluster has no NodePool (include them: kubectl get nodepools,ec2nodeclasses,nodeclaims,"
                         "nodes,pods,pdb -A -o yaml)")

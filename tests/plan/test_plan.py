@@ -213,3 +213,12 @@ def test_bad_input_raises_plan_error(dump20: Path, tmp_path: Path) -> None:
         i for i in yaml.safe_load(dump20.read_text())["items"] if i["kind"] != "NodePool"]}))
     with pytest.raises(PlanError, match="the cluster has no NodePool"):
         karpy.plan(bare, apply=[nodepool()], prices=PRICES)
+
+
+def test_deleting_the_only_nodepool_leaves_pods_pending_exit_3(dump20: Path) -> None:
+    p = karpy.plan(dump20, delete=["NodePool/general"], prices=PRICES, until="30m")
+    (change,) = p.changes
+    assert (change.kind, change.name, change.action) == ("NodePool", "general", "delete") and change.drifts
+    assert p.pending and p.exit_code == 3 and not p.converged
+    assert p.after == () and p.cost_per_hour_after == 0.0
+    _validate(p)
