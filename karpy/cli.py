@@ -950,8 +950,8 @@ def plan(paths: tuple[Path, ...], apply_paths: tuple[str, ...], deletes: tuple[s
     manifests, - for stdin) at t=0; the --apply / --delete change is applied at t=0 and the run, with
     Karpenter's disruption controller, goes on until the cluster converges or --until.
 
-    Exit codes: 0 converged with nothing pending; 3 pods pending at the end; 4 a --fail-on gate
-    tripped; 2 bad input (one line on stderr).
+    Exit codes: 0 nothing pending at the end (the output says whether drift converged); 3 pods
+    pending at the end; 4 a --fail-on gate tripped; 2 bad input (one line on stderr).
     """
     from karpy.planner import parse_fail_on
     from karpy.planner import plan as run_plan

@@ -192,7 +192,8 @@ class Plan:
 
     @property
     def exit_code(self) -> int:
-        """0 converged with nothing pending; 3 pods pending at the end; 4 a ``fail_on`` gate tripped."""
+        """0 nothing pending at the end (``converged`` says whether drift is done); 3 pods pending at the
+        end; 4 a ``fail_on`` gate tripped."""
         if any(g.tripped for g in self.gates):
             return EXIT_GATE
         return EXIT_PENDING if self.pending else EXIT_OK
