@@ -19,16 +19,17 @@ from typing import TYPE_CHECKING
 from karpy._exports import lazy_exports
 
 __version__ = "0.1.0"
-__all__ = ["Result", "align_billing", "compare", "schema", "simulate", "sweep", "__version__"]
+__all__ = ["Plan", "Result", "align_billing", "compare", "plan", "schema", "simulate", "sweep", "__version__"]
 
 if TYPE_CHECKING:  # pragma: no cover
     from karpy.alignment import align_billing
     from karpy.comparison import compare
+    from karpy.planner import Plan, plan
     from karpy.result import Result
     from karpy.schemas import schema
     from karpy.sweeps import sweep
     from karpy.simulator import simulate
 
 __getattr__, __dir__ = lazy_exports(
-    __name__, {"Result": "result", "align_billing": "alignment", "compare": "comparison", "schema": "schemas", "simulate": "simulator",
+    __name__, {"Result": "result", "align_billing": "alignment", "compare": "comparison", "Plan": "planner", "plan": "planner", "schema": "schemas", "simulate": "simulator",
                "sweep": "sweeps"}, globals())

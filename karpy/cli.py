@@ -934,6 +934,78 @@ def _keep_partial(rows: list[dict[str, Any] | None], name: str, reason: str, out
 
 @cli.command()
 @click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=Path))
+@click.option("--apply", "apply_paths", multiple=True, metavar="CHANGE",
+              help="A NodePool / EC2NodeClass / NodeOverlay manifest (file, - for stdin) applied at t=0: it replaces "
+                   "the cluster's object of the same kind and name, or adds it (repeatable).")
+@click.option("--delete", "deletes", multiple=True, metavar="KIND/NAME",
+              help="Delete an object of the cluster at t=0, e.g. nodepool/spot (repeatable).")
+@click.option("--until", default="6h", show_default=True, metavar="DURATION",
+              help="The horizon: the run stops here if the cluster has not converged.")
+@click.option("--fail-on", "fail_on", multiple=True, metavar="GATE",
+              help="Exit 4 when a gate trips: cost>+N% | cost>+$N/h | evictions>N | pending>DURATION (repeatable).")
+@click.option("--region", default="us-east-1", show_default=True, callback=_not_blank, help="AWS region of the price table.")
+@click.option("--prices", default=None, metavar="DATE|FILE", callback=_prices_file,
+              help="Price table date or file; default: newest for the region.")
+@click.option("--feature-gates", "feature_gates", default=None, metavar="K=V,...",
+              help="Karpenter feature gates, e.g. NodeOverlay=true (upstream defaults otherwise).")
+@click.option("-o", "--output", type=OutputChoice(["table", "markdown", "json"]), default="table", show_default=True,
+              help="table: one screen; markdown: for a pull request; json: the plan document (karpy plan-schema).")
+@click.option("--report", "report_path", type=OutputFile("plan.html"), default=None,
+              help="Also write a self-contained HTML report (waves as bands, pending pods, $/h) to this file.")
+def plan(paths: tuple[Path, ...], apply_paths: tuple[str, ...], deletes: tuple[str, ...], until: str,
+         fail_on: tuple[str, ...], region: str, prices: str | None, feature_gates: str | None, output: str,
+         report_path: Path | None) -> None:
+    """Plan a change to a running cluster: PATH... is the cluster (a kubectl get ... -A -o yaml dump or
+    manifests, - for stdin) at t=0; the --apply / --delete change is applied at t=0 and the run, with
+    Karpenter's disruption controller, goes on until the cluster converges or --until.
+
+    Exit codes: 0 nothing pending at the end (the output says whether drift converged); 3 pods
+    pending at the end; 4 a --fail-on gate tripped; 2 bad input (one line on stderr).
+    """
+    from karpy.planner import parse_fail_on
+    from karpy.planner import plan as run_plan
+
+    if not apply_paths and not deletes:
+        _bad_input("nothing to plan: give --apply CHANGE and/or --delete KIND/NAME")
+    for p in (*paths, *(Path(a) for a in apply_paths)):
+        if str(p) != "-" and not p.exists():
+            _bad_input(f"{p}: no such file or directory")
+    if report_path is not None:
+        _check_writable("--report", report_path)
+    try:
+        gates_parsed = [parse_fail_on(g) for g in fail_on]
+        gates = None
+        if feature_gates:
+            from karpy.featuregates import parse_feature_gates
+
+            gates = parse_feature_gates(feature_gates)
+        preload_cloud_provider("aws")
+        result = run_plan([str(p) if str(p) == "-" else p for p in paths],
+                          apply=[a if a == "-" else Path(a) for a in apply_paths], delete=list(deletes),
+                          until=until, fail_on=gates_parsed, region=region, prices=prices, feature_gates=gates)
+    except _input_errors() as err:
+        _bad_input(str(err))
+    print_warnings(list(result.warnings))
+    if report_path is not None:
+        _write_text("--report", report_path, result.to_html())
+    text = {"json": result.to_json, "markdown": result.to_markdown}.get(output, result.to_table)()
+    click.echo(text, nl=False)
+    sys.exit(result.exit_code)
+
+
+@cli.command("plan-schema")
+def plan_schema() -> None:
+    """Print the JSON Schema (draft 2020-12) of the document 'plan -o json' prints.
+
+    Exit codes: 0.
+    """
+    from karpy.planner import plan_schema_text
+
+    click.echo(plan_schema_text(), nl=False)
+
+
+@cli.command()
+@click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=Path))
 @click.option("--strict", is_flag=True, default=False,
               help="Unknown fields are errors (kubectl --validate=strict), not warnings.")
 @click.option("--cloud-provider", default="aws", show_default=True,

@@ -24,6 +24,7 @@ catches it; a ``+`` is a subclass of the class it is indented under)::
     + ExplainLookupError [LookupError]        karpy.explain
     + CompareError [ValueError]               karpy.comparison (karpy.compare's designs)
     + BillingAlignmentError [ValueError]     karpy.billing (karpy.align_billing without a BillingProfile)
+    + PlanError [ValueError]                  karpy.planner (a change, --delete or --fail-on that is bad input)
 
 ``ManifestError``'s ``str()`` is the one line ``<file>: document <n> (<Kind> "<name>"): <path>:
 <message>``; ``MinValuesError`` carries ``min_needed``, ``unsatisfied`` and ``instance_types``.
@@ -62,6 +63,7 @@ _EXPORTS = {
     "DurationError": "utils.duration",
     "CompareError": "comparison",
     "BillingAlignmentError": "alignment",
+    "PlanError": "planner",
 }
 
 __all__ = ["KarpyError", "PricingError", "UnknownPriceTable", *_EXPORTS]
@@ -76,6 +78,7 @@ if TYPE_CHECKING:  # pragma: no cover
                                            MinValuesError, NodeClaimNotFoundError, NodeClassNotReadyError,
                                            UnevaluatedNodePoolError)
     from karpy.comparison import CompareError
+    from karpy.planner import PlanError
     from karpy.explain import ExplainLookupError
     from karpy.featuregates import FeatureGateError
     from karpy.options import SchedulerConfigError

@@ -41,10 +41,13 @@ __all__ = [
     "Summary",
     "assert_all_running",
     "assert_cost",
+    "assert_cost_change",
     "assert_cost_at_most",
     "assert_cost_over",
     "assert_generation_share",
     "assert_no_pending_longer_than",
+    "assert_no_pod_pending_longer_than",
+    "assert_plan_converges",
     "assert_failed_launches",
     "assert_launched",
     "assert_offered",
@@ -524,6 +527,54 @@ def assert_no_pending_longer_than(result: Any, duration: str | float) -> None:
     if worst:
         shown = ", ".join(f"{k} {w:g}s" for w, k in worst[:_LIST_LIMIT])
         _fail(result, f"{len(worst)} pod(s) pending longer than {limit:g}s: {shown}")
+
+
+def _plan_fail(plan: Any, message: str) -> None:
+    """An AssertionError with the plan's one-screen table under ``message``."""
+    raise AssertionError(f"{message}\n\n{plan.to_table()}")
+
+
+def assert_plan_converges(plan: Any, *, within: str | float | None = None) -> None:
+    """The plan (:func:`karpy.plan`) converged -- no drift left, nothing pending -- by its horizon, or
+    by ``within`` (``"1h"``, or seconds) when given."""
+    from karpy.api.scenario import parse_duration
+
+    if not plan.converged:
+        _plan_fail(plan, f"the plan did not converge by the horizon ({plan.horizon:g}s); pending: "
+                         f"{list(plan.pending)[:_LIST_LIMIT]}")
+    if within is not None and (plan.converged_at or 0.0) > parse_duration(within, "within"):
+        _plan_fail(plan, f"the plan converged at {plan.converged_at:g}s, later than {within}")
+
+
+def assert_no_pod_pending_longer_than(plan: Any, duration: str | float) -> None:
+    """No pod of the plan waited unbound longer than ``duration`` (``"2m"``, or seconds)."""
+    from karpy.api.scenario import parse_duration
+
+    limit = parse_duration(duration, "duration")
+    if plan.longest_pod_wait > limit:
+        _plan_fail(plan, f"{plan.longest_waiting_pod} waited {plan.longest_pod_wait:g}s, longer than {limit:g}s")
+
+
+def assert_cost_change(plan: Any, *, at_most: float | str | None = None, at_least: float | str | None = None) -> None:
+    """The plan's $/h change (after - before) is at most / at least ``at_most`` / ``at_least``: dollars
+    per hour (``0.5``, ``"$0.5/h"``) or a percentage of the cost before (``"5%"``, ``"-2%"``)."""
+
+    def limit(value: float | str) -> tuple[float, str]:
+        if isinstance(value, str) and value.strip().endswith("%"):
+            pct = float(value.strip().rstrip("%"))
+            return plan.cost_per_hour_before * pct / 100.0, f"{pct:+g}% (${plan.cost_per_hour_before * pct / 100.0:+.5f}/h)"
+        number = float(str(value).strip().replace("$", "").replace("/h", ""))
+        return number, f"${number:+.5f}/h"
+
+    change = plan.cost_change
+    if at_most is not None:
+        bound, text = limit(at_most)
+        if change > bound + 1e-9:
+            _plan_fail(plan, f"the plan changes the cost by ${change:+.5f}/h, more than {text}")
+    if at_least is not None:
+        bound, text = limit(at_least)
+        if change < bound - 1e-9:
+            _plan_fail(plan, f"the plan changes the cost by ${change:+.5f}/h, less than {text}")
 
 
 def pytest_report_header(config: pytest.Config) -> str:

@@ -40,7 +40,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("whynot",),  # where an instance type left the race (re-runs through RunInputs.rerun)
     ("result",),
     ("simulator",),  # karpy.simulate
-    ("comparison", "alignment"),  # karpy.compare; karpy.align_billing (re-runs a design)
+    ("comparison", "alignment", "planner"),  # karpy.compare; karpy.align_billing (re-runs a design); karpy.plan
     ("sweeps",),  # karpy.sweep
     ("schemas",),
     ("cli", "__main__"),

@@ -21,7 +21,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 
 PUBLIC: dict[str, set[str]] = {
-    "karpy": {"Result", "align_billing", "compare", "schema", "simulate", "sweep", "__version__"},
+    "karpy": {"Plan", "Result", "align_billing", "compare", "plan", "schema", "simulate", "sweep", "__version__"},
     "karpy.api": {
         "Affinity", "BillingProfile", "Budget", "CompositePodGroup", "Condition", "ConditionSet", "Container", "ContainerPort", "DaemonSet", "Deployment", "Disruption",
         "Job", "KarpenterRequirement", "LabelSelector", "LabelSelectorRequirement", "ManifestError", "Manifests",
@@ -80,7 +80,7 @@ PUBLIC: dict[str, set[str]] = {
         "UNKNOWN_FIELD_HINTS", "admit", "crd_for", "load_crd",
     },
     "karpy.errors": {
-        "AdmissionError", "BillingAlignmentError", "CloudProviderError", "CompareError", "CreateError", "DurationError", "ExplainLookupError",
+        "AdmissionError", "BillingAlignmentError", "CloudProviderError", "CompareError", "CreateError", "DurationError", "ExplainLookupError", "PlanError",
         "FeatureGateError", "InsufficientCapacityError", "SchedulerConfigError",
         "KarpyError", "ManifestError", "MinValuesError", "NodeClaimNotFoundError", "NodeClassNotReadyError", "PricingError",
         "QuantityError", "UnevaluatedNodePoolError", "UnknownCloudProviderError", "UnknownPriceTable",
