@@ -716,13 +716,59 @@ DEFAULT_MAX_PODS = 10_000
 
 def _pod_count(obj: BaseModel) -> tuple[int, str]:
     """How many pods ``obj`` creates at the start, and the field that says so."""
-    if isinstance(obj, Pod):
-        return 1, ""
+    if isinstance(obj, Pod):  # a Succeeded/Failed pod holds nothing and is never scheduled
+        return (0 if obj.status is not None and obj.status.phase in ("Succeeded", "Failed") else 1), ""
     if isinstance(obj, Job):
         return obj.pod_count(), "spec.parallelism"
     if isinstance(obj, (Deployment, ReplicaSet, ReplicationController, StatefulSet)):
         return obj.pod_count(), "spec.replicas"
     return 0, ""
+
+
+class _PodTally:
+    """Pods alive at once, counted as the controllers count them: a dump lists a Deployment, its
+    ReplicaSet and the ReplicaSet's pods, which are one set of pods, not three. Objects joined by
+    controller ownerReferences (in either input order) form one family, which counts
+    max(the largest replicas any member declares, the pods given); a union-find keeps it O(n)."""
+
+    def __init__(self) -> None:
+        self._parent: dict[tuple[str, str, str], tuple[str, str, str]] = {}
+        self._declared: dict[tuple[str, str, str], int] = {}
+        self._given: dict[tuple[str, str, str], int] = {}
+        self.total = 0
+
+    def _root(self, k: tuple[str, str, str]) -> tuple[str, str, str]:
+        self._parent.setdefault(k, k)
+        while self._parent[k] != k:
+            self._parent[k] = self._parent[self._parent[k]]
+            k = self._parent[k]
+        return k
+
+    def _value(self, r: tuple[str, str, str]) -> int:
+        return max(self._declared.get(r, 0), self._given.get(r, 0))
+
+    def add(self, obj: BaseModel, count: int) -> None:
+        meta = getattr(obj, "metadata", None)
+        if meta is None or not count:
+            self.total += count
+            return
+        ns = getattr(meta, "namespace", None) or "default"
+        r = self._root((ns, getattr(obj, "kind", None) or type(obj).__name__, meta.name or ""))
+        self.total -= self._value(r)
+        if isinstance(obj, Pod):
+            self._given[r] = self._given.get(r, 0) + 1
+        else:
+            self._declared[r] = max(self._declared.get(r, 0), count)
+        self.total += self._value(r)
+        ref = meta.controller_ref() if hasattr(meta, "controller_ref") else None
+        if ref is not None:
+            o = self._root((ns, ref.kind, ref.name))
+            if o != r:
+                self.total -= self._value(r) + self._value(o)
+                self._parent[r] = o
+                self._declared[o] = max(self._declared.get(o, 0), self._declared.pop(r, 0))
+                self._given[o] = self._given.get(o, 0) + self._given.pop(r, 0)
+                self.total += self._value(o)
 
 
 def _pod_specs(obj: BaseModel) -> list[tuple[str, Any]]:
@@ -780,20 +826,20 @@ def load_manifests(sources: Any,
     skipped: dict[str, int] = {}
     seen: dict[tuple[str, str], str] = {}
     origins: dict[int, tuple[str, int | None]] = {}
-    pods = 0
+    tally = _PodTally()
+    # the object after which the count went past max_pods: raised once all are read, since an owner
+    # later in the input (a dump lists pods before their ReplicaSet) can still join a family
+    crossing: list[tuple[str, int | None, str, BaseModel, int]] = []
 
     def admit(obj: BaseModel, file: str, index: int | None) -> None:
-        nonlocal pods
         _add(result, obj, seen, file, index, extra_kinds)
         origins[id(obj)] = (file, index)
         count, where = _pod_count(obj)
-        pods += count
-        if max_pods is not None and pods > max_pods:
-            raise ManifestError(file, index, where,
-                                f"the manifests create {pods:,} pods so far (this one adds {count:,}), more than "
-                                f"karpy's limit of {max_pods:,} per run; raise it with --max-pods "
-                                f"(library: max_pods=)", kind=getattr(obj, "kind", None),
-                                name=getattr(getattr(obj, "metadata", None), "name", None))
+        tally.add(obj, count)
+        if max_pods is None or tally.total <= max_pods:
+            crossing.clear()
+        elif not crossing:
+            crossing.append((file, index, where, obj, count))
 
     walk = _Walk(tuple(exclude))
     for entry in _expand_sources(sources, walk):
@@ -805,6 +851,13 @@ def load_manifests(sources: Any,
                             kubernetes_version=kubernetes_version)
             if obj is not None:
                 admit(obj, doc.file, doc.index)
+    if crossing and max_pods is not None:
+        file, index, where, obj, count = crossing[0]
+        raise ManifestError(file, index, where,
+                            f"the manifests create {tally.total:,} pods (this one adds {count:,}), more than "
+                            f"karpy's limit of {max_pods:,} per run; raise it with --max-pods "
+                            f"(library: max_pods=)", kind=getattr(obj, "kind", None),
+                            name=getattr(getattr(obj, "metadata", None), "name", None))
     _check_references(result, origins)
     for obj, where, message in group_reference_errors(result.workloads_v1beta1, result.scheduling_pod_groups,
                                                       result.composite_pod_groups):

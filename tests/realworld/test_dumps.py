@@ -83,3 +83,31 @@ def test_the_same_dump_without_the_node_launches_for_what_was_on_it(run) -> None
     result, doc = run([{"apiVersion": "v1", "kind": "List", "items": items}, *docs(POOL)])
     assert result.exit_code == 0
     assert sum(len(nc["pods"]) for nc in launched(doc)) == 5 + 1  # web pods + fluent-bit on the new node
+
+
+def test_max_pods_counts_a_dumps_pods_once_not_per_owner() -> None:
+    """The dump holds 6 live pods (5 web, 1 fluent-bit; the 2 finished Job pods hold nothing); its
+    Deployment and ReplicaSet declare the same 5 web pods. The bound counts pods alive at once, as
+    the controllers do: 6, not 18 (a 10,000-pod dump was refused as 20,000)."""
+    assert len(load_manifests(DATA / DUMP, max_pods=6).pods) == 6
+    try:
+        load_manifests(DATA / DUMP, max_pods=5)
+    except Exception as e:  # ManifestError names the count
+        assert "create 6 pods" in str(e), str(e)
+    else:
+        raise AssertionError("max_pods=5 accepted a dump of 6 pods")
+    # the same objects in reverse order (pods before their owners) count the same
+    items = yaml.safe_load((DATA / DUMP).read_text())
+    items["items"].reverse()
+    assert len(load_manifests(items, max_pods=6).pods) == 6
+    scaled = copy.deepcopy(items)
+    for item in scaled["items"]:
+        if item["kind"] == "ReplicaSet":
+            item["spec"]["replicas"] = 7  # two more web pods to create: 8 alive at once
+    load_manifests(scaled, max_pods=8)
+    try:
+        load_manifests(scaled, max_pods=7)
+    except Exception as e:
+        assert "create 8 pods" in str(e), str(e)
+    else:
+        raise AssertionError("max_pods=7 accepted 8 pods")
