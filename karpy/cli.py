@@ -949,7 +949,7 @@ def _keep_partial(rows: list[dict[str, Any] | None], name: str, reason: str, out
 @click.option("--feature-gates", "feature_gates", default=None, metavar="K=V,...",
               help="Karpenter feature gates, e.g. NodeOverlay=true (upstream defaults otherwise).")
 @click.option("-o", "--output", type=OutputChoice(["table", "markdown", "json"]), default="table", show_default=True,
-              help="table: one screen; markdown: for a pull request; json: the plan document (karpy plan-schema).")
+              help="table: one screen; markdown: for a pull request; json: the plan document (karpy schema plan).")
 @click.option("--report", "report_path", type=OutputFile("plan.html"), default=None,
               help="Also write a self-contained HTML report (waves as bands, pending pods, $/h) to this file.")
 def plan(paths: tuple[Path, ...], apply_paths: tuple[str, ...], deletes: tuple[str, ...], until: str,
@@ -991,17 +991,6 @@ def plan(paths: tuple[Path, ...], apply_paths: tuple[str, ...], deletes: tuple[s
     text = {"json": result.to_json, "markdown": result.to_markdown}.get(output, result.to_table)()
     click.echo(text, nl=False)
     sys.exit(result.exit_code)
-
-
-@cli.command("plan-schema")
-def plan_schema() -> None:
-    """Print the JSON Schema (draft 2020-12) of the document 'plan -o json' prints.
-
-    Exit codes: 0.
-    """
-    from karpy.planner import plan_schema_text
-
-    click.echo(plan_schema_text(), nl=False)
 
 
 @cli.command()
@@ -1092,14 +1081,21 @@ def preload_cloud_provider(name: str) -> None:
 
 
 @cli.command()
-def schema() -> None:
-    """Print the JSON Schema (draft 2020-12) of the document 'simulate -o json' prints.
+@click.argument("document", type=click.Choice(["simulate", "plan"]), default="simulate")
+def schema(document: str) -> None:
+    """Print the JSON Schema (draft 2020-12) of the document 'simulate -o json' (default) or
+    'plan -o json' prints.
 
     Its version changes when a key changes (MINOR: keys added; MAJOR: a key removed or its
     meaning changed); the contract page of the docs states the compatibility promise.
 
     Exit codes: 0.
     """
+    if document == "plan":
+        from karpy.planner import plan_schema_text
+
+        click.echo(plan_schema_text(), nl=False)
+        return
     from karpy.schemas import schema_text
 
     click.echo(schema_text(), nl=False)

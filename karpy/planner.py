@@ -321,7 +321,7 @@ def generate_plan_schema() -> dict[str, Any]:
 
 
 def plan_schema_text() -> str:
-    """The shipped schema file's text (``karpy plan-schema`` prints it)."""
+    """The shipped schema file's text (``karpy schema plan`` prints it)."""
     from importlib import resources
 
     return resources.files("karpy.schemas").joinpath(_SCHEMA_FILE).read_text(encoding="utf-8")

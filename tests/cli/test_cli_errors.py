@@ -180,7 +180,7 @@ def test_help_lists_plugin_and_builtin_commands(invoke) -> None:
     assert result.exit_code == 0
     commands = result.output.split("Commands:")[1]
     assert [line.split()[0] for line in commands.strip().splitlines()] == ["compare", "explain", "instance-types",
-                                                                                   "prices", "schema", "simulate",
+                                                                                   "plan", "prices", "schema", "simulate",
                                                                                    "sweep", "validate"]
 
 

@@ -105,5 +105,5 @@ def test_a_dump_without_nodepools_is_bad_input(files: dict[str, Path], tmp_path:
 
 
 def test_plan_schema_command_prints_the_shipped_schema() -> None:
-    r = CliRunner().invoke(cli, ["plan-schema"])
+    r = CliRunner().invoke(cli, ["schema", "plan"])
     assert r.exit_code == 0 and json.loads(r.stdout) == plan_schema()
