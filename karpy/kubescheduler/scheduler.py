@@ -675,6 +675,15 @@ class KubeScheduler:
         if node is not None and node in self.node_infos:
             self.node_infos[node].remove_pod(pi)
 
+    def _bind_member(self, q: QueuedPodInfo, node: str) -> ScheduleOneResult:
+        """A group member the cycle binds: assumed on ``node``, off the queue, its condition cleared."""
+        self.nominated.pop(q.key, None)
+        self._assign(q.pod_info, node)
+        self.queue.forget(q.key)
+        self.conditions.pop(q.key, None)
+        self._event(_ASSIGNED_POD_ADD, None, q.pod_info.pod)
+        return ScheduleOneResult(q.key, BOUND, node)
+
     def _schedule_pod_group(self, first: QueuedPodInfo, gk: str) -> ScheduleOneResult:
         """scheduleOnePodGroup: pop the entity's members, validate, run the cycle on one snapshot
         (assume/revert), submit (bind / requeue / nominate) and write the PodGroup condition."""
@@ -776,12 +785,7 @@ class KubeScheduler:
             q.unschedulable_count, q.consecutive_errors_count = ucount, ecount
             if a.action == BIND:
                 assert a.node is not None
-                self.nominated.pop(q.key, None)
-                self._assign(q.pod_info, a.node)
-                self.queue.forget(q.key)
-                self.conditions.pop(q.key, None)
-                self._event(_ASSIGNED_POD_ADD, None, q.pod_info.pod)
-                results.append(ScheduleOneResult(q.key, BOUND, a.node))
+                results.append(self._bind_member(q, a.node))
                 continue
             q.unschedulable_plugins = set(rejectors)
             nominated = a.nominated if a.action == NOMINATE else ("" if a.reason == REASON_SCHEDULER_ERROR else None)
@@ -948,12 +952,7 @@ class KubeScheduler:
                 q = by_key[a.key]
                 if a.action == BIND and success:
                     assert a.node is not None
-                    self.nominated.pop(q.key, None)
-                    self._assign(q.pod_info, a.node)
-                    self.queue.forget(q.key)
-                    self.conditions.pop(q.key, None)
-                    self._event(_ASSIGNED_POD_ADD, None, q.pod_info.pod)
-                    results.append(ScheduleOneResult(q.key, BOUND, a.node))
+                    results.append(self._bind_member(q, a.node))
                     continue
                 q.unschedulable_plugins = set()
                 results.append(self._fail(q, a.message or algo.status.message(), a.reason, None,
