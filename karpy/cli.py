@@ -942,7 +942,8 @@ def _keep_partial(rows: list[dict[str, Any] | None], name: str, reason: str, out
 @click.option("--until", default="6h", show_default=True, metavar="DURATION",
               help="The horizon: the run stops here if the cluster has not converged.")
 @click.option("--fail-on", "fail_on", multiple=True, metavar="GATE",
-              help="Exit 4 when a gate trips: cost>+N% | cost>+$N/h | evictions>N | pending>DURATION (repeatable).")
+              help="Exit 4 when a gate trips: cost>+N% | cost>+$N/h | evictions>N | pending>DURATION | unconverged "
+                   "(repeatable).")
 @click.option("--region", default="us-east-1", show_default=True, callback=_not_blank, help="AWS region of the price table.")
 @click.option("--prices", default=None, metavar="DATE|FILE", callback=_prices_file,
               help="Price table date or file; default: newest for the region.")

@@ -131,10 +131,13 @@ _FAIL_ON = re.compile(r"^\s*(cost|evictions|pending)\s*>\s*(\+?)(\$?)([0-9]+(?:\
 
 
 def parse_fail_on(text: str) -> FailOn:
-    """``cost>+5%``, ``cost>+$1/h``, ``evictions>N``, ``pending>10m``; a :class:`PlanError` otherwise."""
+    """``cost>+5%``, ``cost>+$1/h``, ``evictions>N``, ``pending>10m``, ``unconverged``; a
+    :class:`PlanError` otherwise."""
+    if text.strip() == "unconverged":  # drift left at the horizon, or pods pending
+        return FailOn(text, "unconverged", 0.0, "")
     m = _FAIL_ON.match(text)
     bad = PlanError(f"--fail-on {text!r}: expected cost>+N% | cost>+$N/h | evictions>N | pending>DURATION "
-                    "(e.g. cost>+5%, cost>+$1/h, evictions>20, pending>10m)")
+                    "| unconverged (e.g. cost>+5%, cost>+$1/h, evictions>20, pending>10m)")
     if not m:
         raise bad
     metric, _plus, dollar, number, unit = m.groups()
@@ -535,10 +538,13 @@ def _assumptions(loaded: Any, horizon: float) -> list[str]:
     return out
 
 
-def _gates(fail_on: Sequence[FailOn], before: float, after: float, evicted: int, wait: float) -> list[GateResult]:
+def _gates(fail_on: Sequence[FailOn], before: float, after: float, evicted: int, wait: float,
+           converged: bool) -> list[GateResult]:
     out = []
     for g in fail_on:
-        if g.metric == "cost":
+        if g.metric == "unconverged":
+            value = 0.0 if converged else 1.0
+        elif g.metric == "cost":
             value = (100.0 * (after - before) / before if before else (100.0 if after > 0 else 0.0)) \
                 if g.unit == "%" else after - before
         elif g.metric == "evictions":
@@ -624,7 +630,7 @@ def _unchanged(changes: list[ObjectChange], horizon: float, assumptions: list[st
     cost = round(sum(n.price or 0.0 for n in nodes), 6)
     return Plan(tuple(changes), (), (), nodes, nodes, cost, cost, 0.0, 0.0, 0, 0.0, None, (), True, 0.0, horizon,
                 tuple(["no changes: nothing was simulated past t=0"] + assumptions[1:]), tuple(result.warnings),
-                tuple(_gates(gates, cost, cost, 0, 0.0)), result=result)
+                tuple(_gates(gates, cost, cost, 0, 0.0, True)), result=result)
 
 
 def _read(result: Result, changes: list[ObjectChange], horizon: float, assumptions: list[str],
@@ -669,7 +675,7 @@ def _read(result: Result, changes: list[ObjectChange], horizon: float, assumptio
                                      "drifted node(s) left at the horizon"]
     return Plan(tuple(changes), tuple(waves), tuple(blocked), before, after, cost_before, cost_after, hours, dollars,
                 evictions, wait, who, pending, converged, converged_at, horizon, tuple(assumptions),
-                tuple(result.warnings), tuple(_gates(gates, cost_before, cost_after, evictions, wait)),
+                tuple(result.warnings), tuple(_gates(gates, cost_before, cost_after, evictions, wait, converged)),
                 _series(result), result=result)
 
 

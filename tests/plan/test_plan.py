@@ -174,6 +174,10 @@ def test_a_change_blocked_by_a_pdb_and_do_not_disrupt_pods(tmp_path: Path) -> No
     with pytest.raises(AssertionError, match="did not converge"):
         assert_plan_converges(p)
     _validate(p)
+    # nothing pending, so exit 0; the opt-in gate makes "not converged at the horizon" fail CI
+    gated = karpy.plan(dump, apply=[change], prices=PRICES, until="1h", fail_on=["unconverged"])
+    assert [(g.gate, g.value, g.tripped) for g in gated.gates] == [("unconverged", 1.0, True)]
+    assert gated.exit_code == 4
 
 
 def test_a_no_op_change_says_no_changes(dump20: Path) -> None:
