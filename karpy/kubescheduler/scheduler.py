@@ -886,6 +886,9 @@ class KubeScheduler:
         for q in by_key.values():
             q.entity_key = tree.key
             q.entity_size = len(by_key)
+        err = self._validate_tree(tree, keys_of)
+        if err is not None:
+            return self._fail_tree(first, leaf_groups, keys_of, by_key, err)
 
         def schedule(key: str) -> tuple[Optional[str], Optional[_Status], Any]:
             try:
@@ -968,6 +971,58 @@ class KubeScheduler:
         head = next(r for r in results if r.pod_key == first.key)
         return ScheduleOneResult(first.key, BOUND if bindable else head.outcome, head.node_name, head.condition,
                                  head.condition_changed, members=results)
+
+    def _validate_tree(self, tree: Any, keys_of: dict[str, list[str]]) -> Optional[str]:
+        """validatePodGroup + validatePodGroupHierarchy (schedule_one_podgroup.go) over the tree:
+        groups pre-order, a leaf's queued pods then its scheduled ones, against the root."""
+        from .podgroupcycle import TreeNodeFacts, validate_pod_group_hierarchy
+
+        def pod_facts(k: str) -> tuple[str, str, int, str]:
+            pod = self.pods[k]
+            _prio, policy = resolve_priority(pod, self.priority_classes)
+            return (pod.metadata.name, pod.spec.scheduler_name or "default-scheduler", self.pod_infos[k].priority,
+                    policy or "PreemptLowerPriority")
+
+        nodes: list[TreeNodeFacts] = []
+
+        def walk(n: Any) -> None:
+            gk = n.key.split("/", 1)[1]
+            g = self.composite_pod_groups[gk] if n.is_composite else self.pod_groups_v137[gk]
+            prio = g.spec.priority
+            if prio is None and g.spec.priority_class_name:
+                pc = self.priority_classes.get(g.spec.priority_class_name)
+                prio = int(getattr(pc, "value", 0) or 0) if pc is not None else None
+            pods: list[tuple[str, str, int, str]] = []
+            if not n.is_composite:
+                scheduled = [k for k in self._v137_members.get(gk, ()) if k in self.assigned and k in self.pods]
+                pods = [pod_facts(k) for k in (*keys_of.get(n.key, ()), *scheduled)]
+            nodes.append((n.key, prio or 0, g.spec.preemption_policy or "PreemptLowerPriority", pods))
+            for c in n.children:
+                walk(c)
+        walk(tree)
+        first = next((pods[0] for _k, _p, _pol, pods in nodes if pods), None)
+        first_pod = (first[0], first[1], first[3]) if first is not None else None
+        return validate_pod_group_hierarchy(nodes, first_pod, self.config.gate("PodGroupPreemptionPolicy"))
+
+    def _fail_tree(self, first: QueuedPodInfo, leaf_groups: dict[str, str], keys_of: dict[str, list[str]],
+                   by_key: dict[str, QueuedPodInfo], err: str) -> ScheduleOneResult:
+        """A tree that fails validation: every queued member SchedulerError with the text, every leaf
+        PodGroup's condition False/SchedulerError (updatePodGroupConditionWithError)."""
+        from .podgroupcycle import update_pod_group_condition
+        from .types import Status as _Status
+        results: list[ScheduleOneResult] = []
+        now = f"{float(self.clock.now()):.0f}"
+        for ekey, gk in leaf_groups.items():
+            for k in keys_of[ekey]:
+                q = by_key[k]
+                q.unschedulable_plugins = set()
+                results.append(self._fail(q, err, REASON_SCHEDULER_ERROR, "", keep_timestamp=False))
+            pg = self.pod_groups_v137[gk]
+            conds = self.pod_group_conditions.setdefault(gk, [dict(c) for c in pg.status.conditions])
+            update_pod_group_condition(conds, _Status(Code.ERROR, [err]), now, pg.metadata.generation, error=True)
+        head = next(r for r in results if r.pod_key == first.key)
+        return ScheduleOneResult(first.key, head.outcome, head.node_name, head.condition, head.condition_changed,
+                                 members=results)
 
     # ---- hook points: TAS placement (placement.py) and PodGroupPostFilter (podgrouppreemption.py) --
     def _placement_snapshot(self) -> Snapshot:

@@ -1,0 +1,89 @@
+"""CompositePodGroup trees: the v1.37 gaps closed after the first tree cycle (issue #34; reference
+kube-scheduler-1.37.md §8). Each test names the upstream behaviour it follows."""
+
+from __future__ import annotations
+
+from typing import Any, Optional
+
+from karpy.api.podgroup import CompositePodGroup, SchedulingPodGroup
+from karpy.kubescheduler.podgroupcycle import validate_pod_group_hierarchy
+from karpy.kubescheduler.scheduler import ERROR, KubeScheduler
+
+from ._helpers import node
+from .test_compositepodgroup_cycle import _sched
+from .test_podgroup_v137_scheduler import _member
+
+
+def _leaf(name: str, min_count: int, priority: Optional[int] = None) -> SchedulingPodGroup:
+    spec: dict[str, Any] = {"parentCompositePodGroupName": "job", "schedulingPolicy": {"gang": {"minCount": min_count}}}
+    if priority is not None:
+        spec["priority"] = priority
+    return SchedulingPodGroup.model_validate({"metadata": {"name": name, "namespace": "default", "generation": 1},
+                                              "spec": spec})
+
+
+def _root(priority: Optional[int] = None) -> CompositePodGroup:
+    spec: dict[str, Any] = {"workloadRef": {"workloadName": "job", "templateName": "job"},
+                            "schedulingPolicy": {"gang": {"minGroupCount": 2}}}
+    if priority is not None:
+        spec["priority"] = priority
+    return CompositePodGroup.model_validate({"metadata": {"name": "job", "namespace": "default", "generation": 1},
+                                             "spec": spec})
+
+
+def _tree(root_prio: Optional[int], leaf_b_prio: Optional[int], pod_prio: int) -> KubeScheduler:
+    s = _sched()
+    s.add_node(node("n1", {"cpu": "8", "pods": "110"}))
+    s.add_pod_group(_root(root_prio))
+    s.add_pod_group(_leaf("a", 2, root_prio))
+    s.add_pod_group(_leaf("b", 2, leaf_b_prio))
+    for g in ("a", "b"):
+        for i in range(2):
+            s.add_pod(_member(f"{g}{i}", group=g, priority=pod_prio))
+    return s
+
+
+# ---- 1. the tree validated against the root (validatePodGroup / validatePodGroupHierarchy) --------
+def test_tree_pod_priority_mismatch_is_scheduler_error() -> None:
+    """schedule_one_podgroup.go validatePodGroup over a CompositePodGroup root: a pod whose priority
+    differs from the root's fails every pod of the tree with SchedulerError and upstream's text;
+    every leaf PodGroup's condition is False/SchedulerError (updatePodGroupConditionWithError)."""
+    s = _tree(root_prio=10, leaf_b_prio=10, pod_prio=0)
+    r = s.schedule_one()
+    assert r is not None and len(r.members) == 4 and all(m.outcome == ERROR for m in r.members)
+    want = ("all pods in a pod group hierarchy should have the same priority as the root pod group's priority, "
+            "got 0 (\"a0\") and 10 (\"compositepodgroup/default/job\")")
+    assert r.members[0].condition is not None and r.members[0].condition["message"] == want
+    assert r.members[0].condition["reason"] == "SchedulerError"
+    assert not s.assigned
+    for g in ("default/a", "default/b"):
+        cond = s.pod_group_conditions[g][0]
+        assert (cond["status"], cond["reason"], cond["message"]) == ("False", "SchedulerError", want)
+
+
+def test_tree_group_priority_mismatch_is_scheduler_error() -> None:
+    """validatePodGroupHierarchy checks each group (pre-order) before its pods: a child PodGroup whose
+    priority differs from the root's is named by its entity key."""
+    s = _tree(root_prio=10, leaf_b_prio=None, pod_prio=10)
+    r = s.schedule_one()
+    assert r is not None and all(m.outcome == ERROR for m in r.members)
+    want = ("all pod groups in a hierarchy should have the same priority as the root pod group's priority, "
+            "got 0 (\"podgroup/default/b\") and 10 (\"compositepodgroup/default/job\")")
+    assert r.members[0].condition is not None and r.members[0].condition["message"] == want
+
+
+def test_tree_matching_priorities_bind() -> None:
+    """Every group and pod at the root's priority: the tree passes validation and binds whole."""
+    s = _tree(root_prio=10, leaf_b_prio=10, pod_prio=10)
+    r = s.schedule_one()
+    assert r is not None and sorted(s.assigned) == ["default/a0", "default/a1", "default/b0", "default/b1"]
+
+
+def test_validate_hierarchy_preemption_policy_gate_off_uses_first_pod() -> None:
+    """validatePodGroup, PodGroupPreemptionPolicy off: the first queued pod's policy is the reference."""
+    nodes = [("compositepodgroup/default/job", 0, "PreemptLowerPriority", []),
+             ("podgroup/default/a", 0, "PreemptLowerPriority",
+              [("a0", "default-scheduler", 0, "Never"), ("a1", "default-scheduler", 0, "PreemptLowerPriority")])]
+    err = validate_pod_group_hierarchy(nodes, ("a0", "default-scheduler", "Never"), False)
+    assert err == ("all pods in a pod group hierarchy should have the same preemption policy, "
+                   "got PreemptLowerPriority (\"a1\") and Never (\"a0\")")
