@@ -150,7 +150,8 @@ class KubeScheduler:
         #: the node names of the placement being evaluated (None: the whole snapshot)
         self._placement_nodes: Optional[set[str]] = None
         plugins.insert(1, GangScheduling(self._lookup_group, self._count_group_members,
-                                         self._v137_group if self.generic_workload else None))
+                                         self._v137_group if self.generic_workload else None,
+                                         self._v137_tree_ready if self.generic_workload else None))
         #: the cluster's claims / volumes / classes (set_volume_topology); None = no volume plugins act
         self.volume_topology: Any = None
         fit = next(i for i, p in enumerate(plugins) if p.name == "NodeResourcesFit")
@@ -206,6 +207,22 @@ class KubeScheduler:
         if gk is None:
             return None
         return self.pod_groups_v137.get(gk), self._count_v137_members(gk)
+
+    def _v137_tree_ready(self, pod: Pod) -> Optional[bool]:
+        """hierarchy_tracker.go isGroupReady at the root of the pod's CompositePodGroup tree (None:
+        no observed tree): a leaf is ready with AllPodsCount >= minCount, a composite node with
+        ready children >= minGroupCount (basic policy: 1 either way)."""
+        gk = self._v137_group_key(pod)
+        tree = self._composite_tree(gk) if gk is not None and gk in self.pod_groups_v137 else None
+        if tree is None:
+            return None
+
+        def ready(n: Any) -> bool:
+            want = 1 if n.min_count is None else n.min_count
+            if not n.is_composite:
+                return self._count_v137_members(n.key.split("/", 1)[1]) >= want
+            return sum(1 for c in n.children if ready(c)) >= want
+        return ready(tree)
 
     def _count_v137_members(self, gk: str) -> int:
         """PodGroupState.AllPodsCount: every known pod of the group."""
@@ -407,6 +424,10 @@ class KubeScheduler:
                            and k not in self.assigned), None)
             if ok and queued is not None:
                 self.queue.join_entity(key, queued)
+            tree = self._composite_tree(gk) if gk in self.pod_groups_v137 else None
+            if tree is not None:  # UnscheduledPod/Add: every pod of the same hierarchy (same root)
+                siblings |= {k for leaf in tree.leaves() for k in self._v137_members.get(leaf.key.split("/", 1)[1], ())
+                             if k != key}
             self.queue.move_all_to_active_or_backoff(ClusterEvent("*", "GangMemberAdd"), None, pod, only=siblings)
             return ok
         gk = group_key(pod)

@@ -87,3 +87,42 @@ def test_validate_hierarchy_preemption_policy_gate_off_uses_first_pod() -> None:
     err = validate_pod_group_hierarchy(nodes, ("a0", "default-scheduler", "Never"), False)
     assert err == ("all pods in a pod group hierarchy should have the same preemption policy, "
                    "got PreemptLowerPriority (\"a1\") and Never (\"a0\")")
+
+
+# ---- 2. tree-wide readiness at PreEnqueue (hierarchy_tracker.go isGroupReady at the root) ---------
+def _tree_min(min_groups: int, b_pods: int) -> KubeScheduler:
+    s = _sched()
+    s.add_node(node("n1", {"cpu": "8", "pods": "110"}))
+    root = _root()
+    assert root.spec.scheduling_policy.gang is not None
+    root.spec.scheduling_policy.gang.min_group_count = min_groups
+    s.add_pod_group(root)
+    s.add_pod_group(_leaf("a", 2))
+    s.add_pod_group(_leaf("b", 2))
+    for i in range(2):
+        s.add_pod(_member(f"a{i}", group="a"))
+    for i in range(b_pods):
+        s.add_pod(_member(f"b{i}", group="b"))
+    return s
+
+
+def test_tree_not_ready_holds_every_leaf() -> None:
+    """TestHierarchyTracker_FindRootGroupReadiness: leaf a ready (2 of minCount 2) but b not (1 of
+    2) and the root wants minGroupCount 2 -> the root is not ready: a's pods are held at
+    PreEnqueue too (no cycle runs), not queued on a's own quorum."""
+    s = _tree_min(2, 1)
+    assert s.schedule_one() is None
+    assert not s.assigned
+    s.add_pod(_member("b1", group="b"))  # b ready -> root ready -> the whole tree is queued and binds
+    r = s.schedule_one()
+    assert r is not None and sorted(s.assigned) == ["default/a0", "default/a1", "default/b0", "default/b1"]
+
+
+def test_tree_ready_releases_a_leaf_below_its_own_quorum() -> None:
+    """hierarchy_tracker.go: the root (minGroupCount 1) is ready once leaf a is; b's single pod
+    (below b's minCount 2) passes PreEnqueue with the tree and fails in the cycle, a binds."""
+    s = _tree_min(1, 1)
+    r = s.schedule_one()
+    assert r is not None
+    assert {m.pod_key for m in r.members} == {"default/a0", "default/a1", "default/b0"}
+    assert sorted(s.assigned) == ["default/a0", "default/a1"]
