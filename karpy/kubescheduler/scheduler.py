@@ -853,6 +853,11 @@ class KubeScheduler:
         if root is None or not root.startswith("cpg:") or root[4:] not in self.composite_pod_groups:
             return None
 
+        def child_order(ref: str) -> tuple[float, str, str]:
+            kind, key = ref.split(":", 1)
+            ts = (self.pod_groups_v137 if kind == "pg" else self.composite_pod_groups)[key].metadata.creation_timestamp
+            return (ts.timestamp() if ts is not None else float("-inf"), key.split("/", 1)[1], kind)
+
         def build(ref: str) -> Any:
             kind, key = ref.split(":", 1)
             n2, name2 = key.split("/", 1)
@@ -863,8 +868,8 @@ class KubeScheduler:
                 members = self._v137_members.get(key, {})
                 return GroupNode(entity_key(n2, name2), self.pod_groups_v137[key].min_count, topology_key,
                                  tuple(self.assigned[k] for k in members if k in self.assigned))
-            # GetChildGroups order: karpy takes the children by name (PodGroups and CompositePodGroups)
-            children = sorted((c for c, p in parents.items() if p == ref), key=lambda c: (c.split(":", 1)[1], c))
+            # PodGroupInfo.SortChildren (framework/types.go): creationTimestamp, then name, then type
+            children = sorted((c for c, p in parents.items() if p == ref), key=child_order)
             if not children:
                 raise LookupError(ref)
             gang = self.composite_pod_groups[key].spec.scheduling_policy.gang

@@ -126,3 +126,38 @@ def test_tree_ready_releases_a_leaf_below_its_own_quorum() -> None:
     assert r is not None
     assert {m.pod_key for m in r.members} == {"default/a0", "default/a1", "default/b0"}
     assert sorted(s.assigned) == ["default/a0", "default/a1"]
+
+
+# ---- 3. child visiting order (PodGroupInfo.SortChildren: creationTimestamp, name, type) -----------
+def _stamped_leaf(name: str, created: str) -> SchedulingPodGroup:
+    return SchedulingPodGroup.model_validate({
+        "metadata": {"name": name, "namespace": "default", "generation": 1, "creationTimestamp": created},
+        "spec": {"parentCompositePodGroupName": "job", "schedulingPolicy": {"gang": {"minCount": 2}}}})
+
+
+def _race(a_created: str, b_created: str) -> list[str]:
+    """Room for one leaf only and a root that needs one: the first child visited takes the node."""
+    s = _sched()
+    s.add_node(node("n1", {"cpu": "2", "pods": "110"}))
+    root = _root()
+    assert root.spec.scheduling_policy.gang is not None
+    root.spec.scheduling_policy.gang.min_group_count = 1
+    s.add_pod_group(root)
+    s.add_pod_group(_stamped_leaf("a", a_created))
+    s.add_pod_group(_stamped_leaf("b", b_created))
+    for g in ("a", "b"):
+        for i in range(2):
+            s.add_pod(_member(f"{g}{i}", group=g))
+    s.schedule_one()
+    return sorted(s.assigned)
+
+
+def test_children_visited_by_creation_timestamp_first() -> None:
+    """workload_forest.go buildPodGroupInfo -> PodGroupInfo.SortChildren (kubernetes PR #142271:
+    "by creation timestamp, name, and entity type"): the older child b is visited before a."""
+    assert _race("2026-01-02T00:00:00Z", "2026-01-01T00:00:00Z") == ["default/b0", "default/b1"]
+
+
+def test_children_with_equal_timestamps_visited_by_name() -> None:
+    """SortChildren's tie-break: equal creationTimestamps -> by name (a before b)."""
+    assert _race("2026-01-01T00:00:00Z", "2026-01-01T00:00:00Z") == ["default/a0", "default/a1"]
