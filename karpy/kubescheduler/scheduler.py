@@ -10,6 +10,7 @@ simulation then writes spec.nodeName and may call ``update_pod`` (idempotent).
 from __future__ import annotations
 
 import random
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Optional
 
@@ -885,10 +886,10 @@ class KubeScheduler:
         scheduled by compositepodgroup.schedule_group_tree on one snapshot (rollback, commitment),
         then bound atomically (bindable_leaf_results) or every member requeued; leaf PodGroups get
         conditions, composite nodes none (1.37)."""
-        from .compositepodgroup import bindable_leaf_results, schedule_group_tree
+        from .compositepodgroup import bindable_leaf_results, schedule_group_tree, successful_leaf_results
         from .placement import GroupResult, Placement, ProposedAssignment
-        from .podgroupcycle import (BIND, AlgorithmResult, PodResult, complete_result, default_algorithm,
-                                    submit_actions, update_pod_group_condition)
+        from .podgroupcycle import (BIND, NOMINATE, AlgorithmResult, PodResult, apply_post_filter, complete_result,
+                                    default_algorithm, submit_actions, update_pod_group_condition)
         from .types import Status as _Status
 
         leaf_groups = {leaf.key: leaf.key.split("/", 1)[1] for leaf in tree.leaves()}  # entity key -> ns/name
@@ -916,10 +917,14 @@ class KubeScheduler:
         if err is not None:
             return self._fail_tree(first, leaf_groups, keys_of, by_key, err)
 
+        def nominated_unassumed(node: str) -> list[PodInfo]:
+            # a member assumed this cycle is on its node, no longer only nominated (DeleteNominatedPodIfExists)
+            return [p for p in self._nominated_on(node) if p.key not in self.assigned]
+
         def schedule(key: str) -> tuple[Optional[str], Optional[_Status], Any]:
             try:
                 res = self.algorithm.schedule_pod(CycleState(), by_key[key].pod_info, self._placement_snapshot(),
-                                                  self._nominated_on)
+                                                  nominated_unassumed)
             except FitError as fe:
                 return None, _Status(Code.UNSCHEDULABLE, [fe.message()]), fe
             except NoNodesAvailable:
@@ -959,6 +964,20 @@ class KubeScheduler:
                                       rng=self.rng)
         outcome.revert()  # the algorithm only simulates: the submit assumes for real
         self._placement_nodes = None
+        post: Any = None
+        victims: list[PodInfo] = []
+        if outcome.root.status.code == Code.UNSCHEDULABLE:  # podGroupCycle: PodGroupPostFilter on the root
+
+            def run_tree() -> AlgorithmResult:
+                """pgSchedulingFunc: the tree algorithm again on the current NodeInfos (reverted)."""
+                again = schedule_group_tree(tree, Placement("", tuple(self._snapshot())), self.node_infos,
+                                            evaluate_leaf, assume, rng=self.rng)
+                again.revert()
+                self._placement_nodes = None
+                pods = [PodResult(a.pod.key, a.node_name) for r in successful_leaf_results(tree, again.results)
+                        for a in r.assignments]
+                return AlgorithmResult(again.root.status, pods)
+            post = self._tree_post_filter(tree, by_key, run_tree, victims)
         bindable = {r.key for r in bindable_leaf_results(tree, outcome.results)}
         results: list[ScheduleOneResult] = []
         now = f"{float(self.clock.now()):.0f}"
@@ -976,6 +995,8 @@ class KubeScheduler:
                                                    list(algo.pods), algo.any_scheduled), keys)
             if ekey not in bindable and algo.status.is_success():
                 algo.status = outcome.root.status
+            if post is not None:  # applyPodGroupPostFilterResult over every leaf of the tree
+                algo = apply_post_filter(algo, post)
             success = ekey in bindable
             for a in submit_actions(algo, keys):
                 q = by_key[a.key]
@@ -984,8 +1005,11 @@ class KubeScheduler:
                     results.append(self._bind_member(q, a.node))
                     continue
                 q.unschedulable_plugins = set()
-                results.append(self._fail(q, a.message or algo.status.message(), a.reason, None,
-                                          keep_timestamp=bool(bindable)))
+                failed = self._fail(q, a.message or algo.status.message(), a.reason,
+                                    a.nominated if a.action == NOMINATE else None, keep_timestamp=bool(bindable))
+                if a.action == NOMINATE:
+                    failed.outcome = NOMINATED
+                results.append(failed)
             pg = self.pod_groups_v137[gk]
             fit = sum(1 for r in algo.pods if r.fit)
             if success:
@@ -995,8 +1019,64 @@ class KubeScheduler:
             conds = self.pod_group_conditions.setdefault(gk, [dict(c) for c in pg.status.conditions])
             update_pod_group_condition(conds, _Status() if success else algo.status, now, pg.metadata.generation)
         head = next(r for r in results if r.pod_key == first.key)
+        if victims:
+            first_gk = self._v137_group_key(first.pod_info.pod) or ""
+            self.pod_group_victims[first_gk] = self.pod_group_victims.get(first_gk, 0) + len(victims)
+        for v in victims:  # Executor.actuatePodGroupPreemption: the victims are deleted
+            vnode = self.assigned.get(v.key, "")
+            self.preempting.add(v.key)
+            grace = getattr(v.pod.spec, "termination_grace_period_seconds", None)
+            head.victims.append(Victim(v.key, vnode, 30 if grace is None else int(grace)))
         return ScheduleOneResult(first.key, BOUND if bindable else head.outcome, head.node_name, head.condition,
                                  head.condition_changed, members=results)
+
+    def _tree_post_filter(self, tree: Any, by_key: dict[str, QueuedPodInfo], run_tree: Callable[[], Any],
+                          victims: list[PodInfo]) -> Any:
+        """DefaultPreemption.PodGroupPostFilter for a CompositePodGroup root (podGroupCycle): the
+        preemptor is the root (its priority and preemption policy, every queued pod of the tree,
+        topology-constrained when any group of the tree has a topology); victims are units (pods,
+        PodGroups, CompositePodGroups with disruptionMode all); pgSchedulingFunc is ``run_tree``."""
+        from karpy.api.podgroup import scheduling_group_of
+
+        from . import podgrouppreemption as wap
+        from .podgroupcycle import PostFilterResult, entity_key
+        root = self.composite_pod_groups[tree.key.split("/", 1)[1]]
+        gate = self.config.gate("PodGroupPreemptionPolicy")
+        pods = tuple(q.pod_info for q in by_key.values())
+        prio = root.spec.priority
+        if prio is None and root.spec.priority_class_name:
+            pc = self.priority_classes.get(root.spec.priority_class_name)
+            prio = int(getattr(pc, "value", 0) or 0) if pc is not None else None
+
+        def nodes_of(n: Any) -> Any:
+            yield n
+            for c in n.children:
+                yield from nodes_of(c)
+        constrained = any(n.topology_key is not None for n in nodes_of(tree))
+        preemptor = wap.Preemptor(tree.key, prio or 0, pods,
+                                  wap.resolve_preemption_policy(root.spec.preemption_policy, pods, gate), constrained)
+        groups: dict[str, Any] = {}
+        for kind, objs in (("podgroup", self.pod_groups_v137), ("compositepodgroup", self.composite_pod_groups)):
+            for gk2, g in objs.items():
+                ns2, name2 = gk2.split("/", 1)
+                parent = g.spec.parent_composite_pod_group_name
+                mode = getattr(g.spec, "disruption_mode", None)
+                groups[entity_key(ns2, name2, kind)] = wap.GroupMeta(
+                    entity_key(ns2, name2, kind), entity_key(ns2, parent, "compositepodgroup") if parent else None,
+                    int(g.spec.priority or 0), bool(mode and mode.is_all))
+
+        def group_of(pi: PodInfo) -> Optional[str]:
+            gk2 = scheduling_group_of(pi.pod)
+            return entity_key(*gk2.split("/", 1)) if gk2 else None
+        import inspect
+        extra: dict[str, Any] = {}
+        if "terminating_by_preemption" in inspect.signature(wap.core_post_filter_hook).parameters:
+            extra["terminating_by_preemption"] = self._terminating_by_preemption
+        hook = wap.core_post_filter_hook(
+            preemptor, lambda: list(self._snapshot()), self.framework, self._nominated_on,
+            lambda k: self.pod_infos[k], group_of, groups, lambda st, noms: PostFilterResult(st, dict(noms)),
+            list(self.pdbs.values()), True, victims.extend, **extra)
+        return hook(None, run_tree)
 
     def _validate_tree(self, tree: Any, keys_of: dict[str, list[str]]) -> Optional[str]:
         """validatePodGroup + validatePodGroupHierarchy (schedule_one_podgroup.go) over the tree:

@@ -161,3 +161,69 @@ def test_children_visited_by_creation_timestamp_first() -> None:
 def test_children_with_equal_timestamps_visited_by_name() -> None:
     """SortChildren's tie-break: equal creationTimestamps -> by name (a before b)."""
     assert _race("2026-01-01T00:00:00Z", "2026-01-01T00:00:00Z") == ["default/a0", "default/a1"]
+
+
+# ---- 4. group preemption for a tree (podGroupCycle: PodGroupPostFilter on the root) ---------------
+def test_tree_preempts_lower_priority_pods_as_the_root() -> None:
+    """schedule_one_podgroup.go podGroupCycle + default_preemption.go PodGroupPostFilter with a
+    CompositePodGroup root: the tree (priority 100) fits only without the low-priority pods; the
+    PostFilter runs the whole tree algorithm as pgSchedulingFunc, evicts the low pods, and every
+    pod of every leaf is nominated (applyPodGroupPostFilterResult over the tree); none binds."""
+    from karpy.api.pod import PodSchedulingGroup
+    from karpy.kubescheduler.scheduler import BOUND, NOMINATED
+
+    from ._helpers import pod
+    s = _sched()
+    s.add_node(node("n1", {"cpu": "4", "pods": "110"}))
+    for i in range(2):
+        low = pod(f"low{i}", [{"cpu": "2"}])
+        low.spec.node_name = "n1"
+        s.add_pod(low)
+    s.add_pod_group(_root(100))
+    s.add_pod_group(_leaf("a", 1, 100))
+    s.add_pod_group(_leaf("b", 1, 100))
+    for g in ("a", "b"):
+        p = pod(f"{g}0", [{"cpu": "2"}])
+        p.spec.scheduling_group = PodSchedulingGroup(pod_group_name=g)
+        p.spec.priority = 100
+        s.add_pod(p)
+    r = s.schedule_one()
+    assert r is not None
+    assert sorted((m.pod_key, m.outcome, m.nominated_node_name) for m in r.members) == [
+        ("default/a0", NOMINATED, "n1"), ("default/b0", NOMINATED, "n1")]
+    assert sorted(v.key for m in r.members for v in m.victims) == ["default/low0", "default/low1"]
+    for m in r.members:
+        for v in m.victims:
+            s.delete_pod(v.key)
+    s.queue.activate(["default/a0", "default/b0"])
+    r2 = s.schedule_one()
+    assert r2 is not None and sorted((m.pod_key, m.outcome) for m in r2.members) == [
+        ("default/a0", BOUND), ("default/b0", BOUND)]
+
+
+def test_tree_with_topology_is_not_preempted_for() -> None:
+    """PodGroupPostFilter: a preemptor with topology constraints (any group of the tree) ->
+    Unschedulable with upstream's message, no victims."""
+    from karpy.api.pod import PodSchedulingGroup
+    from karpy.kubescheduler.scheduler import UNSCHEDULABLE
+
+    from ._helpers import pod
+    s = _sched()
+    s.add_node(node("n1", {"cpu": "4", "pods": "110"}, labels={"rack": "r1"}))
+    low = pod("low0", [{"cpu": "4"}])
+    low.spec.node_name = "n1"
+    s.add_pod(low)
+    root = _root(100)
+    root.spec.scheduling_constraints = type(root.spec).model_fields["scheduling_constraints"].annotation.__args__[0] \
+        .model_validate({"topology": [{"key": "rack"}]})
+    s.add_pod_group(root)
+    s.add_pod_group(_leaf("a", 1, 100))
+    s.add_pod_group(_leaf("b", 1, 100))
+    for g in ("a", "b"):
+        p = pod(f"{g}0", [{"cpu": "2"}])
+        p.spec.scheduling_group = PodSchedulingGroup(pod_group_name=g)
+        p.spec.priority = 100
+        s.add_pod(p)
+    r = s.schedule_one()
+    assert r is not None and all(m.outcome == UNSCHEDULABLE for m in r.members)
+    assert not any(m.victims for m in r.members)
