@@ -54,15 +54,22 @@ class GangScheduling(Plugin):
     has_pre_enqueue = True
 
     def __init__(self, lookup: Callable[[Any], Optional[Any]], count_members: Callable[[str], int],
-                 v137: Optional[Callable[[Any], Optional[tuple[Any, int]]]] = None) -> None:
+                 v137: Optional[Callable[[Any], Optional[tuple[Any, int]]]] = None,
+                 v137_tree: Optional[Callable[[Any], Optional[bool]]] = None) -> None:
         self.lookup = lookup
         self.count_members = count_members
         self.v137 = v137
+        #: hierarchy_tracker.go FindRootGroupReadiness: None when the pod's group is not in an
+        #: observed CompositePodGroup tree, else whether the tree's root is ready
+        self.v137_tree = v137_tree
 
     def pre_enqueue(self, pod: PodInfo) -> Status:
         if self.v137 is not None:
             found = self.v137(pod.pod)
             if found is not None:
+                ready = self.v137_tree(pod.pod) if self.v137_tree is not None and found[0] is not None else None
+                if ready is not None:  # a tree: the root's readiness, not the leaf's own quorum
+                    return Status() if ready else unresolvable(MSG_WAIT_MIN_COUNT)
                 return pre_enqueue_v137(pod.pod, found[0], found[1])
         ref = pod_group_of(pod.pod)
         if ref is None:

@@ -24,7 +24,7 @@ __all__ = [
     "ERR_POD_GROUP_UNSCHEDULABLE", "ERR_SOME_PODS_NOT_PROCESSED", "MSG_CANNOT_BE_SATISFIED", "MSG_NOT_YET_SATISFIED",
     "MSG_PRIORITY_MISMATCH", "MSG_SCHEDULER_NAME_MISMATCH", "AlgorithmResult", "PlacementProgress", "PodResult",
     "PostFilterResult", "SubmitAction", "default_algorithm", "entity_key", "group_message_for_fit_pod",
-    "placement_feasible", "run_pod_group_cycle", "submit_actions", "update_pod_group_condition", "validate_pod_group",
+    "placement_feasible", "run_pod_group_cycle", "submit_actions", "update_pod_group_condition", "validate_pod_group", "validate_pod_group_hierarchy",
 ]
 
 #: schedule_one_podgroup.go errPodGroupUnschedulable
@@ -274,6 +274,54 @@ def validate_pod_group(pods: Sequence[tuple[str, int, str]], group_priority: Opt
             group_policy = policy
         elif policy != group_policy:
             return MSG_PREEMPTION_POLICY_MISMATCH_PODS.format(policy, group_policy)
+    return None
+
+
+#: validatePodGroup over a CompositePodGroup hierarchy (schedule_one_podgroup.go)
+MSG_TREE_GROUP_PRIORITY = ("all pod groups in a hierarchy should have the same priority as the root pod group's "
+                           "priority, got {} (\"{}\") and {} (\"{}\")")
+MSG_TREE_GROUP_POLICY = ("all pod groups in a hierarchy should have the same preemption policy as the root pod "
+                         "group's preemption policy, got {} (\"{}\") and {} (\"{}\")")
+MSG_TREE_SCHEDULER_NAME = ("all pods in a pod group hierarchy should have the same .spec.schedulerName set, "
+                           "got: \"{}\" (\"{}\") and \"{}\" (\"{}\")")
+MSG_TREE_POD_PRIORITY = ("all pods in a pod group hierarchy should have the same priority as the root pod group's "
+                         "priority, got {} (\"{}\") and {} (\"{}\")")
+MSG_TREE_POD_POLICY = ("all pods in a pod group hierarchy should have the same preemption policy as the root pod "
+                       "group's preemption policy, got {} (\"{}\") and {} (\"{}\")")
+MSG_TREE_POD_POLICY_PODS = "all pods in a pod group hierarchy should have the same preemption policy, got {} (\"{}\") and {} (\"{}\")"
+
+#: one node of the hierarchy in validatePodGroupHierarchy order: (entity key, group priority (nil =
+#: 0), group preemption policy, its pods as (name, schedulerName, priority, preemptionPolicy):
+#: the queued ones, then the scheduled ones; none for a composite node)
+TreeNodeFacts = tuple[str, int, str, Sequence[tuple[str, str, int, str]]]
+
+
+def validate_pod_group_hierarchy(nodes: Sequence[TreeNodeFacts], first_pod: Optional[tuple[str, str, str]],
+                                 preemption_policy_gate: bool = False) -> Optional[str]:
+    """validatePodGroup for a CompositePodGroup root: every group of the tree (pre-order, root first)
+    has the root's priority (and, gate on, its preemption policy); every pod the first queued pod's
+    schedulerName ``first_pod = (name, schedulerName, policy)``, the root's priority, and the root's
+    policy (gate on) or the first pod's (gate off). Returns the error text or None."""
+    if not nodes:
+        return None
+    root_key, root_prio, root_policy, _ = nodes[0]
+    first_name, scheduler_name, first_policy = first_pod if first_pod is not None else ("", "", "")
+    if not preemption_policy_gate:
+        root_policy = first_policy
+    for key, prio, policy, pods in nodes:
+        if prio != root_prio:
+            return MSG_TREE_GROUP_PRIORITY.format(prio, key, root_prio, root_key)
+        if preemption_policy_gate and policy != root_policy:
+            return MSG_TREE_GROUP_POLICY.format(policy, key, root_policy, root_key)
+        for name, sname, pprio, ppolicy in pods:
+            if sname != scheduler_name:
+                return MSG_TREE_SCHEDULER_NAME.format(sname, name, scheduler_name, first_name)
+            if pprio != root_prio:
+                return MSG_TREE_POD_PRIORITY.format(pprio, name, root_prio, root_key)
+            if ppolicy != root_policy:
+                if preemption_policy_gate:
+                    return MSG_TREE_POD_POLICY.format(ppolicy, name, root_policy, root_key)
+                return MSG_TREE_POD_POLICY_PODS.format(ppolicy, name, root_policy, first_name)
     return None
 
 

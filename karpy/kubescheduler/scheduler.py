@@ -10,6 +10,7 @@ simulation then writes spec.nodeName and may call ``update_pod`` (idempotent).
 from __future__ import annotations
 
 import random
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Optional
 
@@ -150,7 +151,8 @@ class KubeScheduler:
         #: the node names of the placement being evaluated (None: the whole snapshot)
         self._placement_nodes: Optional[set[str]] = None
         plugins.insert(1, GangScheduling(self._lookup_group, self._count_group_members,
-                                         self._v137_group if self.generic_workload else None))
+                                         self._v137_group if self.generic_workload else None,
+                                         self._v137_tree_ready if self.generic_workload else None))
         #: the cluster's claims / volumes / classes (set_volume_topology); None = no volume plugins act
         self.volume_topology: Any = None
         fit = next(i for i, p in enumerate(plugins) if p.name == "NodeResourcesFit")
@@ -206,6 +208,22 @@ class KubeScheduler:
         if gk is None:
             return None
         return self.pod_groups_v137.get(gk), self._count_v137_members(gk)
+
+    def _v137_tree_ready(self, pod: Pod) -> Optional[bool]:
+        """hierarchy_tracker.go isGroupReady at the root of the pod's CompositePodGroup tree (None:
+        no observed tree): a leaf is ready with AllPodsCount >= minCount, a composite node with
+        ready children >= minGroupCount (basic policy: 1 either way)."""
+        gk = self._v137_group_key(pod)
+        tree = self._composite_tree(gk) if gk is not None and gk in self.pod_groups_v137 else None
+        if tree is None:
+            return None
+
+        def ready(n: Any) -> bool:
+            want = 1 if n.min_count is None else n.min_count
+            if not n.is_composite:
+                return self._count_v137_members(n.key.split("/", 1)[1]) >= want
+            return sum(1 for c in n.children if ready(c)) >= want
+        return ready(tree)
 
     def _count_v137_members(self, gk: str) -> int:
         """PodGroupState.AllPodsCount: every known pod of the group."""
@@ -407,6 +425,10 @@ class KubeScheduler:
                            and k not in self.assigned), None)
             if ok and queued is not None:
                 self.queue.join_entity(key, queued)
+            tree = self._composite_tree(gk) if gk in self.pod_groups_v137 else None
+            if tree is not None:  # UnscheduledPod/Add: every pod of the same hierarchy (same root)
+                siblings |= {k for leaf in tree.leaves() for k in self._v137_members.get(leaf.key.split("/", 1)[1], ())
+                             if k != key}
             self.queue.move_all_to_active_or_backoff(ClusterEvent("*", "GangMemberAdd"), None, pod, only=siblings)
             return ok
         gk = group_key(pod)
@@ -832,6 +854,11 @@ class KubeScheduler:
         if root is None or not root.startswith("cpg:") or root[4:] not in self.composite_pod_groups:
             return None
 
+        def child_order(ref: str) -> tuple[float, str, str]:
+            kind, key = ref.split(":", 1)
+            ts = (self.pod_groups_v137 if kind == "pg" else self.composite_pod_groups)[key].metadata.creation_timestamp
+            return (ts.timestamp() if ts is not None else float("-inf"), key.split("/", 1)[1], kind)
+
         def build(ref: str) -> Any:
             kind, key = ref.split(":", 1)
             n2, name2 = key.split("/", 1)
@@ -842,8 +869,8 @@ class KubeScheduler:
                 members = self._v137_members.get(key, {})
                 return GroupNode(entity_key(n2, name2), self.pod_groups_v137[key].min_count, topology_key,
                                  tuple(self.assigned[k] for k in members if k in self.assigned))
-            # GetChildGroups order: karpy takes the children by name (PodGroups and CompositePodGroups)
-            children = sorted((c for c, p in parents.items() if p == ref), key=lambda c: (c.split(":", 1)[1], c))
+            # PodGroupInfo.SortChildren (framework/types.go): creationTimestamp, then name, then type
+            children = sorted((c for c, p in parents.items() if p == ref), key=child_order)
             if not children:
                 raise LookupError(ref)
             gang = self.composite_pod_groups[key].spec.scheduling_policy.gang
@@ -859,10 +886,10 @@ class KubeScheduler:
         scheduled by compositepodgroup.schedule_group_tree on one snapshot (rollback, commitment),
         then bound atomically (bindable_leaf_results) or every member requeued; leaf PodGroups get
         conditions, composite nodes none (1.37)."""
-        from .compositepodgroup import bindable_leaf_results, schedule_group_tree
+        from .compositepodgroup import bindable_leaf_results, schedule_group_tree, successful_leaf_results
         from .placement import GroupResult, Placement, ProposedAssignment
-        from .podgroupcycle import (BIND, AlgorithmResult, PodResult, complete_result, default_algorithm,
-                                    submit_actions, update_pod_group_condition)
+        from .podgroupcycle import (BIND, NOMINATE, AlgorithmResult, PodResult, apply_post_filter, complete_result,
+                                    default_algorithm, submit_actions, update_pod_group_condition)
         from .types import Status as _Status
 
         leaf_groups = {leaf.key: leaf.key.split("/", 1)[1] for leaf in tree.leaves()}  # entity key -> ns/name
@@ -886,11 +913,18 @@ class KubeScheduler:
         for q in by_key.values():
             q.entity_key = tree.key
             q.entity_size = len(by_key)
+        err = self._validate_tree(tree, keys_of)
+        if err is not None:
+            return self._fail_tree(first, leaf_groups, keys_of, by_key, err)
+
+        def nominated_unassumed(node: str) -> list[PodInfo]:
+            # a member assumed this cycle is on its node, no longer only nominated (DeleteNominatedPodIfExists)
+            return [p for p in self._nominated_on(node) if p.key not in self.assigned]
 
         def schedule(key: str) -> tuple[Optional[str], Optional[_Status], Any]:
             try:
                 res = self.algorithm.schedule_pod(CycleState(), by_key[key].pod_info, self._placement_snapshot(),
-                                                  self._nominated_on)
+                                                  nominated_unassumed)
             except FitError as fe:
                 return None, _Status(Code.UNSCHEDULABLE, [fe.message()]), fe
             except NoNodesAvailable:
@@ -930,6 +964,20 @@ class KubeScheduler:
                                       rng=self.rng)
         outcome.revert()  # the algorithm only simulates: the submit assumes for real
         self._placement_nodes = None
+        post: Any = None
+        victims: list[PodInfo] = []
+        if outcome.root.status.code == Code.UNSCHEDULABLE:  # podGroupCycle: PodGroupPostFilter on the root
+
+            def run_tree() -> AlgorithmResult:
+                """pgSchedulingFunc: the tree algorithm again on the current NodeInfos (reverted)."""
+                again = schedule_group_tree(tree, Placement("", tuple(self._snapshot())), self.node_infos,
+                                            evaluate_leaf, assume, rng=self.rng)
+                again.revert()
+                self._placement_nodes = None
+                pods = [PodResult(a.pod.key, a.node_name) for r in successful_leaf_results(tree, again.results)
+                        for a in r.assignments]
+                return AlgorithmResult(again.root.status, pods)
+            post = self._tree_post_filter(tree, by_key, run_tree, victims)
         bindable = {r.key for r in bindable_leaf_results(tree, outcome.results)}
         results: list[ScheduleOneResult] = []
         now = f"{float(self.clock.now()):.0f}"
@@ -947,6 +995,8 @@ class KubeScheduler:
                                                    list(algo.pods), algo.any_scheduled), keys)
             if ekey not in bindable and algo.status.is_success():
                 algo.status = outcome.root.status
+            if post is not None:  # applyPodGroupPostFilterResult over every leaf of the tree
+                algo = apply_post_filter(algo, post)
             success = ekey in bindable
             for a in submit_actions(algo, keys):
                 q = by_key[a.key]
@@ -955,8 +1005,11 @@ class KubeScheduler:
                     results.append(self._bind_member(q, a.node))
                     continue
                 q.unschedulable_plugins = set()
-                results.append(self._fail(q, a.message or algo.status.message(), a.reason, None,
-                                          keep_timestamp=bool(bindable)))
+                failed = self._fail(q, a.message or algo.status.message(), a.reason,
+                                    a.nominated if a.action == NOMINATE else None, keep_timestamp=bool(bindable))
+                if a.action == NOMINATE:
+                    failed.outcome = NOMINATED
+                results.append(failed)
             pg = self.pod_groups_v137[gk]
             fit = sum(1 for r in algo.pods if r.fit)
             if success:
@@ -966,8 +1019,116 @@ class KubeScheduler:
             conds = self.pod_group_conditions.setdefault(gk, [dict(c) for c in pg.status.conditions])
             update_pod_group_condition(conds, _Status() if success else algo.status, now, pg.metadata.generation)
         head = next(r for r in results if r.pod_key == first.key)
+        if victims:
+            first_gk = self._v137_group_key(first.pod_info.pod) or ""
+            self.pod_group_victims[first_gk] = self.pod_group_victims.get(first_gk, 0) + len(victims)
+        for v in victims:  # Executor.actuatePodGroupPreemption: the victims are deleted
+            vnode = self.assigned.get(v.key, "")
+            self.preempting.add(v.key)
+            grace = getattr(v.pod.spec, "termination_grace_period_seconds", None)
+            head.victims.append(Victim(v.key, vnode, 30 if grace is None else int(grace)))
         return ScheduleOneResult(first.key, BOUND if bindable else head.outcome, head.node_name, head.condition,
                                  head.condition_changed, members=results)
+
+    def _tree_post_filter(self, tree: Any, by_key: dict[str, QueuedPodInfo], run_tree: Callable[[], Any],
+                          victims: list[PodInfo]) -> Any:
+        """DefaultPreemption.PodGroupPostFilter for a CompositePodGroup root (podGroupCycle): the
+        preemptor is the root (its priority and preemption policy, every queued pod of the tree,
+        topology-constrained when any group of the tree has a topology); victims are units (pods,
+        PodGroups, CompositePodGroups with disruptionMode all); pgSchedulingFunc is ``run_tree``."""
+        from karpy.api.podgroup import scheduling_group_of
+
+        from . import podgrouppreemption as wap
+        from .podgroupcycle import PostFilterResult, entity_key
+        root = self.composite_pod_groups[tree.key.split("/", 1)[1]]
+        gate = self.config.gate("PodGroupPreemptionPolicy")
+        pods = tuple(q.pod_info for q in by_key.values())
+        prio = root.spec.priority
+        if prio is None and root.spec.priority_class_name:
+            pc = self.priority_classes.get(root.spec.priority_class_name)
+            prio = int(getattr(pc, "value", 0) or 0) if pc is not None else None
+
+        def nodes_of(n: Any) -> Any:
+            yield n
+            for c in n.children:
+                yield from nodes_of(c)
+        constrained = any(n.topology_key is not None for n in nodes_of(tree))
+        preemptor = wap.Preemptor(tree.key, prio or 0, pods,
+                                  wap.resolve_preemption_policy(root.spec.preemption_policy, pods, gate), constrained)
+        groups: dict[str, Any] = {}
+        for kind, objs in (("podgroup", self.pod_groups_v137), ("compositepodgroup", self.composite_pod_groups)):
+            for gk2, g in objs.items():
+                ns2, name2 = gk2.split("/", 1)
+                parent = g.spec.parent_composite_pod_group_name
+                mode = getattr(g.spec, "disruption_mode", None)
+                groups[entity_key(ns2, name2, kind)] = wap.GroupMeta(
+                    entity_key(ns2, name2, kind), entity_key(ns2, parent, "compositepodgroup") if parent else None,
+                    int(g.spec.priority or 0), bool(mode and mode.is_all))
+
+        def group_of(pi: PodInfo) -> Optional[str]:
+            gk2 = scheduling_group_of(pi.pod)
+            return entity_key(*gk2.split("/", 1)) if gk2 else None
+        import inspect
+        extra: dict[str, Any] = {}
+        if "terminating_by_preemption" in inspect.signature(wap.core_post_filter_hook).parameters:
+            extra["terminating_by_preemption"] = self._terminating_by_preemption
+        hook = wap.core_post_filter_hook(
+            preemptor, lambda: list(self._snapshot()), self.framework, self._nominated_on,
+            lambda k: self.pod_infos[k], group_of, groups, lambda st, noms: PostFilterResult(st, dict(noms)),
+            list(self.pdbs.values()), True, victims.extend, **extra)
+        return hook(None, run_tree)
+
+    def _validate_tree(self, tree: Any, keys_of: dict[str, list[str]]) -> Optional[str]:
+        """validatePodGroup + validatePodGroupHierarchy (schedule_one_podgroup.go) over the tree:
+        groups pre-order, a leaf's queued pods then its scheduled ones, against the root."""
+        from .podgroupcycle import TreeNodeFacts, validate_pod_group_hierarchy
+
+        def pod_facts(k: str) -> tuple[str, str, int, str]:
+            pod = self.pods[k]
+            _prio, policy = resolve_priority(pod, self.priority_classes)
+            return (pod.metadata.name, pod.spec.scheduler_name or "default-scheduler", self.pod_infos[k].priority,
+                    policy or "PreemptLowerPriority")
+
+        nodes: list[TreeNodeFacts] = []
+
+        def walk(n: Any) -> None:
+            gk = n.key.split("/", 1)[1]
+            g = self.composite_pod_groups[gk] if n.is_composite else self.pod_groups_v137[gk]
+            prio = g.spec.priority
+            if prio is None and g.spec.priority_class_name:
+                pc = self.priority_classes.get(g.spec.priority_class_name)
+                prio = int(getattr(pc, "value", 0) or 0) if pc is not None else None
+            pods: list[tuple[str, str, int, str]] = []
+            if not n.is_composite:
+                scheduled = [k for k in self._v137_members.get(gk, ()) if k in self.assigned and k in self.pods]
+                pods = [pod_facts(k) for k in (*keys_of.get(n.key, ()), *scheduled)]
+            nodes.append((n.key, prio or 0, g.spec.preemption_policy or "PreemptLowerPriority", pods))
+            for c in n.children:
+                walk(c)
+        walk(tree)
+        first = next((pods[0] for _k, _p, _pol, pods in nodes if pods), None)
+        first_pod = (first[0], first[1], first[3]) if first is not None else None
+        return validate_pod_group_hierarchy(nodes, first_pod, self.config.gate("PodGroupPreemptionPolicy"))
+
+    def _fail_tree(self, first: QueuedPodInfo, leaf_groups: dict[str, str], keys_of: dict[str, list[str]],
+                   by_key: dict[str, QueuedPodInfo], err: str) -> ScheduleOneResult:
+        """A tree that fails validation: every queued member SchedulerError with the text, every leaf
+        PodGroup's condition False/SchedulerError (updatePodGroupConditionWithError)."""
+        from .podgroupcycle import update_pod_group_condition
+        from .types import Status as _Status
+        results: list[ScheduleOneResult] = []
+        now = f"{float(self.clock.now()):.0f}"
+        for ekey, gk in leaf_groups.items():
+            for k in keys_of[ekey]:
+                q = by_key[k]
+                q.unschedulable_plugins = set()
+                results.append(self._fail(q, err, REASON_SCHEDULER_ERROR, "", keep_timestamp=False))
+            pg = self.pod_groups_v137[gk]
+            conds = self.pod_group_conditions.setdefault(gk, [dict(c) for c in pg.status.conditions])
+            update_pod_group_condition(conds, _Status(Code.ERROR, [err]), now, pg.metadata.generation, error=True)
+        head = next(r for r in results if r.pod_key == first.key)
+        return ScheduleOneResult(first.key, head.outcome, head.node_name, head.condition, head.condition_changed,
+                                 members=results)
 
     # ---- hook points: TAS placement (placement.py) and PodGroupPostFilter (podgrouppreemption.py) --
     def _placement_snapshot(self) -> Snapshot:

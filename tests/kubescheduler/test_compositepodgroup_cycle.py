@@ -151,14 +151,15 @@ def test_simulated_tree_binds_whole() -> None:
 def test_simulated_tree_under_limit_binds_nothing() -> None:
     """A 20 vCPU NodePool limit: Karpenter launches an m5.4xlarge and an m5.xlarge (room for 6);
     leaf a fits whole, leaf b 2 of 4, so the tree (minGroupCount 2) binds nothing and karpy says
-    why for each leaf."""
+    why for each leaf; the root's PodGroupPostFilter finds no victims and appends its message
+    (applyPodGroupPostFilterResult)."""
     doc = _simulate_tree('limits: {cpu: "20"}')
     assert sorted(n["instance_type"] for n in doc["nodeclaims"]) == ["m5.4xlarge", "m5.xlarge"]
     assert doc["cost_per_hour"] == pytest.approx(0.96)
     assert not any(p["node"] for p in doc["pods"].values())
     assert doc["pods"]["default/a-0"]["message"] == (
         "pod group is unschedulable, 0/1 placements are available, first placement status: minCount (2) cannot be "
-        "satisfied: 1 scheduled, 0 remaining")
+        "satisfied: 1 scheduled, 0 remaining, pod group preemption: No preemption victims found for incoming preemptor")
     a, b = (next(w for w in doc["warnings"] if w.startswith(f"PodGroup default/{g} ")) for g in ("a", "b"))
     assert "in CompositePodGroup default/job" in a and "found room for 4 of its 4 pods" in a
     assert "found room for 2 of its 4 pods" in b and "binds atomically" in b
