@@ -5,25 +5,36 @@ node, and the controller asks it once per method in a round (five times). Their 
 the node's bound pods, the PodDisruptionBudgets and the instant, so within one store version at
 one virtual time they are the same each time: :class:`PodChecksMemo` computes them once and hands
 the later methods the same answer, with the events the first computation published
-(``DoNotDisruptGracePeriodElapsed`` ...) published again at the same point. A :class:`Cluster`
+(``DoNotDisruptGracePeriodElapsed`` ...) published again at the same point. A cluster look
 without a ``version`` is never memoised. Checked against the plain path by
 tests/disruption/test_podchecks_equivalence.py.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from karpy.utils.disruption import eviction_cost, rescheduling_cost
 from karpy.utils.pod import is_reschedulable
 
 if TYPE_CHECKING:  # pragma: no cover
     from karpy.api.pod import Pod
-    from karpy.disruption.types import Cluster
     from karpy.state.cluster import StateNode
 
-__all__ = ["PodChecks", "PodChecksMemo", "pod_checks"]
+__all__ = ["Look", "PodChecks", "PodChecksMemo", "pod_checks"]
+
+class Look(Protocol):
+    """What the checks read of :class:`karpy.disruption.types.Cluster` (not imported: types imports
+    this module)."""
+
+    events: list[tuple[str, str, str]]
+    version: int | None
+    now: float
+
+
+L = TypeVar("L", bound=Look)
 
 
 @dataclass(frozen=True)
@@ -42,12 +53,12 @@ class PodChecks:
     events: tuple[tuple[str, str, str], ...]
 
 
-def pod_checks(sn: StateNode, cluster: Cluster) -> PodChecks:
-    """The plain computation (types.go NewCandidate's pod part)."""
-    from karpy.disruption.types import validate_pods_disruptable
-
+def pod_checks(sn: StateNode, cluster: L,
+               validate: Callable[[StateNode, L], tuple[list[Pod], str | None, bool]]) -> PodChecks:
+    """The plain computation (types.go NewCandidate's pod part); ``validate`` is types.go
+    ValidatePodsDisruptable."""
     start = len(cluster.events)
-    pods, err, block = validate_pods_disruptable(sn, cluster)
+    pods, err, block = validate(sn, cluster)
     events = tuple(cluster.events[start:])
     reschedulable = [p for p in pods if is_reschedulable(p)]
     return PodChecks(pods, err, block, reschedulable, rescheduling_cost(pods),
@@ -65,10 +76,11 @@ class PodChecksMemo:
         self._key: tuple[int, float] | None = None
         self._by_node: dict[str, tuple[tuple[Any, ...], PodChecks]] = {}
 
-    def get(self, sn: StateNode, cluster: Cluster) -> PodChecks:
+    def get(self, sn: StateNode, cluster: L,
+            validate: Callable[[StateNode, L], tuple[list[Pod], str | None, bool]]) -> PodChecks:
         version = cluster.version
         if not self.enabled or version is None:
-            return pod_checks(sn, cluster)
+            return pod_checks(sn, cluster, validate)
         key = (version, cluster.now)
         if key != self._key:
             self._key = key
@@ -78,6 +90,6 @@ class PodChecksMemo:
         if hit is not None and len(hit[0]) == len(bound) and all(a is b for a, b in zip(hit[0], bound)):
             cluster.events.extend(hit[1].events)
             return hit[1]
-        checks = pod_checks(sn, cluster)
+        checks = pod_checks(sn, cluster, validate)
         self._by_node[sn.name] = (bound, checks)
         return checks

@@ -18,7 +18,6 @@ from typing import TYPE_CHECKING, Any, Protocol
 from karpy.scheduling.labels import (DO_NOT_DISRUPT_ANNOTATION_KEY, LABEL_CAPACITY_TYPE, LABEL_INSTANCE_TYPE,
                                      LABEL_NODEPOOL, LABEL_ZONE)
 from karpy.state.cluster import ClusterState, StateNode
-from karpy.disruption.consolidationmemo import ConsolidationMemo
 from karpy.disruption.podchecks import PodChecksMemo, pod_checks
 from karpy.utils.disruption import lifetime_remaining
 from karpy.utils.pdb import Limits
@@ -60,6 +59,21 @@ def condition_true(obj: Any, cond_type: str) -> bool:
     return c is not None and c.status == "True"
 
 
+class ConsolidationAnswers(Protocol):
+    """What computeConsolidation asks of :class:`karpy.disruption.consolidationmemo.ConsolidationMemo`
+    (a Protocol here, so this module does not import the memo that reads it)."""
+
+    def key(self, cluster: Cluster, candidates: Sequence[Candidate]) -> tuple[Hashable, ...] | None: ...
+
+    def no_command(self, key: tuple[Hashable, ...], candidates: Sequence[Candidate]
+                   ) -> tuple[tuple[str, str, str], ...] | None: ...
+
+    def remember(self, key: tuple[Hashable, ...], candidates: Sequence[Candidate],
+                 events: Sequence[tuple[str, str, str]]) -> None: ...
+
+    def forget(self, candidates: Sequence[Candidate]) -> None: ...
+
+
 @dataclass
 class Cluster:
     """One look at the cluster (state.Cluster + kube client + provisioner + clock).
@@ -98,7 +112,7 @@ class Cluster:
     pod_checks: PodChecksMemo | None = None
     #: computeConsolidation's no-command answers while the cluster is unchanged
     #: (:mod:`karpy.disruption.consolidationmemo`); None: computed every time
-    consolidation_memo: ConsolidationMemo | None = None
+    consolidation_memo: ConsolidationAnswers | None = None
     _limits: Limits | None = None
     _pending: list[Pod] | None = None
     _movable: dict[int, tuple[Pod, bool]] = field(default_factory=dict)
@@ -249,7 +263,8 @@ def new_candidate(sn: StateNode, cluster: Cluster, disruption_class: str,
         cluster.publish("DisruptionBlocked", f"node/{sn.name}", f"NodePool not found (NodePool={pool_name})")
         return CandidateError(f"nodepool not found (NodePool={pool_name})")
     instance_type = it_map.get(sn.labels().get(LABEL_INSTANCE_TYPE, ""))
-    checks = cluster.pod_checks.get(sn, cluster) if cluster.pod_checks is not None else pod_checks(sn, cluster)
+    checks = (cluster.pod_checks.get(sn, cluster, validate_pods_disruptable) if cluster.pod_checks is not None
+              else pod_checks(sn, cluster, validate_pods_disruptable))
     err = checks.error
     if err is not None:
         assert sn.nodeclaim is not None  # validate_node_disruptable turned unmanaged nodes away

@@ -49,12 +49,12 @@ def test_memo_answers_what_a_fresh_check_answers(monkeypatch: pytest.MonkeyPatch
     hits: list[bool] = []
     get = PodChecksMemo.get
 
-    def checked(self: PodChecksMemo, sn: Any, cluster: Any) -> Any:
+    def checked(self: PodChecksMemo, sn: Any, cluster: Any, validate: Any) -> Any:
         before = len(cluster.events)
-        got = get(self, sn, cluster)
+        got = get(self, sn, cluster, validate)
         replayed = tuple(cluster.events[before:])
         scratch = type(cluster)(**{**cluster.__dict__, "events": []})
-        fresh = podchecks.pod_checks(sn, scratch)
+        fresh = podchecks.pod_checks(sn, scratch, validate)
         assert (got.pods, got.error, got.block_eviction, got.reschedulable, got.rescheduling_cost,
                 got.eviction_costs, got.events) == (fresh.pods, fresh.error, fresh.block_eviction,
                                                     fresh.reschedulable, fresh.rescheduling_cost,
