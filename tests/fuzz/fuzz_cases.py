@@ -185,6 +185,15 @@ NETWORK = {"apiVersion": "karpy.io/v1alpha1", "kind": "Network", "metadata": {"n
            "spec": {"subnets": [{"zone": "us-east-1a", "tags": {"karpenter.sh/discovery": "example"}}]}}
 
 
+def _round_trips(text: str, group: list[Any], index: int) -> bool:
+    """Whether document ``index`` of ``text`` reads back as the document it was dumped from."""
+    try:
+        back = list(yaml.safe_load_all(text))
+    except yaml.YAMLError:
+        return True  # the file does not load: the loader's clean error is the expectation's business
+    return index < len(back) and back[index] == group[index]
+
+
 def _oracle(draw: Callable[..., Any], docs: list[Any], notes: list[str]) -> tuple[int, str, str] | None:
     """Add one input the API server would refuse (see the module doc): ``(document index, reason,
     command)``, or None when the case gets none."""
@@ -312,6 +321,11 @@ def cases(draw: Callable[..., Any]) -> Case:
         else:
             text = yaml.dump_all(group, Dumper=_DUMPER, sort_keys=False, allow_unicode=True)
             name = f"m{f}.yaml"
+            if oracle is not None and oracle[0] % split == f and not _round_trips(text, group, oracle[0] // split):
+                # PyYAML writes U+0085 raw inside a quoted scalar, which YAML 1.1 reads back as a line
+                # break folded to a space: the file no longer holds the text the API server refuses
+                notes.append("oracle text does not survive the YAML round trip: no expectation")
+                must_reject = None
         data = text.encode("utf-8", "surrogatepass")
         mode = draw(st.sampled_from(["none"] * 12 + ["insert", "insert", "truncate", "bytes"]))
         if mode != "none":
