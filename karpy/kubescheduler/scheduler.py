@@ -697,6 +697,22 @@ class KubeScheduler:
         if node is not None and node in self.node_infos:
             self.node_infos[node].remove_pod(pi)
 
+    def _group_post_filter_hook(self, preemptor: Any, groups: Any, composite_gate: bool,
+                                on_victims: Callable[[list[PodInfo]], None]) -> Callable[..., Any]:
+        """DefaultPreemption's PodGroupPostFilter over this scheduler's snapshot, nominations and PDBs."""
+        from karpy.api.podgroup import scheduling_group_of
+
+        from . import podgrouppreemption as wap
+        from .podgroupcycle import PostFilterResult, entity_key
+
+        def group_of(pi: PodInfo) -> Optional[str]:
+            gk = scheduling_group_of(pi.pod)
+            return entity_key(*gk.split("/", 1)) if gk else None
+        return wap.core_post_filter_hook(
+            preemptor, lambda: list(self._snapshot()), self.framework, self._nominated_on,
+            lambda k: self.pod_infos[k], group_of, groups, lambda st, noms: PostFilterResult(st, dict(noms)),
+            list(self.pdbs.values()), composite_gate, on_victims)
+
     def _bind_member(self, q: QueuedPodInfo, node: str) -> ScheduleOneResult:
         """A group member the cycle binds: assumed on ``node``, off the queue, its condition cleared."""
         self.nominated.pop(q.key, None)
@@ -1065,18 +1081,7 @@ class KubeScheduler:
                     entity_key(ns2, name2, kind), entity_key(ns2, parent, "compositepodgroup") if parent else None,
                     int(g.spec.priority or 0), bool(mode and mode.is_all))
 
-        def group_of(pi: PodInfo) -> Optional[str]:
-            gk2 = scheduling_group_of(pi.pod)
-            return entity_key(*gk2.split("/", 1)) if gk2 else None
-        import inspect
-        extra: dict[str, Any] = {}
-        if "terminating_by_preemption" in inspect.signature(wap.core_post_filter_hook).parameters:
-            extra["terminating_by_preemption"] = self._terminating_by_preemption
-        hook = wap.core_post_filter_hook(
-            preemptor, lambda: list(self._snapshot()), self.framework, self._nominated_on,
-            lambda k: self.pod_infos[k], group_of, groups, lambda st, noms: PostFilterResult(st, dict(noms)),
-            list(self.pdbs.values()), True, victims.extend, **extra)
-        return hook(None, run_tree)
+        return self._group_post_filter_hook(preemptor, groups, True, victims.extend)(None, run_tree)
 
     def _validate_tree(self, tree: Any, keys_of: dict[str, list[str]]) -> Optional[str]:
         """validatePodGroup + validatePodGroupHierarchy (schedule_one_podgroup.go) over the tree:
@@ -1187,19 +1192,8 @@ class KubeScheduler:
                         entity_key(ns2, name2), entity_key(ns2, parent, "compositepodgroup") if parent else None,
                         int(g.spec.priority or 0), bool(g.spec.disruption_mode and g.spec.disruption_mode.is_all))
 
-                def group_of(pi: PodInfo) -> Optional[str]:
-                    gk2 = scheduling_group_of(pi.pod)
-                    return entity_key(*gk2.split("/", 1)) if gk2 else None
-                import inspect
-                extra: dict[str, Any] = {}
-                if "terminating_by_preemption" in inspect.signature(wap.core_post_filter_hook).parameters:
-                    # karpy's evictions carry no DisruptionTarget condition: the scheduler's own record
-                    extra["terminating_by_preemption"] = self._terminating_by_preemption
-                post_filter_hook = wap.core_post_filter_hook(
-                    preemptor, lambda: list(self._snapshot()), self.framework, self._nominated_on,
-                    lambda k: self.pod_infos[k], group_of, groups,
-                    lambda st, noms: PostFilterResult(st, dict(noms)), list(self.pdbs.values()),
-                    self.config.gate("CompositePodGroup"), victims.extend, **extra)
+                post_filter_hook = self._group_post_filter_hook(
+                    preemptor, groups, self.config.gate("CompositePodGroup"), victims.extend)
         return placement_hook, post_filter_hook
 
     def _gated_fields_warning(self) -> Optional[str]:
