@@ -501,15 +501,19 @@ _HELD = ("pdb prevents", "multiple pdbs", "do-not-disrupt", "blocking budget")
 
 
 def _blocked(controller: Any, decided: Mapping[str, float], end: float, start: float) -> list[Blocked]:
-    """The controller's DisruptionBlocked events (do-not-disrupt, PDB, budget, ...): held from the change
-    until the node's decision (or the horizon); the controller keeps the last time each was seen."""
+    """The controller's DisruptionBlocked events (do-not-disrupt, PDB, budget, ...): held from the first
+    time each was seen after the change until the node's decision, else the last time it was seen (None:
+    still at the horizon)."""
     out = []
-    for name in sorted(getattr(controller, "node_events", {}) or {}):
-        for (event, message), last in sorted(controller.node_events[name].items(), key=lambda kv: (kv[1], kv[0])):
+    events = getattr(controller, "node_events", {}) or {}
+    first_seen = getattr(controller, "node_events_first", {}) or {}
+    for name in sorted(events):
+        for (event, message), last in sorted(events[name].items(), key=lambda kv: (kv[1], kv[0])):
             if event != "DisruptionBlocked" or not any(k in message.lower() for k in _HELD):
                 continue
+            since = max(start, first_seen.get(name, {}).get((event, message), start))
             until = decided.get(name)
-            out.append(Blocked(name, event, message, start, until if until is not None else
+            out.append(Blocked(name, event, message, since, until if until is not None else
                                (None if last >= end - 1e-9 or name.startswith("nodepool/") else last)))
     return out
 
@@ -527,8 +531,11 @@ def _integral(result: Result, end: float) -> tuple[float, float]:
     return round(hours, 6), round(dollars, 6)
 
 
-def _assumptions(loaded: Any, horizon: float) -> list[str]:
+def _assumptions(loaded: Any, horizon: float, overlays: bool = False) -> list[str]:
     out = [f"horizon: the run stops at {_duration(horizon)} (--until) if the cluster has not converged"]
+    if overlays or loaded.nodeoverlays:
+        out.append("$/h: the price table's list prices; a NodeOverlay's price or priceAdjustment steers Karpenter's "
+                   "choice (CreateFleet, consolidation) but is not what AWS bills, so it is not applied to the cost")
     if loaded.nodeclaims:
         out.append("launch times: the dump's NodeClaims are taken as launched at t=0 (creationTimestamp is not "
                    "read), so expireAfter counts from the change")
@@ -604,7 +611,7 @@ def plan(cluster: Any, apply: Any = (), delete: Sequence[str] = (), until: str |
             raise PlanError(f"--delete {text}: no {kind} {name!r} in the cluster")
         changes.append(_diff(kind, current[(kind, name)], None))
         deletes.append({"at": 0, "delete": {"kind": kind, "name": name}})
-    assumptions = _assumptions(loaded, horizon)
+    assumptions = _assumptions(loaded, horizon, any(c.kind == "NodeOverlay" for c in changes))
     if not any(c.action != "unchanged" for c in changes):
         return _unchanged(changes, horizon, assumptions, gates, sources, region, prices, cloud_provider,
                           feature_gates, simulate_options)

@@ -102,6 +102,8 @@ class DisruptionController:
         self.deleted_at: dict[str, float] = {}
         #: node name -> {(reason, message): last time} (explain output)
         self.node_events: dict[str, dict[tuple[str, str], float]] = {}
+        #: node name -> {(reason, message): first time} (the plan's blockers: held since)
+        self.node_events_first: dict[str, dict[tuple[str, str], float]] = {}
         self._parked: tuple[int, list[Command], dict[str, int]] | None = None
         self._round_gen = 0
         self._ids = 0
@@ -229,7 +231,11 @@ class DisruptionController:
     def _record_events(self, cluster: Cluster) -> None:
         for reason, obj, msg in cluster.events:
             name = obj.split("/", 1)[1] if obj.startswith("node/") else obj
-            self.node_events.setdefault(name, {})[(reason, msg)] = cluster.now
+            self._note_event(name, (reason, msg), cluster.now)
+
+    def _note_event(self, name: str, key: tuple[str, str], now: float) -> None:
+        self.node_events.setdefault(name, {})[key] = now
+        self.node_events_first.setdefault(name, {}).setdefault(key, now)
 
     def nominate(self, results: Any) -> None:
         """scheduling Results.Record: existing nodes that received pods are nominated for 20 s."""
@@ -324,9 +330,9 @@ class DisruptionController:
             except ValidationError as err:
                 self._decision(m, cmd, snapshot, validated=False, error=f"{err.kind}: {err}")
                 for c in cmd.candidates:
-                    self.node_events.setdefault(c.name, {})[(
+                    self._note_event(c.name, (  # events.go
                         "ConsolidationRejected", f"Consolidation rejected: {cmd.string_for_node(c)}, reason: "
-                        f"{err.kind} (savings: ${cmd.estimated_savings():.2f})")] = cluster.now  # events.go
+                        f"{err.kind} (savings: ${cmd.estimated_savings():.2f})"), cluster.now)
         self._record_events(cluster)
         if ok and self._start(m, ok, snapshot, validated=True):
             self._schedule_round(0.0)

@@ -117,6 +117,8 @@ def test_overlay_favouring_8th_gen_does_not_drift_but_consolidation_moves_nodes(
     p = karpy.plan(dump20, apply=[overlay], prices=PRICES, feature_gates={"NodeOverlay": True})
     (change,) = p.changes
     assert change.action == "create" and not change.drifts and all(f.drift is None for f in change.fields)
+    # the overlay steers the choice; the plan's $/h stays what AWS bills, and says so
+    assert any(a.startswith("$/h: the price table's list prices") for a in p.assumptions), p.assumptions
     assert p.waves and all(w.method != "drift" for w in p.waves)
     assert {w.method for w in p.waves} <= {"single-node-consolidation", "multi-node-consolidation", "emptiness"}
     first = min(w.t for w in p.waves)
@@ -225,4 +227,22 @@ def test_deleting_the_only_nodepool_leaves_pods_pending_exit_3(dump20: Path) -> 
     assert (change.kind, change.name, change.action) == ("NodePool", "general", "delete") and change.drifts
     assert p.pending and p.exit_code == 3 and not p.converged
     assert p.after == () and p.cost_per_hour_after == 0.0
+    _validate(p)
+
+
+def test_a_blocker_is_held_from_when_it_was_first_seen_not_from_the_change(tmp_path: Path) -> None:
+    # maxUnavailable 1 over web: the first drift wave's evicted web pod uses the PDB up, so the other
+    # nodes are held from that wave on (eviction.go: the PDB allows no more disruptions), not from t=0
+    pdb = {"apiVersion": "policy/v1", "kind": "PodDisruptionBudget", "metadata": {"name": "web", "namespace": "default"},
+           "spec": {"maxUnavailable": 1, "selector": {"matchLabels": {"app": "web"}}}}
+    dump = tmp_path / "cluster.yaml"
+    dump.write_text(dump_text(cluster_dump(_design([{"nodes": "100%"}]) + [pdb], prices=PRICES)))
+    change = nodepool(sizes=SIZES, families=GEN8, budgets=[{"nodes": "100%"}])
+    p = karpy.plan(dump, apply=[change], prices=PRICES, until="2h")
+    held = [b for b in p.blocked if "PodDisruptionBudget=[default/web]" in b.message]
+    assert held, p.to_table()
+    first_wave = min(w.t for w in p.waves)
+    assert all(b.since >= first_wave for b in held), [(b.object, b.since) for b in held]
+    assert any(b.since > 0 for b in held)
+    assert all(b.until is None or b.until >= b.since for b in held)
     _validate(p)
