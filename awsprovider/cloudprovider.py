@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import hashlib
 import math
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -317,6 +318,8 @@ class AWSCloudProvider:
         #: provider ids of the input's NodeClaims (adopt_nodeclaim): real instances, not in the mock
         self._adopted: set[str] = set()
         self._status_amis: dict[int, tuple[Any, tuple[AMI, ...]]] = {}
+        #: (alias family, pinned version) -> its stand-in AMIs (_alias_amis)
+        self._pinned_alias_amis: dict[tuple[str, str], tuple[AMI, ...]] = {}
         #: NodeClass name -> its status.conditions as last reconciled (awsprovider.nodeclassstatus)
         self._conditions: dict[str, list[Any]] = {}
 
@@ -1019,7 +1022,7 @@ class AWSCloudProvider:
         object, so the launch-template memo keeps hitting)."""
         status = nodeclass.nodeclass.status.amis
         if not status:
-            return self.amis
+            return self._alias_amis(nodeclass.nodeclass)
         key = id(nodeclass.nodeclass)
         hit = self._status_amis.get(key)
         if hit is None or hit[0] is not nodeclass.nodeclass:
@@ -1028,6 +1031,26 @@ class AWSCloudProvider:
                          for a in sorted(status, key=lambda a: a.deprecated))
             hit = self._status_amis[key] = (nodeclass.nodeclass, amis)
         return hit[1]
+
+    def _alias_amis(self, nodeclass: Any) -> tuple[AMI, ...]:
+        """The stub AMIs; for an alias pinned to a version (``al2023@v20240807``), stand-ins named by
+        that version, so a version change resolves to other AMIs and drifts (ami.go: the alias is an
+        SSM parameter per version, which karpy cannot read offline); said once per alias."""
+        alias = nodeclass.alias()
+        if alias is None or alias[1] == "latest" or not self.amis:
+            return self.amis
+        family, version = alias
+        hit = self._pinned_alias_amis.get(alias)
+        if hit is None:
+            amis = tuple(AMI(f"ami-0{hashlib.sha256(f'{family}@{version}/{a.id}'.encode()).hexdigest()[:16]}",
+                             a.requirements, f"{family.lower()}@{version}-{a.name}") for a in self.amis)
+            hit = self._pinned_alias_amis[alias] = amis
+            note = (f"EC2NodeClass {nodeclass.metadata.name}: alias {family.lower()}@{version}: its AMIs are karpy's "
+                    f"stand-ins for that version ({', '.join(a.id for a in amis)}; the SSM parameter is not read "
+                    "offline) -- a different version drifts nodes as new AMIs would, @latest never does")
+            if note not in self.warnings:
+                self.warnings.append(note)
+        return hit
 
     def expected_ami(self, nodeclaim: Any) -> str | None:
         """ami.go MapToInstanceTypes for the NodeClaim's instance type: the first compatible AMI."""

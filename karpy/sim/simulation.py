@@ -614,6 +614,15 @@ class Simulation:
         if self.progress is not None:
             self.progress(t, self._passes, len(self.launches))
 
+    def _provider_run_warnings(self) -> list[str]:
+        """What the cloud provider said while running (a scenario's applied EC2NodeClass, capacity
+        reservations listed later) beyond what ``karpy.simulate`` took from it at load."""
+        said = getattr(self.cloud_provider, "manifest_warnings", None)
+        if not callable(said):
+            return []
+        known = set(self._warnings)
+        return [w for w in said() if w not in known]
+
     def _result(self) -> SimulationResult:
         return SimulationResult(
             pods={p.key: p for p in self.store.list("Pod")},
@@ -626,7 +635,7 @@ class Simulation:
             scheduling_cycles=self._cycles,
             warnings=list(self._warnings) + self.state_warnings + self.provisioner.warnings()
             + nodepool_event_warnings(self._pass_log) + self.loop_guard.warnings()
-            + self.scheduler.pod_group_warnings() + self._retention_warnings(),
+            + self.scheduler.pod_group_warnings() + self._retention_warnings() + self._provider_run_warnings(),
             passes=list(self._pass_log),
             pod_history=dict(self._pod_history),
             options=self.options,

@@ -246,3 +246,22 @@ def test_a_blocker_is_held_from_when_it_was_first_seen_not_from_the_change(tmp_p
     assert any(b.since > 0 for b in held)
     assert all(b.until is None or b.until >= b.since for b in held)
     _validate(p)
+
+
+def test_an_alias_version_change_drifts_every_node_to_the_new_versions_amis(dump20: Path) -> None:
+    # al2023@v20250915 -> @v20251015: a new SSM parameter, new AMIs, AMI drift (aws drift.go isAMIDrifted)
+    change = copy.deepcopy(EC2NODECLASS)
+    change["spec"]["amiSelectorTerms"] = [{"alias": "al2023@v20251015"}]
+    p = karpy.plan(dump20, apply=[change], prices=PRICES, until="6h")
+    (c,) = p.changes
+    assert {(f.path, f.drift) for f in c.fields} == {("spec.amiSelectorTerms", "dynamic")}
+    assert p.waves and {w.method for w in p.waves} == {"drift"}, p.to_table()
+    assert sum(len(w.candidates) for w in p.waves) == len(p.before) == 8
+    assert p.converged and p.cost_change == pytest.approx(0.0)
+    said = [w for w in p.warnings if "alias al2023@v20251015" in w and "stand-ins" in w]
+    assert len(said) == 1, p.warnings
+    # @latest is karpy's fixed stub AMI pair: moving a pinned version to it is new AMIs too
+    latest = copy.deepcopy(EC2NODECLASS)
+    latest["spec"]["amiSelectorTerms"] = [{"alias": "al2023@latest"}]
+    again = karpy.plan(dump20, apply=[latest], prices=PRICES, until="1h")
+    assert {w.method for w in again.waves} == {"drift"}  # v20250915 -> latest is a new AMI too
