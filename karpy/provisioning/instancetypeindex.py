@@ -89,8 +89,12 @@ class _Capacity:
                 out.add(iid)
         return out
 
-    def too_small_among(self, ids: frozenset[int], total: dict[str, int]) -> set[int]:
-        """``too_small(total) & ids``, walking per resource the shorter of the prefix and ``ids``."""
+    def too_small_among(self, ids: frozenset[int], total: dict[str, int],
+                        floor: dict[str, int] | None = None) -> set[int]:
+        """``too_small(total) & ids``, walking per resource the shorter of the prefix and ``ids``.
+        ``floor``: a total every single-group type of ``ids`` is known to hold (a claim's options
+        after its last Add), so per resource only the types ranked from ``floor``'s value on can
+        be too small: the prefix walk starts there."""
         out: set[int] = set()
         if not ids:
             return out
@@ -98,12 +102,18 @@ class _Capacity:
         pool: list[int] | None = None
         if single:
             columns = self._column
+            n = len(ids)
             for name, v in total.items():
                 hit = self._ranking(name)
                 k = bisect_left(hit[0], v)  # the first k types have less than v of this resource
-                if k <= len(ids):  # (the prefix is the shorter walk)
-                    if k:
-                        out.update(filter(ids.__contains__, islice(hit[1], k)))
+                lo = 0
+                if floor is not None and k:
+                    f = floor.get(name)
+                    if f is not None:  # the ids hold f: none ranks before the first with f or more
+                        lo = bisect_left(hit[0], f, 0, k) if f < v else k
+                if k - lo <= n:  # (the prefix is the shorter walk)
+                    if k > lo:
+                        out.update(filter(ids.__contains__, islice(hit[1], lo, k)))
                     continue
                 if pool is None:
                     pool = list(filter(single.__contains__, ids))
@@ -430,10 +440,13 @@ def _fits_any(total: dict[str, int], allocs: tuple[tuple[dict[str, int], bool], 
 
 def surviving_ids(index: InstanceTypeIndex, option_ids: frozenset[int], requirements: Requirements,
                   totals: list[tuple[frozenset[int], dict[str, int]]], single_total: dict[str, int] | None,
-                  memo_fits: bool) -> tuple[frozenset[int], frozenset[int], _Capacity]:
+                  memo_fits: bool, fit_basis: tuple[_Capacity, dict[str, int]] | None = None,
+                  ) -> tuple[frozenset[int], frozenset[int], _Capacity]:
     """ids of the options meeting ``compatible && fits && hasOffering`` (nodeclaim.go
     filterInstanceTypesByRequirements), each judged against its daemon group's total; also the
-    incompatible ids and the capacity (for :func:`error_flags`)."""
+    incompatible ids and the capacity (for :func:`error_flags`). ``fit_basis``: ``(capacity,
+    total)`` such that every option fits ``total`` under that capacity (a claim's options after
+    its last Add): with the same capacity, ``too_small_among`` takes ``total`` as its floor."""
     bad = index.incompatible(requirements)
     offers = index.offering_allocs(requirements)
     cap = index.capacity(offers)
@@ -445,7 +458,9 @@ def surviving_ids(index: InstanceTypeIndex, option_ids: frozenset[int], requirem
     if single_total is not None:  # one daemon group: it holds every type of the template
         if memo_fits:
             return index.meet(live, index.fitting(offers, single_total)), bad, cap
-        return live.difference(cap.too_small_among(live, single_total)), bad, cap
+        floor = fit_basis[1] if fit_basis is not None and fit_basis[0] is cap else None
+        small = cap.too_small_among(live, single_total, floor)
+        return (live.difference(small) if small else live), bad, cap
     # the groups partition the template's types; a type in no group left (host ports) fails
     found: set[int] = set()
     for ids, t in totals:
