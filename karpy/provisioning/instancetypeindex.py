@@ -8,7 +8,7 @@ from __future__ import annotations
 import operator
 from bisect import bisect_left
 from itertools import compress, islice, repeat
-from typing import Any, Callable, Sequence, TypeVar
+from typing import Any, Callable, ClassVar, Sequence, TypeVar
 
 from karpy.provisioning.requirementchanges import nin_or_dne as _nin_or_dne
 from karpy.scheduling.requirement import Requirement
@@ -173,6 +173,10 @@ def _le(a: frozenset[int], b: frozenset[int]) -> bool:
 class InstanceTypeIndex:
     """Per-Scheduler caches making filter_instance_types_by_requirements cheap."""
 
+    #: serve offering_allocs by the identity of the requirement set before its value (the same
+    #: answer, pinned by tests/provisioning/test_fitfloor_equivalence.py)
+    offers_by_identity: ClassVar[bool] = True
+
     def __init__(self, well_known: frozenset[str]) -> None:
         self.well_known = well_known
         self._info: dict[int, _ITInfo] = {}
@@ -192,6 +196,10 @@ class InstanceTypeIndex:
         self._with: dict[tuple[int, tuple[str, ...], tuple[int, ...]],
                          tuple[Requirements, tuple[Requirement, ...], frozenset[int]]] = {}
         self._capacity: dict[int, _Capacity] = {}
+        #: id(Requirements) -> (the Requirements, offering_allocs of it): a claim's requirement
+        #: set is asked again for every pod until an Add changes it (requirement sets are never
+        #: mutated once built, as incompatible_with assumes)
+        self._offer_by_id: dict[int, tuple[Requirements, dict[int, tuple[tuple[dict[str, int], bool], ...]]]] = {}
         #: Requirement (by value) or resource list (sorted items) -> its text (error messages)
         self.strings: dict[Any, str] = {}
         #: (id(a), id(b)) -> (a, b, answer) of meet / minus / covered (see _set_op)
@@ -228,6 +236,7 @@ class InstanceTypeIndex:
         if new:
             self._bad.clear()
             self._offer.clear()
+            self._offer_by_id.clear()
             self._fitting.clear()
             self._bad_by_id.clear()
             self._unions.clear()
@@ -336,7 +345,11 @@ class InstanceTypeIndex:
     def offering_allocs(self, reqs: Requirements) -> dict[int, tuple[tuple[dict[str, int], bool], ...]]:
         """Per instance type: the allocatable groups holding an offering compatible with ``reqs``
         (``reqs.is_compatible(offering.requirements, well_known)``, first compatible per group)."""
-        sig = tuple(dict.get(reqs, k) for k in self._offering_keys)
+        if self.offers_by_identity:
+            hit = self._offer_by_id.get(id(reqs))
+            if hit is not None and hit[0] is reqs:
+                return hit[1]
+        sig = tuple([dict.get(reqs, k) for k in self._offering_keys])
         cached = self._offer.get(sig)
         if cached is None:
             sub = Requirements()
@@ -356,6 +369,9 @@ class InstanceTypeIndex:
                             break
                 cached[iid] = tuple(allocs)
             self._offer[sig] = cached
+        if len(self._offer_by_id) >= _MEMO_LIMIT:
+            self._offer_by_id.clear()
+        self._offer_by_id[id(reqs)] = (reqs, cached)
         return cached
 
     def _offering_class(self, reqs: Requirements) -> int:

@@ -1,7 +1,8 @@
 """The fit floor of an in-flight NodeClaim's instance-type filter (NodeClaim.fit_floor): after an
 Add, every option of the claim fits the total it was filtered with, so the next filter's fits test
 (_Capacity.too_small_among) walks per resource only the types ranked between that total and the
-new one. Upstream (pkg/controllers/provisioning/scheduling/nodeclaim.go filterInstanceTypesByRequirements)
+new one; and the offerings compatible with a claim's requirement set, looked up by the set's
+identity (InstanceTypeIndex.offers_by_identity). Upstream (pkg/controllers/provisioning/scheduling/nodeclaim.go filterInstanceTypesByRequirements)
 tests fits for every option on every CanAdd; these tests compare with that plain walk."""
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ import pytest
 
 from karpy.api.builders import make_nodepool, make_pod, requirement, topology_spread
 from karpy.cloudprovider import fake
-from karpy.provisioning.instancetypeindex import _Capacity
+from karpy.provisioning.instancetypeindex import InstanceTypeIndex, _Capacity
 from karpy.provisioning.nodeclaim import NodeClaim
 from karpy.provisioning.scheduler import Scheduler
 from karpy.provisioning.topology import Topology
@@ -125,3 +126,19 @@ def test_the_fit_floor_solves_as_the_plain_filter(seed: int, monkeypatch: pytest
     plain = _solve(seed)
     assert not any(floors)
     assert fast == plain
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_offerings_by_identity_solve_as_by_value(seed: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    hits: list[bool] = []
+    allocs = InstanceTypeIndex.offering_allocs
+
+    def counting(self: InstanceTypeIndex, reqs: Any) -> Any:
+        hits.append(id(reqs) in self._offer_by_id)
+        return allocs(self, reqs)
+
+    monkeypatch.setattr(InstanceTypeIndex, "offering_allocs", counting)
+    fast = _solve(seed)
+    assert any(hits), "the scenario must ask for a requirement set twice"
+    monkeypatch.setattr(InstanceTypeIndex, "offers_by_identity", False)
+    assert fast == _solve(seed)
