@@ -173,9 +173,9 @@ def _le(a: frozenset[int], b: frozenset[int]) -> bool:
 class InstanceTypeIndex:
     """Per-Scheduler caches making filter_instance_types_by_requirements cheap."""
 
-    #: serve offering_allocs by the identity of the requirement set before its value (the same
-    #: answer, pinned by tests/provisioning/test_fitfloor_equivalence.py)
-    offers_by_identity: ClassVar[bool] = True
+    #: serve offering_allocs and incompatible by the identity of the requirement set before its
+    #: value (the same answers, pinned by tests/provisioning/test_fitfloor_equivalence.py)
+    reqs_by_identity: ClassVar[bool] = True
 
     def __init__(self, well_known: frozenset[str]) -> None:
         self.well_known = well_known
@@ -282,6 +282,8 @@ class InstanceTypeIndex:
     def incompatible(self, reqs: Requirements) -> frozenset[int]:
         """ids of the types failing ``it.requirements.intersects(reqs)`` (nodeclaim.go
         ``compatible``): the union of :meth:`_bad_for` over the keys, memoised by identity."""
+        if self.reqs_by_identity:  # (a claim's requirement set is asked again for every pod)
+            return self.incompatible_with(reqs, None)
         return self._incompatible_items(dict.items(reqs))
 
     def incompatible_with(self, reqs: Requirements, changes: dict[str, Requirement] | None) -> frozenset[int]:
@@ -345,7 +347,7 @@ class InstanceTypeIndex:
     def offering_allocs(self, reqs: Requirements) -> dict[int, tuple[tuple[dict[str, int], bool], ...]]:
         """Per instance type: the allocatable groups holding an offering compatible with ``reqs``
         (``reqs.is_compatible(offering.requirements, well_known)``, first compatible per group)."""
-        if self.offers_by_identity:
+        if self.reqs_by_identity:
             hit = self._offer_by_id.get(id(reqs))
             if hit is not None and hit[0] is reqs:
                 return hit[1]

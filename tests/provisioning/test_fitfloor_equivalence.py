@@ -1,8 +1,8 @@
 """The fit floor of an in-flight NodeClaim's instance-type filter (NodeClaim.fit_floor): after an
 Add, every option of the claim fits the total it was filtered with, so the next filter's fits test
 (_Capacity.too_small_among) walks per resource only the types ranked between that total and the
-new one; and the offerings compatible with a claim's requirement set, looked up by the set's
-identity (InstanceTypeIndex.offers_by_identity). Upstream (pkg/controllers/provisioning/scheduling/nodeclaim.go filterInstanceTypesByRequirements)
+new one; and the offerings compatible with a claim's requirement set and the types incompatible
+with it, looked up by the set's identity (InstanceTypeIndex.reqs_by_identity). Upstream (pkg/controllers/provisioning/scheduling/nodeclaim.go filterInstanceTypesByRequirements)
 tests fits for every option on every CanAdd; these tests compare with that plain walk."""
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from karpy.provisioning.instancetypeindex import InstanceTypeIndex, _Capacity
 from karpy.provisioning.nodeclaim import NodeClaim
 from karpy.provisioning.scheduler import Scheduler
 from karpy.provisioning.topology import Topology
-from karpy.scheduling.labels import CORE_WELL_KNOWN_LABELS, LABEL_ZONE
+from karpy.scheduling.labels import CORE_WELL_KNOWN_LABELS, LABEL_INSTANCE_TYPE_STABLE, LABEL_ZONE
 from karpy.state.cluster import ClusterState
 
 WELL_KNOWN = CORE_WELL_KNOWN_LABELS | fake.FakeCloudProvider().well_known_labels()
@@ -93,6 +93,9 @@ def _solve(seed: int) -> tuple[Any, ...]:
             kw["topology_spread_constraints"] = [topology_spread(LABEL_ZONE, {"app": app}, max_skew=r.choice([1, 2]))]
         if r.random() < 0.15:
             kw["node_selector"] = {LABEL_ZONE: r.choice(ZONES)}
+        if r.random() < 0.2:  # types by name: the incompatible sets differ from claim to claim
+            names = [f"{pool}-{i}" for pool in "ab" for i in r.sample(range(12), 6)]
+            kw["node_requirements"] = [requirement((LABEL_INSTANCE_TYPE_STABLE, r.choice(["In", "NotIn"]), names))]
         requests = {"cpu": r.choice(["100m", "250m", "500m", "1", "2", "3"]), "memory": r.choice(["128Mi", "1Gi", "3Gi"])}
         pods.append(make_pod(f"p-{i:03d}", uid=f"p-{i:03d}", labels={"app": app}, requests=requests, **kw))
     daemons = [make_pod("ds-0", uid="ds-0", requests={"cpu": "200m", "memory": "256Mi"})] if seed % 3 else []
@@ -129,7 +132,7 @@ def test_the_fit_floor_solves_as_the_plain_filter(seed: int, monkeypatch: pytest
 
 
 @pytest.mark.parametrize("seed", range(6))
-def test_offerings_by_identity_solve_as_by_value(seed: int, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_requirement_sets_by_identity_solve_as_by_value(seed: int, monkeypatch: pytest.MonkeyPatch) -> None:
     hits: list[bool] = []
     allocs = InstanceTypeIndex.offering_allocs
 
@@ -140,5 +143,5 @@ def test_offerings_by_identity_solve_as_by_value(seed: int, monkeypatch: pytest.
     monkeypatch.setattr(InstanceTypeIndex, "offering_allocs", counting)
     fast = _solve(seed)
     assert any(hits), "the scenario must ask for a requirement set twice"
-    monkeypatch.setattr(InstanceTypeIndex, "offers_by_identity", False)
+    monkeypatch.setattr(InstanceTypeIndex, "reqs_by_identity", False)
     assert fast == _solve(seed)
