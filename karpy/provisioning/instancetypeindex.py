@@ -196,10 +196,11 @@ class InstanceTypeIndex:
         self._with: dict[tuple[int, tuple[str, ...], tuple[int, ...]],
                          tuple[Requirements, tuple[Requirement, ...], frozenset[int]]] = {}
         self._capacity: dict[int, _Capacity] = {}
-        #: id(Requirements) -> (the Requirements, offering_allocs of it): a claim's requirement
-        #: set is asked again for every pod until an Add changes it (requirement sets are never
-        #: mutated once built, as incompatible_with assumes)
-        self._offer_by_id: dict[int, tuple[Requirements, dict[int, tuple[tuple[dict[str, int], bool], ...]]]] = {}
+        #: the last requirement set asked of offering_allocs / incompatible, with the answer: a
+        #: claim's requirement set is asked again for every pod until an Add changes it
+        #: (requirement sets are never mutated once built, as incompatible_with assumes)
+        self._last_offer: tuple[Requirements, dict[int, tuple[tuple[dict[str, int], bool], ...]]] | None = None
+        self._last_bad: tuple[Requirements, frozenset[int]] | None = None
         #: Requirement (by value) or resource list (sorted items) -> its text (error messages)
         self.strings: dict[Any, str] = {}
         #: (id(a), id(b)) -> (a, b, answer) of meet / minus / covered (see _set_op)
@@ -236,7 +237,8 @@ class InstanceTypeIndex:
         if new:
             self._bad.clear()
             self._offer.clear()
-            self._offer_by_id.clear()
+            self._last_offer = None
+            self._last_bad = None
             self._fitting.clear()
             self._bad_by_id.clear()
             self._unions.clear()
@@ -283,7 +285,12 @@ class InstanceTypeIndex:
         """ids of the types failing ``it.requirements.intersects(reqs)`` (nodeclaim.go
         ``compatible``): the union of :meth:`_bad_for` over the keys, memoised by identity."""
         if self.reqs_by_identity:  # (a claim's requirement set is asked again for every pod)
-            return self.incompatible_with(reqs, None)
+            last = self._last_bad
+            if last is not None and last[0] is reqs:
+                return last[1]
+            out = self._incompatible_items(dict.items(reqs))
+            self._last_bad = (reqs, out)
+            return out
         return self._incompatible_items(dict.items(reqs))
 
     def incompatible_with(self, reqs: Requirements, changes: dict[str, Requirement] | None) -> frozenset[int]:
@@ -348,9 +355,9 @@ class InstanceTypeIndex:
         """Per instance type: the allocatable groups holding an offering compatible with ``reqs``
         (``reqs.is_compatible(offering.requirements, well_known)``, first compatible per group)."""
         if self.reqs_by_identity:
-            hit = self._offer_by_id.get(id(reqs))
-            if hit is not None and hit[0] is reqs:
-                return hit[1]
+            last = self._last_offer
+            if last is not None and last[0] is reqs:
+                return last[1]
         sig = tuple([dict.get(reqs, k) for k in self._offering_keys])
         cached = self._offer.get(sig)
         if cached is None:
@@ -371,9 +378,7 @@ class InstanceTypeIndex:
                             break
                 cached[iid] = tuple(allocs)
             self._offer[sig] = cached
-        if len(self._offer_by_id) >= _MEMO_LIMIT:
-            self._offer_by_id.clear()
-        self._offer_by_id[id(reqs)] = (reqs, cached)
+        self._last_offer = (reqs, cached)
         return cached
 
     def _offering_class(self, reqs: Requirements) -> int:

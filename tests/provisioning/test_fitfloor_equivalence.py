@@ -137,7 +137,7 @@ def test_requirement_sets_by_identity_solve_as_by_value(seed: int, monkeypatch: 
     allocs = InstanceTypeIndex.offering_allocs
 
     def counting(self: InstanceTypeIndex, reqs: Any) -> Any:
-        hits.append(id(reqs) in self._offer_by_id)
+        hits.append(self._last_offer is not None and self._last_offer[0] is reqs)
         return allocs(self, reqs)
 
     monkeypatch.setattr(InstanceTypeIndex, "offering_allocs", counting)
