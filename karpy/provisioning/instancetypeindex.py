@@ -8,7 +8,7 @@ from __future__ import annotations
 import operator
 from bisect import bisect_left
 from itertools import compress, islice, repeat
-from typing import Any, Callable, Sequence, TypeVar
+from typing import Any, Callable, ClassVar, Sequence, TypeVar
 
 from karpy.provisioning.requirementchanges import nin_or_dne as _nin_or_dne
 from karpy.scheduling.requirement import Requirement
@@ -89,8 +89,12 @@ class _Capacity:
                 out.add(iid)
         return out
 
-    def too_small_among(self, ids: frozenset[int], total: dict[str, int]) -> set[int]:
-        """``too_small(total) & ids``, walking per resource the shorter of the prefix and ``ids``."""
+    def too_small_among(self, ids: frozenset[int], total: dict[str, int],
+                        floor: dict[str, int] | None = None) -> set[int]:
+        """``too_small(total) & ids``, walking per resource the shorter of the prefix and ``ids``.
+        ``floor``: a total every single-group type of ``ids`` is known to hold (a claim's options
+        after its last Add), so per resource only the types ranked from ``floor``'s value on can
+        be too small: the prefix walk starts there."""
         out: set[int] = set()
         if not ids:
             return out
@@ -98,12 +102,18 @@ class _Capacity:
         pool: list[int] | None = None
         if single:
             columns = self._column
+            n = len(ids)
             for name, v in total.items():
                 hit = self._ranking(name)
                 k = bisect_left(hit[0], v)  # the first k types have less than v of this resource
-                if k <= len(ids):  # (the prefix is the shorter walk)
-                    if k:
-                        out.update(filter(ids.__contains__, islice(hit[1], k)))
+                lo = 0
+                if floor is not None and k:
+                    f = floor.get(name)
+                    if f is not None:  # the ids hold f: none ranks before the first with f or more
+                        lo = bisect_left(hit[0], f, 0, k) if f < v else k
+                if k - lo <= n:  # (the prefix is the shorter walk)
+                    if k > lo:
+                        out.update(filter(ids.__contains__, islice(hit[1], lo, k)))
                     continue
                 if pool is None:
                     pool = list(filter(single.__contains__, ids))
@@ -163,6 +173,10 @@ def _le(a: frozenset[int], b: frozenset[int]) -> bool:
 class InstanceTypeIndex:
     """Per-Scheduler caches making filter_instance_types_by_requirements cheap."""
 
+    #: serve offering_allocs and incompatible by the identity of the requirement set before its
+    #: value (the same answers, pinned by tests/provisioning/test_fitfloor_equivalence.py)
+    reqs_by_identity: ClassVar[bool] = True
+
     def __init__(self, well_known: frozenset[str]) -> None:
         self.well_known = well_known
         self._info: dict[int, _ITInfo] = {}
@@ -182,6 +196,11 @@ class InstanceTypeIndex:
         self._with: dict[tuple[int, tuple[str, ...], tuple[int, ...]],
                          tuple[Requirements, tuple[Requirement, ...], frozenset[int]]] = {}
         self._capacity: dict[int, _Capacity] = {}
+        #: the last requirement set asked of offering_allocs / incompatible, with the answer: a
+        #: claim's requirement set is asked again for every pod until an Add changes it
+        #: (requirement sets are never mutated once built, as incompatible_with assumes)
+        self._last_offer: tuple[Requirements, dict[int, tuple[tuple[dict[str, int], bool], ...]]] | None = None
+        self._last_bad: tuple[Requirements, frozenset[int]] | None = None
         #: Requirement (by value) or resource list (sorted items) -> its text (error messages)
         self.strings: dict[Any, str] = {}
         #: (id(a), id(b)) -> (a, b, answer) of meet / minus / covered (see _set_op)
@@ -218,6 +237,8 @@ class InstanceTypeIndex:
         if new:
             self._bad.clear()
             self._offer.clear()
+            self._last_offer = None
+            self._last_bad = None
             self._fitting.clear()
             self._bad_by_id.clear()
             self._unions.clear()
@@ -263,6 +284,13 @@ class InstanceTypeIndex:
     def incompatible(self, reqs: Requirements) -> frozenset[int]:
         """ids of the types failing ``it.requirements.intersects(reqs)`` (nodeclaim.go
         ``compatible``): the union of :meth:`_bad_for` over the keys, memoised by identity."""
+        if self.reqs_by_identity:  # (a claim's requirement set is asked again for every pod)
+            last = self._last_bad
+            if last is not None and last[0] is reqs:
+                return last[1]
+            out = self._incompatible_items(dict.items(reqs))
+            self._last_bad = (reqs, out)
+            return out
         return self._incompatible_items(dict.items(reqs))
 
     def incompatible_with(self, reqs: Requirements, changes: dict[str, Requirement] | None) -> frozenset[int]:
@@ -326,7 +354,11 @@ class InstanceTypeIndex:
     def offering_allocs(self, reqs: Requirements) -> dict[int, tuple[tuple[dict[str, int], bool], ...]]:
         """Per instance type: the allocatable groups holding an offering compatible with ``reqs``
         (``reqs.is_compatible(offering.requirements, well_known)``, first compatible per group)."""
-        sig = tuple(dict.get(reqs, k) for k in self._offering_keys)
+        if self.reqs_by_identity:
+            last = self._last_offer
+            if last is not None and last[0] is reqs:
+                return last[1]
+        sig = tuple([dict.get(reqs, k) for k in self._offering_keys])
         cached = self._offer.get(sig)
         if cached is None:
             sub = Requirements()
@@ -346,6 +378,7 @@ class InstanceTypeIndex:
                             break
                 cached[iid] = tuple(allocs)
             self._offer[sig] = cached
+        self._last_offer = (reqs, cached)
         return cached
 
     def _offering_class(self, reqs: Requirements) -> int:
@@ -430,10 +463,13 @@ def _fits_any(total: dict[str, int], allocs: tuple[tuple[dict[str, int], bool], 
 
 def surviving_ids(index: InstanceTypeIndex, option_ids: frozenset[int], requirements: Requirements,
                   totals: list[tuple[frozenset[int], dict[str, int]]], single_total: dict[str, int] | None,
-                  memo_fits: bool) -> tuple[frozenset[int], frozenset[int], _Capacity]:
+                  memo_fits: bool, fit_basis: tuple[_Capacity, dict[str, int]] | None = None,
+                  ) -> tuple[frozenset[int], frozenset[int], _Capacity]:
     """ids of the options meeting ``compatible && fits && hasOffering`` (nodeclaim.go
     filterInstanceTypesByRequirements), each judged against its daemon group's total; also the
-    incompatible ids and the capacity (for :func:`error_flags`)."""
+    incompatible ids and the capacity (for :func:`error_flags`). ``fit_basis``: ``(capacity,
+    total)`` such that every option fits ``total`` under that capacity (a claim's options after
+    its last Add): with the same capacity, ``too_small_among`` takes ``total`` as its floor."""
     bad = index.incompatible(requirements)
     offers = index.offering_allocs(requirements)
     cap = index.capacity(offers)
@@ -445,7 +481,9 @@ def surviving_ids(index: InstanceTypeIndex, option_ids: frozenset[int], requirem
     if single_total is not None:  # one daemon group: it holds every type of the template
         if memo_fits:
             return index.meet(live, index.fitting(offers, single_total)), bad, cap
-        return live.difference(cap.too_small_among(live, single_total)), bad, cap
+        floor = fit_basis[1] if fit_basis is not None and fit_basis[0] is cap else None
+        small = cap.too_small_among(live, single_total, floor)
+        return (live.difference(small) if small else live), bad, cap
     # the groups partition the template's types; a type in no group left (host ports) fails
     found: set[int] = set()
     for ids, t in totals:

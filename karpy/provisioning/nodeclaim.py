@@ -12,9 +12,9 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from itertools import compress
-from typing import TYPE_CHECKING, Any, Sequence
+from typing import TYPE_CHECKING, Any, ClassVar, Sequence
 
-from karpy.provisioning.instancetypeindex import _MEMO_LIMIT, InstanceTypeIndex, error_flags, surviving_ids
+from karpy.provisioning.instancetypeindex import _MEMO_LIMIT, InstanceTypeIndex, _Capacity, error_flags, surviving_ids
 from karpy.provisioning.nodeclaimtemplate import to_nodeclaim
 from karpy.provisioning.requirementchanges import apply_topology_requirements, topology_changes_error
 from karpy.provisioning.reservationmanager import (ReservedOfferingError, finalize_reservations,
@@ -40,6 +40,9 @@ __all__ = [
     "resources_string",
     "topology_changes_error",
 ]
+
+#: (capacity, total): every instance-type option of a claim fits ``total`` under that capacity
+_FitBasis = tuple[_Capacity, dict[str, int]]
 
 _ONE_MILLION_CPU = 1_000_000 * 1_000_000_000  # "1M" cpu in nano-units
 
@@ -213,7 +216,7 @@ def filter_instance_types_by_requirements(
     need_error = option_ids is None
     if option_ids is None:
         option_ids = frozenset(map(id, instance_types))
-    remaining, _, unsat, err = _filter(index, instance_types, requirements, pod_host_ports, pod_key,
+    remaining, _, unsat, err, _ = _filter(index, instance_types, requirements, pod_host_ports, pod_key,
                                        pod_requests, daemon_groups, total_requests, relax_min_values,
                                        satisfies_min_values, memo_fits, option_ids, need_error)
     return remaining, unsat, err
@@ -233,10 +236,12 @@ def _filter(
     memo_fits: bool,
     option_ids: frozenset[int],
     need_error: bool,
-) -> tuple[list[Any], frozenset[int], dict[str, int], InstanceTypeFilterError | str | None]:
+    fit_basis: _FitBasis | None = None,
+) -> tuple[list[Any], frozenset[int], dict[str, int], InstanceTypeFilterError | str | None, _FitBasis | None]:
     """:func:`filter_instance_types_by_requirements`, also returning the ids of ``remaining``
-    (``option_ids``: the ids of ``instance_types``). When every option survives, ``instance_types``
-    itself is returned; otherwise the survivors in ``instance_types`` order."""
+    (``option_ids``: the ids of ``instance_types``) and, with one daemon group, ``(capacity,
+    total)`` that every survivor fits (see :func:`surviving_ids`' ``fit_basis``). When every option
+    survives, ``instance_types`` itself is returned; otherwise the survivors in ``instance_types`` order."""
     # per-group totals; groups whose host ports conflict with the pod are skipped
     totals: list[tuple[frozenset[int], dict[str, int]]] = []
     tracked: list[dict[str, int]] = []
@@ -251,7 +256,7 @@ def _filter(
         if g.ids:
             totals.append((g.ids, t))
     single_total = totals[0][1] if len(daemon_groups) == 1 and totals else None
-    survivors, bad, cap = surviving_ids(index, option_ids, requirements, totals, single_total, memo_fits)
+    survivors, bad, cap = surviving_ids(index, option_ids, requirements, totals, single_total, memo_fits, fit_basis)
     remaining: list[Any]
     if not survivors:
         remaining = []
@@ -271,9 +276,9 @@ def _filter(
             else:
                 mv_err = None
     if remaining:
-        return remaining, survivors, unsat, None
+        return remaining, survivors, unsat, None, None if single_total is None else (cap, single_total)
     if not need_error:
-        return [], frozenset(), unsat, INSTANCE_TYPES_FILTERED_OUT
+        return [], frozenset(), unsat, INSTANCE_TYPES_FILTERED_OUT, None
     err = InstanceTypeFilterError(requirements, pod_requests, index.strings)
     for t in tracked:
         err.track_daemon_overhead(t)
@@ -281,11 +286,15 @@ def _filter(
      err.fits_and_offering) = error_flags(index, option_ids, totals, bad, cap)
     # a minValues error was evaluated on the non-empty list; a relaxed one is dropped
     err.min_values_incompatible_err = mv_err
-    return [], frozenset(), unsat, err
+    return [], frozenset(), unsat, err, None
 
 
 class NodeClaim:
     """An in-flight NodeClaim (nodeclaim.go NodeClaim). Built by the Scheduler from a template."""
+
+    #: filter a claim's options with the total they fit after the last Add as the floor of the
+    #: fits test (_FitBasis; the same survivors, pinned by test_instancetypeindex_equivalence)
+    fit_floor: ClassVar[bool] = True
 
     __slots__ = (
         "template",
@@ -311,6 +320,7 @@ class NodeClaim:
         "_to_reserve",
         "_option_ids",
         "_pending_ids",
+        "_fit_basis",
         "filtered_requirements",
         "fresh_failures",
     )
@@ -361,7 +371,10 @@ class NodeClaim:
         self._option_ids: tuple[list[Any], frozenset[int]] | None = (
             self.instance_type_options, index.ids_of(instance_types))
         #: (the list the last can_add returned, its ids): adopted by add when it takes that list
-        self._pending_ids: tuple[list[Any], frozenset[int]] | None = None
+        self._pending_ids: tuple[list[Any], frozenset[int], _FitBasis | None] | None = None
+        #: (capacity, total) every instance-type option fits (from the can_add whose list add
+        #: took): the floor of the next filter's fits test (surviving_ids' fit_basis)
+        self._fit_basis: _FitBasis | None = None
         #: the Scheduler's memo of fresh claims' filter failures (see :class:`FreshClaimFailures`);
         #: set by Scheduler.addToNewNodeClaim on the claims it builds, None elsewhere
         self.fresh_failures: FreshClaimFailures | None = None
@@ -383,6 +396,7 @@ class NodeClaim:
         self.reservation_manager = None
         self._option_ids = None
         self._pending_ids = None
+        self._fit_basis = None
         self.fresh_failures = None
 
     def can_add(
@@ -469,7 +483,7 @@ class NodeClaim:
             reqs = reqs.copy()
             dict.update(reqs, changes)
         requests = merge(self.requests, pod_data.requests)
-        remaining, remaining_ids, unsat, ferr = _filter(
+        remaining, remaining_ids, unsat, ferr, basis = _filter(
             index,
             self.instance_type_options,
             reqs,
@@ -483,8 +497,9 @@ class NodeClaim:
             not self.pods,
             options,
             need_error,
+            self._fit_basis if self.fit_floor else None,
         )
-        self._pending_ids = (remaining, remaining_ids)
+        self._pending_ids = (remaining, remaining_ids, basis)
         if relax_min_values and unsat:
             reqs = reqs.copy()  # never mutate shared / memoised requirement sets
             for key, mv in unsat.items():
@@ -520,7 +535,10 @@ class NodeClaim:
         self.instance_type_options = instance_types
         pending = self._pending_ids
         if pending is not None and pending[0] is instance_types:
-            self._option_ids = pending
+            self._option_ids = (instance_types, pending[1])
+            self._fit_basis = pending[2]
+        else:
+            self._fit_basis = None
         self._pending_ids = None
         self.requests = merge(self.requests, pod_data.requests)
         self.requirements = requirements

@@ -44,9 +44,15 @@ class _SpecDerived:
 
 
 class SpecMemo:
-    """PodData's spec-derived values per pod spec object, for one Solve (docs/internals/upstream-mirrors.md#poddata)."""
+    """PodData's spec-derived values per pod spec object, for one Solve or, kept by the
+    Provisioner's SchedulerCache, across Solves: a pod spec is never changed in place once a Pod
+    holds it (a relaxation changes a copy, which is not served from the memo) -- see
+    docs/internals/upstream-mirrors.md#poddata. Holds at most :attr:`LIMIT` specs (then starts over)."""
 
     __slots__ = ("_by_spec",)
+
+    #: at most this many specs are kept (the memo is cleared when it is full)
+    LIMIT = 1 << 15
 
     def __init__(self) -> None:
         self._by_spec: dict[tuple[int, bool], tuple[Any, _SpecDerived]] = {}
@@ -60,6 +66,8 @@ class SpecMemo:
         if hit is not None and hit[0] is spec:
             return hit[1]
         derived = _SpecDerived.of(pod, ignore_preferences)
+        if len(self._by_spec) >= self.LIMIT:
+            self._by_spec.clear()
         self._by_spec[key] = (spec, derived)
         return derived
 

@@ -300,7 +300,7 @@ class Scheduler:
         self.index = _instance_type_index(instance_types, well_known, cache, types_key)
         self._hostname_seq = 0
         self._interned: dict[tuple[Any, ...], int] = {}
-        self._specs = SpecMemo()  # PodData's spec-derived values per spec
+        self._specs = cache.specs if cache is not None else SpecMemo()  # PodData's spec-derived values per spec
         self.new_nodeclaims: list[NodeClaim] = []
         #: hostnames of ``new_nodeclaims`` (for the hostname anti-affinity pre-filter in _add)
         self._claim_hostnames: set[str] = set()

@@ -10,6 +10,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Hashable, Mapping, Sequence
 from typing import Any
 
+from karpy.provisioning.poddata import SpecMemo
 from karpy.scheduling.requirements import Requirements
 
 __all__ = ["SchedulerCache", "pass_key"]
@@ -37,6 +38,9 @@ class SchedulerCache:
         self._templates: OrderedDict[Hashable, tuple[list[Any], str | None]] = OrderedDict()
         self._reserved: OrderedDict[Hashable, dict[str, int]] = OrderedDict()
         self._labels: OrderedDict[tuple[tuple[str, str], ...], Requirements] = OrderedDict()
+        #: PodData's spec-derived values per pod spec, across passes (a pod is solved again in
+        #: every pass and consolidation simulation while it is pending or movable)
+        self.specs = SpecMemo()
         self.hits = 0
         self.misses = 0
 
@@ -129,6 +133,7 @@ class SchedulerCache:
         return hit
 
     def clear(self) -> None:
+        self.specs = SpecMemo()
         self._labels.clear()
         self._types.clear()
         self._index.clear()

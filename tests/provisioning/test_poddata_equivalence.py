@@ -158,3 +158,35 @@ def test_requests_read_status_finds_a_resize_pending_condition_among_others() ->
         assert got[name] == plain
     assert got == {"pending": False, "resized": True, "resize-pending": True, "none": False,
                    "pending-then-resize": True, "two-others": False}
+
+
+def test_a_memo_kept_across_solves_serves_what_a_fresh_one_computes(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The Provisioner's SchedulerCache keeps one SpecMemo for every Scheduler it serves: a pod
+    solved again in a later pass (or consolidation simulation) gets the data a fresh build gives,
+    also once its spec was replaced by a changed copy, and when the memo is full and starts over."""
+    from karpy.api.builders import make_nodepool, make_pod
+    from karpy.cloudprovider import fake
+    from karpy.provisioning.scheduler import Scheduler
+    from karpy.provisioning.schedulercache import SchedulerCache
+    from karpy.provisioning.topology import Topology
+    from karpy.state.cluster import ClusterState
+
+    from tests.provisioning.test_scanskips_topology_misses import WELL_KNOWN
+
+    monkeypatch.setattr(SpecMemo, "LIMIT", 5)
+    cache = SchedulerCache()
+    pool = make_nodepool("default")
+    its = {"default": fake.instance_types(6)}
+    pods = [make_pod(f"p-{i}", uid=f"p-{i}", requests={"cpu": f"{100 * (i % 3 + 1)}m"}) for i in range(8)]
+    served: list[int] = []
+    for rnd in range(3):
+        if rnd == 2:  # a pod's spec replaced by a changed copy (an update, never an in-place change)
+            pods[0] = pods[0].model_copy(update={"spec": pods[0].spec.model_copy(update={"node_selector": {"k": "v"}})})
+        cluster = ClusterState.from_objects()
+        topology = Topology(cluster, [], [pool], its, pods, "Respect", WELL_KNOWN)
+        s = Scheduler([pool], cluster, [], topology, its, [], well_known=WELL_KNOWN, cache=cache)
+        assert s._specs is cache.specs
+        for p in pods:
+            assert _view(s._pod_data(p)) == _view(PodData(p, False))
+        served.append(len(cache.specs._by_spec))
+    assert served[0] == 3 and max(served) <= 5  # (8 specs seen: the memo started over)
