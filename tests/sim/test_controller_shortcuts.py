@@ -1,0 +1,183 @@
+"""The workload controllers' and the event parser's shortcuts against their plain paths (issue #32):
+each is switched off and the decisions compared on generated inputs."""
+
+from __future__ import annotations
+
+import functools
+import random
+import shlex
+from datetime import datetime, timedelta, timezone
+from typing import Any
+
+import pytest
+
+import karpy
+import karpy.api.scenario as scenario_api
+from karpy.api.builders import make_deployment, make_nodepool
+from karpy.api.meta import ObjectMeta
+from karpy.api.pod import Pod, PodSpec, PodStatus
+from karpy.cloudprovider.fake import FakeCloudProvider
+from karpy.sim import replicaset
+from karpy.sim.replicaset import ReplicaSetController, rank_pods_for_deletion
+
+
+def _scenario(seed: int) -> tuple[list[Any], list[str]]:
+    """Deployments (some pods finishing or departing) scaled up and down at random instants, with
+    rollouts, so pods are created, condemned, evicted and replaced while others are still bound."""
+    rng = random.Random(seed)
+    objs: list[Any] = [make_nodepool()]
+    names = []
+    for i in range(rng.randint(1, 3)):
+        ann = {}
+        if rng.random() < 0.3:
+            ann["karpy.io/depart-after"] = f"{rng.randint(1, 40)}m"
+        if rng.random() < 0.3:
+            ann["controller.kubernetes.io/pod-deletion-cost"] = str(rng.randint(-2, 2))
+        name = f"w{i}"
+        names.append(name)
+        objs.append(make_deployment(name, replicas=rng.randint(1, 8), requests={"cpu": rng.choice(["250m", "1", "3"])},
+                                    annotations=ann))
+    events = []
+    for _ in range(rng.randint(4, 12)):
+        at = rng.randint(1, 170)
+        name = rng.choice(names)
+        if rng.random() < 0.2:
+            events.append(f"{at}m rollout deployment/{name}")
+        else:
+            events.append(f"{at}m scale deployment/{name} {rng.randint(0, 14)}")
+    return objs, events
+
+
+def _run(objs: list[Any], events: list[str]) -> str:
+    return karpy.simulate(objs, cloud_provider=FakeCloudProvider(), region=None, until="3h",
+                          events=events).to_json()
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_active_owned_pods_decides_as_counts_as_active(seed: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    objs, events = _scenario(seed)
+    checked = [0]
+    original = ReplicaSetController.active_pods
+
+    def both(self: ReplicaSetController, rs: Any) -> list[Any]:
+        fast = original(self, rs)
+        plain = [p for p in self.host.owned_pods(rs.uid) if self.host.counts_as_active(p)]
+        assert [p.key for p in fast] == [p.key for p in plain] and all(a is b for a, b in zip(fast, plain))
+        checked[0] += 1
+        return fast
+
+    with monkeypatch.context() as m:
+        m.setattr(ReplicaSetController, "active_pods", both)
+        fast_doc = _run(objs, events)
+    assert checked[0] > 0
+    with monkeypatch.context() as m:
+        m.setattr(ReplicaSetController, "fast_active", False)
+        plain_doc = _run(objs, events)
+    assert fast_doc == plain_doc
+
+
+def _reference_rank(pods: Any, related: Any, now: float, ready_since: Any, created_at: Any) -> list[Any]:
+    """rank_pods_for_deletion as it was before its per-pod facts (karpy 6bd996b), the reference."""
+    on_node: dict[str, int] = {}
+    for p in related:
+        if p.spec.node_name:
+            on_node[p.spec.node_name] = on_node.get(p.spec.node_name, 0) + 1
+    rank = {p.key: (on_node.get(p.spec.node_name, 0) if p.spec.node_name else 0) for p in pods}
+
+    def ready(p: Any) -> bool:
+        return bool(p.spec.node_name) and ready_since(p.key) is not None
+
+    def less(a: Any, b: Any) -> int:
+        if bool(a.spec.node_name) != bool(b.spec.node_name):
+            return -1 if not a.spec.node_name else 1
+        pa = replicaset._PHASE_ORDINAL.get(a.status.phase or "Pending", 0)
+        pb = replicaset._PHASE_ORDINAL.get(b.status.phase or "Pending", 0)
+        if pa != pb:
+            return -1 if pa < pb else 1
+        if ready(a) != ready(b):
+            return -1 if not ready(a) else 1
+        ca, cb = replicaset._deletion_cost(a), replicaset._deletion_cost(b)
+        if ca != cb:
+            return -1 if ca < cb else 1
+        if rank[a.key] != rank[b.key]:
+            return -1 if rank[a.key] > rank[b.key] else 1
+        if ready(a) and ready(b):
+            ra, rb = ready_since(a.key), ready_since(b.key)
+            if ra != rb:
+                diff = replicaset._log_rank(ra, now) - replicaset._log_rank(rb, now)
+                if diff != 0:
+                    return -1 if diff < 0 else 1
+                return -1 if (a.metadata.uid or "") < (b.metadata.uid or "") else 1
+        ta, tb = created_at(a), created_at(b)
+        if ta != tb and (ta is None or tb is None):
+            return -1 if ta is None else 1
+        if ta != tb:
+            diff = replicaset._log_rank(ta, now) - replicaset._log_rank(tb, now)
+            if diff != 0:
+                return -1 if diff < 0 else 1
+            return -1 if (a.metadata.uid or "") < (b.metadata.uid or "") else 1
+        return 0
+
+    return sorted(pods, key=functools.cmp_to_key(less))
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_rank_pods_for_deletion_ranks_as_the_reference(seed: int) -> None:
+    rng = random.Random(seed)
+    epoch = datetime(2026, 1, 1, tzinfo=timezone.utc)
+    now = 10_000.0
+    pods, ready = [], {}
+    for i in range(rng.randint(1, 30)):
+        node = rng.choice([None, "n1", "n2", "n3"])
+        ann = {}
+        if rng.random() < 0.4:
+            ann[replicaset.POD_DELETION_COST_ANNOTATION] = rng.choice(["0", "1", "-3", "bad", "7"])
+        created = (None if rng.random() < 0.1
+                   else epoch + timedelta(seconds=rng.choice([0.0, 5.0, 600.0, 9000.0, 9990.0, now])))
+        pod = Pod(metadata=ObjectMeta(name=f"p{i}", uid=rng.choice(["", f"u{rng.randint(0, 9)}"]),
+                                      annotations=ann, creation_timestamp=created),
+                  spec=PodSpec(node_name=node), status=PodStatus(phase=rng.choice([None, "Pending", "Running",
+                                                                                   "Unknown"])))
+        pods.append(pod)
+        if node and rng.random() < 0.8:
+            ready[pod.key] = rng.choice([1.0, 5.0, 600.0, 3000.0, 3560.0, 9999.0, now, now + 1])
+    related = pods + [Pod(metadata=ObjectMeta(name=f"r{i}"), spec=PodSpec(node_name=rng.choice(["n1", "n2", None])))
+                      for i in range(rng.randint(0, 6))]
+
+    def created_at(p: Pod) -> float | None:
+        ts = p.metadata.creation_timestamp
+        return (ts - epoch).total_seconds() if ts is not None else None
+
+    expected = _reference_rank(pods, related, now, ready.get, created_at)
+    assert [p.key for p in rank_pods_for_deletion(pods, related, now, ready.get, created_at)] == \
+        [p.key for p in expected]
+
+
+_CHARS = " \t\r\n\x0b\x0c\x1c\x85\xa0\u2003ab1/=-#'\"\\;|&*?~$`()<>"
+
+
+def test_plain_event_lines_split_as_shlex_does(monkeypatch: pytest.MonkeyPatch) -> None:
+    rng = random.Random(7)
+    plain = 0
+    for _ in range(50_000):
+        line = "".join(rng.choice(_CHARS) for _ in range(rng.randint(0, 14)))
+        if scenario_api._shlex_plain(line):
+            plain += 1
+            assert line.split() == shlex.split(line), repr(line)
+    assert plain > 1000
+    lines = ["10m scale deployment/web 3", "1h30m\tscale Deployment/web 0 -n team", "5m rollout deployment/a",
+             "2m capacity unavailable 'c8i.*:*:*'", '3m delete pod/"x y"', "4m interrupt node=n1\r",
+             "1m scale deployment/web\x0b3", "1m cancel-reservation cr-1", "bad", "1m scale deployment/web 'x"]
+
+    def parsed() -> list[Any]:
+        out = []
+        for line in lines:
+            try:
+                out.append(scenario_api.parse_event_line(line))
+            except ValueError as err:
+                out.append(str(err))
+        return out
+
+    fast = parsed()
+    monkeypatch.setattr(scenario_api, "_SHLEX_PLAIN_ENABLED", False)
+    assert parsed() == fast
