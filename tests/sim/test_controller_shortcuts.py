@@ -181,3 +181,46 @@ def test_plain_event_lines_split_as_shlex_does(monkeypatch: pytest.MonkeyPatch) 
     fast = parsed()
     monkeypatch.setattr(scenario_api, "_SHLEX_PLAIN_ENABLED", False)
     assert parsed() == fast
+
+
+def _reference_duration(value: Any, what: str = "duration") -> float:
+    """parse_duration as it was before it skipped float() for h/m/s texts (karpy 6bd996b)."""
+    import math
+
+    if isinstance(value, bool):
+        raise ValueError(f"{what} {value!r} is not a duration (e.g. 90s, 2m, 1h30m)")
+    if isinstance(value, (int, float)):
+        seconds = float(value)
+    elif isinstance(value, str):
+        text = value.strip()
+        try:
+            seconds = float(text)
+        except ValueError:
+            m = scenario_api._DURATION_RE.match(text)
+            if not text or not m or not any(m.groups()):
+                raise ValueError(f"{what} {value!r} is not a duration (e.g. 90s, 2m, 1h30m)") from None
+            h, mi, sec = (float(g[:-1]) if g else 0.0 for g in m.groups())
+            seconds = h * 3600 + mi * 60 + sec
+    else:
+        raise ValueError(f"{what} {value!r} is not a duration (e.g. 90s, 2m, 1h30m)")
+    if math.isnan(seconds) or math.isinf(seconds):
+        raise ValueError(f"{what} {value!r} is not a finite duration")
+    if seconds < 0:
+        raise ValueError(f"{what} {value!r} must not be negative")
+    return seconds
+
+
+def test_parse_duration_reads_as_the_reference() -> None:
+    rng = random.Random(3)
+    alphabet = "0123456789.hms -+e_infaINFy "
+    values: list[Any] = ["10m", "1h30m", "", "inf", "nan", "infinity", "1e3", "1_0", "-5m", True, 3, 2.5, None]
+    values += ["".join(rng.choice(alphabet) for _ in range(rng.randint(0, 7))) for _ in range(30_000)]
+
+    def outcome(f: Any, v: Any) -> Any:
+        try:
+            return f(v, "at")
+        except ValueError as err:
+            return str(err)
+
+    for v in values:
+        assert outcome(scenario_api.parse_duration, v) == outcome(_reference_duration, v), repr(v)
