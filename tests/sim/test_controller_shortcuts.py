@@ -1,4 +1,4 @@
-"""The workload controllers' and the event parser's shortcuts against their plain paths (issue #32):
+"""The workload controllers', the event parser's and the run loop's shortcuts against their plain paths (issue #32):
 each is switched off and the decisions compared on generated inputs."""
 
 from __future__ import annotations
@@ -224,3 +224,54 @@ def test_parse_duration_reads_as_the_reference() -> None:
 
     for v in values:
         assert outcome(scenario_api.parse_duration, v) == outcome(_reference_duration, v), repr(v)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_freezing_the_loaded_heap_changes_no_document(seed: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    import gc
+
+    from karpy.sim import simulation
+
+    objs, events = _scenario(100 + seed)
+    frozen_during = []
+    original = simulation.Simulation._run_loaded
+
+    def spy(self: Any) -> Any:
+        frozen_during.append(gc.get_freeze_count())
+        return original(self)
+
+    monkeypatch.setattr(simulation.Simulation, "_run_loaded", spy)
+    with_freeze = _run(objs, events)
+    assert frozen_during[-1] > 0 and gc.get_freeze_count() == 0  # handed back after the run
+    monkeypatch.setattr(simulation, "FREEZE_LOADED_HEAP", False)
+    assert _run(objs, events) == with_freeze
+    assert frozen_during[-1] == 0
+
+
+def test_a_callers_own_freeze_is_left_alone() -> None:
+    import gc
+
+    from karpy.sim import simulation
+
+    gc.freeze()
+    try:
+        assert simulation._freeze_loaded_heap() is False
+        objs, events = _scenario(1)
+        _run(objs, events)
+        assert gc.get_freeze_count() > 0  # not unfrozen by the run
+    finally:
+        gc.unfreeze()
+
+
+def test_clock_timestamp_memo_is_the_plain_datetime() -> None:
+    from karpy.sim.clock import EPOCH, VirtualClock
+
+    rng = random.Random(5)
+    clock = VirtualClock()
+    for _ in range(2000):
+        if rng.random() < 0.3:
+            clock.advance(rng.choice([0.0, 0.5, 1, 30.0, 1e-9]))
+        t = rng.choice([None, None, clock.now(), 0, 0.0, -0.0, 12.5, 3600])
+        expected = EPOCH + timedelta(seconds=clock.now() if t is None else t)
+        got = clock.timestamp(t)
+        assert got == expected and got.tzinfo == expected.tzinfo
