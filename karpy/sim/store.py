@@ -92,8 +92,8 @@ class ObjectStore:
     def getter(self, kind: str) -> Callable[[tuple[str, str]], Any | None]:
         """``get`` of the objects of ``kind`` by (namespace, name) key, valid until the next
         create of the kind's first object (for a loop of look-ups)."""
-        bucket = self._objects.get(kind)
-        return bucket.get if bucket is not None else {}.get
+        bucket: dict[tuple[str, str], Any] = self._objects.get(kind, {})
+        return bucket.get
 
     def get_all(self, kind: str, keys: Iterable[tuple[str, str]]) -> list[Any]:
         """The objects of ``kind`` at the given (namespace, name) keys that exist, in the keys'

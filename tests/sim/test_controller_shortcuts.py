@@ -227,23 +227,25 @@ def test_parse_duration_reads_as_the_reference() -> None:
 
 
 @pytest.mark.parametrize("seed", range(3))
-def test_freezing_the_loaded_heap_changes_no_document(seed: int, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_frozen_survivors_change_no_document(seed: int, monkeypatch: pytest.MonkeyPatch) -> None:
     import gc
 
     from karpy.sim import simulation
+    from karpy.sim.collector import FrozenSurvivors
 
     objs, events = _scenario(100 + seed)
     frozen_during = []
     original = simulation.Simulation._run_loaded
 
     def spy(self: Any) -> Any:
+        gc.collect()  # a full collection: its survivors are frozen too
         frozen_during.append(gc.get_freeze_count())
         return original(self)
 
     monkeypatch.setattr(simulation.Simulation, "_run_loaded", spy)
     with_freeze = _run(objs, events)
     assert frozen_during[-1] > 0 and gc.get_freeze_count() == 0  # handed back after the run
-    monkeypatch.setattr(simulation, "FREEZE_LOADED_HEAP", False)
+    monkeypatch.setattr(FrozenSurvivors, "enabled", False)
     assert _run(objs, events) == with_freeze
     assert frozen_during[-1] == 0
 
@@ -251,16 +253,21 @@ def test_freezing_the_loaded_heap_changes_no_document(seed: int, monkeypatch: py
 def test_a_callers_own_freeze_is_left_alone() -> None:
     import gc
 
-    from karpy.sim import simulation
+    from karpy.sim.collector import FrozenSurvivors
 
+    callbacks = list(gc.callbacks)
     gc.freeze()
     try:
-        assert simulation._freeze_loaded_heap() is False
+        with FrozenSurvivors() as f:
+            assert not f.active
         objs, events = _scenario(1)
         _run(objs, events)
         assert gc.get_freeze_count() > 0  # not unfrozen by the run
     finally:
         gc.unfreeze()
+    with FrozenSurvivors() as f:
+        assert f.active and gc.get_freeze_count() > 0
+    assert gc.get_freeze_count() == 0 and gc.callbacks == callbacks
 
 
 def test_clock_timestamp_memo_is_the_plain_datetime() -> None:
