@@ -25,6 +25,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple, Protocol
 
+from karpy.api.time import EPOCH
+
 if TYPE_CHECKING:
     from karpy.api.pod import Pod
 
@@ -231,7 +233,5 @@ class ReplicaSetController:
 
 
 def _created_at(pod: Pod) -> float | None:
-    from karpy.sim.clock import EPOCH
-
     ts = pod.metadata.creation_timestamp
     return (ts - EPOCH).total_seconds() if ts is not None else None

@@ -282,3 +282,16 @@ def test_clock_timestamp_memo_is_the_plain_datetime() -> None:
         expected = EPOCH + timedelta(seconds=clock.now() if t is None else t)
         got = clock.timestamp(t)
         assert got == expected and got.tzinfo == expected.tzinfo
+
+
+def test_stable_uid_is_uuid5(monkeypatch: pytest.MonkeyPatch) -> None:
+    from karpy.api import workloads
+
+    rng = random.Random(11)
+    alphabet = "abc-./0123456789\u00e9\u4e2d\U0001f600 "
+    names = [("Pod", "default", "web-bcdfg"), ("ReplicaSet", "", ""), ("Pod", "ns", "\u00e9\u4e2d")]
+    names += [tuple("".join(rng.choice(alphabet) for _ in range(rng.randint(0, 20))) for _ in range(3))
+              for _ in range(3000)]
+    fast = [workloads.stable_uid(*n) for n in names]
+    monkeypatch.setattr(workloads, "_FAST_UUID5", False)
+    assert [workloads.stable_uid(*n) for n in names] == fast
