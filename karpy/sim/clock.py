@@ -9,7 +9,6 @@ from __future__ import annotations
 import heapq
 import itertools
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
 from karpy.api.time import EPOCH
@@ -20,10 +19,12 @@ __all__ = ["EPOCH", "EventQueue", "VirtualClock"]
 class VirtualClock:
     """Seconds since the start of the simulation; only moves forward."""
 
-    __slots__ = ("_now",)
+    __slots__ = ("_now", "_stamp")
 
     def __init__(self, start: float = 0.0) -> None:
         self._now = float(start)
+        #: the last (seconds, datetime) :meth:`timestamp` built (a datetime is immutable)
+        self._stamp: tuple[float, datetime] | None = None
 
     def now(self) -> float:
         return self._now
@@ -38,15 +39,18 @@ class VirtualClock:
 
     def timestamp(self, t: float | None = None) -> datetime:
         """The virtual time ``t`` (default: now) as an aware datetime."""
-        return EPOCH + timedelta(seconds=self._now if t is None else t)
+        at = self._now if t is None else t
+        stamp = self._stamp
+        if stamp is not None and stamp[0] == at:
+            return stamp[1]
+        ts = EPOCH + timedelta(seconds=at)
+        self._stamp = (at, ts)
+        return ts
 
 
-@dataclass(order=True)
-class _Event:
-    at: float
-    seq: int
-    name: str = field(compare=False)
-    action: Callable[[], None] = field(compare=False)
+#: a scheduled callback: (at, seq, name, action); ordered by (at, seq) — seq is unique, so the
+#: tuple comparison (in C, not a dataclass __lt__) never reaches the name
+_Event = tuple[float, int, str, Callable[[], None]]
 
 
 class EventQueue:
@@ -58,26 +62,26 @@ class EventQueue:
         self._seq = itertools.count()
 
     def schedule(self, at: float, name: str, action: Callable[[], None]) -> None:
-        heapq.heappush(self._heap, _Event(max(at, self._clock.now()), next(self._seq), name, action))
+        heapq.heappush(self._heap, (max(at, self._clock.now()), next(self._seq), name, action))
 
     def schedule_in(self, delay: float, name: str, action: Callable[[], None]) -> None:
         self.schedule(self._clock.now() + delay, name, action)
 
     def last_time(self) -> float | None:
         """The latest scheduled time (None when empty)."""
-        return max(ev.at for ev in self._heap) if self._heap else None
+        return max(ev[0] for ev in self._heap) if self._heap else None
 
     def next_time(self) -> float | None:
-        return self._heap[0].at if self._heap else None
+        return self._heap[0][0] if self._heap else None
 
     def run_next(self) -> str | None:
         """Advance the clock to the earliest event, run it, and return its name."""
         if not self._heap:
             return None
-        ev = heapq.heappop(self._heap)
-        self._clock.advance_to(ev.at)
-        ev.action()
-        return ev.name
+        at, _, name, action = heapq.heappop(self._heap)
+        self._clock.advance_to(at)
+        action()
+        return name
 
     def __len__(self) -> int:
         return len(self._heap)

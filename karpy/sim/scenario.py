@@ -226,10 +226,9 @@ class ScenarioRunner:
         action = ev.action
         ref = getattr(ev, action)
         ns = ref.namespace or "default"
-        kinds = {k for (k, _, _) in known}
         lookup_ns = "default" if ref.kind in ("NodePool", "EC2NodeClass", "NodeOverlay", "PriorityClass") else ns
         if (ref.kind, lookup_ns, ref.name) not in known:
-            hint = "" if ref.kind in kinds else f" (no {ref.kind} is loaded)"
+            hint = "" if any(k == ref.kind for (k, _, _) in known) else f" (no {ref.kind} is loaded)"
             raise self._error(file, doc, f"{path}.{action}.name",
                               f"unknown {ref.kind} {ns + '/' if lookup_ns != 'default' or ns != 'default' else ''}"
                               f"{ref.name!r}{hint}".replace("'", '"'))

@@ -78,6 +78,7 @@ from karpy.provisioning.scheduler import OUTCOME_EXISTING_NODE
 from karpy.state.cluster import ClusterState
 from karpy.provisioning.volumetopology import VolumeTopology
 from karpy.sim.clock import EventQueue, VirtualClock
+from karpy.sim.collector import FrozenSurvivors
 from karpy.sim.events import nodepool_event_warnings
 from karpy.sim.existing import adopt_nodeclaims
 from karpy.sim.loopguard import LaunchLoopGuard
@@ -542,6 +543,10 @@ class Simulation:
 
     def run(self) -> SimulationResult:
         self.load()
+        with FrozenSurvivors():  # performance only: karpy.sim.collector
+            return self._run_loaded()
+
+    def _run_loaded(self) -> SimulationResult:
         if self.horizon is not None:
             limit = self.horizon
         else:

@@ -89,6 +89,12 @@ class ObjectStore:
             namespace = ""
         return self._objects.get(kind, {}).get((namespace, name))
 
+    def getter(self, kind: str) -> Callable[[tuple[str, str]], Any | None]:
+        """``get`` of the objects of ``kind`` by (namespace, name) key, valid until the next
+        create of the kind's first object (for a loop of look-ups)."""
+        bucket: dict[tuple[str, str], Any] = self._objects.get(kind, {})
+        return bucket.get
+
     def get_all(self, kind: str, keys: Iterable[tuple[str, str]]) -> list[Any]:
         """The objects of ``kind`` at the given (namespace, name) keys that exist, in the keys'
         order (a namespaced kind's key; :meth:`get` for one object)."""
