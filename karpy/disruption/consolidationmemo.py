@@ -23,12 +23,19 @@ from karpy.scheduling.labels import LABEL_NODEPOOL
 if TYPE_CHECKING:  # pragma: no cover
     from karpy.disruption.types import Candidate, Cluster
 
-__all__ = ["ConsolidationMemo", "fingerprint"]
+__all__ = ["ConsolidationMemo", "fingerprint", "look_fingerprint"]
 
 
 def fingerprint(cluster: Cluster, candidates: Sequence[Candidate]) -> tuple[Hashable, ...] | None:
     """What computeConsolidation of ``candidates`` reads from this look, or None when it cannot be
     told (no store version, or a NodePool's instance types without a provider key)."""
+    look = look_fingerprint(cluster)
+    return None if look is None else _with_candidates(cluster, candidates, look)
+
+
+def look_fingerprint(cluster: Cluster) -> tuple[Hashable, ...] | None:
+    """The part of :func:`fingerprint` every candidate set of the look shares (its nodes and the
+    instance types' keys), or None when it cannot be told."""
     from karpy.disruption.helpers import is_under_consolidate_after
 
     if cluster.version is None or cluster.instance_types_key is None:
@@ -48,10 +55,16 @@ def fingerprint(cluster: Cluster, candidates: Sequence[Candidate]) -> tuple[Hash
         gated = sn.managed() and is_under_consolidate_after(pool, sn.nodeclaim, now)
         moved = tuple(p.key for p in sn.pods if movable(p)) if deleting else ()
         nodes.append((sn.name, deleting, gated, sn.initialized(), moved))
+    return (tuple(nodes), tuple(types_keys))
+
+
+def _with_candidates(cluster: Cluster, candidates: Sequence[Candidate], look: tuple[Hashable, ...]
+                     ) -> tuple[Hashable, ...]:
+    movable = cluster.currently_reschedulable
     cands = tuple((c.name, c.price, c.capacity_type, c.zone,
                    tuple(p.key for p in c.reschedulable_pods if movable(p)))
                   for c in candidates)
-    return (cluster.version, cands, tuple(nodes), tuple(types_keys))
+    return (cluster.version, cands, *look)
 
 
 class ConsolidationMemo:
@@ -59,15 +72,22 @@ class ConsolidationMemo:
 
     #: False: never remembered (the plain path the equivalence test compares against)
     enabled = True
+    #: False: the look's part of the fingerprint is derived for every candidate set, not once per look
+    #: (a look is not edited while its methods compute; the equivalence test compares both)
+    share_look = True
 
     def __init__(self) -> None:
         self._version: int | None = None
         self._entries: dict[tuple[str, ...], tuple[tuple[Hashable, ...], tuple[tuple[str, str, str], ...]]] = {}
+        self._look: tuple[Cluster, tuple[Hashable, ...] | None] | None = None
 
     def key(self, cluster: Cluster, candidates: Sequence[Candidate]) -> tuple[Hashable, ...] | None:
         if not self.enabled:
             return None
-        fp = fingerprint(cluster, candidates)
+        held = self._look
+        if held is None or held[0] is not cluster or not self.share_look:
+            held = self._look = (cluster, look_fingerprint(cluster))
+        fp = None if held[1] is None else _with_candidates(cluster, candidates, held[1])
         if fp is not None and cluster.version != self._version:
             self._version = cluster.version  # an older version never matches again
             self._entries = {}
