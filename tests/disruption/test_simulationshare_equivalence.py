@@ -37,6 +37,9 @@ def _daemonset(name: str, cpu: str, affinity: dict[str, Any] | None) -> dict[str
 def _day(seed: int) -> tuple[list[dict[str, Any]], list[str]]:
     docs, events = _memo_day(seed)
     r = random.Random(seed * 7919)
+    # small nodes: many of them, so each look simulates many candidates onto many nodes
+    docs[0]["spec"]["template"]["spec"]["requirements"].append(
+        {"key": "karpenter.k8s.aws/instance-size", "operator": "In", "values": ["large", "xlarge"]})
     # one DaemonSet on every node, one only on some instance families (isDaemonPodCompatibleWithNode
     # differs by node), one asking for a label no node has (fits none)
     docs.append(_daemonset("agent", r.choice(["100m", "250m"]), None))
