@@ -16,6 +16,7 @@ tests/disruption/test_consolidationmemo_equivalence.py.
 from __future__ import annotations
 
 from collections.abc import Hashable, Sequence
+from functools import partial
 from typing import TYPE_CHECKING
 
 from karpy.scheduling.labels import LABEL_NODEPOOL
@@ -58,13 +59,25 @@ def look_fingerprint(cluster: Cluster) -> tuple[Hashable, ...] | None:
     return (tuple(nodes), tuple(types_keys))
 
 
-def _with_candidates(cluster: Cluster, candidates: Sequence[Candidate], look: tuple[Hashable, ...]
-                     ) -> tuple[Hashable, ...]:
-    movable = cluster.currently_reschedulable
-    cands = tuple((c.name, c.price, c.capacity_type, c.zone,
-                   tuple(p.key for p in c.reschedulable_pods if movable(p)))
-                  for c in candidates)
+def _with_candidates(cluster: Cluster, candidates: Sequence[Candidate], look: tuple[Hashable, ...],
+                     parts: dict[int, tuple[Candidate, Hashable]] | None = None) -> tuple[Hashable, ...]:
+    """The fingerprint from its look part; ``parts``: each candidate's part, kept for the look."""
+    if parts is None:
+        cands = tuple(map(partial(_candidate_part, cluster), candidates))
+    else:
+        out = []
+        for c in candidates:
+            hit = parts.get(id(c))
+            if hit is None or hit[0] is not c:
+                hit = parts[id(c)] = (c, _candidate_part(cluster, c))
+            out.append(hit[1])
+        cands = tuple(out)
     return (cluster.version, cands, *look)
+
+
+def _candidate_part(cluster: Cluster, c: Candidate) -> Hashable:
+    movable = cluster.currently_reschedulable
+    return (c.name, c.price, c.capacity_type, c.zone, tuple(p.key for p in c.reschedulable_pods if movable(p)))
 
 
 class ConsolidationMemo:
@@ -72,14 +85,17 @@ class ConsolidationMemo:
 
     #: False: never remembered (the plain path the equivalence test compares against)
     enabled = True
-    #: False: the look's part of the fingerprint is derived for every candidate set, not once per look
-    #: (a look is not edited while its methods compute; the equivalence test compares both)
+    #: False: the look's part of the fingerprint, and each candidate's, are derived for every candidate
+    #: set, not once per look (a look is not edited while its methods compute; the equivalence test
+    #: compares both)
     share_look = True
 
     def __init__(self) -> None:
         self._version: int | None = None
         self._entries: dict[tuple[str, ...], tuple[tuple[Hashable, ...], tuple[tuple[str, str, str], ...]]] = {}
         self._look: tuple[Cluster, tuple[Hashable, ...] | None] | None = None
+        #: the look's candidates' parts of the fingerprint (a Candidate is made per look)
+        self._parts: dict[int, tuple[Candidate, Hashable]] = {}
 
     def key(self, cluster: Cluster, candidates: Sequence[Candidate]) -> tuple[Hashable, ...] | None:
         if not self.enabled:
@@ -87,7 +103,9 @@ class ConsolidationMemo:
         held = self._look
         if held is None or held[0] is not cluster or not self.share_look:
             held = self._look = (cluster, look_fingerprint(cluster))
-        fp = None if held[1] is None else _with_candidates(cluster, candidates, held[1])
+            self._parts = {}
+        fp = None if held[1] is None else _with_candidates(cluster, candidates, held[1],
+                                                           self._parts if self.share_look else None)
         if fp is not None and cluster.version != self._version:
             self._version = cluster.version  # an older version never matches again
             self._entries = {}
