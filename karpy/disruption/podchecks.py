@@ -16,7 +16,6 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
-from karpy.scheduling.labels import DO_NOT_DISRUPT_ANNOTATION_KEY
 from karpy.utils.disruption import eviction_cost, rescheduling_cost
 from karpy.utils.pod import is_reschedulable
 
@@ -71,11 +70,12 @@ class PodChecksMemo:
     """:func:`pod_checks` per node name for one (store version, instant); a node whose bound pods
     are not the very objects seen is computed again.
 
-    Without PodDisruptionBudgets, the checks of a node none of whose pods has the do-not-disrupt
-    annotation read nothing but its bound pods (no instant, no other object; they publish no
-    event): those answers are kept across versions and instants, for as long as the node's bound
-    pods are the very objects seen (the store replaces a pod to change it). Such an answer not
-    asked for during a whole (version, instant) is dropped."""
+    Without PodDisruptionBudgets, checks that published no event read nothing but the node's bound
+    pods: the instant is read only by a do-not-disrupt duration with a start time, which always
+    publishes DoNotDisruptUntil or DoNotDisruptGracePeriodElapsed (utils/pod.py). Those answers are
+    kept across versions and instants, for as long as the node's bound pods are the very objects
+    seen (the store replaces a pod to change it); one not asked for during a whole (version,
+    instant) is dropped."""
 
     #: False: computed every time (the plain path the equivalence test compares against)
     enabled = True
@@ -103,8 +103,7 @@ class PodChecksMemo:
             self._pods_only = {}
         bound = tuple(sn.pods)
         name = sn.name
-        pods_only = self.across_versions and not cluster.pdbs and not any(
-            DO_NOT_DISRUPT_ANNOTATION_KEY in (p.metadata.annotations or ()) for p in bound)
+        pods_only = self.across_versions and not cluster.pdbs
         if pods_only:
             hit = self._pods_only.get(name) or self._pods_only_before.get(name)
             if hit is not None and _same(hit[0], bound):

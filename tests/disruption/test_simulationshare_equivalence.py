@@ -1,7 +1,8 @@
 """What the SimulateScheduling calls of one look share (karpy.disruption.helpers.SimulationShare: the
 nodes split into deleting and active ones, the deleting nodes' pods, the consolidateAfter gating;
 karpy.provisioning.existingnodememo: each node's ExistingNode built once and copied; the consolidation
-memo's look part of the fingerprint) against the plain path (everything derived per call): the same
+memo's look part of the fingerprint; the methods of a round that find no command looking at one
+cluster) against the plain path (everything derived per call): the same
 document on generated days with disruption on -- DaemonSets that fit some nodes only, NodePool limits,
 PodDisruptionBudgets, do-not-disrupt durations and consolidateAfter windows included -- and the same
 result at every call. Fails when a shortcut changes a decision, an event or a simulation."""
@@ -17,6 +18,7 @@ import pytest
 import karpy
 import karpy.disruption.consolidation as consolidation_module
 import karpy.disruption.drift as drift_module
+from karpy.disruption.controller import DisruptionController
 from karpy.disruption.consolidationmemo import ConsolidationMemo, fingerprint
 from karpy.disruption.helpers import SimulationResults, SimulationShare, simulate_scheduling
 from karpy.disruption.types import Cluster
@@ -61,6 +63,7 @@ def _plain(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(SimulationShare, "enabled", False)
     monkeypatch.setattr(ExistingNodeMemo, "enabled", False)
     monkeypatch.setattr(ConsolidationMemo, "share_look", False)
+    monkeypatch.setattr(DisruptionController, "share_look", False)
 
 
 @pytest.mark.parametrize("seed", [1, 2, 4, 5, 6, 7])
