@@ -16,6 +16,7 @@ tests/disruption/test_consolidationmemo_equivalence.py.
 from __future__ import annotations
 
 from collections.abc import Hashable, Sequence
+from functools import partial
 from typing import TYPE_CHECKING
 
 from karpy.scheduling.labels import LABEL_NODEPOOL
@@ -23,12 +24,19 @@ from karpy.scheduling.labels import LABEL_NODEPOOL
 if TYPE_CHECKING:  # pragma: no cover
     from karpy.disruption.types import Candidate, Cluster
 
-__all__ = ["ConsolidationMemo", "fingerprint"]
+__all__ = ["ConsolidationMemo", "fingerprint", "look_fingerprint"]
 
 
 def fingerprint(cluster: Cluster, candidates: Sequence[Candidate]) -> tuple[Hashable, ...] | None:
     """What computeConsolidation of ``candidates`` reads from this look, or None when it cannot be
     told (no store version, or a NodePool's instance types without a provider key)."""
+    look = look_fingerprint(cluster)
+    return None if look is None else _with_candidates(cluster, candidates, look)
+
+
+def look_fingerprint(cluster: Cluster) -> tuple[Hashable, ...] | None:
+    """The part of :func:`fingerprint` every candidate set of the look shares (its nodes and the
+    instance types' keys), or None when it cannot be told."""
     from karpy.disruption.helpers import is_under_consolidate_after
 
     if cluster.version is None or cluster.instance_types_key is None:
@@ -48,10 +56,28 @@ def fingerprint(cluster: Cluster, candidates: Sequence[Candidate]) -> tuple[Hash
         gated = sn.managed() and is_under_consolidate_after(pool, sn.nodeclaim, now)
         moved = tuple(p.key for p in sn.pods if movable(p)) if deleting else ()
         nodes.append((sn.name, deleting, gated, sn.initialized(), moved))
-    cands = tuple((c.name, c.price, c.capacity_type, c.zone,
-                   tuple(p.key for p in c.reschedulable_pods if movable(p)))
-                  for c in candidates)
-    return (cluster.version, cands, tuple(nodes), tuple(types_keys))
+    return (tuple(nodes), tuple(types_keys))
+
+
+def _with_candidates(cluster: Cluster, candidates: Sequence[Candidate], look: tuple[Hashable, ...],
+                     parts: dict[int, tuple[Candidate, Hashable]] | None = None) -> tuple[Hashable, ...]:
+    """The fingerprint from its look part; ``parts``: each candidate's part, kept for the look."""
+    if parts is None:
+        cands = tuple(map(partial(_candidate_part, cluster), candidates))
+    else:
+        out = []
+        for c in candidates:
+            hit = parts.get(id(c))
+            if hit is None or hit[0] is not c:
+                hit = parts[id(c)] = (c, _candidate_part(cluster, c))
+            out.append(hit[1])
+        cands = tuple(out)
+    return (cluster.version, cands, *look)
+
+
+def _candidate_part(cluster: Cluster, c: Candidate) -> Hashable:
+    movable = cluster.currently_reschedulable
+    return (c.name, c.price, c.capacity_type, c.zone, tuple(p.key for p in c.reschedulable_pods if movable(p)))
 
 
 class ConsolidationMemo:
@@ -59,15 +85,27 @@ class ConsolidationMemo:
 
     #: False: never remembered (the plain path the equivalence test compares against)
     enabled = True
+    #: False: the look's part of the fingerprint, and each candidate's, are derived for every candidate
+    #: set, not once per look (a look is not edited while its methods compute; the equivalence test
+    #: compares both)
+    share_look = True
 
     def __init__(self) -> None:
         self._version: int | None = None
         self._entries: dict[tuple[str, ...], tuple[tuple[Hashable, ...], tuple[tuple[str, str, str], ...]]] = {}
+        self._look: tuple[Cluster, tuple[Hashable, ...] | None] | None = None
+        #: the look's candidates' parts of the fingerprint (a Candidate is made per look)
+        self._parts: dict[int, tuple[Candidate, Hashable]] = {}
 
     def key(self, cluster: Cluster, candidates: Sequence[Candidate]) -> tuple[Hashable, ...] | None:
         if not self.enabled:
             return None
-        fp = fingerprint(cluster, candidates)
+        held = self._look
+        if held is None or held[0] is not cluster or not self.share_look:
+            held = self._look = (cluster, look_fingerprint(cluster))
+            self._parts = {}
+        fp = None if held[1] is None else _with_candidates(cluster, candidates, held[1],
+                                                           self._parts if self.share_look else None)
         if fp is not None and cluster.version != self._version:
             self._version = cluster.version  # an older version never matches again
             self._entries = {}

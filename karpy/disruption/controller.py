@@ -259,10 +259,23 @@ class DisruptionController:
         self._cleanup_stale_taints()
         self._run_methods(0)
 
+    #: False: every method takes its own look (the plain path the equivalence test compares against)
+    share_look = True
+
     def _run_methods(self, start: int) -> None:
+        look: Cluster | None = None
         for i in range(start, len(self.methods)):
             m = self.methods[i]
-            cluster = self.view()
+            if look is None:
+                cluster = self.view()
+                # Not in upstream (each method looks again): a method that found no command changed
+                # nothing the next one reads, so it looks at the same cluster (its own event list);
+                # static NodePools' reservations are observed anew
+                if self.share_look and cluster.nodepool_state is None:
+                    look = cluster
+            else:
+                cluster = look
+                cluster.events = []
             pool_map = build_nodepool_map(cluster)
             cands, totals = get_candidates_with_totals(
                 cluster, partial(m.should_disrupt, cluster=cluster), m.disruption_class, pool_map)

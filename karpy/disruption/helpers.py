@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 from karpy.api.nodepool import parse_duration
 from karpy.utils import pod as podutils
 from karpy.provisioning.existingnode import ExistingNode
+from karpy.provisioning.existingnodememo import ExistingNodeMemo
 from karpy.provisioning.scheduler import Results
 from karpy.scheduling.labels import LABEL_NODEPOOL
 from karpy.disruption.types import Candidate, CandidateError, Cluster, condition, new_candidate
@@ -32,6 +33,7 @@ if TYPE_CHECKING:
 __all__ = [
     "ERR_CANDIDATE_DELETING",
     "SimulationResults",
+    "SimulationShare",
     "build_nodepool_map",
     "get_candidates",
     "get_candidates_with_totals",
@@ -111,41 +113,99 @@ class SimulationResults:
         return msg
 
 
+class SimulationShare:
+    """What every SimulateScheduling of one look reads alike: the state nodes in name order split
+    into deleting and active ones, the deleting nodes' currently reschedulable pods, which nodes are
+    under consolidateAfter, and the snapshot's ExistingNodes (:mod:`karpy.provisioning.existingnodememo`).
+    Not in upstream (each call derives them); the same answers because a look is not edited while
+    its methods compute (the controller takes a new look after acting). Checked against the plain
+    path by tests/disruption/test_simulationshare_equivalence.py."""
+
+    #: False: every call derives everything (the plain path the equivalence test compares against)
+    enabled = True
+
+    def __init__(self, cluster: Cluster) -> None:
+        self.state = cluster.state
+        nodes = sorted(cluster.state.nodes, key=lambda n: n.name)
+        self.deleting = [n for n in nodes if n.marked_for_deletion()]
+        self.deleting_names = frozenset(n.name for n in self.deleting)
+        self.active = [n for n in nodes if not n.marked_for_deletion()]
+        movable = cluster.currently_reschedulable
+        self.deleting_pods = sorted((p for n in self.deleting for p in n.pods if movable(p)), key=lambda p: p.key)
+        self.deleting_keys = frozenset(p.key for p in self.deleting_pods)
+        self.gated_class = _consolidate_after_gated(self.deleting_keys)
+        self.existing_nodes = ExistingNodeMemo(cluster.state)
+        self._gated: dict[int, tuple[Any, bool]] = {}
+
+    @classmethod
+    def of(cls, cluster: Cluster) -> SimulationShare | None:
+        """The look's share (None when switched off)."""
+        if not cls.enabled:
+            return None
+        share = cluster.simulation_share
+        if not isinstance(share, SimulationShare) or share.state is not cluster.state:
+            share = cluster.simulation_share = cls(cluster)
+        return share
+
+    def gated(self, cluster: Cluster, sn: Any) -> bool:
+        """Whether ``sn`` is a managed node under its NodePool's consolidateAfter at this look."""
+        hit = self._gated.get(id(sn))
+        if hit is None or hit[0] is not sn:
+            hit = self._gated[id(sn)] = (sn, _gated(cluster, sn))
+        return hit[1]
+
+
+def _gated(cluster: Cluster, sn: Any) -> bool:
+    pool = cluster.nodepools.get(sn.labels().get(LABEL_NODEPOOL, ""))
+    return sn.managed() and is_under_consolidate_after(pool, sn.nodeclaim, cluster.now)
+
+
 def simulate_scheduling(cluster: Cluster, candidates: Sequence[Candidate], consolidation: bool
                         ) -> SimulationResults | str:
     """helpers.go SimulateScheduling: Solve pending pods + the candidates' currently reschedulable
     pods + deleting nodes' pods onto every active node except the candidates and new NodeClaims;
     returns :data:`ERR_CANDIDATE_DELETING` when a candidate is already deleting."""
     names = {c.name for c in candidates}
-    nodes = sorted(cluster.state.nodes, key=lambda n: n.name)
-    deleting = [n for n in nodes if n.marked_for_deletion()]
-    if any(n.name in names for n in deleting):
-        return ERR_CANDIDATE_DELETING
-    state_nodes = [n for n in nodes if not n.marked_for_deletion() and n.name not in names]
+    share = SimulationShare.of(cluster)
+    movable = cluster.currently_reschedulable
+    if share is not None:
+        if not share.deleting_names.isdisjoint(names):
+            return ERR_CANDIDATE_DELETING
+        state_nodes = [n for n in share.active if n.name not in names]
+        deleting_pods = share.deleting_pods
+        deleting_keys: frozenset[str] = share.deleting_keys
+    else:
+        nodes = sorted(cluster.state.nodes, key=lambda n: n.name)
+        deleting = [n for n in nodes if n.marked_for_deletion()]
+        if any(n.name in names for n in deleting):
+            return ERR_CANDIDATE_DELETING
+        state_nodes = [n for n in nodes if not n.marked_for_deletion() and n.name not in names]
+        deleting_pods = sorted((p for n in deleting for p in n.pods if movable(p)), key=lambda p: p.key)
+        deleting_keys = frozenset(p.key for p in deleting_pods)
     prov = cluster.provisioner
     pending = cluster.pending_pods()
-    now = cluster.now
-    movable = cluster.currently_reschedulable
     candidate_pods = sorted((p for c in candidates for p in c.reschedulable_pods if movable(p)), key=lambda p: p.key)
-    deleting_pods = sorted((p for n in deleting for p in n.pods if movable(p)), key=lambda p: p.key)
-    deleting_keys = {p.key for p in deleting_pods}
     pods = list(pending) + candidate_pods + deleting_pods
     all_pods = {p.key: p for p in pods}
     scheduler = prov.new_scheduler(pods, list(cluster.nodepools.values()), cluster.state, state_nodes,
                                    cluster.daemonsets, cluster.instance_types,
-                                   instance_types_key_for=cluster.instance_types_key)
+                                   instance_types_key_for=cluster.instance_types_key,
+                                   existing_nodes_memo=share.existing_nodes if share is not None else None)
     if scheduler is None:
         from karpy.provisioning.provisioner import ERR_NO_DYNAMIC_NODEPOOLS
 
         return SimulationResults(Results([], [], {p.key: ERR_NO_DYNAMIC_NODEPOOLS for p in pods},
                                          dict(all_pods)), all_pods)
     if consolidation:
-        gated = _consolidate_after_gated(frozenset(deleting_keys))
-        for en in scheduler.existing_nodes:
-            sn = en.state_node
-            pool = cluster.nodepools.get(sn.labels().get(LABEL_NODEPOOL, ""))
-            if sn.managed() and is_under_consolidate_after(pool, sn.nodeclaim, now):
-                en.__class__ = gated
+        if share is not None:
+            for en in scheduler.existing_nodes:
+                if share.gated(cluster, en.state_node):
+                    en.__class__ = share.gated_class
+        else:
+            gated = _consolidate_after_gated(deleting_keys)
+            for en in scheduler.existing_nodes:
+                if _gated(cluster, en.state_node):
+                    en.__class__ = gated
     results = scheduler.solve(pods)
     results = results.truncate_instance_types(prov.max_instance_types, prov.min_values_policy, prov.well_known)
     for en in results.existing_nodes:

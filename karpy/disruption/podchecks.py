@@ -32,6 +32,7 @@ class Look(Protocol):
     events: list[tuple[str, str, str]]
     version: int | None
     now: float
+    pdbs: list[Any]
 
 
 L = TypeVar("L", bound=Look)
@@ -67,14 +68,27 @@ def pod_checks(sn: StateNode, cluster: L,
 
 class PodChecksMemo:
     """:func:`pod_checks` per node name for one (store version, instant); a node whose bound pods
-    are not the very objects seen is computed again."""
+    are not the very objects seen is computed again.
+
+    Without PodDisruptionBudgets, checks that published no event read nothing but the node's bound
+    pods: the instant is read only by a do-not-disrupt duration with a start time, which always
+    publishes DoNotDisruptUntil or DoNotDisruptGracePeriodElapsed (utils/pod.py). Those answers are
+    kept across versions and instants, for as long as the node's bound pods are the very objects
+    seen (the store replaces a pod to change it); one not asked for during a whole (version,
+    instant) is dropped."""
 
     #: False: computed every time (the plain path the equivalence test compares against)
     enabled = True
+    #: False: every answer is kept for one (version, instant) only
+    across_versions = True
 
     def __init__(self) -> None:
         self._key: tuple[int, float] | None = None
         self._by_node: dict[str, tuple[tuple[Any, ...], PodChecks]] = {}
+        #: node name -> (bound pods, checks) of the nodes whose checks read only their pods; this
+        #: (version, instant)'s and the previous one's
+        self._pods_only: dict[str, tuple[tuple[Any, ...], PodChecks]] = {}
+        self._pods_only_before: dict[str, tuple[tuple[Any, ...], PodChecks]] = {}
 
     def get(self, sn: StateNode, cluster: L,
             validate: Callable[[StateNode, L], tuple[list[Pod], str | None, bool]]) -> PodChecks:
@@ -85,11 +99,26 @@ class PodChecksMemo:
         if key != self._key:
             self._key = key
             self._by_node = {}
+            self._pods_only_before = self._pods_only
+            self._pods_only = {}
         bound = tuple(sn.pods)
-        hit = self._by_node.get(sn.name)
-        if hit is not None and len(hit[0]) == len(bound) and all(a is b for a, b in zip(hit[0], bound)):
-            cluster.events.extend(hit[1].events)
-            return hit[1]
+        name = sn.name
+        pods_only = self.across_versions and not cluster.pdbs
+        if pods_only:
+            hit = self._pods_only.get(name) or self._pods_only_before.get(name)
+            if hit is not None and _same(hit[0], bound):
+                self._pods_only[name] = hit
+                cluster.events.extend(hit[1].events)
+                return hit[1]
+        else:
+            hit = self._by_node.get(name)
+            if hit is not None and _same(hit[0], bound):
+                cluster.events.extend(hit[1].events)
+                return hit[1]
         checks = pod_checks(sn, cluster, validate)
-        self._by_node[sn.name] = (bound, checks)
+        (self._pods_only if pods_only and not checks.events else self._by_node)[name] = (bound, checks)
         return checks
+
+
+def _same(seen: tuple[Any, ...], bound: tuple[Any, ...]) -> bool:
+    return len(seen) == len(bound) and all(a is b for a, b in zip(seen, bound))

@@ -113,6 +113,9 @@ class Cluster:
     #: computeConsolidation's no-command answers while the cluster is unchanged
     #: (:mod:`karpy.disruption.consolidationmemo`); None: computed every time
     consolidation_memo: ConsolidationAnswers | None = None
+    #: what every SimulateScheduling of this look shares (karpy.disruption.helpers.SimulationShare,
+    #: made by the first; a look is not edited while its methods compute)
+    simulation_share: Any = None
     _limits: Limits | None = None
     _pending: list[Pod] | None = None
     _movable: dict[int, tuple[Pod, bool]] = field(default_factory=dict)

@@ -81,6 +81,27 @@ class ExistingNode:
     def __repr__(self) -> str:
         return f"ExistingNode({self.name!r}, pods={len(self.pods)})"
 
+    def fresh(self, topology: Any) -> ExistingNode:
+        """What ``__init__`` builds for this node's StateNode, taints and daemon resources, with
+        ``topology``: a copy of this one, which no pod was added to (karpy.provisioning.existingnodememo's
+        prototype). The copy owns what add changes; the requirements and taints are shared (add
+        replaces the requirements, nothing edits either in place)."""
+        en = object.__new__(ExistingNode)
+        en.state_node = self.state_node
+        en.name = self.name
+        hostname = en.hostname = self.hostname
+        en.pods = []
+        en.topology = topology
+        en.taints = self.taints
+        en.remaining_resources = dict(self.remaining_resources)
+        en.requirements = self.requirements
+        en.host_port_usage = self.host_port_usage.copy()
+        en._initialized = self._initialized
+        en.volume_usage = None
+        en._merged = {}
+        topology.register(LABEL_HOSTNAME, hostname)
+        return en
+
     def initialized(self) -> bool:
         return self._initialized
 

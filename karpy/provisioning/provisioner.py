@@ -31,6 +31,7 @@ from karpy.provisioning.nodepoolvalidation import (REASON_VALIDATION_FAILED, nod
 from karpy.provisioning.nodeclaimtemplate import DEFAULT_MAX_INSTANCE_TYPES, to_nodeclaim
 from karpy.provisioning.reservationmanager import ReservedOfferingMode
 from karpy.provisioning.defaultconstraints import DefaultTopologySpreadInjector
+from karpy.provisioning.existingnodememo import ExistingNodeMemo
 from karpy.provisioning.volumetopology import VolumeTopology
 from karpy.provisioning.scheduler import PREFERENCE_POLICY_RESPECT, Results, Scheduler
 from karpy.provisioning.schedulercache import SchedulerCache
@@ -342,7 +343,8 @@ class Provisioner:
                       instance_types_for: Any = None, *,
                       reserved_offering_mode: ReservedOfferingMode = ReservedOfferingMode.FALLBACK,
                       volume_requirements: dict[str, Any] | None = None,
-                      instance_types_key_for: Callable[[Any], Hashable | None] | None = None) -> Scheduler | None:
+                      instance_types_key_for: Callable[[Any], Hashable | None] | None = None,
+                      existing_nodes_memo: ExistingNodeMemo | None = None) -> Scheduler | None:
         """provisioner.go NewScheduler: the Solve for ``pods`` onto ``state_nodes`` and the dynamic
         NodePools (None when there is none). Disruption's SimulateScheduling calls it with the
         candidates left out of ``state_nodes`` (and its own per-instant ``instance_types_for``
@@ -355,7 +357,9 @@ class Provisioner:
 
         ``instance_types_key_for(pool)``: the provider's key of what ``instance_types_for(pool)``
         returned (disruption's view takes its types from :attr:`scheduler_cache`), so the index, the
-        template pre-filter and the reserved capacity come from the cache as in a provisioning pass."""
+        template pre-filter and the reserved capacity come from the cache as in a provisioning pass.
+        ``existing_nodes_memo``: the DaemonSet pods and existing nodes of ``cluster`` shared by the
+        schedulers built on it (:mod:`karpy.provisioning.existingnodememo`)."""
         if volume_requirements is None:
             volume_requirements, _ = self.volume_topology_requirements(pods)
         lookup = instance_types_for or self.cloud_provider.get_instance_types
@@ -386,8 +390,11 @@ class Provisioner:
         topology = Topology(cluster, state_nodes, pools, instance_types, list(pods),
                             self.preference_policy, self.well_known, domain_group_cache=self.domain_groups,
                             label_requirements=self.scheduler_cache.label_requirements)
+        memo = existing_nodes_memo if existing_nodes_memo is not None and existing_nodes_memo.enabled else None
+        ds_pods = (memo.daemonset_pods(daemonsets, cluster, self.daemonset_pods) if memo is not None
+                   else self.daemonset_pods(daemonsets, cluster))
         return Scheduler(
-            pools, cluster, state_nodes, topology, instance_types, self.daemonset_pods(daemonsets, cluster),
+            pools, cluster, state_nodes, topology, instance_types, ds_pods,
             well_known=self.well_known, preference_policy=self.preference_policy,
             min_values_policy=self.min_values_policy,
             reserved_offering_mode=reserved_offering_mode,
@@ -397,6 +404,7 @@ class Provisioner:
             cache=cache,
             instance_type_keys=keys,
             label_requirements=self.scheduler_cache.label_requirements,
+            existing_nodes_memo=memo,
         )
 
     # -- creation -------------------------------------------------------------------------------

@@ -32,6 +32,7 @@ from karpy.cloudprovider.types import (
     InstanceTypes,
 )
 from karpy.provisioning.existingnode import ExistingNode
+from karpy.provisioning.existingnodememo import NO_TOPOLOGY, ExistingNodeMemo
 from karpy.provisioning.freshclaimfailures import FreshClaimFailures
 from karpy.provisioning.instancetypeindex import InstanceTypeIndex
 from karpy.provisioning.nodeclaim import (
@@ -276,13 +277,16 @@ class Scheduler:
         cache: SchedulerCache | None = None,
         instance_type_keys: Mapping[str, Hashable | None] | None = None,
         label_requirements: Callable[[Mapping[str, str]], Requirements] | None = None,
+        existing_nodes_memo: ExistingNodeMemo | None = None,
     ) -> None:
         """scheduler.go NewScheduler. ``reserved_offering_mode``: ReservedOfferingMode (the provisioner
         passes STRICT); ``reserved_capacity``: the ReservedCapacity gate; ``volume_requirements``:
         pod key -> volume topology alternatives; ``volumes``: the VolumeTopology; ``cache`` with
         ``instance_type_keys`` (NodePool name -> the provider's key of its types): the index, the
         template pre-filter and the reserved capacity are taken from the SchedulerCache while those
-        keys hold; ``label_requirements``: a memo of ``Requirements.from_labels`` (the cache's)."""
+        keys hold; ``label_requirements``: a memo of ``Requirements.from_labels`` (the cache's);
+        ``existing_nodes_memo``: the ExistingNodes of ``cluster`` built once for every scheduler on it
+        (karpy.provisioning.existingnodememo)."""
         self.well_known = well_known
         self.volume_requirements = volume_requirements or {}
         self.volume_topology = volumes
@@ -336,7 +340,8 @@ class Scheduler:
         for np in nodepools:
             if np.spec.limits is not None:
                 self.remaining_resources[np.metadata.name] = from_quantities(np.spec.limits)
-        self.existing_nodes = self._calculate_existing_nodes(state_nodes, topology, label_requirements)
+        self.existing_nodes = self._calculate_existing_nodes(state_nodes, topology, label_requirements,
+                                                             existing_nodes_memo)
 
     # -- explain output -----------------------------------------------------------------------
     def attempt_record(self, key: str) -> tuple[Any, ...] | None:
@@ -386,25 +391,38 @@ class Scheduler:
         return templates
 
     def _calculate_existing_nodes(self, state_nodes: Sequence[StateNode], topology: Any,
-                                  label_requirements: Callable[[Mapping[str, str]], Requirements] | None
-                                  ) -> list[ExistingNode]:
+                                  label_requirements: Callable[[Mapping[str, str]], Requirements] | None,
+                                  memo: ExistingNodeMemo | None = None) -> list[ExistingNode]:
         """scheduler.go calculateExistingNodeClaims (:792-858): existing nodes with their daemon
-        overhead, less their capacity from their NodePool's remaining resources."""
+        overhead, less their capacity from their NodePool's remaining resources. With ``memo``
+        each node is a copy of its prototype on this snapshot (karpy.provisioning.existingnodememo)."""
         existing: list[ExistingNode] = []
+        protos = memo.prototypes_for(self.daemonset_pods) if memo is not None and memo.enabled else None
         for sn in state_nodes:
-            taints = sn.taints()
-            daemons = [p for p in self.daemonset_pods if not _has_dra(p) and self._daemon_compatible_with_node(p, taints, sn.labels())]
-            existing.append(ExistingNode(sn, topology, taints, requests_for_pods(daemons),
-                                         label_requirements(sn.labels()) if label_requirements is not None else None))
+            if protos is None:
+                existing.append(self._new_existing_node(sn, topology, label_requirements))
+            else:
+                hit = protos.get(id(sn))
+                if hit is None or hit[0] is not sn:
+                    hit = protos[id(sn)] = (sn, self._new_existing_node(sn, NO_TOPOLOGY, label_requirements))
+                existing.append(hit[1].fresh(topology))
             if self.volume_topology is not None:
                 self._attach_volume_usage(existing[-1], sn)
             pool = sn.labels().get(LABEL_NODEPOOL)
             if pool in self.remaining_resources:
                 rem = self.remaining_resources[pool]
-                cap = sn.capacity()
+                cap = memo.capacity(sn) if protos is not None and memo is not None else sn.capacity()
                 self.remaining_resources[pool] = {k: v - cap.get(k, 0) for k, v in rem.items()}
         existing.sort(key=lambda n: (not n.initialized(), n.name))  # sortExistingNodes
         return existing
+
+    def _new_existing_node(self, sn: StateNode, topology: Any,
+                           label_requirements: Callable[[Mapping[str, str]], Requirements] | None) -> ExistingNode:
+        """existingnode.go NewExistingNode with the DaemonSets that fit the node (isDaemonPodCompatibleWithNode)."""
+        taints = sn.taints()
+        daemons = [p for p in self.daemonset_pods if not _has_dra(p) and self._daemon_compatible_with_node(p, taints, sn.labels())]
+        return ExistingNode(sn, topology, taints, requests_for_pods(daemons),
+                            label_requirements(sn.labels()) if label_requirements is not None else None)
 
     def _next_hostname(self) -> str:
         self._hostname_seq += 1

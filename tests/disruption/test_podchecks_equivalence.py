@@ -67,3 +67,54 @@ def test_memo_answers_what_a_fresh_check_answers(monkeypatch: pytest.MonkeyPatch
     docs, events = _with_blockers(3)
     _run(docs, events)
     assert hits
+
+
+def _without_pdb(seed: int) -> tuple[list[dict[str, Any]], list[str]]:
+    """A generated day without PodDisruptionBudgets (the checks of nodes without do-not-disrupt pods
+    are then kept across versions); small nodes, so many nodes keep their pods from look to look."""
+    docs, events = _with_blockers(seed)
+    docs = [d for d in docs if d["kind"] != "PodDisruptionBudget"]
+    docs[0]["spec"]["template"]["spec"]["requirements"].append(
+        {"key": "karpenter.k8s.aws/instance-size", "operator": "In", "values": ["large", "xlarge"]})
+    return docs, events
+
+
+@pytest.mark.parametrize("seed", [1, 2, 6])
+def test_checks_kept_across_versions_change_no_decision(seed: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    docs, events = _without_pdb(seed)
+    memoised = _run(docs, events)
+    monkeypatch.setattr(PodChecksMemo, "across_versions", False)
+    per_version = _run(docs, events)
+    monkeypatch.setattr(PodChecksMemo, "enabled", False)
+    plain = _run(docs, events)
+    assert '"disruptions": []' not in memoised  # the days do disrupt
+    assert memoised == per_version == plain
+
+
+def test_checks_kept_across_versions_are_what_a_fresh_check_answers(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Without PDBs, every answer (kept across versions or not) equals a fresh computation at the
+    same look."""
+    from karpy.disruption import podchecks
+
+    across: list[bool] = []
+    get = PodChecksMemo.get
+
+    def checked(self: PodChecksMemo, sn: Any, cluster: Any, validate: Any) -> Any:
+        before = len(cluster.events)
+        kept = (self._key, self._pods_only.get(sn.name) or self._pods_only_before.get(sn.name))
+        got = get(self, sn, cluster, validate)
+        replayed = tuple(cluster.events[before:])
+        scratch = type(cluster)(**{**cluster.__dict__, "events": []})
+        fresh = podchecks.pod_checks(sn, scratch, validate)
+        assert (got.pods, got.error, got.block_eviction, got.reschedulable, got.rescheduling_cost,
+                got.eviction_costs, got.events) == (fresh.pods, fresh.error, fresh.block_eviction,
+                                                    fresh.reschedulable, fresh.rescheduling_cost,
+                                                    fresh.eviction_costs, fresh.events)
+        assert replayed == fresh.events
+        if kept[1] is not None and kept[1][1] is got and kept[0] != (cluster.version, cluster.now):
+            across.append(True)  # an answer from an earlier version or instant
+        return got
+
+    monkeypatch.setattr(PodChecksMemo, "get", checked)
+    _run(*_without_pdb(2))
+    assert across

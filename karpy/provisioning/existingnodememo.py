@@ -1,0 +1,83 @@
+"""NewExistingNode's answers for the state nodes of one cluster snapshot, shared by the schedulers
+built on it.
+
+Disruption's SimulateScheduling (helpers.go) builds a scheduler per candidate (provisioner.go
+NewScheduler), each making an ExistingNode of every other node (scheduler.go
+calculateExistingNodeClaims: the DaemonSets that fit it, its remaining resources, its label
+requirements). Not in upstream: on one snapshot those are the same for every candidate, so each
+node's is built once (a *prototype*, no pod added) and copied per scheduler
+(:meth:`ExistingNode.fresh`). Sound because an ExistingNode is a function of its StateNode (fixed
+in a snapshot), of the scheduler's DaemonSet pod copies as the template checks left them (the
+memo's key: their full serialisation), and of ``Requirements.from_labels``; the NodePool-limit
+capacity is the StateNode's. The DaemonSet pods of the snapshot (provisioner.go getDaemonSetPods)
+are taken once too (the scheduler copies them before editing). Checked against the plain path by
+tests/disruption/test_simulationshare_equivalence.py.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any
+
+from karpy.provisioning.existingnode import ExistingNode
+from karpy.state.cluster import ClusterState, StateNode
+
+if TYPE_CHECKING:
+    from karpy.api.pod import Pod
+
+__all__ = ["ExistingNodeMemo", "NO_TOPOLOGY"]
+
+
+class _NoTopology:
+    """A prototype registers with no topology (each copy registers with its scheduler's)."""
+
+    @staticmethod
+    def register(topology_key: str, domain: str) -> None:
+        return None
+
+
+#: what a prototype is built with
+NO_TOPOLOGY = _NoTopology()
+
+
+class ExistingNodeMemo:
+    """Per DaemonSet-pod state: StateNode -> its prototype ExistingNode; and the snapshot's DaemonSet pods."""
+
+    #: False: the schedulers build every ExistingNode themselves (the plain path the equivalence test compares)
+    enabled = True
+
+    def __init__(self, cluster: ClusterState) -> None:
+        self.cluster = cluster
+        self._daemonsets: tuple[list[Any], list[Pod]] | None = None
+        self._prototypes: dict[tuple[str, ...], dict[int, tuple[StateNode, ExistingNode]]] = {}
+        self._capacity: dict[int, tuple[StateNode, dict[str, int]]] = {}
+
+    def daemonset_pods(self, daemonsets: Sequence[Any], cluster: ClusterState,
+                       build: Callable[[Sequence[Any], ClusterState], list[Pod]]) -> list[Pod]:
+        """provisioner.go getDaemonSetPods for this snapshot (``build`` is the provisioner's), once
+        per DaemonSet list (the same objects)."""
+        held = self._daemonsets
+        if (held is not None and cluster is self.cluster and len(held[0]) == len(daemonsets)
+                and all(a is b for a, b in zip(held[0], daemonsets))):
+            return held[1]
+        pods = build(daemonsets, cluster)
+        if cluster is self.cluster:
+            self._daemonsets = (list(daemonsets), pods)
+        return pods
+
+    def prototypes_for(self, daemonset_pods: Sequence[Pod]) -> dict[int, tuple[StateNode, ExistingNode]]:
+        """The prototypes under these DaemonSet pod copies (StateNode id -> (StateNode, prototype));
+        the scheduler adds what it builds (with :data:`NO_TOPOLOGY`)."""
+        key = tuple(p.model_dump_json() for p in daemonset_pods)
+        protos = self._prototypes.get(key)
+        if protos is None:
+            protos = self._prototypes[key] = {}
+        return protos
+
+    def capacity(self, sn: StateNode) -> dict[str, int]:
+        """StateNode.Capacity (read only by the caller)."""
+        hit = self._capacity.get(id(sn))
+        if hit is None or hit[0] is not sn:
+            hit = self._capacity[id(sn)] = (sn, sn.capacity())
+        return hit[1]
+
