@@ -267,6 +267,9 @@ class PerNode(Generic[T]):
             self.nodes = list(nodes)
             self.gens = gens = [ni.generation for ni in nodes]
             self.index = {id(ni): i for i, ni in enumerate(nodes)}
+            if not old_index:  # (nothing to take over: every value computed)
+                self.values = list(map(compute, nodes))
+                return None
             values: list[T] = []
             for ni, g in zip(nodes, gens):
                 j = old_index.get(id(ni))

@@ -541,3 +541,39 @@ def test_podtopologyspread_prefilter_node_shares_match_the_walk():
         assert a == b and [list(d) for d in a] == [list(d) for d in b]
         checked += any(v for d in a for v in d.values())
     assert checked > 100
+
+
+def test_match_memo_by_signature_id_answers_equal_term_matches_across_id_drops_and_copies(monkeypatch):
+    """_MatchMemo looks terms up by signature id (kept on the term): with the id table dropped
+    every few terms (a signature then gets a second id) and terms copied (pickled: the copy is
+    given an id again), every answer equals AffinityTerm.matches, with the other-pod table shared
+    across cycles as the plugin shares it."""
+    import pickle
+
+    from karpy.kubescheduler.plugins import interpodaffinity as ipa
+    monkeypatch.setattr(ipa, "_SIGNATURE_ID_LIMIT", 3)
+    rng = random.Random(7)
+    others = [new_pod_info(make_pod(f"o{i}", rng.choice(["default", "ns2"]), uid=f"o{i}",
+                                    labels={"app": rng.choice("abc"), "tier": rng.choice("xy")})) for i in range(12)]
+    terms = []
+    for i in range(40):
+        sel = {"app": rng.choice("abc")}
+        if rng.random() < 0.5:
+            sel["tier"] = rng.choice("xy")
+        holder = new_pod_info(make_pod(f"h{i}", rng.choice(["default", "ns2"]), uid=f"h{i}",
+                                       pod_affinity=[pod_affinity_term(sel, HOST)]))
+        terms.append(holder.required_affinity_terms[0])
+    shared: dict = {}
+    checked = 0
+    for cycle in range(30):
+        incoming = rng.choice(others)
+        memo = ipa._MatchMemo(incoming, shared)
+        for t in rng.sample(terms, 10):
+            if rng.random() < 0.3:
+                ipa._signature_id(t)
+                t = pickle.loads(pickle.dumps(t))
+            assert memo.term_matches_incoming(t) == t.matches(incoming)
+            for o in others:
+                assert memo.term_matches(t, o) == t.matches(o)
+                checked += t.matches(o)
+    assert checked > 300
