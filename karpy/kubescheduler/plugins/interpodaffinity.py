@@ -109,6 +109,13 @@ def _add_score_share(sums: dict[str, dict[str, int]], entries: dict[Pair, int],
                 del sums[k]
 
 
+def _add_weight(score: dict[str, dict[str, int]], labels: dict[str, str], key: str, w: int) -> None:
+    """processExistingPod's add: ``w`` to the node's (key, value) entry when it has the label."""
+    if key in labels:
+        m = score.setdefault(key, {})
+        m[labels[key]] = m.get(labels[key], 0) + w
+
+
 #: term signatures whose (other pod) match results InterPodAffinity keeps across cycles before it
 #: drops them all, and the results one signature keeps before it drops its own
 _MATCH_LIMIT = 4096
@@ -482,6 +489,10 @@ class InterPodAffinity(Plugin):
         share_key = self._keys(("score", _weighted_signature(pod.preferred_affinity_terms),
                                 _weighted_signature(pod.preferred_anti_affinity_terms), pod.labels_key))
 
+        hard = self.hard_weight
+        existing_preferred = not self.ignore_preferred_existing
+        matches_incoming = memo.term_matches_incoming
+
         def share_of(ni: NodeInfo) -> tuple[tuple[str, str, int], ...]:
             # upstream: without preferred terms of its own the pod is scored against
             # havePodsWithAffinityNodeInfoList only (the other nodes add nothing)
@@ -489,8 +500,23 @@ class InterPodAffinity(Plugin):
             if not others:
                 return ()
             node_score: dict[str, dict[str, int]] = {}
-            for other in others:
-                self._process_existing(pod, other, ni.labels, node_score, memo)
+            labels = ni.labels
+            if has_pref:
+                for other in others:
+                    self._process_existing(pod, other, labels, node_score, memo)
+            else:  # _process_existing without the pod's own (empty) preferred terms, inlined
+                for other in others:
+                    if hard > 0:
+                        for t in other.required_affinity_terms:
+                            if matches_incoming(t):
+                                _add_weight(node_score, labels, t.topology_key, hard)
+                    if existing_preferred:
+                        for wt in other.preferred_affinity_terms:
+                            if matches_incoming(wt.term):
+                                _add_weight(node_score, labels, wt.term.topology_key, wt.weight)
+                        for wt in other.preferred_anti_affinity_terms:
+                            if matches_incoming(wt.term):
+                                _add_weight(node_score, labels, wt.term.topology_key, -wt.weight)
             return tuple((k, v, w) for k, m in node_score.items() for v, w in m.items())
         agg = self._score_aggregates.get(share_key)
         if agg is None:
