@@ -6,11 +6,16 @@ pkg/scheduler/backend/cache/node_tree.go (zone-interleaved node order).
 
 from __future__ import annotations
 
+import operator
 from dataclasses import dataclass, field
 from typing import Any, Callable, Generic, Optional, TypeVar
 
 from .podinfo import CPU, MEMORY, PODS, HostPortEntry, PodInfo, ResourceList, _nanos
 from .types import LABEL_REGION, LABEL_ZONE
+
+
+#: a PodInfo's uid (for C-level maps over a pod list)
+_UID = operator.attrgetter("uid")
 
 
 @dataclass(slots=True)
@@ -49,6 +54,8 @@ class NodeInfo:
     unschedulable: bool = field(init=False, repr=False, compare=False, default=False)
     generation: int = field(init=False, repr=False, compare=False, default=0)
     memo: dict[Any, Any] = field(init=False, repr=False, compare=False, default_factory=dict)
+    #: each pod's uid, in ``pods`` order (kept with it; remove_pod finds its pod with list.index)
+    pod_uids: list[str] = field(init=False, repr=False, compare=False, default_factory=list)
     #: the change journal of the scheduler whose cache holds this NodeInfo (set by
     #: KubeScheduler when it caches it; performance only); None for clones and NodeInfos built
     #: elsewhere, which are never in a scheduler snapshot's tree
@@ -63,6 +70,7 @@ class NodeInfo:
         self.unschedulable = bool(getattr(spec, "unschedulable", False)) if spec is not None else False
         self.pods_with_affinity = [p for p in self.pods if p.has_affinity()]
         self.pods_with_required_anti_affinity = [p for p in self.pods if p.required_anti_affinity_terms]
+        self.pod_uids = list(map(_UID, self.pods))
 
     @classmethod
     def from_node(cls, node: Any, pods: list[PodInfo] = ()) -> NodeInfo:  # type: ignore[assignment]
@@ -85,8 +93,9 @@ class NodeInfo:
     def add_pod(self, p: PodInfo) -> None:
         self.generation += 1
         if self.journal is not None:
-            self.journal.entries.append(self)
+            self.journal.note(self)
         self.pods.append(p)
+        self.pod_uids.append(p.uid)
         if p.has_affinity():
             self.pods_with_affinity.append(p)
         if p.required_anti_affinity_terms:
@@ -98,22 +107,31 @@ class NodeInfo:
         self.used_ports.extend(p.host_ports)
 
     def remove_pod(self, p: PodInfo) -> bool:
-        for i, q in enumerate(self.pods):
-            if q.uid == p.uid:
-                self.generation += 1
-                if self.journal is not None:
-                    self.journal.entries.append(self)
-                del self.pods[i]
-                _remove_uid(self.pods_with_affinity, q)
-                _remove_uid(self.pods_with_required_anti_affinity, q)
-                for k, v in q.requests.items():
-                    self.requested[k] = self.requested.get(k, 0) - v
-                for k in (CPU, MEMORY):
-                    self.non_zero_requested[k] = self.non_zero_requested.get(k, 0) - q.non_zero_requests.get(k, 0)
-                for hp in q.host_ports:
-                    self.used_ports.remove(hp)
-                return True
-        return False
+        # the first pod with p's uid (types.go RemovePod), found by list.index over pod_uids
+        uids = self.pod_uids
+        if len(uids) != len(self.pods):  # (pods replaced without pod_uids: list them again)
+            uids = self.pod_uids = list(map(_UID, self.pods))
+        try:
+            i = uids.index(p.uid)
+        except ValueError:
+            return False
+        q = self.pods[i]
+        self.generation += 1
+        if self.journal is not None:
+            self.journal.note(self)
+        del self.pods[i]
+        del uids[i]
+        if self.pods_with_affinity:
+            _remove_uid(self.pods_with_affinity, q)
+        if self.pods_with_required_anti_affinity:
+            _remove_uid(self.pods_with_required_anti_affinity, q)
+        for k, v in q.requests.items():
+            self.requested[k] = self.requested.get(k, 0) - v
+        for k in (CPU, MEMORY):
+            self.non_zero_requested[k] = self.non_zero_requested.get(k, 0) - q.non_zero_requests.get(k, 0)
+        for hp in q.host_ports:
+            self.used_ports.remove(hp)
+        return True
 
     def clone(self) -> NodeInfo:
         return NodeInfo(self.node, list(self.pods), dict(self.requested), dict(self.non_zero_requested),
@@ -121,37 +139,58 @@ class NodeInfo:
 
 
 class ChangeJournal:
-    """Every cached NodeInfo of one KubeScheduler whose pods changed (generation bumped), in the
-    order of the changes, from the absolute position ``base`` on. Performance only (not in
-    upstream): PerNode reads the entries after the position it has seen instead of comparing every
-    node's generation. One per scheduler (no state shared between schedulers or threads); the
-    entries hold the NodeInfos, so their ids stay unique while they are in it; emptied past
-    :attr:`LIMIT` entries, and a reader whose position predates ``base`` falls back to comparing
-    every generation."""
+    """The cached NodeInfos of one KubeScheduler whose pods changed (generation bumped). Performance
+    only (not in upstream): PerNode asks for the NodeInfos changed after the position it has seen
+    instead of comparing every node's generation. ``count`` is the absolute position (changes ever
+    noted); ``latest`` holds each changed NodeInfo once, by id, with the position of its newest
+    change, in the order of those newest changes, so a reader walks the nodes changed since its
+    position (newest first) and never one change per pod. One per scheduler (no state shared
+    between schedulers or threads); the entries hold the NodeInfos, so their ids stay unique while
+    they are in it; emptied past :attr:`LIMIT` nodes (``base``: the position of the emptying), and a
+    reader whose position predates ``base`` falls back to comparing every generation."""
 
-    __slots__ = ("entries", "base")
+    __slots__ = ("latest", "count", "base")
 
     LIMIT = 200_000
 
     def __init__(self) -> None:
-        self.entries: list[NodeInfo] = []
+        self.latest: dict[int, tuple[int, NodeInfo]] = {}
+        self.count = 0
         self.base = 0
 
+    def note(self, ni: NodeInfo) -> None:
+        """A change of ``ni``'s pods (its newest)."""
+        self.count += 1
+        latest = self.latest
+        k = id(ni)
+        if k in latest:
+            del latest[k]  # (re-inserted last: the order of the newest changes)
+        latest[k] = (self.count, ni)
+
     def position(self) -> int:
-        """The absolute position just after the newest change; trims the journal when it is full
-        (a reader whose position predates the trim falls back to comparing generations)."""
-        if len(self.entries) >= self.LIMIT:
-            self.base += len(self.entries)
-            self.entries.clear()
-        return self.base + len(self.entries)
+        """The absolute position just after the newest change; empties the journal when it is full
+        (a reader whose position predates the emptying falls back to comparing generations)."""
+        if len(self.latest) >= self.LIMIT:
+            self.base = self.count
+            self.latest.clear()
+        return self.count
+
+    def changed_since(self, seen: int) -> list[NodeInfo]:
+        """The NodeInfos changed after position ``seen`` (>= ``base``), newest change first."""
+        out = []
+        for pos, ni in reversed(self.latest.values()):
+            if pos <= seen:
+                break
+            out.append(ni)
+        return out
 
 
 def _remove_uid(lst: list[PodInfo], p: PodInfo) -> None:
     """Drop ``p`` (the very PodInfo removed from ``pods``) from a derived list, keeping order."""
-    for i, q in enumerate(lst):
-        if q is p:
-            del lst[i]
-            return
+    try:
+        del lst[list(map(id, lst)).index(id(p))]
+    except ValueError:
+        pass
 
 
 class Snapshot(list):  # type: ignore[type-arg]
@@ -228,6 +267,9 @@ class PerNode(Generic[T]):
             self.nodes = list(nodes)
             self.gens = gens = [ni.generation for ni in nodes]
             self.index = {id(ni): i for i, ni in enumerate(nodes)}
+            if not old_index:  # (nothing to take over: every value computed)
+                self.values = list(map(compute, nodes))
+                return None
             values: list[T] = []
             for ni, g in zip(nodes, gens):
                 j = old_index.get(id(ni))
@@ -249,7 +291,7 @@ class PerNode(Generic[T]):
         else:
             index = self.index
             found = set()
-            for ni in journal.entries[seen - base:]:
+            for ni in journal.changed_since(seen):
                 i = index.get(id(ni))
                 if i is not None and nodes[i] is ni:
                     found.add(i)

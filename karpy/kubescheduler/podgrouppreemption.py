@@ -346,6 +346,7 @@ class _Mutations:
         for ni, pods in self.original.values():  # the same pods again: put them back in their order
             if [p.uid for p in ni.pods] != [p.uid for p in pods]:
                 ni.pods[:] = pods
+                ni.pod_uids[:] = [p.uid for p in pods]
                 ni.pods_with_affinity[:] = [p for p in pods if p.has_affinity()]
                 ni.pods_with_required_anti_affinity[:] = [p for p in pods if p.required_anti_affinity_terms]
                 ni.used_ports[:] = [hp for p in pods for hp in p.host_ports]

@@ -49,12 +49,21 @@ def _max(a: ResourceList, b: ResourceList) -> None:
             a[k] = v
 
 
-def _container_requests(c: Any, non_zero: bool) -> ResourceList:
-    res = getattr(c, "resources", None)
-    reqs = dict(_rl(getattr(res, "requests", None) if res is not None else None))
-    if not reqs and res is not None:
-        # API-server defaulting: limits without requests become requests
-        reqs = dict(_rl(getattr(res, "limits", None)))
+def _container_requests(c: Any, non_zero: bool, parsed: dict[int, ResourceList] | None = None) -> ResourceList:
+    """A container's requests (with ``non_zero``, 100m / 200Mi for a missing cpu / memory).
+    ``parsed``: the requests already read from this pod's containers (by id), shared by the two
+    aggregations of one new_pod_info (the defaults are added after the reading)."""
+    if parsed is not None:
+        base = parsed.get(id(c))
+        if base is None:
+            base = parsed[id(c)] = _container_requests(c, False)
+        reqs = dict(base)
+    else:
+        res = getattr(c, "resources", None)
+        reqs = dict(_rl(getattr(res, "requests", None) if res is not None else None))
+        if not reqs and res is not None:
+            # API-server defaulting: limits without requests become requests
+            reqs = dict(_rl(getattr(res, "limits", None)))
     if non_zero:
         if reqs.get(CPU, 0) == 0 and CPU not in reqs:
             reqs[CPU] = DEFAULT_MILLI_CPU_REQUEST_NANOS
@@ -63,19 +72,19 @@ def _container_requests(c: Any, non_zero: bool) -> ResourceList:
     return reqs
 
 
-def compute_pod_requests(pod: Pod, non_zero: bool = False) -> ResourceList:
+def compute_pod_requests(pod: Pod, non_zero: bool = False, parsed: dict[int, ResourceList] | None = None) -> ResourceList:
     """resource.PodRequests: max(sum(containers)+sidecars, each init + earlier sidecars) + overhead.
 
     With ``non_zero`` each container lacking a cpu/memory request counts 100m / 200Mi
-    (pkg/scheduler/util GetNonzeroRequests)."""
+    (pkg/scheduler/util GetNonzeroRequests). ``parsed``: see _container_requests."""
     spec = pod.spec
     reqs: ResourceList = {}
     for c in spec.containers or []:
-        _add(reqs, _container_requests(c, non_zero))
+        _add(reqs, _container_requests(c, non_zero, parsed))
     sidecars: ResourceList = {}
     init_max: ResourceList = {}
     for c in getattr(spec, "init_containers", None) or []:
-        cr = _container_requests(c, non_zero)
+        cr = _container_requests(c, non_zero, parsed)
         if getattr(c, "restart_policy", None) == "Always":
             _add(reqs, cr)
             _add(sidecars, cr)
@@ -343,6 +352,7 @@ def new_pod_info(pod: Pod, prev: PodInfo | None = None) -> PodInfo:
                 for w in (getattr(pa, "preferred_during_scheduling_ignored_during_execution", None) or [])] if pa else []
     pref_anti = [WeightedAffinityTerm(_term(ns, labels, w.pod_affinity_term), w.weight)
                  for w in (getattr(paa, "preferred_during_scheduling_ignored_during_execution", None) or [])] if paa else []
+    parsed: dict[int, ResourceList] = {}  # each container's requests read once for both aggregations
     return PodInfo(
         pod=pod,
         key=f"{ns}/{md.name}",
@@ -351,8 +361,8 @@ def new_pod_info(pod: Pod, prev: PodInfo | None = None) -> PodInfo:
         namespace=ns,
         labels=labels,
         priority=pod_priority(pod),
-        requests=compute_pod_requests(pod),
-        non_zero_requests=compute_pod_requests(pod, non_zero=True),
+        requests=compute_pod_requests(pod, parsed=parsed),
+        non_zero_requests=compute_pod_requests(pod, non_zero=True, parsed=parsed),
         host_ports=host_ports_of(pod),
         required_affinity_terms=req_aff,
         required_anti_affinity_terms=req_anti,

@@ -98,6 +98,10 @@ def num_feasible_nodes_to_find(percentage: int, num_all: int) -> int:
 class Algorithm:
     """schedulePod state kept across cycles (nextStartNodeIndex) + the seeded RNG."""
 
+    #: a failed pass over every node recorded at the current journal position repeats without
+    #: comparing the generations (False: always compared; the equivalence tests switch it off)
+    trust_position = True
+
     def __init__(self, fwk: Framework, rng: random.Random, percentage_of_nodes_to_score: int = 0) -> None:
         self.fwk = fwk
         self.rng = rng
@@ -105,9 +109,10 @@ class Algorithm:
         self.next_start_node_index = 0
         # The filter passes that found no feasible node (see _pass_filters_or_repeat): (cycle
         # signature, allowed names) -> (candidate generations, (name, status) per candidate in
-        # candidate order, rejecting plugins, the pass's Diagnosis). All dropped when the node
-        # tree changes.
-        self._failed: dict[Any, tuple[list[int], list[tuple[str, Status]], frozenset[str], Diagnosis]] = {}
+        # candidate order, rejecting plugins, the pass's Diagnosis, the journal position of a pass
+        # over every node or None). All dropped when the node tree changes.
+        self._failed: dict[Any, tuple[list[int], list[tuple[str, Status]], frozenset[str], Diagnosis,
+                                      Optional[int]]] = {}
         self._failed_tree: Optional[list[NodeInfo]] = None
         # the change-journal positions at which the entries of passes over every node (no
         # PreFilter narrowing) were recorded (see _pass_filters_or_repeat)
@@ -171,9 +176,14 @@ class Algorithm:
             if sig is None:
                 return self._pass_filters(state, pod, nodes, num_all, diag, _no_nominations)
             key = (sig, None if allowed is None else frozenset(allowed))
-            gens = [ni.generation for ni in nodes]
             hit = self._failed.get(key)
-            if hit is not None and hit[0] == gens:
+            # recorded at this very journal position: no node's pods changed since (every
+            # generation bump of a tree node is journaled), so the generations are equal unread
+            if hit is not None and not (self.trust_position and pos is not None and hit[4] == pos):
+                gens = [ni.generation for ni in nodes]
+                if hit[0] != gens:
+                    hit = None
+            if hit is not None:
                 n = len(nodes)
                 start = self.next_start_node_index % n
                 statuses = hit[1]
@@ -205,7 +215,7 @@ class Algorithm:
         statuses = [(ni.name, diag.node_to_status[ni.name]) for ni in nodes]
         if gens is None:
             gens = [ni.generation for ni in nodes]
-        self._failed[key] = (gens, statuses, frozenset(st.plugin for _, st in statuses), diag)
+        self._failed[key] = (gens, statuses, frozenset(st.plugin for _, st in statuses), diag, pos)
         if pos is not None:
             self._failed_at.add(pos)
 

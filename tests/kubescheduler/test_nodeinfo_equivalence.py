@@ -236,3 +236,81 @@ def test_pods_by_labels_groups_every_pod_and_follows_pod_changes():
             assert pods_by_labels(ni) is got  # kept while the node's pods are unchanged
             multi += any(n > live > 0 for _lk, n, live, _p in got)
     assert multi > 100
+
+
+# ---- remove_pod by pod_uids, the change journal by newest change ---------------------------------------------------
+def _plain_remove(pods: list, p: Any) -> Optional[Any]:
+    """types.go RemovePod's search as a plain scan: the first pod with p's uid (removed)."""
+    for i, q in enumerate(pods):
+        if q.uid == p.uid:
+            return pods.pop(i)
+    return None
+
+
+def test_remove_pod_by_uid_index_removes_what_the_plain_scan_removes():
+    """NodeInfo.remove_pod (list.index over pod_uids) against the first-uid scan, with repeated
+    uids (two PodInfos of one pod), pods never added, and ``pods`` replaced wholesale with
+    pod_uids (as podgrouppreemption's EndMutations does)."""
+    for seed in range(20):
+        rng = random.Random(seed)
+        ni = NodeInfo.from_node(node("n", {"cpu": "64", "memory": "256Gi", "pods": "500"}))
+        plain: list = []
+        for step in range(300):
+            r = rng.random()
+            if r < 0.5:
+                pi = new_pod_info(_affinity_pod(rng.randrange(40), rng.randrange(3)))
+                ni.add_pod(pi)
+                plain.append(pi)
+            elif r < 0.95:
+                pi = new_pod_info(_affinity_pod(rng.randrange(40), rng.randrange(3)))  # same uid, other object
+                gone = _plain_remove(plain, pi)
+                assert ni.remove_pod(pi) == (gone is not None), (seed, step)
+            else:
+                rng.shuffle(plain)
+                ni.pods[:] = plain
+                ni.pod_uids[:] = [p.uid for p in plain]
+                ni.pods_with_affinity[:] = [p for p in plain if p.has_affinity()]
+                ni.pods_with_required_anti_affinity[:] = [p for p in plain if p.required_anti_affinity_terms]
+            assert [p is q for p, q in zip(ni.pods, plain)] == [True] * len(plain) and len(ni.pods) == len(plain)
+            assert ni.pods_with_affinity == [p for p in plain if p.has_affinity()]
+            assert ni.pods_with_required_anti_affinity == [p for p in plain if p.required_anti_affinity_terms]
+            want = NodeInfo.from_node(ni.node, list(plain))
+            for got, exp in ((ni.requested, want.requested), (ni.non_zero_requested, want.non_zero_requested)):
+                assert {k: v for k, v in got.items() if v} == {k: v for k, v in exp.items() if v}
+
+
+def test_change_journal_reports_the_nodes_changed_since_any_position():
+    """ChangeJournal.changed_since(seen) (one entry per node, by newest change) is the set of the
+    nodes of every change after ``seen`` in a plain list of all changes; positions count every
+    change; a full journal is emptied and readers from before fall back (seen < base)."""
+    from karpy.kubescheduler.nodeinfo import ChangeJournal
+
+    class SmallJournal(ChangeJournal):
+        __slots__ = ()
+        LIMIT = 5
+
+    for seed in range(10):
+        rng = random.Random(seed)
+        journal = SmallJournal()
+        nodes = [NodeInfo.from_node(node(f"n{i}", {"cpu": "4", "memory": "8Gi", "pods": "110"})) for i in range(8)]
+        for ni in nodes:
+            ni.journal = journal
+        changes: list = []  # (absolute position, node)
+        positions = [0]
+        for step in range(400):
+            ni = rng.choice(nodes)
+            if ni.pods and rng.random() < 0.4:
+                ni.remove_pod(rng.choice(ni.pods))
+            else:
+                ni.add_pod(new_pod_info(_affinity_pod(step, 0)))
+            changes.append((len(changes) + 1, ni))
+            pos = journal.position()
+            assert pos == len(changes)
+            positions.append(pos)
+            for seen in rng.sample(positions, min(5, len(positions))):
+                if seen < journal.base:
+                    continue
+                want = {id(n) for p, n in changes if p > seen}
+                got = journal.changed_since(seen)
+                assert len(got) == len(want) and {id(n) for n in got} == want, (seed, step, seen)
+        assert journal.base > 0  # emptied at least once

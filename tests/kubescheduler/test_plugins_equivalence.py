@@ -541,3 +541,87 @@ def test_podtopologyspread_prefilter_node_shares_match_the_walk():
         assert a == b and [list(d) for d in a] == [list(d) for d in b]
         checked += any(v for d in a for v in d.values())
     assert checked > 100
+
+
+def test_match_memo_by_signature_id_answers_equal_term_matches_across_id_drops_and_copies(monkeypatch):
+    """_MatchMemo looks terms up by signature id (kept on the term): with the id table dropped
+    every few terms (a signature then gets a second id) and terms copied (pickled: the copy is
+    given an id again), every answer equals AffinityTerm.matches, with the other-pod table shared
+    across cycles as the plugin shares it."""
+    import pickle
+
+    from karpy.kubescheduler.plugins import interpodaffinity as ipa
+    monkeypatch.setattr(ipa, "_SIGNATURE_ID_LIMIT", 3)
+    rng = random.Random(7)
+    others = [new_pod_info(make_pod(f"o{i}", rng.choice(["default", "ns2"]), uid=f"o{i}",
+                                    labels={"app": rng.choice("abc"), "tier": rng.choice("xy")})) for i in range(12)]
+    terms = []
+    for i in range(40):
+        sel = {"app": rng.choice("abc")}
+        if rng.random() < 0.5:
+            sel["tier"] = rng.choice("xy")
+        holder = new_pod_info(make_pod(f"h{i}", rng.choice(["default", "ns2"]), uid=f"h{i}",
+                                       pod_affinity=[pod_affinity_term(sel, HOST)]))
+        terms.append(holder.required_affinity_terms[0])
+    shared: dict = {}
+    checked = 0
+    for cycle in range(30):
+        incoming = rng.choice(others)
+        memo = ipa._MatchMemo(incoming, shared)
+        for t in rng.sample(terms, 10):
+            if rng.random() < 0.3:
+                ipa._signature_id(t)
+                t = pickle.loads(pickle.dumps(t))
+            assert memo.term_matches_incoming(t) == t.matches(incoming)
+            for o in others:
+                assert memo.term_matches(t, o) == t.matches(o)
+                checked += t.matches(o)
+    assert checked > 300
+
+
+@pytest.mark.parametrize("hard, ignore", [(1, False), (0, False), (3, False), (1, True)])
+def test_interpodaffinity_prescore_without_own_preferred_terms_matches_process_existing(hard: int, ignore: bool):
+    """PreScore of a pod with no preferred terms of its own (its node shares built by the inlined
+    loop over the existing pods' terms) equals the plain walk: processExistingPod
+    (_process_existing) over every pod with affinity of every node, for hard weights 0 and 1+ and
+    with the existing pods' preferred terms counted or ignored (Skip alike)."""
+    from karpy.kubescheduler.plugins import InterPodAffinity
+    rng = random.Random(11 + hard)
+    plugin = InterPodAffinity(hard, ignore)
+    nodes = _big_zonal_infos(9)
+
+    def random_pod(i: int, own: bool = False):
+        kw: dict = {}
+        for _ in range(rng.randrange(4)):
+            term = pod_affinity_term({"app": rng.choice("abc")}, rng.choice(["zone", "kubernetes.io/hostname"]))
+            kind = rng.randrange(2 if own else 4)
+            if kind == 0:
+                kw.setdefault("pod_affinity", []).append(term)
+            elif kind == 1:
+                kw.setdefault("pod_anti_affinity", []).append(term)
+            elif kind == 2:
+                kw.setdefault("pod_affinity_preferences", []).append((rng.choice([1, 4]), term))
+            else:
+                kw.setdefault("pod_anti_affinity_preferences", []).append((rng.choice([2, 4]), term))
+        return new_pod_info(make_pod(f"p{i}", rng.choice(["default", "ns2"]), uid=f"p{i}",
+                                     labels={"app": rng.choice("abc")}, **kw))
+
+    scored = 0
+    for incoming, fresh in _churn(rng, nodes, random_pod):
+        incoming = random_pod(5000 + scored, own=True)  # required terms only: no preferred terms
+        state = CycleState()
+        snap = Snapshot(nodes)
+        snap.tree = nodes
+        st = plugin.pre_score(state, incoming, nodes[:4], snap)
+        want: dict = {}
+        for ni in fresh:
+            for other in ni.pods_with_affinity:
+                plugin._process_existing(incoming, other, ni.labels, want)
+        if ignore:
+            assert st.code == Code.SKIP
+            continue
+        assert (st.code == Code.SKIP) == (not want)
+        got = state.data.get(plugin.name + "/score")
+        assert (got or {}) == want
+        scored += bool(want)
+    assert scored > 50 or ignore

@@ -150,3 +150,47 @@ def test_scheduler_updates_keep_the_cache_exact():
     _same_values(pi2, c)
     assert ni.pods == [pi2] and pi2.labels == {"app": "z"} and ni.pods_with_affinity == [pi2]
 
+
+
+def test_requests_read_once_for_both_aggregations_equal_the_plain_aggregations():
+    """new_pod_info reads each container's requests once for PodRequests and its non-zero variant
+    (``parsed``): the same requests and non-zero requests as compute_pod_requests without it, for
+    containers with requests, limits only, nothing, init containers and sidecars, overhead and
+    pod-level resources."""
+    import random
+
+    from karpy.kubescheduler.podinfo import compute_pod_requests
+    rng = random.Random(3)
+
+    def amounts() -> dict:
+        out = {}
+        if rng.random() < 0.6:
+            out["cpu"] = rng.choice(["0", "100m", "1", "2500m"])
+        if rng.random() < 0.6:
+            out["memory"] = rng.choice(["0", "64Mi", "1Gi"])
+        if rng.random() < 0.2:
+            out["nvidia.com/gpu"] = "1"
+        return out
+
+    checked = 0
+    for i in range(300):
+        inits = []
+        for j in range(rng.randrange(3)):
+            c: dict = {"limits": amounts()} if rng.random() < 0.3 else {"requests": amounts()}
+            if rng.random() < 0.4:
+                c["restart_policy"] = "Always"
+            inits.append(c)
+        kw: dict = {"limits": amounts()} if rng.random() < 0.3 else {"requests": amounts()}
+        if rng.random() < 0.2:
+            kw["overhead"] = {"cpu": "50m"}
+        p = make_pod(f"p{i}", init_containers=inits, **kw)
+        if rng.random() < 0.15:
+            from karpy.api.pod import ResourceRequirements
+            p.spec.resources = ResourceRequirements(requests={"cpu": "3"})
+        pi = new_pod_info(p)
+        assert pi.requests == compute_pod_requests(p), i
+        assert pi.non_zero_requests == compute_pod_requests(p, non_zero=True), i
+        assert list(pi.requests) == list(compute_pod_requests(p)), i
+        assert list(pi.non_zero_requests) == list(compute_pod_requests(p, non_zero=True)), i
+        checked += pi.requests != pi.non_zero_requests
+    assert checked > 50

@@ -5,6 +5,7 @@ Mirrors pkg/scheduler/framework/plugins/interpodaffinity/{filtering.go, scoring.
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass, field
 from typing import Any, Callable, Optional
 
@@ -108,9 +109,44 @@ def _add_score_share(sums: dict[str, dict[str, int]], entries: dict[Pair, int],
                 del sums[k]
 
 
+def _add_weight(score: dict[str, dict[str, int]], labels: dict[str, str], key: str, w: int) -> None:
+    """processExistingPod's add: ``w`` to the node's (key, value) entry when it has the label."""
+    if key in labels:
+        m = score.setdefault(key, {})
+        m[labels[key]] = m.get(labels[key], 0) + w
+
+
 #: term signatures whose (other pod) match results InterPodAffinity keeps across cycles before it
 #: drops them all, and the results one signature keeps before it drops its own
 _MATCH_LIMIT = 4096
+
+
+#: AffinityTerm signatures -> small ids (_signature_id); dropped when full. The ids come from a
+#: process-wide count, so an id never stands for two signatures (a signature may get a second
+#: id after a drop: its results are then recomputed, never mixed up)
+_SIGNATURE_IDS: dict[Any, int] = {}
+_SIGNATURE_ID_COUNT = itertools.count()
+_SIGNATURE_ID_LIMIT = 1 << 16
+_SIGNATURE_TOKEN = object()
+
+
+def _signature_id(t: AffinityTerm) -> int:
+    """A small int standing for ``t.signature`` (terms with equal signatures match the same pods),
+    kept on the term like the signature itself (a term is never changed once built), with this
+    process's token: a term copied from another process gets its id here again."""
+    d = t.__dict__
+    hit = d.get("_signature_id")
+    if hit is not None and hit[0] is _SIGNATURE_TOKEN:
+        sid: int = hit[1]
+        return sid
+    sig = t.signature
+    found = _SIGNATURE_IDS.get(sig)
+    if found is None:
+        if len(_SIGNATURE_IDS) >= _SIGNATURE_ID_LIMIT:
+            _SIGNATURE_IDS.clear()
+        found = _SIGNATURE_IDS[sig] = next(_SIGNATURE_ID_COUNT)
+    d["_signature_id"] = (_SIGNATURE_TOKEN, found)
+    return found
 
 
 class _MatchMemo:
@@ -121,52 +157,36 @@ class _MatchMemo:
     it walks; within one cycle most of those pairs repeat (replicas share terms and labels), so the
     results are cached — the walk order and every count stay exactly as upstream's. The results
     for other pods do not depend on the incoming pod, so the plugin hands every cycle the same
-    ``by_other`` table (term signature -> labels_key -> result; bounded by _MATCH_LIMIT
+    ``by_other`` table (term signature id -> labels_key -> result; bounded by _MATCH_LIMIT
     signatures, and each signature's results by _MATCH_LIMIT, then emptied).
 
-    A term object's signature entry (its ``by_other`` row, its result for the incoming pod) is
-    also kept by the term's id with the term itself (``_rows``, ``_incoming``): the same entry
-    found without computing and hashing the signature each time; an id is trusted only for the
-    very object kept with it."""
+    Signatures are looked up by their id (``_signature_id``, kept on each term), so a term's
+    deep signature is hashed once per term, not once per lookup."""
 
-    __slots__ = ("incoming", "by_incoming", "by_other", "_rows", "_incoming")
+    __slots__ = ("incoming", "by_incoming", "by_other")
 
-    def __init__(self, incoming: PodInfo, by_other: Optional[dict[Any, dict[Any, bool]]] = None) -> None:
+    def __init__(self, incoming: PodInfo, by_other: Optional[dict[int, dict[Any, bool]]] = None) -> None:
         self.incoming = incoming
-        self.by_incoming: dict[Any, bool] = {}  # term signature -> term.matches(incoming)
-        # term signature -> other.labels_key -> term.matches(other)
-        self.by_other: dict[Any, dict[Any, bool]] = {} if by_other is None else by_other
-        self._rows: dict[int, tuple[AffinityTerm, dict[Any, bool]]] = {}
-        self._incoming: dict[int, tuple[AffinityTerm, bool]] = {}
+        self.by_incoming: dict[int, bool] = {}  # term signature id -> term.matches(incoming)
+        # term signature id -> other.labels_key -> term.matches(other)
+        self.by_other: dict[int, dict[Any, bool]] = {} if by_other is None else by_other
 
     def term_matches_incoming(self, t: AffinityTerm) -> bool:
-        hit = self._incoming.get(id(t))
-        if hit is not None and hit[0] is t:
-            return hit[1]
-        sig = t.signature
-        r = self.by_incoming.get(sig)
+        hit = t.__dict__.get("_signature_id")
+        sid = hit[1] if hit is not None and hit[0] is _SIGNATURE_TOKEN else _signature_id(t)
+        r = self.by_incoming.get(sid)
         if r is None:
-            r = self.by_incoming[sig] = t.matches(self.incoming)
-        self._incoming[id(t)] = (t, r)
+            r = self.by_incoming[sid] = t.matches(self.incoming)
         return r
 
-    def _row(self, t: AffinityTerm) -> dict[Any, bool]:
-        """``by_other``'s row of ``t``'s signature."""
-        hit = self._rows.get(id(t))
-        if hit is not None and hit[0] is t:
-            return hit[1]
-        sig = t.signature
-        row = self.by_other.get(sig)
+    def term_matches(self, t: AffinityTerm, other: PodInfo) -> bool:
+        hit = t.__dict__.get("_signature_id")
+        sid = hit[1] if hit is not None and hit[0] is _SIGNATURE_TOKEN else _signature_id(t)
+        row = self.by_other.get(sid)
         if row is None:
             if len(self.by_other) >= _MATCH_LIMIT:
                 self.by_other.clear()
-            row = self.by_other[sig] = {}
-        self._rows[id(t)] = (t, row)
-        return row
-
-    def term_matches(self, t: AffinityTerm, other: PodInfo) -> bool:
-        hit = self._rows.get(id(t))
-        row = hit[1] if hit is not None and hit[0] is t else self._row(t)
+            row = self.by_other[sid] = {}
         lk = other.labels_key
         r = row.get(lk)
         if r is None:
@@ -205,7 +225,7 @@ class InterPodAffinity(Plugin):
         self._aggregates: dict[int, tuple[PerNode[Any], list[dict[Pair, int]]]] = {}
         # PreScore's topology scores per share key: each node's share, the scores, each entry's
         # count of shares holding it (pre_score)
-        self._by_other: dict[Any, dict[Any, bool]] = {}  # _MatchMemo.by_other, kept across cycles
+        self._by_other: dict[int, dict[Any, bool]] = {}  # _MatchMemo.by_other, kept across cycles
         self._score_aggregates: dict[int, tuple[PerNode[Any], dict[str, dict[str, int]], dict[Pair, int]]] = {}
         # label_checks' statuses: one object per verdict, the same in every cycle
         self._check_affinity = plugin_status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, REASON_AFFINITY, self.name)
@@ -469,6 +489,10 @@ class InterPodAffinity(Plugin):
         share_key = self._keys(("score", _weighted_signature(pod.preferred_affinity_terms),
                                 _weighted_signature(pod.preferred_anti_affinity_terms), pod.labels_key))
 
+        hard = self.hard_weight
+        existing_preferred = not self.ignore_preferred_existing
+        matches_incoming = memo.term_matches_incoming
+
         def share_of(ni: NodeInfo) -> tuple[tuple[str, str, int], ...]:
             # upstream: without preferred terms of its own the pod is scored against
             # havePodsWithAffinityNodeInfoList only (the other nodes add nothing)
@@ -476,8 +500,23 @@ class InterPodAffinity(Plugin):
             if not others:
                 return ()
             node_score: dict[str, dict[str, int]] = {}
-            for other in others:
-                self._process_existing(pod, other, ni.labels, node_score, memo)
+            labels = ni.labels
+            if has_pref:
+                for other in others:
+                    self._process_existing(pod, other, labels, node_score, memo)
+            else:  # _process_existing without the pod's own (empty) preferred terms, inlined
+                for other in others:
+                    if hard > 0:
+                        for t in other.required_affinity_terms:
+                            if matches_incoming(t):
+                                _add_weight(node_score, labels, t.topology_key, hard)
+                    if existing_preferred:
+                        for wt in other.preferred_affinity_terms:
+                            if matches_incoming(wt.term):
+                                _add_weight(node_score, labels, wt.term.topology_key, wt.weight)
+                        for wt in other.preferred_anti_affinity_terms:
+                            if matches_incoming(wt.term):
+                                _add_weight(node_score, labels, wt.term.topology_key, -wt.weight)
             return tuple((k, v, w) for k, m in node_score.items() for v, w in m.items())
         agg = self._score_aggregates.get(share_key)
         if agg is None:
