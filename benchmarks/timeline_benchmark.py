@@ -12,6 +12,10 @@ hourly events <= 10 s and <= 400 MB, of 10-minute events <= 60 s and <= 600 MB, 
 every 2 s).
 
     PYTHONPATH=. python3 benchmarks/timeline_benchmark.py --hours 8760 --every-minutes 10
+
+Both runs keep Karpenter's disruption controller off (``disruption=False``: the targets measure the
+timeline machinery; the controller's cost is benchmarks/day_benchmark.py's); ``--disruption`` turns it
+on, as ``karpy.simulate`` does by default whenever time passes.
 """
 
 from __future__ import annotations
@@ -58,10 +62,10 @@ def events() -> list[str]:
     return out
 
 
-def main() -> None:
+def main(disruption: bool = False) -> None:
     evs = events()
     start = time.perf_counter()
-    result = karpy.simulate(manifests(), prices="2026-07-20", until=f"{HOURS}h", events=evs)
+    result = karpy.simulate(manifests(), prices="2026-07-20", until=f"{HOURS}h", events=evs, disruption=disruption)
     doc = result.to_document()
     wall = time.perf_counter() - start
     print(f"24 h scenario: {PODS} pods, {len(evs)} scale events: wall {wall:.1f} s; "
@@ -69,7 +73,7 @@ def main() -> None:
           f"cost ${doc['cost']['total']:.2f} over {HOURS} h, {doc['simulation']['provisioning_passes']} passes")
 
 
-def long_run(hours: int, every: int) -> None:
+def long_run(hours: int, every: int, disruption: bool = False) -> None:
     """The bundled example for ``hours`` with ``deployment/web`` scaled 6 <-> 9 every ``every`` minutes."""
     from karpy.cli import bundled_example
 
@@ -82,7 +86,8 @@ def long_run(hours: int, every: int) -> None:
         last[0] = now
 
     start, cpu = time.perf_counter(), time.process_time()
-    result = karpy.simulate(bundled_example(), until=f"{hours}h", events=evs, progress=progress)
+    result = karpy.simulate(bundled_example(), until=f"{hours}h", events=evs, progress=progress,
+                            disruption=disruption)
     sim_wall = time.perf_counter() - start
     size = [0]
     result.write_json(lambda s: size.__setitem__(0, size[0] + len(s)))
@@ -101,11 +106,12 @@ if __name__ == "__main__":
     ap.add_argument("--profile", action="store_true")
     ap.add_argument("--hours", type=int, help="the long-timeline run (bundled example) over this many hours")
     ap.add_argument("--every-minutes", type=int, default=10)
+    ap.add_argument("--disruption", action="store_true", help="run Karpenter's disruption controller too")
     args = ap.parse_args()
     if args.hours:
-        long_run(args.hours, args.every_minutes)
+        long_run(args.hours, args.every_minutes, args.disruption)
     elif args.profile:
-        cProfile.run("main()", "/tmp/timeline.prof")
+        cProfile.run(f"main({args.disruption})", "/tmp/timeline.prof")
         pstats.Stats("/tmp/timeline.prof").sort_stats("cumulative").print_stats(30)
     else:
-        main()
+        main(args.disruption)

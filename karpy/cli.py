@@ -311,8 +311,10 @@ def _scenario_options(command: Callable[..., Any]) -> Callable[..., Any]:
                      default="1.37", show_default=True,
                      help="The modelled kube-scheduler and API server (its feature-gate defaults, the "
                           "scheduling.k8s.io versions it serves)."),
-        click.option("--disruption/--no-disruption", default=False, show_default=True,
-                     help="Run Karpenter's disruption controller (consolidation, drift, expiration) to the horizon."),
+        click.option("--disruption/--no-disruption", default=None,
+                     help="Karpenter's disruption controller (consolidation, drift, expiration) runs to the horizon "
+                          "whenever time passes (--until, --event, a Scenario), as in production; --no-disruption "
+                          "turns it off (said in warnings), --disruption runs it for a run that only settles too."),
         click.option("--strict", is_flag=True, default=False,
                      help="Unknown fields are errors (kubectl --validate=strict), not warnings."),
         click.option("--scheduler-config", "scheduler_config", default=None, metavar="FILE",
@@ -551,7 +553,7 @@ def cli() -> None:
 def simulate(paths: tuple[Path, ...], region: str, prices: str | None, price_region: str | None,
              exclude: tuple[str, ...], unavailable: tuple[str, ...],
              preference_policy: str, min_values_policy: str, cloud_provider: str, until: str | None,
-             events: tuple[str, ...], feature_gates: str | None, disruption: bool, strict: bool, max_pods: int,
+             events: tuple[str, ...], feature_gates: str | None, disruption: bool | None, strict: bool, max_pods: int,
              output: str, report_path: Path | None, scheduler_config: Path | None = None,
              no_cache: bool = False, verbose: bool = False, kubernetes_version: str = "1.37") -> None:
     """Simulate PATH... (files or directories of manifests, - for standard input; default: the
@@ -606,7 +608,7 @@ def simulate(paths: tuple[Path, ...], region: str, prices: str | None, price_reg
 def explain(paths: tuple[Path, ...], pod_key: str | None, nodeclaim_name: str | None, region: str,
             prices: str | None, price_region: str | None, exclude: tuple[str, ...], unavailable: tuple[str, ...], preference_policy: str, min_values_policy: str,
             cloud_provider: str, until: str | None, events: tuple[str, ...], feature_gates: str | None,
-            disruption: bool, strict: bool, max_pods: int, output: str, scheduler_config: Path | None = None,
+            disruption: bool | None, strict: bool, max_pods: int, output: str, scheduler_config: Path | None = None,
             no_cache: bool = False, why_not_type: str | None = None, why_not_generation: str | None = None,
             verbose: bool = False, kubernetes_version: str = "1.37") -> None:
     """Explain the decisions of a simulation of PATH... (default: the bundled example).
@@ -727,7 +729,7 @@ def compare(designs: tuple[str, ...], shared: tuple[Path, ...], region: str, pri
             unavailable: tuple[str, ...], preference_policy: str, min_values_policy: str, cloud_provider: str,
             until: str | None, events: tuple[str, ...], strict: bool, output: str,
             report_path: Path | None, scheduler_config: Path | None = None, feature_gates: str | None = None,
-            disruption: bool = False, max_pods: int | None = None, no_cache: bool = False,
+            disruption: bool | None = None, max_pods: int | None = None, no_cache: bool = False,
             price_region: str | None = None, exclude: tuple[str, ...] = (), rank_by: str | None = None,
             kubernetes_version: str = "1.37") -> None:
     """Compare two or more DESIGNs over the same workload, side by side.

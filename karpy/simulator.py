@@ -120,8 +120,9 @@ def simulate(
     provisioning pass and as the virtual clock moves. ``until``: the horizon (``"6h"``, or seconds), overriding a Scenario's
     ``spec.until``. ``events``: Scenario events (dicts as in ``spec.events``, ``--event`` lines, or
     :class:`karpy.api.scenario.ScenarioEvent` objects), added to the Scenario's own.
-    ``disruption=True`` runs Karpenter's disruption controller (:mod:`karpy.disruption`) until the
-    horizon. ``feature_gates``: Karpenter's ``--feature-gates`` overrides (:mod:`karpy.featuregates`);
+    ``disruption``: Karpenter's disruption controller (:mod:`karpy.disruption`) runs until the
+    horizon whenever time passes (``until``, ``events`` or a Scenario), as production always runs it;
+    ``False`` turns it off (and a warning says so), ``True`` runs it for a run that only settles too. ``feature_gates``: Karpenter's ``--feature-gates`` overrides (:mod:`karpy.featuregates`);
     with ``NodeOverlay`` off (upstream's default) NodeOverlays are ignored and a warning says so.
     ``strict``: unknown fields are errors, not warnings (``kubectl --validate=strict``). ``scheduler_config``:
     Karpenter's ``--scheduler-config`` -- YAML/JSON text, a path to such a file, or a parsed
@@ -151,17 +152,20 @@ def simulate(
     gates = resolve_gates({**base.feature_gates, **karpenter_gates})
     base = _with_kubernetes(base, version, kube_gates)
     operator = _operator_options(base, preference_policy, min_values_policy, gates, scheduler_config)
-    disruption_on = bool(base.disruption if disruption is None else disruption)
+    asked = base.disruption if disruption is None else disruption
     with ExitStack() as owned:
         if isinstance(cloud_provider, str):
             factory = resolve_cloud_provider(cloud_provider)
-            loaded = _load(manifests, factory, strict, max_pods, exclude, disruption_on, gates, version)
+            loaded = _load(manifests, factory, strict, max_pods, exclude, asked, gates, version,
+                           time_passes=_time_passes(base, until, events))
             provider = _build_provider(factory, loaded, region, prices, unavailable, clock, provider_extra,
                                        operator, price_region)
             owned.callback(_closer(provider))
         else:
             provider = cloud_provider
-            loaded = _load(manifests, provider, strict, max_pods, exclude, disruption_on, gates, version)
+            loaded = _load(manifests, provider, strict, max_pods, exclude, asked, gates, version,
+                           time_passes=_time_passes(base, until, events))
+        disruption = disruption_runs(asked, _time_passes(base, until, events, loaded))
         profile = resolve_profile(billing, loaded, provider, region)
         provider_warnings = getattr(provider, "manifest_warnings", None)
         if callable(provider_warnings):
@@ -227,13 +231,37 @@ def _with_kubernetes(base: SimulationOptions, version: str, overrides: Mapping[s
     return replace(base, scheduler_config=cfg)
 
 
+def _time_passes(base: SimulationOptions, until: str | float | None, events: Sequence[Any],
+                 loaded: Manifests | None = None) -> bool:
+    """A horizon or Scenario events (the arguments, ``options``, or a Scenario among the manifests)."""
+    if until is not None or events or base.until is not None or base.events:
+        return True
+    return loaded is not None and any(s.spec.until is not None or s.spec.events for s in loaded.scenarios)
+
+
+def disruption_runs(asked: bool | None, time_passes: bool) -> bool:
+    """Whether Karpenter's disruption controller runs: as asked, else whenever time passes."""
+    return time_passes if asked is None else asked
+
+
+#: said when the user turned the controller off for a run in which time passes
+DISRUPTION_OFF_WARNING = ("disruption is off (--no-disruption / disruption=False): Karpenter's disruption controller "
+                          "(consolidation, drift, expiration, emptiness) does not run, as it always does in "
+                          "production; nodes stay as launched to the horizon")
+
+
 def _load(manifests: Any, provider: Any, strict: bool, max_pods: int | None, exclude: Sequence[str],
-          disruption: bool, gates: Mapping[str, bool], kubernetes_version: str = DEFAULT_KUBERNETES_VERSION) -> Manifests:
+          disruption: bool | None, gates: Mapping[str, bool], kubernetes_version: str = DEFAULT_KUBERNETES_VERSION,
+          *, time_passes: bool = False) -> Manifests:
     """The input, read once (the provider's extra kinds too), with the warnings about what the run
-    leaves unmodelled."""
+    leaves unmodelled (``disruption`` None: it runs when time passes, here or in a Scenario)."""
     loaded = load_manifests(manifests, extra_kinds=getattr(provider, "EXTRA_KINDS", None), strict=strict,
                             max_pods=max_pods, exclude=exclude, kubernetes_version=kubernetes_version)
-    loaded.warnings.extend(unmodelled_field_warnings(loaded.nodepools, disruption=disruption,
+    time_passes = time_passes or any(s.spec.until is not None or s.spec.events for s in loaded.scenarios)
+    runs = disruption_runs(disruption, time_passes)
+    if disruption is False and time_passes:
+        loaded.warnings.append(DISRUPTION_OFF_WARNING)
+    loaded.warnings.extend(unmodelled_field_warnings(loaded.nodepools, disruption=runs,
                                                     static_capacity=gates[STATIC_CAPACITY]))
     _gate_node_overlays(loaded, gates)
     return loaded
@@ -261,7 +289,7 @@ def new_simulation(manifests: Any, cloud_provider: Any, options: SimulationOptio
                    progress: Callable[[float, int, int], None] | None = None) -> Simulation:
     """A :class:`karpy.sim.Simulation` with Karpenter's controllers wired in, as upstream's
     pkg/controllers/controllers.go NewControllers builds them: the termination controller (always),
-    the disruption controller (``options.disruption``), the static capacity controllers (the
+    the disruption controller (``options.disruption``; None: whenever time passes), the static capacity controllers (the
     ``StaticCapacity`` gate) and the Scenario's events; the input loaded. Call ``run()`` once."""
     options = options or SimulationOptions()
     sim = Simulation(manifests, cloud_provider, options, clock=clock, progress=progress)
@@ -271,7 +299,10 @@ def new_simulation(manifests: Any, cloud_provider: Any, options: SimulationOptio
     # state.Cluster's NodePoolState: the static controllers' counts, read by StaticDrift
     nodepool_state = NodePoolState()
     disruption = None
-    if options.disruption:
+    scenarios = list(getattr(manifests, "scenarios", ()) or ())
+    time_passes = options.until is not None or bool(options.events) or any(
+        s.spec.until is not None or s.spec.events for s in scenarios)
+    if disruption_runs(options.disruption, time_passes):
         from karpy.disruption.controller import DisruptionController  # heavy: only when it runs
 
         disruption = DisruptionController(sim, gates.to_mapping(), termination, nodepool_state)
@@ -281,7 +312,6 @@ def new_simulation(manifests: Any, cloud_provider: Any, options: SimulationOptio
 
         StaticCapacityController(sim, nodepool_state, disruption)
     sim.load()
-    scenarios = list(getattr(manifests, "scenarios", ()) or ())
     if scenarios or options.events:
         ScenarioRunner(sim, scenarios[0] if scenarios else None, options.events, manifests).schedule()
     return sim

@@ -95,7 +95,7 @@ def table(region: str = REGION, prices: str = PRICES) -> str:
     lines = [f"Prices: {region} on-demand, table {prices}. Workload: 6 pods x (1 cpu, 2Gi), amd64. "
              f"\"8th gen ICE\" = `--unavailable '{EIGHTH_GEN_FAILING}'`.",
              "",
-             f"2 h with consolidation: `--disruption --until {HORIZON}`; the 8th gen ICE row then has the outage "
+             f"2 h with consolidation: `--until {HORIZON}` (the disruption controller runs whenever time passes); the 8th gen ICE row then has the outage "
              "for the first hour only (capacity events at 0 s and 1 h).",
              "",
              "| strategy | capacity | launched | generation | fleet strategy | failed launches | launched at | $/h "

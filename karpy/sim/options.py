@@ -37,8 +37,9 @@ class SimulationOptions:
     seed: int = 0
     scheduler_config: SchedulerConfig | None = None
     #: run Karpenter's disruption controller (karpy.disruption) on the virtual clock; the run then
-    #: lasts until the horizon (``until``, else ``time_limit``)
-    disruption: bool = False
+    #: lasts until the horizon (``until``, else ``time_limit``). None: on whenever time passes (a
+    #: horizon or Scenario events), as production always runs it; off for a run that only settles
+    disruption: bool | None = None
     #: Karpenter --feature-gates overrides (karpy.featuregates), e.g. {"SpotToSpotConsolidation": True}
     feature_gates: dict[str, bool] = field(default_factory=dict)
     #: the horizon in virtual seconds (None: run until settled); a Scenario's ``spec.until`` when unset

@@ -80,6 +80,8 @@ def run(made: list[AWSCloudProvider], text: str, until: float, **options: Any) -
     p = AWSCloudProvider.from_options(ProviderOptions(region="us-east-1", prices="2026-07-20", clock=clock,
                                                       manifests=loaded))
     made.append(p)
+    # the capacity-type controllers alone, as their upstream suites run them (no consolidation moving the nodes)
+    options.setdefault("disruption", False)
     sim = new_simulation(loaded, p, SimulationOptions(until=until, **options), clock=clock)
     sim.run()
     return sim, p

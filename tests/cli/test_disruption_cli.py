@@ -33,10 +33,24 @@ def test_simulate_disruption_json_has_the_decisions_and_deleted_by(disrupted):
     assert {"disruption.taint", "disruption.evict", "disruption.terminated"} <= kinds
 
 
-def test_without_disruption_there_is_no_disruptions_key(invoke):
-    result = invoke("simulate", *ARGS, "-o", "json")
+def test_no_disruption_has_no_disruptions_key_and_says_so(invoke):
+    result = invoke("simulate", *ARGS, "--no-disruption", "-o", "json")
     doc = json.loads(result.stdout)
     assert "disruptions" not in doc
+    assert any(w.startswith("disruption is off (--no-disruption") for w in doc["warnings"])
+    assert "disruption is off (--no-disruption" in result.stderr
+
+
+def test_time_passing_runs_the_disruption_controller_by_default(invoke, disrupted):
+    # issue 31: production always runs it; --disruption stays accepted and means the same here
+    doc = json.loads(invoke("simulate", *ARGS, "-o", "json").stdout)
+    assert doc == disrupted
+
+
+def test_a_run_that_only_settles_keeps_disruption_off_without_a_warning(invoke):
+    settle = [a for a in ARGS if a not in ("--until", "30m", "--event", "10m scale deployment/web 1")]
+    doc = json.loads(invoke("simulate", *settle, "-o", "json").stdout)
+    assert "disruptions" not in doc and not any("disruption is off (--no" in w for w in doc["warnings"])
 
 
 def test_explain_nodeclaim_says_why_it_was_consolidated(invoke, disrupted):

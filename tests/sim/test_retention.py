@@ -59,7 +59,7 @@ def test_the_defaults_bound_a_long_run() -> None:
 def test_progress_follows_the_virtual_clock_between_provisioning_passes() -> None:
     seen: list[tuple[float, int]] = []
     karpy.simulate([make_nodepool(), make_deployment("web", replicas=4, requests={"cpu": "1"})],
-                   cloud_provider=FakeCloudProvider(), region=None, until="24h", events=EVENTS,
+                   cloud_provider=FakeCloudProvider(), region=None, until="24h", events=EVENTS, disruption=False,
                    progress=lambda t, passes, claims: seen.append((t, passes)))
     times = [t for t, _ in seen]
     assert times == sorted(times) and times[-1] >= 23 * 3600

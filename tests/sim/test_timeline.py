@@ -43,10 +43,11 @@ def live_claims(doc):
 
 # -- scale --------------------------------------------------------------------------------------------
 def test_scale_10_100_10_nodes_follow_up_and_stay_without_disruption():
-    result = fake(make_nodepool(), web(10), until="3h", events=[
+    result = fake(make_nodepool(), web(10), until="3h", disruption=False, events=[
         "30m scale deployment/web 100", "1h30m scale deployment/web 10"])
     doc = result.to_document()
     assert result.exit_code == 0
+    assert any(w.startswith("disruption is off (--no-disruption") for w in doc["warnings"])
     running = [k for k, p in doc["pods"].items() if p["phase"] == "Running"]
     assert len(running) == 10
     deleted = [k for k, p in doc["pods"].items() if p["phase"] == "Deleted"]
@@ -54,7 +55,7 @@ def test_scale_10_100_10_nodes_follow_up_and_stay_without_disruption():
     launched_before = [n for n in doc["nodeclaims"] if n["launched"] and n["launched_at"] < 1800]
     launched_after = [n for n in doc["nodeclaims"] if n["launched"] and 1800 <= n["launched_at"] < 5400]
     assert launched_before and launched_after, "the node count follows the scale-up"
-    # scale-down: no disruption controller yet, so every node stays and keeps costing money to the horizon
+    # scale-down: the disruption controller is off, so every node stays and keeps costing money to the horizon
     assert all(n["deleted_at"] is None and n["deleted_by"] is None for n in doc["nodeclaims"])
     assert doc["cost"]["per_hour"][-1][1] == doc["cost_per_hour"]
     assert doc["cost"]["per_hour"][-1][0] < 5400  # nothing changed the $/h after the scale-down
@@ -65,12 +66,25 @@ def test_scale_10_100_10_nodes_follow_up_and_stay_without_disruption():
     assert all(e["t"] == 5400 for e in deletions)
 
 
+def test_scale_10_100_10_by_default_consolidation_removes_the_nodes_the_scale_down_emptied():
+    # issue 31: time passes, so Karpenter's disruption controller runs, as in production
+    result = fake(make_nodepool(), web(10), until="3h", events=[
+        "30m scale deployment/web 100", "1h30m scale deployment/web 10"])
+    doc = result.to_document()
+    assert result.exit_code == 0 and doc["disruptions"]
+    assert not any(w.startswith("disruption is off") for w in doc["warnings"])
+    gone = [n for n in doc["nodeclaims"] if n["deleted_at"] is not None]
+    assert gone and all(n["deleted_at"] >= 5400 and n["deleted_by"] in ("emptiness", "consolidation") for n in gone)
+    assert doc["cost"]["per_hour"][-1][0] >= 5400  # the $/h fell after the scale-down
+    assert len([k for k, p in doc["pods"].items() if p["phase"] == "Running"]) == 10
+
+
 def test_scale_down_ranking_doubled_up_first_then_most_recently_ready():
     # replica_set.go getPodsToDelete + controller_utils.go ActivePodsWithRanks: pods on a node with
     # more related pods go first ("doubled up"); among those the most recently ready (log2 buckets
     # of the time since ready: ~60 s vs ~620 s differ) goes first
-    result = fake(make_nodepool(), web(2), until="2h", events=["10m scale deployment/web 4",
-                                                               "11m scale deployment/web 2"])
+    result = fake(make_nodepool(), web(2), until="2h", disruption=False, events=["10m scale deployment/web 4",
+                                                                                 "11m scale deployment/web 2"])
     tl = result.to_document()["timeline"]
     node_of = {e["object"]: e["detail"]["node"] for e in tl if e["kind"] == "pod.bound"}
     crowded = max(set(node_of.values()), key=list(node_of.values()).count)
@@ -142,7 +156,8 @@ def test_arrive_after_beyond_the_settling_point_is_processed():
 def test_rollout_with_max_surge_25_percent():
     d = web(8)
     d.spec.strategy = {"type": "RollingUpdate", "rollingUpdate": {"maxSurge": "25%", "maxUnavailable": 0}}
-    result = fake(make_nodepool(), d, until="2h", events=["30m rollout deployment/web"])
+    # the Deployment controller's own bounds: consolidation's evictions would be Karpenter's, not its
+    result = fake(make_nodepool(), d, until="2h", disruption=False, events=["30m rollout deployment/web"])
     doc = result.to_document()
     tl = doc["timeline"]
     assert [e["kind"] for e in tl if e["kind"].startswith("rollout")] == ["rollout", "rollout.complete"]
@@ -272,6 +287,8 @@ def _interrupt_with_pdb(max_unavailable, **kwargs):
     docs.append({"apiVersion": "policy/v1", "kind": "PodDisruptionBudget", "metadata": {"name": "web"},
                  "spec": {"maxUnavailable": max_unavailable, "selector": {"matchLabels": {"app": "web"}}}})
     node = aws(docs).to_document()["nodeclaims"][0]
+    # the interruption's drain alone (consolidation would move the PDB'd pods first)
+    kwargs.setdefault("disruption", False)
     return node, aws(docs, until="1h", events=[f"30m interrupt node={node['name']}"], **kwargs)
 
 
