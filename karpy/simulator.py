@@ -166,6 +166,8 @@ def simulate(
             loaded = _load(manifests, provider, strict, max_pods, exclude, asked, gates, version,
                            time_passes=_time_passes(base, until, events))
         disruption = disruption_runs(asked, _time_passes(base, until, events, loaded))
+        if progress is not None:  # loaded and the provider up, virtual time still 0 (issue 32: a long run's set-up)
+            progress(0.0, 0, 0)
         profile = resolve_profile(billing, loaded, provider, region)
         provider_warnings = getattr(provider, "manifest_warnings", None)
         if callable(provider_warnings):
@@ -313,5 +315,8 @@ def new_simulation(manifests: Any, cloud_provider: Any, options: SimulationOptio
         StaticCapacityController(sim, nodepool_state, disruption)
     sim.load()
     if scenarios or options.events:
-        ScenarioRunner(sim, scenarios[0] if scenarios else None, options.events, manifests).schedule()
+        runner = ScenarioRunner(sim, scenarios[0] if scenarios else None, options.events, manifests)
+        if progress is not None:  # the events read and checked; scheduling them follows
+            progress(0.0, 0, 0)
+        runner.schedule()
     return sim

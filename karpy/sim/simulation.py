@@ -543,6 +543,8 @@ class Simulation:
 
     def run(self) -> SimulationResult:
         self.load()
+        if self.progress is not None:  # loaded: a long run's first pass may take a while
+            self.progress(self.clock.now(), self._passes, len(self.launches))
         with FrozenSurvivors():  # performance only: karpy.sim.collector
             return self._run_loaded()
 
