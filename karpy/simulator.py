@@ -153,19 +153,18 @@ def simulate(
     base = _with_kubernetes(base, version, kube_gates)
     operator = _operator_options(base, preference_policy, min_values_policy, gates, scheduler_config)
     asked = base.disruption if disruption is None else disruption
+    given = until is not None or bool(events) or base.until is not None or bool(base.events)
     with ExitStack() as owned:
         if isinstance(cloud_provider, str):
             factory = resolve_cloud_provider(cloud_provider)
-            loaded = _load(manifests, factory, strict, max_pods, exclude, asked, gates, version,
-                           time_passes=_time_passes(base, until, events))
+            loaded = _load(manifests, factory, strict, max_pods, exclude, asked, gates, version, time_given=given)
             provider = _build_provider(factory, loaded, region, prices, unavailable, clock, provider_extra,
                                        operator, price_region)
             owned.callback(_closer(provider))
         else:
             provider = cloud_provider
-            loaded = _load(manifests, provider, strict, max_pods, exclude, asked, gates, version,
-                           time_passes=_time_passes(base, until, events))
-        disruption = disruption_runs(asked, _time_passes(base, until, events, loaded))
+            loaded = _load(manifests, provider, strict, max_pods, exclude, asked, gates, version, time_given=given)
+        disruption = disruption_runs(asked, given or scenario_time(loaded.scenarios))
         if progress is not None:  # loaded and the provider up, virtual time still 0 (issue 32: a long run's set-up)
             progress(0.0, 0, 0)
         profile = resolve_profile(billing, loaded, provider, region)
@@ -233,12 +232,9 @@ def _with_kubernetes(base: SimulationOptions, version: str, overrides: Mapping[s
     return replace(base, scheduler_config=cfg)
 
 
-def _time_passes(base: SimulationOptions, until: str | float | None, events: Sequence[Any],
-                 loaded: Manifests | None = None) -> bool:
-    """A horizon or Scenario events (the arguments, ``options``, or a Scenario among the manifests)."""
-    if until is not None or events or base.until is not None or base.events:
-        return True
-    return loaded is not None and any(s.spec.until is not None or s.spec.events for s in loaded.scenarios)
+def scenario_time(scenarios: Sequence[Any]) -> bool:
+    """Time passes in a Scenario among the manifests: it sets a horizon or has events."""
+    return any(s.spec.until is not None or s.spec.events for s in scenarios)
 
 
 def disruption_runs(asked: bool | None, time_passes: bool) -> bool:
@@ -254,12 +250,13 @@ DISRUPTION_OFF_WARNING = ("disruption is off (--no-disruption / disruption=False
 
 def _load(manifests: Any, provider: Any, strict: bool, max_pods: int | None, exclude: Sequence[str],
           disruption: bool | None, gates: Mapping[str, bool], kubernetes_version: str = DEFAULT_KUBERNETES_VERSION,
-          *, time_passes: bool = False) -> Manifests:
+          *, time_given: bool = False) -> Manifests:
     """The input, read once (the provider's extra kinds too), with the warnings about what the run
-    leaves unmodelled (``disruption`` None: it runs when time passes, here or in a Scenario)."""
+    leaves unmodelled (``disruption`` None: it runs when time passes -- ``time_given`` by the
+    arguments or options, or in a Scenario)."""
     loaded = load_manifests(manifests, extra_kinds=getattr(provider, "EXTRA_KINDS", None), strict=strict,
                             max_pods=max_pods, exclude=exclude, kubernetes_version=kubernetes_version)
-    time_passes = time_passes or any(s.spec.until is not None or s.spec.events for s in loaded.scenarios)
+    time_passes = time_given or scenario_time(loaded.scenarios)
     runs = disruption_runs(disruption, time_passes)
     if disruption is False and time_passes:
         loaded.warnings.append(DISRUPTION_OFF_WARNING)
@@ -302,8 +299,7 @@ def new_simulation(manifests: Any, cloud_provider: Any, options: SimulationOptio
     nodepool_state = NodePoolState()
     disruption = None
     scenarios = list(getattr(manifests, "scenarios", ()) or ())
-    time_passes = options.until is not None or bool(options.events) or any(
-        s.spec.until is not None or s.spec.events for s in scenarios)
+    time_passes = options.until is not None or bool(options.events) or scenario_time(scenarios)
     if disruption_runs(options.disruption, time_passes):
         from karpy.disruption.controller import DisruptionController  # heavy: only when it runs
 
