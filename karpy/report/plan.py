@@ -148,7 +148,7 @@ def render_plan_markdown(doc: Mapping[str, Any]) -> str:
 
 def _svg_series(chart_id: str, label: str, series: Sequence[Sequence[float]], horizon: float,
                 waves: Sequence[Mapping[str, Any]], colour: str, unit: str) -> str:
-    from karpy.report.timecharts import LEFT, PLOT, WIDTH
+    from karpy.report.timecharts import LEFT, PLOT, WIDTH, step_points
 
     height, top, bottom = 150.0, 10.0, 130.0
     peak = max((float(v) for _, v in series), default=0.0) or 1.0
@@ -161,15 +161,7 @@ def _svg_series(chart_id: str, label: str, series: Sequence[Sequence[float]], ho
         f'width="{max(2.0, x(float(w.get("done_at") or w["t"])) - x(float(w["t"]))):.1f}" height="{bottom - top}" '
         f'fill="#bee3f8" opacity="0.6" data-t="{float(w["t"]):g}" data-method="{escape(str(w["method"]))}">'
         f'<title>{escape(_wave_line(w))}</title></rect>' for w in waves)
-    points, prev = [], None
-    for t, v in series:
-        y = bottom - (bottom - top) * float(v) / peak
-        if prev is not None:
-            points.append(f"{x(float(t)):.1f},{prev:.1f}")
-        points.append(f"{x(float(t)):.1f},{y:.1f}")
-        prev = y
-    if prev is not None:
-        points.append(f"{x(horizon):.1f},{prev:.1f}")
+    points = step_points(series, horizon, top, bottom, peak)
     ticks = "".join(f'<text x="{x(horizon * i / 4):.1f}" y="{bottom + 14:.1f}" text-anchor="middle">'
                     f'{clock_time(horizon * i / 4)}</text>' for i in range(5))
     return (f'<svg id="{chart_id}" class="chart" viewBox="0 0 {WIDTH} {height}" width="{WIDTH}" height="{height}" '

@@ -25,7 +25,8 @@ from typing import Any
 
 from karpy.report.table import clock_time, has_time_events
 
-__all__ = ["EVENT_COLOURS", "GENERATION_COLOURS", "chart_events", "pending_series", "render_time_charts"]
+__all__ = ["EVENT_COLOURS", "GENERATION_COLOURS", "chart_events", "pending_series", "render_time_charts",
+           "step_points"]
 
 WIDTH = 900
 LEFT = 170
@@ -45,6 +46,22 @@ GENERATION_LABEL = "karpenter.k8s.aws/instance-generation"
 
 def _x(t: float, horizon: float) -> float:
     return LEFT + (PLOT * t / horizon if horizon > 0 else 0.0)
+
+
+def step_points(series: Sequence[Sequence[float]], horizon: float, top: float, bottom: float, peak: float) -> list[str]:
+    """The SVG polyline points of a step line: each value held until the next, the last to the horizon."""
+    points: list[str] = []
+    prev = None
+    for t, v in series:
+        y = bottom - (bottom - top) * float(v) / peak
+        x = _x(float(t), horizon)
+        if prev is not None:
+            points.append(f"{x:.1f},{prev:.1f}")
+        points.append(f"{x:.1f},{y:.1f}")
+        prev = y
+    if prev is not None:
+        points.append(f"{_x(horizon, horizon):.1f},{prev:.1f}")
+    return points
 
 
 def _axis(horizon: float, top: float, bottom: float) -> str:
@@ -179,17 +196,7 @@ def _step_chart(chart_id: str, label: str, series: Sequence[tuple[float, float]]
                 unit: str, colour: str, events: Sequence[tuple[float, str, str]] = ()) -> str:
     top, bottom = 10.0, LINE_HEIGHT - 10.0
     peak = max((v for _, v in series), default=0.0) or 1.0
-    points = []
-    prev = None
-    for t, v in series:
-        y = bottom - (bottom - top) * v / peak
-        x = _x(t, horizon)
-        if prev is not None:
-            points.append(f"{x:.1f},{prev:.1f}")
-        points.append(f"{x:.1f},{y:.1f}")
-        prev = y
-    if prev is not None:
-        points.append(f"{_x(horizon, horizon):.1f},{prev:.1f}")
+    points = step_points(series, horizon, top, bottom, peak)
     marks = "".join(f'<circle class="step" cx="{_x(t, horizon):.1f}" '
                     f'cy="{bottom - (bottom - top) * v / peak:.1f}" r="1.5" fill="{colour}" data-t="{t:g}" '
                     f'data-value="{v:g}"/>' for t, v in series)
