@@ -318,6 +318,49 @@ def _in(key: str, *values: str) -> Requirement:
     return Requirement(key, OP_IN, values)
 
 
+def _local_nvme(info: Mapping[str, Any]) -> str | None:
+    """types.go computeRequirements: the local NVMe label's value (GB), when the type has NVMe storage."""
+    storage = info.get("InstanceStorageInfo")
+    if storage is None or storage.get("NvmeSupport") == "unsupported" or storage.get("TotalSizeInGB") is None:
+        return None
+    return str(storage["TotalSizeInGB"])
+
+
+def _ebs_bandwidth(info: Mapping[str, Any]) -> str | None:
+    """types.go computeRequirements: the EBS bandwidth label's value, for EBS-optimized-by-default types."""
+    ebs = info.get("EbsInfo") or {}
+    if ebs.get("EbsOptimizedInfo") is None or ebs.get("EbsOptimizedSupport") != "default":
+        return None
+    return str(ebs["EbsOptimizedInfo"].get("MaximumBandwidthInMbps", 0))
+
+
+def _accelerator(info: Mapping[str, Any]) -> tuple[str | None, str | None, str | None]:
+    """types.go computeRequirements: the accelerator name, manufacturer and count labels' values (one
+    inference accelerator, or one Neuron device type, which wins)."""
+    out: tuple[str | None, str | None, str | None] = (None, None, None)
+    neuron = info.get("NeuronInfo")
+    inference = (info.get("InferenceAcceleratorInfo") or {}).get("Accelerators") or []
+    if len(inference) == 1 and neuron is None:
+        a = inference[0]
+        out = _lower_kebab(a.get("Name")), _lower_kebab(a.get("Manufacturer")), str(a.get("Count", 0))
+    devices = (neuron or {}).get("NeuronDevices") or []
+    if neuron is not None and len(devices) == 1:
+        d = devices[0]
+        out = _lower_kebab(d.get("Name")), "aws", str(d.get("Count", 0))
+    return out
+
+
+def _reservation_requirements(capacity_reservations: Sequence[Any]) -> list[Requirement]:
+    """types.go computeRequirements: the capacity-reservation labels (DoesNotExist without reservations)."""
+    if not capacity_reservations:
+        return [_dne(L.LABEL_CAPACITY_RESERVATION_ID), _dne(L.LABEL_CAPACITY_RESERVATION_TYPE),
+                _dne(L.LABEL_CAPACITY_RESERVATION_INTERRUPTIBLE)]
+    return [Requirement(L.LABEL_CAPACITY_RESERVATION_ID, OP_IN, [r.id for r in capacity_reservations]),
+            Requirement(L.LABEL_CAPACITY_RESERVATION_TYPE, OP_IN, [r.reservation_type for r in capacity_reservations]),
+            Requirement(L.LABEL_CAPACITY_RESERVATION_INTERRUPTIBLE, OP_IN,
+                        ["true" if r.interruptible else "false" for r in capacity_reservations])]
+
+
 def compute_requirements(info: Mapping[str, Any], region: str, offering_zones: Iterable[str],
                          zone_info: Sequence[ZoneInfo], ami_family: str,
                          capacity_reservations: Sequence[Any] = ()) -> Requirements:
@@ -333,42 +376,20 @@ def compute_requirements(info: Mapping[str, Any], region: str, offering_zones: I
     nc_zones = {z.zone for z in zone_info}
     available_zones = sorted(set(offering_zones) & nc_zones)
     arch = _architecture(info)
-    if is_windows:
-        os_values: tuple[str, ...] = ("windows",) if arch == ARCHITECTURE_AMD64 else ()
-    else:
-        os_values = ("linux",)
+    os_values: tuple[str, ...] = (("windows",) if arch == ARCHITECTURE_AMD64 else ()) if is_windows else ("linux",)
     network = info.get("NetworkInfo") or {}
     processor = info.get("ProcessorInfo")
     dne = _dne
 
-    category = generation = family_label = size = None
-    parts = instance_type_parts(name)
-    if parts is not None:
-        category, generation = parts
+    category, generation = instance_type_parts(name) or (None, None)
     type_parts = name.split(".")
-    if len(type_parts) == 2:
-        family_label, size = type_parts
-    storage = info.get("InstanceStorageInfo")
-    nvme = None
-    if storage is not None and storage.get("NvmeSupport") != "unsupported" and storage.get("TotalSizeInGB") is not None:
-        nvme = str(storage["TotalSizeInGB"])
+    family_label, size = type_parts if len(type_parts) == 2 else (None, None)
+    nvme = _local_nvme(info)
     bandwidth = INSTANCE_TYPE_BANDWIDTH_MEGABITS.get(name)
     gpus = (info.get("GpuInfo") or {}).get("Gpus") or []
     gpu = gpus[0] if len(gpus) == 1 else None
-    accel_name = accel_manu = accel_count = None
-    neuron = info.get("NeuronInfo")
-    inference = (info.get("InferenceAcceleratorInfo") or {}).get("Accelerators") or []
-    if len(inference) == 1 and neuron is None:
-        a = inference[0]
-        accel_name, accel_manu, accel_count = _lower_kebab(a.get("Name")), _lower_kebab(a.get("Manufacturer")), str(a.get("Count", 0))
-    devices = (neuron or {}).get("NeuronDevices") or []
-    if neuron is not None and len(devices) == 1:
-        d = devices[0]
-        accel_name, accel_manu, accel_count = _lower_kebab(d.get("Name")), "aws", str(d.get("Count", 0))
-    ebs = info.get("EbsInfo") or {}
-    ebs_bw = None
-    if ebs.get("EbsOptimizedInfo") is not None and ebs.get("EbsOptimizedSupport") == "default":
-        ebs_bw = str(ebs["EbsOptimizedInfo"].get("MaximumBandwidthInMbps", 0))
+    accel_name, accel_manu, accel_count = _accelerator(info)
+    ebs_bw = _ebs_bandwidth(info)
 
     def opt(key: str, value: str | None) -> Requirement:
         return dne(key) if value is None else _in(key, value)
@@ -412,16 +433,7 @@ def compute_requirements(info: Mapping[str, Any], region: str, offering_zones: I
     zone_ids = [z.zone_id for z in zone_info if z.zone in set(available_zones)]
     if zone_ids:
         reqs.append(Requirement(L.LABEL_TOPOLOGY_ZONE_ID, OP_IN, zone_ids))
-    if capacity_reservations:
-        reqs.append(Requirement(L.LABEL_CAPACITY_RESERVATION_ID, OP_IN, [r.id for r in capacity_reservations]))
-        reqs.append(Requirement(L.LABEL_CAPACITY_RESERVATION_TYPE, OP_IN,
-                                [r.reservation_type for r in capacity_reservations]))
-        reqs.append(Requirement(L.LABEL_CAPACITY_RESERVATION_INTERRUPTIBLE, OP_IN,
-                                ["true" if r.interruptible else "false" for r in capacity_reservations]))
-    else:
-        reqs.append(dne(L.LABEL_CAPACITY_RESERVATION_ID))
-        reqs.append(dne(L.LABEL_CAPACITY_RESERVATION_TYPE))
-        reqs.append(dne(L.LABEL_CAPACITY_RESERVATION_INTERRUPTIBLE))
+    reqs.extend(_reservation_requirements(capacity_reservations))
     out = Requirements()
     for r in reqs:
         dict.__setitem__(out, r.key, r)

@@ -7,6 +7,7 @@ wires Karpenter's controllers into the simulation from above (upstream: pkg/cont
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+import functools
 from contextlib import ExitStack
 from dataclasses import replace
 from typing import Any
@@ -155,30 +156,43 @@ def simulate(
     asked = base.disruption if disruption is None else disruption
     given = until is not None or bool(events) or base.until is not None or bool(base.events)
     with ExitStack() as owned:
+        load = functools.partial(_load, manifests, strict=strict, max_pods=max_pods, exclude=exclude,
+                                 disruption=asked, gates=gates, kubernetes_version=version,
+                                 time_given=given)
         if isinstance(cloud_provider, str):
             factory = resolve_cloud_provider(cloud_provider)
-            loaded = _load(manifests, factory, strict, max_pods, exclude, asked, gates, version, time_given=given)
+            loaded = load(factory)
             provider = _build_provider(factory, loaded, region, prices, unavailable, clock, provider_extra,
                                        operator, price_region)
             owned.callback(_closer(provider))
         else:
             provider = cloud_provider
-            loaded = _load(manifests, provider, strict, max_pods, exclude, asked, gates, version, time_given=given)
+            loaded = load(provider)
         disruption = disruption_runs(asked, given or scenario_time(loaded.scenarios))
         if progress is not None:  # loaded and the provider up, virtual time still 0 (issue 32: a long run's set-up)
             progress(0.0, 0, 0)
         profile = resolve_profile(billing, loaded, provider, region)
-        provider_warnings = getattr(provider, "manifest_warnings", None)
-        if callable(provider_warnings):
-            loaded.warnings.extend(provider_warnings())
+        loaded.warnings.extend(_provider_manifest_warnings(provider))
         run_options = _run_options(base, operator, gates, disruption, until, events)
         outcome = new_simulation(loaded, provider, run_options, clock=clock, progress=progress).run()
-        # a re-run takes every argument but progress (the caller's UI); a provider object is not re-runnable
-        inputs = RunInputs(called.pop("manifests"), {k: v for k, v in called.items() if k != "progress"},
-                           simulate) if isinstance(cloud_provider, str) else None
-        return Result(simulation=outcome, region=region if isinstance(cloud_provider, str) or region else None,
-                      prices=_prices_meta(provider), cloud_provider=provider, terminal_pods=list(loaded.terminal_pods),
-                      billing=profile, inputs=inputs)
+        return _result(outcome, loaded, provider, profile, called)
+
+
+def _provider_manifest_warnings(provider: Any) -> list[str]:
+    """What the provider says of the manifests it read (its ``manifest_warnings``, when it has one)."""
+    said = getattr(provider, "manifest_warnings", None)
+    return list(said()) if callable(said) else []
+
+
+def _result(outcome: Any, loaded: Manifests, provider: Any, profile: Any, called: dict[str, Any]) -> Result:
+    """The Result of a run; a re-run takes every argument but progress (the caller's UI), and a
+    provider object passed in is not re-runnable."""
+    by_name = isinstance(called["cloud_provider"], str)
+    inputs = RunInputs(called["manifests"], {k: v for k, v in called.items() if k not in ("manifests", "progress")},
+                       simulate) if by_name else None
+    region = called["region"]
+    return Result(simulation=outcome, region=region if by_name or region else None, prices=_prices_meta(provider),
+                  cloud_provider=provider, terminal_pods=list(loaded.terminal_pods), billing=profile, inputs=inputs)
 
 
 def _prices_meta(provider: Any) -> dict[str, Any]:

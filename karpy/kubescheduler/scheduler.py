@@ -30,8 +30,8 @@ from .preemption import DefaultPreemption
 from .priority import resolve_priority
 from .queue import PriorityQueue, QueuedPodInfo
 from .schedule_one import Algorithm, FitError, NoNodesAvailable, _no_nominations
-from .types import (ERR_NO_NODES_AVAILABLE, POD_SCHEDULED, REASON_SCHEDULER_ERROR, REASON_UNSCHEDULABLE,
-                    Code)
+from .types import (ERR_NO_NODES_AVAILABLE, POD_SCHEDULED, REASON_SCHEDULER_ERROR, REASON_UNSCHEDULABLE, Code,
+                    Status)
 
 if TYPE_CHECKING:
     from karpy.api.pod import Pod
@@ -722,19 +722,9 @@ class KubeScheduler:
         self._event(_ASSIGNED_POD_ADD, None, q.pod_info.pod)
         return ScheduleOneResult(q.key, BOUND, node)
 
-    def _schedule_pod_group(self, first: QueuedPodInfo, gk: str) -> ScheduleOneResult:
-        """scheduleOnePodGroup: pop the entity's members, validate, run the cycle on one snapshot
-        (assume/revert), submit (bind / requeue / nominate) and write the PodGroup condition."""
-        from .podgroupcycle import (BIND, NOMINATE, AlgorithmResult, entity_key, run_pod_group_cycle,
-                                    submit_actions, update_pod_group_condition, validate_pod_group)
-        from .types import Status as _Status
-
-        pg = self.pod_groups_v137[gk]
-        ns, name = gk.split("/", 1)
-        tree = self._composite_tree(gk)
-        if tree is not None:
-            return self._schedule_composite_tree(first, tree)
-        ekey = entity_key(ns, name)
+    def _pop_group_members(self, first: QueuedPodInfo, gk: str) -> list[QueuedPodInfo]:
+        """The PodGroup's queued members popped beside ``first``, deleting ones dropped
+        (skipPodGroupPodSchedule), in the cycle's order: priority, first attempt, arrival."""
         members = [first]
         for k in list(self._v137_members.get(gk, ())):
             if k != first.key and k in self.pods and self._is_unassigned(self.pods[k]) and k not in self.assigned:
@@ -742,82 +732,140 @@ class KubeScheduler:
                 if q is not None:
                     members.append(q)
         kept = []
-        for q in members:  # skipPodGroupPodSchedule: deleting pods leave the cycle (Done)
+        for q in members:
             if q.key in self.pods and getattr(self.pods[q.key].metadata, "deletion_timestamp", None) is None:
                 kept.append(q)
             else:
                 self.queue.forget(q.key)
-        members = kept
-        members.sort(key=lambda q: (-q.pod_info.priority, q.initial_attempt_timestamp or 0.0, q.seq))
-        by_key = {q.key: q for q in members}
-        keys = [q.key for q in members]
-        for q in members:
-            q.entity_key = ekey
-            q.entity_size = len(members)
-        scheduled = [k for k in self._v137_members.get(gk, ()) if k in self.assigned]
-        prio = pg.spec.priority
+        kept.sort(key=lambda q: (-q.pod_info.priority, q.initial_attempt_timestamp or 0.0, q.seq))
+        return kept
+
+    def _pop_tree_members(self, first: QueuedPodInfo, leaf_groups: dict[str, str]
+                          ) -> tuple[dict[str, QueuedPodInfo], dict[str, list[str]]]:
+        """Every leaf PodGroup's queued members popped (deleting ones dropped): by pod key, and each
+        leaf's keys in the cycle's order."""
+        by_key: dict[str, QueuedPodInfo] = {first.key: first}
+        keys_of: dict[str, list[str]] = {}
+        for ekey, gk in leaf_groups.items():
+            queued = []
+            for k in list(self._v137_members.get(gk, ())):
+                if k in self.assigned or k not in self.pods or not self._is_unassigned(self.pods[k]):
+                    continue
+                q = by_key.get(k) or self.queue.pop_member(k)
+                if q is None:
+                    continue
+                if getattr(self.pods[k].metadata, "deletion_timestamp", None) is not None:
+                    self.queue.forget(k)
+                    continue
+                by_key[k] = q
+                queued.append(q)
+            queued.sort(key=lambda q: (-q.pod_info.priority, q.initial_attempt_timestamp or 0.0, q.seq))
+            keys_of[ekey] = [q.key for q in queued]
+        return by_key, keys_of
+
+    def _pod_group_priority(self, pg: Any) -> Optional[int]:
+        """The PodGroup's priority: its own, else its PriorityClass's value (None when neither)."""
+        prio: Optional[int] = pg.spec.priority
         if prio is None and pg.spec.priority_class_name:
             pc = self.priority_classes.get(pg.spec.priority_class_name)
             prio = int(getattr(pc, "value", 0) or 0) if pc is not None else None
+        return prio
 
-        def facts(k: str) -> tuple[str, int, str]:
-            pod = self.pods[k]
-            pi = self.pod_infos[k]
-            _prio, policy = resolve_priority(pod, self.priority_classes)
-            return (pod.spec.scheduler_name or "default-scheduler", pi.priority, policy or "PreemptLowerPriority")
-
-        victims: list[PodInfo] = []
-        err = validate_pod_group([facts(k) for k in keys], prio, pg.spec.preemption_policy,
-                                 self.config.gate("PodGroupPreemptionPolicy"), [facts(k) for k in scheduled])
-        if err is not None:
-            result = AlgorithmResult(_Status(Code.ERROR, [err]))
-            actions = submit_actions(result, keys)
-            actions = [a for a in actions]
-            for a in actions:
-                a.message = err
-        else:
-            by_node = self._nominator()
-
-            def unassumed(node: str) -> list[PodInfo]:
-                # a member assumed on the snapshot this cycle is on its node, no longer only nominated
-                # there (assume deletes the nominated entry: DeleteNominatedPodIfExists)
-                return [p for p in by_node(node) if p.key not in self.assigned]
-            nominated_unassumed = by_node if by_node is _no_nominations else unassumed
-
-            def schedule(key: str) -> tuple[Optional[str], Optional[_Status], Any]:
-                q = by_key[key]
-                try:
-                    res = self.algorithm.schedule_pod(CycleState(), q.pod_info, self._placement_snapshot(),
-                                                      nominated_unassumed)
-                except FitError as fe:
-                    return None, _Status(Code.UNSCHEDULABLE, [fe.message()]), fe
-                except NoNodesAvailable:
-                    return None, _Status(Code.UNSCHEDULABLE, [ERR_NO_NODES_AVAILABLE]), None
-                except RuntimeError as e:
-                    return None, _Status(Code.ERROR, [str(e)]), None
-                return res.suggested_host, None, None
-
-            placement_hook, post_filter_hook = self._cycle_hooks(pg, ekey, keys, by_key, scheduled, prio, victims)
+    def _member_schedule(self, by_key: dict[str, QueuedPodInfo], nominated: Callable[[str], list[PodInfo]],
+                         errors_as_status: bool) -> Callable[[str], tuple[Optional[str], Optional[Status], Any]]:
+        """The group cycle's per-member SchedulePod on the placement snapshot: (host, None, None), or
+        (None, the Unschedulable status, the FitError); ``errors_as_status``: an internal error is an
+        Error status rather than raised."""
+        def schedule(key: str) -> tuple[Optional[str], Optional[Status], Any]:
             try:
-                result = run_pod_group_cycle(keys, pg.min_count, len(scheduled), schedule,
-                                             lambda k, n: self._assign(by_key[k].pod_info, n),
-                                             lambda k: self._unassign(by_key[k].pod_info),
-                                             placement_hook, post_filter_hook)
-            finally:
-                self._placement_nodes = None
-            actions = submit_actions(result, keys)
-        # the entity's rejectors: its members' FitError plugins; none (no nodes, or only the gang
-        # rule rejected) = the error backoff, retried once it expires (AddAttemptedPodGroupIfNeeded)
+                res = self.algorithm.schedule_pod(CycleState(), by_key[key].pod_info, self._placement_snapshot(),
+                                                  nominated)
+            except FitError as fe:
+                return None, Status(Code.UNSCHEDULABLE, [fe.message()]), fe
+            except NoNodesAvailable:
+                return None, Status(Code.UNSCHEDULABLE, [ERR_NO_NODES_AVAILABLE]), None
+            except RuntimeError as e:
+                if not errors_as_status:
+                    raise
+                return None, Status(Code.ERROR, [str(e)]), None
+            return res.suggested_host, None, None
+        return schedule
+
+    def _actuate_group_victims(self, head: ScheduleOneResult, victims: list[PodInfo], gk: str) -> None:
+        """Executor.actuatePodGroupPreemption: the victims are deleted (counted against ``gk``)."""
+        if victims:
+            self.pod_group_victims[gk] = self.pod_group_victims.get(gk, 0) + len(victims)
+        for v in victims:
+            node = self.assigned.get(v.key, "")
+            self.preempting.add(v.key)
+            grace = getattr(v.pod.spec, "termination_grace_period_seconds", None)
+            head.victims.append(Victim(v.key, node, 30 if grace is None else int(grace)))
+
+    def _submit_tree_leaf(self, outcome: Any, ekey: str, gk: str, keys: list[str], by_key: dict[str, QueuedPodInfo],
+                          bindable: set[str], post: Any, now: str) -> list[ScheduleOneResult]:
+        """One leaf PodGroup of a tree's cycle submitted: bound when the tree binds it, else requeued
+        or nominated; its PodGroup condition written."""
+        from .podgroupcycle import (BIND, NOMINATE, AlgorithmResult, PodResult, apply_post_filter, complete_result,
+                                    submit_actions, update_pod_group_condition)
+        results: list[ScheduleOneResult] = []
+        leaf = outcome.results.get(ekey)
+        algo = leaf.payload if leaf is not None and isinstance(leaf.payload, AlgorithmResult) else None
+        if algo is None:  # completed under a failed parent: its assignments and pod statuses kept
+            algo = AlgorithmResult(leaf.status if leaf is not None else outcome.root.status)
+            if leaf is not None:
+                algo.pods = [PodResult(a.pod.key, a.node_name) for a in leaf.assignments]
+                algo.pods += [PodResult(k, None, st) for k, st in leaf.pod_statuses.items()
+                              if k not in {a.pod.key for a in leaf.assignments}]
+        algo = complete_result(AlgorithmResult(leaf.status if leaf is not None else outcome.root.status,
+                                               list(algo.pods), algo.any_scheduled), keys)
+        if ekey not in bindable and algo.status.is_success():
+            algo.status = outcome.root.status
+        if post is not None:  # applyPodGroupPostFilterResult over every leaf of the tree
+            algo = apply_post_filter(algo, post)
+        success = ekey in bindable
+        for a in submit_actions(algo, keys):
+            q = by_key[a.key]
+            if a.action == BIND and success:
+                assert a.node is not None
+                results.append(self._bind_member(q, a.node))
+                continue
+            q.unschedulable_plugins = set()
+            failed = self._fail(q, a.message or algo.status.message(), a.reason,
+                                a.nominated if a.action == NOMINATE else None, keep_timestamp=bool(bindable))
+            if a.action == NOMINATE:
+                failed.outcome = NOMINATED
+            results.append(failed)
+        pg = self.pod_groups_v137[gk]
+        fit = sum(1 for r in algo.pods if r.fit)
+        if success:
+            self.pod_group_last_fit.pop(gk, None)
+        else:
+            self.pod_group_last_fit[gk] = (fit, len(keys))
+        conds = self.pod_group_conditions.setdefault(gk, [dict(c) for c in pg.status.conditions])
+        update_pod_group_condition(conds, Status() if success else algo.status, now, pg.metadata.generation)
+        return results
+
+    @staticmethod
+    def _group_rejectors(result: Any, invalid: bool) -> set[str]:
+        """The entity's rejectors: its members' FitError plugins; none (an invalid group, an error, no
+        nodes, or only the gang rule rejected) = the error backoff, retried once it expires
+        (AddAttemptedPodGroupIfNeeded)."""
         rejectors: set[str] = set()
+        if invalid or result.status.code == Code.ERROR:
+            return rejectors
         for r in result.pods:
             if r.detail is not None and hasattr(r.detail, "diagnosis"):
                 rejectors |= set(r.detail.diagnosis.unschedulable_plugins)
-        if err is not None or result.status.code == Code.ERROR:
-            rejectors = set()
+        return rejectors
+
+    def _submit_group_actions(self, actions: list[Any], by_key: dict[str, QueuedPodInfo],
+                              members: list[QueuedPodInfo], rejectors: set[str],
+                              success: bool) -> list[ScheduleOneResult]:
+        """The cycle's submit: each member bound, nominated or requeued, the entity's counts shared."""
+        from .podgroupcycle import BIND, NOMINATE
         ucount = max(q.unschedulable_count for q in members)
         ecount = max(q.consecutive_errors_count for q in members)
         results: list[ScheduleOneResult] = []
-        success = result.status.is_success()
         for a in actions:
             q = by_key[a.key]
             q.unschedulable_count, q.consecutive_errors_count = ucount, ecount
@@ -831,6 +879,64 @@ class KubeScheduler:
             if a.action == NOMINATE:
                 failed.outcome = NOMINATED
             results.append(failed)
+        return results
+
+    def _schedule_pod_group(self, first: QueuedPodInfo, gk: str) -> ScheduleOneResult:
+        """scheduleOnePodGroup: pop the entity's members, validate, run the cycle on one snapshot
+        (assume/revert), submit (bind / requeue / nominate) and write the PodGroup condition."""
+        from .podgroupcycle import (AlgorithmResult, entity_key, run_pod_group_cycle, submit_actions,
+                                    update_pod_group_condition, validate_pod_group)
+
+        pg = self.pod_groups_v137[gk]
+        ns, name = gk.split("/", 1)
+        tree = self._composite_tree(gk)
+        if tree is not None:
+            return self._schedule_composite_tree(first, tree)
+        ekey = entity_key(ns, name)
+        members = self._pop_group_members(first, gk)
+        by_key = {q.key: q for q in members}
+        keys = [q.key for q in members]
+        for q in members:
+            q.entity_key = ekey
+            q.entity_size = len(members)
+        scheduled = [k for k in self._v137_members.get(gk, ()) if k in self.assigned]
+        prio = self._pod_group_priority(pg)
+
+        def facts(k: str) -> tuple[str, int, str]:
+            pod = self.pods[k]
+            pi = self.pod_infos[k]
+            _prio, policy = resolve_priority(pod, self.priority_classes)
+            return (pod.spec.scheduler_name or "default-scheduler", pi.priority, policy or "PreemptLowerPriority")
+
+        victims: list[PodInfo] = []
+        err = validate_pod_group([facts(k) for k in keys], prio, pg.spec.preemption_policy,
+                                 self.config.gate("PodGroupPreemptionPolicy"), [facts(k) for k in scheduled])
+        if err is not None:
+            result = AlgorithmResult(Status(Code.ERROR, [err]))
+            actions = submit_actions(result, keys)
+            for a in actions:
+                a.message = err
+        else:
+            by_node = self._nominator()
+
+            def unassumed(node: str) -> list[PodInfo]:
+                # a member assumed on the snapshot this cycle is on its node, no longer only nominated
+                # there (assume deletes the nominated entry: DeleteNominatedPodIfExists)
+                return [p for p in by_node(node) if p.key not in self.assigned]
+            schedule = self._member_schedule(by_key, by_node if by_node is _no_nominations else unassumed,
+                                             errors_as_status=True)
+            placement_hook, post_filter_hook = self._cycle_hooks(pg, ekey, keys, by_key, scheduled, prio, victims)
+            try:
+                result = run_pod_group_cycle(keys, pg.min_count, len(scheduled), schedule,
+                                             lambda k, n: self._assign(by_key[k].pod_info, n),
+                                             lambda k: self._unassign(by_key[k].pod_info),
+                                             placement_hook, post_filter_hook)
+            finally:
+                self._placement_nodes = None
+            actions = submit_actions(result, keys)
+        success = result.status.is_success()
+        results = self._submit_group_actions(actions, by_key, members, self._group_rejectors(result, err is not None),
+                                             success)
         fit = sum(1 for r in result.pods if r.fit)
         if not success:
             self.pod_group_last_fit[gk] = (fit, len(keys) + len(scheduled))
@@ -840,13 +946,7 @@ class KubeScheduler:
         update_pod_group_condition(conds, result.status, f"{float(self.clock.now()):.0f}",
                                    pg.metadata.generation, error=err is not None)
         head = next(r for r in results if r.pod_key == first.key)
-        if victims:
-            self.pod_group_victims[gk] = self.pod_group_victims.get(gk, 0) + len(victims)
-        for v in victims:  # Executor.actuatePodGroupPreemption: the victims are deleted
-            node = self.assigned.get(v.key, "")
-            self.preempting.add(v.key)
-            grace = getattr(v.pod.spec, "termination_grace_period_seconds", None)
-            head.victims.append(Victim(v.key, node, 30 if grace is None else int(grace)))
+        self._actuate_group_victims(head, victims, gk)
         return ScheduleOneResult(first.key, BOUND if success else head.outcome, head.node_name, head.condition,
                                  head.condition_changed, members=results)
 
@@ -904,28 +1004,10 @@ class KubeScheduler:
         conditions, composite nodes none (1.37)."""
         from .compositepodgroup import bindable_leaf_results, schedule_group_tree, successful_leaf_results
         from .placement import GroupResult, Placement, ProposedAssignment
-        from .podgroupcycle import (BIND, NOMINATE, AlgorithmResult, PodResult, apply_post_filter, complete_result,
-                                    default_algorithm, submit_actions, update_pod_group_condition)
-        from .types import Status as _Status
+        from .podgroupcycle import AlgorithmResult, PodResult, default_algorithm
 
         leaf_groups = {leaf.key: leaf.key.split("/", 1)[1] for leaf in tree.leaves()}  # entity key -> ns/name
-        by_key: dict[str, QueuedPodInfo] = {first.key: first}
-        keys_of: dict[str, list[str]] = {}
-        for ekey, gk in leaf_groups.items():
-            queued = []
-            for k in list(self._v137_members.get(gk, ())):
-                if k in self.assigned or k not in self.pods or not self._is_unassigned(self.pods[k]):
-                    continue
-                q = by_key.get(k) or self.queue.pop_member(k)
-                if q is None:
-                    continue
-                if getattr(self.pods[k].metadata, "deletion_timestamp", None) is not None:
-                    self.queue.forget(k)
-                    continue
-                by_key[k] = q
-                queued.append(q)
-            queued.sort(key=lambda q: (-q.pod_info.priority, q.initial_attempt_timestamp or 0.0, q.seq))
-            keys_of[ekey] = [q.key for q in queued]
+        by_key, keys_of = self._pop_tree_members(first, leaf_groups)
         for q in by_key.values():
             q.entity_key = tree.key
             q.entity_size = len(by_key)
@@ -936,16 +1018,7 @@ class KubeScheduler:
         def nominated_unassumed(node: str) -> list[PodInfo]:
             # a member assumed this cycle is on its node, no longer only nominated (DeleteNominatedPodIfExists)
             return [p for p in self._nominated_on(node) if p.key not in self.assigned]
-
-        def schedule(key: str) -> tuple[Optional[str], Optional[_Status], Any]:
-            try:
-                res = self.algorithm.schedule_pod(CycleState(), by_key[key].pod_info, self._placement_snapshot(),
-                                                  nominated_unassumed)
-            except FitError as fe:
-                return None, _Status(Code.UNSCHEDULABLE, [fe.message()]), fe
-            except NoNodesAvailable:
-                return None, _Status(Code.UNSCHEDULABLE, [ERR_NO_NODES_AVAILABLE]), None
-            return res.suggested_host, None, None
+        schedule = self._member_schedule(by_key, nominated_unassumed, errors_as_status=False)
 
         def assume_key(k: str, n: str) -> None:
             self._assign(by_key[k].pod_info, n)
@@ -964,7 +1037,7 @@ class KubeScheduler:
             statuses = {x.key: x.status for x in r.pods if x.status is not None}
             return GroupResult(leaf.key, r.status, got, statuses, bool(r.any_scheduled), payload=r), (lambda: None)
 
-        def assume(result: GroupResult) -> tuple[_Status, Any]:
+        def assume(result: GroupResult) -> tuple[Status, Any]:
             done = []
             for a in result.assignments:
                 self._assign(a.pod, a.node_name)
@@ -973,7 +1046,7 @@ class KubeScheduler:
             def revert() -> None:
                 for pi in reversed(done):
                     self._unassign(pi)
-            return _Status(), revert
+            return Status(), revert
 
         snap = self._snapshot()
         outcome = schedule_group_tree(tree, Placement("", tuple(snap)), self.node_infos, evaluate_leaf, assume,
@@ -998,51 +1071,9 @@ class KubeScheduler:
         results: list[ScheduleOneResult] = []
         now = f"{float(self.clock.now()):.0f}"
         for ekey, gk in leaf_groups.items():
-            keys = keys_of[ekey]
-            leaf = outcome.results.get(ekey)
-            algo = leaf.payload if leaf is not None and isinstance(leaf.payload, AlgorithmResult) else None
-            if algo is None:  # completed under a failed parent: its assignments and pod statuses kept
-                algo = AlgorithmResult(leaf.status if leaf is not None else outcome.root.status)
-                if leaf is not None:
-                    algo.pods = [PodResult(a.pod.key, a.node_name) for a in leaf.assignments]
-                    algo.pods += [PodResult(k, None, st) for k, st in leaf.pod_statuses.items()
-                                  if k not in {a.pod.key for a in leaf.assignments}]
-            algo = complete_result(AlgorithmResult(leaf.status if leaf is not None else outcome.root.status,
-                                                   list(algo.pods), algo.any_scheduled), keys)
-            if ekey not in bindable and algo.status.is_success():
-                algo.status = outcome.root.status
-            if post is not None:  # applyPodGroupPostFilterResult over every leaf of the tree
-                algo = apply_post_filter(algo, post)
-            success = ekey in bindable
-            for a in submit_actions(algo, keys):
-                q = by_key[a.key]
-                if a.action == BIND and success:
-                    assert a.node is not None
-                    results.append(self._bind_member(q, a.node))
-                    continue
-                q.unschedulable_plugins = set()
-                failed = self._fail(q, a.message or algo.status.message(), a.reason,
-                                    a.nominated if a.action == NOMINATE else None, keep_timestamp=bool(bindable))
-                if a.action == NOMINATE:
-                    failed.outcome = NOMINATED
-                results.append(failed)
-            pg = self.pod_groups_v137[gk]
-            fit = sum(1 for r in algo.pods if r.fit)
-            if success:
-                self.pod_group_last_fit.pop(gk, None)
-            else:
-                self.pod_group_last_fit[gk] = (fit, len(keys))
-            conds = self.pod_group_conditions.setdefault(gk, [dict(c) for c in pg.status.conditions])
-            update_pod_group_condition(conds, _Status() if success else algo.status, now, pg.metadata.generation)
+            results += self._submit_tree_leaf(outcome, ekey, gk, keys_of[ekey], by_key, bindable, post, now)
         head = next(r for r in results if r.pod_key == first.key)
-        if victims:
-            first_gk = self._v137_group_key(first.pod_info.pod) or ""
-            self.pod_group_victims[first_gk] = self.pod_group_victims.get(first_gk, 0) + len(victims)
-        for v in victims:  # Executor.actuatePodGroupPreemption: the victims are deleted
-            vnode = self.assigned.get(v.key, "")
-            self.preempting.add(v.key)
-            grace = getattr(v.pod.spec, "termination_grace_period_seconds", None)
-            head.victims.append(Victim(v.key, vnode, 30 if grace is None else int(grace)))
+        self._actuate_group_victims(head, victims, self._v137_group_key(first.pod_info.pod) or "")
         return ScheduleOneResult(first.key, BOUND if bindable else head.outcome, head.node_name, head.condition,
                                  head.condition_changed, members=results)
 
@@ -1120,7 +1151,6 @@ class KubeScheduler:
         """A tree that fails validation: every queued member SchedulerError with the text, every leaf
         PodGroup's condition False/SchedulerError (updatePodGroupConditionWithError)."""
         from .podgroupcycle import update_pod_group_condition
-        from .types import Status as _Status
         results: list[ScheduleOneResult] = []
         now = f"{float(self.clock.now()):.0f}"
         for ekey, gk in leaf_groups.items():
@@ -1130,7 +1160,7 @@ class KubeScheduler:
                 results.append(self._fail(q, err, REASON_SCHEDULER_ERROR, "", keep_timestamp=False))
             pg = self.pod_groups_v137[gk]
             conds = self.pod_group_conditions.setdefault(gk, [dict(c) for c in pg.status.conditions])
-            update_pod_group_condition(conds, _Status(Code.ERROR, [err]), now, pg.metadata.generation, error=True)
+            update_pod_group_condition(conds, Status(Code.ERROR, [err]), now, pg.metadata.generation, error=True)
         head = next(r for r in results if r.pod_key == first.key)
         return ScheduleOneResult(first.key, head.outcome, head.node_name, head.condition, head.condition_changed,
                                  members=results)

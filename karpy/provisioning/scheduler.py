@@ -311,19 +311,7 @@ class Scheduler:
         self._max_cap: dict[tuple[int, ...], dict[str, int]] = {}
         self._template_max_cap: dict[int, dict[str, int]] = {}
         self.template_errors: dict[str, str] = {}
-        #: the pass's instance types per NodePool (a reference, for explain output)
-        self.instance_types = instance_types
-        #: (name, weight) of the NodePools given, in weight order (for explain output)
-        self.nodepool_weights: list[tuple[str, int]] = [(np.metadata.name, np.spec.weight or 0)
-                                                        for np in nodepools]
-        #: pod key -> offset in ``_attempt_log`` of what its last try in this Solve did (explain
-        #: output; see PodAttempt and :meth:`attempt_record`)
-        self.attempts: dict[str, int] = {}
-        self._attempt_log: list[Any] = []
-        # set by _add / _add_to_new_nodeclaim for _try_schedule's record (cheap attribute writes)
-        self._placed_outcome = OUTCOME_FAILED
-        self._placed_target: str | None = None
-        self._tries: list[str] | None = None
+        self._init_explain(nodepools, instance_types)
         #: fresh claims' filter failures in this Solve (_add_to_new_nodeclaim; see FreshClaimFailures)
         self._fresh_failures = FreshClaimFailures()
         tolerate_pns = any(t.effect == "PreferNoSchedule" for np in nodepools for t in np.spec.template.spec.taints)
@@ -344,6 +332,22 @@ class Scheduler:
                                                              existing_nodes_memo)
 
     # -- explain output -----------------------------------------------------------------------
+    def _init_explain(self, nodepools: Sequence[Any], instance_types: Mapping[str, Sequence[Any]]) -> None:
+        """What explain output reads of this Solve: the NodePools' types and weights, each pod's last try."""
+        #: the pass's instance types per NodePool (a reference, for explain output)
+        self.instance_types = instance_types
+        #: (name, weight) of the NodePools given, in weight order (for explain output)
+        self.nodepool_weights: list[tuple[str, int]] = [(np.metadata.name, np.spec.weight or 0)
+                                                        for np in nodepools]
+        #: pod key -> offset in ``_attempt_log`` of what its last try in this Solve did (explain
+        #: output; see PodAttempt and :meth:`attempt_record`)
+        self.attempts: dict[str, int] = {}
+        self._attempt_log: list[Any] = []
+        # set by _add / _add_to_new_nodeclaim for _try_schedule's record (cheap attribute writes)
+        self._placed_outcome = OUTCOME_FAILED
+        self._placed_target: str | None = None
+        self._tries: list[str] | None = None
+
     def attempt_record(self, key: str) -> tuple[Any, ...] | None:
         """The record of the pod's last try in this Solve (a tuple of strings; PodAttempt)."""
         i = self.attempts.get(key)
