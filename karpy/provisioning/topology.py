@@ -21,10 +21,10 @@ Scheduler._add the hostnames on which AddRequirements must fail, as sets.
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from karpy.provisioning.domaingroupcache import DomainGroupCache
 from karpy.provisioning.topologydomaingroup import TopologyDomainGroup
 from karpy.provisioning.topologygroup import (
     MAX_INT32,
@@ -35,6 +35,7 @@ from karpy.provisioning.topologygroup import (
     group_node_filter,
 )
 from karpy.provisioning.topologynodefilter import ZERO_NODE_FILTER, TopologyNodeFilter
+from karpy.provisioning.topologypodindex import PodIndex, cluster_pod_index
 from karpy.scheduling.labels import LABEL_HOSTNAME, LABEL_ZONE
 from karpy.scheduling.requirement import Requirement
 from karpy.scheduling.requirements import Requirements
@@ -164,61 +165,8 @@ def build_domain_groups(
     return groups
 
 
-class DomainGroupCache:
-    """Memo of :func:`build_domain_groups` across Solves, and across simulations of a process.
-
-    Upstream rebuilds the domain groups in every NewTopology; their inputs -- each NodePool's
-    template (requirements, labels, taints) and its instance types' requirements -- rarely change
-    between provisioning passes, and the cloud provider hands out the same requirement objects
-    while its catalogue is unchanged (the AWS provider's prototypes, shared by every simulation of
-    a process; the fake catalogue). The key is the pools' templates by value and the instance
-    types' requirement objects by identity (the entry holds them, so an id cannot be reused while
-    it lives); the groups are only read after they are built (Topology never inserts into them),
-    so sharing them between Solves, simulations and threads is safe. Holds the last
-    :data:`ENTRIES` answers; every Provisioner uses :data:`SHARED_DOMAIN_GROUPS` unless it is given
-    its own (a warm ``karpy.simulate`` of the bundled example spent ~24 ms, an eighth of the run,
-    building the groups of 1,246 instance types it built the same way in the run before).
-    """
-
-    ENTRIES = 4
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._entries: dict[tuple[Any, ...], tuple[list[Any], dict[str, TopologyDomainGroup]]] = {}
-
-    def get(self, nodepools: Sequence[Any], instance_types: Mapping[str, Sequence[Any]]) -> dict[str, TopologyDomainGroup]:
-        index = {np.metadata.name: np for np in nodepools}
-        refs: list[Any] = []
-        key: list[Any] = []
-        for np_name, its in instance_types.items():
-            np = index.get(np_name)
-            template = np.spec.template.model_dump_json() if np is not None else None
-            reqs = [it.requirements for it in its]
-            refs.extend(reqs)
-            key.append((np_name, template, tuple(map(id, reqs))))
-        k = tuple(key)
-        with self._lock:
-            hit = self._entries.get(k)
-        if hit is not None:
-            return hit[1]
-        groups = build_domain_groups(nodepools, instance_types)  # outside the lock: equal for equal keys
-        with self._lock:
-            hit = self._entries.get(k)
-            if hit is not None:
-                return hit[1]  # another thread built it meanwhile: every caller shares one answer
-            while len(self._entries) >= self.ENTRIES:
-                self._entries.pop(next(iter(self._entries)))
-            self._entries[k] = (refs, groups)
-        return groups
-
-    def clear(self) -> None:
-        """Drop every entry (tests; a host that wants the memory back)."""
-        with self._lock:
-            self._entries.clear()
-
-
-#: the process's domain-group memo (see :class:`DomainGroupCache`)
-SHARED_DOMAIN_GROUPS = DomainGroupCache()
+#: the process's domain-group memo (see :class:`~karpy.provisioning.domaingroupcache.DomainGroupCache`)
+SHARED_DOMAIN_GROUPS = DomainGroupCache(build_domain_groups)
 
 
 def _toleration_key(t: Any) -> tuple[Any, ...]:
@@ -281,7 +229,7 @@ class Topology:
         #: Requirements.from_labels, possibly memoised across Solves (SchedulerCache.label_requirements)
         self._labels_requirements = label_requirements or Requirements.from_labels
         #: the cluster's pods grouped by namespace and labels, for _count_domains (built on first use)
-        self._pod_index: _PodIndex | None = None
+        self._pod_index: PodIndex | None = None
         self._pods_being_scheduled = list(pods)
         #: while __init__ runs (None after): the groups an update ended with, per pod spec object,
         #: namespace and labels, and the inverse groups per required anti-affinity term list and
@@ -858,7 +806,7 @@ class Topology:
         index = self._pod_index
         source = getattr(self.cluster, "pods", ())
         if index is None or not index.indexes(source):
-            index = self._pod_index = _cluster_pod_index(self.cluster, source)
+            index = self._pod_index = cluster_pod_index(self.cluster, source)
         for p in index.matching(tg.namespaces, list_selector):
             if ignored_for_topology(p):
                 continue
@@ -889,93 +837,6 @@ class Topology:
     def owned_groups(self, pod: Pod) -> list[TopologyGroup]:
         """The groups the pod owns (its own constraints)."""
         return list(self._owned.get(_pod_uid(pod), ()))
-
-
-def _cluster_pod_index(cluster: Any, pods: Sequence[Pod]) -> _PodIndex:
-    """The :class:`_PodIndex` of ``pods`` (the cluster's): built here, or -- for a snapshot whose
-    pods nothing edits in place (ClusterState.from_objects ``scan_pods``, which sets
-    ``shares_pod_index``) -- the one an earlier Topology of the same snapshot built, else one built
-    from the previous snapshot's index (``pod_index_seed``) and kept on the snapshot."""
-    if not getattr(cluster, "shares_pod_index", False):
-        return _PodIndex(pods)
-    index = cluster.pod_index
-    if isinstance(index, _PodIndex) and index.indexes(pods):
-        return index
-    seed = cluster.pod_index_seed if cluster.pod_index_seed is not None else index
-    index = _PodIndex(pods, seed if isinstance(seed, _PodIndex) else None)
-    cluster.pod_index = index
-    cluster.pod_index_seed = None  # (its entries live on in the new index where they still apply)
-    return index
-
-
-class _PodIndex:
-    """The cluster's pods grouped by (namespace, labels) for :meth:`Topology._count_domains`.
-
-    Upstream (topology.go countDomains) lists the pods of the group's namespaces matching its
-    selector on every call; pods of one controller share their labels, so a selector is evaluated
-    once per distinct label set instead of once per pod. :meth:`matching` answers exactly what the
-    list comprehension over ``cluster.pods`` followed by a stable sort on ``spec.nodeName`` did:
-    the same pods, in the same order (node name, then position in ``cluster.pods``), so every
-    group's domain counts -- and their insertion order -- are unchanged. Built from the list it
-    was given (:meth:`indexes` notices a different or resized list).
-
-    ``seed``: the index of an earlier snapshot of the same cluster whose pods nothing edits in
-    place (see :func:`_cluster_pod_index`). Not in upstream; same result because what a pod is
-    filed under -- its namespace and labels -- is read from the pod object alone, so a pod that
-    is the same object as in the seed is filed as the seed filed it (the seed holds its pods, so
-    no id is reused while it is compared); the positions are this list's.
-    """
-
-    __slots__ = ("_source", "_size", "_by_namespace", "_entries")
-
-    def __init__(self, pods: Sequence[Pod], seed: _PodIndex | None = None) -> None:
-        self._source = pods
-        self._size = len(pods)
-        #: namespace -> labels key -> (a representative labels mapping, [(position, pod)])
-        self._by_namespace: dict[str, dict[Any, tuple[Any, list[tuple[int, Any]]]]] = {}
-        #: id(pod) -> (the pod, its (namespace, labels key), its labels): what each pod was filed
-        #: under, for an index built from this one (seed)
-        entries: dict[int, tuple[Any, tuple[str, Any], Any]] = {}
-        self._entries = entries
-        previous = seed._entries if seed is not None else {}
-        #: equal keys share one object (hashing a key then reads memory in use)
-        canonical: dict[tuple[str, Any], tuple[str, Any]] = {}
-        # one flat pass keyed by (namespace, labels), split by namespace after: the same buckets,
-        # each in the order its first pod came, holding its pods in their order
-        flat: dict[tuple[str, Any], tuple[Any, list[tuple[int, Any]]]] = {}
-        for i, p in enumerate(pods):
-            entry = previous.get(id(p))
-            if entry is None or entry[0] is not p:
-                meta = p.metadata
-                labels = meta.labels
-                key = (meta.namespace, None if labels is None else tuple(labels.items()))
-                entry = (p, canonical.setdefault(key, key), labels)
-            entries[id(p)] = entry
-            bucket = flat.get(entry[1])
-            if bucket is None:
-                bucket = flat[entry[1]] = (entry[2], [])
-            bucket[1].append((i, p))
-        by_namespace = self._by_namespace
-        for (namespace, labels_key), bucket in flat.items():
-            buckets = by_namespace.get(namespace)
-            if buckets is None:
-                buckets = by_namespace[namespace] = {}
-            buckets[labels_key] = bucket
-
-    def indexes(self, pods: Sequence[Pod]) -> bool:
-        """Whether this index was built from ``pods`` (the same list, of the same length)."""
-        return pods is self._source and len(pods) == self._size
-
-    def matching(self, namespaces: Iterable[str], selector: Any) -> list[Any]:
-        """The pods in ``namespaces`` whose labels ``selector`` matches, ordered by
-        ``spec.nodeName`` (empty first), then by their position in the indexed list."""
-        hits: list[tuple[str, int, Any]] = []
-        for ns in namespaces:
-            for labels, members in self._by_namespace.get(ns, {}).values():
-                if selector.matches(labels):
-                    hits.extend((p.spec.node_name or "", i, p) for i, p in members)
-        hits.sort(key=lambda h: (h[0], h[1]))
-        return [h[2] for h in hits]
 
 
 def _with_expressions(selector: Any | None, extra: Iterable[tuple[str, str]]) -> Any:

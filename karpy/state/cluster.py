@@ -270,8 +270,8 @@ class ClusterState:
         #: length, the pods without spec.nodeName, the bound pods with an affinity), see _scanned
         self._scan: tuple[list[Pod], int, list[Pod], list[Pod]] | None = None
         #: (from_objects ``scan_pods``) the Topologies over this snapshot share one pod index
-        #: (topology._PodIndex, ``pod_index``), the first built from the previous snapshot's
-        #: (``pod_index_seed``): see topology._cluster_pod_index
+        #: (topologypodindex.PodIndex, ``pod_index``), the first built from the previous snapshot's
+        #: (``pod_index_seed``): see topologypodindex.cluster_pod_index
         self.shares_pod_index = False
         self.pod_index: Any = None
         self.pod_index_seed: Any = None

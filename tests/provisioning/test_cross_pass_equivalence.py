@@ -20,7 +20,8 @@ from karpy.cloudprovider import fake
 from karpy.provisioning.existingnode import ExistingNode
 from karpy.provisioning.provisioner import Provisioner
 from karpy.provisioning.schedulercache import SchedulerCache
-from karpy.provisioning.topology import Topology, _PodIndex, ignored_for_topology
+from karpy.provisioning.topology import Topology, ignored_for_topology
+from karpy.provisioning.topologypodindex import PodIndex as _PodIndex
 from karpy.provisioning.topologygroup import compile_selector
 from karpy.scheduling.labels import LABEL_HOSTNAME, LABEL_ZONE
 from karpy.scheduling.requirements import Requirements

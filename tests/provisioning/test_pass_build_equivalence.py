@@ -223,7 +223,7 @@ def _selectors() -> list[Any]:
 def test_an_index_built_from_an_earlier_one_files_every_pod_as_a_fresh_index_does() -> None:
     import random
 
-    from karpy.provisioning.topology import _PodIndex
+    from karpy.provisioning.topologypodindex import PodIndex as _PodIndex
 
     rng = random.Random(11)
 

@@ -22,7 +22,7 @@ from karpy.api.builders import make_node, make_nodepool, make_pod, pod_affinity_
 from karpy.cloudprovider import fake
 from karpy.cloudprovider.fake import default_instance_types
 from karpy.state.cluster import ClusterState
-from karpy.provisioning.topology import Topology, DomainGroupCache, build_domain_groups
+from karpy.provisioning.topology import DomainGroupCache, Topology, build_domain_groups
 from karpy.provisioning.topologygroup import TopologyGroup, TopologyType
 from karpy.scheduling.labels import LABEL_HOSTNAME, LABEL_ZONE, CORE_WELL_KNOWN_LABELS, LABEL_CAPACITY_TYPE
 from karpy.scheduling.requirement import Requirement
@@ -133,7 +133,7 @@ def test_domain_group_cache_answers_what_build_domain_groups_builds() -> None:
     its = fake.instance_types(50)
     pools = [make_nodepool("a", requirements=[(LABEL_ZONE, "In", ["test-zone-1", "test-zone-2"])]),
              make_nodepool("b", taints=[("team", "x", "NoSchedule")])]
-    cache = DomainGroupCache()
+    cache = DomainGroupCache(build_domain_groups)
     first = cache.get(pools, {"a": its, "b": its})
     assert _groups(first) == _groups(build_domain_groups(pools, {"a": its, "b": its}))
     # same pools by value, same instance-type requirement objects: the same answer object
@@ -144,7 +144,7 @@ def test_domain_group_cache_answers_what_build_domain_groups_builds() -> None:
 
 def test_domain_group_cache_misses_when_a_pool_or_an_instance_type_changes() -> None:
     its = fake.instance_types(20)
-    cache = DomainGroupCache()
+    cache = DomainGroupCache(build_domain_groups)
     pool = make_nodepool("a", requirements=[(LABEL_ZONE, "In", ["test-zone-1"])])
     first = cache.get([pool], {"a": its})
     widened = make_nodepool("a", requirements=[(LABEL_ZONE, "In", ["test-zone-1", "test-zone-3"])])
@@ -172,7 +172,7 @@ def test_a_second_simulation_reuses_the_domain_groups_of_the_first(monkeypatch: 
         builds.append(1)
         return real(*args)
 
-    monkeypatch.setattr(topology, "build_domain_groups", counting)
+    monkeypatch.setattr(topology.SHARED_DOMAIN_GROUPS, "_build", counting)
     topology.SHARED_DOMAIN_GROUPS.clear()
     first = karpy.simulate([bundled_example()], region="us-east-1", prices="2026-07-20").to_json()
     built_by_first = len(builds)
