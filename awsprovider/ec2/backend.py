@@ -1,85 +1,11 @@
 """The mocked EC2: moto stores the state, karpy's fleet model decides CreateFleet.
 
-Design ("allocate on the client, let moto store the state"; docs/architecture.md): moto's
-CreateFleet always launches the *first* override and never returns ``Errors``. :class:`MockedEC2`
-owns a ``moto.mock_aws`` context, a boto3 EC2 client with dummy credentials, and three botocore
-event hooks on *that client only* (public botocore API, no moto patching):
-
-``provide-client-params.ec2.CreateFleet``
-    runs :class:`~awsprovider.ec2.fleet.FleetAllocator` on the request as the caller built it and
-    rewrites it to the single chosen override (moto launches exactly what it is given: the
-    contract tests pin this). ``TotalTargetCapacity = N`` is allocated unit by unit; units that
-    landed on the first chosen override go in the rewritten request, other overrides are launched
-    by extra CreateFleet calls (hooks bypassed) whose instances are merged into the response.
-``before-call.ec2.CreateFleet``
-    when no unit launched, answers without calling moto: ``{"FleetId", "Instances": [], "Errors"}``.
-``after-call.ec2.CreateFleet``
-    appends the model's ``Errors`` (partial success is reported like EC2 does) and records the
-    response.
-
-A fleet whose launch templates target a capacity reservation is decided by the capacity
-reservation extension instead (:mod:`awsprovider.ec2.capacityreservations`, whose API --
-Create/Describe/CancelCapacityReservation -- is answered at ``before-call`` on this client too) and
-sent to moto as ``on-demand``. Other requests the model does not decide (``DryRun``, non-instant
-fleets, ``capacity-block`` / ``reserved-capacity`` default capacity types without a reservation
-target, attribute-based overrides) pass through to moto untouched (and are recorded with no
-decisions). ``OnDemandTargetCapacity``/``SpotTargetCapacity``
-are dropped from rewritten requests: every unit uses ``DefaultTargetCapacityType`` (Karpenter never
-sets them). Capacity counters are consumed when the model decides, before moto launches.
-
-A good guest: scoped, not global (the host process is left as it was). :class:`MockedEC2` never
-starts ``moto.mock_aws`` -- that would put fake credentials in ``os.environ``, reset
-``boto3.DEFAULT_SESSION`` and answer *every* boto3 client of the process, whatever the service, while
-it is active. Instead each backend owns:
-
-* a private client on a private botocore session (``botocore.session.Session()``, wrapped by
-  ``boto3.session.Session(botocore_session=...)``) from which moto's process-wide ``before-send``
-  stubber (which ``import moto`` adds to botocore's ``BUILTIN_HANDLERS`` for every new session; it
-  answers only while a ``mock_aws`` is active) is unregistered, with dummy credentials and an
-  explicit ``endpoint_url`` (so ``AWS_ENDPOINT_URL*`` in the host's environment cannot redirect
-  it); the private sessions share one botocore data loader (:func:`_shared_loader`: read-only
-  parsed data files), so a second backend in a process does not parse the EC2 service model
-  again. The client is borrowed from a small pool of idle private clients (:class:`_ClientPool`)
-  at :meth:`start` and given back, with every hook of the backend taken off, at :meth:`stop`;
-* a ``before-send.ec2`` handler registered first on *that client only*, which hands the request to
-  moto's EC2 dispatcher (``moto.ec2.responses.EC2Response.dispatch``, what moto's own stubber calls
-  for an EC2 URL) and wraps the answer as botocore's ``AWSResponse``. moto's generic stubber is not
-  used: it looks the service's URL table up on a backend of the *default* account, creating moto
-  state (and drawing ids) outside this backend's account;
-* its own moto account: every request carries moto's ``x-moto-account-id`` header with an account
-  id claimed at :meth:`start` (the lowest free one from :data:`KARPY_ACCOUNT_BASE`) and released at
-  :meth:`stop`, which drops that account's state from every moto backend. Backends running at the
-  same time (threads) therefore never see each other's instances, and a host's own ``mock_aws``
-  state (account ``123456789012``) is not touched;
-* its own copy of moto's id generator state: moto draws ids from one process-wide generator
-  (``moto.moto_api._internal.mock_random``); every request runs under :data:`MOTO_LOCK` with the
-  backend's state swapped in and the previous state put back, so ids depend only on the backend's
-  ``seed`` and its own request sequence -- never on other threads, earlier runs, or the host.
-  Catalogue reads (:data:`ID_NEUTRAL_OPERATIONS`) leave the backend's state as they found it, because
-  the process memo of :mod:`awsprovider.ec2.catalog` may answer them without any call.
-
-Nothing is written to ``os.environ``. Default AMIs: moto reads ``MOTO_EC2_LOAD_DEFAULT_AMIS`` when a
-region's EC2 backend is created; with ``load_default_amis=False`` (the default, ~250 ms faster)
-:meth:`start` creates that backend itself from a subclass whose ``_load_amis`` loads nothing.
-
-Thread safety: several :class:`MockedEC2` may run at once in different threads (each request into
-moto is serialised by :data:`MOTO_LOCK`; moto's models are not thread-safe). One instance must not
-be used from two threads at once. ``seed=None`` shares moto's process-wide generator (ids then
-depend on everything else that drew from it). A host that sets ``MOTO_ACCOUNT_ID`` overrides the
-account header (moto gives the variable priority) and loses the isolation between backends.
-
-Private moto API this relies on (pinned by tests/awsprovider/test_moto_contract.py): the
-``x-moto-account-id`` header, ``EC2Response.dispatch``, ``MockRawResponse``,
-``moto.core.models.botocore_stubber``,
-``BackendDict._instances`` and ``backend_lock``, ``AmiBackend._load_amis``,
-``moto.core.model_instances.reset_model_data`` and ``model_data`` (each model class's
-``instances_tracked``), the caches of ``AccountSpecificBackend._generate_regions`` and
-``Subnet._base_avail_ip_iterator`` (see :func:`_empty_account_backend`), and (capacity
-reservation answers) ``moto.core.serialize.EC2Serializer`` with
-``moto.core.utils.get_service_model`` (pinned by tests/awsprovider/test_capacity_reservations_ec2.py).
-
-Fleet ids of short-circuited requests come from a per-backend counter. ``now`` (virtual seconds)
-comes from ``clock`` or the ``now`` attribute, never the wall clock.
+:class:`MockedEC2` answers a private boto3 client through botocore event hooks on that client only
+(CreateFleet is allocated by :class:`~awsprovider.ec2.fleet.FleetAllocator` and rewritten to the
+overrides it chose), in its own moto account and with its own copy of moto's id generator, so
+nothing process-wide changes and ids depend only on ``seed``. The design, the good-guest rules and
+the private moto API this relies on (pinned by tests/awsprovider/test_moto_contract.py):
+docs/internals/mocked-ec2.md.
 """
 
 from __future__ import annotations
