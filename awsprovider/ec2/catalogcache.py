@@ -19,7 +19,8 @@ hash collision, a truncated or foreign file) is a miss. So is anything but a reg
 entry's place (a FIFO is never opened for a blocking read) and an entry whose answer fails a sanity
 check (:func:`_sane`: e.g. zero instance types); the miss is then rewritten from moto.
 
-Format: a pickle of the frozen answer (read-only mappings, tuples, frozensets), because loading it
+Format: a magic line, the SHA-256 of the rest (a damaged byte makes the entry a miss, even where
+the pickle would still load), then a pickle of the frozen answer (read-only mappings, tuples, frozensets), because loading it
 is what every cold process pays: ~40 ms for the 2.8 MB us-east-1 DescribeInstanceTypes entry where
 JSON with an object hook took ~140 ms. It is read with a restricted unpickler
 (:class:`_EntryUnpickler`): builtin scalars and containers are built by pickle's own opcodes and the
@@ -54,7 +55,9 @@ from typing import Any
 __all__ = ["CACHE_DIR_ENV", "FORMAT", "NO_CACHE_ENV", "CatalogCache", "cache_disabled_by_env", "default_cache_dir"]
 
 #: bumped when the layout of a cache file changes (2: pickle, was JSON)
-FORMAT = 2
+FORMAT = 3
+#: an entry file: this magic, the SHA-256 of the rest, then the pickle (a damaged byte is a miss)
+_MAGIC = b"karpy-catalog\n"
 #: environment variable that turns the on-disk catalogue cache off (any value but "", "0", "false")
 NO_CACHE_ENV = "KARPY_NO_CACHE"
 #: environment variable naming the cache directory (default: the platform's user cache dir)
@@ -151,7 +154,11 @@ class CatalogCache:
             with open(fd, "rb") as f:
                 if not stat.S_ISREG(os.fstat(fd).st_mode):
                     return None
-                entry = _EntryUnpickler(f).load()
+                data = f.read()
+            body = _unframed(data)
+            if body is None:
+                return None  # damaged: a pickle with a changed byte may still load, as another answer
+            entry = _EntryUnpickler(io.BytesIO(body)).load()
             if type(entry) is not dict or entry.get("digest") != self._digest(kind, region, request):
                 return None
             answer, pages = entry["answer"], entry["pages"]
@@ -175,7 +182,7 @@ class CatalogCache:
                                      "pages": pages, "answer": answer})
             fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
             with os.fdopen(fd, "wb") as f:
-                f.write(buf.getvalue())
+                f.write(_framed(buf.getvalue()))
             os.replace(tmp, path)
             tmp = None
             return path
@@ -187,6 +194,19 @@ class CatalogCache:
                     os.unlink(tmp)
                 except OSError:
                     pass
+
+
+def _framed(body: bytes) -> bytes:
+    """An entry file's bytes: the magic line, the SHA-256 of ``body``, ``body``."""
+    return _MAGIC + hashlib.sha256(body).digest() + body
+
+
+def _unframed(data: bytes) -> bytes | None:
+    """The pickle in an entry file, or None when the file is not one whole entry."""
+    body = data[len(_MAGIC) + 32:]
+    if not data.startswith(_MAGIC) or data[len(_MAGIC):len(_MAGIC) + 32] != hashlib.sha256(body).digest():
+        return None
+    return body
 
 
 def _sane(kind: str, answer: Any, pages: Any) -> bool:

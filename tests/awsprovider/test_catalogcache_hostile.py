@@ -17,7 +17,7 @@ import pytest
 from awsprovider.ec2 import catalog as catalog_module
 from awsprovider.ec2.backend import MockedEC2
 from awsprovider.ec2.catalog import INSTANCE_TYPE_FILTERS, OFFERINGS_LOCATION_TYPE, InstanceTypeCatalog, _filters_key
-from awsprovider.ec2.catalogcache import CACHE_DIR_ENV, CatalogCache, _EntryPickler
+from awsprovider.ec2.catalogcache import CACHE_DIR_ENV, CatalogCache, _EntryPickler, _framed
 
 ROOT = Path(__file__).resolve().parents[2]
 TYPES = ("DescribeInstanceTypes", _filters_key(INSTANCE_TYPE_FILTERS))
@@ -40,7 +40,7 @@ def _entry(cache: CatalogCache, kind: str, request: object, answer: object, page
     buf = io.BytesIO()
     _EntryPickler(buf).dump({"key": cache.key(kind, "us-east-1", request),
                              "digest": cache._digest(kind, "us-east-1", request), "pages": pages, "answer": answer})
-    return buf.getvalue()
+    return _framed(buf.getvalue())
 
 
 def _catalog(backend: MockedEC2, cache: CatalogCache) -> InstanceTypeCatalog:
@@ -109,3 +109,23 @@ def test_an_offerings_entry_with_no_zones_is_a_miss(backend: MockedEC2, tmp_path
         assert cache.load(kind, "us-east-1", request) is None
     catalog_module._MEMO.clear()
     assert _catalog(backend, cache).offerings() == expected
+
+
+def test_a_changed_byte_that_still_unpickles_is_a_miss_and_is_rewritten(backend: MockedEC2, tmp_path: Path) -> None:
+    """The fuzzer's fault (run.py --faults, seed 4141): a NUL written over one byte of the offerings
+    entry left a pickle that loaded as another answer (a zone name changed), so the run priced a
+    different catalogue. The entry's SHA-256 makes any changed byte a miss, rewritten from moto."""
+    cache = CatalogCache(tmp_path)
+    cat = _catalog(backend, cache)
+    reference = cat.offerings()
+    path = cache.path(*OFFERINGS[:1], "us-east-1", OFFERINGS[1])
+    good = path.read_bytes()
+    zone = good.index(b"us-east-1a")  # inside a string: the pickle still loads, as another zone
+    path.write_bytes(good[:zone + 9] + b"\x00" + good[zone + 10:])
+    import pickle
+    assert pickle.loads(path.read_bytes()[len(b"karpy-catalog\n") + 32:]) is not None  # still a loadable pickle
+    assert cache.load(OFFERINGS[0], "us-east-1", OFFERINGS[1]) is None
+    catalog_module._MEMO.clear()  # a new process: nothing in memory
+    again = InstanceTypeCatalog.for_moto(backend.client, "us-east-1", disk_cache=cache)
+    assert again.offerings() == reference and not again.from_disk
+    assert path.read_bytes() == good  # repaired
