@@ -41,14 +41,40 @@ def _legend(keys: Sequence[str], x0: int, baseline: int, label: str) -> str:
                    f'{_e(label)} {_e(key)}</text>' for j, key in enumerate(keys))
 
 
-def _nice_floor(v: float, span: float) -> float:
-    """``v`` rounded down to a step of about a tenth of ``span`` (1, 2 or 5 times a power of ten)."""
+def _nice_step(raw: float) -> float:
+    """The smallest step of 1, 2, 2.5 or 5 times a power of ten that is at least ``raw``."""
     import math
 
-    raw = max(span / 10, 1e-9)
-    step = 10 ** math.floor(math.log10(raw))
-    step *= next(m for m in (1, 2, 5, 10) if step * m >= raw)
-    return float(math.floor(v / step) * step)
+    raw = max(raw, 1e-9)
+    base = 10 ** math.floor(math.log10(raw))
+    return float(next(base * m for m in (1, 2, 2.5, 5, 10) if base * m >= raw * (1 - 1e-9)))
+
+
+def y_axis(values: Sequence[float]) -> tuple[float, float, float]:
+    """``(y_min, y_max, step)`` of a $/h axis with round ticks (``step`` 1, 2, 2.5 or 5 times a power of
+    ten, 3 to 7 ticks): from 0, unless the values sit in a narrow band far from it (the spread under half
+    the highest value, all of them equal included); then the band that matters, padded by a step."""
+    import math
+
+    hi = max(values, default=0.0) or 1.0
+    lo = min(values, default=0.0)
+    if lo > 0 and hi - lo < 0.5 * hi:
+        span = (hi - lo) or 0.1 * hi
+        step = _nice_step(span / 4)
+        y_min = max(0.0, math.floor((lo - 0.15 * span) / step + 1e-9) * step)
+    else:
+        y_min, step = 0.0, _nice_step(hi / 4)
+    y_max = math.ceil((hi + 0.05 * (hi - y_min)) / step - 1e-9) * step
+    y_max = max(y_max, y_min + 2 * step)  # at least three ticks, a flat line off the top edge
+    return round(y_min, 12), round(y_max, 12), step
+
+
+def _decimals(step: float) -> int:
+    """Decimals that tell ticks ``step`` apart (0.05 -> 2, 0.0025 -> 4), at least 2 for dollars."""
+    import math
+
+    d = max(0, -math.floor(math.log10(step) + 1e-9))
+    return max(2, d + (1 if round(step / 10 ** -d, 6) not in (1, 2, 5) else 0))
 
 
 def _equal_point_offsets(n: int, series: Sequence[tuple[str, Sequence[float | None]]],
@@ -117,14 +143,10 @@ def line_chart(chart_id: str, caption: str, x_labels: Sequence[str],
     labels_h = int(12 + longest * 7 * 0.72) + 8  # rotated -45 degrees, about 7 px per character
     legend_rows = (len(series) + 2) // 3
     values = [v for _, vs in series for v in vs if v is not None]
-    y_hi = max(values, default=0.0) or 1.0
-    y_lo = min(values, default=0.0)
-    y_min = 0.0
-    if y_lo > 0 and y_hi - y_lo < 0.5 * y_hi:
-        y_min = max(0.0, _nice_floor(y_lo - 0.15 * ((y_hi - y_lo) or 0.05 * y_hi), (y_hi - y_lo) or 0.05 * y_hi))
+    y_min, y_max, y_step = y_axis(values)
+    places = _decimals(y_step)
     if y_min > 0:
         top += 16
-    y_max = y_hi + 0.1 * (y_hi - y_min)
     plot_h = height - top - 48
     plot_w = width - left - right
     total_h = top + plot_h + labels_h + 18 * legend_rows + 6
@@ -140,16 +162,16 @@ def line_chart(chart_id: str, caption: str, x_labels: Sequence[str],
     offset = _equal_point_offsets(len(x_labels), series, y, slot)
 
     y_note = (f'<text class="axis-note" x="{left}" y="34" data-y-min="{y_min:.5f}">{_e(y_label)} axis starts at '
-              f'{y_min:.3f}, not 0</text>') if y_min > 0 else ""
+              f'{y_min:.{places}f}, not 0</text>') if y_min > 0 else ""
     out = [f'<svg class="chart" id="{_e(chart_id)}" xmlns="http://www.w3.org/2000/svg" role="img" '
            f'viewBox="0 0 {width} {total_h}" width="{width}" height="{total_h}" {FONT} '
            f'data-y-min="{y_min:.5f}">',
            f'<title>{_e(caption)}</title>',
            f'<text x="{left}" y="16" font-weight="bold">{_e(caption)}</text>', y_note]
-    for k in range(5):
-        tick = y_min + (y_max - y_min) * k / 4
+    for k in range(round((y_max - y_min) / y_step) + 1):
+        tick = y_min + y_step * k
         out.append(f'<line x1="{left}" x2="{width - right}" y1="{_f(y(tick))}" y2="{_f(y(tick))}" stroke="#e2e8f0"/>')
-        out.append(f'<text x="{left - 6}" y="{_f(y(tick) + 4)}" text-anchor="end">{tick:.3f}</text>')
+        out.append(f'<text class="y-tick" x="{left - 6}" y="{_f(y(tick) + 4)}" text-anchor="end">{tick:.{places}f}</text>')
     out.append(f'<text x="14" y="{_f(top + plot_h / 2)}" transform="rotate(-90 14 {_f(top + plot_h / 2)})" '
                f'text-anchor="middle">{_e(y_label)}</text>')
     for i, label in enumerate(x_labels):

@@ -128,7 +128,7 @@ def test_sweep_report_every_design_visible_and_nothing_overlaps(tmp_path: Path) 
     assert layout["series"] == 6  # six designs, all equal at 0.357 $/h before 8th gen came
     assert_clean(layout)
     # the $/h axis shows the band that matters and says where it starts; the rows table scrolls in its card
-    assert 'data-y-min="0.32000"' in html and "axis starts at 0.320, not 0" in html
+    assert 'data-y-min="0.30000"' in html and "axis starts at 0.30, not 0" in html
     assert '<div class="scroll"><table id="rows">' in html
 
 
