@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from karpy.report.charts import FONT, MISSING, color_for
-from karpy.report.html import _e, page, warnings_section
+from karpy.report.html import _e, page, price_footnote, warnings_section
 from karpy.report.table import clean, format_rows, is_launched
 from karpy.summary import generation_of, generation_sort_key
 
@@ -87,6 +87,19 @@ def _prices_line(document: Mapping[str, Any]) -> str:
             seen.append(text)
     regions = sorted({str((run or {}).get("region")) for run in runs.values()})
     return f"region: {clean(', '.join(regions))}  prices: {clean('; '.join(seen) or '-')}"
+
+
+def _html_prices(document: Mapping[str, Any]) -> tuple[str, str]:
+    """The report's header line (region and price date, as the simulate report's) and the price
+    provenance as a footnote, once per distinct price table, where the simulate report has it."""
+    runs = [r or {} for r in (document.get("runs") or {}).values()]
+    regions = list(dict.fromkeys(str(r.get("region")) for r in runs if r.get("region")))
+    dates = list(dict.fromkeys(str((r.get("prices") or {}).get("date")) for r in runs
+                               if (r.get("prices") or {}).get("date")))
+    subtitle = " \u00b7 ".join(x for x in (", ".join(regions), f"prices of {', '.join(dates)}" if dates else "") if x)
+    notes = list(dict.fromkeys(price_footnote(r.get("prices"), r.get("region")).replace("<sup>1</sup> ", "")
+                               for r in runs))
+    return subtitle or "-", "".join(notes)
 
 
 def _differs(document: Mapping[str, Any], key: str, name: str) -> bool:
@@ -228,15 +241,20 @@ def render_compare_html(document: Mapping[str, Any], *, title: str = "karpy comp
         tr_cls = ' class="differs"' if key in changed else ""
         body_rows.append(f"<tr{tr_cls}><th>{_e(label)}</th>{''.join(cells)}</tr>")
     designs = (document.get("diff") or {}).get("designs") or {}
+    by_design = design_warnings(document)
+    base_warnings = set(by_design.get(names[0]) or ()) if names else set()
     changes = "".join(
         f"<li><strong>{_e(n)}</strong>: "
-        f"{_e('; '.join((designs.get(n) or {}).get('changes') or []) or 'same outcome')}</li>"
+        f"{_e('; '.join((designs.get(n) or {}).get('changes') or []) or 'same outcome')}"
+        f"{'; its warnings differ (Warnings per design, above)' if set(by_design.get(n) or ()) != base_warnings else ''}"
+        "</li>"
         for n in names[1:])
-    warned = warnings_section(design_warnings(document))
-    body = (f'<section id="side-by-side-section"><h2>NodeClaims side by side</h2>{_side_by_side(document)}</section>'
+    warned = warnings_section(by_design)
+    subtitle, provenance = _html_prices(document)
+    body = (f'<section id="side-by-side-section"><h2>NodeClaims side by side</h2>{_side_by_side(document)}'
+            f'{provenance}</section>'
             f'{warned}<section id="outcomes"><h2>Outcomes</h2><table><thead><tr><th></th>{head}</tr></thead>'
             f'<tbody>{"".join(body_rows)}</tbody></table></section>'
             f'<section id="changes"><h2>Differences against {_e(document.get("baseline"))}</h2>'
             f'<ul class="changes">{changes}</ul></section>')
-    subtitle = _prices_line(document)
     return page(title, subtitle, body, style=STYLE)

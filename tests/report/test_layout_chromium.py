@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import csv
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -118,6 +119,13 @@ def test_compare_report_shows_each_designs_warnings_and_lays_out_cleanly(tmp_pat
     parsed.feed(run_chromium(binary, tmp_path / "profile", "--dump-dom", page.resolve().as_uri()).stdout)
     lists = [a["data-design"] for t, a in parsed.elements if t == "ul" and "data-design" in a]
     assert lists == ["overlay"]
+    # same outcome, but not the same run: the differences say so
+    assert "overlay: same outcome; its warnings differ (Warnings per design, above)" in " ".join(
+        re.sub(r"<[^>]+>", "", html).split())
+    # the header says region and price date, as the simulate report; the source commit is a footnote away
+    header = re.search(r"<header>.*?</header>", html, re.S)
+    assert header and "us-east-1 \u00b7 prices of 2026-07-20" in header.group(0) and "commit" not in header.group(0)
+    assert any(a.get("id") == "price-provenance" for _, a in parsed.elements)
     assert_clean(check_layout(binary, tmp_path, html))
 
 
