@@ -7,8 +7,8 @@ Three charts, drawn from the document's ``nodeclaims``, ``timeline`` and ``cost`
 * ``#chart-pending`` — pods pending (created and not yet bound) over time, a step line;
 * ``#chart-cost`` — $/h over time (``cost.per_hour``), a step line.
 
-The Scenario's events (scale, rollout, apply, delete, capacity, interrupt) and the disruption
-decisions are vertical marks on the shared time axis of all three charts (``line.event-mark``,
+The Scenario's events (scale, rollout, apply, delete, capacity and cancel-reservation, interrupt)
+and the disruption decisions are vertical marks on the shared time axis of all three charts (``line.event-mark``,
 ``data-category``/``data-t``, the event on hover), coloured by category as in ``#event-legend``,
 and listed in ``#event-list``.
 
@@ -40,7 +40,8 @@ OTHER_COLOUR = "#718096"
 EVENT_COLOURS = {"scale": "#6b46c1", "rollout": "#805ad5", "apply": "#319795", "delete": "#4a5568",
                  "capacity": "#c53030", "interrupt": "#dd6b20", "disruption": "#2c5282"}
 _CATEGORY = {"scale": "scale", "rollout": "rollout", "apply": "apply", "delete": "delete",
-             "capacity.unavailable": "capacity", "capacity.available": "capacity", "interruption": "interrupt"}
+             "capacity.unavailable": "capacity", "capacity.available": "capacity", "interruption": "interrupt",
+             "capacityreservation.cancelled": "capacity"}
 GENERATION_LABEL = "karpenter.k8s.aws/instance-generation"
 
 

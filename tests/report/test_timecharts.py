@@ -53,3 +53,19 @@ def test_pending_and_cost_series():
     assert [(t, v) for t, v in d["cost"]["per_hour"]] == cost_points
 
 
+
+
+def test_a_cancelled_reservation_is_marked_on_every_time_chart():
+    """A Scenario's ``cancel_reservation`` (its ODCR's nodes turn on-demand, the $/h steps up) is marked
+    on the shared time axis as a capacity event, like ``capacity unavailable``."""
+    import karpy
+    from karpy.report.html import render_html
+    from tests.awsprovider.test_capacity_reservation_timeline import RESERVED_NETWORK, RID, scenario
+
+    doc = karpy.simulate(RESERVED_NETWORK + scenario("2h", f"{{at: 1h, cancel_reservation: {{id: {RID}}}}}"),
+                         prices="2026-07-20").to_document()
+    html = render_html(doc)
+    for chart in ("chart-gantt", "chart-pending", "chart-cost"):
+        svg = html.split(f'id="{chart}"', 1)[1].split("</svg>", 1)[0]
+        assert 'class="event-mark"' in svg and 'data-category="capacity" data-t="3600"' in svg, chart
+    assert f"capacityreservation.cancelled CapacityReservation/{RID}" in html
