@@ -149,3 +149,17 @@ def test_sweep_report_warnings_per_design_where_they_differ() -> None:
     assert '<ul data-design="a">' not in html
     same = render_sweep_html([dict(r, warnings="spot prices modelled") for r in rows])
     assert "Warnings (every design)" in same and same.count("spot prices modelled") == 1
+
+
+def test_plan_report_lays_out_cleanly(tmp_path: Path) -> None:
+    """The fourth report (karpy plan --report): the bundled cluster dump with the gen-8 NodePool applied."""
+    examples = HERE.parents[1] / "karpy" / "examples"
+    page = tmp_path / "plan.html"
+    res = CliRunner().invoke(cli, ["plan", str(examples / "cluster-dump.yaml"), "--apply",
+                                   str(examples / "nodepool-gen8.yaml"), "--report", str(page)])
+    assert res.exit_code == 0, res.output
+    binary = find_chromium()
+    layout = check_layout(binary, tmp_path, page.read_text(encoding="utf-8"))
+    assert layout["texts"] > 20, layout
+    assert layout["overlaps"] == [] and layout["overflows"] == [], layout
+    assert len(screenshot(binary, tmp_path, page.resolve().as_uri(), 1400, 1200, "plan")) > 20_000
