@@ -25,8 +25,8 @@ from typing import Any
 
 from karpy.report.table import clock_time, has_time_events
 
-__all__ = ["EVENT_COLOURS", "GENERATION_COLOURS", "chart_events", "pending_series", "render_time_charts",
-           "step_points"]
+__all__ = ["EVENT_COLOURS", "GENERATION_COLOURS", "chart_events", "gantt_label", "pending_series",
+           "render_time_charts", "step_points"]
 
 WIDTH = 900
 LEFT = 170
@@ -139,6 +139,16 @@ def _fit(label: str) -> str:
     return label if len(label) <= LABEL_CHARS else label[:LABEL_CHARS - 1] + "\u2026"
 
 
+def gantt_label(name: str, instance_type: str) -> str:
+    """A Gantt row's label within :data:`LABEL_CHARS`: the instance type whole (m7i.2xlarge vs
+    m7i.4xlarge is what the row tells), the NodeClaim name cut from the left to keep its suffix."""
+    full = f"{name} {instance_type}"
+    room = LABEL_CHARS - len(instance_type) - 2  # a space and the ellipsis
+    if len(full) <= LABEL_CHARS or room < 5:
+        return _fit(full)
+    return f"\u2026{name[-room:]} {instance_type}"
+
+
 def _gantt(nodeclaims: Sequence[Mapping[str, Any]], horizon: float,
            events: Sequence[tuple[float, str, str]] = ()) -> str:
     launched = [nc for nc in nodeclaims if nc.get("launched") and nc.get("launched_at") is not None]
@@ -157,7 +167,8 @@ def _gantt(nodeclaims: Sequence[Mapping[str, Any]], horizon: float,
             f'<g class="gantt-bar" data-nodeclaim="{escape(str(nc.get("name")))}" data-start="{start:g}" '
             f'data-end="{end:g}" data-generation="{escape(gen)}" '
             f'data-capacity-type="{escape(str(nc.get("capacity_type")))}">'
-            f'<text x="{LEFT - 6}" y="{y + 11}" text-anchor="end">{escape(_fit(label))}'
+            f'<text x="{LEFT - 6}" y="{y + 11}" text-anchor="end">'
+            f'{escape(gantt_label(str(nc.get("name")), str(nc.get("instance_type"))))}'
             f'<title>{escape(label)}</title></text>'
             f'<rect x="{x0:.1f}" y="{y + 2}" width="{max(x1 - x0, 1.0):.1f}" height="{ROW - 4}" fill="{colour}"'
             + (' fill-opacity="0.5" stroke="' + colour + '" stroke-dasharray="3 2"' if spot else "")
