@@ -34,6 +34,29 @@ def _f(x: float) -> str:
     return f"{x:.1f}"
 
 
+#: width of one character of :data:`FONT` (12 px DejaVu Sans), a little over its average, for layout
+CHAR_W = 7.2
+
+
+def _fit_text(label: str, px: float) -> str:
+    """``label`` cut with an ellipsis to about ``px`` pixels (the caller keeps the whole in a ``<title>``)."""
+    room = max(int(px / CHAR_W), 4)
+    return label if len(label) <= room else label[:room - 1] + "\u2026"
+
+
+def _label_text(label: str, px: float, **attrs: object) -> str:
+    """A ``<text>`` of ``label`` fitted to ``px`` pixels, the whole label on hover when cut."""
+    shown = _fit_text(label, px)
+    extra = "".join(f' {k.replace("_", "-")}="{_e(v)}"' for k, v in attrs.items())
+    title = f"<title>{_e(label)}</title>" if shown != label else ""
+    return f"<text{extra}>{_e(shown)}{title}</text>"
+
+
+def _label_width(labels: Sequence[str], cap: int) -> int:
+    """The row-label column: as wide as the longest label (at least 120 px, at most ``cap``)."""
+    return min(cap, max(120, int(max((len(str(x)) for x in labels), default=0) * CHAR_W) + 16))
+
+
 def _legend(keys: Sequence[str], x0: int, baseline: int, label: str) -> str:
     """One row of colour swatches, ``label key`` each, 110 px apart."""
     return "".join(f'<rect x="{x0 + j * 110}" y="{baseline - 10}" width="12" height="12" '
@@ -141,14 +164,17 @@ def line_chart(chart_id: str, caption: str, x_labels: Sequence[str],
     step = max(1, (n + 23) // 24)
     longest = max((len(str(lab)) for lab in x_labels), default=0)
     labels_h = int(12 + longest * 7 * 0.72) + 8  # rotated -45 degrees, about 7 px per character
-    legend_rows = (len(series) + 2) // 3
+    plot_w = width - left - right
+    # legend: up to three columns, as many as the longest name allows; a name longer than a row is cut
+    longest_name = max((len(name) for name, _ in series), default=0)
+    legend_cols = max(1, min(3, int(plot_w // (longest_name * CHAR_W + 32))))
+    legend_rows = -(-len(series) // legend_cols)
     values = [v for _, vs in series for v in vs if v is not None]
     y_min, y_max, y_step = y_axis(values)
     places = _decimals(y_step)
     if y_min > 0:
         top += 16
     plot_h = height - top - 48
-    plot_w = width - left - right
     total_h = top + plot_h + labels_h + 18 * legend_rows + 6
     slot = plot_w / n
 
@@ -182,9 +208,10 @@ def line_chart(chart_id: str, caption: str, x_labels: Sequence[str],
         out.extend(_series_svg(k, name, vs, color_for(name, names), x_labels, x, y, offset))
     legend_y = top + plot_h + labels_h
     for j, name in enumerate(names):
-        lx, ly = left + (j % 3) * (plot_w / 3), legend_y + 12 + 18 * (j // 3)
+        col_w = plot_w / legend_cols
+        lx, ly = left + (j % legend_cols) * col_w, legend_y + 12 + 18 * (j // legend_cols)
         out.append(f'<rect x="{_f(lx)}" y="{_f(ly - 10)}" width="12" height="12" fill="{color_for(name, names)}"/>'
-                   f'<text x="{_f(lx + 16)}" y="{_f(ly)}">{_e(name)}</text>')
+                   + _label_text(name, col_w - 24, x=_f(lx + 16), y=_f(ly)))
     out.append("</svg>")
     return "".join(out)
 
@@ -192,14 +219,15 @@ def line_chart(chart_id: str, caption: str, x_labels: Sequence[str],
 def stacked_share_bars(chart_id: str, caption: str, rows: Sequence[tuple[str, Mapping[str, float]]],
                        segments: Sequence[str], *, segment_label: str = "generation", width: int = 900) -> str:
     """One horizontal 100 % bar per row, split into ``segments`` by share (a row of zeros is grey)."""
-    label_w, bar_w, row_h = 300, width - 300 - 24, 24
+    label_w = _label_width([label for label, _ in rows], width // 2)
+    bar_w, row_h = width - label_w - 24, 24
     height = 40 + row_h * len(rows) + 24
     out = [f'<svg class="chart" id="{_e(chart_id)}" xmlns="http://www.w3.org/2000/svg" role="img" '
            f'viewBox="0 0 {width} {height}" width="{width}" height="{height}" {FONT}>',
            f'<title>{_e(caption)}</title>', f'<text x="4" y="16" font-weight="bold">{_e(caption)}</text>']
     for r, (label, shares) in enumerate(rows):
         y0 = 32 + r * row_h
-        out.append(f'<text x="{label_w - 8}" y="{y0 + 15}" text-anchor="end">{_e(label)}</text>')
+        out.append(_label_text(label, label_w - 12, x=label_w - 8, y=y0 + 15, text_anchor="end"))
         total = sum(shares.values())
         if total <= 0:
             out.append(f'<rect x="{label_w}" y="{y0 + 3}" width="{bar_w}" height="{row_h - 6}" fill="{MISSING}"/>'
@@ -228,7 +256,8 @@ def grid_chart(chart_id: str, caption: str, row_labels: Sequence[str], col_label
                cells: Mapping[tuple[str, str], tuple[str, str]], keys: Sequence[str], *,
                key_label: str = "generation") -> str:
     """A heat grid: ``cells[(row, col)] = (text, key)``; the key picks the colour (absent: grey)."""
-    label_w, cell_w, cell_h, head_h = 300, max(14, min(40, 560 // max(len(col_labels), 1))), 22, 84
+    label_w = _label_width(row_labels, 420)
+    cell_w, cell_h, head_h = max(14, min(40, 560 // max(len(col_labels), 1))), 22, 84
     width = max(label_w + cell_w * len(col_labels) + 60, label_w + 110 * len(keys)) + 16  # + the last rotated label
     height = head_h + cell_h * len(row_labels) + 30
     out = [f'<svg class="chart" id="{_e(chart_id)}" xmlns="http://www.w3.org/2000/svg" role="img" '
@@ -243,7 +272,7 @@ def grid_chart(chart_id: str, caption: str, row_labels: Sequence[str], col_label
                    f'{_e(col)}</text>')
     for r, row in enumerate(row_labels):
         y0 = head_h + r * cell_h
-        out.append(f'<text x="{label_w - 8}" y="{y0 + 15}" text-anchor="end">{_e(row)}</text>')
+        out.append(_label_text(row, label_w - 12, x=label_w - 8, y=y0 + 15, text_anchor="end"))
         for c, col in enumerate(col_labels):
             text, key = cells.get((row, col), ("", ""))
             fill = color_for(key, list(keys)) if key else MISSING

@@ -163,3 +163,22 @@ def test_plan_report_lays_out_cleanly(tmp_path: Path) -> None:
     assert layout["texts"] > 20, layout
     assert layout["overlaps"] == [] and layout["overflows"] == [], layout
     assert len(screenshot(binary, tmp_path, page.resolve().as_uri(), 1400, 1200, "plan")) > 20_000
+
+
+def test_sweep_report_with_the_cookbooks_own_design_names_lays_out_cleanly(tmp_path: Path) -> None:
+    """Designs named as the cookbook table names its strategies (make_table.STRATEGIES, up to 44
+    characters): the cost legend's entries ran into each other and out of the chart, the grid and share
+    charts cut the names at the left edge. One name longer than a chart row is cut with an ellipsis
+    and kept whole on hover."""
+    titles = {"01": "01 one NodePool allowing both", "02": "02 weighted NodePools (8th gen weight 100)",
+              "03": "03 NodeOverlay priceAdjustment -10% on gen 8", "04": "04 instance-generation Gte 8",
+              "05": "05 preferred node affinity (pods)",
+              "06": "06 minValues 6 (wrong knob), " + "a very long design name " * 5}
+    rows = [_typed(r) for r in csv.DictReader(ROWS.open(encoding="utf-8"))]
+    for row in rows:
+        row["design"] = titles[row["design"][:2]]
+    html = render_sweep_html(rows)
+    layout = check_layout(find_chromium(), tmp_path, html)
+    assert layout["series"] == 6
+    assert_clean(layout)
+    assert f"<title>{titles['06']}</title>" in html  # cut on the chart, whole on hover
