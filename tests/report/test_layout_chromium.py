@@ -182,3 +182,24 @@ def test_sweep_report_with_the_cookbooks_own_design_names_lays_out_cleanly(tmp_p
     assert layout["series"] == 6
     assert_clean(layout)
     assert f"<title>{titles['06']}</title>" in html  # cut on the chart, whole on hover
+
+
+def test_compare_report_of_five_long_named_designs_lays_out_cleanly(tmp_path: Path) -> None:
+    """Five designs named as the cookbook names its strategies: the side-by-side chart drew them in one
+    1,508 px row shrunk into the card (its text at 60 %) and their names ran into each other; now rows
+    of three at full size, each name fitted to its column (whole on hover)."""
+    sample = json.loads((HERE / "sample_compare_document.json").read_text(encoding="utf-8"))
+    names = ["01 one NodePool allowing both", "02 weighted NodePools (8th gen weight 100)",
+             "03 NodeOverlay priceAdjustment -10% on gen 8", "04 instance-generation Gte 8",
+             "06 minValues 6 (wrong knob)"]
+    source = ["base", "od", "base", "od", "base"]
+    document = {**sample, "baseline": names[0], "designs": names,
+                "runs": {n: sample["runs"][s] for n, s in zip(names, source)},
+                "outcomes": {n: sample["outcomes"][s] for n, s in zip(names, source)},
+                "diff": {**sample["diff"], "designs": {n: sample["diff"]["designs"]["od"]
+                                                       for n, s in zip(names, source) if s == "od"}}}
+    html = render_compare_html(document)
+    svg = re.search(r'<svg class="chart" id="side-by-side"[^>]*width="(\d+)"', html)
+    assert svg and int(svg.group(1)) <= 908  # three columns of 300 px at most
+    assert_clean(check_layout(find_chromium(), tmp_path, html))
+    assert "<title>03 NodeOverlay priceAdjustment -10% on gen 8</title>" in html
