@@ -203,3 +203,31 @@ def test_compare_report_of_five_long_named_designs_lays_out_cleanly(tmp_path: Pa
     assert svg and int(svg.group(1)) <= 908  # three columns of 300 px at most
     assert_clean(check_layout(find_chromium(), tmp_path, html))
     assert "<title>03 NodeOverlay priceAdjustment -10% on gen 8</title>" in html
+
+
+def test_simulate_report_groups_failed_launches_and_names_them_in_the_pending_message(tmp_path: Path) -> None:
+    """Strategy 04 (instance-generation Gte 8) with 8th gen out for the first hour of two: 247 launches
+    fail alike. The report drew a card per failed NodeClaim, each listing its 135 failed offerings
+    (683 kB of HTML, 11,868 text boxes); they are one card as the table groups them, and a pending pod's
+    message names the capacity errors as the table's does."""
+    page = tmp_path / "report.html"
+    res = CliRunner().invoke(cli, ["simulate", str(COOKBOOK / "04-generation-gte-8"), str(COOKBOOK / "common"),
+                                   "--prices", "2026-07-20", "--until", "2h",
+                                   "--event", f"0s capacity unavailable {OUTAGE}",
+                                   "--event", f"1h capacity available {OUTAGE}", "--report", str(page)])
+    assert res.exit_code == 0, res.output
+    html = page.read_text(encoding="utf-8")
+    assert len(html) < 100_000
+    cards = re.findall(r'<article class="nodeclaim failed"[^>]*data-failed-launches="(\d+)"[^>]*><h4>([^<]*)<', html)
+    assert cards == [("247", "247 launches failed")]
+    assert "c8i/m8i/r8i \u00d7 5 zones, InsufficientInstanceCapacity (nodepool gen8-only on-demand)" in html
+    assert len(re.findall(r'<article class="nodeclaim', html)) == 2  # the group and the c8i that launched at 1 h
+    assert_clean(check_layout(find_chromium(), tmp_path, html))
+    # the same run without time: its 6 pods stay pending, and their message says why
+    res = CliRunner().invoke(cli, ["simulate", str(COOKBOOK / "04-generation-gte-8"), str(COOKBOOK / "common"),
+                                   "--prices", "2026-07-20", "--unavailable", OUTAGE, "--report", str(page)])
+    assert res.exit_code == 3, res.output
+    messages = re.findall(r'<tr data-pod="[^"]*" data-phase="Pending">.*?<td class="msg">([^<]*)</td>',
+                          page.read_text(encoding="utf-8"))
+    assert len(messages) == 6 and all("(capacity errors: 13 launches failed: c8i/m8i/r8i \u00d7 5 zones, "
+                                      "InsufficientInstanceCapacity" in m for m in messages), messages
