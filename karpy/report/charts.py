@@ -197,7 +197,8 @@ def line_chart(chart_id: str, caption: str, x_labels: Sequence[str],
     for k in range(round((y_max - y_min) / y_step) + 1):
         tick = y_min + y_step * k
         out.append(f'<line x1="{left}" x2="{width - right}" y1="{_f(y(tick))}" y2="{_f(y(tick))}" stroke="#e2e8f0"/>')
-        out.append(f'<text class="y-tick" x="{left - 6}" y="{_f(y(tick) + 4)}" text-anchor="end">{tick:.{places}f}</text>')
+        out.append(f'<text class="y-tick" x="{left - 6}" y="{_f(y(tick) + 4)}" text-anchor="end">'
+                   f'{tick:.{places}f}</text>')
     out.append(f'<text x="14" y="{_f(top + plot_h / 2)}" transform="rotate(-90 14 {_f(top + plot_h / 2)})" '
                f'text-anchor="middle">{_e(y_label)}</text>')
     for i, label in enumerate(x_labels):

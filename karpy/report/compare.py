@@ -251,11 +251,11 @@ def render_compare_html(document: Mapping[str, Any], *, title: str = "karpy comp
     designs = (document.get("diff") or {}).get("designs") or {}
     by_design = design_warnings(document)
     base_warnings = set(by_design.get(names[0]) or ()) if names else set()
+    differ = "; its warnings differ (Warnings per design, above)"
     changes = "".join(
         f"<li><strong>{_e(n)}</strong>: "
         f"{_e('; '.join((designs.get(n) or {}).get('changes') or []) or 'same outcome')}"
-        f"{'; its warnings differ (Warnings per design, above)' if set(by_design.get(n) or ()) != base_warnings else ''}"
-        "</li>"
+        f"{differ if set(by_design.get(n) or ()) != base_warnings else ''}</li>"
         for n in names[1:])
     warned = warnings_section(by_design)
     subtitle, provenance = _html_prices(document)

@@ -351,8 +351,8 @@ def _failed_group_card(line: str, claims: Sequence[Mapping[str, Any]]) -> str:
         f'<li data-nodeclaim="{_e(nc.get("name"))}">{_e(nc.get("name"))}: '
         f'{len(((nc.get("fleet") or {}).get("errors") or []))} offerings failed</li>' for nc in claims)
     return (f'<article class="nodeclaim failed" data-launched="false" data-failed-launches="{len(claims)}" '
-            f'data-nodepool="{_e(claims[0].get("nodepool"))}"><h4>{_e(head)}<span class="badge err">launch failed</span>'
-            f'</h4><p class="meta">{_e(rest)}</p><details><summary>{len(claims)} NodeClaims</summary>'
+            f'data-nodepool="{_e(claims[0].get("nodepool"))}"><h4>{_e(head)}'
+            f'<span class="badge err">launch failed</span></h4><p class="meta">{_e(rest)}</p><details><summary>{len(claims)} NodeClaims</summary>'
             f"<ul>{items}</ul></details></article>")
 
 

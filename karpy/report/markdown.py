@@ -115,7 +115,8 @@ def render_compare_markdown(document: Mapping[str, Any]) -> str:
     warned = design_warnings(document)
     for name in names[1:]:
         changes = (designs.get(name) or {}).get("changes") or []
-        differ = "; its warnings differ (below)" if set(warned.get(name) or ()) != set(warned.get(names[0]) or ()) else ""
+        same = set(warned.get(name) or ()) == set(warned.get(names[0]) or ())
+        differ = "" if same else "; its warnings differ (below)"
         out.append(f"- **{md(name)}** vs {md(baseline)}: " + ("; ".join(md(c) for c in changes) if changes
                                                               else "same outcome") + differ)
     if any(warned.values()):
