@@ -709,7 +709,10 @@ def _error_text(e: Any) -> str:
     return str(e)
 
 
-def _render_nodeclaim(d: Mapping[str, Any], lines: list[str], verbose: bool = True) -> None:
+def _render_nodeclaim(d: Mapping[str, Any], lines: list[str], verbose: bool = True,
+                      funnels: dict[str, str] | None = None) -> None:
+    """``funnels`` (compact run text): funnel + price order already printed -> that NodeClaim's name; a
+    NodeClaim with the same ones says so in one line."""
     if "launched" not in d:
         status = ""
     elif d["launched"]:
@@ -724,6 +727,13 @@ def _render_nodeclaim(d: Mapping[str, Any], lines: list[str], verbose: bool = Tr
     lines.append(f"  pods ({len(pods)}): {', '.join(pods[:shown])}"
                  + ((" ..." if verbose else f", +{len(pods) - shown} more") if len(pods) > shown else ""))
     f = d.get("funnel")
+    order = d.get("price_order")
+    same = repr((f, order))
+    if f and not verbose and funnels is not None and same in funnels:
+        lines.append(f"  instance types and price order: as NodeClaim {funnels[same]} ({f['remaining']} candidates)")
+        f = order = None
+    elif f and funnels is not None:
+        funnels[same] = str(d.get("name"))
     if f:
         lines.append(f"  instance types: {f['start']} in the NodePool's catalogue")
         for s in f["steps"]:
@@ -734,7 +744,6 @@ def _render_nodeclaim(d: Mapping[str, Any], lines: list[str], verbose: bool = Tr
             ex = f" e.g. {', '.join(s['examples'])}" if s.get("examples") else ""
             lines.append(f"    - {s['removed']:>5} {s['reason']}: {what}{src}{req} -> {s['remaining']} left;{ex}")
         lines.append(f"    = {f['remaining']} candidates (NodeClaim candidate list: {f['candidates']})")
-    order = d.get("price_order")
     if order and order.get("first") and not verbose:
         head = ", ".join(f"{e['instance_type']} {_fmt_price(e['price'])}" for e in order["first"][:3])
         lines.append(f"  price order ({order['count']} candidates, cheapest first): {head}"
@@ -750,7 +759,7 @@ def _render_nodeclaim(d: Mapping[str, Any], lines: list[str], verbose: bool = Tr
             lines.append(f"  MaxInstanceTypes cut at {cut['max_instance_types']}: kept {cut['kept']}, dropped "
                          f"{cut['dropped']} (cheapest dropped {cut.get('cheapest_dropped')} "
                          f"{_fmt_price(cut.get('cheapest_dropped_price'))})")
-        else:
+        elif verbose:  # the compact text leaves out a cut that changed nothing
             lines.append(f"  MaxInstanceTypes cut at {cut['max_instance_types']}: nothing dropped "
                          f"({cut['kept']} sent in the NodeClaim)")
     mv = d.get("min_values")
@@ -914,9 +923,10 @@ def _render_run(d: Mapping[str, Any], claims: Mapping[str, Mapping[str, Any]], p
         lines.append(f"(scope: {d['scope']})")
     lines.append(f"NODECLAIMS ({len(claims)})")
     shown_claims = claims if verbose else _first_of_each(claims, _claim_group)
+    funnels: dict[str, str] = {}
     for name, c in shown_claims.items():
         lines.append("")
-        _render_nodeclaim(c, lines, verbose)
+        _render_nodeclaim(c, lines, verbose, funnels)
         like = [n for n, o in claims.items() if n != name and _claim_group(o) == _claim_group(c)]
         if not verbose and like:
             lines.append(f"  and {len(like)} more like it: {', '.join(like[:3])}" + (", ..." if len(like) > 3 else ""))
@@ -1007,6 +1017,12 @@ def nodeclaim_answer(d: Mapping[str, Any]) -> str:
         return f"{text}; {label} {rival['instance_type']} was ${delta:.4f}/h{pct} dearer"
     if delta == 0:
         return f"{text}; {label} {rival['instance_type']} costs the same"
+    failed = [e for e in (launch or {}).get("errors") or () if isinstance(e, Mapping)
+              and e.get("instance_type") == rival["instance_type"]]
+    if failed:  # the cheaper rival was in the request but EC2 could not launch it
+        codes = "/".join(sorted({str(e.get("error_code")) for e in failed}))
+        return (f"{text}; {label} {rival['instance_type']} was ${-delta:.4f}/h{pct} cheaper but its "
+                f"{len(failed)} offering{'s' if len(failed) != 1 else ''} failed: {codes}")
     return f"{text}; {label} {rival['instance_type']} was ${-delta:.4f}/h{pct} cheaper but was not picked"
 
 

@@ -34,6 +34,29 @@ def _f(x: float) -> str:
     return f"{x:.1f}"
 
 
+#: width of one character of :data:`FONT` (12 px DejaVu Sans), a little over its average, for layout
+CHAR_W = 7.2
+
+
+def _fit_text(label: str, px: float) -> str:
+    """``label`` cut with an ellipsis to about ``px`` pixels (the caller keeps the whole in a ``<title>``)."""
+    room = max(int(px / CHAR_W), 4)
+    return label if len(label) <= room else label[:room - 1] + "\u2026"
+
+
+def _label_text(label: str, px: float, **attrs: object) -> str:
+    """A ``<text>`` of ``label`` fitted to ``px`` pixels, the whole label on hover when cut."""
+    shown = _fit_text(label, px)
+    extra = "".join(f' {k.replace("_", "-")}="{_e(v)}"' for k, v in attrs.items())
+    title = f"<title>{_e(label)}</title>" if shown != label else ""
+    return f"<text{extra}>{_e(shown)}{title}</text>"
+
+
+def _label_width(labels: Sequence[str], cap: int) -> int:
+    """The row-label column: as wide as the longest label (at least 120 px, at most ``cap``)."""
+    return min(cap, max(120, int(max((len(str(x)) for x in labels), default=0) * CHAR_W) + 16))
+
+
 def _legend(keys: Sequence[str], x0: int, baseline: int, label: str) -> str:
     """One row of colour swatches, ``label key`` each, 110 px apart."""
     return "".join(f'<rect x="{x0 + j * 110}" y="{baseline - 10}" width="12" height="12" '
@@ -41,14 +64,40 @@ def _legend(keys: Sequence[str], x0: int, baseline: int, label: str) -> str:
                    f'{_e(label)} {_e(key)}</text>' for j, key in enumerate(keys))
 
 
-def _nice_floor(v: float, span: float) -> float:
-    """``v`` rounded down to a step of about a tenth of ``span`` (1, 2 or 5 times a power of ten)."""
+def _nice_step(raw: float) -> float:
+    """The smallest step of 1, 2, 2.5 or 5 times a power of ten that is at least ``raw``."""
     import math
 
-    raw = max(span / 10, 1e-9)
-    step = 10 ** math.floor(math.log10(raw))
-    step *= next(m for m in (1, 2, 5, 10) if step * m >= raw)
-    return float(math.floor(v / step) * step)
+    raw = max(raw, 1e-9)
+    base = 10 ** math.floor(math.log10(raw))
+    return float(next(base * m for m in (1, 2, 2.5, 5, 10) if base * m >= raw * (1 - 1e-9)))
+
+
+def y_axis(values: Sequence[float]) -> tuple[float, float, float]:
+    """``(y_min, y_max, step)`` of a $/h axis with round ticks (``step`` 1, 2, 2.5 or 5 times a power of
+    ten, 3 to 7 ticks): from 0, unless the values sit in a narrow band far from it (the spread under half
+    the highest value, all of them equal included); then the band that matters, padded by a step."""
+    import math
+
+    hi = max(values, default=0.0) or 1.0
+    lo = min(values, default=0.0)
+    if lo > 0 and hi - lo < 0.5 * hi:
+        span = (hi - lo) or 0.1 * hi
+        step = _nice_step(span / 4)
+        y_min = max(0.0, math.floor((lo - 0.15 * span) / step + 1e-9) * step)
+    else:
+        y_min, step = 0.0, _nice_step(hi / 4)
+    y_max = math.ceil((hi + 0.05 * (hi - y_min)) / step - 1e-9) * step
+    y_max = max(y_max, y_min + 2 * step)  # at least three ticks, a flat line off the top edge
+    return round(y_min, 12), round(y_max, 12), step
+
+
+def _decimals(step: float) -> int:
+    """Decimals that tell ticks ``step`` apart (0.05 -> 2, 0.0025 -> 4), at least 2 for dollars."""
+    import math
+
+    d = max(0, -math.floor(math.log10(step) + 1e-9))
+    return max(2, d + (1 if round(step / 10 ** -d, 6) not in (1, 2, 5) else 0))
 
 
 def _equal_point_offsets(n: int, series: Sequence[tuple[str, Sequence[float | None]]],
@@ -115,18 +164,17 @@ def line_chart(chart_id: str, caption: str, x_labels: Sequence[str],
     step = max(1, (n + 23) // 24)
     longest = max((len(str(lab)) for lab in x_labels), default=0)
     labels_h = int(12 + longest * 7 * 0.72) + 8  # rotated -45 degrees, about 7 px per character
-    legend_rows = (len(series) + 2) // 3
+    plot_w = width - left - right
+    # legend: up to three columns, as many as the longest name allows; a name longer than a row is cut
+    longest_name = max((len(name) for name, _ in series), default=0)
+    legend_cols = max(1, min(3, int(plot_w // (longest_name * CHAR_W + 32))))
+    legend_rows = -(-len(series) // legend_cols)
     values = [v for _, vs in series for v in vs if v is not None]
-    y_hi = max(values, default=0.0) or 1.0
-    y_lo = min(values, default=0.0)
-    y_min = 0.0
-    if y_lo > 0 and y_hi - y_lo < 0.5 * y_hi:
-        y_min = max(0.0, _nice_floor(y_lo - 0.15 * ((y_hi - y_lo) or 0.05 * y_hi), (y_hi - y_lo) or 0.05 * y_hi))
+    y_min, y_max, y_step = y_axis(values)
+    places = _decimals(y_step)
     if y_min > 0:
         top += 16
-    y_max = y_hi + 0.1 * (y_hi - y_min)
     plot_h = height - top - 48
-    plot_w = width - left - right
     total_h = top + plot_h + labels_h + 18 * legend_rows + 6
     slot = plot_w / n
 
@@ -140,16 +188,17 @@ def line_chart(chart_id: str, caption: str, x_labels: Sequence[str],
     offset = _equal_point_offsets(len(x_labels), series, y, slot)
 
     y_note = (f'<text class="axis-note" x="{left}" y="34" data-y-min="{y_min:.5f}">{_e(y_label)} axis starts at '
-              f'{y_min:.3f}, not 0</text>') if y_min > 0 else ""
+              f'{y_min:.{places}f}, not 0</text>') if y_min > 0 else ""
     out = [f'<svg class="chart" id="{_e(chart_id)}" xmlns="http://www.w3.org/2000/svg" role="img" '
            f'viewBox="0 0 {width} {total_h}" width="{width}" height="{total_h}" {FONT} '
            f'data-y-min="{y_min:.5f}">',
            f'<title>{_e(caption)}</title>',
            f'<text x="{left}" y="16" font-weight="bold">{_e(caption)}</text>', y_note]
-    for k in range(5):
-        tick = y_min + (y_max - y_min) * k / 4
+    for k in range(round((y_max - y_min) / y_step) + 1):
+        tick = y_min + y_step * k
         out.append(f'<line x1="{left}" x2="{width - right}" y1="{_f(y(tick))}" y2="{_f(y(tick))}" stroke="#e2e8f0"/>')
-        out.append(f'<text x="{left - 6}" y="{_f(y(tick) + 4)}" text-anchor="end">{tick:.3f}</text>')
+        out.append(f'<text class="y-tick" x="{left - 6}" y="{_f(y(tick) + 4)}" text-anchor="end">'
+                   f'{tick:.{places}f}</text>')
     out.append(f'<text x="14" y="{_f(top + plot_h / 2)}" transform="rotate(-90 14 {_f(top + plot_h / 2)})" '
                f'text-anchor="middle">{_e(y_label)}</text>')
     for i, label in enumerate(x_labels):
@@ -160,9 +209,10 @@ def line_chart(chart_id: str, caption: str, x_labels: Sequence[str],
         out.extend(_series_svg(k, name, vs, color_for(name, names), x_labels, x, y, offset))
     legend_y = top + plot_h + labels_h
     for j, name in enumerate(names):
-        lx, ly = left + (j % 3) * (plot_w / 3), legend_y + 12 + 18 * (j // 3)
+        col_w = plot_w / legend_cols
+        lx, ly = left + (j % legend_cols) * col_w, legend_y + 12 + 18 * (j // legend_cols)
         out.append(f'<rect x="{_f(lx)}" y="{_f(ly - 10)}" width="12" height="12" fill="{color_for(name, names)}"/>'
-                   f'<text x="{_f(lx + 16)}" y="{_f(ly)}">{_e(name)}</text>')
+                   + _label_text(name, col_w - 24, x=_f(lx + 16), y=_f(ly)))
     out.append("</svg>")
     return "".join(out)
 
@@ -170,14 +220,15 @@ def line_chart(chart_id: str, caption: str, x_labels: Sequence[str],
 def stacked_share_bars(chart_id: str, caption: str, rows: Sequence[tuple[str, Mapping[str, float]]],
                        segments: Sequence[str], *, segment_label: str = "generation", width: int = 900) -> str:
     """One horizontal 100 % bar per row, split into ``segments`` by share (a row of zeros is grey)."""
-    label_w, bar_w, row_h = 300, width - 300 - 24, 24
+    label_w = _label_width([label for label, _ in rows], width // 2)
+    bar_w, row_h = width - label_w - 24, 24
     height = 40 + row_h * len(rows) + 24
     out = [f'<svg class="chart" id="{_e(chart_id)}" xmlns="http://www.w3.org/2000/svg" role="img" '
            f'viewBox="0 0 {width} {height}" width="{width}" height="{height}" {FONT}>',
            f'<title>{_e(caption)}</title>', f'<text x="4" y="16" font-weight="bold">{_e(caption)}</text>']
     for r, (label, shares) in enumerate(rows):
         y0 = 32 + r * row_h
-        out.append(f'<text x="{label_w - 8}" y="{y0 + 15}" text-anchor="end">{_e(label)}</text>')
+        out.append(_label_text(label, label_w - 12, x=label_w - 8, y=y0 + 15, text_anchor="end"))
         total = sum(shares.values())
         if total <= 0:
             out.append(f'<rect x="{label_w}" y="{y0 + 3}" width="{bar_w}" height="{row_h - 6}" fill="{MISSING}"/>'
@@ -206,7 +257,8 @@ def grid_chart(chart_id: str, caption: str, row_labels: Sequence[str], col_label
                cells: Mapping[tuple[str, str], tuple[str, str]], keys: Sequence[str], *,
                key_label: str = "generation") -> str:
     """A heat grid: ``cells[(row, col)] = (text, key)``; the key picks the colour (absent: grey)."""
-    label_w, cell_w, cell_h, head_h = 300, max(14, min(40, 560 // max(len(col_labels), 1))), 22, 84
+    label_w = _label_width(row_labels, 420)
+    cell_w, cell_h, head_h = max(14, min(40, 560 // max(len(col_labels), 1))), 22, 84
     width = max(label_w + cell_w * len(col_labels) + 60, label_w + 110 * len(keys)) + 16  # + the last rotated label
     height = head_h + cell_h * len(row_labels) + 30
     out = [f'<svg class="chart" id="{_e(chart_id)}" xmlns="http://www.w3.org/2000/svg" role="img" '
@@ -221,7 +273,7 @@ def grid_chart(chart_id: str, caption: str, row_labels: Sequence[str], col_label
                    f'{_e(col)}</text>')
     for r, row in enumerate(row_labels):
         y0 = head_h + r * cell_h
-        out.append(f'<text x="{label_w - 8}" y="{y0 + 15}" text-anchor="end">{_e(row)}</text>')
+        out.append(_label_text(row, label_w - 12, x=label_w - 8, y=y0 + 15, text_anchor="end"))
         for c, col in enumerate(col_labels):
             text, key = cells.get((row, col), ("", ""))
             fill = color_for(key, list(keys)) if key else MISSING

@@ -11,8 +11,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from karpy.report.charts import FONT, MISSING, color_for
-from karpy.report.html import _e, page, warnings_section
+from karpy.report.charts import CHAR_W, FONT, MISSING, _label_text, color_for
+from karpy.report.html import _e, page, price_footnote, warnings_section
 from karpy.report.table import clean, format_rows, is_launched
 from karpy.summary import generation_of, generation_sort_key
 
@@ -89,6 +89,19 @@ def _prices_line(document: Mapping[str, Any]) -> str:
     return f"region: {clean(', '.join(regions))}  prices: {clean('; '.join(seen) or '-')}"
 
 
+def _html_prices(document: Mapping[str, Any]) -> tuple[str, str]:
+    """The report's header line (region and price date, as the simulate report's) and the price
+    provenance as a footnote, once per distinct price table, where the simulate report has it."""
+    runs = [r or {} for r in (document.get("runs") or {}).values()]
+    regions = list(dict.fromkeys(str(r.get("region")) for r in runs if r.get("region")))
+    dates = list(dict.fromkeys(str((r.get("prices") or {}).get("date")) for r in runs
+                               if (r.get("prices") or {}).get("date")))
+    subtitle = " \u00b7 ".join(x for x in (", ".join(regions), f"prices of {', '.join(dates)}" if dates else "") if x)
+    notes = list(dict.fromkeys(price_footnote(r.get("prices"), r.get("region")).replace("<sup>1</sup> ", "")
+                               for r in runs))
+    return subtitle or "-", "".join(notes)
+
+
 def _differs(document: Mapping[str, Any], key: str, name: str) -> bool:
     design = ((document.get("diff") or {}).get("designs") or {}).get(name) or {}
     return key in (design.get("fields") or {})
@@ -155,10 +168,14 @@ def _warnings_lines(warned: Mapping[str, Sequence[str]]) -> list[str]:
     return out
 
 
+#: designs side by side in one row of the NodeClaims chart (3 x 300 px: the report's card at full size)
+PER_ROW = 3
+
+
 def _column_svg(name: str, run: Mapping[str, Any], generations: Sequence[str], x0: int, col_w: int,
-                box_h: int) -> list[str]:
-    out = [f'<g class="design" data-design="{_e(name)}">',
-           f'<text x="{x0}" y="20" font-weight="bold">{_e(name)}</text>']
+                box_h: int, y0: int = 0) -> list[str]:
+    out = [f'<g class="design" data-design="{_e(name)}"' + (f' transform="translate(0 {y0})">' if y0 else ">"),
+           _label_text(name, (col_w - 16) * CHAR_W / 7.8, x=x0, y=20, font_weight="bold")]  # bold: wider glyphs
     y = 32
     claims = [nc for nc in run.get("nodeclaims") or [] if isinstance(nc, Mapping)]
     for nc in claims:
@@ -194,15 +211,19 @@ def _side_by_side(document: Mapping[str, Any]) -> str:
     generations = sorted({str(g) for o in (document.get("outcomes") or {}).values()
                           for g in ((o or {}).get("generations") or {})}, key=generation_sort_key)
     col_w, box_h = 300, 40
-    most = max((sum(1 for nc in (runs.get(n) or {}).get("nodeclaims") or [] if is_launched(nc)) for n in names),
-               default=0)
-    height = 32 + box_h * most + 70 + (24 if generations else 0)
-    width = col_w * max(len(names), 1) + 8
+    # at most PER_ROW designs side by side (what a report card holds at full size), then another row
+    bands = [names[i:i + PER_ROW] for i in range(0, len(names), PER_ROW)] or [[]]
+    band_h = [32 + box_h * max((sum(1 for nc in (runs.get(n) or {}).get("nodeclaims") or [] if is_launched(nc))
+                                for n in band), default=0) + 70 for band in bands]
+    height = sum(band_h) + (24 if generations else 0)
+    width = col_w * max(min(len(names), PER_ROW), 1) + 8
     out = [f'<svg class="chart" id="side-by-side" xmlns="http://www.w3.org/2000/svg" role="img" '
            f'viewBox="0 0 {width} {height}" width="{width}" height="{height}" {FONT}>',
            "<title>NodeClaims of each design, side by side</title>"]
-    for i, name in enumerate(names):
-        out.extend(_column_svg(name, runs.get(name) or {}, generations, 8 + i * col_w, col_w, box_h))
+    for b, band in enumerate(bands):
+        for i, name in enumerate(band):
+            out.extend(_column_svg(name, runs.get(name) or {}, generations, 8 + i * col_w, col_w, box_h,
+                                   sum(band_h[:b])))
     for j, gen in enumerate(generations):
         lx = 8 + j * 120
         out.append(f'<rect x="{lx}" y="{height - 18}" width="12" height="12" fill="{color_for(gen, generations)}"/>'
@@ -228,15 +249,20 @@ def render_compare_html(document: Mapping[str, Any], *, title: str = "karpy comp
         tr_cls = ' class="differs"' if key in changed else ""
         body_rows.append(f"<tr{tr_cls}><th>{_e(label)}</th>{''.join(cells)}</tr>")
     designs = (document.get("diff") or {}).get("designs") or {}
+    by_design = design_warnings(document)
+    base_warnings = set(by_design.get(names[0]) or ()) if names else set()
+    differ = "; its warnings differ (Warnings per design, above)"
     changes = "".join(
         f"<li><strong>{_e(n)}</strong>: "
-        f"{_e('; '.join((designs.get(n) or {}).get('changes') or []) or 'same outcome')}</li>"
+        f"{_e('; '.join((designs.get(n) or {}).get('changes') or []) or 'same outcome')}"
+        f"{differ if set(by_design.get(n) or ()) != base_warnings else ''}</li>"
         for n in names[1:])
-    warned = warnings_section(design_warnings(document))
-    body = (f'<section id="side-by-side-section"><h2>NodeClaims side by side</h2>{_side_by_side(document)}</section>'
+    warned = warnings_section(by_design)
+    subtitle, provenance = _html_prices(document)
+    body = (f'<section id="side-by-side-section"><h2>NodeClaims side by side</h2>{_side_by_side(document)}'
+            f'{provenance}</section>'
             f'{warned}<section id="outcomes"><h2>Outcomes</h2><table><thead><tr><th></th>{head}</tr></thead>'
             f'<tbody>{"".join(body_rows)}</tbody></table></section>'
             f'<section id="changes"><h2>Differences against {_e(document.get("baseline"))}</h2>'
             f'<ul class="changes">{changes}</ul></section>')
-    subtitle = _prices_line(document)
     return page(title, subtitle, body, style=STYLE)

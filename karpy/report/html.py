@@ -325,10 +325,16 @@ def _claim_card(nc: Mapping[str, Any]) -> str:
     )
 
 
-def _pod_table(table_id: str, rows: Sequence[tuple[str, Mapping[str, Any]]], phase: str) -> str:
+def _pod_table(table_id: str, rows: Sequence[tuple[str, Mapping[str, Any]]], phase: str,
+               document: Mapping[str, Any] | None = None) -> str:
+    """``document`` (pending pods): a message names the capacity errors that emptied the pod's
+    candidates, as the table does (:func:`karpy.report.table.capacity_note`)."""
+    from karpy.report.table import capacity_note
+
     body = "".join(
         f'<tr data-pod="{_e(key)}" data-phase="{_e(phase)}"><td class="pod">{_e(key)}</td>'
-        f'<td>{_e(st.get("nominated_node"))}</td><td class="msg">{_e(st.get("message"))}</td></tr>'
+        f'<td>{_e(st.get("nominated_node"))}</td><td class="msg">{_e(st.get("message"))}'
+        f'{_e(capacity_note(document, key, st.get("message"))) if document is not None else ""}</td></tr>'
         for key, st in rows
     )
     return (
@@ -337,8 +343,28 @@ def _pod_table(table_id: str, rows: Sequence[tuple[str, Mapping[str, Any]]], pha
     )
 
 
+def _failed_group_card(line: str, claims: Sequence[Mapping[str, Any]]) -> str:
+    """Launches that failed alike (same NodePool, capacity type, error codes), as the table groups them:
+    one card with the grouped line, the NodeClaims folded under it."""
+    head, _, rest = line.partition(": ")
+    items = "".join(
+        f'<li data-nodeclaim="{_e(nc.get("name"))}">{_e(nc.get("name"))}: '
+        f'{len(((nc.get("fleet") or {}).get("errors") or []))} offerings failed</li>' for nc in claims)
+    return (f'<article class="nodeclaim failed" data-launched="false" data-failed-launches="{len(claims)}" '
+            f'data-nodepool="{_e(claims[0].get("nodepool"))}"><h4>{_e(head)}'
+            f'<span class="badge err">launch failed</span></h4><p class="meta">{_e(rest)}</p><details><summary>{len(claims)} NodeClaims</summary>'
+            f"<ul>{items}</ul></details></article>")
+
+
 def _placement(document: Mapping[str, Any], nodeclaims: Sequence[Mapping[str, Any]]) -> str:
-    cards = "".join(_claim_card(nc) for nc in nodeclaims)
+    from karpy.report.table import failure_groups
+
+    # failed launches that repeat (an ICE'd generation tried again and again) are one card per group
+    grouped = {id(claims[0]): (line, claims) for line, claims in
+               failure_groups([nc for nc in nodeclaims if not is_launched(nc)], names=False) if len(claims) > 1}
+    in_group = {id(nc) for _, claims in grouped.values() for nc in claims}
+    cards = "".join(_failed_group_card(*grouped[id(nc)]) if id(nc) in grouped else _claim_card(nc)
+                    for nc in nodeclaims if id(nc) in grouped or id(nc) not in in_group)
     parts = ['<section id="placement"><h2>Placement of pods</h2>']
     parts.append(f'<div class="claims">{cards}</div>' if cards else '<p class="empty">No NodeClaims.</p>')
 
@@ -359,7 +385,7 @@ def _placement(document: Mapping[str, Any], nodeclaims: Sequence[Mapping[str, An
     pending = pods_by_phase(document, "Pending")
     parts.append(f'<h3 id="pending-pods">Pending pods ({len(pending)})</h3>')
     parts.append(
-        _pod_table("table-pending", pending, "Pending") if pending else '<p class="empty">None.</p>'
+        _pod_table("table-pending", pending, "Pending", document) if pending else '<p class="empty">None.</p>'
     )
     deleted = pods_by_phase(document, "Deleted")
     if deleted:

@@ -90,7 +90,7 @@ def render_markdown(document: Mapping[str, Any]) -> str:
 def render_compare_markdown(document: Mapping[str, Any]) -> str:
     """``karpy compare -o markdown``: headline, the side-by-side table (rows that differ in bold),
     each design's changes against the baseline, and the warnings of each design."""
-    from karpy.report.compare import _cell, _fields, _prices_line
+    from karpy.report.compare import _cell, _fields, _prices_line, design_warnings
 
     names: list[str] = list(document.get("designs") or [])
     outcomes = document.get("outcomes") or {}
@@ -112,12 +112,13 @@ def render_compare_markdown(document: Mapping[str, Any]) -> str:
             rows.append((md(label), *(md(c) for c in cells)))
     out.extend(md_table(("", *(f"{md(n)}{' (baseline)' if n == baseline else ''}" for n in names)), rows))
     out.append("")
+    warned = design_warnings(document)
     for name in names[1:]:
         changes = (designs.get(name) or {}).get("changes") or []
+        same = set(warned.get(name) or ()) == set(warned.get(names[0]) or ())
+        differ = "" if same else "; its warnings differ (below)"
         out.append(f"- **{md(name)}** vs {md(baseline)}: " + ("; ".join(md(c) for c in changes) if changes
-                                                              else "same outcome"))
-    runs = document.get("runs") or {}
-    warned = {n: (runs.get(n) or {}).get("warnings") or [] for n in names}
+                                                              else "same outcome") + differ)
     if any(warned.values()):
         same = all(w == warned[names[0]] for w in warned.values())
         if same:

@@ -19,6 +19,7 @@ __all__ = [
     "prices_notes",
     "group_pending",
     "summarize_failures",
+    "failure_groups",
     "capacity_note",
     "is_launched",
     "instance_family",
@@ -263,11 +264,17 @@ def _capacity_of(nc: Mapping[str, Any]) -> Any:
 def summarize_failures(failed: Sequence[Mapping[str, Any]], names: bool = True) -> list[str]:
     """Failed launches grouped by NodePool, capacity type and error codes, one line per group:
     ``13 launches failed: c8i/m8i/r8i × 5 zones, InsufficientInstanceCapacity (nodepool gen8-only; ...)``."""
+    return [line for line, _ in failure_groups(failed, names)]
+
+
+def failure_groups(failed: Sequence[Mapping[str, Any]],
+                   names: bool = True) -> list[tuple[str, list[Mapping[str, Any]]]]:
+    """:func:`summarize_failures`' lines with the failed NodeClaims of each, in first-seen order."""
     groups: dict[tuple[Any, ...], list[Mapping[str, Any]]] = {}
     for nc in failed:
         codes = tuple(sorted({str(e.get("error_code")) for e in _fleet_errors(nc) if e.get("error_code")}))
         groups.setdefault((nc.get("nodepool"), _capacity_of(nc), codes), []).append(nc)
-    lines = []
+    lines: list[tuple[str, list[Mapping[str, Any]]]] = []
     for (pool, capacity, codes), claims in groups.items():
         errors = [e for nc in claims for e in _fleet_errors(nc)]
         families = natural_sorted({str(e["instance_type"]).split(".", 1)[0] for e in errors if e.get("instance_type")})
@@ -280,7 +287,7 @@ def summarize_failures(failed: Sequence[Mapping[str, Any]], names: bool = True) 
         where = f"nodepool {clean(pool)}" + (f" {clean(capacity)}" if capacity else "")
         if names:
             where += "; " + abbreviate_pods([str(nc.get("name")) for nc in claims]).split(": ", 1)[-1]
-        lines.append(f"{n} launch{'es' if n != 1 else ''} failed: {what}, {cause} ({where})")
+        lines.append((f"{n} launch{'es' if n != 1 else ''} failed: {what}, {cause} ({where})", claims))
     return lines
 
 

@@ -7,8 +7,8 @@ Three charts, drawn from the document's ``nodeclaims``, ``timeline`` and ``cost`
 * ``#chart-pending`` — pods pending (created and not yet bound) over time, a step line;
 * ``#chart-cost`` — $/h over time (``cost.per_hour``), a step line.
 
-The Scenario's events (scale, rollout, apply, delete, capacity, interrupt) and the disruption
-decisions are vertical marks on the shared time axis of all three charts (``line.event-mark``,
+The Scenario's events (scale, rollout, apply, delete, capacity and cancel-reservation, interrupt)
+and the disruption decisions are vertical marks on the shared time axis of all three charts (``line.event-mark``,
 ``data-category``/``data-t``, the event on hover), coloured by category as in ``#event-legend``,
 and listed in ``#event-list``.
 
@@ -25,8 +25,8 @@ from typing import Any
 
 from karpy.report.table import clock_time, has_time_events
 
-__all__ = ["EVENT_COLOURS", "GENERATION_COLOURS", "chart_events", "pending_series", "render_time_charts",
-           "step_points"]
+__all__ = ["EVENT_COLOURS", "GENERATION_COLOURS", "chart_events", "gantt_label", "pending_series",
+           "render_time_charts", "step_points"]
 
 WIDTH = 900
 LEFT = 170
@@ -40,7 +40,8 @@ OTHER_COLOUR = "#718096"
 EVENT_COLOURS = {"scale": "#6b46c1", "rollout": "#805ad5", "apply": "#319795", "delete": "#4a5568",
                  "capacity": "#c53030", "interrupt": "#dd6b20", "disruption": "#2c5282"}
 _CATEGORY = {"scale": "scale", "rollout": "rollout", "apply": "apply", "delete": "delete",
-             "capacity.unavailable": "capacity", "capacity.available": "capacity", "interruption": "interrupt"}
+             "capacity.unavailable": "capacity", "capacity.available": "capacity", "interruption": "interrupt",
+             "capacityreservation.cancelled": "capacity"}
 GENERATION_LABEL = "karpenter.k8s.aws/instance-generation"
 
 
@@ -138,6 +139,16 @@ def _fit(label: str) -> str:
     return label if len(label) <= LABEL_CHARS else label[:LABEL_CHARS - 1] + "\u2026"
 
 
+def gantt_label(name: str, instance_type: str) -> str:
+    """A Gantt row's label within :data:`LABEL_CHARS`: the instance type whole (m7i.2xlarge vs
+    m7i.4xlarge is what the row tells), the NodeClaim name cut from the left to keep its suffix."""
+    full = f"{name} {instance_type}"
+    room = LABEL_CHARS - len(instance_type) - 2  # a space and the ellipsis
+    if len(full) <= LABEL_CHARS or room < 5:
+        return _fit(full)
+    return f"\u2026{name[-room:]} {instance_type}"
+
+
 def _gantt(nodeclaims: Sequence[Mapping[str, Any]], horizon: float,
            events: Sequence[tuple[float, str, str]] = ()) -> str:
     launched = [nc for nc in nodeclaims if nc.get("launched") and nc.get("launched_at") is not None]
@@ -156,7 +167,8 @@ def _gantt(nodeclaims: Sequence[Mapping[str, Any]], horizon: float,
             f'<g class="gantt-bar" data-nodeclaim="{escape(str(nc.get("name")))}" data-start="{start:g}" '
             f'data-end="{end:g}" data-generation="{escape(gen)}" '
             f'data-capacity-type="{escape(str(nc.get("capacity_type")))}">'
-            f'<text x="{LEFT - 6}" y="{y + 11}" text-anchor="end">{escape(_fit(label))}'
+            f'<text x="{LEFT - 6}" y="{y + 11}" text-anchor="end">'
+            f'{escape(gantt_label(str(nc.get("name")), str(nc.get("instance_type"))))}'
             f'<title>{escape(label)}</title></text>'
             f'<rect x="{x0:.1f}" y="{y + 2}" width="{max(x1 - x0, 1.0):.1f}" height="{ROW - 4}" fill="{colour}"'
             + (' fill-opacity="0.5" stroke="' + colour + '" stroke-dasharray="3 2"' if spot else "")

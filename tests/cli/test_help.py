@@ -7,6 +7,7 @@ import os
 import re
 import subprocess
 import sys
+from pathlib import Path
 
 import click
 import pytest
@@ -64,7 +65,8 @@ def test_table_is_the_documented_plain_view(command: str) -> None:
 
 def test_text_is_accepted_as_table_everywhere(tmp_path: object) -> None:
     runner = CliRunner()
-    for command in (["simulate"], ["explain"]):
+    example = Path(__file__).resolve().parents[2] / "karpy" / "examples" / "generation-preference.yaml"
+    for command in (["simulate"], ["explain"], ["compare", f"a={example}", f"b={example}"]):
         table = runner.invoke(cli, [*command, "--cloud-provider", "fake", "-o", "table"])
         text = runner.invoke(cli, [*command, "--cloud-provider", "fake", "-o", "text"])
         assert table.exit_code == text.exit_code and table.exit_code in (0, 3), table.output

@@ -44,3 +44,17 @@ def run(cookbook: ModuleType, karpy_scenario: Any) -> Callable[..., Any]:
         return results[strategy, capacity]
 
     return _run
+
+
+@pytest.fixture(scope="session")
+def two_hours(cookbook: ModuleType) -> Callable[..., Any]:
+    """``two_hours("03-nodeoverlay", "8th gen ICE")`` -> Result of make_table.consolidation_run (2 h with
+    consolidation, the outage in the first hour); each cell runs once a session."""
+    results: dict[tuple[str, str], Any] = {}
+
+    def _run(strategy: str, capacity: str = "normal") -> Any:
+        if (strategy, capacity) not in results:
+            results[strategy, capacity] = cookbook.consolidation_run(strategy, capacity)
+        return results[strategy, capacity]
+
+    return _run

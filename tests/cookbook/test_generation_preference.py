@@ -224,9 +224,9 @@ CONSOLIDATION_CELLS = {
 
 
 @pytest.mark.parametrize("strategy,capacity", sorted(CONSOLIDATION_CELLS))
-def test_two_hours_with_consolidation(cookbook: Any, strategy: str, capacity: str) -> None:
+def test_two_hours_with_consolidation(cookbook: Any, two_hours: Run, strategy: str, capacity: str) -> None:
     generations, hours, replacements = CONSOLIDATION_CELLS[strategy, capacity]
-    summary = cookbook.consolidation_summary(cookbook.consolidation_run(strategy, capacity))
+    summary = cookbook.consolidation_summary(two_hours(strategy, capacity))
     assert summary["generations_at_end"] == generations
     assert summary["node_hours"] == pytest.approx(hours, abs=0.01)
     assert summary["replacements"] == replacements
@@ -270,6 +270,31 @@ def test_explain_output_answers_first_and_fits_one_screen(run: Run, strategy: st
     assert lines.index(next(line for line in lines if line.startswith("NODECLAIMS ("))) < len(lines)
     if capacity == ICE and strategy in ("02-weighted-nodepools", "04-generation-gte-8", "05-preferred-affinity"):
         assert len(result.explain_text(verbose=True).splitlines()) > 40
+
+
+@pytest.mark.parametrize("strategy,capacity", sorted(CONSOLIDATION_CELLS))
+def test_two_hours_with_the_outage_fit_one_screen(two_hours: Run, strategy: str, capacity: str) -> None:
+    """The cookbook's second half (`--until 2h`, 8th gen out for the first hour): `karpy simulate` and
+    `karpy explain` still fit one screen; the 03 outage run (13 NodeClaims, a consolidation) printed 47
+    explain lines."""
+    from karpy.report.table import render_table
+
+    result = two_hours(strategy, capacity)
+    table = render_table(result.to_document())
+    assert len(table.splitlines()) <= 40, table
+    text = result.explain_text()
+    lines = text.splitlines()
+    assert len(lines) <= 40, text
+    assert " won: " in lines[0] or " launches failed: " in lines[0], lines[0]
+
+
+def test_explain_says_the_cheaper_8th_gen_failed_rather_than_was_not_picked(run: Run) -> None:
+    """03 under the outage: the overlay makes c8i the prioritized pick, its offerings ICE inside the same
+    CreateFleet request and c7i launches; the one-line answer says so (it said "was not picked")."""
+    assert run("03-nodeoverlay", ICE).explain_text().splitlines()[0] == (
+        "c7i.2xlarge won: the prioritized pick among 240 fleet overrides; the cheapest 8th-gen candidate "
+        "c8i.2xlarge was $0.0196/h (5.5 %) cheaper but its 5 offerings failed: InsufficientInstanceCapacity "
+        "(1 NodeClaim of nodepool general)")
 
 
 def test_explain_says_in_one_line_why_the_7th_gen_won(run: Run) -> None:

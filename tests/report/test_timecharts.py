@@ -53,3 +53,37 @@ def test_pending_and_cost_series():
     assert [(t, v) for t, v in d["cost"]["per_hour"]] == cost_points
 
 
+
+
+def test_a_cancelled_reservation_is_marked_on_every_time_chart():
+    """A Scenario's ``cancel_reservation`` (its ODCR's nodes turn on-demand, the $/h steps up) is marked
+    on the shared time axis as a capacity event, like ``capacity unavailable``."""
+    import karpy
+    from karpy.report.html import render_html
+    from tests.awsprovider.test_capacity_reservation_timeline import RESERVED_NETWORK, RID, scenario
+
+    doc = karpy.simulate(RESERVED_NETWORK + scenario("2h", f"{{at: 1h, cancel_reservation: {{id: {RID}}}}}"),
+                         prices="2026-07-20").to_document()
+    html = render_html(doc)
+    for chart in ("chart-gantt", "chart-pending", "chart-cost"):
+        svg = html.split(f'id="{chart}"', 1)[1].split("</svg>", 1)[0]
+        assert 'class="event-mark"' in svg and 'data-category="capacity" data-t="3600"' in svg, chart
+    assert f"capacityreservation.cancelled CapacityReservation/{RID}" in html
+
+
+def test_gantt_labels_keep_the_instance_type_whole():
+    """The bundled example scaled up: two NodeClaims of nodepool general, m7i.2xlarge and m7i.4xlarge;
+    their Gantt rows read "general-shtrx m7i.2…" and "general-7djlf m7i.4…" (the size cut off)."""
+    import karpy
+    from karpy.report.html import render_html
+
+    example = Path(karpy.__file__).parent / "examples" / "generation-preference.yaml"
+    doc = karpy.simulate([example], prices="2026-07-20", until="2h",
+                         events=["30m scale deployment/web 20"]).to_document()
+    gantt = render_html(doc).split('id="chart-gantt"', 1)[1].split("</svg>", 1)[0]
+    labels = re.findall(r'text-anchor="end">([^<]*)<title>([^<]*)</title>', gantt)
+    assert len(labels) == 2
+    for shown, full in labels:
+        name, itype = full.split(" ")
+        assert shown.endswith(" " + itype) and len(shown) <= 20 and name.endswith(shown.split(" ")[0].lstrip("\u2026"))
+    assert {full.split(" ")[1] for _, full in labels} == {"m7i.2xlarge", "m7i.4xlarge"}
