@@ -124,16 +124,23 @@ def _table(rows: Sequence[Mapping[str, Any]]) -> str:
 
 def _warnings_by_design(rows: Sequence[Mapping[str, Any]], warnings: Sequence[str]) -> dict[str, list[str]]:
     """Each design's warnings from its rows' ``warnings`` column (``; ``-joined); without any, the
-    sweep's ``warnings`` stand for every design."""
+    sweep's ``warnings`` stand for every design. Then what is modelled about its prices (the
+    ``prices_notes`` column: modelled spot prices, a proxy region), as ``prices: ...``."""
     designs = list(dict.fromkeys(str(r.get("design")) for r in rows)) or ["every design"]
     out: dict[str, list[str]] = {d: [] for d in designs}
     for r in rows:
-        raw = r.get("warnings")
-        items = raw if isinstance(raw, list) else [w for w in str(raw or "").split("; ") if w]
-        out[str(r.get("design"))].extend(w for w in items if w not in out[str(r.get("design"))])
+        _extend_unique(out[str(r.get("design"))], r.get("warnings"))
     if not any(out.values()):
         out = {d: list(warnings) for d in designs}
+    for r in rows:
+        _extend_unique(out[str(r.get("design"))], r.get("prices_notes"), prefix="prices: ")
     return out
+
+
+def _extend_unique(into: list[str], raw: Any, prefix: str = "") -> None:
+    """``into`` gains the items of a ``; ``-joined row value (or a list) it does not hold yet."""
+    items = raw if isinstance(raw, list) else [w for w in str(raw or "").split("; ") if w]
+    into.extend(w for w in (prefix + i for i in items) if w not in into)
 
 
 def render_sweep_html(rows: Sequence[Mapping[str, Any]], *, title: str = "karpy sweep",

@@ -136,6 +136,7 @@ def _one_line(err: BaseException) -> str:
 def run_cell(cell: Cell) -> dict[str, Any]:
     """Simulate one cell and return its row (:mod:`karpy.sweeps.rows`). Never raises for a failing
     simulation: the row then has ``status: "error"`` and the error's one-line text."""
+    from karpy.report.table import prices_notes
     from karpy.simulator import simulate
     from karpy.summary import outcome
 
@@ -155,4 +156,5 @@ def run_cell(cell: Cell) -> dict[str, Any]:
         return {**row, "status": "error", "error": _one_line(err)}
     prices = document.get("prices") or {}
     return {**row, "status": "ok", "error": None, "prices_date": prices.get("date"),
-            "prices_source": prices.get("source"), **found, "warnings": list(document.get("warnings") or [])}
+            "prices_source": prices.get("source"), **found, "warnings": list(document.get("warnings") or []),
+            "prices_notes": prices_notes(prices, cell.region)}

@@ -10,8 +10,9 @@ c7i.xlarge"``), ``generations`` (``"7,8"``), ``capacity_types``, ``nodepools``,
 it settled), ``cost_total`` ($ over that horizon); in a sweep with BillingProfiles ``billing`` (the
 axis), ``billed_total``, ``billed_per_hour`` and ``unused_commitment`` (``cost.billed``, modelled); one
 ``nodes_gen<N>`` column per generation launched anywhere in the sweep (NodeClaims of that
-generation), ``node_hours_gen<N>`` (node-hours of that generation over the horizon), and
-``warnings``.
+generation), ``node_hours_gen<N>`` (node-hours of that generation over the horizon),
+``warnings``, and ``prices_notes`` (what is modelled about the prices: spot, a proxy region, the OS;
+``; ``-joined, as ``karpy simulate`` words it).
 
 Generation columns are the union over all rows in numeric order, so the schema depends only on the
 results, never on the executor. Missing values are empty in CSV and ``null`` in JSON.
@@ -72,6 +73,8 @@ def flatten(raw: Mapping[str, Any]) -> dict[str, Any]:
     for gen, hours in (raw.get("node_hours_by_generation") or {}).items():
         row[f"node_hours_gen{gen}"] = hours
     row["warnings"] = "; ".join(raw.get("warnings") or []) or None
+    # what is modelled about the prices (spot, a proxy region, the OS), as simulate says it
+    row["prices_notes"] = "; ".join(raw.get("prices_notes") or []) or None
     return row
 
 
@@ -91,7 +94,7 @@ class SweepResult(Sequence[dict[str, Any]]):
         self.columns: tuple[str, ...] = (*FIXED_COLUMNS, *(BILLING_COLUMNS if billed else ()),
                                          *(("kubernetes_version",) if versioned else ()),
                                          *(f"nodes_gen{g}" for g in gens),
-                                         *(f"node_hours_gen{g}" for g in hours), "warnings")
+                                         *(f"node_hours_gen{g}" for g in hours), "warnings", "prices_notes")
         self.rows = []
         for r in flat:
             done = r["cell"] in ok

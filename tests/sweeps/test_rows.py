@@ -34,7 +34,7 @@ TEN = {**OK, "cell": 2, "generations": {"10": 1}, "instance_types": {"x10.large"
 
 def test_flat_columns_with_one_column_per_generation_in_numeric_order() -> None:
     result = SweepResult([OK, FAILED, TEN])
-    assert result.columns[-4:] == ("nodes_gen7", "nodes_gen8", "nodes_gen10", "warnings")
+    assert result.columns[-5:] == ("nodes_gen7", "nodes_gen8", "nodes_gen10", "warnings", "prices_notes")
     ok, failed, ten = result
     assert ok["instance_types"] == "2x m7i.large, c8i.xlarge" and ok["generations"] == "7,8"
     assert (ok["nodes_gen7"], ok["nodes_gen8"], ok["nodes_gen10"]) == (2, 1, 0)
@@ -152,3 +152,24 @@ def test_the_default_pool_has_one_worker_per_usable_cpu_and_no_more_than_the_cel
     monkeypatch.setattr(executors_module.os, "sched_getaffinity", lambda pid: {0, 1, 2, 3, 4})
     run_cells([_cell(i) for i in range(9)])
     assert sizes == [5]
+
+
+def test_what_is_modelled_about_the_prices_is_a_column_and_shows_in_the_report_and_table() -> None:
+    """Issue 37: modelled spot prices were said on stderr and in the simulate report, never in a
+    sweep's. A cell's ``prices_notes`` (karpy.report.table.prices_notes of its document's prices)
+    is a column, and the sweep report and table list it under each design's warnings."""
+    from karpy.report.sweep import render_sweep_html, render_sweep_table
+
+    spot = "spot prices modelled (spot-advisor savings + a per-zone offset), not measured"
+    from karpy.cli import bundled_example
+
+    cell = Cell(index=0, design="a", workload="", scenario="", capacity="normal", preference_policy="Respect",
+                min_values_policy="Strict", prices="2026-07-20", region="us-east-1", unavailable=(),
+                cloud_provider="aws", manifests=(str(bundled_example()),))
+    result = SweepResult(run_cells([cell], "sequential"))
+    assert result.columns[-1] == "prices_notes"
+    assert result.rows[0]["prices_notes"].split("; ")[0] == spot
+    assert f"prices: {spot}" in render_sweep_html(result.rows)
+    assert f"  - prices: {spot}" in render_sweep_table(result.rows).splitlines()
+    failed = SweepResult([FAILED])
+    assert failed.rows[0]["prices_notes"] is None  # a failed cell priced nothing
