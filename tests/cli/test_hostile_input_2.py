@@ -318,6 +318,45 @@ def test_control_characters_in_ec2_tags_are_bad_input(invoke: Callable[..., Resu
     assert "XML" not in line and res.stdout == ""
 
 
+NETWORK = "---\napiVersion: karpy.io/v1alpha1\nkind: Network\nmetadata: {name: prod}\nspec:\n"
+
+
+@pytest.mark.parametrize(("spec", "field", "says"), [
+    ('  subnets:\n    - {id: "subnet-0a1\\x01", zone: us-east-1a, tags: {karpenter.sh/discovery: example}}\n',
+     "spec.subnets[0].id", "U+0001 (a control character)"),
+    ('  cidr: "10.20.0.0/16\\0"\n  subnets:\n    - {zone: us-east-1a, tags: {karpenter.sh/discovery: example}}\n',
+     "spec.cidr", "not an IPv4 CIDR block"),
+    ("  cidr: 10.0.0.0/8\n  subnets:\n    - {zone: us-east-1a, tags: {karpenter.sh/discovery: example}}\n",
+     "spec.cidr", "between a /16 and a /28 netmask"),
+    ("  cidr: fd00::/48\n", "spec.cidr", "not an IPv4 CIDR block"),
+    ("  cidr: 10.20.0.0/16\n  subnets:\n    - {zone: us-east-1a, cidr: 10.9.0.0/24}\n",
+     "spec", "subnets[0].cidr 10.9.0.0/24 is not inside the VPC's cidr 10.20.0.0/16"),
+])
+def test_what_ec2_refuses_in_a_network_is_bad_input(invoke: Callable[..., Result], tmp_path: Path, spec: str,
+                                                     field: str, says: str) -> None:
+    """A Network's subnet id and CIDR blocks go to CreateVpc/CreateSubnet: a control character or a
+    block EC2 refuses was a botocore traceback (exit 1), now one line naming the field."""
+    path = tmp_path / "network.yaml"
+    path.write_text(NODECLASS + NETWORK + spec)
+    res = invoke("simulate", str(path), str(COOKBOOK / "01-one-nodepool"), str(COOKBOOK / "common" / "workload.yaml"),
+                 "-o", "json")
+    one_line(res, "network.yaml", 'document 2 (Network "prod")', f"{field}: ", says)
+
+
+def test_subnets_ec2_refuses_together_are_one_line(invoke: Callable[..., Result], tmp_path: Path) -> None:
+    """Two subnets with one block (InvalidSubnet.Conflict) or a block outside karpy's default VPC
+    (InvalidSubnet.Range): EC2's own refusal, one line naming the Network, not a traceback."""
+    path = tmp_path / "network.yaml"
+    for subnets, says in (("    - {zone: us-east-1a, cidr: 10.20.0.0/24}\n    - {zone: us-east-1b, cidr: 10.20.0.0/24}\n",
+                           "InvalidSubnet.Conflict"),
+                          ("    - {zone: us-east-1a, cidr: 192.168.0.0/24}\n", "InvalidSubnet.Range")):
+        cidr = "  cidr: 10.20.0.0/16\n" if "Conflict" in says else ""
+        path.write_text(NODECLASS + NETWORK + cidr + "  subnets:\n" + subnets)
+        res = invoke("simulate", str(path), str(COOKBOOK / "01-one-nodepool"),
+                     str(COOKBOOK / "common" / "workload.yaml"), "-o", "json")
+        one_line(res, "Network prod: EC2 refused it", says)
+
+
 # -- 7. --max-pods bounds the pods alive at any moment ---------------------------------------------------
 
 def test_a_scale_event_past_max_pods_is_bad_input_naming_the_event(run: Callable[..., Result]) -> None:
