@@ -4,8 +4,8 @@
   write path of :mod:`karpy.utils.atomicwrite` (``_write``) writes a drawn number of bytes, then
   fails with ENOSPC. The contract: exit 2 with one ``karpy:`` line and no traceback, an existing
   target byte-identical, no temporary file beside it.
-* A damaged catalogue cache entry (:mod:`awsprovider.ec2.catalogcache`): random bytes, a truncation,
-  a FIFO or a directory in the entry's place. The contract: the same document as with no cache, and
+* A damaged catalogue cache entry (:mod:`awsprovider.ec2.catalogcache`): random bytes, a flipped bit,
+  a truncation, the right key with an empty answer, a FIFO or a directory in the entry's place. The contract: the same document as with no cache, and
   the entry repaired (the next run reads it).
 
 Signals during a sweep are covered by ``tests/sweeps/test_sweep_interrupt.py`` (not repeated here).
@@ -27,7 +27,7 @@ from hypothesis import strategies as st
 
 from awsprovider.ec2 import catalog as catalog_module
 from awsprovider.ec2.catalog import INSTANCE_TYPE_FILTERS, OFFERINGS_LOCATION_TYPE, _filters_key
-from awsprovider.ec2.catalogcache import CACHE_DIR_ENV, NO_CACHE_ENV, CatalogCache
+from awsprovider.ec2.catalogcache import CACHE_DIR_ENV, NO_CACHE_ENV, CatalogCache, encode_entry
 from karpy.cli import cli
 from karpy.utils import atomicwrite
 
@@ -52,7 +52,7 @@ OUTPUTS = (("simulate", "--report"), ("sweep", "--csv"), ("sweep", "--jsonl"), (
            ("sweep", "--charts"))
 ENTRIES = (("DescribeInstanceTypes", _filters_key(INSTANCE_TYPE_FILTERS)),
            ("DescribeInstanceTypeOfferings", (OFFERINGS_LOCATION_TYPE,)))
-DAMAGES = ("bytes", "truncate", "fifo", "directory")
+DAMAGES = ("bytes", "bitflip", "truncate", "empty", "fifo", "directory")
 
 
 @dataclass(frozen=True)
@@ -226,8 +226,14 @@ def check_cache_fault(fault: CacheFault, workdir: Path, runner: CliRunner | None
     at = int(fault.at * len(good))
     if fault.damage == "bytes":
         path.write_bytes(good[:at] + fault.noise + good[at + len(fault.noise):])
+    elif fault.damage == "bitflip":  # one bit of a bad sector
+        i = min(at, len(good) - 1)
+        path.write_bytes(good[:i] + bytes([good[i] ^ (1 << fault.noise[0] % 8)]) + good[i + 1:])
     elif fault.damage == "truncate":
         path.write_bytes(good[:at])
+    elif fault.damage == "empty":  # the right key, an empty answer
+        path.write_bytes(encode_entry(cache.key(kind, "us-east-1", request), cache._digest(kind, "us-east-1", request),
+                                      1, {}))
     elif fault.damage == "fifo":
         os.mkfifo(path)
     else:
