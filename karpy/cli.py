@@ -183,6 +183,8 @@ class PluginGroup(click.Group):
             raise
         except click.ClickException as err:
             raise _one_line(err) from None
+        except OSError as err:  # --help / --version written to a full stdout: as invoke() says it
+            raise _output_error(err) from None
 
     def invoke(self, ctx: click.Context) -> Any:
         try:
@@ -192,10 +194,7 @@ class PluginGroup(click.Group):
         except click.ClickException as err:
             raise _one_line(err) from None
         except OSError as err:
-            if err.errno == errno.EPIPE:  # `karpy ... | head`: click exits quietly
-                raise
-            # stdout on a full disk (`> /dev/full`) and the like: one line, not a traceback
-            raise OneLineError(f"cannot write output: {err.strerror or err}") from None
+            raise _output_error(err) from None
 
     def __init__(self, *args: Any, discover: Callable[[], Mapping[str, EntryPoint]] | None = None,
                  **kwargs: Any) -> None:
@@ -245,6 +244,14 @@ class OutputChoice(click.Choice):  # type: ignore[type-arg]
         if isinstance(value, str) and self.ALIASES.get(value.lower()) in self.choices:
             value = self.ALIASES[value.lower()]
         return super().convert(value, param, ctx)
+
+
+def _output_error(err: OSError) -> BaseException:
+    """stdout on a full disk (``> /dev/full``) and the like: one line, not a traceback; a closed
+    pipe (``karpy ... | head``) is left to click, which exits quietly."""
+    if err.errno == errno.EPIPE:
+        return err
+    return OneLineError(f"cannot write output: {err.strerror or err}")
 
 
 def _not_blank(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:

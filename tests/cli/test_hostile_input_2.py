@@ -248,6 +248,23 @@ def test_dev_full_as_an_output_is_one_line(invoke: Callable[..., Result], tmp_pa
     assert Path("/dev/full").is_char_device()  # written in place, never renamed over
 
 
+@pytest.mark.skipif(not Path("/dev/full").exists(), reason="no /dev/full")
+@pytest.mark.parametrize("args", [("simulate", "-o", "json"), ("--help",), ("--version",)])
+def test_standard_output_on_a_full_disk_is_one_line(tmp_path: Path, args: tuple[str, ...]) -> None:
+    """``karpy simulate -o json > file`` on a full disk: the shell opened the file, so karpy cannot keep
+    an earlier one; what it can do is say so in one line and exit non-zero (2), never a traceback
+    (``--help``/``--version`` to a full stdout were a traceback, exit 1)."""
+    import os
+    import subprocess
+    import sys
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    with open("/dev/full", "w") as full:
+        res = subprocess.run([sys.executable, "-m", "karpy", *args], stdout=full, stderr=subprocess.PIPE, text=True,
+                             env=env, cwd=tmp_path, timeout=300)
+    lines = [line for line in res.stderr.splitlines() if not line.startswith(("karpy: warning", "karpy: simulat"))]
+    assert res.returncode == 2 and lines == ["karpy: cannot write output: No space left on device"], res.stderr
+
+
 @pytest.mark.parametrize("option", ["--csv", "--jsonl", "--parquet", "--report"])
 def test_sweep_checks_every_output_path_before_the_first_cell(invoke: Callable[..., Result], tmp_path: Path,
                                                               option: str) -> None:
