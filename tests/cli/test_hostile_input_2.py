@@ -335,6 +335,20 @@ def test_control_characters_in_ec2_tags_are_bad_input(invoke: Callable[..., Resu
     assert "XML" not in line and res.stdout == ""
 
 
+@pytest.mark.parametrize(("text", "line"), [
+    (NODECLASS + '  tags:\n    team: "a\\uD800b"\n', 19),
+    (NODECLASS.replace(SG_TAGS, SG_TAGS.replace("example", '"ex\\uDC00ample"')), 15),
+])
+def test_a_surrogate_escape_is_invalid_yaml_naming_the_line(invoke: Callable[..., Result], tmp_path: Path, text: str,
+                                                             line: int) -> None:
+    """A ``\\uD800`` escape is no Unicode text: libyaml and the go-yaml kubectl reads with refuse it;
+    PyYAML read it, and the CRD's CEL rules then failed with a line naming no file or field."""
+    path = tmp_path / "nodeclass.yaml"
+    path.write_text(text)
+    res = invoke("validate", str(path))
+    one_line(res, "nodeclass.yaml: document 1: invalid YAML", "invalid Unicode character escape code", f"(line {line},")
+
+
 NETWORK = "---\napiVersion: karpy.io/v1alpha1\nkind: Network\nmetadata: {name: prod}\nspec:\n"
 
 
