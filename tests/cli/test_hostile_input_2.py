@@ -307,6 +307,17 @@ def test_a_non_utf8_prices_file_names_the_option_and_the_file(invoke: Callable[.
         load_table_from_path(prices)
 
 
+def test_a_non_utf8_price_table_in_a_sweep_is_bad_input_before_the_first_cell(invoke: Callable[..., Result],
+                                                                              tmp_path: Path) -> None:
+    """The Sweep's spec.prices is its --prices: a table file that is not UTF-8 failed every cell (exit 1)."""
+    (tmp_path / "prices.json").write_bytes(b'\xff\xfe{"region": "us-east-1"}')
+    sweep = tmp_path / "sweep.yaml"
+    sweep.write_text(SWEEP.replace("prices: [2026-07-20]", "prices: [2026-07-20, prices.json]"))
+    res = invoke("sweep", str(sweep), "--executor", "sequential")
+    one_line(res, "sweep.yaml: spec.prices[1]", str(tmp_path / "prices.json"), "not UTF-8 text (byte 0xff at offset 0)")
+    assert "cells" not in res.stderr
+
+
 # -- 5. control characters in what goes to EC2 ---------------------------------------------------------
 
 NODECLASS = (COOKBOOK / "common" / "ec2nodeclass.yaml").read_text()
