@@ -835,7 +835,7 @@ def sweep(sweep_file: Path, output: str, csv_path: Path | None, jsonl_path: Path
     no report or charts are written.
     """
     from karpy.sweeps import ExecutorError, SweepError, SweepProgress, expand, load_sweep, run_cells
-    from karpy.sweeps.executors import SweepInterrupted, SweepLost
+    from karpy.sweeps.executors import SweepInterrupted, SweepLost, sigint_stops
     from karpy.sweeps.rows import EXIT_CELL_FAILED, SweepResult
 
     if parquet_path is not None:
@@ -857,13 +857,15 @@ def sweep(sweep_file: Path, output: str, csv_path: Path | None, jsonl_path: Path
         _bad_input(str(err))
     progress = None if quiet else SweepProgress(len(cells))
     try:
-        raw = run_cells(cells, executor, workers=workers, scheduler=scheduler, on_done=progress)
+        with sigint_stops():  # through the writing of the partial rows: a second Ctrl-C then exits at once (130)
+            try:
+                raw = run_cells(cells, executor, workers=workers, scheduler=scheduler, on_done=progress)
+            except SweepInterrupted as stop:
+                _keep_partial(stop.rows, spec.name, "interrupted", {"--csv": csv_path, "--jsonl": jsonl_path,
+                                                                    "--parquet": parquet_path}, progress is not None)
+                sys.exit(128 + signal.SIGINT)
     except ExecutorError as err:
         _bad_input(str(err))
-    except SweepInterrupted as stop:
-        _keep_partial(stop.rows, spec.name, "interrupted", {"--csv": csv_path, "--jsonl": jsonl_path,
-                                                            "--parquet": parquet_path}, progress is not None)
-        sys.exit(128 + signal.SIGINT)
     except SweepLost as lost:
         _keep_partial(lost.rows, spec.name, lost.reason, {"--csv": csv_path, "--jsonl": jsonl_path,
                                                           "--parquet": parquet_path}, progress is not None)
