@@ -1,8 +1,8 @@
 """Fault injection for the fuzzer (issue 35), shared by ``test_fuzz_faults.py`` and ``run.py --faults``.
 
-* A full disk on each output (``simulate --report``, ``sweep --csv/--jsonl/--report/--charts``): the
-  write path of :mod:`karpy.utils.atomicwrite` (``_write``) writes a drawn number of bytes, then
-  fails with ENOSPC. The contract: exit 2 with one ``karpy:`` line and no traceback, an existing
+* A full disk on each output (``simulate --report``, ``sweep --csv/--jsonl/--report/--charts/--parquet``):
+  the write path of :mod:`karpy.utils.atomicwrite` (``_write``; pyarrow's ``write_table`` for Parquet)
+  writes a drawn number of bytes, then fails with ENOSPC. The contract: exit 2 with one ``karpy:`` line and no traceback, an existing
   target byte-identical, no temporary file beside it.
 * A damaged catalogue cache entry (:mod:`awsprovider.ec2.catalogcache`): random bytes, a flipped bit,
   a truncation, the right key with an empty answer, a FIFO or a directory in the entry's place. The contract: the same document as with no cache, and
@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import csv
 import errno
+import io
 import json
 import os
 import selectors
@@ -62,7 +63,7 @@ spec:
 """
 #: (command, option) of every output file written through karpy.utils.atomicwrite
 OUTPUTS = (("simulate", "--report"), ("sweep", "--csv"), ("sweep", "--jsonl"), ("sweep", "--report"),
-           ("sweep", "--charts"))
+           ("sweep", "--charts"), ("sweep", "--parquet"))
 ENTRIES = (("DescribeInstanceTypes", _filters_key(INSTANCE_TYPE_FILTERS)),
            ("DescribeInstanceTypeOfferings", (OFFERINGS_LOCATION_TYPE,)))
 DAMAGES = ("bytes", "bitflip", "truncate", "empty", "fifo", "directory")
@@ -140,11 +141,28 @@ def _disk_full_on(match: Callable[[Path], bool], at: float) -> Iterator[list[Pat
             f.write(raw[: int(at * len(raw))])
         raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
 
+    import pyarrow.parquet as pq  # Parquet goes through pyarrow's writer, into atomicwrite's temporary path
+
+    real_table = pq.write_table
+
+    def full_table(table: Any, where: Any, *args: Any, **kwargs: Any) -> None:
+        path = Path(str(where))
+        if failed or not match(path):
+            real_table(table, where, *args, **kwargs)
+            return
+        failed.append(path)
+        buf = io.BytesIO()
+        real_table(table, buf, *args, **kwargs)
+        path.write_bytes(buf.getvalue()[: int(at * len(buf.getvalue()))])
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
     atomicwrite._write = full
+    pq.write_table = full_table
     try:
         yield failed
     finally:
         atomicwrite._write = real
+        pq.write_table = real_table
 
 
 def _clean_exit_2(res: Any) -> str | None:
@@ -177,7 +195,8 @@ def check_disk_full(fault: DiskFull, workdir: Path, runner: CliRunner | None = N
             target = charts / names[fault.nth % len(names)]
             args += ["--charts", str(charts)]
         else:
-            target = out / {"--csv": "rows.csv", "--jsonl": "rows.jsonl", "--report": "report.html"}[fault.option]
+            target = out / {"--csv": "rows.csv", "--jsonl": "rows.jsonl", "--report": "report.html",
+                            "--parquet": "rows.parquet"}[fault.option]
             args += [fault.option, str(target)]
     if fault.existing is not None:
         target.parent.mkdir(parents=True, exist_ok=True)
