@@ -912,8 +912,13 @@ def _write_sweep_files(result: SweepResult, name: str, csv_path: Path | None, js
                 charts_dir.mkdir(parents=True, exist_ok=True)
             except OSError as err:
                 _bad_input(f"--charts {charts_dir}: cannot write: {err.strerror or err}")
-            for chart_id, svg in sweep_charts(result.rows).items():
-                _write_text("--charts", charts_dir / f"{chart_id}.svg", svg + "\n")
+            from karpy.utils.atomicwrite import write_all_atomic
+
+            try:  # all or none: a failed chart leaves the earlier set whole
+                write_all_atomic({charts_dir / f"{chart_id}.svg": svg + "\n"
+                                  for chart_id, svg in sweep_charts(result.rows).items()})
+            except OSError as err:
+                _bad_input(f"--charts {err.filename}: cannot write: {err.strerror or err}")
 
 
 #: what a sweep that did not finish appends to each row file's name

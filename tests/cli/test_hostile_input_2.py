@@ -217,6 +217,37 @@ def test_a_full_disk_leaves_every_sweep_output_as_it_was(invoke: Callable[..., R
                                                           "sweep.yaml"]
 
 
+def test_a_full_disk_on_one_chart_leaves_the_earlier_set_of_charts_whole(invoke: Callable[..., Result],
+                                                                          tmp_path: Path,
+                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """--charts writes several files: the disk filling up at the second one replaced the first with
+    this run's chart and left the rest from the earlier run (each file whole, the set mixed)."""
+    import errno
+
+    from karpy.utils import atomicwrite
+    sweep = tmp_path / "sweep.yaml"
+    sweep.write_text(SWEEP)
+    charts = tmp_path / "charts"
+    assert invoke("sweep", str(sweep), "--executor", "sequential", "-q", "--charts", str(charts)).exit_code == 0
+    earlier = {p.name: p.read_bytes() for p in charts.iterdir()}
+    assert len(earlier) >= 2
+    for p in charts.iterdir():
+        p.write_bytes(b"<svg>" + p.name.encode() + b" of yesterday</svg>")
+    earlier = {p.name: p.read_bytes() for p in charts.iterdir()}
+    real, calls = atomicwrite._write, []
+
+    def full_at_the_second(path: Path, raw: bytes) -> None:
+        calls.append(path)
+        if len(calls) == 2:
+            raise OSError(errno.ENOSPC, "No space left on device")
+        real(path, raw)
+
+    monkeypatch.setattr(atomicwrite, "_write", full_at_the_second)
+    res = invoke("sweep", str(sweep), "--executor", "sequential", "-q", "--charts", str(charts))
+    one_line(res, "--charts", str(charts), ".svg: cannot write: No space left on device")
+    assert {p.name: p.read_bytes() for p in charts.iterdir()} == earlier  # no temporary file, none replaced
+
+
 def test_a_full_disk_leaves_the_earlier_parquet_as_it_was(invoke: Callable[..., Result], tmp_path: Path,
                                                           monkeypatch: pytest.MonkeyPatch) -> None:
     pq = pytest.importorskip("pyarrow.parquet")
