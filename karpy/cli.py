@@ -183,6 +183,8 @@ class PluginGroup(click.Group):
             raise
         except click.ClickException as err:
             raise _one_line(err) from None
+        except OSError as err:  # --help / --version written to a full stdout: as invoke() says it
+            raise _output_error(err) from None
 
     def invoke(self, ctx: click.Context) -> Any:
         try:
@@ -192,10 +194,7 @@ class PluginGroup(click.Group):
         except click.ClickException as err:
             raise _one_line(err) from None
         except OSError as err:
-            if err.errno == errno.EPIPE:  # `karpy ... | head`: click exits quietly
-                raise
-            # stdout on a full disk (`> /dev/full`) and the like: one line, not a traceback
-            raise OneLineError(f"cannot write output: {err.strerror or err}") from None
+            raise _output_error(err) from None
 
     def __init__(self, *args: Any, discover: Callable[[], Mapping[str, EntryPoint]] | None = None,
                  **kwargs: Any) -> None:
@@ -245,6 +244,14 @@ class OutputChoice(click.Choice):  # type: ignore[type-arg]
         if isinstance(value, str) and self.ALIASES.get(value.lower()) in self.choices:
             value = self.ALIASES[value.lower()]
         return super().convert(value, param, ctx)
+
+
+def _output_error(err: OSError) -> BaseException:
+    """stdout on a full disk (``> /dev/full``) and the like: one line, not a traceback; a closed
+    pipe (``karpy ... | head``) is left to click, which exits quietly."""
+    if err.errno == errno.EPIPE:
+        return err
+    return OneLineError(f"cannot write output: {err.strerror or err}")
 
 
 def _not_blank(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
@@ -322,7 +329,7 @@ def _scenario_options(command: Callable[..., Any]) -> Callable[..., Any]:
                      help="Karpenter's --scheduler-config document (YAML/JSON): "
                           "podTopologySpread.defaultConstraints; default: none."),
         click.option("--max-pods", type=click.IntRange(min=0), default=DEFAULT_MAX_PODS, show_default=True,
-                     help="Bound on the pods the manifests create (explicit pods plus workload replicas)."),
+                     help="Bound on the pods alive at once (explicit pods plus workload replicas and Jobs' parallelism, as the manifests and the Scenario's scale, apply and rollout events make them)."),
         click.option("--no-cache", is_flag=True, default=False,
                      help="Read the instance-type catalogue from moto, not the on-disk cache "
                           "(also: KARPY_NO_CACHE=1)."),
@@ -828,7 +835,7 @@ def sweep(sweep_file: Path, output: str, csv_path: Path | None, jsonl_path: Path
     no report or charts are written.
     """
     from karpy.sweeps import ExecutorError, SweepError, SweepProgress, expand, load_sweep, run_cells
-    from karpy.sweeps.executors import SweepInterrupted, SweepLost
+    from karpy.sweeps.executors import SweepInterrupted, SweepLost, sigint_stops
     from karpy.sweeps.rows import EXIT_CELL_FAILED, SweepResult
 
     if parquet_path is not None:
@@ -850,13 +857,15 @@ def sweep(sweep_file: Path, output: str, csv_path: Path | None, jsonl_path: Path
         _bad_input(str(err))
     progress = None if quiet else SweepProgress(len(cells))
     try:
-        raw = run_cells(cells, executor, workers=workers, scheduler=scheduler, on_done=progress)
+        with sigint_stops():  # through the writing of the partial rows: a second Ctrl-C then exits at once (130)
+            try:
+                raw = run_cells(cells, executor, workers=workers, scheduler=scheduler, on_done=progress)
+            except SweepInterrupted as stop:
+                _keep_partial(stop.rows, spec.name, "interrupted", {"--csv": csv_path, "--jsonl": jsonl_path,
+                                                                    "--parquet": parquet_path}, progress is not None)
+                sys.exit(128 + signal.SIGINT)
     except ExecutorError as err:
         _bad_input(str(err))
-    except SweepInterrupted as stop:
-        _keep_partial(stop.rows, spec.name, "interrupted", {"--csv": csv_path, "--jsonl": jsonl_path,
-                                                            "--parquet": parquet_path}, progress is not None)
-        sys.exit(128 + signal.SIGINT)
     except SweepLost as lost:
         _keep_partial(lost.rows, spec.name, lost.reason, {"--csv": csv_path, "--jsonl": jsonl_path,
                                                           "--parquet": parquet_path}, progress is not None)
@@ -903,8 +912,13 @@ def _write_sweep_files(result: SweepResult, name: str, csv_path: Path | None, js
                 charts_dir.mkdir(parents=True, exist_ok=True)
             except OSError as err:
                 _bad_input(f"--charts {charts_dir}: cannot write: {err.strerror or err}")
-            for chart_id, svg in sweep_charts(result.rows).items():
-                _write_text("--charts", charts_dir / f"{chart_id}.svg", svg + "\n")
+            from karpy.utils.atomicwrite import write_all_atomic
+
+            try:  # all or none: a failed chart leaves the earlier set whole
+                write_all_atomic({charts_dir / f"{chart_id}.svg": svg + "\n"
+                                  for chart_id, svg in sweep_charts(result.rows).items()})
+            except OSError as err:
+                _bad_input(f"--charts {err.filename}: cannot write: {err.strerror or err}")
 
 
 #: what a sweep that did not finish appends to each row file's name

@@ -129,8 +129,9 @@ def simulate(
     Karpenter's ``--scheduler-config`` -- YAML/JSON text, a path to such a file, or a parsed
     :class:`karpy.options.SchedulerConfiguration` (default none: no default topology-spread
     constraints, as upstream).
-    ``max_pods`` bounds the pods the manifests create (explicit pods plus workload replicas;
-    ``None``: unbounded); past it the workload that crosses it is bad input.
+    ``max_pods`` bounds the pods alive at once (explicit pods plus workload replicas, as the
+    manifests and the Scenario's scale, apply and rollout events make them; ``None``: unbounded);
+    past it the workload or event that crosses it is bad input.
     ``exclude``: glob patterns a directory walk skips. ``price_region``: price the run with that
     region's table (a proxy; the document's ``prices.proxy`` says so). ``billing``: a ``karpy.io/v1alpha1``
     BillingProfile (the object, a path, YAML text or a dict) adding ``cost.billed`` (:mod:`karpy.billing`);

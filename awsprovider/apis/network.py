@@ -39,10 +39,11 @@ as EC2 describes them. An EC2NodeClass selects them with ``capacityReservationSe
 
 from __future__ import annotations
 
+import ipaddress
 from datetime import datetime
-from typing import Literal
+from typing import Annotated, Literal
 
-from pydantic import Field, model_validator
+from pydantic import AfterValidator, Field, model_validator
 
 from awsprovider.apis.ec2text import Ec2Text
 from karpy.api.meta import KubeModel, TypedObject
@@ -50,14 +51,32 @@ from karpy.api.meta import KubeModel, TypedObject
 __all__ = ["Network", "NetworkCapacityReservation", "NetworkSecurityGroup", "NetworkSpec", "NetworkSubnet"]
 
 
+def _cidr_block(value: str) -> str:
+    """EC2's rule for a VPC's or a subnet's IPv4 CIDR block: a network address with a /16 to /28
+    netmask (CreateVpc / CreateSubnet ``CidrBlock``: InvalidParameterValue, InvalidVpc.Range)."""
+    if not value:
+        return value
+    try:
+        block = ipaddress.IPv4Network(value)
+    except ValueError as err:
+        raise ValueError(f"not an IPv4 CIDR block such as 10.0.0.0/16 ({err})") from None
+    if not 16 <= block.prefixlen <= 28:
+        raise ValueError(f"/{block.prefixlen}: EC2 allows a block size between a /16 and a /28 netmask")
+    return value
+
+
+#: an IPv4 CIDR block EC2 accepts for a VPC or a subnet ("" = karpy picks one)
+CidrBlock = Annotated[str, AfterValidator(_cidr_block)]
+
+
 class NetworkSubnet(KubeModel):
     """One subnet: ``id`` (optional), ``zone`` or ``zoneID``, ``tags``, ``cidr``, ``availableIPs``."""
 
-    id: str = ""
+    id: Ec2Text = ""
     zone: str = ""
     zone_id: str = Field(default="", alias="zoneID")
     tags: dict[Ec2Text, Ec2Text] = Field(default_factory=dict)
-    cidr: str = ""
+    cidr: CidrBlock = ""
     available_ips: int | None = Field(default=None, alias="availableIPs", ge=1)
 
     @model_validator(mode="after")
@@ -117,10 +136,20 @@ class NetworkCapacityReservation(KubeModel):
 
 
 class NetworkSpec(KubeModel):
-    cidr: str = ""
+    cidr: CidrBlock = ""
     subnets: list[NetworkSubnet] = Field(default_factory=list)
     security_groups: list[NetworkSecurityGroup] = Field(default_factory=list)
     capacity_reservations: list[NetworkCapacityReservation] = Field(default_factory=list)
+
+    @model_validator(mode="after")
+    def _subnets_in_vpc(self) -> NetworkSpec:
+        # CreateSubnet: a subnet's block lies inside its VPC's (InvalidSubnet.Range)
+        if self.cidr:
+            vpc = ipaddress.IPv4Network(self.cidr)
+            for i, subnet in enumerate(self.subnets):
+                if subnet.cidr and not ipaddress.IPv4Network(subnet.cidr).subnet_of(vpc):
+                    raise ValueError(f"subnets[{i}].cidr {subnet.cidr} is not inside the VPC's cidr {self.cidr}")
+        return self
 
 
 class Network(TypedObject):

@@ -16,11 +16,12 @@ entry is keyed by everything that could change it:
 
 The key is hashed into the file name and stored in the file; a file whose stored key differs (a
 hash collision, a truncated or foreign file) is a miss. So is anything but a regular file in an
-entry's place (a FIFO is never opened for a blocking read) and an entry whose answer fails a sanity
-check (:func:`_sane`: e.g. zero instance types); the miss is then rewritten from moto.
+entry's place (a FIFO is never opened for a blocking read), an entry whose answer is not the bytes
+written (the answer is pickled on its own and stored with its SHA-256: a flipped bit in the file
+would otherwise often unpickle into a plausible, wrong catalogue) and an entry whose answer fails a
+sanity check (:func:`_sane`: e.g. zero instance types); the miss is then rewritten from moto.
 
-Format: a magic line, the SHA-256 of the rest (a damaged byte makes the entry a miss, even where
-the pickle would still load), then a pickle of the frozen answer (read-only mappings, tuples, frozensets), because loading it
+Format: a pickle of the frozen answer (read-only mappings, tuples, frozensets), because loading it
 is what every cold process pays: ~40 ms for the 2.8 MB us-east-1 DescribeInstanceTypes entry where
 JSON with an object hook took ~140 ms. It is read with a restricted unpickler
 (:class:`_EntryUnpickler`): builtin scalars and containers are built by pickle's own opcodes and the
@@ -54,10 +55,8 @@ from typing import Any
 
 __all__ = ["CACHE_DIR_ENV", "FORMAT", "NO_CACHE_ENV", "CatalogCache", "cache_disabled_by_env", "default_cache_dir"]
 
-#: bumped when the layout of a cache file changes (2: pickle, was JSON)
+#: bumped when the layout of a cache file changes (2: pickle, was JSON; 3: the answer's SHA-256)
 FORMAT = 3
-#: an entry file: this magic, the SHA-256 of the rest, then the pickle (a damaged byte is a miss)
-_MAGIC = b"karpy-catalog\n"
 #: environment variable that turns the on-disk catalogue cache off (any value but "", "0", "false")
 NO_CACHE_ENV = "KARPY_NO_CACHE"
 #: environment variable naming the cache directory (default: the platform's user cache dir)
@@ -154,14 +153,16 @@ class CatalogCache:
             with open(fd, "rb") as f:
                 if not stat.S_ISREG(os.fstat(fd).st_mode):
                     return None
-                data = f.read()
-            body = _unframed(data)
-            if body is None:
-                return None  # damaged: a pickle with a changed byte may still load, as another answer
-            entry = _EntryUnpickler(io.BytesIO(body)).load()
+                raw = f.read()
+            entry = _EntryUnpickler(io.BytesIO(raw)).load()
             if type(entry) is not dict or entry.get("digest") != self._digest(kind, region, request):
                 return None
-            answer, pages = entry["answer"], entry["pages"]
+            body, pages = entry["answer"], entry["pages"]
+            # the answer as it was written: a flipped bit would otherwise often still unpickle into a
+            # different, plausible answer (a silent wrong catalogue, never repaired)
+            if type(body) is not bytes or hashlib.sha256(body).hexdigest() != entry.get("sha256"):
+                return None
+            answer = _EntryUnpickler(io.BytesIO(body)).load()
             if not _sane(kind, answer, pages):
                 return None  # the right key with an absurd answer: a miss, rewritten by the caller's store
             return answer, pages
@@ -177,12 +178,10 @@ class CatalogCache:
             path.parent.mkdir(parents=True, exist_ok=True)
             if path.is_dir() and not path.is_symlink():
                 os.rmdir(path)  # an empty directory in the entry's place (os.replace cannot replace it)
-            buf = io.BytesIO()
-            _EntryPickler(buf).dump({"key": self.key(kind, region, request), "digest": self._digest(kind, region, request),
-                                     "pages": pages, "answer": answer})
+            raw = encode_entry(self.key(kind, region, request), self._digest(kind, region, request), pages, answer)
             fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
             with os.fdopen(fd, "wb") as f:
-                f.write(_framed(buf.getvalue()))
+                f.write(raw)
             os.replace(tmp, path)
             tmp = None
             return path
@@ -196,17 +195,16 @@ class CatalogCache:
                     pass
 
 
-def _framed(body: bytes) -> bytes:
-    """An entry file's bytes: the magic line, the SHA-256 of ``body``, ``body``."""
-    return _MAGIC + hashlib.sha256(body).digest() + body
-
-
-def _unframed(data: bytes) -> bytes | None:
-    """The pickle in an entry file, or None when the file is not one whole entry."""
-    body = data[len(_MAGIC) + 32:]
-    if not data.startswith(_MAGIC) or data[len(_MAGIC):len(_MAGIC) + 32] != hashlib.sha256(body).digest():
-        return None
-    return body
+def encode_entry(key: Any, digest: str, pages: int, answer: Any) -> bytes:
+    """An entry's bytes: its key and digest, and the answer pickled on its own with that pickle's
+    SHA-256 (checked before the answer is unpickled)."""
+    buf = io.BytesIO()
+    _EntryPickler(buf).dump(answer)
+    body = buf.getvalue()
+    out = io.BytesIO()
+    _EntryPickler(out).dump({"key": key, "digest": digest, "pages": pages, "sha256": hashlib.sha256(body).hexdigest(),
+                             "answer": body})
+    return out.getvalue()
 
 
 def _sane(kind: str, answer: Any, pages: Any) -> bool:

@@ -19,6 +19,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from botocore.exceptions import ClientError
+
 __all__ = ["SecurityGroupSpec", "SubnetSpec", "build_network", "build_user_network", "existing_ids"]
 
 #: the subnet size when neither a CIDR nor an IP count is given (as karpy's default network)
@@ -161,3 +163,7 @@ def build_user_network(client: Any, network: Any) -> dict[str, str]:
             cidr=spec.cidr)
     except ValueError as err:
         raise ValueError(f"Network {network.metadata.name}: {err}") from None
+    except ClientError as err:  # what EC2 refuses in it (overlapping subnets, a block outside the VPC): bad input
+        error = err.response.get("Error", {})
+        raise ValueError(f"Network {network.metadata.name}: EC2 refused it: {error.get('Code', '?')}: "
+                         f"{error.get('Message', err)}") from None

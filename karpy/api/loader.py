@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import fnmatch
 import os
+import re
 import stat
 import sys
 from collections.abc import Iterable, Mapping
@@ -344,6 +345,19 @@ class _BoundedLoader(yaml.SafeLoader):
             raise yaml.scanner.ScannerError(None, None, f"nested deeper than {MAX_YAML_DEPTH} levels "
                                             "(karpy's limit)", self.get_mark())
         return added
+
+    def construct_scalar(self, node: Any) -> Any:
+        value = super().construct_scalar(node)
+        if isinstance(value, str) and _SURROGATES.search(value):
+            # a "\uD800" escape: no Unicode text (libyaml, and the go-yaml kubectl reads with, refuse it)
+            raise yaml.scanner.ScannerError("while parsing a quoted scalar", node.start_mark,
+                                            "found invalid Unicode character escape code (a surrogate)",
+                                            node.start_mark)
+        return value
+
+
+#: a lone surrogate, which only a YAML escape can put in a string
+_SURROGATES = re.compile("[\ud800-\udfff]")
 
 
 def _children(node: yaml.Node) -> list[yaml.Node]:

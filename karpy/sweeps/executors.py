@@ -39,7 +39,8 @@ from typing import Any
 
 from karpy.sweeps.cell import Cell, _one_line, run_cell
 
-__all__ = ["EXECUTORS", "ExecutorError", "SweepInterrupted", "SweepLost", "default_workers", "run_cells"]
+__all__ = ["EXECUTORS", "ExecutorError", "SweepInterrupted", "SweepLost", "default_workers", "run_cells",
+           "sigint_stops"]
 
 EXECUTORS = ("sequential", "process", "dask")
 
@@ -84,9 +85,11 @@ def _first_sigint(signum: int, frame: Any) -> None:
 
 
 @contextlib.contextmanager
-def _sigint_stops() -> Iterator[None]:
+def sigint_stops() -> Iterator[None]:
     """While running (main thread with Python's default handler only): the first Ctrl-C raises
-    KeyboardInterrupt, a second one exits at once; the caller's handler is back afterwards."""
+    KeyboardInterrupt, a second one exits at once; the caller's handler is back afterwards. Nested
+    in another (the CLI's, around the sweep and the writing of its partial rows), it leaves the
+    outer one in charge, so a second Ctrl-C while the finished rows are written exits at once too."""
     if threading.current_thread() is not threading.main_thread() or \
             signal.getsignal(signal.SIGINT) is not signal.default_int_handler:
         yield
@@ -162,7 +165,7 @@ def _process_pool(cells: Sequence[Cell], workers: int | None, on_done: OnDone) -
     context = multiprocessing.get_context(_start_method())
     pool = ProcessPoolExecutor(max_workers=n, mp_context=context, initializer=_ignore_sigint)
     rows: list[dict[str, Any] | None] = [None] * len(cells)
-    with _sigint_stops():
+    with sigint_stops():
         try:
             index = {pool.submit(run_cell, cell): i for i, cell in enumerate(cells)}
             _collect(cells, ((index[f], f) for f in as_completed(index)), on_done, rows)
@@ -226,7 +229,7 @@ def _dask(cells: Sequence[Cell], client: Any, on_done: OnDone) -> list[dict[str,
     futures = [client.submit(run_cell, cell, pure=False) for cell in cells]
     index = {f.key: i for i, f in enumerate(futures)}
     rows: list[dict[str, Any] | None] = [None] * len(cells)
-    with _sigint_stops():
+    with sigint_stops():
         try:
             return _collect(cells, ((index[f.key], f) for f in dask_completed(futures)), on_done, rows,
                             lost=_dask_lost(client))

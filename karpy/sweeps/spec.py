@@ -192,6 +192,14 @@ class _Reader:
             if not path.is_file():
                 raise self.fail(f"{where}[{i}]" if isinstance(value, list) else where,
                                 f"{entry!r} is neither a YYYY-MM-DD date nor a price-table file")
+            try:  # as --prices: a table that is not UTF-8 is bad input before the first cell, not every cell failing
+                path.read_bytes().decode("utf-8")
+            except UnicodeDecodeError as err:
+                raise self.fail(f"{where}[{i}]" if isinstance(value, list) else where,
+                                f"{path}: not UTF-8 text (byte 0x{err.object[err.start]:02x} at offset {err.start}); "
+                                "a price table is a UTF-8 JSON or CSV file") from None
+            except OSError:
+                pass  # unreadable: the cell's price-table loader says so, naming the file
             out.append(str(path))
         if len(set(out)) != len(out):
             raise self.fail(where, "lists a price table twice")

@@ -13,10 +13,10 @@ from __future__ import annotations
 import contextlib
 import os
 import stat
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 
-__all__ = ["atomic_path", "write_atomic"]
+__all__ = ["atomic_path", "write_all_atomic", "write_atomic"]
 
 
 def _target(path: Path) -> tuple[Path, os.stat_result | None]:
@@ -65,6 +65,20 @@ def write_atomic(path: str | os.PathLike[str], data: str | bytes) -> None:
     raw = data.encode("utf-8") if isinstance(data, str) else data
     with atomic_path(path) as tmp:
         _write(tmp, raw)
+
+
+def write_all_atomic(files: Mapping[Path, str | bytes]) -> None:
+    """Write every file to its own temporary file and rename them over their targets only once all
+    are written: a failed write leaves every earlier file as it was, so a set of files (the sweep's
+    charts) is never half one run's and half another's. The OSError names the file that failed."""
+    with contextlib.ExitStack() as stack:
+        for path, data in files.items():
+            tmp = stack.enter_context(atomic_path(path))
+            try:
+                _write(tmp, data.encode("utf-8") if isinstance(data, str) else data)
+            except OSError as err:
+                err.filename = str(path)
+                raise
 
 
 def _write(path: Path, raw: bytes) -> None:

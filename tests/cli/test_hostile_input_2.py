@@ -217,6 +217,37 @@ def test_a_full_disk_leaves_every_sweep_output_as_it_was(invoke: Callable[..., R
                                                           "sweep.yaml"]
 
 
+def test_a_full_disk_on_one_chart_leaves_the_earlier_set_of_charts_whole(invoke: Callable[..., Result],
+                                                                          tmp_path: Path,
+                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """--charts writes several files: the disk filling up at the second one replaced the first with
+    this run's chart and left the rest from the earlier run (each file whole, the set mixed)."""
+    import errno
+
+    from karpy.utils import atomicwrite
+    sweep = tmp_path / "sweep.yaml"
+    sweep.write_text(SWEEP)
+    charts = tmp_path / "charts"
+    assert invoke("sweep", str(sweep), "--executor", "sequential", "-q", "--charts", str(charts)).exit_code == 0
+    earlier = {p.name: p.read_bytes() for p in charts.iterdir()}
+    assert len(earlier) >= 2
+    for p in charts.iterdir():
+        p.write_bytes(b"<svg>" + p.name.encode() + b" of yesterday</svg>")
+    earlier = {p.name: p.read_bytes() for p in charts.iterdir()}
+    real, calls = atomicwrite._write, []
+
+    def full_at_the_second(path: Path, raw: bytes) -> None:
+        calls.append(path)
+        if len(calls) == 2:
+            raise OSError(errno.ENOSPC, "No space left on device")
+        real(path, raw)
+
+    monkeypatch.setattr(atomicwrite, "_write", full_at_the_second)
+    res = invoke("sweep", str(sweep), "--executor", "sequential", "-q", "--charts", str(charts))
+    one_line(res, "--charts", str(charts), ".svg: cannot write: No space left on device")
+    assert {p.name: p.read_bytes() for p in charts.iterdir()} == earlier  # no temporary file, none replaced
+
+
 def test_a_full_disk_leaves_the_earlier_parquet_as_it_was(invoke: Callable[..., Result], tmp_path: Path,
                                                           monkeypatch: pytest.MonkeyPatch) -> None:
     pq = pytest.importorskip("pyarrow.parquet")
@@ -246,6 +277,23 @@ def test_dev_full_as_an_output_is_one_line(invoke: Callable[..., Result], tmp_pa
     one_line(invoke("sweep", str(sweep), "--executor", "sequential", "-q", "--csv", "/dev/full"),
              "--csv /dev/full", "No space left on device")
     assert Path("/dev/full").is_char_device()  # written in place, never renamed over
+
+
+@pytest.mark.skipif(not Path("/dev/full").exists(), reason="no /dev/full")
+@pytest.mark.parametrize("args", [("simulate", "-o", "json"), ("--help",), ("--version",)])
+def test_standard_output_on_a_full_disk_is_one_line(tmp_path: Path, args: tuple[str, ...]) -> None:
+    """``karpy simulate -o json > file`` on a full disk: the shell opened the file, so karpy cannot keep
+    an earlier one; what it can do is say so in one line and exit non-zero (2), never a traceback
+    (``--help``/``--version`` to a full stdout were a traceback, exit 1)."""
+    import os
+    import subprocess
+    import sys
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    with open("/dev/full", "w") as full:
+        res = subprocess.run([sys.executable, "-m", "karpy", *args], stdout=full, stderr=subprocess.PIPE, text=True,
+                             env=env, cwd=tmp_path, timeout=300)
+    lines = [line for line in res.stderr.splitlines() if not line.startswith(("karpy: warning", "karpy: simulat"))]
+    assert res.returncode == 2 and lines == ["karpy: cannot write output: No space left on device"], res.stderr
 
 
 @pytest.mark.parametrize("option", ["--csv", "--jsonl", "--parquet", "--report"])
@@ -290,6 +338,17 @@ def test_a_non_utf8_prices_file_names_the_option_and_the_file(invoke: Callable[.
         load_table_from_path(prices)
 
 
+def test_a_non_utf8_price_table_in_a_sweep_is_bad_input_before_the_first_cell(invoke: Callable[..., Result],
+                                                                              tmp_path: Path) -> None:
+    """The Sweep's spec.prices is its --prices: a table file that is not UTF-8 failed every cell (exit 1)."""
+    (tmp_path / "prices.json").write_bytes(b'\xff\xfe{"region": "us-east-1"}')
+    sweep = tmp_path / "sweep.yaml"
+    sweep.write_text(SWEEP.replace("prices: [2026-07-20]", "prices: [2026-07-20, prices.json]"))
+    res = invoke("sweep", str(sweep), "--executor", "sequential")
+    one_line(res, "sweep.yaml: spec.prices[1]", str(tmp_path / "prices.json"), "not UTF-8 text (byte 0xff at offset 0)")
+    assert "cells" not in res.stderr
+
+
 # -- 5. control characters in what goes to EC2 ---------------------------------------------------------
 
 NODECLASS = (COOKBOOK / "common" / "ec2nodeclass.yaml").read_text()
@@ -316,6 +375,59 @@ def test_control_characters_in_ec2_tags_are_bad_input(invoke: Callable[..., Resu
                  "-o", "json")
     line = one_line(res, "nodeclass.yaml", field, "EC2 tags and filter values are UTF-8 text")
     assert "XML" not in line and res.stdout == ""
+
+
+@pytest.mark.parametrize(("text", "line"), [
+    (NODECLASS + '  tags:\n    team: "a\\uD800b"\n', 19),
+    (NODECLASS.replace(SG_TAGS, SG_TAGS.replace("example", '"ex\\uDC00ample"')), 15),
+])
+def test_a_surrogate_escape_is_invalid_yaml_naming_the_line(invoke: Callable[..., Result], tmp_path: Path, text: str,
+                                                             line: int) -> None:
+    """A ``\\uD800`` escape is no Unicode text: libyaml and the go-yaml kubectl reads with refuse it;
+    PyYAML read it, and the CRD's CEL rules then failed with a line naming no file or field."""
+    path = tmp_path / "nodeclass.yaml"
+    path.write_text(text)
+    res = invoke("validate", str(path))
+    one_line(res, "nodeclass.yaml: document 1: invalid YAML", "invalid Unicode character escape code", f"(line {line},")
+
+
+NETWORK = "---\napiVersion: karpy.io/v1alpha1\nkind: Network\nmetadata: {name: prod}\nspec:\n"
+
+
+@pytest.mark.parametrize(("spec", "field", "says"), [
+    ('  subnets:\n    - {id: "subnet-0a1\\x01", zone: us-east-1a, tags: {karpenter.sh/discovery: example}}\n',
+     "spec.subnets[0].id", "U+0001 (a control character)"),
+    ('  cidr: "10.20.0.0/16\\0"\n  subnets:\n    - {zone: us-east-1a, tags: {karpenter.sh/discovery: example}}\n',
+     "spec.cidr", "not an IPv4 CIDR block"),
+    ("  cidr: 10.0.0.0/8\n  subnets:\n    - {zone: us-east-1a, tags: {karpenter.sh/discovery: example}}\n",
+     "spec.cidr", "between a /16 and a /28 netmask"),
+    ("  cidr: fd00::/48\n", "spec.cidr", "not an IPv4 CIDR block"),
+    ("  cidr: 10.20.0.0/16\n  subnets:\n    - {zone: us-east-1a, cidr: 10.9.0.0/24}\n",
+     "spec", "subnets[0].cidr 10.9.0.0/24 is not inside the VPC's cidr 10.20.0.0/16"),
+])
+def test_what_ec2_refuses_in_a_network_is_bad_input(invoke: Callable[..., Result], tmp_path: Path, spec: str,
+                                                     field: str, says: str) -> None:
+    """A Network's subnet id and CIDR blocks go to CreateVpc/CreateSubnet: a control character or a
+    block EC2 refuses was a botocore traceback (exit 1), now one line naming the field."""
+    path = tmp_path / "network.yaml"
+    path.write_text(NODECLASS + NETWORK + spec)
+    res = invoke("simulate", str(path), str(COOKBOOK / "01-one-nodepool"), str(COOKBOOK / "common" / "workload.yaml"),
+                 "-o", "json")
+    one_line(res, "network.yaml", 'document 2 (Network "prod")', f"{field}: ", says)
+
+
+def test_subnets_ec2_refuses_together_are_one_line(invoke: Callable[..., Result], tmp_path: Path) -> None:
+    """Two subnets with one block (InvalidSubnet.Conflict) or a block outside karpy's default VPC
+    (InvalidSubnet.Range): EC2's own refusal, one line naming the Network, not a traceback."""
+    path = tmp_path / "network.yaml"
+    for subnets, says in (("    - {zone: us-east-1a, cidr: 10.20.0.0/24}\n    - {zone: us-east-1b, cidr: 10.20.0.0/24}\n",
+                           "InvalidSubnet.Conflict"),
+                          ("    - {zone: us-east-1a, cidr: 192.168.0.0/24}\n", "InvalidSubnet.Range")):
+        cidr = "  cidr: 10.20.0.0/16\n" if "Conflict" in says else ""
+        path.write_text(NODECLASS + NETWORK + cidr + "  subnets:\n" + subnets)
+        res = invoke("simulate", str(path), str(COOKBOOK / "01-one-nodepool"),
+                     str(COOKBOOK / "common" / "workload.yaml"), "-o", "json")
+        one_line(res, "Network prod: EC2 refused it", says)
 
 
 # -- 7. --max-pods bounds the pods alive at any moment ---------------------------------------------------

@@ -16,7 +16,9 @@ outcome against the contract:
 * ``wrongly accepted``: accepted, but the case carries input the API server (or EC2) would refuse
   (issue 35's oracle, :func:`_oracle`): a malformed group/version or kind, a negative or wrongly
   typed count, a control character in an AWS string (checked with ``karpy validate --cloud-provider
-  aws``), a Scenario event past ``--max-pods`` or with a negative or wrongly typed ``replicas``;
+  aws``: tags, a selector term's or a Network subnet's id), a Scenario event past ``--max-pods`` (a small
+  bound of its own, so a missing check is accepted at once, not a hang) or with a negative or wrongly
+  typed ``replicas`` (its Deployment always present);
 * ``hang``: no answer within :data:`CASE_TIMEOUT_SECONDS` of CPU time (a SIGPROF interrupts the case;
   a SIGALRM after :data:`WALL_TIMEOUT_FACTOR` times as long of wall time, for a blocked case).
 """
@@ -175,6 +177,8 @@ COUNT_FIELDS = {"Deployment": ("apps/v1", ("replicas",)), "StatefulSet": ("apps/
                 "Job": ("batch/v1", ("parallelism", "completions"))}
 #: what EC2 (and XML 1.0) cannot carry in a tag or filter value
 CONTROL_TEXT = ("\x00", "\x01", "\x1b", "\x7f", "\ufffe", "\uffff", "\x85")
+#: the --max-pods of the oracle's "past the bound" scale event (more than every base document's pods together)
+_EVENT_BOUND = 40
 EC2NODECLASS = {
     "apiVersion": "karpenter.k8s.aws/v1", "kind": "EC2NodeClass", "metadata": {"name": "default"},
     "spec": {"amiFamily": "AL2023", "role": "KarpenterNodeRole", "amiSelectorTerms": [{"alias": "al2023@latest"}],
@@ -194,9 +198,9 @@ def _round_trips(text: str, group: list[Any], index: int) -> bool:
     return index < len(back) and back[index] == group[index]
 
 
-def _oracle(draw: Callable[..., Any], docs: list[Any], notes: list[str]) -> tuple[int, str, str] | None:
+def _oracle(draw: Callable[..., Any], docs: list[Any], notes: list[str]) -> tuple[int, str, str, tuple[str, ...]] | None:
     """Add one input the API server would refuse (see the module doc): ``(document index, reason,
-    command)``, or None when the case gets none."""
+    command, options)``, or None when the case gets none."""
     cls = draw(st.sampled_from([None] * 8 + ["apiVersion", "kind", "count", "typed count", "aws text",
                                              "event"]))
     if cls is None:
@@ -210,7 +214,7 @@ def _oracle(draw: Callable[..., Any], docs: list[Any], notes: list[str]) -> tupl
         value = draw(st.sampled_from(MALFORMED_API_VERSIONS if cls == "apiVersion" else MALFORMED_KINDS))
         docs[i][cls] = value
         notes.append(f"oracle: {cls} {value!r} in document {i}")
-        return i, f"malformed {cls} {value!r}", "simulate"
+        return i, f"malformed {cls} {value!r}", "simulate", ()
     if cls in ("count", "typed count"):
         counted = [i for i in typed if docs[i]["kind"] in COUNT_FIELDS and isinstance(docs[i].get("spec"), dict)
                    and docs[i].get("apiVersion") == COUNT_FIELDS[docs[i]["kind"]][0]]
@@ -221,32 +225,44 @@ def _oracle(draw: Callable[..., Any], docs: list[Any], notes: list[str]) -> tupl
         value = draw(st.sampled_from([-1, -3, -(2**31)]) if cls == "count" else st.sampled_from(["3", True, "-1", 1.5]))
         docs[i]["spec"][name] = value
         notes.append(f"oracle: {cls} spec.{name}={value!r} in document {i}")
-        return i, f"spec.{name} {value!r}", "simulate"
+        return i, f"spec.{name} {value!r}", "simulate", ()
     if cls == "aws text":
         doc = copy.deepcopy(draw(st.sampled_from([EC2NODECLASS, NETWORK])))
         bad = f"a{draw(st.sampled_from(CONTROL_TEXT))}b"
         if doc["kind"] == "Network":
-            target = doc["spec"]["subnets"][0]["tags"]
+            where = draw(st.sampled_from(["tags", "id"]))  # the id goes to moto as the subnet's own id
+            target = doc["spec"]["subnets"][0] if where == "id" else doc["spec"]["subnets"][0]["tags"]
         else:
-            where = draw(st.sampled_from(["tags", "subnetSelectorTerms", "securityGroupSelectorTerms"]))
+            where = draw(st.sampled_from(["tags", "subnetSelectorTerms", "securityGroupSelectorTerms", "id"]))
             if where == "tags":
                 doc["spec"]["tags"] = {}
                 target = doc["spec"]["tags"]
+            elif where == "id":  # a selector term's id is a filter value
+                doc["spec"]["subnetSelectorTerms"] = [{"id": ""}]
+                target = doc["spec"]["subnetSelectorTerms"][0]
             else:
                 target = doc["spec"][where][0]["tags"]
-        if draw(st.booleans()):
+        if where == "id":
+            target["id"] = f"subnet-{bad}"
+        elif draw(st.booleans()):
             target["team"] = bad
         else:
             target[f"team{bad}"] = "x"
         docs.append(doc)
         notes.append(f"oracle: aws text {bad!r} in a {doc['kind']}")
-        return len(docs) - 1, f"control character {bad!r} in a {doc['kind']} tag", "validate"
-    replicas = draw(st.sampled_from([10**6, 2**31, -1, "3", True, 2.0]))
+        return len(docs) - 1, f"control character {bad!r} in a {doc['kind']} {where}", "validate", ()
+    replicas = draw(st.sampled_from([10**6, 2**31, -1, "3", True, 2.0, "past --max-pods"]))
+    options: tuple[str, ...] = ()
+    if replicas == "past --max-pods":  # a small bound: when the check is missing the run ends at once, accepted
+        replicas, options = _EVENT_BOUND + 1, ("--max-pods", str(_EVENT_BOUND))
+    if not any(isinstance(d, dict) and d.get("kind") == "Deployment" and isinstance(d.get("metadata"), dict)
+               and d["metadata"].get("name") == "web" for d in docs):
+        docs.append(copy.deepcopy(DEPLOYMENT))  # the event's target exists: it is judged on its count alone
     docs.append({"apiVersion": "karpy.io/v1alpha1", "kind": "Scenario", "metadata": {"name": "oracle"},
                  "spec": {"events": [{"at": "1m", "scale": {"kind": "Deployment", "name": "web",
                                                            "replicas": replicas}}]}})
-    notes.append(f"oracle: scale event replicas={replicas!r}")
-    return len(docs) - 1, f"a scale event to {replicas!r} replicas", "simulate"
+    notes.append(f"oracle: scale event replicas={replicas!r} {' '.join(options)}")
+    return len(docs) - 1, f"a scale event to {replicas!r} replicas", "simulate", options
 
 
 def _paths(doc: Any, prefix: tuple[Any, ...] = ()) -> Iterator[tuple[Any, ...]]:
@@ -342,6 +358,8 @@ def cases(draw: Callable[..., Any]) -> Case:
         files[name] = data
     command = oracle[2] if oracle is not None else "simulate"
     options = draw(st.sampled_from(OPTION_CHOICES)) if command == "simulate" and draw(st.integers(0, 3)) == 0 else ()
+    if oracle is not None and oracle[3]:
+        options = oracle[3]  # the oracle's own bound (another --max-pods would change what it judges)
     return Case(files, options, draw(st.booleans()), notes, must_reject, command)
 
 

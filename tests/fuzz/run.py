@@ -6,7 +6,7 @@ ends with one summary line::
     20000 cases, 12345 clean errors, 7655 accepted, 0 crashes, 0 hangs, 0 wrongly accepted (of 3456 the API server would refuse)
 
 ``--faults N`` also runs N fault-injection cases (``fault_cases.py``: a full disk on each output file,
-a damaged catalogue cache entry) and prints a second summary line (``--cases 0`` for those alone)::
+a damaged catalogue cache entry, SIGINT during a process-pool sweep) and prints a second summary line (``--cases 0`` for those alone)::
 
     python tests/fuzz/run.py --cases 0 --faults 200
     200 fault cases, 0 target destroyed, 0 temp left, 0 crashes
@@ -28,7 +28,8 @@ from click.testing import CliRunner
 from hypothesis import HealthCheck, Phase, given, seed, settings
 
 sys.path.insert(0, str(Path(__file__).parent))
-from fault_cases import CacheFault, DiskFull, cache_faults, check_cache_fault, check_disk_full, disk_full_faults  # noqa: E402
+from fault_cases import (CacheFault, DiskFull, SignalFault, cache_faults, check_cache_fault,  # noqa: E402
+                         check_disk_full, check_signal, disk_full_faults, signal_faults)
 from fuzz_cases import Case, cases, check  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
@@ -80,10 +81,12 @@ def _faults(n: int, seed_value: int | None, workdir: Path, runner: CliRunner) ->
 
     @settings(max_examples=n, deadline=None, database=None, derandomize=False,
               suppress_health_check=list(HealthCheck), phases=[Phase.generate])
-    @given(st.one_of(disk_full_faults, cache_faults))
-    def one(fault: DiskFull | CacheFault) -> None:
+    @given(st.one_of(disk_full_faults, cache_faults, signal_faults))
+    def one(fault: DiskFull | CacheFault | SignalFault) -> None:
         if isinstance(fault, DiskFull):
             outcome = check_disk_full(fault, workdir / "faults-disk", runner)
+        elif isinstance(fault, SignalFault):
+            outcome = check_signal(fault, workdir / "faults-signal")
         else:
             outcome = check_cache_fault(fault, workdir / "faults-cache", runner)
         counts[outcome.kind] += 1

@@ -1,6 +1,7 @@
 """Fault injection (issue 35): a full disk on each output file and a damaged catalogue cache entry,
-the fault point drawn by hypothesis (cases: tests/fuzz/fault_cases.py; the long run:
-``python tests/fuzz/run.py --faults N``). Signals during a sweep: tests/sweeps/test_sweep_interrupt.py."""
+SIGINT during a process-pool sweep, the fault point drawn by hypothesis (cases: tests/fuzz/fault_cases.py;
+the long run: ``python tests/fuzz/run.py --faults N``). Fixed signal cases and a lost Dask scheduler:
+tests/sweeps/test_sweep_interrupt.py."""
 
 from __future__ import annotations
 
@@ -10,11 +11,24 @@ import tempfile
 from pathlib import Path
 from typing import Any, TypeVar
 
+import pytest
 from click.testing import CliRunner
 from hypothesis import HealthCheck, Phase, example, given, settings
 
 sys.path.insert(0, str(Path(__file__).parent))
-from fault_cases import DAMAGES, OUTPUTS, CacheFault, DiskFull, cache_faults, check_cache_fault, check_disk_full, disk_full_faults  # noqa: E402
+from fault_cases import (  # noqa: E402
+    DAMAGES,
+    OUTPUTS,
+    CacheFault,
+    DiskFull,
+    SignalFault,
+    cache_faults,
+    check_cache_fault,
+    check_disk_full,
+    check_signal,
+    disk_full_faults,
+    signal_faults,
+)
 
 _T = TypeVar("_T", bound=Callable[..., Any])
 _workdir = Path(tempfile.mkdtemp(prefix="karpy-faults-"))
@@ -44,4 +58,14 @@ def test_a_full_disk_leaves_the_target_as_it_was_and_exits_2(fault: DiskFull) ->
 @given(cache_faults)
 def test_a_damaged_cache_entry_gives_the_same_document_and_is_repaired(fault: CacheFault) -> None:
     outcome = check_cache_fault(fault, _workdir / "cache", _runner)
+    assert outcome.kind == "ok", (outcome, fault)
+
+
+@pytest.mark.skipif(sys.platform == "win32" or not Path("/proc/self").exists(), reason="POSIX signals, /proc")
+@settings(max_examples=2, deadline=None, database=None, derandomize=True, suppress_health_check=list(HealthCheck),
+          phases=[Phase.explicit, Phase.generate])
+@_every([SignalFault(0.0, False, True), SignalFault(0.7, True, False)])
+@given(signal_faults)
+def test_sigint_during_a_sweep_stops_it_cleanly_keeping_the_finished_rows(fault: SignalFault) -> None:
+    outcome = check_signal(fault, _workdir / "signal")
     assert outcome.kind == "ok", (outcome, fault)
