@@ -14,7 +14,7 @@ from typing import Any
 
 from karpy.api.loader import DEFAULT_MAX_PODS, Manifests, load_manifests
 from karpy.api.nodepool import unmodelled_field_warnings
-from karpy.api.scenario import ScenarioEvent, parse_duration, parse_event_line
+from karpy.api.scenario import ScenarioEvent, parse_duration
 from karpy.billing import resolve_profile
 from karpy.cloudprovider.registry import ProviderOptions, resolve_cloud_provider
 from karpy.options import (MIN_VALUES_POLICIES, PREFERENCE_POLICIES, FeatureGates, Options, SchedulerConfigError,
@@ -79,10 +79,12 @@ def _scheduler_config(value: Any) -> SchedulerConfiguration | None:
 
 
 def _events(events: Sequence[Any]) -> list[Any]:
-    """Events as dicts or models; a ``str`` is one ``--event`` line."""
+    """Events as dicts or models; a ``str`` is one ``--event`` line (an error names the line)."""
+    from karpy.sim.scenario import event_from_line
+
     out: list[Any] = []
     for ev in ([events] if isinstance(events, (str, dict, ScenarioEvent)) else events):
-        out.append(parse_event_line(ev) if isinstance(ev, str) else ev)
+        out.append(event_from_line(ev) if isinstance(ev, str) else ev)
     return out
 
 

@@ -43,7 +43,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import ValidationError
 
 from karpy.api.loader import ManifestError, Manifests, format_loc, load_manifests
-from karpy.api.scenario import Scenario, ScenarioEvent
+from karpy.api.scenario import Scenario, ScenarioEvent, parse_event_line
 from karpy.utils import pod as podutils
 from karpy.sim.replicaset import ManagedReplicaSet, find_by_key
 
@@ -76,6 +76,19 @@ def validate_events(events: Sequence[Any], where: str = "events") -> list[Scenar
                 msg = "must be" + msg[len("Input should be"):] + f" (got {first.get('input')!r})"
             raise ManifestError("<events>", None, loc, msg) from None
     return out
+
+
+def event_from_line(line: str) -> dict[str, Any]:
+    """One ``--event`` line as a Scenario event (a dict), checked as ``spec.events`` are: a bad one
+    is a ``ManifestError`` naming the line (``--event '10m scale deployment/web -1': scale.replicas:
+    ...``), a malformed one parse_event_line's ``ValueError``."""
+    event = parse_event_line(line)
+    try:
+        validate_events([event])
+    except ManifestError as err:
+        raise ManifestError(f"--event {line!r}", None, err.field_path.removeprefix("events[0]."),
+                            err.message) from None
+    return event
 
 
 class ScenarioRunner:

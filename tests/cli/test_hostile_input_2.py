@@ -141,6 +141,15 @@ def test_scale_event_counts_are_not_coerced(run: Callable[..., Result], replicas
     one_line(run(text), "in.yaml", 'document 2 (Scenario "burst")', "spec.events[0].scale.replicas", says)
 
 
+def test_a_bad_event_line_is_named_as_the_user_wrote_it(run: Callable[..., Result]) -> None:
+    """A count the API server refuses in an ``--event`` line names the option and the line, not an
+    internal ``<events>`` list (it said ``<events>: events[0].scale.replicas: ...``)."""
+    res = run(workload("Deployment", "replicas", "2"), "--until", "1h", "--event", "10m scale deployment/web -1")
+    line = one_line(res, "--event '10m scale deployment/web -1'", "scale.replicas",
+                    "must be greater than or equal to 0")
+    assert "<events>" not in line
+
+
 def test_scale_event_with_an_int_still_runs(run: Callable[..., Result]) -> None:
     res = run(workload("Deployment", "replicas", "2") + SCENARIO.format(replicas="3"))
     assert res.exit_code in (0, 3), res.output
