@@ -734,25 +734,7 @@ def _render_nodeclaim(d: Mapping[str, Any], lines: list[str], verbose: bool = Tr
         f = order = None
     elif f and funnels is not None:
         funnels[same] = str(d.get("name"))
-    if f:
-        lines.append(f"  instance types: {f['start']} in the NodePool's catalogue")
-        for s in f["steps"]:
-            what = s.get("requirement") or s["stage"]
-            src = f" [{s['source']}]" if s.get("source") else ""
-            req = (" (requests " + ", ".join(f"{k}={v}" for k, v in s["requests"].items()) + ")"
-                   if s.get("requests") else "")
-            ex = f" e.g. {', '.join(s['examples'])}" if s.get("examples") else ""
-            lines.append(f"    - {s['removed']:>5} {s['reason']}: {what}{src}{req} -> {s['remaining']} left;{ex}")
-        lines.append(f"    = {f['remaining']} candidates (NodeClaim candidate list: {f['candidates']})")
-    if order and order.get("first") and not verbose:
-        head = ", ".join(f"{e['instance_type']} {_fmt_price(e['price'])}" for e in order["first"][:3])
-        lines.append(f"  price order ({order['count']} candidates, cheapest first): {head}"
-                     + (", ..." if order["count"] > 3 else ""))
-    elif order and order.get("first"):
-        lines.append(f"  price order ({order['count']} candidates, cheapest first):")
-        for i, e in enumerate(order["first"], 1):
-            where = " ".join(x for x in (e.get("capacity_type"), e.get("zone")) if x)
-            lines.append(f"    {i:>2}. {e['instance_type']:<28} {_fmt_price(e['price'])} {where}".rstrip())
+    _render_funnel(f, order, lines, verbose)
     cut = d.get("max_instance_types_cut")
     if cut:
         if cut.get("dropped"):
@@ -776,22 +758,50 @@ def _render_nodeclaim(d: Mapping[str, Any], lines: list[str], verbose: bool = Tr
         _render_launch(d["launch"], lines, d.get("error"))
     elif d.get("launch_note"):
         lines.append(f"  launch: {d['launch_note']}")
-    fb = d.get("fallback")
-    if fb:
-        if verbose:
-            lines.append(f"  capacity error: {_short(fb.get('error'))}")
-        for c in fb["nodeclaims"]:
-            state = f"launched {c['instance_type']}" if c["launched"] else "also failed"
-            took = c["pods"] if verbose or len(c["pods"]) <= 3 else [*c["pods"][:3], f"+{len(c['pods']) - 3} more"]
-            lines.append(f"    fallback -> {c['nodeclaim']} (nodepool {c['nodepool']}, {state}) took "
-                         f"{', '.join(took)}")
-        for p in fb["pods_not_relaunched"]:
-            lines.append(f"    {p['pod']}: no later NodeClaim; " + (f"runs on {p['node']}" if p["node"] else "pending"))
+    _render_fallback(d.get("fallback"), lines, verbose)
     if d.get("fallback_for"):
         took = d["fallback_for"]
         if not verbose and len(took) > 3:
             took = [*took[:3], f"+{len(took) - 3} more"]
         lines.append(f"  fallback for failed NodeClaim(s): {', '.join(took)}")
+
+
+def _render_funnel(f: Any, order: Any, lines: list[str], verbose: bool) -> None:
+    """A NodeClaim's instance-type funnel and its price order (the first three unless ``verbose``)."""
+    if f:
+        lines.append(f"  instance types: {f['start']} in the NodePool's catalogue")
+        for s in f["steps"]:
+            what = s.get("requirement") or s["stage"]
+            src = f" [{s['source']}]" if s.get("source") else ""
+            req = (" (requests " + ", ".join(f"{k}={v}" for k, v in s["requests"].items()) + ")"
+                   if s.get("requests") else "")
+            ex = f" e.g. {', '.join(s['examples'])}" if s.get("examples") else ""
+            lines.append(f"    - {s['removed']:>5} {s['reason']}: {what}{src}{req} -> {s['remaining']} left;{ex}")
+        lines.append(f"    = {f['remaining']} candidates (NodeClaim candidate list: {f['candidates']})")
+    if order and order.get("first") and not verbose:
+        head = ", ".join(f"{e['instance_type']} {_fmt_price(e['price'])}" for e in order["first"][:3])
+        lines.append(f"  price order ({order['count']} candidates, cheapest first): {head}"
+                     + (", ..." if order["count"] > 3 else ""))
+    elif order and order.get("first"):
+        lines.append(f"  price order ({order['count']} candidates, cheapest first):")
+        for i, e in enumerate(order["first"], 1):
+            where = " ".join(x for x in (e.get("capacity_type"), e.get("zone")) if x)
+            lines.append(f"    {i:>2}. {e['instance_type']:<28} {_fmt_price(e['price'])} {where}".rstrip())
+
+
+def _render_fallback(fb: Any, lines: list[str], verbose: bool) -> None:
+    """Where a failed NodeClaim's pods went: the later NodeClaims that took them, or none."""
+    if not fb:
+        return
+    if verbose:
+        lines.append(f"  capacity error: {_short(fb.get('error'))}")
+    for c in fb["nodeclaims"]:
+        state = f"launched {c['instance_type']}" if c["launched"] else "also failed"
+        took = c["pods"] if verbose or len(c["pods"]) <= 3 else [*c["pods"][:3], f"+{len(c['pods']) - 3} more"]
+        lines.append(f"    fallback -> {c['nodeclaim']} (nodepool {c['nodepool']}, {state}) took "
+                     f"{', '.join(took)}")
+    for p in fb["pods_not_relaunched"]:
+        lines.append(f"    {p['pod']}: no later NodeClaim; " + (f"runs on {p['node']}" if p["node"] else "pending"))
 
 
 def _render_pod(d: Mapping[str, Any], lines: list[str], verbose: bool = True) -> None:
