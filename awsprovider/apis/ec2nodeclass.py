@@ -97,18 +97,18 @@ class BlockDevice(KubeModel):
     delete_on_termination: bool | None = None
     encrypted: bool | None = None
     iops: int | None = None
-    kms_key_id: str | None = Field(default=None, alias="kmsKeyID")
-    snapshot_id: str | None = Field(default=None, alias="snapshotID")
+    kms_key_id: Ec2Text | None = Field(default=None, alias="kmsKeyID")
+    snapshot_id: Ec2Text | None = Field(default=None, alias="snapshotID")
     throughput: int | None = None
     volume_initialization_rate: int | None = None
     volume_size: Quantity | None = None
-    volume_type: str | None = None
+    volume_type: Ec2Text | None = None
 
 
 class BlockDeviceMapping(KubeModel):
     """BlockDeviceMapping."""
 
-    device_name: str | None = None
+    device_name: Ec2Text | None = None
     ebs: BlockDevice | None = None
     root_volume: bool = False
 
@@ -234,7 +234,7 @@ class EC2NodeClassSpec(KubeModel):
     network_interfaces: list[NetworkInterface] | None = None
     detailed_monitoring: bool | None = None
     metadata_options: MetadataOptions = Field(default_factory=MetadataOptions)
-    context: str | None = None
+    context: Ec2Text | None = None
 
 
 

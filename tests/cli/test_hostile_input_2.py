@@ -375,6 +375,12 @@ SUBNET_TAGS = "  subnetSelectorTerms:\n    - tags:\n        karpenter.sh/discove
     (NODECLASS + "---\napiVersion: karpy.io/v1alpha1\nkind: Network\nmetadata: {name: n}\nspec:\n  subnets:\n"
                  '    - {zone: us-east-1a, tags: {karpenter.sh/discovery: "ex\\x01ample"}}\n',
      'spec.subnets[0].tags["karpenter.sh/discovery"]'),
+    (NODECLASS + '  blockDeviceMappings:\n    - deviceName: "/dev/xvd\\x01a"\n      ebs: {volumeSize: 20Gi}\n',
+     "spec.blockDeviceMappings[0].deviceName"),
+    (NODECLASS + '  blockDeviceMappings:\n    - deviceName: /dev/xvda\n      ebs: {volumeSize: 20Gi, '
+                 'kmsKeyID: "arn:aws:kms:us-east-1:111122223333:key/\\0"}\n',
+     "spec.blockDeviceMappings[0].ebs.kmsKeyID"),
+    (NODECLASS + '  context: "arn:aws:ec2:us-east-1:111122223333:context/\\x01"\n', "spec.context"),
 ])
 def test_control_characters_in_ec2_tags_are_bad_input(invoke: Callable[..., Result], tmp_path: Path, text: str,
                                                       field: str) -> None:
