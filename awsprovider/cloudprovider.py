@@ -333,12 +333,16 @@ class AWSCloudProvider:
         check_region(self.region)
         ec2 = MockedEC2(self.region, price_book=self.pricing, unavailable=self.unavailable_specs, clock=self.clock.now)
         ec2.start()
-        if not catalog_cache:  # --no-cache: read the catalogue from moto, not the on-disk cache
-            ec2.catalog.disk_cache = None
-        ensure_default_network(ec2.client)
-        for net in self.networks:
-            build_user_network(ec2.client, net)
-            build_user_reservations(ec2.reservations, net)
+        try:
+            if not catalog_cache:  # --no-cache: read the catalogue from moto, not the on-disk cache
+                ec2.catalog.disk_cache = None
+            ensure_default_network(ec2.client)
+            for net in self.networks:
+                build_user_network(ec2.client, net)
+                build_user_reservations(ec2.reservations, net)
+        except BaseException:
+            ec2.stop()  # a Network EC2 refuses: the backend's moto account is released, not leaked
+            raise
         return ec2
 
     #: manifest kinds this provider adds to karpy's loader

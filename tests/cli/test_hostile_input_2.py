@@ -443,6 +443,9 @@ def test_subnets_ec2_refuses_together_are_one_line(invoke: Callable[..., Result]
         res = invoke("simulate", str(path), str(COOKBOOK / "01-one-nodepool"),
                      str(COOKBOOK / "common" / "workload.yaml"), "-o", "json")
         one_line(res, "Network prod: EC2 refused it", says)
+    from awsprovider.ec2 import backend as ec2_backend
+
+    assert not ec2_backend._claimed_accounts  # the refused run's mocked EC2 was stopped, its account released
 
 
 # -- 7. --max-pods bounds the pods alive at any moment ---------------------------------------------------
