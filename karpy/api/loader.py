@@ -28,6 +28,7 @@ walking PyYAML's node tree along the error's path).
 from __future__ import annotations
 
 import fnmatch
+import json
 import os
 import re
 import stat
@@ -445,11 +446,30 @@ def _read_yaml(text: str, file: str) -> list[_Doc]:
     """The documents of ``text``: through libyaml when it is there and the text reads cleanly,
     else (and for every error) through :class:`_BoundedLoader`, whose results and messages are the
     reference."""
+    text = _json_breaks_escaped(text)
     if _LIBYAML_LOADER is not None:
         docs = _read_yaml_libyaml(text, file)
         if docs is not None:
             return docs
     return _read_yaml_python(text, file)
+
+
+#: characters a JSON string holds as they are and YAML 1.1 reads as line breaks (folded into a space)
+_YAML_ONLY_BREAKS = re.compile("[\u0085\u2028\u2029]")
+
+
+def _json_breaks_escaped(text: str) -> str:
+    """A JSON document (kubectl reads one with a JSON decoder) with its raw U+0085, U+2028 and
+    U+2029 written as JSON/YAML escapes, which YAML reads as the same characters: PyYAML had read a
+    string holding U+0085 with a space in its place. Only inside JSON strings can they occur, so any
+    other text is left as it is."""
+    if not _YAML_ONLY_BREAKS.search(text) or text.lstrip()[:1] not in ("{", "["):
+        return text
+    try:
+        json.loads(text)
+    except ValueError:
+        return text  # not JSON (a YAML flow collection): its own rules apply
+    return _YAML_ONLY_BREAKS.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
 
 
 def _read_yaml_libyaml(text: str, file: str) -> list[_Doc] | None:

@@ -341,3 +341,32 @@ def test_deep_unprintable_or_bad_yaml_goes_to_the_pure_python_loader(text: str) 
     start = time.process_time()
     assert L._read_yaml_libyaml(text, "f") is None
     assert time.process_time() - start < 5
+
+
+def test_a_json_string_keeps_the_characters_yaml_reads_as_line_breaks(tmp_path) -> None:
+    """U+0085, U+2028 and U+2029 are ordinary characters in a JSON string (kubectl decodes JSON as
+    JSON) but line breaks to YAML 1.1, so PyYAML read them as a space: the fuzzer's case of a
+    Network subnet id "subnet-a<U+0085>b" in a .json file was accepted, where EC2 refuses it. The
+    characters now survive, and what EC2 refuses is refused, naming the field."""
+    import json
+
+    from karpy.api.loader import ManifestError, load_manifests
+
+    pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "annotations": {"note": "a\u2028b\u0085c"}},
+           "spec": {"containers": [{"name": "c", "image": "nginx"}]}}
+    path = tmp_path / "pod.json"
+    path.write_text(json.dumps(pod, ensure_ascii=False), encoding="utf-8")
+    (loaded,) = load_manifests([path]).pods
+    assert loaded.metadata.annotations == {"note": "a\u2028b\u0085c"}
+    flow = tmp_path / "flow.yaml"  # YAML flow style, not JSON: YAML's own rules still apply
+    flow.write_text("{apiVersion: v1, kind: ConfigMap, metadata: {name: a\u0085b}}\n", encoding="utf-8")
+    assert load_manifests([flow]).warnings  # read as YAML (an unmodelled kind), not refused as JSON
+    network = {"apiVersion": "karpy.io/v1alpha1", "kind": "Network", "metadata": {"name": "vpc"},
+               "spec": {"subnets": [{"zone": "us-east-1a", "id": "subnet-a\u0085b"}]}}
+    (tmp_path / "net.json").write_text(json.dumps(network, ensure_ascii=False), encoding="utf-8")
+    import pytest
+
+    from awsprovider.cloudprovider import AWSCloudProvider
+
+    with pytest.raises(ManifestError, match=r"spec\.subnets\[0\]\.id: contains U\+0085"):
+        load_manifests([tmp_path / "net.json"], extra_kinds=AWSCloudProvider.EXTRA_KINDS)
