@@ -216,8 +216,14 @@ class Simulation:
         return self.nodeclaims.stage(claim, instance_types, untruncated)
 
     def launch(self, records: Sequence[LaunchRecord]) -> None:
-        """Create staged NodeClaims through the cloud provider, together (one virtual instant)."""
+        """Create staged NodeClaims through the cloud provider, together (one virtual instant); the
+        claims are kept for explain output only from here (issue #13, memory): a provisioning pass's
+        and a disruption command's replacements alike."""
         self.nodeclaims.launch(records)
+        for record in records:
+            release = getattr(record.scheduling, "release_solve_state", None)
+            if release is not None:
+                release()
 
     def delete_nodeclaim(self, name: str, reason: str, evict_reason: str | None = None) -> bool:
         """Begin Karpenter's termination of NodeClaim ``name`` through the registered termination
@@ -482,10 +488,6 @@ class Simulation:
             staged.append(self.stage_nodeclaim(claim, pool_types.get(claim.nodepool_name),
                                                 untruncated.get(id(claim))))
         self.launch(staged)
-        for record in staged:  # kept for explain output only from here (issue #13, memory)
-            release = getattr(record.scheduling, "release_solve_state", None)
-            if release is not None:
-                release()
         self._last_pass_version = self.store.resource_version if not staged else None
         if self.progress is not None:
             self.progress(self.clock.now(), self._passes, len(self.launches))

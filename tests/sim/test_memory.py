@@ -41,3 +41,21 @@ def test_launched_claims_keep_what_explain_reads_and_not_the_solve_state(result:
 def test_no_pass_topology_outlives_the_run(result: karpy.Result) -> None:
     gc.collect()
     assert [o for o in gc.get_objects() if type(o) is Topology] == []
+
+
+def test_no_topology_outlives_a_run_whose_disruption_launched_replacements() -> None:
+    """A consolidation replacement is launched through the same Simulation.launch as a pass's
+    claims, and lets go of its Solve state too: the cookbook's two-hour run (03, the 8th-gen outage
+    in the first hour) kept 12 Topologies alive through its replacements' NodeClaims."""
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[2] / "examples" / "generation-preference" / "make_table.py"
+    spec = importlib.util.spec_from_file_location("generation_preference_make_table_memory", path)
+    assert spec is not None and spec.loader is not None
+    make_table = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(make_table)
+    run = make_table.consolidation_run("03-nodeoverlay", "8th gen ICE")
+    assert make_table.consolidation_summary(run)["replacements"] >= 1
+    gc.collect()
+    assert [o for o in gc.get_objects() if type(o) is Topology] == []
