@@ -46,10 +46,11 @@ def run(cookbook: ModuleType, karpy_scenario: Any) -> Callable[..., Any]:
     return _run
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def two_hours(cookbook: ModuleType) -> Callable[..., Any]:
     """``two_hours("03-nodeoverlay", "8th gen ICE")`` -> Result of make_table.consolidation_run (2 h with
-    consolidation, the outage in the first hour); each cell runs once a session."""
+    consolidation, the outage in the first hour); each cell runs once a module. Not once a session:
+    a finished run with disruption still holds a Scheduler (tests/sim/test_memory.py counts them)."""
     results: dict[tuple[str, str], Any] = {}
 
     def _run(strategy: str, capacity: str = "normal") -> Any:
