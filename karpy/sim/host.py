@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from karpy.api.pod import Pod
 from karpy.provisioning.provisioner import Provisioner
 from karpy.state.cluster import ClusterState
 from karpy.sim.clock import EventQueue, VirtualClock
@@ -103,4 +104,5 @@ class SimulationHost(Protocol):
     def reclaim_at(self, name: str, t: float) -> None: ...
 
     # -- pods -------------------------------------------------------------------------------------
+    def pods_on_node(self, name: str) -> list[Pod]: ...
     def evict(self, key: str, grace: float, reason: str = "preemption") -> None: ...

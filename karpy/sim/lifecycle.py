@@ -337,9 +337,8 @@ class NodeClaimLifecycle:
     def finish_deletion(self, rec: LaunchRecord) -> None:
         """The NodeClaim is gone: its remaining pods deleted, its Node deleted, the instance
         deleted through the cloud provider."""
-        for pod in self.store.list("Pod"):
-            if pod.spec.node_name == rec.name:
-                self.pods.delete(pod.key)
+        for pod in self.pods.by_node.on(rec.name):
+            self.pods.delete(pod.key)
         node = self.store.get("Node", rec.name)
         if node is not None:
             self.store.delete("Node", node)

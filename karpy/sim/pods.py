@@ -19,6 +19,7 @@ from karpy.scheduling.requirements import Requirements, strict_pod_requirements
 from karpy.scheduling.taints import tolerates
 from karpy.sim.deployment import DeploymentController
 from karpy.sim.job import JobController
+from karpy.sim.podsbynode import PodsByNode
 from karpy.sim.replicaset import ReplicaSetController
 from karpy.sim.statefulset import StatefulSetController
 from karpy.utils import pod as podutils
@@ -31,6 +32,7 @@ __all__ = ["DEFAULT_TERMINATION_GRACE_SECONDS", "Pods", "Recorder", "arrival_del
 
 #: v1.PodSpec default terminationGracePeriodSeconds
 DEFAULT_TERMINATION_GRACE_SECONDS = 30.0
+_FINISHED = ("Succeeded", "Failed")
 
 
 class Recorder(Protocol):
@@ -88,8 +90,12 @@ class Pods:
         self._owned: dict[str, dict[str, tuple[str, str]]] = {}
         self._bound_at: dict[str, float] = {}
         self._condemned: set[str] = set()
+        #: controller uid -> keys of its pods in the store that are Succeeded or Failed
+        self._finished_owned: dict[str, set[str]] = {}
         self._deployment_syncs: set[str] = set()
         self._given_daemonset: dict[str, set[tuple[str, str]]] = {}
+        #: the pods bound to each node (fed by the simulation's Pod watch)
+        self.by_node = PodsByNode(store)
         self.replica_sets = ReplicaSetController(self)
         self.deployments = DeploymentController(self, self.replica_sets)
         self.stateful_sets = StatefulSetController(self)
@@ -101,6 +107,10 @@ class Pods:
     def track_owners(self, ev: WatchEvent, changed: bool) -> None:
         """A pod watch event: the pods each controller owns, and a rolling Deployment re-synced when
         one of its pods changed (``changed``: bound, unbound or deleted)."""
+        obj = ev.obj
+        finished = ev.type != "DELETED" and obj.status.phase in _FINISHED
+        if finished or self._finished_owned:  # (pods already finished come only from the input)
+            self._note_finished(obj, finished)
         if ev.type == "MODIFIED" and not changed:
             return
         owned = self._owned
@@ -115,6 +125,15 @@ class Pods:
                     d = self.deployments.owns(ref.uid)
                     if d is not None and d.rolling_out:
                         self._schedule_deployment_sync(d.key)
+
+    def _note_finished(self, pod: Pod, finished: bool) -> None:
+        for ref in pod.metadata.owner_references or ():
+            if ref.controller and ref.uid:
+                keys = self._finished_owned.setdefault(ref.uid, set())
+                if finished:
+                    keys.add(pod.key)
+                else:
+                    keys.discard(pod.key)
 
     def index_daemonset_pods(self, pods: Iterable[Pod]) -> None:
         """The input's pods already running on a node and controlled by a DaemonSet: a dump lists
@@ -144,6 +163,18 @@ class Pods:
                 if pod is not None and pod.status.phase not in ("Succeeded", "Failed"):
                     out.append(pod)
         return out
+
+    def active_owned_count(self, owner_uid: str) -> int:
+        """``len(active_owned_pods(owner_uid))`` from the owner index's size, less its finished and
+        condemned pods, without reading a pod."""
+        owned = self._owned.get(owner_uid)
+        if not owned:
+            return 0
+        condemned = self._condemned
+        if len(condemned) > len(owned):
+            return len(self.active_owned_pods(owner_uid))
+        finished = self._finished_owned.get(owner_uid) or set()
+        return len(owned) - len(finished) - sum(1 for k in condemned if k in owned and k not in finished)
 
     def counts_as_active(self, pod: Pod) -> bool:
         """A pod the workload controllers count: not finished and not condemned by a controller.

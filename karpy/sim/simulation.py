@@ -210,6 +210,10 @@ class Simulation:
         """The provisioner's view of the cluster now (state.Cluster)."""
         return self.nodeclaims.cluster_state()
 
+    def pods_on_node(self, name: str) -> list[Pod]:
+        """The pods bound to Node ``name`` (``spec.nodeName``), in the store's order."""
+        return self.pods.by_node.on(name)
+
     def stage_nodeclaim(self, claim: Any, instance_types: Sequence[Any] | None = None,
                         untruncated: Sequence[Any] | None = None) -> LaunchRecord:
         """ToNodeClaim, a name and the launch record of a scheduled claim (:meth:`launch` launches it)."""
@@ -332,6 +336,7 @@ class Simulation:
             if changed:
                 self._cluster_version += 1
             pods.track_owners(ev, changed)
+            pods.by_node.observe(ev)
             if ev.type == "ADDED":
                 ks.add_pod(ev.obj)
             elif ev.type == "MODIFIED":

@@ -118,7 +118,7 @@ class TerminationController:
             self.draining.pop(name, None)
             return
         now = self._now()
-        pods = [p for p in self.sim.store.list("Pod") if p.spec.node_name == name]
+        pods = self.sim.pods_on_node(name)
         limits = Limits.from_objects(self.sim.pod_disruption_budgets(), self.sim.store.list("Pod"))
         self._evict_reason = state["evict_reason"]
         res = self.terminator.drain(pods, limits, now, state["deadline"])

@@ -18,6 +18,7 @@ from karpy.api.meta import ObjectMeta
 from karpy.api.pod import Pod, PodSpec, PodStatus
 from karpy.cloudprovider.fake import FakeCloudProvider
 from karpy.sim import replicaset
+from karpy.sim.pods import Pods
 from karpy.sim.replicaset import ReplicaSetController, rank_pods_for_deletion
 
 
@@ -56,8 +57,9 @@ def _run(objs: list[Any], events: list[str]) -> str:
 @pytest.mark.parametrize("seed", range(12))
 def test_active_owned_pods_decides_as_counts_as_active(seed: int, monkeypatch: pytest.MonkeyPatch) -> None:
     objs, events = _scenario(seed)
-    checked = [0]
+    checked = [0, 0]
     original = ReplicaSetController.active_pods
+    original_count = Pods.active_owned_count
 
     def both(self: ReplicaSetController, rs: Any) -> list[Any]:
         fast = original(self, rs)
@@ -66,10 +68,17 @@ def test_active_owned_pods_decides_as_counts_as_active(seed: int, monkeypatch: p
         checked[0] += 1
         return fast
 
+    def count_both(self: Pods, uid: str) -> int:
+        n = original_count(self, uid)
+        assert n == len([p for p in self.owned_pods(uid) if self.counts_as_active(p)])
+        checked[1] += 1
+        return n
+
     with monkeypatch.context() as m:
         m.setattr(ReplicaSetController, "active_pods", both)
+        m.setattr(Pods, "active_owned_count", count_both)
         fast_doc = _run(objs, events)
-    assert checked[0] > 0
+    assert checked[0] > 0 and checked[1] > 0
     with monkeypatch.context() as m:
         m.setattr(ReplicaSetController, "fast_active", False)
         plain_doc = _run(objs, events)
