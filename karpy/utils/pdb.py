@@ -148,6 +148,11 @@ class Limits:
 
     def is_fully_blocked(self, pod: Pod, now: float, events: Events = None) -> tuple[list[str], bool]:
         """isFullyBlocked."""
+        if not self.items:
+            # no PDB: never blocked; only the do-not-disrupt check's events remain to record
+            if events is not None and DO_NOT_DISRUPT_ANNOTATION_KEY in (pod.metadata.annotations or {}):
+                is_evictable(pod, now, events)
+            return [], False
         keys, ok = self._is_evictable(pod, now, events, _FULLY_BLOCKING)
         return (keys, True) if not ok else ([], False)
 
