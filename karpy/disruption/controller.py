@@ -45,6 +45,7 @@ from karpy.disruption.podchecks import PodChecksMemo
 from karpy.disruption.queue import QUEUE_BASE_DELAY, Queue
 from karpy.disruption.singlenodeconsolidation import SingleNodeConsolidation
 from karpy.disruption.staticdrift import StaticDrift
+from karpy.disruption.timeddonotdisrupt import TimedDoNotDisrupt
 from karpy.disruption.types import Cluster, Command, DECISION_NOOP, Method
 from karpy.disruption.consolidation import COMMAND_VALIDATION_DELAY, CONSOLIDATION_STATE_RESET
 from karpy.disruption.validation import ValidationError, validate_consolidation, validate_emptiness
@@ -117,6 +118,8 @@ class DisruptionController:
         self.pod_checks = PodChecksMemo()
         #: computeConsolidation's no-command answers while nothing changed (karpy.disruption.consolidationmemo)
         self.consolidation_memo = ConsolidationMemo()
+        #: the pods whose do-not-disrupt can end on its own (_wake; karpy.disruption.timeddonotdisrupt)
+        self._timed_do_not_disrupt = TimedDoNotDisrupt(sim.store)
         sim.store.watch("Pod", self._on_pod)
         sim.store.watch("Node", self._on_node)
         sim.store.watch("NodePool", self._on_nodepool)
@@ -145,6 +148,7 @@ class DisruptionController:
             self._mark_unconsolidated()
 
     def _on_pod(self, ev: Any) -> None:
+        self._timed_do_not_disrupt.observe(ev)
         pod, old = ev.obj, ev.old
         bound_before = bool(old is not None and old.spec.node_name)
         node = pod.spec.node_name
@@ -319,11 +323,10 @@ class DisruptionController:
         # and prices may have changed without any object changing)
         times.append(max(self.consolidation_state + CONSOLIDATION_STATE_RESET, now + POLLING_PERIOD))
         times += [t for t in self.nominated_until.values() if t > now]
-        for p in self.sim.store.iter("Pod"):
-            if p.spec.node_name and (p.metadata.annotations or {}).get("karpenter.sh/do-not-disrupt", "true") != "true":
-                t = do_not_disrupt_until(p)
-                if t is not None and now < t < float("inf"):
-                    times.append(t)
+        for p in self._timed_do_not_disrupt.pods():
+            t = do_not_disrupt_until(p)
+            if t is not None and now < t < float("inf"):
+                times.append(t)
         for np in self.sim.store.iter("NodePool"):
             times += budget_window_changes(np, now)
         if times:
