@@ -82,6 +82,7 @@ class SimulationResults:
 
     results: Results
     pods: dict[str, Any] = field(default_factory=dict)  # key -> pod, every pod simulated
+    _errors: dict[str, str] | None = field(default=None, init=False, repr=False, compare=False)
 
     @property
     def new_nodeclaims(self) -> list[Any]:
@@ -92,8 +93,11 @@ class SimulationResults:
         return self.results.pod_errors
 
     def _non_pending_errors(self) -> dict[str, str]:
-        return {k: v for k, v in self.results.pod_errors.items()
-                if not podutils.is_provisionable(self.pods.get(k) or self.results.pods[k])}
+        # asked twice when a simulation fails (the check, then its message); the results are not edited between
+        if self._errors is None:
+            self._errors = {k: v for k, v in self.results.pod_errors.items()
+                            if not podutils.is_provisionable(self.pods.get(k) or self.results.pods[k])}
+        return self._errors
 
     def all_non_pending_pods_scheduled(self) -> bool:
         """Results.AllNonPendingPodsScheduled: every failing pod is a provisionable (pending) one."""
