@@ -491,21 +491,27 @@ def _read_yaml_libyaml(text: str, file: str) -> list[_Doc] | None:
     try:
         events = _LIBYAML_LOADER(text)
         try:
-            depth = 0
+            depth = deepest = 0
+            aliased = False
             while events.check_event():
                 event = events.get_event()
                 if isinstance(event, _OPENING_EVENTS):
                     depth += 1
                     if depth > MAX_YAML_DEPTH:
                         return None
+                    deepest = max(deepest, depth)
                 elif isinstance(event, _CLOSING_EVENTS):
                     depth -= 1
+                elif isinstance(event, yaml.AliasEvent):
+                    aliased = True
         finally:
             events.dispose()
         docs: list[_Doc] = []
         loader = _LIBYAML_LOADER(text)
         try:
-            _compose_documents(loader, file, docs, [None])
+            # without an alias nothing expands or loops, and no node is more than one level below
+            # the deepest collection: _check_shape would pass
+            _compose_documents(loader, file, docs, [None], check_shape=aliased or deepest >= MAX_YAML_DEPTH)
         finally:
             loader.dispose()
         return docs
@@ -513,12 +519,14 @@ def _read_yaml_libyaml(text: str, file: str) -> list[_Doc] | None:
         return None
 
 
-def _compose_documents(loader: Any, file: str, docs: list[_Doc], current: list[yaml.Node | None]) -> None:
+def _compose_documents(loader: Any, file: str, docs: list[_Doc], current: list[yaml.Node | None],
+                       check_shape: bool = True) -> None:
     """Compose, check (:func:`_check_shape`) and construct every document of ``loader`` into
-    ``docs``; ``current[0]`` is the node being constructed (what an error message points into)."""
+    ``docs``; ``current[0]`` is the node being constructed (what an error message points into).
+    ``check_shape=False``: the text is known to pass the check (no alias, nested less than the limit)."""
     while loader.check_node():
         node = current[0] = loader.get_node()
-        if node is not None:
+        if node is not None and check_shape:
             _check_shape(node, file, len(docs) + 1)
         data = loader.construct_document(node) if node is not None else None
         docs.append(_Doc(data, file, len(docs) + 1, node))

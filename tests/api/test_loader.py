@@ -370,3 +370,42 @@ def test_a_json_string_keeps_the_characters_yaml_reads_as_line_breaks(tmp_path) 
 
     with pytest.raises(ManifestError, match=r"spec\.subnets\[0\]\.id: contains U\+0085"):
         load_manifests([tmp_path / "net.json"], extra_kinds=AWSCloudProvider.EXTRA_KINDS)
+
+
+def _nested(depth: int, alias: bool) -> str:
+    """A document nested ``depth`` collections deep (block maps, then a flow list), with an anchor and
+    alias when ``alias``."""
+    lines = ["top:" + (" &a" if alias else "")]
+    for i in range(1, depth - 2):
+        lines.append(" " * i + "k:")
+    lines.append(" " * (depth - 2) + "v: [1, 2]" + ("\nother: *a" if alias else ""))
+    return "\n".join(lines) + "\n"
+
+
+@pytest.mark.parametrize("alias", [False, True])
+@pytest.mark.parametrize("offset", [-3, -2, -1, 0, 1])
+def test_the_libyaml_path_skips_only_shape_checks_that_would_pass(alias: bool, offset: int,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """The libyaml path leaves out _check_shape when its event pass saw no alias and nesting below
+    MAX_YAML_DEPTH: the same answer (documents, or the way to the reference loader) as with the check,
+    at and around the limit, with and without an alias."""
+    from karpy.api import loader as L
+
+    if L._LIBYAML_LOADER is None:
+        pytest.skip("PyYAML without libyaml")
+    text = _nested(L.MAX_YAML_DEPTH + offset, alias)
+    fast = L._read_yaml_libyaml(text, "f")
+    compose = L._compose_documents
+    checked: list[bool] = []
+
+    def always(loader: Any, file: str, docs: list[Any], current: list[Any], check_shape: bool = True) -> None:
+        checked.append(check_shape)
+        compose(loader, file, docs, current, True)
+
+    monkeypatch.setattr(L, "_compose_documents", always)
+    plain = L._read_yaml_libyaml(text, "f")
+    assert (fast is None) == (plain is None)
+    if fast is not None and plain is not None:
+        assert _yaml_signature(fast) == _yaml_signature(plain)
+    if checked:
+        assert checked == [alias or offset >= 0]
