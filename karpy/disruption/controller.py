@@ -49,7 +49,8 @@ from karpy.disruption.timeddonotdisrupt import TimedDoNotDisrupt
 from karpy.disruption.types import Cluster, Command, DECISION_NOOP, Method
 from karpy.disruption.consolidation import COMMAND_VALIDATION_DELAY, CONSOLIDATION_STATE_RESET
 from karpy.disruption.validation import ValidationError, validate_consolidation, validate_emptiness
-from karpy.nodeclaim.disruption import InstanceTypeCheckCache, set_condition, update_consolidatable, update_drifted
+from karpy.nodeclaim.disruption import (InstanceTypeCheckCache, PoolMemo, set_condition, update_consolidatable,
+                                        update_drifted)
 from karpy.nodeclaim.expiration import expires_at
 from karpy.utils import pod as podutils
 from karpy.scheduling.labels import NODE_INITIALIZED
@@ -475,17 +476,21 @@ class DisruptionController:
                 set_condition(rec.launched, "DisruptionReason", None, self._now())
 
     # -- NodeClaim controllers -------------------------------------------------------------------------
+    #: False: each NodeClaim's drift check hashes its NodePool anew (the plain path the equivalence test compares)
+    share_pool_facts = True
+
     def _update_nodeclaims(self) -> None:
         now = self._now()
         pools = {np.metadata.name: np for np in self.sim.store.list("NodePool")}
         provider = _RoundProvider(self.sim.cloud_provider)
+        pool_memo: PoolMemo | None = {} if self.share_pool_facts else None
         for rec in self.live_records():
             claim = rec.launched
             if claim.metadata.deletion_timestamp is not None:
                 continue
             pool = pools.get(rec.nodepool)
             if pool is not None:
-                update_drifted(pool, claim, now, provider, self._instance_type_checks)
+                update_drifted(pool, claim, now, provider, self._instance_type_checks, pool_memo)
                 until = update_consolidatable(pool, claim, now)
                 if until is not None:
                     self._wakes.append(until)

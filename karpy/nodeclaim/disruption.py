@@ -27,7 +27,7 @@ from karpy.scheduling.requirements import Requirements
 from karpy.utils.duration import to_seconds
 
 __all__ = ["CONSOLIDATABLE", "DRIFTED", "INSTANCE_TYPE_NOT_FOUND", "INSTANCE_TYPE_NOT_FOUND_CHECK_AFTER",
-           "INSTANCE_TYPE_NOT_FOUND_CHECK_TTL", "InstanceTypeCheckCache", "NODEPOOL_DRIFTED", "REQUIREMENTS_DRIFTED",
+           "INSTANCE_TYPE_NOT_FOUND_CHECK_TTL", "InstanceTypeCheckCache", "NODEPOOL_DRIFTED", "PoolMemo", "REQUIREMENTS_DRIFTED",
            "drift_reason", "instance_type_not_found", "set_condition", "update_consolidatable", "update_drifted"]
 
 CONSOLIDATABLE = "Consolidatable"
@@ -122,21 +122,44 @@ def update_consolidatable(nodepool: Any, nodeclaim: Any, now: float) -> float | 
     return None
 
 
+#: per NodePool object: (the NodePool, its template hash or None until asked, its requirements)
+PoolMemo = dict[int, list[Any]]
+
+
+def _pool_facts(nodepool: Any, memo: PoolMemo | None) -> list[Any]:
+    """[nodepool, hash (None until asked), requirements] for ``nodepool``, kept in ``memo`` (one
+    round's: the NodePool objects are not edited while it looks) when given."""
+    facts = memo.get(id(nodepool)) if memo is not None else None
+    if facts is None or facts[0] is not nodepool:
+        facts = [nodepool, None, Requirements.from_node_selector_requirements(nodepool.spec.template.spec.requirements)]
+        if memo is not None:
+            memo[id(nodepool)] = facts
+    return facts
+
+
 def drift_reason(nodepool: Any, nodeclaim: Any, cloud_provider: Any = None, now: float | None = None,
-                 check_cache: InstanceTypeCheckCache | None = None) -> str | None:
+                 check_cache: InstanceTypeCheckCache | None = None, pool_memo: PoolMemo | None = None) -> str | None:
     """drift.go isDrifted: the first reason that applies, or None. InstanceTypeNotFound needs
-    ``now`` (and is checked only with a ``cloud_provider``)."""
+    ``now`` (and is checked only with a ``cloud_provider``). ``pool_memo``: the NodePools' hashes and
+    requirements shared by the NodeClaims of one look."""
+    facts = _pool_facts(nodepool, pool_memo)
     np_ann = nodepool.metadata.annotations or {}
     nc_ann = nodeclaim.metadata.annotations or {}
     from karpy.provisioning.nodeclaimtemplate import NODEPOOL_HASH_VERSION
 
-    np_hash = np_ann.get(NODEPOOL_HASH_ANNOTATION_KEY, nodepool.hash())
     np_ver = np_ann.get(NODEPOOL_HASH_VERSION_ANNOTATION_KEY, NODEPOOL_HASH_VERSION)
     nc_hash = nc_ann.get(NODEPOOL_HASH_ANNOTATION_KEY)
     nc_ver = nc_ann.get(NODEPOOL_HASH_VERSION_ANNOTATION_KEY)
-    if nc_hash is not None and nc_ver is not None and nc_ver == np_ver and nc_hash != np_hash:
-        return NODEPOOL_DRIFTED
-    reqs = Requirements.from_node_selector_requirements(nodepool.spec.template.spec.requirements)
+    if nc_hash is not None and nc_ver is not None and nc_ver == np_ver:
+        # the template's hash only when the NodePool has no annotation (it is a walk over the template)
+        np_hash = np_ann.get(NODEPOOL_HASH_ANNOTATION_KEY)
+        if np_hash is None:
+            if facts[1] is None:
+                facts[1] = nodepool.hash()
+            np_hash = facts[1]
+        if nc_hash != np_hash:
+            return NODEPOOL_DRIFTED
+    reqs = facts[2]
     labels = Requirements.from_labels(nodeclaim.metadata.labels or {})
     if labels.compatible(reqs) is not None:
         return REQUIREMENTS_DRIFTED
@@ -161,12 +184,12 @@ def drift_reason(nodepool: Any, nodeclaim: Any, cloud_provider: Any = None, now:
 
 
 def update_drifted(nodepool: Any, nodeclaim: Any, now: float, cloud_provider: Any = None,
-                   check_cache: InstanceTypeCheckCache | None = None) -> str | None:
+                   check_cache: InstanceTypeCheckCache | None = None, pool_memo: PoolMemo | None = None) -> str | None:
     """drift.go Reconcile: not Launched → clear; else set or clear Drifted. Returns the reason."""
     launched = _get(nodeclaim, "Launched")
     if launched is not None and launched.status != "True":
         set_condition(nodeclaim, DRIFTED, None, now)
         return None
-    reason = drift_reason(nodepool, nodeclaim, cloud_provider, now, check_cache)
+    reason = drift_reason(nodepool, nodeclaim, cloud_provider, now, check_cache, pool_memo)
     set_condition(nodeclaim, DRIFTED, "True" if reason else None, now, reason)
     return reason
