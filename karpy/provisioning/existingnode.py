@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from karpy.provisioning.requirementchanges import apply_topology_requirements
+from karpy.provisioning.requirementchanges import topology_changes_error
 from karpy.scheduling.labels import LABEL_HOSTNAME, OP_IN
 from karpy.scheduling.requirement import Requirement
 from karpy.scheduling.requirements import Requirements
@@ -165,13 +165,19 @@ class ExistingNode:
                 return None, "incompatible volume requirements, " + err
             reqs = base.copy()
             reqs.add(*vol.values())
-        topo_reqs, err = self.topology.add_requirements(pod, self.taints, pod_data.strict_requirements, reqs, _NO_ALLOW)
+        # AddRequirements + Compatible + Add as the keys they change (Topology.narrow, requirementchanges),
+        # as NodeClaim's tryVolumeAlternative reads them: no copy when no topology narrows the node
+        changes, err = self.topology.narrow(pod, self.taints, pod_data.strict_requirements, reqs, _NO_ALLOW)
         if err is not None:
             return None, err
-        reqs, err = apply_topology_requirements(reqs, topo_reqs, _NO_ALLOW)
-        if err is not None:
-            return None, err
-        return reqs, None
+        if not changes:
+            return reqs, None
+        cerr = topology_changes_error(reqs, changes, _NO_ALLOW)
+        if cerr is not None:
+            return None, cerr
+        narrowed = reqs.copy()
+        dict.update(narrowed, changes)
+        return narrowed, None
 
     def add(self, pod: Pod, pod_data: Any, requirements: Requirements) -> None:
         """existingnode.go Add (:159-185)."""
