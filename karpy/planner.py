@@ -577,7 +577,7 @@ def plan(cluster: Any, apply: Any = (), delete: Sequence[str] = (), until: str |
     from karpy.api.loader import load_manifests
     from karpy.api.scenario import parse_duration
     from karpy.cloudprovider.registry import resolve_cloud_provider
-    from karpy.simulator import simulate
+    from karpy.simulator import Preloaded, input_kubernetes_version, load_arguments, simulate
 
     gates = [g if isinstance(g, FailOn) else parse_fail_on(g) for g in fail_on]
     horizon = parse_duration(until if until is not None else DEFAULT_UNTIL, "until")
@@ -587,7 +587,14 @@ def plan(cluster: Any, apply: Any = (), delete: Sequence[str] = (), until: str |
     extra_kinds = getattr(resolve_cloud_provider(cloud_provider), "EXTRA_KINDS", None)
     from karpy.api.loader import DEFAULT_MAX_PODS
 
-    loaded = load_manifests(sources, extra_kinds=extra_kinds, max_pods=simulate_options.get("max_pods", DEFAULT_MAX_PODS))
+    # read as simulate reads it, and handed to it (Preloaded): a dump is read once
+    read = {"strict": simulate_options.get("strict", False),
+            "max_pods": simulate_options.get("max_pods", DEFAULT_MAX_PODS),
+            "exclude": tuple(simulate_options.get("exclude", ())),
+            "kubernetes_version": input_kubernetes_version(simulate_options.get("kubernetes_version"),
+                                                           simulate_options.get("options"))}
+    loaded = load_manifests(sources, extra_kinds=extra_kinds, **read)
+    preloaded = Preloaded(sources, loaded, load_arguments(extra_kinds=extra_kinds, **read))
     if not loaded.nodepools:
         raise PlanError("the cluster has no NodePool (include them: kubectl get nodepools,ec2nodeclasses,nodeclaims,"
                         "nodes,pods,pdb -A -o yaml)")
@@ -613,18 +620,18 @@ def plan(cluster: Any, apply: Any = (), delete: Sequence[str] = (), until: str |
         deletes.append({"at": 0, "delete": {"kind": kind, "name": name}})
     assumptions = _assumptions(loaded, horizon, any(c.kind == "NodeOverlay" for c in changes))
     if not any(c.action != "unchanged" for c in changes):
-        return _unchanged(changes, horizon, assumptions, gates, sources, region, prices, cloud_provider,
+        return _unchanged(changes, horizon, assumptions, gates, preloaded, region, prices, cloud_provider,
                           feature_gates, simulate_options)
     # the change as the user wrote it (a path, text or dict): the Scenario's apply loads it again
     events = [{"at": 0, "apply": str(c) if not isinstance(c, (str, Mapping, list)) else c} for c in applied_sources]
-    result = simulate(sources, region=region, prices=prices, cloud_provider=cloud_provider,
+    result = simulate(preloaded, region=region, prices=prices, cloud_provider=cloud_provider,
                       feature_gates=feature_gates, events=events + deletes, disruption=True, until=horizon,
                       **simulate_options)
     return _read(result, changes, horizon, assumptions, gates)
 
 
 def _unchanged(changes: list[ObjectChange], horizon: float, assumptions: list[str],
-               gates: list[FailOn], sources: list[Any], region: str | None, prices: str | None,
+               gates: list[FailOn], sources: Any, region: str | None, prices: str | None,
                cloud_provider: str, feature_gates: Mapping[str, bool] | None,
                simulate_options: Mapping[str, Any]) -> Plan:
     """No changes: the cluster as it is, priced at t=0 (nothing runs past it)."""

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 import functools
 from contextlib import ExitStack
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 from karpy.api.loader import DEFAULT_MAX_PODS, Manifests, load_manifests
@@ -33,7 +33,7 @@ from karpy.sim.simulation import Simulation
 from karpy.static.nodepoolstate import NodePoolState
 from karpy.termination.controller import TerminationController
 
-__all__ = ["new_simulation", "simulate"]
+__all__ = ["Preloaded", "input_kubernetes_version", "new_simulation", "simulate"]
 
 
 def _gate_node_overlays(loaded: Any, gates: Mapping[str, bool]) -> None:
@@ -86,6 +86,30 @@ def _events(events: Sequence[Any]) -> list[Any]:
     for ev in ([events] if isinstance(events, (str, dict, ScenarioEvent)) else events):
         out.append(event_from_line(ev) if isinstance(ev, str) else ev)
     return out
+
+
+@dataclass
+class Preloaded:
+    """Input a caller has read already (:func:`karpy.plan` reads the cluster for its diff): ``simulate``
+    takes ``manifests`` for ``sources`` once, when it would read them with the same arguments
+    (``args``: :func:`load_arguments`'s); a re-run, or other arguments, read ``sources``."""
+
+    sources: Any
+    manifests: Manifests
+    args: tuple[Any, ...]
+    used: bool = False
+
+
+def load_arguments(strict: bool, max_pods: int | None, exclude: Sequence[str], kubernetes_version: str,
+                   extra_kinds: Any) -> tuple[Any, ...]:
+    """What reading the input depends on besides the input (see :class:`Preloaded`)."""
+    return (strict, max_pods, tuple(exclude), kubernetes_version, extra_kinds)
+
+
+def input_kubernetes_version(kubernetes_version: str | None, options: SimulationOptions | None) -> str:
+    """The API server version ``simulate`` reads the input as (its ``kubernetes_version``, else
+    the options' kube-scheduler's, else the newest)."""
+    return check_kubernetes_version(kubernetes_version or _base_version(options or SimulationOptions()))
 
 
 def simulate(
@@ -148,10 +172,12 @@ def simulate(
     global mock), and concurrent calls from several threads are safe.
     """
     called = dict(locals())  # the arguments as given: what a re-run needs (RunInputs)
+    if isinstance(manifests, Preloaded):
+        called["manifests"] = manifests.sources
     _check_arguments(region, prices, preference_policy, min_values_policy)
     clock = VirtualClock()
     base = options or SimulationOptions()
-    version = check_kubernetes_version(kubernetes_version or _base_version(base))
+    version = input_kubernetes_version(kubernetes_version, base)
     karpenter_gates, kube_gates = split_gates(dict(feature_gates or {}), version)
     gates = resolve_gates({**base.feature_gates, **karpenter_gates})
     base = _with_kubernetes(base, version, kube_gates)
@@ -271,8 +297,15 @@ def _load(manifests: Any, provider: Any, strict: bool, max_pods: int | None, exc
     """The input, read once (the provider's extra kinds too), with the warnings about what the run
     leaves unmodelled (``disruption`` None: it runs when time passes -- ``time_given`` by the
     arguments or options, or in a Scenario)."""
-    loaded = load_manifests(manifests, extra_kinds=getattr(provider, "EXTRA_KINDS", None), strict=strict,
-                            max_pods=max_pods, exclude=exclude, kubernetes_version=kubernetes_version)
+    extra_kinds = getattr(provider, "EXTRA_KINDS", None)
+    args = load_arguments(strict, max_pods, exclude, kubernetes_version, extra_kinds)
+    if isinstance(manifests, Preloaded) and not manifests.used and manifests.args == args:
+        manifests.used = True
+        loaded = manifests.manifests
+    else:
+        source = manifests.sources if isinstance(manifests, Preloaded) else manifests
+        loaded = load_manifests(source, extra_kinds=extra_kinds, strict=strict, max_pods=max_pods, exclude=exclude,
+                                kubernetes_version=kubernetes_version)
     time_passes = time_given or scenario_time(loaded.scenarios)
     runs = disruption_runs(disruption, time_passes)
     if disruption is False and time_passes:

@@ -265,3 +265,36 @@ def test_an_alias_version_change_drifts_every_node_to_the_new_versions_amis(dump
     latest["spec"]["amiSelectorTerms"] = [{"alias": "al2023@latest"}]
     again = karpy.plan(dump20, apply=[latest], prices=PRICES, until="1h")
     assert {w.method for w in again.waves} == {"drift"}  # v20250915 -> latest is a new AMI too
+
+
+@pytest.mark.parametrize("change", ["narrow", "no-op"])
+def test_the_cluster_is_read_once_and_decides_as_a_second_read(change: str, dump20: Path,
+                                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    """plan hands the cluster it read for its diff to the run (karpy.simulator.Preloaded): the dump is
+    parsed once, the plan is the one a second read gives, and the Result re-runs from the dump."""
+    from karpy import simulator
+    from karpy.api import loader
+
+    apply = (nodepool(sizes=SIZES, families=GEN8, budgets=[{"nodes": "20%"}]) if change == "narrow"
+             else nodepool(sizes=SIZES, budgets=[{"nodes": "20%"}]))
+    text = dump20.read_text()
+    reads: list[int] = []
+    read_yaml = loader._read_yaml
+
+    def counted(t: str, file: str) -> Any:
+        reads.append(t == text)
+        return read_yaml(t, file)
+
+    with monkeypatch.context() as m:
+        m.setattr(loader, "_read_yaml", counted)
+        once = karpy.plan(dump20, apply=[apply], prices=PRICES)
+    assert sum(reads) == 1
+    assert once.result is not None and once.result.inputs is not None and once.result.inputs.manifests == [dump20]
+    with monkeypatch.context() as m:
+        # arguments that never match: the run reads the dump again (the path before Preloaded)
+        m.setattr(simulator, "load_arguments", lambda *args, **kwargs: object())
+        m.setattr(loader, "_read_yaml", counted)
+        reads.clear()
+        twice = karpy.plan(dump20, apply=[apply], prices=PRICES)
+    assert sum(reads) == 2
+    assert once.to_json() == twice.to_json() and once.to_markdown() == twice.to_markdown()
