@@ -443,6 +443,8 @@ class Topology:
     def _selecting_groups(self, pod: Pod) -> tuple[list[TopologyGroup], list[TopologyGroup]]:
         """(groups selecting the pod, inverse groups selecting the pod), cached per UID and
         invalidated whenever a group is created."""
+        if not self.topology_groups and not self.inverse_topology_groups:
+            return [], []  # no group to select the pod (the common Solve: nothing to key or cache)
         uid = pod.metadata.uid
         hit = self._selecting.get(uid) if uid else None
         if hit is not None and hit[0] == self._version:
