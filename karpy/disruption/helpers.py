@@ -82,6 +82,8 @@ class SimulationResults:
 
     results: Results
     pods: dict[str, Any] = field(default_factory=dict)  # key -> pod, every pod simulated
+    #: ids of the look's pending pods among ``pods`` (GetPendingPods kept them as provisionable)
+    pending: frozenset[int] = frozenset()
     _errors: dict[str, str] | None = field(default=None, init=False, repr=False, compare=False)
 
     @property
@@ -95,8 +97,12 @@ class SimulationResults:
     def _non_pending_errors(self) -> dict[str, str]:
         # asked twice when a simulation fails (the check, then its message); the results are not edited between
         if self._errors is None:
-            self._errors = {k: v for k, v in self.results.pod_errors.items()
-                            if not podutils.is_provisionable(self.pods.get(k) or self.results.pods[k])}
+            pending, pods, tried = self.pending, self.pods, self.results.pods
+            self._errors = {}
+            for k, v in self.results.pod_errors.items():
+                pod = pods.get(k) or tried[k]
+                if id(pod) not in pending and not podutils.is_provisionable(pod):
+                    self._errors[k] = v
         return self._errors
 
     def all_non_pending_pods_scheduled(self) -> bool:
@@ -120,7 +126,8 @@ class SimulationResults:
 class SimulationShare:
     """What every SimulateScheduling of one look reads alike: the state nodes in name order split
     into deleting and active ones, the deleting nodes' currently reschedulable pods, which nodes are
-    under consolidateAfter, and the snapshot's ExistingNodes (:mod:`karpy.provisioning.existingnodememo`).
+    under consolidateAfter, the snapshot's ExistingNodes (:mod:`karpy.provisioning.existingnodememo`)
+    and which pods are the look's pending ones (provisionable: AllNonPendingPodsScheduled skips them).
     Not in upstream (each call derives them); the same answers because a look is not edited while
     its methods compute (the controller takes a new look after acting). Checked against the plain
     path by tests/disruption/test_simulationshare_equivalence.py."""
@@ -139,6 +146,7 @@ class SimulationShare:
         self.deleting_keys = frozenset(p.key for p in self.deleting_pods)
         self.gated_class = _consolidate_after_gated(self.deleting_keys)
         self.existing_nodes = ExistingNodeMemo(cluster.state)
+        self.pending_ids = frozenset(map(id, cluster.pending_pods()))
         self._gated: dict[int, tuple[Any, bool]] = {}
 
     @classmethod
@@ -222,7 +230,7 @@ def simulate_scheduling(cluster: Cluster, candidates: Sequence[Candidate], conso
                 node_name = en.state_node.node.metadata.name if en.state_node.node is not None else ""
                 results.pod_errors[p.key] = f"would schedule against uninitialized nodeclaim/{nc_name}, node/{node_name}"
                 results.pods[p.key] = p
-    return SimulationResults(results, all_pods)
+    return SimulationResults(results, all_pods, share.pending_ids if share is not None else frozenset())
 
 
 def build_nodepool_map(cluster: Cluster) -> dict[str, dict[str, Any] | None]:
