@@ -141,6 +141,8 @@ class SimulationShare:
         self.deleting = [n for n in nodes if n.marked_for_deletion()]
         self.deleting_names = frozenset(n.name for n in self.deleting)
         self.active = [n for n in nodes if not n.marked_for_deletion()]
+        #: (name, node) of ``active`` (StateNode.name reads the Node's registration each time)
+        self.active_named = [(n.name, n) for n in self.active]
         movable = cluster.currently_reschedulable
         self.deleting_pods = sorted((p for n in self.deleting for p in n.pods if movable(p)), key=lambda p: p.key)
         self.deleting_keys = frozenset(p.key for p in self.deleting_pods)
@@ -183,7 +185,7 @@ def simulate_scheduling(cluster: Cluster, candidates: Sequence[Candidate], conso
     if share is not None:
         if not share.deleting_names.isdisjoint(names):
             return ERR_CANDIDATE_DELETING
-        state_nodes = [n for n in share.active if n.name not in names]
+        state_nodes = [n for name, n in share.active_named if name not in names]
         deleting_pods = share.deleting_pods
         deleting_keys: frozenset[str] = share.deleting_keys
     else:
