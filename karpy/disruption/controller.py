@@ -117,6 +117,8 @@ class DisruptionController:
         self._instance_type_checks = InstanceTypeCheckCache()
         #: NewCandidate's pod checks, shared by the methods of a round (karpy.disruption.podchecks)
         self.pod_checks = PodChecksMemo()
+        #: IsCurrentlyReschedulable of the pods no PDB or do-not-disrupt makes time-dependent (types.Cluster)
+        self.lasting_movable: dict[int, tuple[Any, bool]] = {}
         #: computeConsolidation's no-command answers while nothing changed (karpy.disruption.consolidationmemo)
         self.consolidation_memo = ConsolidationMemo()
         #: the pods whose do-not-disrupt can end on its own (_wake; karpy.disruption.timeddonotdisrupt)
@@ -225,6 +227,7 @@ class DisruptionController:
                        nominated_until=self.nominated_until, in_queue=self.queue.names(),
                        feature_gates=self.feature_gates, consolidation_state=self.consolidation_state,
                        version=sim.store.resource_version, pod_checks=self.pod_checks,
+                       lasting_movable=self.lasting_movable if self.keep_movable else None,
                        consolidation_memo=self.consolidation_memo,
                        nodepool_state=observe(sim, self.nodepool_state, self) if any(np.spec.replicas is not None
                                                           for np in nodepools.values()) else None)
@@ -476,6 +479,9 @@ class DisruptionController:
                 set_condition(rec.launched, "DisruptionReason", None, self._now())
 
     # -- NodeClaim controllers -------------------------------------------------------------------------
+    #: False: every look asks IsCurrentlyReschedulable of every pod (the plain path the equivalence test compares)
+    keep_movable = True
+
     #: False: each NodeClaim's drift check hashes its NodePool anew (the plain path the equivalence test compares)
     share_pool_facts = True
 

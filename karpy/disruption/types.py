@@ -116,6 +116,10 @@ class Cluster:
     #: what every SimulateScheduling of this look shares (karpy.disruption.helpers.SimulationShare,
     #: made by the first; a look is not edited while its methods compute)
     simulation_share: Any = None
+    #: IsCurrentlyReschedulable kept across looks for the pods whose answer time and PDBs cannot
+    #: change (no PodDisruptionBudget, no do-not-disrupt: it is then IsReschedulable, a function of
+    #: the pod object); None: asked every look
+    lasting_movable: dict[int, tuple[Pod, bool]] | None = None
     _limits: Limits | None = None
     _pending: list[Pod] | None = None
     _movable: dict[int, tuple[Pod, bool]] = field(default_factory=dict)
@@ -131,7 +135,18 @@ class Cluster:
         hit = self._movable.get(id(pod))
         if hit is not None and hit[0] is pod:
             return hit[1]
-        ok = self.pdb_limits().is_currently_reschedulable(pod, self.now)
+        limits = self.pdb_limits()
+        lasting = self.lasting_movable
+        if lasting is not None and not limits.items and DO_NOT_DISRUPT_ANNOTATION_KEY not in (
+                pod.metadata.annotations or {}):
+            hit = lasting.get(id(pod))
+            if hit is None or hit[0] is not pod:
+                if len(lasting) > 2 * len(self.pods) + 1024:
+                    lasting.clear()  # bounded by the live cluster: the pods of earlier looks go
+                hit = lasting[id(pod)] = (pod, limits.is_currently_reschedulable(pod, self.now))
+            ok = hit[1]
+        else:
+            ok = limits.is_currently_reschedulable(pod, self.now)
         self._movable[id(pod)] = (pod, ok)
         return ok
 
