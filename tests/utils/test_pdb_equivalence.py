@@ -40,14 +40,17 @@ def _plain(limits: Limits, pods: list[Any], now: float, events: Any) -> tuple[li
     return [], True
 
 
+def _case(seed: int, least: int) -> tuple[list[Any], float, Limits, list[tuple[str, str, str]],
+                                          list[tuple[str, str, str]]]:
+    """Generated pods, an instant, PDB-less limits and the two event lists of one seed."""
+    r = random.Random(seed)
+    pods = _pods(r, r.randint(least, 40))
+    return pods, 1767225600.0 + r.choice([0.0, 120.0, 3600.0, 86400.0]), Limits([]), [], []
+
+
 @pytest.mark.parametrize("seed", range(20))
 def test_no_pdb_shortcut_matches_the_plain_check(seed: int) -> None:
-    r = random.Random(seed)
-    pods = _pods(r, r.randint(0, 40))
-    now = 1767225600.0 + r.choice([0.0, 120.0, 3600.0, 86400.0])
-    limits = Limits([])
-    fast_events: list[tuple[str, str, str]] = []
-    plain_events: list[tuple[str, str, str]] = []
+    pods, now, limits, fast_events, plain_events = _case(seed, 0)
     assert limits.can_evict_pods(pods, now, fast_events) == _plain(limits, pods, now, plain_events)
     assert fast_events == plain_events
     assert limits.can_evict_pods(pods, now, None) == _plain(limits, pods, now, None)
@@ -56,12 +59,7 @@ def test_no_pdb_shortcut_matches_the_plain_check(seed: int) -> None:
 @pytest.mark.parametrize("seed", range(20))
 def test_no_pdb_fully_blocked_shortcut_matches_the_plain_check(seed: int) -> None:
     """isFullyBlocked (IsCurrentlyReschedulable's PDB part) without PDBs: the same answer and events."""
-    r = random.Random(seed)
-    pods = _pods(r, r.randint(1, 40))
-    now = 1767225600.0 + r.choice([0.0, 120.0, 3600.0, 86400.0])
-    limits = Limits([])
-    fast_events: list[tuple[str, str, str]] = []
-    plain_events: list[tuple[str, str, str]] = []
+    pods, now, limits, fast_events, plain_events = _case(seed, 1)
     for pod in pods:
         keys, ok = limits._is_evictable(pod, now, plain_events, 1)  # noqa: SLF001 - the plain path
         assert limits.is_fully_blocked(pod, now, fast_events) == ((keys, True) if not ok else ([], False))
