@@ -1,8 +1,10 @@
-"""The store's pods bound to each node, in the store's order, kept from the Pod watch events.
+"""The store's pods bound to each node, and the unbound ones, in the store's order, kept from the
+Pod watch events.
 
 Speed machinery, not an upstream concept (kubelet and the termination controller list pods with a
 ``spec.nodeName`` field selector, an index in the API server): draining or deleting a node reads
-its own pods instead of every pod in the cluster, which made a drift of every node quadratic.
+its own pods instead of every pod in the cluster, which made a drift of every node quadratic; the
+run loop's settle checks read the unbound pods (only they can be pending or provisionable).
 Checked against the plain walk by tests/sim/test_podsbynode_equivalence.py.
 """
 
@@ -26,7 +28,7 @@ def _store_key(pod: Pod) -> _StoreKey:
 
 
 class PodsByNode:
-    """``spec.nodeName`` -> the store keys of the pods bound there, each with its creation
+    """``spec.nodeName`` (``""``: none) -> the store keys of those pods, each with its creation
     sequence (the store lists objects in creation order; an update keeps an object's place)."""
 
     #: False: :meth:`on` walks every pod of the store (the plain path the equivalence test compares)
@@ -56,8 +58,7 @@ class PodsByNode:
                 self._bind(after, key)
 
     def _bind(self, node: str | None, key: _StoreKey) -> None:
-        if node:
-            self._by_node.setdefault(node, set()).add(key)
+        self._by_node.setdefault(node or "", set()).add(key)
 
     def _unbind(self, node: str | None, key: _StoreKey) -> None:
         keys = self._by_node.get(node or "")
@@ -68,8 +69,19 @@ class PodsByNode:
 
     def on(self, node: str) -> list[Pod]:
         """The pods whose ``spec.nodeName`` is ``node``, in the store's order."""
+        if not node:
+            return []
         if not self.enabled:
             return [p for p in self._store.list("Pod") if p.spec.node_name == node]
+        return self._in_order(node)
+
+    def unbound(self) -> list[Pod]:
+        """The pods without a ``spec.nodeName``, in the store's order."""
+        if not self.enabled:
+            return [p for p in self._store.list("Pod") if not p.spec.node_name]
+        return self._in_order("")
+
+    def _in_order(self, node: str) -> list[Pod]:
         keys = self._by_node.get(node)
         if not keys:
             return []

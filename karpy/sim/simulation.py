@@ -523,12 +523,13 @@ class Simulation:
             return False
         # every pending pod must have been tried since the cluster last changed under it
         gated = set(self.scheduler.gated_pods())
-        for pod in self.store.iter("Pod"):
-            if pod.spec.node_name or pod.metadata.deletion_timestamp is not None or pod.key in gated:
+        unbound = self.pods.by_node.unbound()  # (a bound pod is neither waiting nor provisionable)
+        for pod in unbound:
+            if pod.metadata.deletion_timestamp is not None or pod.key in gated:
                 continue
             if self._attempted.get(pod.key, -1) < self._cluster_version:
                 return False
-        provisionable = any(podutils.is_provisionable(p) for p in self.store.iter("Pod"))
+        provisionable = any(podutils.is_provisionable(p) for p in unbound)
         if not provisionable:
             return True
         return self._last_pass_version == self.store.resource_version
@@ -541,7 +542,7 @@ class Simulation:
         if due is not None:
             times.append(max(due, self.clock.now()))
         next_change = getattr(self.cloud_provider, "next_capacity_change", None)
-        if next_change is not None and any(podutils.is_provisionable(p) for p in self.store.iter("Pod")):
+        if next_change is not None and any(podutils.is_provisionable(p) for p in self.pods.by_node.unbound()):
             t = next_change(self.clock.now())
             if t is not None and t > self.clock.now():
                 times.append(t)
@@ -574,7 +575,7 @@ class Simulation:
                 self.pods.apply(result)
             if self._requeue_at is not None and self._requeue_at <= now:
                 self._requeue_at = None
-                for pod in self.store.list("Pod"):
+                for pod in self.pods.by_node.unbound():
                     if podutils.is_provisionable(pod):
                         self._trigger(pod)
                 for node in self.store.list("Node"):

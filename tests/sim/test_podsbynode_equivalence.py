@@ -1,7 +1,7 @@
 """PodsByNode (karpy/sim/podsbynode.py), the pods bound to each node that draining and deleting a node
-read, against the plain walk over every pod of the store (issue #32): every answer compared while
-nodes drain under consolidation, scale-downs and a plan's drift of every node, and the documents
-compared with the index switched off."""
+read, and the unbound pods the run loop's settle checks read, against the plain walk over every pod
+of the store (issue #32): every answer compared while nodes drain under consolidation, scale-downs
+and a plan's drift of every node, and the documents compared with the index switched off."""
 
 from __future__ import annotations
 
@@ -29,7 +29,16 @@ def _checked(monkeypatch: pytest.MonkeyPatch, calls: list[int]) -> None:
         calls[0] += bool(fast)
         return fast
 
+    unbound = PodsByNode.unbound
+
+    def unbound_both(self: PodsByNode) -> list[Any]:
+        fast = unbound(self)
+        plain = [p for p in self._store.list("Pod") if not p.spec.node_name]
+        assert [p.key for p in fast] == [p.key for p in plain] and all(a is b for a, b in zip(fast, plain))
+        return fast
+
     monkeypatch.setattr(PodsByNode, "on", both)
+    monkeypatch.setattr(PodsByNode, "unbound", unbound_both)
 
 
 @pytest.mark.parametrize("seed", range(8))
