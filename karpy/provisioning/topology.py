@@ -268,6 +268,9 @@ class Topology:
             tg.remove_owner(uid)
         self._selecting.pop(uid, None)
         self._matching.pop(uid, None)
+        spec = pod.spec
+        if spec.affinity is None and not spec.topology_spread_constraints:
+            return None  # newForTopologies and newForAffinities build nothing: no group to own
 
         if (self.preference_policy == PREFERENCE_POLICY_IGNORE and podutils.has_required_pod_anti_affinity(pod)) or (
             self.preference_policy == PREFERENCE_POLICY_RESPECT and podutils.has_pod_anti_affinity(pod)
