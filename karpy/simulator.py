@@ -33,7 +33,7 @@ from karpy.sim.simulation import Simulation
 from karpy.static.nodepoolstate import NodePoolState
 from karpy.termination.controller import TerminationController
 
-__all__ = ["Preloaded", "input_kubernetes_version", "new_simulation", "simulate"]
+__all__ = ["Preloaded", "input_kubernetes_version", "load_arguments", "new_simulation", "simulate"]
 
 
 def _gate_node_overlays(loaded: Any, gates: Mapping[str, bool]) -> None:

@@ -26,31 +26,30 @@ def _timed(pod: Pod) -> bool:
 
 
 class TimedDoNotDisrupt:
-    """Store key -> the pod, for the bound pods with a do-not-disrupt value other than ``"true"``."""
+    """The bound pods with a do-not-disrupt value other than ``"true"``, by key."""
 
     #: False: :meth:`pods` walks every pod of the store (the plain path the equivalence test compares)
     enabled = True
 
     def __init__(self, store: ObjectStore) -> None:
         self._store = store
-        #: None until first asked (then taken from the store, and kept from the events on)
-        self._pods: dict[tuple[str, str], Pod] | None = None
+        #: pod key -> pod; None until first asked (then taken from the store, and kept from the events on)
+        self._pods: dict[str, Pod] | None = None
 
     def observe(self, ev: WatchEvent) -> None:
         """A Pod watch event."""
         if self._pods is None:
             return
         pod = ev.obj
-        key = (pod.metadata.namespace or "", pod.metadata.name)
         if ev.type != "DELETED" and _timed(pod):
-            self._pods[key] = pod
+            self._pods[pod.key] = pod
         else:
-            self._pods.pop(key, None)
+            self._pods.pop(pod.key, None)
 
     def pods(self) -> list[Pod]:
         """The store's bound pods whose do-not-disrupt value is not ``"true"`` (in no set order)."""
         if not self.enabled:
             return [p for p in self._store.iter("Pod") if _timed(p)]
         if self._pods is None:
-            self._pods = {(p.metadata.namespace or "", p.metadata.name): p for p in self._store.iter("Pod") if _timed(p)}
+            self._pods = {p.key: p for p in self._store.iter("Pod") if _timed(p)}
         return list(self._pods.values())

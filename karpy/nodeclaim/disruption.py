@@ -14,6 +14,7 @@ NodeClass now filters the type out, or an EC2NodeClass change that drops the fam
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from karpy.api.meta import Condition
@@ -122,16 +123,31 @@ def update_consolidatable(nodepool: Any, nodeclaim: Any, now: float) -> float | 
     return None
 
 
-#: per NodePool object: (the NodePool, its template hash or None until asked, its requirements)
-PoolMemo = dict[int, list[Any]]
+@dataclass
+class _PoolFacts:
+    """What the drift check reads of a NodePool: its requirements, and its template hash once asked."""
+
+    nodepool: Any
+    requirements: Requirements
+    hash: str | None = None
+
+    def template_hash(self) -> str:
+        if self.hash is None:
+            self.hash = self.nodepool.hash()
+        return self.hash
 
 
-def _pool_facts(nodepool: Any, memo: PoolMemo | None) -> list[Any]:
-    """[nodepool, hash (None until asked), requirements] for ``nodepool``, kept in ``memo`` (one
-    round's: the NodePool objects are not edited while it looks) when given."""
+#: per NodePool object id: its facts, shared by the NodeClaims of one look
+PoolMemo = dict[int, _PoolFacts]
+
+
+def _pool_facts(nodepool: Any, memo: PoolMemo | None) -> _PoolFacts:
+    """``nodepool``'s facts, kept in ``memo`` (one round's: the NodePool objects are not edited
+    while it looks) when given."""
     facts = memo.get(id(nodepool)) if memo is not None else None
-    if facts is None or facts[0] is not nodepool:
-        facts = [nodepool, None, Requirements.from_node_selector_requirements(nodepool.spec.template.spec.requirements)]
+    if facts is None or facts.nodepool is not nodepool:
+        facts = _PoolFacts(nodepool, Requirements.from_node_selector_requirements(
+            nodepool.spec.template.spec.requirements))
         if memo is not None:
             memo[id(nodepool)] = facts
     return facts
@@ -153,13 +169,9 @@ def drift_reason(nodepool: Any, nodeclaim: Any, cloud_provider: Any = None, now:
     if nc_hash is not None and nc_ver is not None and nc_ver == np_ver:
         # the template's hash only when the NodePool has no annotation (it is a walk over the template)
         np_hash = np_ann.get(NODEPOOL_HASH_ANNOTATION_KEY)
-        if np_hash is None:
-            if facts[1] is None:
-                facts[1] = nodepool.hash()
-            np_hash = facts[1]
-        if nc_hash != np_hash:
+        if nc_hash != (np_hash if np_hash is not None else facts.template_hash()):
             return NODEPOOL_DRIFTED
-    reqs = facts[2]
+    reqs = facts.requirements
     labels = Requirements.from_labels(nodeclaim.metadata.labels or {})
     if labels.compatible(reqs) is not None:
         return REQUIREMENTS_DRIFTED

@@ -109,7 +109,9 @@ class Pods:
         one of its pods changed (``changed``: bound, unbound or deleted)."""
         obj = ev.obj
         finished = ev.type != "DELETED" and obj.status.phase in _FINISHED
-        if finished or self._finished_owned:  # (pods already finished come only from the input)
+        # (no karpy path stores a finished pod today -- a completion leaves the store first, the input's
+        # terminal pods are not stored -- so this is empty unless something does; the count stays right then)
+        if finished or self._finished_owned:
             self._note_finished(obj, finished)
         if ev.type == "MODIFIED" and not changed:
             return

@@ -14,6 +14,8 @@ from collections.abc import Callable
 from itertools import count
 from typing import TYPE_CHECKING, Any
 
+from karpy.sim.store import object_key
+
 if TYPE_CHECKING:  # pragma: no cover
     from karpy.api.pod import Pod
     from karpy.sim.store import ObjectStore, WatchEvent
@@ -21,10 +23,6 @@ if TYPE_CHECKING:  # pragma: no cover
 __all__ = ["PodsByNode"]
 
 _StoreKey = tuple[str, str]
-
-
-def _store_key(pod: Pod) -> _StoreKey:
-    return (pod.metadata.namespace or "", pod.metadata.name)
 
 
 class PodsByNode:
@@ -43,7 +41,7 @@ class PodsByNode:
 
     def observe(self, ev: WatchEvent) -> None:
         """A Pod watch event (the simulation's ``on_pod``)."""
-        key = _store_key(ev.obj)
+        key = object_key(ev.obj)
         if ev.type == "ADDED":
             self._created[key] = next(self._seq)
             self._bind(ev.obj.spec.node_name, key)

@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any, Literal
 
-__all__ = ["ObjectStore", "WatchEvent"]
+__all__ = ["ObjectStore", "WatchEvent", "object_key"]
 
 EventType = Literal["ADDED", "MODIFIED", "DELETED"]
 
@@ -28,7 +28,7 @@ class WatchEvent:
 Watcher = Callable[[WatchEvent], None]
 
 
-def _key(obj: Any) -> tuple[str, str]:
+def object_key(obj: Any) -> tuple[str, str]:
     """(namespace, name); cluster-scoped kinds (``CLUSTER_SCOPED`` models) have no namespace."""
     meta = obj.metadata
     if getattr(obj, "CLUSTER_SCOPED", False):
@@ -54,7 +54,7 @@ class ObjectStore:
 
     def create(self, kind: str, obj: Any) -> Any:
         bucket = self._objects.setdefault(kind, {})
-        key = _key(obj)
+        key = object_key(obj)
         if getattr(obj, "CLUSTER_SCOPED", False):
             self._cluster_scoped.add(kind)
         if key in bucket:
@@ -66,7 +66,7 @@ class ObjectStore:
 
     def update(self, kind: str, obj: Any, old: Any = None) -> Any:
         bucket = self._objects.setdefault(kind, {})
-        key = _key(obj)
+        key = object_key(obj)
         if key not in bucket:
             raise KeyError(f"{kind} {'/'.join(k for k in key if k)} not found")
         self._resource_version += 1
@@ -77,7 +77,7 @@ class ObjectStore:
 
     def delete(self, kind: str, obj: Any) -> Any:
         bucket = self._objects.get(kind, {})
-        removed = bucket.pop(_key(obj), None)
+        removed = bucket.pop(object_key(obj), None)
         if removed is None:
             raise KeyError(f"{kind} {obj.metadata.name} not found")
         self._resource_version += 1

@@ -86,6 +86,15 @@ _ZERO_DISRUPTIONS = 0
 _FULLY_BLOCKING = 1
 
 
+def _do_not_disrupt_events(pods: Iterable[Pod], now: float, events: Events) -> None:
+    """What isEvictable records for ``pods`` when no PDB is asked about: the do-not-disrupt check's
+    events (the no-PDB shortcuts answer without running the rest of it)."""
+    if events is not None:
+        for pod in pods:
+            if DO_NOT_DISRUPT_ANNOTATION_KEY in (pod.metadata.annotations or {}):
+                is_evictable(pod, now, events)
+
+
 class Limits:
     """pdb.go Limits: every PDB with its allowance, evaluated against candidate pods."""
 
@@ -134,11 +143,7 @@ class Limits:
         """CanEvictPods: every pod evictable on its own (no summing per PDB); the first failure
         wins with the PDB keys that block it."""
         if not self.items:
-            # no PDB: every pod is evictable; only the do-not-disrupt check's events remain to record
-            if events is not None:
-                for pod in pods:
-                    if DO_NOT_DISRUPT_ANNOTATION_KEY in (pod.metadata.annotations or {}):
-                        is_evictable(pod, now, events)
+            _do_not_disrupt_events(pods, now, events)  # no PDB: every pod is evictable
             return [], True
         for pod in pods:
             keys, ok = self._is_evictable(pod, now, events, _ZERO_DISRUPTIONS)
@@ -149,9 +154,7 @@ class Limits:
     def is_fully_blocked(self, pod: Pod, now: float, events: Events = None) -> tuple[list[str], bool]:
         """isFullyBlocked."""
         if not self.items:
-            # no PDB: never blocked; only the do-not-disrupt check's events remain to record
-            if events is not None and DO_NOT_DISRUPT_ANNOTATION_KEY in (pod.metadata.annotations or {}):
-                is_evictable(pod, now, events)
+            _do_not_disrupt_events((pod,), now, events)  # no PDB: never blocked
             return [], False
         keys, ok = self._is_evictable(pod, now, events, _FULLY_BLOCKING)
         return (keys, True) if not ok else ([], False)
