@@ -413,6 +413,8 @@ def _launch_answers(seed: int) -> tuple[Any, list[Any]]:
                 i.pop("LaunchTime", None)  # moto stamps the wall clock (the EBS AttachTime too)
                 for mapping in i.get("BlockDeviceMappings", []):
                     mapping.get("Ebs", {}).pop("AttachTime", None)
+                for eni in i.get("NetworkInterfaces", []):  # (moto 5.2.3 stamps the ENI attachment too)
+                    eni.get("Attachment", {}).pop("AttachTime", None)
         return ec2.client, [subnets, fleet, described, ec2.records[-1].decisions[0].reason]
 
 
