@@ -164,6 +164,16 @@ def _one_line(err: click.ClickException) -> OneLineError:
     return OneLineError(message)
 
 
+#: the exit status of a run stopped by Ctrl-C (128 + SIGINT, as a shell reports it)
+EXIT_INTERRUPTED = 128 + signal.SIGINT
+
+
+def _interrupted() -> NoReturn:
+    """Ctrl-C: one line, exit 130, no traceback (karpy sweep keeps its rows first, then exits so too)."""
+    click.echo("karpy: interrupted", err=True)
+    sys.exit(EXIT_INTERRUPTED)
+
+
 class PluginGroup(click.Group):
     """A click group that also offers the commands of the ``karpy.commands`` entry points (lazily).
 
@@ -185,6 +195,8 @@ class PluginGroup(click.Group):
             raise _one_line(err) from None
         except OSError as err:  # --help / --version written to a full stdout: as invoke() says it
             raise _output_error(err) from None
+        except KeyboardInterrupt:
+            _interrupted()
 
     def invoke(self, ctx: click.Context) -> Any:
         try:
@@ -195,6 +207,8 @@ class PluginGroup(click.Group):
             raise _one_line(err) from None
         except OSError as err:
             raise _output_error(err) from None
+        except KeyboardInterrupt:  # click's own answer is "Aborted!" and exit 1, the sweep's failed-cell code
+            _interrupted()
 
     def __init__(self, *args: Any, discover: Callable[[], Mapping[str, EntryPoint]] | None = None,
                  **kwargs: Any) -> None:
@@ -863,7 +877,7 @@ def sweep(sweep_file: Path, output: str, csv_path: Path | None, jsonl_path: Path
             except SweepInterrupted as stop:
                 _keep_partial(stop.rows, spec.name, "interrupted", {"--csv": csv_path, "--jsonl": jsonl_path,
                                                                     "--parquet": parquet_path}, progress is not None)
-                sys.exit(128 + signal.SIGINT)
+                sys.exit(EXIT_INTERRUPTED)
     except ExecutorError as err:
         _bad_input(str(err))
     except SweepLost as lost:

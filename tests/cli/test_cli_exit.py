@@ -79,3 +79,42 @@ def test_a_message_for_an_exit_code_is_printed_as_python_prints_it() -> None:
                   "    sys.exit('karpy: stopped')\n")
     assert proc.returncode == 1 and proc.stderr == "karpy: stopped\n"
     assert "python finalized" in proc.stdout
+
+
+def _interrupted_at(setup: str, *args: str) -> subprocess.CompletedProcess[str]:
+    """Run the ``karpy`` entry point (karpy.__main__.run, as the console script does) in a fresh
+    interpreter after ``setup``, which arranges for a KeyboardInterrupt (what Ctrl-C raises)."""
+    code = f"import sys\nsys.argv = ['karpy', *{list(args)!r}]\n{setup}\nfrom karpy.__main__ import run\nrun()\n"
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=ENV, timeout=300)
+
+
+def test_ctrl_c_while_the_command_line_is_imported_is_one_line_and_exit_130() -> None:
+    proc = _interrupted_at("import builtins\n"
+                           "_import = builtins.__import__\n"
+                           "def _ctrl_c(name, *a, **k):\n"
+                           "    if name == 'click':\n"
+                           "        raise KeyboardInterrupt\n"
+                           "    return _import(name, *a, **k)\n"
+                           "builtins.__import__ = _ctrl_c\n", "simulate", EXAMPLE)
+    assert (proc.returncode, proc.stdout, proc.stderr) == (130, "", "karpy: interrupted\n")
+
+
+def test_ctrl_c_during_a_run_is_one_line_and_exit_130_not_clicks_aborted_and_1() -> None:
+    # exit 1 means a failed sweep cell (docs/contract.md); click's own answer to Ctrl-C is "Aborted!" and 1
+    proc = _interrupted_at("import karpy.simulator\n"
+                           "def _ctrl_c(*a, **k):\n"
+                           "    raise KeyboardInterrupt\n"
+                           "karpy.simulator.simulate = _ctrl_c\n", "simulate", EXAMPLE, "-o", "json")
+    assert (proc.returncode, proc.stdout, proc.stderr) == (130, "", "karpy: interrupted\n")
+
+
+def test_ctrl_c_really_sent_to_the_process_is_answered_the_same(tmp_path: Path) -> None:
+    import signal
+    import time
+
+    proc = subprocess.Popen([sys.executable, "-m", "karpy", "simulate", EXAMPLE, "--until", "8760h", "-o", "json"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=ENV)
+    time.sleep(1.0)  # importing or running: either answers the same
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=120)
+    assert (proc.returncode, out, err) == (130, "", "karpy: interrupted\n")
