@@ -31,7 +31,7 @@ Modelling choices (deterministic, documented):
 
 from __future__ import annotations
 
-from collections.abc import Hashable
+from collections.abc import Callable, Hashable
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
@@ -112,6 +112,8 @@ class DisruptionController:
         self._expiry_scheduled: set[str] = set()
         self._last_pod_event: dict[str, float] = {}
         self._wakes: list[float] = []
+        #: build_nodepool_map's maps by NodePool, kept while the provider's key for its types holds
+        self._pool_maps: dict[str, tuple[Hashable, dict[str, Any] | None]] = {}
         self._it_cache: tuple[float, dict[tuple[str, int], tuple[list[Any], Hashable | None]]] = (-1.0, {})
         #: drift.go instanceTypeNotFoundCheckCache
         self._instance_type_checks = InstanceTypeCheckCache()
@@ -192,26 +194,14 @@ class DisruptionController:
 
     # -- the cluster view ------------------------------------------------------------------------
     def live_records(self) -> list[Any]:
-        return [r for r in self.sim.launches if r.launched is not None and not r.deleted]
+        return [r for r in self.sim.existing_records() if r.launched is not None]
 
     def view(self) -> Cluster:
         sim = self.sim
         now = self._now()
         if now - self.consolidation_state >= CONSOLIDATION_STATE_RESET:
             self.consolidation_state = now
-        # one lookup per NodePool per virtual instant (availability only changes as time moves)
-        if self._it_cache[0] != now:
-            self._it_cache = (now, {})
-        cache = self._it_cache[1]
-
-        def keyed(np: Any) -> tuple[list[Any], Hashable | None]:
-            # through the provisioner's SchedulerCache: the same types while the provider's key holds
-            key = (np.metadata.name, id(np))
-            if key not in cache:
-                its, types_key = sim.provisioner.scheduler_cache.instance_types(
-                    sim.cloud_provider, np, sim.cloud_provider.get_instance_types)
-                cache[key] = (list(its), types_key)
-            return cache[key]
+        keyed = self._keyed_instance_types
 
         def instance_types(np: Any) -> list[Any]:
             return keyed(np)[0]
@@ -231,6 +221,22 @@ class DisruptionController:
                        consolidation_memo=self.consolidation_memo,
                        nodepool_state=observe(sim, self.nodepool_state, self) if any(np.spec.replicas is not None
                                                           for np in nodepools.values()) else None)
+
+    def _keyed_instance_types(self, np: Any) -> tuple[list[Any], Hashable | None]:
+        """The NodePool's instance types and the provider's key for them, looked up once per NodePool
+        per virtual instant (availability only changes as time moves) through the provisioner's
+        SchedulerCache: the same types while the provider's key holds."""
+        sim = self.sim
+        now = self._now()
+        if self._it_cache[0] != now:
+            self._it_cache = (now, {})
+        cache = self._it_cache[1]
+        key = (np.metadata.name, id(np))
+        if key not in cache:
+            its, types_key = sim.provisioner.scheduler_cache.instance_types(
+                sim.cloud_provider, np, sim.cloud_provider.get_instance_types)
+            cache[key] = (list(its), types_key)
+        return cache[key]
 
     def in_flight(self) -> frozenset[str]:
         """Candidates of in-flight commands (queue.HasAny; the static controllers' pending disruption)."""
@@ -272,6 +278,7 @@ class DisruptionController:
 
     def _run_methods(self, start: int) -> None:
         look: Cluster | None = None
+        look_map: dict[str, dict[str, Any] | None] | None = None
         for i in range(start, len(self.methods)):
             m = self.methods[i]
             if look is None:
@@ -284,7 +291,11 @@ class DisruptionController:
             else:
                 cluster = look
                 cluster.events = []
-            pool_map = build_nodepool_map(cluster)
+            # a shared look's NodePool map is built once (the same instance types for the instant)
+            pool_map = look_map if cluster is look and look_map is not None else build_nodepool_map(
+                cluster, self._pool_maps if self.share_instance_types else None)
+            if cluster is look:
+                look_map = pool_map
             cands, totals = get_candidates_with_totals(
                 cluster, partial(m.should_disrupt, cluster=cluster), m.disruption_class, pool_map)
             if not cands:
@@ -401,7 +412,11 @@ class DisruptionController:
         self.termination.taint(name, add)
 
     def _record_of(self, name: str) -> Any | None:
-        return self.sim.nodeclaim_of_node(name) or next((r for r in self.sim.launches if r.name == name), None)
+        rec = self.sim.nodeclaim_of_node(name)
+        if rec is None:
+            rec = self.sim.nodeclaim(name)  # by name; an adopted record is also known by its claim's name
+            rec = rec if rec is not None and rec.name == name else None
+        return rec
 
     def mark_disrupted(self, cmd: Command) -> None:
         for c in cmd.candidates:
@@ -485,10 +500,18 @@ class DisruptionController:
     #: False: each NodeClaim's drift check hashes its NodePool anew (the plain path the equivalence test compares)
     share_pool_facts = True
 
+    #: False: the drift check asks the cloud provider for each NodePool's instance types anew every round
+    #: (the plain path the equivalence test compares), not through the look's cached lookup
+    share_instance_types = True
+
+    def _instance_types_of(self, np: Any) -> list[Any]:
+        return self._keyed_instance_types(np)[0]
+
     def _update_nodeclaims(self) -> None:
         now = self._now()
         pools = {np.metadata.name: np for np in self.sim.store.list("NodePool")}
-        provider = _RoundProvider(self.sim.cloud_provider)
+        provider = _RoundProvider(self.sim.cloud_provider,
+                                  self._instance_types_of if self.share_instance_types else None)
         pool_memo: PoolMemo | None = {} if self.share_pool_facts else None
         for rec in self.live_records():
             claim = rec.launched
@@ -551,11 +574,13 @@ class DisruptionController:
 
 class _RoundProvider:
     """The cloud provider as the NodeClaim drift check sees it in one round: GetInstanceTypes asked
-    once per NodePool (upstream's provider caches it too), IsDrifted and the reserved-capacity
-    labels passed through."""
+    once per NodePool (upstream's provider caches it too) -- through ``lookup`` when given (the
+    controller's per-instant lookup, which the provisioner's SchedulerCache serves while the
+    provider's key holds) --, IsDrifted and the reserved-capacity labels passed through."""
 
-    def __init__(self, cloud_provider: Any) -> None:
+    def __init__(self, cloud_provider: Any, lookup: Callable[[Any], list[Any]] | None = None) -> None:
         self._cp = cloud_provider
+        self._lookup = lookup
         self._types: dict[tuple[str, int], list[Any]] = {}
         self.is_drifted = getattr(cloud_provider, "is_drifted", None)
         self.reserved_capacity_labels = frozenset(getattr(cloud_provider, "reserved_capacity_labels", ()))
@@ -563,5 +588,6 @@ class _RoundProvider:
     def get_instance_types(self, nodepool: Any) -> list[Any]:
         key = (nodepool.metadata.name, id(nodepool))
         if key not in self._types:
-            self._types[key] = list(self._cp.get_instance_types(nodepool))
+            self._types[key] = list(self._cp.get_instance_types(nodepool)) if self._lookup is None \
+                else self._lookup(nodepool)
         return self._types[key]

@@ -14,7 +14,7 @@ key; NonPendingPodSchedulingErrors lists pods sorted by key.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -235,16 +235,31 @@ def simulate_scheduling(cluster: Cluster, candidates: Sequence[Candidate], conso
     return SimulationResults(results, all_pods, share.pending_ids if share is not None else frozenset())
 
 
-def build_nodepool_map(cluster: Cluster) -> dict[str, dict[str, Any] | None]:
+def build_nodepool_map(cluster: Cluster, memo: dict[str, tuple[Hashable, dict[str, Any] | None]] | None = None
+                       ) -> dict[str, dict[str, Any] | None]:
     """helpers.go BuildNodePoolMap: per managed NodePool its instance types by name; a pool whose
-    lookup fails or returns none gets None (its nodes are then "NodePool not found")."""
+    lookup fails or returns none gets None (its nodes are then "NodePool not found"). ``memo``
+    (pool name -> the provider's key and the map built under it) gives a pool the map it had while
+    the cloud provider's key for its types holds (the same key: the same types)."""
     out: dict[str, dict[str, Any] | None] = {}
+    key_of = cluster.instance_types_key if memo is not None else None
     for name in sorted(cluster.nodepools):
+        np = cluster.nodepools[name]
         try:
-            its = cluster.instance_types(cluster.nodepools[name])
+            key = key_of(np) if key_of is not None else None
+            if key is not None:
+                assert memo is not None
+                hit = memo.get(name)
+                if hit is not None and hit[0] == key:
+                    out[name] = hit[1]
+                    continue
+            its = cluster.instance_types(np)
         except Exception:  # noqa: BLE001 - upstream logs and skips the pool
-            its = []
+            key, its = None, []
         out[name] = {it.name: it for it in its} if its else None
+        if key is not None:
+            assert memo is not None
+            memo[name] = (key, out[name])
     return out
 
 

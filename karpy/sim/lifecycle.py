@@ -71,12 +71,16 @@ class NodeClaimLifecycle:
         self.disruption: DisruptionHooks | None = None
         self._launch_by_name: dict[str, LaunchRecord] = {}
         self._launch_by_node: dict[str, LaunchRecord] = {}
+        #: the records not deleted yet, in creation order (by id: a record leaves when deleted), so the
+        #: per-round readers cost the live cluster, not every NodeClaim the run ever made
+        self._undeleted: dict[int, LaunchRecord] = {}
         self._claim_names: set[str] = set()
         self._last_cluster: ClusterState | None = None
 
     def adopt(self, record: LaunchRecord, claim_name: str) -> None:
         """A NodeClaim of the input (karpy.sim.existing), known by its Node's name and its own."""
         self.launches.append(record)
+        self._undeleted[id(record)] = record
         self._launch_by_name[record.name] = record
         self._launch_by_name.setdefault(claim_name, record)
         self._launch_by_node[record.name] = record
@@ -105,6 +109,7 @@ class NodeClaimLifecycle:
                               untruncated=untruncated if untruncated is not None else claim.instance_type_options,
                               requirements=requirements)
         self.launches.append(record)
+        self._undeleted[id(record)] = record
         self._launch_by_name[record.name] = record
         self.record("nodeclaim.created", f"NodeClaim/{record.name}", nodepool=record.nodepool,
                     pods=len(claim.pods))
@@ -243,10 +248,14 @@ class NodeClaimLifecycle:
         """The launch record of the NodeClaim whose Node ``node_name`` registered."""
         return self._launch_by_node.get(node_name)
 
+    def existing_records(self) -> list[LaunchRecord]:
+        """The records of the NodeClaims not deleted (launched or not), in creation order: those of
+        :attr:`launches` without ``deleted``."""
+        return [r for r in self._undeleted.values() if not r.deleted]
+
     def live_nodeclaims(self) -> list[Any]:
         """The launched NodeClaims that are not deleting or deleted, in creation order."""
-        return [r.launched for r in self.launches
-                if r.launched is not None and not r.deleted and r.deleting_at is None]
+        return [r.launched for r in self.existing_records() if r.launched is not None and r.deleting_at is None]
 
     def node_labels(self, name: str) -> dict[str, str] | None:
         """The labels of Node ``name`` (registered, not deleting), or None."""
@@ -256,8 +265,9 @@ class NodeClaimLifecycle:
         return dict(node.metadata.labels or {})
 
     def cluster_state(self) -> ClusterState:
-        claims = [rec.launched for rec in self.launches if rec.launched is not None and not rec.deleted]
-        deleting = [rec.name for rec in self.launches if rec.deleting_at is not None and not rec.deleted]
+        existing = self.existing_records()
+        claims = [rec.launched for rec in existing if rec.launched is not None]
+        deleting = [rec.name for rec in existing if rec.deleting_at is not None]
         if self.disruption is not None:
             deleting += sorted(self.disruption.marked)
         # the last snapshot lends its per-node sums to nodes whose bound pods are the same objects
@@ -347,6 +357,7 @@ class NodeClaimLifecycle:
         except Exception as err:  # noqa: BLE001 - NodeClaimNotFound etc.: the instance is gone either way
             self.record("nodeclaim.delete-error", f"NodeClaim/{rec.name}", error=str(err))
         rec.deleted = True
+        self._undeleted.pop(id(rec), None)
         rec.deleted_at = self.clock.now()
         self._changed()
         self.record("nodeclaim.deleted", f"NodeClaim/{rec.name}", reason=rec.deleted_by)

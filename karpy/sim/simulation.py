@@ -198,6 +198,10 @@ class Simulation:
         """The launch record of the NodeClaim whose Node ``node_name`` registered."""
         return self.nodeclaims.nodeclaim_of_node(node_name)
 
+    def existing_records(self) -> list[LaunchRecord]:
+        """The records of the NodeClaims not deleted (launched or not), in creation order."""
+        return self.nodeclaims.existing_records()
+
     def live_nodeclaims(self) -> list[Any]:
         """The launched NodeClaims that are not deleting or deleted, in creation order."""
         return self.nodeclaims.live_nodeclaims()

@@ -215,8 +215,8 @@ class StaticCapacityController:
     def list_nodeclaims(self, nodepool: str) -> list[Any]:
         """The pool's NodeClaims that exist (created, not deleted, launch not failed)."""
         out = []
-        for rec in self.sim.launches:
-            if rec.nodepool != nodepool or rec.deleted or rec.error is not None:
+        for rec in self.sim.existing_records():
+            if rec.nodepool != nodepool or rec.error is not None:
                 continue
             claim = rec.launched if rec.launched is not None else rec.requested
             if rec.deleting_at is not None and claim.metadata.deletion_timestamp is None:
