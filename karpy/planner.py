@@ -566,7 +566,7 @@ def _gates(fail_on: Sequence[FailOn], before: float, after: float, evicted: int,
 
 def plan(cluster: Any, apply: Any = (), delete: Sequence[str] = (), until: str | float | None = DEFAULT_UNTIL, *,
          fail_on: Sequence[str | FailOn] = (), region: str | None = "us-east-1", prices: str | None = None,
-         cloud_provider: str = "aws", feature_gates: Mapping[str, bool] | None = None,
+         cloud_provider: str = "aws", feature_gates: Mapping[str, bool] | str | None = None,
          **simulate_options: Any) -> Plan:
     """Plan ``apply`` (NodePool / EC2NodeClass / NodeOverlay manifests: paths, YAML text or dicts,
     replacing the cluster's objects of the same kind and name or adding new ones) and ``delete``
@@ -632,7 +632,7 @@ def plan(cluster: Any, apply: Any = (), delete: Sequence[str] = (), until: str |
 
 def _unchanged(changes: list[ObjectChange], horizon: float, assumptions: list[str],
                gates: list[FailOn], sources: Any, region: str | None, prices: str | None,
-               cloud_provider: str, feature_gates: Mapping[str, bool] | None,
+               cloud_provider: str, feature_gates: Mapping[str, bool] | str | None,
                simulate_options: Mapping[str, Any]) -> Plan:
     """No changes: the cluster as it is, priced at t=0 (nothing runs past it)."""
     from karpy.simulator import simulate

@@ -22,8 +22,8 @@ from karpy.options import (MIN_VALUES_POLICIES, PREFERENCE_POLICIES, FeatureGate
 from karpy.featuregates import DEFAULTS as FEATURE_GATE_DEFAULTS
 from karpy.featuregates import NODE_OVERLAY, STATIC_CAPACITY
 from karpy.featuregates import resolve as resolve_gates
-from karpy.featuregates import (DEFAULT_KUBERNETES_VERSION, check_kubernetes_version, resolve_kubernetes,
-                                split_gates)
+from karpy.featuregates import (DEFAULT_KUBERNETES_VERSION, FeatureGateError, check_kubernetes_version,
+                                parse_feature_gates, resolve_kubernetes, split_gates)
 from karpy.kubescheduler.scheduler import SchedulerConfig
 from karpy.result import Result, RunInputs
 from karpy.sim.clock import VirtualClock
@@ -57,6 +57,19 @@ def _check_arguments(region: str | None, prices: str | None, preference_policy: 
             raise ValueError(f"{name} must not be empty (got {value!r}; None means the default)")
     _check_choice("preference_policy", preference_policy, PREFERENCE_POLICIES)
     _check_choice("min_values_policy", min_values_policy, MIN_VALUES_POLICIES)
+
+
+def _gate_overrides(value: Any, version: str) -> dict[str, object]:
+    """``feature_gates``: a mapping of gate name to bool, or the CLI's ``"K=V,..."`` text (parsed as
+    ``--feature-gates``); anything else raises FeatureGateError naming the argument."""
+    if value is None:
+        return {}
+    if isinstance(value, str):
+        return dict(parse_feature_gates(value, version))
+    if isinstance(value, Mapping):
+        return dict(value)
+    raise FeatureGateError(f"feature_gates must be a mapping of gate name to bool or 'K=V,...' text "
+                           f"(got {type(value).__name__}: {value!r})")
 
 
 def _scheduler_config(value: Any) -> SchedulerConfiguration | None:
@@ -130,7 +143,7 @@ def simulate(
     until: str | float | None = None,
     events: Sequence[Any] = (),
     disruption: bool | None = None,
-    feature_gates: Mapping[str, bool] | None = None,
+    feature_gates: Mapping[str, bool] | str | None = None,
     strict: bool = False,
     max_pods: int | None = DEFAULT_MAX_PODS,
     billing: Any = None,
@@ -149,7 +162,7 @@ def simulate(
     :class:`karpy.api.scenario.ScenarioEvent` objects), added to the Scenario's own.
     ``disruption``: Karpenter's disruption controller (:mod:`karpy.disruption`) runs until the
     horizon whenever time passes (``until``, ``events`` or a Scenario), as production always runs it;
-    ``False`` turns it off (and a warning says so), ``True`` runs it for a run that only settles too. ``feature_gates``: Karpenter's ``--feature-gates`` overrides (:mod:`karpy.featuregates`);
+    ``False`` turns it off (and a warning says so), ``True`` runs it for a run that only settles too. ``feature_gates``: Karpenter's ``--feature-gates`` overrides (:mod:`karpy.featuregates`), a mapping or the option's ``"K=V,..."`` text;
     with ``NodeOverlay`` off (upstream's default) NodeOverlays are ignored and a warning says so.
     ``strict``: unknown fields are errors, not warnings (``kubectl --validate=strict``). ``scheduler_config``:
     Karpenter's ``--scheduler-config`` -- YAML/JSON text, a path to such a file, or a parsed
@@ -178,7 +191,7 @@ def simulate(
     clock = VirtualClock()
     base = options or SimulationOptions()
     version = input_kubernetes_version(kubernetes_version, base)
-    karpenter_gates, kube_gates = split_gates(dict(feature_gates or {}), version)
+    karpenter_gates, kube_gates = split_gates(_gate_overrides(feature_gates, version), version)
     gates = resolve_gates({**base.feature_gates, **karpenter_gates})
     base = _with_kubernetes(base, version, kube_gates)
     operator = _operator_options(base, preference_policy, min_values_policy, gates, scheduler_config)
