@@ -410,10 +410,10 @@ def print_warnings(warnings: Any) -> None:
 def _timeline_options(options: dict[str, Any]) -> None:
     """Turn ``--event`` lines into Scenario events and drop unset ``--until``/``--event`` (in place)."""
     if options.get("events"):
-        from karpy.sim.scenario import event_from_line
+        from karpy.sim.scenario import event_line
 
         try:
-            options["events"] = [event_from_line(line) for line in options["events"]]
+            options["events"] = [event_line(line) for line in options["events"]]
         except ValueError as err:
             _bad_input(str(err))
     else:

@@ -93,11 +93,11 @@ def _scheduler_config(value: Any) -> SchedulerConfiguration | None:
 
 def _events(events: Sequence[Any]) -> list[Any]:
     """Events as dicts or models; a ``str`` is one ``--event`` line (an error names the line)."""
-    from karpy.sim.scenario import event_from_line
+    from karpy.sim.scenario import EventLine, event_line
 
     out: list[Any] = []
-    for ev in ([events] if isinstance(events, (str, dict, ScenarioEvent)) else events):
-        out.append(event_from_line(ev) if isinstance(ev, str) else ev)
+    for ev in ([events] if isinstance(events, (str, dict, ScenarioEvent, EventLine)) else events):
+        out.append(event_line(ev) if isinstance(ev, str) else ev)
     return out
 
 

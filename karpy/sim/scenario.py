@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -50,7 +51,7 @@ from karpy.sim.replicaset import ManagedReplicaSet, find_by_key
 if TYPE_CHECKING:
     from karpy.sim.simulation import Simulation
 
-__all__ = ["ScenarioRunner", "validate_events"]
+__all__ = ["EventLine", "ScenarioRunner", "event_line", "validate_events"]
 
 _WORKLOAD_KINDS = ("Deployment", "ReplicaSet", "ReplicationController", "StatefulSet", "Job")
 #: pkg/apis/v1/nodepool.go's CEL transition rule (``has(self.replicas) == has(oldSelf.replicas)``)
@@ -58,23 +59,43 @@ NODEPOOL_MODE_TRANSITION = ("Cannot transition NodePool between static (replicas
                             "provisioning modes")
 
 
-def validate_events(events: Sequence[Any], where: str = "events") -> list[ScenarioEvent]:
-    """``ScenarioEvent`` objects from models or dicts; ``ManifestError`` on the first bad one."""
+@dataclass(frozen=True)
+class EventLine:
+    """An ``--event`` line and the Scenario event it parses to: the run's errors about the event
+    name the line as the user wrote it (``--event '10m scale deployment/nope 3': scale.name: ...``)."""
+
+    line: str
+    event: dict[str, Any]
+
+    @property
+    def label(self) -> str:
+        return f"--event {self.line!r}"
+
+
+def event_label(event: Any, index: int) -> str:
+    """What an error about the ``index``-th extra event names: its ``--event`` line, else ``events[i]``."""
+    return event.label if isinstance(event, EventLine) else f"events[{index}]"
+
+
+def validate_events(events: Sequence[Any]) -> list[ScenarioEvent]:
+    """``ScenarioEvent`` objects from models, dicts or :class:`EventLine` s; ``ManifestError`` on the
+    first bad one, naming it as :func:`event_label` does (``events[2]: scale.replicas: ...``)."""
     out: list[ScenarioEvent] = []
     for i, ev in enumerate(events):
-        if isinstance(ev, ScenarioEvent):
-            out.append(ev)
+        raw = ev.event if isinstance(ev, EventLine) else ev
+        if isinstance(raw, ScenarioEvent):
+            out.append(raw)
             continue
         try:
-            out.append(ScenarioEvent.model_validate(ev))
+            out.append(ScenarioEvent.model_validate(raw))
         except ValidationError as err:
             first = err.errors()[0]
-            loc = format_loc((where, i, *[p for p in first["loc"] if isinstance(p, (int, str))
-                                          and p not in ("function-after", "function-before")]))
+            loc = format_loc(tuple(p for p in first["loc"] if isinstance(p, (int, str))
+                                   and p not in ("function-after", "function-before")))
             msg = str(first["msg"]).removeprefix("Value error, ")
             if msg.startswith("Input should be"):
                 msg = "must be" + msg[len("Input should be"):] + f" (got {first.get('input')!r})"
-            raise ManifestError("<events>", None, loc, msg) from None
+            raise ManifestError(event_label(ev, i), None, loc, msg) from None
     return out
 
 
@@ -82,13 +103,25 @@ def event_from_line(line: str) -> dict[str, Any]:
     """One ``--event`` line as a Scenario event (a dict), checked as ``spec.events`` are: a bad one
     is a ``ManifestError`` naming the line (``--event '10m scale deployment/web -1': scale.replicas:
     ...``), a malformed one parse_event_line's ``ValueError``."""
-    event = parse_event_line(line)
-    try:
-        validate_events([event])
-    except ManifestError as err:
-        raise ManifestError(f"--event {line!r}", None, err.field_path.removeprefix("events[0]."),
-                            err.message) from None
-    return event
+    return event_line(line).event
+
+
+def event_line(line: str) -> EventLine:
+    """One ``--event`` line parsed and checked as :func:`event_from_line`, kept with its line (what the
+    run's later checks -- an unknown workload, an ``at`` past the horizon -- name)."""
+    labelled = EventLine(line, parse_event_line(line))
+    validate_events([labelled])
+    return labelled
+
+
+def _seconds(t: float) -> str:
+    """``7200s``, ``3596400s`` (never ``3.5964e+06s``), ``90.5s``."""
+    return f"{t:.0f}s" if float(t).is_integer() else f"{t}s"
+
+
+def _field(path: str, rest: str) -> str:
+    """A field path under an event's (``spec.events[3]`` + ``scale.name``; an extra event's is empty)."""
+    return f"{path}.{rest}" if path else rest
 
 
 class ScenarioRunner:
@@ -101,13 +134,13 @@ class ScenarioRunner:
         self.sim = sim
         self.manifests = manifests if manifests is not None else Manifests()
         self.scenario = scenario
-        self.file, self.document = scenario.source if scenario is not None else ("<events>", None)
+        self.file, self.document = scenario.source if scenario is not None else ("", None)
         self.entries: list[tuple[str, int | None, str, ScenarioEvent]] = []
         if scenario is not None:
             for i, ev in enumerate(scenario.spec.events):
                 self.entries.append((self.file, self.document, f"spec.events[{i}]", ev))
-        for i, ev in enumerate(validate_events(extra)):
-            self.entries.append(("<events>", None, f"events[{i}]", ev))
+        for i, (raw, ev) in enumerate(zip(extra, validate_events(extra))):
+            self.entries.append((event_label(raw, i), None, "", ev))
         if sim.horizon is None and scenario is not None and scenario.spec.until is not None:
             sim.horizon = scenario.spec.until
         self._applied: dict[int, list[Any]] = {}
@@ -136,16 +169,16 @@ class ScenarioRunner:
         source = value
         if isinstance(value, str) and "\n" not in value and not value.lstrip().startswith(("{", "apiVersion")):
             p = Path(value)
-            if not p.is_absolute() and not p.exists() and file not in ("<events>",) and Path(file).exists():
+            if not p.is_absolute() and not p.exists() and doc is not None and Path(file).exists():
                 p = Path(file).parent / p
             source = p
         try:  # unbounded here: check() holds the run's pods, with these, to --max-pods
             loaded = load_manifests(source if not isinstance(value, list) else list(value), extra_kinds=extra,
                                     max_pods=None)
         except ManifestError as err:
-            raise self._error(file, doc, f"{path}.apply", str(err)) from None
+            raise self._error(file, doc, _field(path, "apply"), str(err)) from None
         if loaded.scenarios:
-            raise self._error(file, doc, f"{path}.apply", "an applied manifest cannot be a Scenario")
+            raise self._error(file, doc, _field(path, "apply"), "an applied manifest cannot be a Scenario")
         return list(loaded.objects)
 
     @staticmethod
@@ -193,8 +226,8 @@ class ScenarioRunner:
         for i in order:
             file, doc, path, ev = self.entries[i]
             if self.sim.horizon is not None and ev.at > self.sim.horizon:
-                raise self._error(file, doc, f"{path}.at",
-                                  f"{ev.at:g}s is after the end of the run (until {self.sim.horizon:g}s)")
+                raise self._error(file, doc, _field(path, "at"),
+                                  f"{_seconds(ev.at)} is after the end of the run (until {_seconds(self.sim.horizon)})")
             action = ev.action
             if action == "apply":
                 self._check_apply(i, known, alive, static)
@@ -204,7 +237,7 @@ class ScenarioRunner:
                 self._check_capacity(file, doc, path, ev)
             elif action == "interrupt":
                 if not hasattr(self.sim.cloud_provider, "interrupt"):
-                    raise self._error(file, doc, f"{path}.interrupt",
+                    raise self._error(file, doc, _field(path, "interrupt"),
                                       f"cloud provider {getattr(self.sim.cloud_provider, 'name', '?')!r} does not "
                                       "model interruptions")
                 self._check_interrupt_reservation(file, doc, path, ev)
@@ -222,7 +255,7 @@ class ScenarioRunner:
             if kind == "NodePool":
                 was = static.get(o.metadata.name)
                 if was is not None and was != (o.spec.replicas is not None):
-                    raise self._error(file, doc, f"{path}.apply", f'NodePool "{o.metadata.name}": spec: '
+                    raise self._error(file, doc, _field(path, "apply"), f'NodePool "{o.metadata.name}": spec: '
                                       f"Invalid value: {NODEPOOL_MODE_TRANSITION}")
                 static[o.metadata.name] = o.spec.replicas is not None
             known.add((kind, self._ns(o), o.metadata.name))
@@ -230,7 +263,7 @@ class ScenarioRunner:
                 alive[(kind, self._ns(o), o.metadata.name)] = o.pod_count() if kind != "Pod" else 1
         message = self._over_limit(sum(alive.values()), "this apply")
         if message is not None:
-            raise self._error(file, doc, f"{path}.apply", message)
+            raise self._error(file, doc, _field(path, "apply"), message)
 
     def _check_reference(self, i: int, known: set[tuple[str, str, str]], alive: dict[tuple[str, str, str], int],
                          static: dict[str, bool]) -> None:
@@ -242,11 +275,11 @@ class ScenarioRunner:
         lookup_ns = "default" if ref.kind in ("NodePool", "EC2NodeClass", "NodeOverlay", "PriorityClass") else ns
         if (ref.kind, lookup_ns, ref.name) not in known:
             hint = "" if any(k == ref.kind for (k, _, _) in known) else f" (no {ref.kind} is loaded)"
-            raise self._error(file, doc, f"{path}.{action}.name",
+            raise self._error(file, doc, _field(path, f"{action}.name"),
                               f"unknown {ref.kind} {ns + '/' if lookup_ns != 'default' or ns != 'default' else ''}"
                               f"{ref.name!r}{hint}".replace("'", '"'))
         if action == "scale" and ref.kind == "NodePool" and not static.get(ref.name, False):
-            raise self._error(file, doc, f"{path}.scale.name",
+            raise self._error(file, doc, _field(path, "scale.name"),
                               f'NodePool "{ref.name}" has no spec.replicas: {NODEPOOL_MODE_TRANSITION}')
         key = (ref.kind, lookup_ns, ref.name)
         if action == "scale" and ref.kind != "NodePool":
@@ -254,12 +287,12 @@ class ScenarioRunner:
             message = self._over_limit(sum(alive.values()),
                                        f"scaling {ref.kind} \"{ref.name}\" to {ref.replicas:,} replicas")
             if message is not None:
-                raise self._error(file, doc, f"{path}.scale.replicas", message)
+                raise self._error(file, doc, _field(path, "scale.replicas"), message)
         if action == "rollout":
             message = self._over_limit(sum(alive.values()) + self._surge(key, alive.get(key, 0)),
                                        f"the rollout of Deployment \"{ref.name}\" (with its maxSurge)")
             if message is not None:
-                raise self._error(file, doc, f"{path}.rollout", message)
+                raise self._error(file, doc, _field(path, "rollout"), message)
         if action == "delete":
             alive.pop(key, None)
             known.discard((ref.kind, lookup_ns, ref.name))
@@ -270,7 +303,7 @@ class ScenarioRunner:
         """A ``capacity`` event: the provider models capacity changes and accepts each spec."""
         capacity_check = getattr(self.sim.cloud_provider, "check_capacity_spec", None)
         if capacity_check is None or not hasattr(self.sim.cloud_provider, "capacity_event"):
-            raise self._error(file, doc, f"{path}.capacity",
+            raise self._error(file, doc, _field(path, "capacity"),
                               f"cloud provider {getattr(self.sim.cloud_provider, 'name', '?')!r} does not "
                               "model injected capacity changes")
         for field_name in ("unavailable", "available"):
@@ -278,19 +311,19 @@ class ScenarioRunner:
                 try:
                     capacity_check(spec)
                 except ValueError as err:
-                    raise self._error(file, doc, f"{path}.capacity.{field_name}[{j}]", str(err)) from None
+                    raise self._error(file, doc, _field(path, f"capacity.{field_name}[{j}]"), str(err)) from None
 
     def _check_cancel_reservation(self, file: str, doc: int | None, path: str, ev: ScenarioEvent) -> None:
         provider = self.sim.cloud_provider
         check = getattr(provider, "check_capacity_reservation", None)
         if check is None or not hasattr(provider, "cancel_capacity_reservation"):
-            raise self._error(file, doc, f"{path}.cancel_reservation",
+            raise self._error(file, doc, _field(path, "cancel_reservation"),
                               f"cloud provider {getattr(provider, 'name', '?')!r} does not model capacity reservations")
         assert ev.cancel_reservation is not None  # ScenarioEvent holds exactly the field its action names
         try:
             check(ev.cancel_reservation.id)
         except ValueError as err:
-            raise self._error(file, doc, f"{path}.cancel_reservation.id", str(err)) from None
+            raise self._error(file, doc, _field(path, "cancel_reservation.id"), str(err)) from None
 
     def _check_interrupt_reservation(self, file: str, doc: int | None, path: str, ev: ScenarioEvent) -> None:
         assert ev.interrupt is not None  # ScenarioEvent holds exactly the field its action names
@@ -300,12 +333,12 @@ class ScenarioRunner:
         provider = self.sim.cloud_provider
         check = getattr(provider, "check_capacity_reservation", None)
         if check is None or not hasattr(provider, "interrupt_reservation"):
-            raise self._error(file, doc, f"{path}.interrupt.capacity_reservation",
+            raise self._error(file, doc, _field(path, "interrupt.capacity_reservation"),
                               f"cloud provider {getattr(provider, 'name', '?')!r} does not model capacity reservations")
         try:
             check(rid, "interrupt")
         except ValueError as err:
-            raise self._error(file, doc, f"{path}.interrupt.capacity_reservation", str(err)) from None
+            raise self._error(file, doc, _field(path, "interrupt.capacity_reservation"), str(err)) from None
 
     def schedule(self) -> None:
         self.check()

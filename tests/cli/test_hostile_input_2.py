@@ -466,7 +466,7 @@ def test_max_pods_counts_every_workload_alive_at_once(run: Callable[..., Result]
 
 def test_a_cli_event_past_max_pods_is_bad_input(run: Callable[..., Result]) -> None:
     res = run(workload("Deployment", "replicas", "2"), "--max-pods", "50", "--event", "1m scale deployment/web 51")
-    one_line(res, "events[0].scale.replicas", "makes 51 pods", "50")
+    one_line(res, "--event '1m scale deployment/web 51': scale.replicas", "makes 51 pods", "50")
 
 
 def test_an_apply_event_past_max_pods_is_bad_input(run: Callable[..., Result], tmp_path: Path) -> None:

@@ -19,9 +19,11 @@ spec:
 @pytest.mark.parametrize("event, expected", [
     ("10m frob x", "unknown action 'frob'"),
     ("10x scale deployment/web 4", "at '10x' is not a duration"),
-    ("10m scale deployment/nope 4", 'events[0].scale.name: unknown Deployment "nope"'),
+    # every check names the line as written (they said "<events>: events[0]...")
+    ("10m scale deployment/nope 4", '--event \'10m scale deployment/nope 4\': scale.name: unknown Deployment "nope"'),
     ("10m scale deployment/web -1", "--event '10m scale deployment/web -1': scale.replicas: must be greater than or equal to 0"),
-    ("2h scale deployment/web 4", "events[0].at: 7200s is after the end of the run"),
+    ("2h scale deployment/web 4", "--event '2h scale deployment/web 4': at: 7200s is after the end of the run (until 3600s)"),
+    ("999h scale deployment/web 4", "--event '999h scale deployment/web 4': at: 3596400s is after the end of the run"),
 ])
 def test_bad_event_line_is_one_line_exit_2(invoke, event, expected):
     result = invoke("simulate", str(DATA / "spot-interruption.yaml"), "--until", "1h", "--event", event)

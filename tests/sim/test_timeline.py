@@ -107,11 +107,18 @@ def test_scale_down_ranking_inside_one_log2_bucket_falls_back_to_uid():
 
 
 def test_scale_unknown_kind_and_replicas_are_bad_input():
-    with pytest.raises(ManifestError, match=r"events\[0\]\.scale\.name: unknown Deployment \"nope\""):
+    # an --event line is named as written, a dict by its index in events= (not "<events>: events[0]")
+    with pytest.raises(ManifestError) as err:
         fake(make_nodepool(), web(1), until="1h", events=["10m scale deployment/nope 3"])
-    with pytest.raises(ManifestError, match=r"events\[0\]\.scale\.replicas: must be greater than or equal to 0"):
-        fake(make_nodepool(), web(1), until="1h", events=[{"at": "10m", "scale": {
+    assert str(err.value) == "--event '10m scale deployment/nope 3': scale.name: unknown Deployment \"nope\""
+    with pytest.raises(ManifestError) as err:
+        fake(make_nodepool(), web(1), until="1h", events=["1m scale deployment/web 2", {"at": "10m", "scale": {
             "kind": "Deployment", "name": "web", "replicas": -1}}])
+    assert str(err.value) == "events[1]: scale.replicas: must be greater than or equal to 0 (got -1)"
+    with pytest.raises(ManifestError) as err:
+        fake(make_nodepool(), web(1), until="1h", events=[{"at": "10m", "scale": {
+            "kind": "Deployment", "name": "gone", "replicas": 1}}])
+    assert str(err.value) == 'events[0]: scale.name: unknown Deployment "gone"'
 
 
 # -- Jobs, run-for, depart-after ------------------------------------------------------------------
