@@ -40,6 +40,7 @@ from awsprovider.ec2.fleet import (
     StaticPriceBook,
     is_modelled_request,
 )
+from awsprovider.ec2.retention import TerminatedInstances, forget
 
 if TYPE_CHECKING:  # pragma: no cover
     from botocore.loaders import Loader
@@ -341,6 +342,10 @@ def _empty_account_backend(backends: Any) -> None:
             for subnet in subnets.values():
                 vars(subnet).clear()
     backends.clear()
+
+
+#: TerminateInstances' CurrentState of an instance it ends (EC2 answers shutting-down first)
+_TERMINATING = ("shutting-down", "terminated")
 
 
 #: the handler name (``camelcase_to_underscores`` of the action) of the request this thread's
@@ -666,6 +671,8 @@ class MockedEC2:
         self._reservations: CapacityReservationStore | None = None
         #: launch template name -> (reservation id, market type) it targets (None: no reservation)
         self._template_targets: dict[str, tuple[str, str] | None] = {}
+        #: terminated instances, until EC2 forgets them (awsprovider.ec2.retention)
+        self._terminated = TerminatedInstances()
 
     # -- lifecycle -----------------------------------------------------------------------------
     def start(self) -> MockedEC2:
@@ -747,6 +754,8 @@ class MockedEC2:
 
         if self._account is None:
             raise RuntimeError("MockedEC2 is not started")
+        if self._terminated:
+            self._forget_terminated()
         request.headers[_ACCOUNT_HEADER] = self._account
         for name, value in list(request.headers.items()):
             if isinstance(value, bytes):  # moto's response classes expect text headers
@@ -974,8 +983,22 @@ class MockedEC2:
     def _on_instances_terminated(self, http_response: Any, parsed: dict[str, Any], context: dict[str, Any],
                                  **_: Any) -> None:
         params = context.get("karpy_params") or {}
-        if getattr(http_response, "status_code", 200) < 300 and "Error" not in parsed and self._reservations:
+        if getattr(http_response, "status_code", 200) >= 300 or "Error" in parsed:
+            return
+        if self._reservations:
             self._reservations.release(str(i) for i in params.get("InstanceIds") or [])
+        # what EC2 forgets an hour later (awsprovider.ec2.retention)
+        self._terminated.terminated((t["InstanceId"] for t in parsed.get("TerminatingInstances") or ()
+                                     if (t.get("CurrentState") or {}).get("Name") in _TERMINATING),
+                                    self.current_time())
+
+    def _forget_terminated(self) -> None:
+        """Drop from moto the instances terminated over an hour ago (awsprovider.ec2.retention)."""
+        due = self._terminated.due(self.current_time())
+        if due and self._account is not None:
+            from moto.ec2.models import ec2_backends
+
+            forget(ec2_backends[self._account][self.region], due)
 
     def _reservation_targets(self, params: Mapping[str, Any]) -> list[tuple[str, str] | None] | None:
         """Per launch template config, the reservation its template targets; None when no template

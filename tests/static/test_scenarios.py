@@ -204,3 +204,52 @@ def test_a_failed_static_launch_is_retried_when_capacity_comes_back():
     assert failed and all(n["error"] for n in failed)
     assert len(ok) == 2 and all(n["created_at"] >= 600 for n in ok)
     assert len(doc["nodeclaims"]) < 20  # a handful of retries, not a loop
+
+
+# -- the run's bound on a static NodePool's nodes (an absurd replicas was an endless 11 GB run) ------
+
+def _bounded(objects, events=(), gates=GATE, max_pods=10):
+    return karpy.simulate([NODECLASS, *objects], prices="2026-07-20", until="1h", events=list(events),
+                          feature_gates=gates, max_pods=max_pods)
+
+
+def test_replicas_past_the_bound_are_bad_input_naming_the_nodepool():
+    with pytest.raises(ManifestError) as err:
+        _bounded([static(replicas=11)])
+    assert str(err.value) == ('<dict 2>: document 1 (NodePool "static"): spec.replicas: 11 static NodeClaims '
+                              '(spec.replicas, within limits.nodes) '
+                              "are more than karpy's limit of 10 per run (--max-pods bounds a static NodePool's nodes "
+                              "as it bounds pods); raise it with --max-pods (library: max_pods=)")
+
+
+def test_limits_nodes_caps_the_count_and_the_gate_off_acts_on_nothing():
+    capped = static(replicas=1_000_000)
+    capped["spec"]["limits"] = {"nodes": "3"}
+    doc = _bounded([capped]).to_document()
+    assert len([n for n in doc["nodeclaims"] if n["nodepool"] == "static"]) == 3  # upstream's node limit
+    off = _bounded([static(replicas=1_000_000)], gates={})
+    assert off.to_document()["nodeclaims"] == []
+    assert any("spec.replicas" in w and "StaticCapacity" in w for w in off.warnings)
+
+
+def test_a_scale_or_apply_event_past_the_bound_names_the_event():
+    with pytest.raises(ManifestError) as err:
+        _bounded([static(replicas=2)], ["10m scale nodepool/static 50"])
+    assert str(err.value).startswith("--event '10m scale nodepool/static 50': scale.replicas: 50 static NodeClaims")
+    with pytest.raises(ManifestError) as err:
+        _bounded([static(replicas=2)], [{"at": "10m", "apply": static(replicas=40)}])
+    assert str(err.value).startswith('events[0]: apply: NodePool "static": 40 static NodeClaims')
+    assert len(_bounded([static(replicas=2)], ["10m scale nodepool/static 10"]).to_document()["nodeclaims"]) == 10
+
+
+def test_the_cli_says_a_million_replicas_in_one_line_at_once(tmp_path):
+    from click.testing import CliRunner
+
+    from karpy.cli import cli
+
+    path = tmp_path / "pool.yaml"
+    path.write_text(yaml.safe_dump_all([NODECLASS, static(replicas=1_000_000)]))
+    res = CliRunner().invoke(cli, ["simulate", str(path), "--feature-gates", "StaticCapacity=true"])
+    assert res.exit_code == 2 and "Traceback" not in res.output
+    (line,) = [ln for ln in res.output.splitlines() if ln.startswith("karpy:")]
+    assert line.startswith(f'karpy: {path}: document 2 (NodePool "static"): spec.replicas: 1,000,000 static NodeClaims')
