@@ -12,7 +12,7 @@ from contextlib import ExitStack
 from dataclasses import dataclass, replace
 from typing import Any
 
-from karpy.api.loader import DEFAULT_MAX_PODS, Manifests, load_manifests
+from karpy.api.loader import DEFAULT_MAX_PODS, ManifestError, Manifests, load_manifests, static_nodes_over_limit
 from karpy.api.nodepool import unmodelled_field_warnings
 from karpy.api.scenario import ScenarioEvent, parse_duration
 from karpy.billing import resolve_profile
@@ -325,8 +325,23 @@ def _load(manifests: Any, provider: Any, strict: bool, max_pods: int | None, exc
         loaded.warnings.append(DISRUPTION_OFF_WARNING)
     loaded.warnings.extend(unmodelled_field_warnings(loaded.nodepools, disruption=runs,
                                                     static_capacity=gates[STATIC_CAPACITY]))
+    if gates[STATIC_CAPACITY]:
+        _check_static_nodes(loaded)
     _gate_node_overlays(loaded, gates)
     return loaded
+
+
+def _check_static_nodes(loaded: Manifests) -> None:
+    """A static NodePool whose ``spec.replicas`` (within ``limits.nodes``) passes the run's bound is
+    bad input, as a workload's replicas past ``max_pods`` are (acted on only with StaticCapacity on)."""
+    if loaded.max_pods is None:
+        return
+    for np in loaded.nodepools:
+        nodes = np.static_node_count()
+        if nodes is not None and nodes > loaded.max_pods:
+            file, index = loaded.origins.get(id(np), ("<object>", None))
+            raise ManifestError(file, index, "spec.replicas", static_nodes_over_limit(nodes, loaded.max_pods),
+                                kind="NodePool", name=np.metadata.name)
 
 
 def _run_options(base: SimulationOptions, operator: Options, gates: Mapping[str, bool], disruption: bool | None,

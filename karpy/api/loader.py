@@ -165,6 +165,8 @@ class Manifests:
     #: the bound on pods alive at once these manifests were loaded with (``max_pods``; None:
     #: unbounded); Scenario events are held to it too (:mod:`karpy.sim.scenario`)
     max_pods: int | None = None
+    #: ``id(object)`` -> (file, document index) it was read from (``<object>``: given as a model)
+    origins: dict[int, tuple[str, int | None]] = field(default_factory=dict)
 
     def by_kind(self, kind: str) -> list[BaseModel]:
         """All loaded objects of ``kind`` (built-in or extra)."""
@@ -756,6 +758,14 @@ def _own_copy(obj: BaseModel, extra_kinds: Mapping[tuple[str, str], type[BaseMod
 DEFAULT_MAX_PODS = 10_000
 
 
+def static_nodes_over_limit(nodes: int, max_pods: int) -> str:
+    """What a static NodePool's ``spec.replicas`` past the run's bound says (``max_pods`` bounds the
+    NodeClaims of static NodePools as it bounds pods: 1,000,000 replicas was an 11 GB, endless run)."""
+    return (f"{nodes:,} static NodeClaims (spec.replicas, within limits.nodes) are more than karpy's limit of "
+            f"{max_pods:,} per run (--max-pods bounds a static NodePool's nodes as it bounds pods); raise it "
+            f"with --max-pods (library: max_pods=)")
+
+
 def _pod_count(obj: BaseModel) -> tuple[int, str]:
     """How many pods ``obj`` creates at the start, and the field that says so."""
     if isinstance(obj, Pod):  # a Succeeded/Failed pod holds nothing and is never scheduled
@@ -867,7 +877,7 @@ def load_manifests(sources: Any,
     result = Manifests(max_pods=max_pods)
     skipped: dict[str, int] = {}
     seen: dict[tuple[str, str], str] = {}
-    origins: dict[int, tuple[str, int | None]] = {}
+    origins = result.origins
     tally = _PodTally()
     # the object after which the count went past max_pods: raised once all are read, since an owner
     # later in the input (a dump lists pods before their ReplicaSet) can still join a family

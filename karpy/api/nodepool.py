@@ -189,6 +189,18 @@ class NodePool(TypedObject):
         dynamic provisioning; the static controllers (karpy.static) keep its node count."""
         return self.spec.replicas is not None
 
+    def static_node_count(self, replicas: int | None = None) -> int | None:
+        """The NodeClaims the static controllers keep for ``replicas`` (default ``spec.replicas``):
+        at most ``limits.nodes`` (Quantity.Value(), rounded up; karpy.static.provisioning node_limit).
+        None for a dynamic NodePool."""
+        from karpy.api.quantity import parse_nanos
+
+        replicas = self.spec.replicas if replicas is None else replicas
+        if replicas is None:
+            return None
+        limit = (self.spec.limits or {}).get("nodes")
+        return int(replicas) if limit is None else min(int(replicas), -(-parse_nanos(limit) // 10**9))
+
 
 #: why ``spec.replicas`` is not acted on while the StaticCapacity gate is off: upstream registers
 #: the static controllers only with the gate on, and the dynamic provisioner skips static pools

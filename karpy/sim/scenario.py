@@ -43,7 +43,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
-from karpy.api.loader import ManifestError, Manifests, format_loc, load_manifests
+from karpy.api.loader import ManifestError, Manifests, format_loc, load_manifests, static_nodes_over_limit
 from karpy.api.scenario import Scenario, ScenarioEvent, parse_event_line
 from karpy.utils import pod as podutils
 from karpy.sim.replicaset import ManagedReplicaSet, find_by_key
@@ -204,6 +204,16 @@ class ScenarioRunner:
         return (f"{what} makes {total:,} pods alive at once, more than karpy's limit of {limit:,} per run; "
                 f"raise it with --max-pods (library: max_pods=)")
 
+    def _static_over_limit(self, pool: Any, replicas: int | None = None) -> str | None:
+        """The message when the static NodePool's nodes for ``replicas`` (default its own) pass the run's
+        --max-pods, with the StaticCapacity gate on (off, replicas are not acted on), else None."""
+        limit = getattr(self.manifests, "max_pods", None)
+        nodes = pool.static_node_count(replicas)
+        if limit is None or nodes is None or nodes <= limit or \
+                not self.sim.options.operator_options().feature_gates.static_capacity:
+            return None
+        return static_nodes_over_limit(nodes, limit)
+
     def _surge(self, key: tuple[str, str, str], replicas: int) -> int:
         """The extra pods a RollingUpdate of Deployment ``key`` may run at once (maxSurge)."""
         from karpy.sim.deployment import resolve_fenceposts
@@ -220,8 +230,8 @@ class ScenarioRunner:
         known = self._known_workloads()
         #: pods each Pod / workload keeps alive as the events change them (held to --max-pods)
         alive = self._initial_pods()
-        #: NodePool name -> static (``spec.replicas`` set), as the events change it
-        static = {np.metadata.name: np.spec.replicas is not None for np in self.manifests.nodepools}
+        #: NodePool name -> the NodePool as the events change it (static: ``spec.replicas`` set)
+        static: dict[str, Any] = {np.metadata.name: np for np in self.manifests.nodepools}
         order = sorted(range(len(self.entries)), key=lambda i: (self.entries[i][3].at, i))
         for i in order:
             file, doc, path, ev = self.entries[i]
@@ -245,8 +255,9 @@ class ScenarioRunner:
                 self._check_cancel_reservation(file, doc, path, ev)
 
     def _check_apply(self, i: int, known: set[tuple[str, str, str]], alive: dict[tuple[str, str, str], int],
-                     static: dict[str, bool]) -> None:
-        """An ``apply`` event: its manifests load, keep each NodePool's mode, and stay within --max-pods."""
+                     static: dict[str, Any]) -> None:
+        """An ``apply`` event: its manifests load, keep each NodePool's mode, and stay within --max-pods
+        (pods, and a static NodePool's nodes)."""
         file, doc, path, ev = self.entries[i]
         objs = self._load_apply(ev.apply, file, doc, path)
         self._applied[i] = objs
@@ -254,10 +265,13 @@ class ScenarioRunner:
             kind = getattr(o, "kind", type(o).__name__)
             if kind == "NodePool":
                 was = static.get(o.metadata.name)
-                if was is not None and was != (o.spec.replicas is not None):
+                if was is not None and (was.spec.replicas is not None) != (o.spec.replicas is not None):
                     raise self._error(file, doc, _field(path, "apply"), f'NodePool "{o.metadata.name}": spec: '
                                       f"Invalid value: {NODEPOOL_MODE_TRANSITION}")
-                static[o.metadata.name] = o.spec.replicas is not None
+                static[o.metadata.name] = o
+                message = self._static_over_limit(o)
+                if message is not None:
+                    raise self._error(file, doc, _field(path, "apply"), f'NodePool "{o.metadata.name}": {message}')
             known.add((kind, self._ns(o), o.metadata.name))
             if kind in _WORKLOAD_KINDS or kind == "Pod":
                 alive[(kind, self._ns(o), o.metadata.name)] = o.pod_count() if kind != "Pod" else 1
@@ -266,7 +280,7 @@ class ScenarioRunner:
             raise self._error(file, doc, _field(path, "apply"), message)
 
     def _check_reference(self, i: int, known: set[tuple[str, str, str]], alive: dict[tuple[str, str, str], int],
-                         static: dict[str, bool]) -> None:
+                         static: dict[str, Any]) -> None:
         """A ``scale``, ``rollout`` or ``delete`` event: it names a loaded object and stays within --max-pods."""
         file, doc, path, ev = self.entries[i]
         action = ev.action
@@ -278,9 +292,14 @@ class ScenarioRunner:
             raise self._error(file, doc, _field(path, f"{action}.name"),
                               f"unknown {ref.kind} {ns + '/' if lookup_ns != 'default' or ns != 'default' else ''}"
                               f"{ref.name!r}{hint}".replace("'", '"'))
-        if action == "scale" and ref.kind == "NodePool" and not static.get(ref.name, False):
-            raise self._error(file, doc, _field(path, "scale.name"),
-                              f'NodePool "{ref.name}" has no spec.replicas: {NODEPOOL_MODE_TRANSITION}')
+        if action == "scale" and ref.kind == "NodePool":
+            pool = static.get(ref.name)
+            if pool is None or pool.spec.replicas is None:
+                raise self._error(file, doc, _field(path, "scale.name"),
+                                  f'NodePool "{ref.name}" has no spec.replicas: {NODEPOOL_MODE_TRANSITION}')
+            message = self._static_over_limit(pool, ref.replicas)
+            if message is not None:
+                raise self._error(file, doc, _field(path, "scale.replicas"), message)
         key = (ref.kind, lookup_ns, ref.name)
         if action == "scale" and ref.kind != "NodePool":
             alive[key] = ref.replicas

@@ -85,12 +85,7 @@ class ReconcileResult:
 
 def node_limit(nodepool: Any) -> int:
     """``limits.nodes`` of the pool (Quantity.Value(): rounded up), or MaxInt64 without one."""
-    from karpy.api.quantity import parse_nanos
-
-    limits = nodepool.spec.limits or {}
-    if NODES_RESOURCE not in limits:
-        return MAX_INT64
-    return -(-parse_nanos(limits[NODES_RESOURCE]) // 10**9)
+    return int(nodepool.static_node_count(MAX_INT64))
 
 
 def create_nodeclaims(host: StaticHost, state: NodePoolState, claims: Sequence[StaticNodeClaim]
