@@ -343,7 +343,7 @@ def _scenario_options(command: Callable[..., Any]) -> Callable[..., Any]:
                      help="Karpenter's --scheduler-config document (YAML/JSON): "
                           "podTopologySpread.defaultConstraints; default: none."),
         click.option("--max-pods", type=click.IntRange(min=0), default=DEFAULT_MAX_PODS, show_default=True,
-                     help="Bound on the pods alive at once (explicit pods plus workload replicas and Jobs' parallelism, as the manifests and the Scenario's scale, apply and rollout events make them)."),
+                     help="Bound on the pods alive at once (explicit pods plus workload replicas and Jobs' parallelism, as the manifests and the Scenario's scale, apply and rollout events make them); it bounds a static NodePool's nodes (spec.replicas within limits.nodes) too."),
         click.option("--no-cache", is_flag=True, default=False,
                      help="Read the instance-type catalogue from moto, not the on-disk cache "
                           "(also: KARPY_NO_CACHE=1)."),
