@@ -108,6 +108,12 @@ cache_faults = st.builds(CacheFault, st.integers(min_value=0, max_value=len(ENTR
                          st.floats(min_value=0.0, max_value=1.0), st.binary(min_size=1, max_size=64))
 
 
+def sigint_default() -> None:
+    """In the child: SIGINT's default disposition. A suite started in the background (``&`` in a
+    script, a CI wrapper) passes SIGINT on ignored, and karpy then rightly leaves it ignored."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 @contextmanager
 def _env(**values: str | None) -> Iterator[None]:
     old = {k: os.environ.get(k) for k in values}
@@ -321,7 +327,8 @@ def check_signal(fault: SignalFault, workdir: Path) -> FaultOutcome:
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     proc = subprocess.Popen([sys.executable, "-m", "karpy", "sweep", "sweep.yaml", "--executor", "process",
                              "--workers", "2", "--csv", "rows.csv", "--jsonl", "rows.jsonl"], cwd=workdir, env=env,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True)
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True,
+                            preexec_fn=sigint_default)
     try:
         seen = _first_cell(proc)
         if seen is None:

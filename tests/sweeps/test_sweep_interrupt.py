@@ -32,6 +32,12 @@ spec:
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
 
 
+def sigint_default() -> None:
+    """In the child: SIGINT's default disposition. A suite started in the background (``&`` in a
+    script, a CI wrapper) passes SIGINT on ignored, and karpy then rightly leaves it ignored."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def _start(tmp_path: Path, *args: str) -> subprocess.Popen[bytes]:
     (tmp_path / "sweep.yaml").write_text(SWEEP)
     (tmp_path / "rows.csv").write_text("an earlier, complete file\n")
@@ -39,7 +45,7 @@ def _start(tmp_path: Path, *args: str) -> subprocess.Popen[bytes]:
     return subprocess.Popen([sys.executable, "-m", "karpy", "sweep", "sweep.yaml", "--executor", "process",
                              "--workers", "2", "--csv", "rows.csv", "--jsonl", "rows.jsonl", *args],
                             cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            start_new_session=True)
+                            start_new_session=True, preexec_fn=sigint_default)
 
 
 def _wait_for_first_cell(proc: subprocess.Popen[bytes], timeout: float = 240) -> bytes:
@@ -137,7 +143,7 @@ def test_a_lost_dask_scheduler_is_said_once_and_keeps_the_finished_rows(tmp_path
         proc = subprocess.Popen([sys.executable, "-m", "karpy", "sweep", "sweep.yaml", "--executor", "dask",
                                  "--scheduler", address, "--csv", "rows.csv", "--jsonl", "rows.jsonl"],
                                 cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                start_new_session=True)
+                                start_new_session=True, preexec_fn=sigint_default)
         seen = _wait_for_first_cell(proc)
         os.killpg(scheduler.pid, signal.SIGKILL)
         code, stderr, _ = _finish(proc, seen, timeout=120)
