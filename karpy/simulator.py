@@ -334,14 +334,11 @@ def _load(manifests: Any, provider: Any, strict: bool, max_pods: int | None, exc
 def _check_static_nodes(loaded: Manifests) -> None:
     """A static NodePool whose ``spec.replicas`` (within ``limits.nodes``) passes the run's bound is
     bad input, as a workload's replicas past ``max_pods`` are (acted on only with StaticCapacity on)."""
-    if loaded.max_pods is None:
-        return
     for np in loaded.nodepools:
-        nodes = np.static_node_count()
-        if nodes is not None and nodes > loaded.max_pods:
+        message = static_nodes_over_limit(np, loaded.max_pods)
+        if message is not None:
             file, index = loaded.origins.get(id(np), ("<object>", None))
-            raise ManifestError(file, index, "spec.replicas", static_nodes_over_limit(nodes, loaded.max_pods),
-                                kind="NodePool", name=np.metadata.name)
+            raise ManifestError(file, index, "spec.replicas", message, kind="NodePool", name=np.metadata.name)
 
 
 def _run_options(base: SimulationOptions, operator: Options, gates: Mapping[str, bool], disruption: bool | None,

@@ -40,7 +40,7 @@ from awsprovider.ec2.fleet import (
     StaticPriceBook,
     is_modelled_request,
 )
-from awsprovider.ec2.retention import TerminatedInstances, forget
+from awsprovider.ec2.retention import TERMINATING, TerminatedInstances, forget
 
 if TYPE_CHECKING:  # pragma: no cover
     from botocore.loaders import Loader
@@ -342,10 +342,6 @@ def _empty_account_backend(backends: Any) -> None:
             for subnet in subnets.values():
                 vars(subnet).clear()
     backends.clear()
-
-
-#: TerminateInstances' CurrentState of an instance it ends (EC2 answers shutting-down first)
-_TERMINATING = ("shutting-down", "terminated")
 
 
 #: the handler name (``camelcase_to_underscores`` of the action) of the request this thread's
@@ -989,7 +985,7 @@ class MockedEC2:
             self._reservations.release(str(i) for i in params.get("InstanceIds") or [])
         # what EC2 forgets an hour later (awsprovider.ec2.retention)
         self._terminated.terminated((t["InstanceId"] for t in parsed.get("TerminatingInstances") or ()
-                                     if (t.get("CurrentState") or {}).get("Name") in _TERMINATING),
+                                     if (t.get("CurrentState") or {}).get("Name") in TERMINATING),
                                     self.current_time())
 
     def _forget_terminated(self) -> None:

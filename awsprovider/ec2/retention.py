@@ -18,10 +18,12 @@ from collections import deque
 from collections.abc import Iterable
 from typing import Any
 
-__all__ = ["TERMINATED_VISIBLE_FOR", "TerminatedInstances", "forget"]
+__all__ = ["TERMINATED_VISIBLE_FOR", "TERMINATING", "TerminatedInstances", "forget"]
 
 #: seconds a terminated instance stays in DescribeInstances (modelled: EC2 says about an hour)
 TERMINATED_VISIBLE_FOR = 3600.0
+#: the states of an instance TerminateInstances ended (EC2 answers shutting-down first)
+TERMINATING = ("shutting-down", "terminated")
 
 
 class TerminatedInstances:
@@ -56,7 +58,8 @@ def forget(backend: Any, instance_ids: set[str]) -> int:
         if not drop:
             continue
         gone += drop
-        keep = [i for i in reservation.instances if not any(i is d for d in drop)]
+        dropped_ids = {id(d) for d in drop}
+        keep = [i for i in reservation.instances if id(i) not in dropped_ids]
         if keep:
             reservation.instances = keep
         else:
@@ -85,7 +88,7 @@ def forget(backend: Any, instance_ids: set[str]) -> int:
 
 def _terminated(instance: Any) -> bool:
     state = getattr(instance, "_state", None)
-    return getattr(state, "name", None) in ("shutting-down", "terminated")
+    return getattr(state, "name", None) in TERMINATING
 
 
 def _live_requests(fleet: Any, forgotten: set[str]) -> bool:

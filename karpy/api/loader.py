@@ -758,9 +758,13 @@ def _own_copy(obj: BaseModel, extra_kinds: Mapping[tuple[str, str], type[BaseMod
 DEFAULT_MAX_PODS = 10_000
 
 
-def static_nodes_over_limit(nodes: int, max_pods: int) -> str:
-    """What a static NodePool's ``spec.replicas`` past the run's bound says (``max_pods`` bounds the
-    NodeClaims of static NodePools as it bounds pods: 1,000,000 replicas was an 11 GB, endless run)."""
+def static_nodes_over_limit(nodepool: NodePool, max_pods: int | None, replicas: int | None = None) -> str | None:
+    """What a static NodePool whose nodes for ``replicas`` (default its own) pass the run's bound says,
+    else None (``max_pods`` bounds the NodeClaims of static NodePools as it bounds pods: 1,000,000
+    replicas was an 11 GB, endless run)."""
+    nodes = nodepool.static_node_count(replicas)
+    if max_pods is None or nodes is None or nodes <= max_pods:
+        return None
     return (f"{nodes:,} static NodeClaims (spec.replicas, within limits.nodes) are more than karpy's limit of "
             f"{max_pods:,} per run (--max-pods bounds a static NodePool's nodes as it bounds pods); raise it "
             f"with --max-pods (library: max_pods=)")

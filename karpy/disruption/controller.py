@@ -278,7 +278,6 @@ class DisruptionController:
 
     def _run_methods(self, start: int) -> None:
         look: Cluster | None = None
-        look_map: dict[str, dict[str, Any] | None] | None = None
         for i in range(start, len(self.methods)):
             m = self.methods[i]
             if look is None:
@@ -291,11 +290,7 @@ class DisruptionController:
             else:
                 cluster = look
                 cluster.events = []
-            # a shared look's NodePool map is built once (the same instance types for the instant)
-            pool_map = look_map if cluster is look and look_map is not None else build_nodepool_map(
-                cluster, self._pool_maps if self.share_instance_types else None)
-            if cluster is look:
-                look_map = pool_map
+            pool_map = build_nodepool_map(cluster, self._pool_maps if self.share_instance_types else None)
             cands, totals = get_candidates_with_totals(
                 cluster, partial(m.should_disrupt, cluster=cluster), m.disruption_class, pool_map)
             if not cands:
@@ -586,8 +581,9 @@ class _RoundProvider:
         self.reserved_capacity_labels = frozenset(getattr(cloud_provider, "reserved_capacity_labels", ()))
 
     def get_instance_types(self, nodepool: Any) -> list[Any]:
+        if self._lookup is not None:
+            return self._lookup(nodepool)  # kept per instant already
         key = (nodepool.metadata.name, id(nodepool))
         if key not in self._types:
-            self._types[key] = list(self._cp.get_instance_types(nodepool)) if self._lookup is None \
-                else self._lookup(nodepool)
+            self._types[key] = list(self._cp.get_instance_types(nodepool))
         return self._types[key]

@@ -242,24 +242,24 @@ def build_nodepool_map(cluster: Cluster, memo: dict[str, tuple[Hashable, dict[st
     (pool name -> the provider's key and the map built under it) gives a pool the map it had while
     the cloud provider's key for its types holds (the same key: the same types)."""
     out: dict[str, dict[str, Any] | None] = {}
-    key_of = cluster.instance_types_key if memo is not None else None
+    key_of = cluster.instance_types_key
+    kept = memo if memo is not None and key_of is not None else None
     for name in sorted(cluster.nodepools):
         np = cluster.nodepools[name]
+        key: Hashable | None = None
         try:
-            key = key_of(np) if key_of is not None else None
-            if key is not None:
-                assert memo is not None
-                hit = memo.get(name)
-                if hit is not None and hit[0] == key:
+            if kept is not None and key_of is not None:
+                key = key_of(np)
+                hit = kept.get(name)
+                if key is not None and hit is not None and hit[0] == key:
                     out[name] = hit[1]
                     continue
             its = cluster.instance_types(np)
         except Exception:  # noqa: BLE001 - upstream logs and skips the pool
             key, its = None, []
         out[name] = {it.name: it for it in its} if its else None
-        if key is not None:
-            assert memo is not None
-            memo[name] = (key, out[name])
+        if kept is not None and key is not None:
+            kept[name] = (key, out[name])
     return out
 
 

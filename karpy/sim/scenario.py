@@ -99,16 +99,11 @@ def validate_events(events: Sequence[Any]) -> list[ScenarioEvent]:
     return out
 
 
-def event_from_line(line: str) -> dict[str, Any]:
-    """One ``--event`` line as a Scenario event (a dict), checked as ``spec.events`` are: a bad one
-    is a ``ManifestError`` naming the line (``--event '10m scale deployment/web -1': scale.replicas:
-    ...``), a malformed one parse_event_line's ``ValueError``."""
-    return event_line(line).event
-
-
 def event_line(line: str) -> EventLine:
-    """One ``--event`` line parsed and checked as :func:`event_from_line`, kept with its line (what the
-    run's later checks -- an unknown workload, an ``at`` past the horizon -- name)."""
+    """One ``--event`` line as a Scenario event, checked as ``spec.events`` are and kept with its line:
+    a bad one is a ``ManifestError`` naming the line (``--event '10m scale deployment/web -1':
+    scale.replicas: ...``), as the run's later checks (an unknown workload, an ``at`` past the
+    horizon) do; a malformed one is parse_event_line's ``ValueError``."""
     labelled = EventLine(line, parse_event_line(line))
     validate_events([labelled])
     return labelled
@@ -205,14 +200,11 @@ class ScenarioRunner:
                 f"raise it with --max-pods (library: max_pods=)")
 
     def _static_over_limit(self, pool: Any, replicas: int | None = None) -> str | None:
-        """The message when the static NodePool's nodes for ``replicas`` (default its own) pass the run's
-        --max-pods, with the StaticCapacity gate on (off, replicas are not acted on), else None."""
-        limit = getattr(self.manifests, "max_pods", None)
-        nodes = pool.static_node_count(replicas)
-        if limit is None or nodes is None or nodes <= limit or \
-                not self.sim.options.operator_options().feature_gates.static_capacity:
+        """:func:`static_nodes_over_limit` for the run's --max-pods, with the StaticCapacity gate on
+        (off, replicas are not acted on)."""
+        if not self.sim.options.operator_options().feature_gates.static_capacity:
             return None
-        return static_nodes_over_limit(nodes, limit)
+        return static_nodes_over_limit(pool, getattr(self.manifests, "max_pods", None), replicas)
 
     def _surge(self, key: tuple[str, str, str], replicas: int) -> int:
         """The extra pods a RollingUpdate of Deployment ``key`` may run at once (maxSurge)."""
