@@ -69,10 +69,14 @@ class SweepLost(RuntimeError):
 
 
 def _exit_now(signum: int, frame: Any) -> None:
-    """SIGINT while a sweep stops: the second Ctrl-C ends the process at once."""
+    """SIGINT while a sweep stops: the second Ctrl-C ends the process at once, and its pool's workers
+    with it (they ignore SIGINT, and a worker outliving its parent blocks on the call queue forever,
+    holding the terminal's or the caller's pipes open)."""
     try:
         sys.stderr.write("\nkarpy: interrupted again: stopping at once\n")
         sys.stderr.flush()
+        for child in multiprocessing.active_children():
+            child.kill()
     finally:
         os._exit(128 + signal.SIGINT)
 

@@ -160,3 +160,35 @@ def test_a_lost_dask_scheduler_is_said_once_and_keeps_the_finished_rows(tmp_path
     assert (tmp_path / "rows.csv").read_text() == "an earlier, complete file\n"
     rows = list(csv.DictReader((tmp_path / "rows.csv.partial").read_text().splitlines()))
     assert 1 <= len(rows) < 37 and all(r["status"] == "ok" for r in rows)
+
+
+_RACE = """
+import multiprocessing, signal, sys, time
+from concurrent.futures import ProcessPoolExecutor
+from karpy.sweeps import executors
+pool = ProcessPoolExecutor(2, mp_context=multiprocessing.get_context("fork"), initializer=executors._ignore_sigint)
+running = [pool.submit(time.sleep, 300) for _ in range(4)]
+while len(multiprocessing.active_children()) < 2:
+    time.sleep(0.05)
+signal.signal(signal.SIGINT, executors._exit_now)
+print("ready", flush=True)
+time.sleep(300)
+"""
+
+
+def test_a_second_sigint_before_the_pool_is_stopped_ends_its_workers_too(tmp_path: Path) -> None:
+    """The race CI hit: the second Ctrl-C lands after the first swapped the handler but before the
+    first had terminated the workers. They ignore SIGINT; left alive they held the pipes for minutes."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    proc = subprocess.Popen([sys.executable, "-c", _RACE], cwd=tmp_path, env=env, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, start_new_session=True, preexec_fn=sigint_default)
+    assert proc.stdout is not None
+    assert proc.stdout.readline() == b"ready\n"
+    workers = _children(proc.pid)
+    assert len(workers) >= 2
+    os.kill(proc.pid, signal.SIGINT)
+    code, stderr, took = _finish(proc, b"", timeout=30)
+    assert code == 130 and "stopping at once" in stderr, stderr
+    assert took < 10
+    for pid in workers:
+        assert not Path(f"/proc/{pid}").exists() or "zombie" in Path(f"/proc/{pid}/status").read_text()
