@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, field
+from operator import itemgetter
 from typing import TYPE_CHECKING, Any
 
 from karpy.api.nodepool import parse_duration
@@ -198,9 +199,13 @@ def simulate_scheduling(cluster: Cluster, candidates: Sequence[Candidate], conso
         deleting_keys = frozenset(p.key for p in deleting_pods)
     prov = cluster.provisioner
     pending = cluster.pending_pods()
-    candidate_pods = sorted((p for c in candidates for p in c.reschedulable_pods if movable(p)), key=lambda p: p.key)
+    keyed = sorted(((p.key, p) for c in candidates for p in c.reschedulable_pods if movable(p)), key=itemgetter(0))
+    candidate_pods = [p for _, p in keyed]
     pods = list(pending) + candidate_pods + deleting_pods
-    all_pods = {p.key: p for p in pods}
+    # {p.key: p for p in pods}, the candidates' keys read once
+    all_pods = {p.key: p for p in pending}
+    all_pods.update(keyed)
+    all_pods.update((p.key, p) for p in deleting_pods)
     scheduler = prov.new_scheduler(pods, list(cluster.nodepools.values()), cluster.state, state_nodes,
                                    cluster.daemonsets, cluster.instance_types,
                                    instance_types_key_for=cluster.instance_types_key,

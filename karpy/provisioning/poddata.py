@@ -49,16 +49,20 @@ class SpecMemo:
     holds it (a relaxation changes a copy, which is not served from the memo) -- see
     docs/internals/upstream-mirrors.md#poddata. Holds at most :attr:`LIMIT` specs (then starts over)."""
 
-    __slots__ = ("_by_spec",)
+    __slots__ = ("_by_spec", "_plain")
 
-    #: at most this many specs are kept (the memo is cleared when it is full)
+    #: at most this many specs (and statuses) are kept (the memo is cleared when it is full)
     LIMIT = 1 << 15
+    #: False: requests_read_status is asked for every pod (the plain path test_poddata_equivalence compares)
+    trust_status = True
 
     def __init__(self) -> None:
         self._by_spec: dict[tuple[int, bool], tuple[Any, _SpecDerived]] = {}
+        #: id(status) -> the status, for the statuses found not to hold requests
+        self._plain: dict[int, Any] = {}
 
     def derived(self, pod: Pod, ignore_preferences: bool) -> _SpecDerived:
-        if requests_read_status(pod):  # a resizing pod's requests are its own
+        if not self._plain_status(pod):  # a resizing pod's requests are its own
             return _SpecDerived.of(pod, ignore_preferences)
         spec = pod.spec
         key = (id(spec), ignore_preferences)
@@ -70,6 +74,22 @@ class SpecMemo:
             self._by_spec.clear()
         self._by_spec[key] = (spec, derived)
         return derived
+
+    def _plain_status(self, pod: Pod) -> bool:
+        """``not requests_read_status(pod)``, asked once per status object: what it reads (container
+        statuses, conditions) is only ever set on a new status object (karpy.sim.pods._revised)."""
+        status = getattr(pod, "status", None)
+        if status is None or not self.trust_status:
+            return not requests_read_status(pod)
+        plain = self._plain
+        if plain.get(id(status)) is status:
+            return True
+        if requests_read_status(pod):
+            return False
+        if len(plain) >= self.LIMIT:
+            plain.clear()
+        plain[id(status)] = status
+        return True
 
 
 class PodData:

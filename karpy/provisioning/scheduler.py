@@ -518,7 +518,7 @@ class Scheduler:
         (not served from or kept in the SpecMemo)."""
         data = PodData(pod, self.preference_policy == PREFERENCE_POLICY_IGNORE, self._interned,
                        None if relaxed else self._specs)
-        data.volume_requirements = self.volume_requirements.get(pod.key)
+        data.volume_requirements = self.volume_requirements.get(data.key)
         if self.volume_topology is not None and pod.spec.volumes:
             data.volumes = pod_volumes(self.volume_topology, pod)
         return data
@@ -534,16 +534,17 @@ class Scheduler:
             pod = q.pop()
             if pod is None:
                 break
-            err = self._try_schedule(pod, data[id(pod)])
+            d = data[id(pod)]
+            err = self._try_schedule(pod, d)
             if err is not None:
-                pod_errors[pod.key] = err if isinstance(err, str) else str(err)  # keeps DRAError etc.
-                by_key[pod.key] = pod
+                pod_errors[d.key] = err if isinstance(err, str) else str(err)  # keeps DRAError etc.
+                by_key[d.key] = pod
                 self.topology.update(pod)
                 # updateCachedPodData(pod): data[id(pod)] is still the original's
                 # (docs/internals/upstream-mirrors.md#scheduler)
                 q.push(pod)
             else:
-                pod_errors.pop(pod.key, None)
+                pod_errors.pop(d.key, None)
         for nc in self.new_nodeclaims:
             nc.finalize_scheduling()
         # Results list claims in creation order (the in-flight list is kept sorted by pod count)
@@ -560,6 +561,7 @@ class Scheduler:
 
         Appends a PodAttempt record per try (explain output; see PodAttempt)."""
         p = pod
+        key = data.key
         copied = False
         reason: Any = None
         log = self._attempt_log
@@ -580,13 +582,13 @@ class Scheduler:
                 log[start] = self._placed_outcome
                 log[start + 1] = self._placed_target
                 log[start + 2] = n
-                self.attempts[pod.key] = start
+                self.attempts[key] = start
                 return None
             log.append(str(err))
             if isinstance(err, (ReservedOfferingError, DRAError)) or \
                     not can_relax(p, self.preferences.tolerate_prefer_no_schedule):
                 log[start + 2] = n
-                self.attempts[pod.key] = start
+                self.attempts[key] = start
                 return err
             if not copied:
                 p = relaxable_copy(pod)

@@ -190,3 +190,35 @@ def test_a_memo_kept_across_solves_serves_what_a_fresh_one_computes(monkeypatch:
             assert _view(s._pod_data(p)) == _view(PodData(p, False))
         served.append(len(cache.specs._by_spec))
     assert served[0] == 3 and max(served) <= 5  # (8 specs seen: the memo started over)
+
+
+def test_a_status_seen_plain_is_not_asked_again_and_a_new_status_is() -> None:
+    """SpecMemo asks requests_read_status once per status object: a pod revised into a new status
+    holding a resize (as karpy.sim.pods._revised makes every update) gets the resized requests,
+    though the same spec and the pod's earlier status were served from the memo."""
+    from karpy.api.pod import PodStatus
+
+    memo = SpecMemo()
+    first = _pods(["pending"])[0]
+    assert PodData(first, False, None, memo).requests["cpu"] == 3_100_000_000
+    assert memo._plain.get(id(first.status)) is first.status
+    resized = first.model_copy(update={"status": PodStatus.model_validate(STATUSES["resized"])})
+    assert PodData(resized, False, None, memo).requests["cpu"] == 6_100_000_000
+    assert id(resized.status) not in memo._plain
+    again = PodData(first, False, None, memo)
+    assert _view(again) == _view(PodData(first, False))
+
+
+def test_the_status_memo_matches_asking_every_time(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The same PodData with SpecMemo.trust_status on and off, each pod seen twice, with a memo
+    small enough to start over (LIMIT 2)."""
+    monkeypatch.setattr(SpecMemo, "LIMIT", 2)
+    pods = _pods(["pending", "resized", "none", "resize-pending", "pending", "resized"]) * 2
+    trusted, asked = SpecMemo(), SpecMemo()
+    for pod in pods:
+        a = _view(PodData(pod, False, {}, trusted))
+        monkeypatch.setattr(SpecMemo, "trust_status", False)
+        b = _view(PodData(pod, False, {}, asked))
+        monkeypatch.setattr(SpecMemo, "trust_status", True)
+        assert a == b == _view(PodData(pod, False, {}))
+    assert 1 <= len(trusted._plain) <= 2 and not asked._plain
