@@ -412,6 +412,8 @@ class Scheduler:
                 existing.append(hit[1].fresh(topology))
             if self.volume_topology is not None:
                 self._attach_volume_usage(existing[-1], sn)
+            if not self.remaining_resources:  # (no NodePool has limits: nothing to subtract)
+                continue
             pool = sn.labels().get(LABEL_NODEPOOL)
             if pool in self.remaining_resources:
                 rem = self.remaining_resources[pool]
