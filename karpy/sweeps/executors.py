@@ -76,7 +76,8 @@ def _exit_now(signum: int, frame: Any) -> None:
         sys.stderr.write("\nkarpy: interrupted again: stopping at once\n")
         sys.stderr.flush()
         for child in multiprocessing.active_children():
-            child.kill()
+            with contextlib.suppress(Exception):  # (one that has just ended: the next still goes)
+                child.kill()
     finally:
         os._exit(128 + signal.SIGINT)
 
