@@ -201,19 +201,11 @@ class DisruptionController:
         now = self._now()
         if now - self.consolidation_state >= CONSOLIDATION_STATE_RESET:
             self.consolidation_state = now
-        keyed = self._keyed_instance_types
-
-        def instance_types(np: Any) -> list[Any]:
-            return keyed(np)[0]
-
-        def instance_types_key(np: Any) -> Hashable | None:
-            return keyed(np)[1]
-
         nodepools = {np.metadata.name: np for np in sim.store.list("NodePool")}
         return Cluster(now=now, state=sim.cluster_state(), nodepools=nodepools, pods=sim.store.list("Pod"),
                        pdbs=sim.pod_disruption_budgets(), daemonsets=sim.store.list("DaemonSet"),
-                       provisioner=sim.provisioner, instance_types=instance_types,
-                       instance_types_key=instance_types_key,
+                       provisioner=sim.provisioner, instance_types=self._instance_types_of,
+                       instance_types_key=self._instance_types_key_of,
                        nominated_until=self.nominated_until, in_queue=self.queue.names(),
                        feature_gates=self.feature_gates, consolidation_state=self.consolidation_state,
                        version=sim.store.resource_version, pod_checks=self.pod_checks,
@@ -237,6 +229,12 @@ class DisruptionController:
                 sim.cloud_provider, np, sim.cloud_provider.get_instance_types)
             cache[key] = (list(its), types_key)
         return cache[key]
+
+    def _instance_types_of(self, np: Any) -> list[Any]:
+        return self._keyed_instance_types(np)[0]
+
+    def _instance_types_key_of(self, np: Any) -> Hashable | None:
+        return self._keyed_instance_types(np)[1]
 
     def in_flight(self) -> frozenset[str]:
         """Candidates of in-flight commands (queue.HasAny; the static controllers' pending disruption)."""
@@ -499,8 +497,6 @@ class DisruptionController:
     #: (the plain path the equivalence test compares), not through the look's cached lookup
     share_instance_types = True
 
-    def _instance_types_of(self, np: Any) -> list[Any]:
-        return self._keyed_instance_types(np)[0]
 
     def _update_nodeclaims(self) -> None:
         now = self._now()

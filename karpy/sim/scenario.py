@@ -223,7 +223,7 @@ class ScenarioRunner:
         #: pods each Pod / workload keeps alive as the events change them (held to --max-pods)
         alive = self._initial_pods()
         #: NodePool name -> the NodePool as the events change it (static: ``spec.replicas`` set)
-        static: dict[str, Any] = {np.metadata.name: np for np in self.manifests.nodepools}
+        pools: dict[str, Any] = {np.metadata.name: np for np in self.manifests.nodepools}
         order = sorted(range(len(self.entries)), key=lambda i: (self.entries[i][3].at, i))
         for i in order:
             file, doc, path, ev = self.entries[i]
@@ -232,9 +232,9 @@ class ScenarioRunner:
                                   f"{_seconds(ev.at)} is after the end of the run (until {_seconds(self.sim.horizon)})")
             action = ev.action
             if action == "apply":
-                self._check_apply(i, known, alive, static)
+                self._check_apply(i, known, alive, pools)
             elif action in ("scale", "rollout", "delete"):
-                self._check_reference(i, known, alive, static)
+                self._check_reference(i, known, alive, pools)
             elif action == "capacity":
                 self._check_capacity(file, doc, path, ev)
             elif action == "interrupt":
@@ -247,7 +247,7 @@ class ScenarioRunner:
                 self._check_cancel_reservation(file, doc, path, ev)
 
     def _check_apply(self, i: int, known: set[tuple[str, str, str]], alive: dict[tuple[str, str, str], int],
-                     static: dict[str, Any]) -> None:
+                     pools: dict[str, Any]) -> None:
         """An ``apply`` event: its manifests load, keep each NodePool's mode, and stay within --max-pods
         (pods, and a static NodePool's nodes)."""
         file, doc, path, ev = self.entries[i]
@@ -256,11 +256,11 @@ class ScenarioRunner:
         for o in objs:
             kind = getattr(o, "kind", type(o).__name__)
             if kind == "NodePool":
-                was = static.get(o.metadata.name)
+                was = pools.get(o.metadata.name)
                 if was is not None and (was.spec.replicas is not None) != (o.spec.replicas is not None):
                     raise self._error(file, doc, _field(path, "apply"), f'NodePool "{o.metadata.name}": spec: '
                                       f"Invalid value: {NODEPOOL_MODE_TRANSITION}")
-                static[o.metadata.name] = o
+                pools[o.metadata.name] = o
                 message = self._static_over_limit(o)
                 if message is not None:
                     raise self._error(file, doc, _field(path, "apply"), f'NodePool "{o.metadata.name}": {message}')
@@ -272,7 +272,7 @@ class ScenarioRunner:
             raise self._error(file, doc, _field(path, "apply"), message)
 
     def _check_reference(self, i: int, known: set[tuple[str, str, str]], alive: dict[tuple[str, str, str], int],
-                         static: dict[str, Any]) -> None:
+                         pools: dict[str, Any]) -> None:
         """A ``scale``, ``rollout`` or ``delete`` event: it names a loaded object and stays within --max-pods."""
         file, doc, path, ev = self.entries[i]
         action = ev.action
@@ -285,7 +285,7 @@ class ScenarioRunner:
                               f"unknown {ref.kind} {ns + '/' if lookup_ns != 'default' or ns != 'default' else ''}"
                               f"{ref.name!r}{hint}".replace("'", '"'))
         if action == "scale" and ref.kind == "NodePool":
-            pool = static.get(ref.name)
+            pool = pools.get(ref.name)
             if pool is None or pool.spec.replicas is None:
                 raise self._error(file, doc, _field(path, "scale.name"),
                                   f'NodePool "{ref.name}" has no spec.replicas: {NODEPOOL_MODE_TRANSITION}')
@@ -308,7 +308,7 @@ class ScenarioRunner:
             alive.pop(key, None)
             known.discard((ref.kind, lookup_ns, ref.name))
             if ref.kind == "NodePool":
-                static.pop(ref.name, None)
+                pools.pop(ref.name, None)
 
     def _check_capacity(self, file: str, doc: int | None, path: str, ev: Any) -> None:
         """A ``capacity`` event: the provider models capacity changes and accepts each spec."""

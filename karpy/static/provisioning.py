@@ -37,8 +37,6 @@ REQUEUE = 60.0
 LIMIT_REQUEUE = 30.0
 #: controller.go log line when the node limit is reached
 NODE_LIMIT_REACHED = "nodepool node limit reached"
-#: pkg/utils/resources Node: the resource name of ``limits.nodes``
-NODES_RESOURCE = "nodes"
 
 
 class StaticNodeClaim:
