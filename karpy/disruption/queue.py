@@ -106,6 +106,9 @@ class Queue:
                 q.failure = err
                 self.ops.unmark_disrupted(q.command)
             finished.append(q)
+        if finished:
+            # queue.go CompleteCommand: a finished command leaves the queue (and its simulation results with it)
+            self.items = [q for q in self.items if not q.done]
         return finished
 
     def pending(self) -> bool:

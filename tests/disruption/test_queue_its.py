@@ -120,3 +120,19 @@ def test_command_times_out_after_the_retry_duration_and_untaints():
     [done] = q.reconcile(11 * 60.0)  # env.Clock.Step(11 * time.Minute)
     assert not done.succeeded and done.failure.startswith("command reached timeout")
     assert cluster.tainted == set() and cluster.deleted == []
+
+
+# upstream: queue.go CompleteCommand removes a finished command (its providerIDToCommand entries)
+def test_a_finished_command_leaves_the_queue_and_the_rest_stay_in_start_order():
+    cluster = Cluster()
+    q = Queue(cluster)
+    first = q.start_command(command(("node-1",)))
+    second = q.start_command(command(("node-2",)))
+    third = q.start_command(command(("node-3",)))
+    cluster.replacements["replacement-1"] = "initialized"
+    [done] = q.reconcile(1.0)
+    assert done is second and done.succeeded
+    # the finished command (and the simulation results it holds) is gone; the others wait in start order
+    assert q.items == [first, third] and q.pending() and q.names() == {"node-1", "node-3"}
+    [timed_out_1, timed_out_3] = q.reconcile(11 * 60.0)
+    assert (timed_out_1, timed_out_3) == (first, third) and q.items == [] and not q.pending()
