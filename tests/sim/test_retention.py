@@ -66,3 +66,24 @@ def test_progress_follows_the_virtual_clock_between_provisioning_passes() -> Non
     # most of the day runs without a provisioning pass (the nodes stay): progress still moves
     last_pass = min(t for t, p in seen if p == seen[-1][1])
     assert last_pass < 2 * 3600 and len({t for t, _ in seen if t > last_pass}) > 40
+
+
+def test_progress_is_told_during_a_burst_of_kube_scheduler_cycles(monkeypatch: Any) -> None:
+    """50,000 pods bind at one virtual instant (90 s of wall time): progress is called every
+    PROGRESS_EVERY_CYCLES cycles too, with the figures of the moment."""
+    import karpy.sim.simulation as simulation
+
+    def run_with(every: int) -> tuple[list[tuple[float, int, int]], int]:
+        monkeypatch.setattr(simulation, "PROGRESS_EVERY_CYCLES", every)
+        seen: list[tuple[float, int, int]] = []
+        result = karpy.simulate([make_nodepool(), make_deployment("web", replicas=120, requests={"cpu": "100m"})],
+                                cloud_provider=FakeCloudProvider(), region=None,
+                                progress=lambda t, passes, claims: seen.append((t, passes, claims)))
+        return seen, result.to_document()["simulation"]["scheduling_cycles"]
+
+    plain, cycles = run_with(10**9)
+    told, cycles_again = run_with(16)
+    assert cycles == cycles_again and cycles >= 120
+    assert len(told) - len(plain) == cycles // 16
+    # the extra calls repeat the figures of their moment: the same set, in virtual-time order
+    assert set(told) == set(plain) and [t for t, _, _ in told] == sorted(t for t, _, _ in told)
