@@ -1003,6 +1003,8 @@ def plan(paths: tuple[Path, ...], apply_paths: tuple[str, ...], deletes: tuple[s
             _bad_input(f"{p}: no such file or directory")
     if report_path is not None:
         _check_writable("--report", report_path)
+    progress = _Progress()
+    result = None
     try:
         gates_parsed = [parse_fail_on(g) for g in fail_on]
         gates = None
@@ -1013,9 +1015,16 @@ def plan(paths: tuple[Path, ...], apply_paths: tuple[str, ...], deletes: tuple[s
         preload_cloud_provider("aws")
         result = run_plan([str(p) if str(p) == "-" else p for p in paths],
                           apply=[a if a == "-" else Path(a) for a in apply_paths], delete=list(deletes),
-                          until=until, fail_on=gates_parsed, region=region, prices=prices, feature_gates=gates)
+                          until=until, fail_on=gates_parsed, region=region, prices=prices, feature_gates=gates,
+                          progress=progress)
     except _input_errors() as err:
         _bad_input(str(err))
+    finally:
+        sim = result.result.simulation if result is not None and result.result is not None else None
+        if sim is not None:
+            progress.done(sim.virtual_seconds, sim.provisioning_passes, len(sim.launches))
+        else:
+            progress.done()
     print_warnings(list(result.warnings))
     if report_path is not None:
         _write_text("--report", report_path, result.to_html())

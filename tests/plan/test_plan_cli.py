@@ -107,3 +107,21 @@ def test_a_dump_without_nodepools_is_bad_input(files: dict[str, Path], tmp_path:
 def test_plan_schema_command_prints_the_shipped_schema() -> None:
     r = CliRunner().invoke(cli, ["schema", "plan"])
     assert r.exit_code == 0 and json.loads(r.stdout) == plan_schema()
+
+
+def test_a_long_plan_shows_progress_on_stderr_and_ends_with_the_final_figures(
+        files: dict[str, Path], monkeypatch: pytest.MonkeyPatch) -> None:
+    """As ``karpy simulate``: a progress line once the run takes a while (here: at once), the last line the
+    run's final virtual time, passes and NodeClaims; stdout is the plan alone."""
+    from karpy.cli import _Progress
+
+    monkeypatch.setattr(_Progress, "AFTER_SECONDS", 0.0)
+    monkeypatch.setattr(_Progress, "LOG_EVERY_SECONDS", 0.0)
+    code, out, err = _run(str(files["dump"]), "--apply", str(files["change"]), "--prices", PRICES, "-o", "json")
+    assert code == 0
+    lines = [line for line in err.splitlines() if line.startswith("karpy: simulat")]
+    assert len(lines) > 2 and all(line.startswith("karpy: simulating... virtual t=") for line in lines[:-1])
+    sim = karpy.plan(files["dump"], apply=[files["change"]], prices=PRICES).result.simulation
+    assert lines[-1].startswith(f"karpy: simulated virtual t={sim.virtual_seconds:.0f}s, "
+                                f"{sim.provisioning_passes} provisioning passes, {len(sim.launches)} NodeClaims (")
+    assert json.loads(out)["converged"] is True
