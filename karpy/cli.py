@@ -43,6 +43,7 @@ from karpy.result import EXIT_BAD_INPUT
 
 if TYPE_CHECKING:
     from karpy.api.pod import NodeSelectorRequirement
+    from karpy.result import Result
     from karpy.sweeps.rows import SweepResult
 
 __all__ = ["CLI_GC_THRESHOLDS", "COMMAND_ENTRY_POINT_GROUP", "OutputChoice", "PluginGroup", "bad_input", "cli",
@@ -392,6 +393,14 @@ class _Progress:
         if self._tty:
             click.echo("", err=True)
 
+    def end(self, result: Result | None) -> None:
+        """:meth:`done` with the figures of the run's ``result`` (None when the run failed)."""
+        if result is None:
+            self.done()
+        else:
+            sim = result.simulation
+            self.done(sim.virtual_seconds, sim.provisioning_passes, len(sim.launches))
+
 
 def _unavailable_message(err: BaseException) -> str:
     """``--unavailable '<spec>': <reason>`` for a bad injected-capacity spec."""
@@ -453,11 +462,7 @@ def _run_scenario(paths: tuple[Path, ...], **options: Any) -> Any:
     except _input_errors() as err:
         _bad_input(str(err))
     finally:
-        if result is not None:
-            sim = result.simulation
-            progress.done(sim.virtual_seconds, sim.provisioning_passes, len(sim.launches))
-        else:
-            progress.done()
+        progress.end(result)
     print_warnings(result.warnings)
     return result
 
@@ -1020,11 +1025,7 @@ def plan(paths: tuple[Path, ...], apply_paths: tuple[str, ...], deletes: tuple[s
     except _input_errors() as err:
         _bad_input(str(err))
     finally:
-        sim = result.result.simulation if result is not None and result.result is not None else None
-        if sim is not None:
-            progress.done(sim.virtual_seconds, sim.provisioning_passes, len(sim.launches))
-        else:
-            progress.done()
+        progress.end(result.result if result is not None else None)
     print_warnings(list(result.warnings))
     if report_path is not None:
         _write_text("--report", report_path, result.to_html())

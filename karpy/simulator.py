@@ -158,7 +158,8 @@ def simulate(
     ``"fake"``), or a CloudProvider object (then ``region``/``prices``/``unavailable`` are the
     object's business). ``progress(virtual_seconds, passes, nodeclaims)`` is called after each
     provisioning pass, as the virtual clock moves and every 1,024 kube-scheduler cycles. ``until``:
-    the horizon (``"6h"``, or seconds), overriding a Scenario's ``spec.until``. ``events``: Scenario events (dicts as in ``spec.events``, ``--event`` lines, or
+    the horizon (``"6h"``, or seconds), overriding a Scenario's ``spec.until``. ``events``: Scenario
+    events (dicts as in ``spec.events``, ``--event`` lines, or
     :class:`karpy.api.scenario.ScenarioEvent` objects), added to the Scenario's own.
     ``disruption``: Karpenter's disruption controller (:mod:`karpy.disruption`) runs until the
     horizon whenever time passes (``until``, ``events`` or a Scenario), as production always runs it;

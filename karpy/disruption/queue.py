@@ -57,7 +57,8 @@ class Queue:
         self.items: list[QueuedCommand] = []
 
     def names(self) -> frozenset[str]:
-        """Candidates of in-flight commands (queue.HasAny)."""
+        """Candidates of in-flight commands (queue.HasAny; a command finishing in the reconcile under way
+        is no longer in flight)."""
         return frozenset(c.name for q in self.items if not q.done for c in q.command.candidates)
 
     def has_any(self, names: set[str]) -> bool:
@@ -78,18 +79,18 @@ class Queue:
         return q
 
     def reconcile(self, now: float) -> list[QueuedCommand]:
-        """waitOrTerminate for every in-flight command; returns the ones that finished now."""
+        """waitOrTerminate for every in-flight command; returns the ones that finished now, which
+        leave the queue (queue.go CompleteCommand: their simulation results go with them)."""
         finished = []
-        queued = sum(len(q.command.candidates) for q in self.items if not q.done)
-        limit = retry_duration(queued)
+        waiting = []
+        limit = retry_duration(sum(len(q.command.candidates) for q in self.items))
         for q in self.items:
-            if q.done:
-                continue
             err = None
             states = [self.ops.replacement_state(r) for r in q.replacements]
             if "deleted" in states and now - q.command.created_at < QUEUE_BASE_DELAY:
                 # upstream creates the replacement NodeClaim and returns; its launch fails later and the
                 # queue sees it gone at a requeue (queueBaseDelay), not in the instant it started
+                waiting.append(q)
                 continue
             if "deleted" in states:
                 err = "replacement was deleted"
@@ -97,6 +98,7 @@ class Queue:
                 if now - q.command.created_at > limit:
                     err = "command reached timeout, nodeclaim not initialized"
                 else:
+                    waiting.append(q)
                     continue
             q.done = True
             if err is None:
@@ -106,10 +108,8 @@ class Queue:
                 q.failure = err
                 self.ops.unmark_disrupted(q.command)
             finished.append(q)
-        if finished:
-            # queue.go CompleteCommand: a finished command leaves the queue (and its simulation results with it)
-            self.items = [q for q in self.items if not q.done]
+        self.items = waiting
         return finished
 
     def pending(self) -> bool:
-        return any(not q.done for q in self.items)
+        return bool(self.items)
