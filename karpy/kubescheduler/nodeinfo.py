@@ -146,8 +146,10 @@ class ChangeJournal:
     change, in the order of those newest changes, so a reader walks the nodes changed since its
     position (newest first) and never one change per pod. One per scheduler (no state shared
     between schedulers or threads); the entries hold the NodeInfos, so their ids stay unique while
-    they are in it; emptied past :attr:`LIMIT` nodes (``base``: the position of the emptying), and a
-    reader whose position predates ``base`` falls back to comparing every generation."""
+    they are in it; a NodeInfo that leaves the cache leaves the journal (:meth:`forget`), so it
+    holds the live nodes, not every node of the run; emptied past :attr:`LIMIT` nodes (``base``:
+    the position of the emptying), and a reader whose position predates ``base`` falls back to
+    comparing every generation."""
 
     __slots__ = ("latest", "count", "base")
 
@@ -166,6 +168,14 @@ class ChangeJournal:
         if k in latest:
             del latest[k]  # (re-inserted last: the order of the newest changes)
         latest[k] = (self.count, ni)
+
+    def forget(self, ni: NodeInfo) -> None:
+        """``ni`` left the cache (its node deleted or replaced by an update): drop its entry, so
+        the journal holds the live nodes only (a reader of a tree that had ``ni`` rebuilds anyway:
+        a node removed or updated makes a new tree)."""
+        hit = self.latest.get(id(ni))
+        if hit is not None and hit[1] is ni:
+            del self.latest[id(ni)]
 
     def position(self) -> int:
         """The absolute position just after the newest change; empties the journal when it is full

@@ -332,6 +332,7 @@ class KubeScheduler:
             return
         self.nodes[name] = node
         ni = self.node_infos[name]
+        self._journal.forget(ni)
         self.node_infos[name] = ni = NodeInfo.from_node(node, ni.pods)
         ni.journal = self._journal
         self._node_tree = None
@@ -342,7 +343,9 @@ class KubeScheduler:
 
     def delete_node(self, name: str) -> None:
         old = self.nodes.pop(name, None)
-        self.node_infos.pop(name, None)
+        gone = self.node_infos.pop(name, None)
+        if gone is not None:
+            self._journal.forget(gone)  # (else the journal kept every NodeInfo the run ever had)
         self._node_tree = None
         # (the next refresh would drop the entry: the node is no longer cached)
         self._image_sizes.pop(name, None)

@@ -314,3 +314,31 @@ def test_change_journal_reports_the_nodes_changed_since_any_position():
                 got = journal.changed_since(seen)
                 assert len(got) == len(want) and {id(n) for n in got} == want, (seed, step, seen)
         assert journal.base > 0  # emptied at least once
+
+
+def test_change_journal_holds_only_the_cached_nodes():
+    """A NodeInfo that leaves the cache (node deleted, or replaced by an update) leaves the journal:
+    before, the journal kept every NodeInfo the run ever had (a year-long run's deleted nodes, with
+    their Node objects), bounded only by ChangeJournal.LIMIT."""
+    ks = KubeScheduler(FakeClock(), random.Random(0))
+    rng = random.Random(11)
+    names: list[str] = []
+    for step in range(120):
+        op = rng.randrange(4)
+        if op == 0 or not names:
+            name = f"n{step}"
+            names.append(name)
+            ks.add_node(_zonal_node(name, f"z{rng.randrange(3)}"))
+        elif op == 1:
+            ks.update_node(_zonal_node(rng.choice(names), f"z{rng.randrange(3)}"))
+        elif op == 2:
+            ks.delete_node(names.pop(rng.randrange(len(names))))
+        else:
+            p = make_pod(f"p{step}", requests={"cpu": "10m"})
+            p.spec.node_name = rng.choice(names)
+            ks.add_pod(p)  # bound: the node's pods change, the journal notes it
+        ks._snapshot()
+        held = [ni for _, ni in ks._journal.latest.values()]
+        live = {id(ni) for ni in ks.node_infos.values()}
+        assert all(id(ni) in live for ni in held), step
+    assert ks._journal.count > 0 and ks._journal.latest  # (the journal was used)
