@@ -108,6 +108,9 @@ ANNOTATION_INSTANCE_PROFILE = "karpenter.k8s.aws/instance-profile-name"
 #: pkg/apis/v1/ec2nodeclass.go EC2NodeClassHashVersion.
 #: aws:pkg/apis/v1/ec2nodeclass.go EC2NodeClassHashVersion
 NODECLASS_HASH_VERSION = "v6"
+#: CreateFleet records the provider's mocked EC2 keeps in ``ec2.records`` (the newest): each
+#: launch keeps its own on ``launches[name].fleet_record``, so a long run holds no more
+FLEET_RECORDS_KEPT = 256
 EKS_CLUSTER_NAME_TAG = "eks:eks-cluster-name"
 #: the NodeClass this provider supports (cloudprovider.go GetSupportedNodeClasses)
 NODECLASS_GROUP = "karpenter.k8s.aws"
@@ -331,7 +334,8 @@ class AWSCloudProvider:
             ec2.reservations.restore()  # a new run: the reservations as the manifests define them
             return ec2
         check_region(self.region)
-        ec2 = MockedEC2(self.region, price_book=self.pricing, unavailable=self.unavailable_specs, clock=self.clock.now)
+        ec2 = MockedEC2(self.region, price_book=self.pricing, unavailable=self.unavailable_specs, clock=self.clock.now,
+                        records_limit=FLEET_RECORDS_KEPT)
         ec2.start()
         try:
             if not catalog_cache:  # --no-cache: read the catalogue from moto, not the on-disk cache

@@ -621,6 +621,8 @@ class MockedEC2:
             subnets = ec2.default_subnets()
             out = ec2.client.create_fleet(**params)      # exactly what Karpenter sends
             ec2.records[-1].decisions[0].reason
+
+    ``records`` lists every CreateFleet call, or the newest ``records_limit`` of them.
     """
 
     def __init__(
@@ -636,8 +638,13 @@ class MockedEC2:
         clock: Callable[[], float] | None = None,
         pco_depth_fraction: float = DEFAULT_PCO_DEPTH_FRACTION,
         cop_min_relative_depth: float = DEFAULT_COP_MIN_RELATIVE_DEPTH,
+        records_limit: int | None = None,
     ) -> None:
         self.region = region
+        #: how many CreateFleet records ``records`` keeps, the newest (None: every one)
+        if records_limit is not None and records_limit < 1:
+            raise ValueError(f"records_limit must be at least 1, not {records_limit}")
+        self.records_limit = records_limit
         self.price_book: PriceBook = price_book if price_book is not None else StaticPriceBook()
         self.capacity = capacity if capacity is not None else CapacityModel()
         for spec in unavailable:
@@ -813,7 +820,7 @@ class MockedEC2:
 
     @property
     def decisions(self) -> list[FleetDecision]:
-        """Every unit decision so far, in order."""
+        """Every unit decision of the records kept (``records_limit``), in order."""
         return [d for r in self.records for d in r.decisions]
 
     def current_time(self) -> float:
@@ -1021,6 +1028,8 @@ class MockedEC2:
         # it (karpy builds every request fresh).
         record = FleetRecord(request=dict(params), now=now)
         self.records.append(record)
+        if self.records_limit is not None and len(self.records) > self.records_limit:
+            del self.records[:len(self.records) - self.records_limit]
         pending = _Pending(record)
         context[_CONTEXT_KEY] = pending
         targets = self._reservation_targets(params)

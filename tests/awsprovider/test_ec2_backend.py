@@ -495,3 +495,23 @@ def test_a_client_with_a_callers_hook_left_on_is_not_handed_to_the_next_backend(
     assert calls == ["spy"]
     with MockedEC2(seed=None) as again:
         assert again.client is tidy_client
+
+
+
+def test_records_limit_keeps_the_newest_records(ec2: MockedEC2, subnets: dict[str, str]) -> None:
+    """MockedEC2(records_limit=N): ``records`` keeps the newest N CreateFleet records (a long run's
+    provider kept every one to the end); None keeps them all; below 1 is refused."""
+    with pytest.raises(ValueError, match="records_limit"):
+        MockedEC2(records_limit=0)
+    ec2.records_limit = 2
+    try:
+        sent = []
+        for it in ("m8i.large", "c8i.large", "c7i.large"):
+            (inst,) = instances(ec2, ec2.client.create_fleet(**params(subnets, [it], ("us-east-1a",))))
+            sent.append(inst["InstanceType"])
+        assert sent == ["m8i.large", "c8i.large", "c7i.large"]
+        assert [r.request["LaunchTemplateConfigs"][0]["Overrides"][0]["InstanceType"] for r in ec2.records] \
+            == ["c8i.large", "c7i.large"]
+        assert len(ec2.decisions) == 2
+    finally:
+        ec2.records_limit = None
