@@ -1,15 +1,19 @@
 """What EC2 forgets: a terminated instance stays visible to DescribeInstances for about an hour after
 it terminated, then it is gone (EC2 User Guide, "Terminate Amazon EC2 instances": "terminated
 instances remain visible in the console for a short while"; DescribeInstances then answers
-``InvalidInstanceID.NotFound``), and with it its tags, its network interfaces and, once it has no
-instance left, the instant fleet that launched it.
+``InvalidInstanceID.NotFound``), and with it its tags, its network interfaces (their private
+addresses return to the subnet) and, once it has no instance left, the instant fleet that launched it.
 
 moto keeps every terminated instance for the life of its backend and walks (and copies) all of
 them on every DescribeInstances, so a long run with churn grew slower and larger with its history
 (a year of hourly scale events with the disruption controller on: over half an hour, 1.5 GB).
 :class:`TerminatedInstances` holds the terminations on the virtual clock and :func:`forget` drops
 the ones older than :data:`TERMINATED_VISIBLE_FOR` from moto's backend, so the mocked EC2 costs the
-live cluster. The hour is modelled (EC2 gives no exact figure).
+live cluster. The hour is modelled (EC2 gives no exact figure); EC2 frees a terminated instance's
+addresses when its network interface is deleted, karpy when it forgets the instance, an hour later.
+moto gives a subnet's addresses back only in ``Instance.__del__``, which never runs while the
+subnet's own address table holds the instance, so without :func:`forget` a subnet ran out of
+addresses after its size in launches (a /20: about 4,000; a year of hourly churn got there).
 """
 
 from __future__ import annotations
@@ -68,10 +72,14 @@ def forget(backend: Any, instance_ids: set[str]) -> int:
         return 0
     dropped: list[Any] = list(gone)
     ids = {i.id for i in gone}
+    for instance in gone:
+        _release_addresses(backend, instance)
     for eni_id, eni in list(getattr(backend, "enis", {}).items()):
         if getattr(getattr(eni, "instance", None), "id", None) in ids:
             del backend.enis[eni_id]
             backend.tags.pop(eni_id, None)
+            for address in getattr(eni, "private_ip_addresses", None) or ():
+                _free(getattr(eni, "subnet", None), address.get("PrivateIpAddress"))
             dropped.append(eni)
     fleets = getattr(backend, "fleets", {})
     for fleet_id in {getattr(i, "_fleet_id", None) for i in gone} - {None}:
@@ -84,6 +92,21 @@ def forget(backend: Any, instance_ids: set[str]) -> int:
         backend.tags.pop(instance_id, None)
     _untrack(dropped)
     return len(gone)
+
+
+def _release_addresses(backend: Any, instance: Any) -> None:
+    """The instance's private addresses back to its subnet (what moto's ``Instance.__del__`` does)."""
+    try:
+        subnet = backend.get_subnet(instance.subnet_id)
+    except Exception:  # noqa: BLE001 - a subnet deleted meanwhile: nothing to give back
+        return
+    for address in getattr(instance, "_private_ips", None) or ():
+        _free(subnet, address)
+
+
+def _free(subnet: Any, address: Any) -> None:
+    if subnet is not None and address:
+        subnet.del_subnet_ip(str(address))
 
 
 def _terminated(instance: Any) -> bool:

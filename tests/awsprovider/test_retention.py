@@ -95,3 +95,31 @@ def test_a_long_run_keeps_the_backend_at_the_live_cluster() -> None:
     assert launched >= 20, launched  # the churn: a node launched and consolidated away most hours
     # the run's instances, less those terminated over an hour ago: a handful, not every launch
     assert max(r for r, _ in seen[len(seen) // 2:]) <= 4, seen[-5:]
+
+
+def test_a_forgotten_instance_gives_its_address_back_to_the_subnet(ec2: tuple[MockedEC2, list[float]]) -> None:
+    """A /28 has 11 usable addresses: 30 launches, each terminated and forgotten an hour later, all
+    succeed and the subnet ends with its 11 addresses free. moto frees an address only in
+    Instance.__del__, which never ran (the subnet's own table holds the instance): a subnet ran out
+    after its size in launches -- a year of hourly churn then failed every launch."""
+    backend, now = ec2
+    vpc = backend.client.create_vpc(CidrBlock="10.77.0.0/24")["Vpc"]["VpcId"]
+    subnet = backend.client.create_subnet(VpcId=vpc, CidrBlock="10.77.0.0/28", AvailabilityZone="us-east-1a")
+    subnet_id = subnet["Subnet"]["SubnetId"]
+    assert subnet["Subnet"]["AvailableIpAddressCount"] == 11
+    for k in range(30):
+        out = backend.client.create_fleet(
+            Type="instant",
+            TargetCapacitySpecification={"TotalTargetCapacity": 1, "DefaultTargetCapacityType": "on-demand"},
+            LaunchTemplateConfigs=[{"LaunchTemplateSpecification": {"LaunchTemplateName": "retention",
+                                                                    "Version": "$Latest"},
+                                    "Overrides": [{"InstanceType": "m5.large", "SubnetId": subnet_id,
+                                                   "AvailabilityZone": "us-east-1a"}]}])
+        ids = [i for inst in out["Instances"] for i in inst["InstanceIds"]]
+        assert len(ids) == 1 and not out.get("Errors"), (k, out.get("Errors"))
+        backend.client.terminate_instances(InstanceIds=ids)
+        now[0] += TERMINATED_VISIBLE_FOR  # forgotten at the next request
+        assert _state(backend, ids[0]) == "InvalidInstanceID.NotFound"
+    (described,) = backend.client.describe_subnets(SubnetIds=[subnet_id])["Subnets"]
+    assert described["AvailableIpAddressCount"] == 11
+    assert not _moto(backend).get_subnet(subnet_id)._subnet_ips  # no address held for a forgotten instance
