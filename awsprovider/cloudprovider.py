@@ -507,6 +507,12 @@ class AWSCloudProvider:
         rec = self.launches.get(nodeclaim_name)
         return rec.explain(compact) if rec is not None else None
 
+    def release_launch(self, nodeclaim_name: str) -> None:
+        """Let go of a gone NodeClaim's launch record (karpy.sim.retention: a long run keeps the
+        launch detail of its first gone NodeClaims only); explain_launch and fleet_record then
+        answer None for it."""
+        self.launches.pop(nodeclaim_name, None)
+
     def fleet_record(self, nodeclaim_name: str) -> dict[str, Any] | None:
         """The JSON ``fleet`` block of a NodeClaim's launch: the CreateFleet request as sent and the
         errors EC2 returned (None when no CreateFleet was sent for it)."""

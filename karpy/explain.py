@@ -41,6 +41,7 @@ from karpy.provisioning.scheduler import PodAttempt
 from karpy.scheduling.hostports import get_host_ports
 from karpy.scheduling.labels import LABEL_HOSTNAME, LABEL_INSTANCE_TYPE, NODECLAIM_MIN_VALUES_RELAXED_ANNOTATION_KEY
 from karpy.scheduling.resources import fits, merge, requests_for_pods, to_strings
+from karpy.sim.options import LAUNCH_DETAIL_LIMIT
 
 if TYPE_CHECKING:
     from karpy.api.pod import Pod
@@ -78,6 +79,8 @@ REASON_HOST_PORTS = "their DaemonSet pods' host ports conflict with the pods' ho
 REASON_LIMITS = "capacity exceeds the NodePool's remaining limits (filterByRemainingResources)"
 REASON_OTHER = "removed while the claim was built (not reproduced by its final requirements)"
 NO_LAUNCH_DETAIL = "provider gives no launch detail"
+#: the launch_note of a NodeClaim whose detail a long run let go (karpy.sim.retention)
+DETAIL_RELEASED = "launch detail not kept: gone after the run's first {limit:,} NodeClaims gone (launch_detail_limit)"
 
 
 class ExplainLookupError(KarpyError, LookupError):
@@ -339,6 +342,11 @@ class _Explainer:
                         "price": _price(rec.price), "error": rec.error})
         if claim is None:
             out["pods"] = []
+            if rec.detail_released:
+                out["launch"] = None
+                opts = self.result.simulation.options
+                out["launch_note"] = DETAIL_RELEASED.format(
+                    limit=opts.launch_detail_limit if opts is not None else LAUNCH_DETAIL_LIMIT)
             return out
         out["pods"] = [p.key for p in claim.pods]
         funnel, candidates, reqs = self.funnel(rec)

@@ -76,6 +76,10 @@ class NodeClaimLifecycle:
         self._undeleted: dict[int, LaunchRecord] = {}
         self._claim_names: set[str] = set()
         self._last_cluster: ClusterState | None = None
+        #: NodeClaims gone (deleted, or failed to launch) that kept their launch detail; and those
+        #: that let it go, past ``options.launch_detail_limit`` (karpy.sim.retention)
+        self.gone_with_detail = 0
+        self.detail_released = 0
 
     def adopt(self, record: LaunchRecord, claim_name: str) -> None:
         """A NodeClaim of the input (karpy.sim.existing), known by its Node's name and its own."""
@@ -154,6 +158,7 @@ class NodeClaimLifecycle:
                 self.record("nodeclaim.launch-failed", f"NodeClaim/{record.name}", error=record.error)
                 for p in record.scheduling.pods:
                     self.errors.setdefault(p.key, f"launching nodeclaim, {outcome}")
+                self._gone(record)
             else:
                 self._launched(record, outcome)
 
@@ -359,5 +364,19 @@ class NodeClaimLifecycle:
         rec.deleted = True
         self._undeleted.pop(id(rec), None)
         rec.deleted_at = self.clock.now()
+        self._gone(rec)
         self._changed()
         self.record("nodeclaim.deleted", f"NodeClaim/{rec.name}", reason=rec.deleted_by)
+
+    def _gone(self, rec: LaunchRecord) -> None:
+        """``rec`` left the cluster: past the first ``launch_detail_limit`` such NodeClaims it lets
+        its launch detail go, here and in the provider (memory bounded by the live cluster)."""
+        if self.gone_with_detail < self.options.launch_detail_limit:
+            self.gone_with_detail += 1
+            return
+        self.detail_released += 1
+        rec.detail_released = True
+        rec.scheduling = rec.instance_types = rec.untruncated = rec.requirements = None
+        release = getattr(self.cloud_provider, "release_launch", None)
+        if release is not None:
+            release(rec.name)

@@ -13,12 +13,15 @@ from typing import Any
 from karpy.kubescheduler.scheduler import SchedulerConfig
 from karpy.options import FeatureGates, Options
 
-__all__ = ["DELETED_PODS_LIMIT", "SimulationOptions", "TIMELINE_LIMIT"]
+__all__ = ["DELETED_PODS_LIMIT", "LAUNCH_DETAIL_LIMIT", "SimulationOptions", "TIMELINE_LIMIT"]
 
 #: what a long run lists in full (karpy.sim.retention): timeline entries (about 160 bytes each) and
 #: pods gone from the store (about 2 KB each)
 TIMELINE_LIMIT = 200_000
 DELETED_PODS_LIMIT = 20_000
+#: NodeClaims gone from the cluster (deleted, or their launch failed) whose launch detail -- the
+#: CreateFleet request and response, the scheduling claim explain reads -- is kept (about 0.1 MB each)
+LAUNCH_DETAIL_LIMIT = 500
 
 
 @dataclass(frozen=True)
@@ -50,6 +53,9 @@ class SimulationOptions:
     #: the store listed in full; later ones are counted, and the document's warnings say so
     timeline_limit: int = TIMELINE_LIMIT
     deleted_pods_limit: int = DELETED_PODS_LIMIT
+    #: ... and the launch detail of the first ``launch_detail_limit`` NodeClaims gone from the
+    #: cluster (every live one keeps its own); a later one's is let go when it is gone
+    launch_detail_limit: int = LAUNCH_DETAIL_LIMIT
     #: Karpenter's operator options shared with the cloud provider; after construction always set:
     #: the given one (default ``Options()``) with the two policies and the gate overrides above applied
     operator: Options | None = None

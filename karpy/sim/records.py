@@ -50,6 +50,9 @@ class LaunchRecord:
     #: on-demand when its reservation ended): ``(from, $/h, capacity type)``, the launch first;
     #: empty while the launch price held throughout (``price`` is always the current $/h)
     price_history: list[tuple[float, float, str | None]] = field(default_factory=list)
+    #: its launch detail (``scheduling``, ``instance_types``, ``untruncated``, ``requirements`` and
+    #: the provider's launch record) was let go once it was gone (karpy.sim.retention)
+    detail_released: bool = False
 
 
 @dataclass

@@ -629,7 +629,8 @@ class Simulation:
         tl = self.timeline
         until = tl.entries[-1].t if tl.entries else None
         return retention_warnings(self.options.timeline_limit, until, tl.dropped, self.options.deleted_pods_limit,
-                                  self.pods.deleted_dropped)
+                                  self.pods.deleted_dropped, self.options.launch_detail_limit,
+                                  self.nodeclaims.detail_released)
 
     def _advance(self, t: float) -> None:
         """Move the virtual clock to ``t`` and tell ``progress`` (a long timeline shows its virtual

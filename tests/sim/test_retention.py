@@ -87,3 +87,58 @@ def test_progress_is_told_during_a_burst_of_kube_scheduler_cycles(monkeypatch: A
     assert len(told) - len(plain) == cycles // 16
     # the extra calls repeat the figures of their moment: the same set, in virtual-time order
     assert set(told) == set(plain) and [t for t, _, _ in told] == sorted(t for t, _, _ in told)
+
+
+def _churn(**limits: Any) -> Any:
+    """The bundled example on the AWS provider, deployment/web scaled 6 <-> 9 every hour for 16 h
+    with the disruption controller on: a NodeClaim launched and consolidated away about every 2 h."""
+    from karpy.cli import bundled_example
+
+    events = [f"{60 * k}m scale deployment/web {6 if k % 2 else 9}" for k in range(1, 16)]
+    return karpy.simulate(bundled_example(), until="16h", events=events, disruption=True,
+                          options=SimulationOptions(**limits))
+
+
+def test_past_the_launch_detail_limit_a_gone_nodeclaim_lets_its_launch_detail_go() -> None:
+    """launch_detail_limit: the first N NodeClaims gone from the cluster keep their launch detail
+    (fleet block, explain), later ones gone let it go -- here and in the provider -- and the
+    document says so; every NodeClaim is still listed, every decision and total unchanged."""
+    from karpy.explain import DETAIL_RELEASED
+
+    whole_result = _churn()
+    whole = whole_result.to_document()
+    gone = [nc for nc in whole["nodeclaims"] if nc["deleted_at"] is not None]
+    assert len(gone) >= 4 and all(nc["fleet"] is not None for nc in whole["nodeclaims"])
+    assert not any(w.startswith("nodeclaims:") for w in whole["warnings"])
+    cut_result = _churn(launch_detail_limit=2)
+    cut = cut_result.to_document()
+    released = [nc["name"] for nc in cut["nodeclaims"] if nc["fleet"] is None]
+    assert len(released) == len(gone) - 2 and set(released) <= {nc["name"] for nc in gone}
+    # the two that kept theirs were the first gone
+    kept_gone = [nc for nc in cut["nodeclaims"] if nc["deleted_at"] is not None and nc["fleet"] is not None]
+    assert len(kept_gone) == 2
+    assert max(nc["deleted_at"] for nc in kept_gone) <= min(
+        nc["deleted_at"] for nc in cut["nodeclaims"] if nc["name"] in released)
+    # every NodeClaim listed, each the same but for the fleet block it let go
+    assert [{**nc, "fleet": None} if nc["name"] in released else nc for nc in whole["nodeclaims"]] \
+        == cut["nodeclaims"]
+    for key in ("cost", "cost_per_hour", "simulation", "pods", "timeline", "disruptions"):
+        assert cut[key] == whole[key], key
+    [note] = [w for w in cut["warnings"] if w.startswith("nodeclaims:")]
+    assert f"first 2 NodeClaims gone" in note and f"{len(released):,} later ones gone have fleet null" in note
+    assert [w for w in cut["warnings"] if not w.startswith("nodeclaims:")] == whole["warnings"]
+    # explain: the released ones say why they have no detail; the rest is the same
+    for name, entry in cut["explain"]["nodeclaims"].items():
+        if name in released:
+            assert entry["launch"] is None and entry["launch_note"] == DETAIL_RELEASED.format(limit=2)
+        else:
+            assert entry == whole["explain"]["nodeclaims"][name], name
+    # the provider let its launch records go too
+    assert not set(released) & set(cut_result.cloud_provider.launches)
+    assert set(released) <= set(whole_result.cloud_provider.launches)
+
+
+def test_the_launch_detail_limit_default() -> None:
+    from karpy.sim.options import LAUNCH_DETAIL_LIMIT
+
+    assert SimulationOptions().launch_detail_limit == LAUNCH_DETAIL_LIMIT == 500
