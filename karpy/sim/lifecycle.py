@@ -71,8 +71,9 @@ class NodeClaimLifecycle:
         self.disruption: DisruptionHooks | None = None
         self._launch_by_name: dict[str, LaunchRecord] = {}
         self._launch_by_node: dict[str, LaunchRecord] = {}
-        #: the records not deleted yet, in creation order (by id: a record leaves when deleted), so the
-        #: per-round readers cost the live cluster, not every NodeClaim the run ever made
+        #: the records not deleted yet, in creation order (by id: a record leaves when deleted or its
+        #: launch fails), so the per-round readers cost the live cluster, not every NodeClaim the run
+        #: ever made
         self._undeleted: dict[int, LaunchRecord] = {}
         self._claim_names: set[str] = set()
         self._last_cluster: ClusterState | None = None
@@ -158,6 +159,7 @@ class NodeClaimLifecycle:
                 self.record("nodeclaim.launch-failed", f"NodeClaim/{record.name}", error=record.error)
                 for p in record.scheduling.pods:
                     self.errors.setdefault(p.key, f"launching nodeclaim, {outcome}")
+                self._undeleted.pop(id(record), None)  # (every reader of the live records skips it)
                 self._gone(record)
             else:
                 self._launched(record, outcome)
@@ -254,8 +256,8 @@ class NodeClaimLifecycle:
         return self._launch_by_node.get(node_name)
 
     def existing_records(self) -> list[LaunchRecord]:
-        """The records of the NodeClaims not deleted (launched or not), in creation order: those of
-        :attr:`launches` without ``deleted``."""
+        """The records of the NodeClaims not deleted (launched, or not launched yet; a failed launch is
+        gone), in creation order: those of :attr:`launches` neither ``deleted`` nor failed."""
         return [r for r in self._undeleted.values() if not r.deleted]
 
     def live_nodeclaims(self) -> list[Any]:

@@ -202,7 +202,7 @@ class Simulation:
         return self.nodeclaims.nodeclaim_of_node(node_name)
 
     def existing_records(self) -> list[LaunchRecord]:
-        """The records of the NodeClaims not deleted (launched or not), in creation order."""
+        """The records of the NodeClaims not deleted and not failed (launched, or not yet), in creation order."""
         return self.nodeclaims.existing_records()
 
     def live_nodeclaims(self) -> list[Any]:

@@ -142,3 +142,23 @@ def test_the_launch_detail_limit_default() -> None:
     from karpy.sim.options import LAUNCH_DETAIL_LIMIT
 
     assert SimulationOptions().launch_detail_limit == LAUNCH_DETAIL_LIMIT == 500
+
+
+def test_a_failed_launch_leaves_the_live_records() -> None:
+    """A NodeClaim whose launch failed is gone at once: the per-round readers of the live records
+    (cluster state, the disruption and static controllers) no longer walk every failed launch of the
+    run -- a year whose launches failed walked thousands each round."""
+    from karpy.api.builders import make_pod
+    from karpy.api import load_manifests
+    from karpy.simulator import new_simulation
+
+    provider = FakeCloudProvider()
+    provider.next_create_err = RuntimeError("InsufficientInstanceCapacity")
+    sim = new_simulation(load_manifests([make_nodepool(), make_pod("a", requests={"cpu": "1"})]), provider,
+                         SimulationOptions(time_limit=120))
+    sim.run()
+    failed = [r for r in sim.launches if r.error is not None]
+    assert len(failed) == 1 and any(r.launched is not None for r in sim.launches)
+    live = sim.existing_records()
+    assert live and not [r for r in live if r.error is not None]
+    assert [r.name for r in live] == [r.name for r in sim.launches if r.error is None and not r.deleted]
