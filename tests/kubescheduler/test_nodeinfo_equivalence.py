@@ -52,22 +52,30 @@ def _zonal_node(name: str, zone: str):
                      capacity={"cpu": "4", "memory": "8Gi", "pods": "110"})
 
 
+def _random_node_change(ks: KubeScheduler, rng: random.Random, names: list[str], step: int,
+                        bind: bool = False) -> None:
+    """One random change of the scheduler's nodes: add, update or delete one (or, ``bind``, bind a pod)."""
+    op = rng.randrange(4 if bind else 3)
+    if op == 0 or not names:
+        name = f"n{step}"
+        names.append(name)
+        ks.add_node(_zonal_node(name, f"z{rng.randrange(3)}"))
+    elif op == 1:
+        ks.update_node(_zonal_node(rng.choice(names), f"z{rng.randrange(3)}"))
+    elif op == 2:
+        ks.delete_node(names.pop(rng.randrange(len(names))))
+    else:
+        p = make_pod(f"p{step}", requests={"cpu": "10m"})
+        p.spec.node_name = rng.choice(names)
+        ks.add_pod(p)  # bound: the node's pods change, the journal notes it
+
+
 def test_cached_snapshot_follows_node_changes():
     ks = KubeScheduler(FakeClock(), random.Random(0))
     rng = random.Random(7)
     names: list[str] = []
     for step in range(80):
-        op = rng.randrange(3)
-        if op == 0 or not names:
-            name = f"n{step}"
-            names.append(name)
-            ks.add_node(_zonal_node(name, f"z{rng.randrange(3)}"))
-        elif op == 1:
-            name = rng.choice(names)
-            ks.update_node(_zonal_node(name, f"z{rng.randrange(3)}"))
-        else:
-            name = names.pop(rng.randrange(len(names)))
-            ks.delete_node(name)
+        _random_node_change(ks, rng, names, step)
         want = [ks.node_infos[n.metadata.name] for n in node_tree_order(list(ks.nodes.values()))]
         got = ks._snapshot()
         assert isinstance(got, Snapshot) and all(a is b for a, b in zip(got, want)) and len(got) == len(want)
@@ -324,19 +332,7 @@ def test_change_journal_holds_only_the_cached_nodes():
     rng = random.Random(11)
     names: list[str] = []
     for step in range(120):
-        op = rng.randrange(4)
-        if op == 0 or not names:
-            name = f"n{step}"
-            names.append(name)
-            ks.add_node(_zonal_node(name, f"z{rng.randrange(3)}"))
-        elif op == 1:
-            ks.update_node(_zonal_node(rng.choice(names), f"z{rng.randrange(3)}"))
-        elif op == 2:
-            ks.delete_node(names.pop(rng.randrange(len(names))))
-        else:
-            p = make_pod(f"p{step}", requests={"cpu": "10m"})
-            p.spec.node_name = rng.choice(names)
-            ks.add_pod(p)  # bound: the node's pods change, the journal notes it
+        _random_node_change(ks, rng, names, step, bind=True)
         ks._snapshot()
         held = [ni for _, ni in ks._journal.latest.values()]
         live = {id(ni) for ni in ks.node_infos.values()}
