@@ -641,9 +641,9 @@ class MockedEC2:
         records_limit: int | None = None,
     ) -> None:
         self.region = region
-        #: how many CreateFleet records ``records`` keeps, the newest (None: every one)
         if records_limit is not None and records_limit < 1:
             raise ValueError(f"records_limit must be at least 1, not {records_limit}")
+        #: how many CreateFleet records ``records`` keeps, the newest (None: every one)
         self.records_limit = records_limit
         self.price_book: PriceBook = price_book if price_book is not None else StaticPriceBook()
         self.capacity = capacity if capacity is not None else CapacityModel()

@@ -233,6 +233,25 @@ def test_the_process_wide_places_that_hold_a_backends_objects() -> None:
     assert hasattr(Subnet._base_avail_ip_iterator, "cache_info")
 
 
+def test_what_forget_gives_back_to_a_subnet(ec2: Any, subnets: dict[str, str]) -> None:
+    """awsprovider.ec2.retention.forget gives a forgotten instance's addresses back as moto's own
+    ``Instance.__del__`` does: ``instance._private_ips`` (its addresses), ``backend.get_subnet`` and
+    ``Subnet.del_subnet_ip`` (the subnet's table ``_subnet_ips`` holds the instance until then)."""
+    from moto.core import DEFAULT_ACCOUNT_ID
+    from moto.ec2.models import ec2_backends
+
+    ovr = {"InstanceType": "m5.large", "SubnetId": subnets["us-east-1a"], "AvailabilityZone": "us-east-1a"}
+    (iid,) = ec2.create_fleet(**fleet([ovr]))["Instances"][0]["InstanceIds"]
+    backend = ec2_backends[DEFAULT_ACCOUNT_ID][REGION]
+    (instance,) = [i for r in backend.reservations.values() for i in r.instances if i.id == iid]
+    subnet = backend.get_subnet(instance.subnet_id)
+    (address,) = instance._private_ips
+    assert subnet._subnet_ips[address] is instance
+    subnet.del_subnet_ip(address)
+    assert address not in subnet._subnet_ips
+    ec2.terminate_instances(InstanceIds=[iid])
+
+
 def test_botocores_handler_trie_the_client_pool_reads() -> None:
     """awsprovider.ec2.backend._handler_table walks a client's ``meta.events._emitter``:
     ``_handlers._root`` (nodes of ``chunk``/``children``/``values``, values a NodeList of
