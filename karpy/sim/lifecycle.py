@@ -79,7 +79,7 @@ class NodeClaimLifecycle:
         self._last_cluster: ClusterState | None = None
         #: NodeClaims gone (deleted, or failed to launch) that kept their launch detail; and those
         #: that let it go, past ``options.launch_detail_limit`` (karpy.sim.retention)
-        self.gone_with_detail = 0
+        self._gone_with_detail = 0
         self.detail_released = 0
 
     def adopt(self, record: LaunchRecord, claim_name: str) -> None:
@@ -159,7 +159,6 @@ class NodeClaimLifecycle:
                 self.record("nodeclaim.launch-failed", f"NodeClaim/{record.name}", error=record.error)
                 for p in record.scheduling.pods:
                     self.errors.setdefault(p.key, f"launching nodeclaim, {outcome}")
-                self._undeleted.pop(id(record), None)  # (every reader of the live records skips it)
                 self._gone(record)
             else:
                 self._launched(record, outcome)
@@ -258,7 +257,7 @@ class NodeClaimLifecycle:
     def existing_records(self) -> list[LaunchRecord]:
         """The records of the NodeClaims not deleted (launched, or not launched yet; a failed launch is
         gone), in creation order: those of :attr:`launches` neither ``deleted`` nor failed."""
-        return [r for r in self._undeleted.values() if not r.deleted]
+        return list(self._undeleted.values())
 
     def live_nodeclaims(self) -> list[Any]:
         """The launched NodeClaims that are not deleting or deleted, in creation order."""
@@ -364,17 +363,18 @@ class NodeClaimLifecycle:
         except Exception as err:  # noqa: BLE001 - NodeClaimNotFound etc.: the instance is gone either way
             self.record("nodeclaim.delete-error", f"NodeClaim/{rec.name}", error=str(err))
         rec.deleted = True
-        self._undeleted.pop(id(rec), None)
         rec.deleted_at = self.clock.now()
         self._gone(rec)
         self._changed()
         self.record("nodeclaim.deleted", f"NodeClaim/{rec.name}", reason=rec.deleted_by)
 
     def _gone(self, rec: LaunchRecord) -> None:
-        """``rec`` left the cluster: past the first ``launch_detail_limit`` such NodeClaims it lets
-        its launch detail go, here and in the provider (memory bounded by the live cluster)."""
-        if self.gone_with_detail < self.options.launch_detail_limit:
-            self.gone_with_detail += 1
+        """``rec`` left the cluster (deleted, or its launch failed): it leaves the live records, and
+        past the first ``launch_detail_limit`` such NodeClaims it lets its launch detail go, here and
+        in the provider (memory bounded by the live cluster)."""
+        self._undeleted.pop(id(rec), None)
+        if self._gone_with_detail < self.options.launch_detail_limit:
+            self._gone_with_detail += 1
             return
         self.detail_released += 1
         rec.detail_released = True
