@@ -215,6 +215,22 @@ class InstanceTypeIndex:
         #: id(offering Requirements) -> (the Requirements, class number): see _offering_class
         self._offer_class_by_id: dict[int, tuple[Requirements, int]] = {}
 
+    #: False: the identity-keyed memos are kept from one Scheduler to the next (bounded only by
+    #: their limits; the plain path tests/provisioning/test_instancetypeindex_passes.py compares against)
+    forget_between_schedulers: ClassVar[bool] = True
+
+    def begin_scheduler(self) -> None:
+        """A new Scheduler takes the index (the SchedulerCache's): forget the memos keyed by the
+        identity of one Solve's objects -- its claims' requirement sets and option lists, their id
+        sets --, which a later Solve never asks again; each entry holds its key alive, so a long run
+        would otherwise keep up to ``_MEMO_LIMIT`` of them (the answers are the same either way)."""
+        if not self.forget_between_schedulers:
+            return
+        for memo in (self._bad_by_id, self._with, self._ids_of, self._meets, self._minus, self._covered):
+            memo.clear()
+        self._last_offer = None
+        self._last_bad = None
+
     def defines(self, key: str) -> bool:
         """Whether a registered type's requirements or one of its offerings' define ``key``."""
         return key in self._it_keys or key in self._offering_key_set

@@ -302,6 +302,7 @@ class Scheduler:
         self.topology = topology
         self.cluster = cluster
         self.index = _instance_type_index(instance_types, well_known, cache, types_key)
+        self.index.begin_scheduler()
         self._hostname_seq = 0
         self._interned: dict[tuple[Any, ...], int] = {}
         self._specs = cache.specs if cache is not None else SpecMemo()  # PodData's spec-derived values per spec
