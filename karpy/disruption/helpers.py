@@ -135,6 +135,8 @@ class SimulationShare:
 
     #: False: every call derives everything (the plain path the equivalence test compares against)
     enabled = True
+    #: False: a failed simulation is run again when the look asks for it again (the plain path)
+    reuse_failed = True
 
     def __init__(self, cluster: Cluster) -> None:
         self.state = cluster.state
@@ -151,6 +153,10 @@ class SimulationShare:
         self.existing_nodes = ExistingNodeMemo(cluster.state)
         self.pending_ids = frozenset(map(id, cluster.pending_pods()))
         self._gated: dict[int, tuple[Any, bool]] = {}
+        #: failed simulations by (candidate names, the nodes gated by consolidateAfter in it): drift's
+        #: simulation of a node and single-node consolidation's of the same node read the same inputs
+        #: when no node is gated, and a failed one is read, never edited, by every method
+        self.failed: dict[tuple[tuple[str, ...], frozenset[str]], SimulationResults] = {}
 
     @classmethod
     def of(cls, cluster: Cluster) -> SimulationShare | None:
@@ -197,6 +203,14 @@ def simulate_scheduling(cluster: Cluster, candidates: Sequence[Candidate], conso
         state_nodes = [n for n in nodes if not n.marked_for_deletion() and n.name not in names]
         deleting_pods = sorted((p for n in deleting for p in n.pods if movable(p)), key=lambda p: p.key)
         deleting_keys = frozenset(p.key for p in deleting_pods)
+    failed_key = None
+    if share is not None and share.reuse_failed:
+        gated_names = frozenset(name for name, n in share.active_named if name not in names
+                                and share.gated(cluster, n)) if consolidation else frozenset()
+        failed_key = (tuple(sorted(names)), gated_names)
+        hit = share.failed.get(failed_key)
+        if hit is not None:
+            return hit
     prov = cluster.provisioner
     pending = cluster.pending_pods()
     keyed = sorted(((p.key, p) for c in candidates for p in c.reschedulable_pods if movable(p)), key=itemgetter(0))
@@ -237,7 +251,10 @@ def simulate_scheduling(cluster: Cluster, candidates: Sequence[Candidate], conso
                 node_name = en.state_node.node.metadata.name if en.state_node.node is not None else ""
                 results.pod_errors[p.key] = f"would schedule against uninitialized nodeclaim/{nc_name}, node/{node_name}"
                 results.pods[p.key] = p
-    return SimulationResults(results, all_pods, share.pending_ids if share is not None else frozenset())
+    out = SimulationResults(results, all_pods, share.pending_ids if share is not None else frozenset())
+    if failed_key is not None and share is not None and not out.all_non_pending_pods_scheduled():
+        share.failed[failed_key] = out
+    return out
 
 
 def build_nodepool_map(cluster: Cluster, memo: dict[str, tuple[Hashable, dict[str, Any] | None]] | None = None
