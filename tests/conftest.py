@@ -76,6 +76,11 @@ def _user_cache_listing() -> tuple[str, ...]:
     return (root if os.path.isdir(root) else "", *sorted(found))
 
 
+#: Hypothesis's default storage in the checkout, and whether it was there before the run
+_CHECKOUT_HYPOTHESIS = os.path.join(os.getcwd(), ".hypothesis")
+_CHECKOUT_HYPOTHESIS_BEFORE = os.path.exists(_CHECKOUT_HYPOTHESIS)
+
+
 def pytest_sessionstart(session: pytest.Session) -> None:
     global _USER_CACHE_BEFORE
     _USER_CACHE_BEFORE = _user_cache_listing()
@@ -87,6 +92,10 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         print("\nthe suite wrote into the user's karpy cache directory (it must use KARPY_CACHE_DIR)",
               file=sys.stderr)
         session.exitstatus = pytest.ExitCode.TESTS_FAILED
+    if not _CHECKOUT_HYPOTHESIS_BEFORE and os.path.exists(_CHECKOUT_HYPOTHESIS):
+        print(f"\nthe suite wrote {_CHECKOUT_HYPOTHESIS} (Hypothesis's storage belongs in the temporary directory)",
+              file=sys.stderr)
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
     if _CACHE_DIR is not None:
         shutil.rmtree(_CACHE_DIR, ignore_errors=True)
 
@@ -96,6 +105,14 @@ def pytest_configure(config: pytest.Config) -> None:
     if _CACHE_DIR is None:
         _CACHE_DIR = tempfile.mkdtemp(prefix="karpy-test-cache-")
         os.environ["KARPY_CACHE_DIR"] = _CACHE_DIR
+        # Hypothesis keeps its example database and the constants it collects in ./.hypothesis (the
+        # checkout) by default: here in the temporary directory, and no database kept across runs
+        from hypothesis import settings
+        from hypothesis.configuration import set_hypothesis_home_dir
+
+        set_hypothesis_home_dir(os.path.join(_CACHE_DIR, "hypothesis"))
+        settings.register_profile("karpy-suite", database=None)
+        settings.load_profile("karpy-suite")
 
     from karpy.result import Result
 
