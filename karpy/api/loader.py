@@ -312,15 +312,63 @@ def _short(value: Any, limit: int = 60) -> str:
 # loading
 
 
+class _ComposedText:
+    """A text read from libyaml's events without composing (:func:`_read_yaml_events`), composed as
+    the reference path composes it the first time an error message asks where something is."""
+
+    __slots__ = ("text", "file", "_roots")
+
+    def __init__(self, text: str, file: str) -> None:
+        self.text, self.file = text, file
+        self._roots: list[yaml.Node | None] | None = None
+
+    def root(self, index: int) -> yaml.Node | None:
+        if self._roots is None:
+            docs = _read_yaml_composed(self.text, self.file) or _read_yaml_python(self.text, self.file)
+            self._roots = [d.node for d in docs]
+        return self._roots[index - 1] if index <= len(self._roots) else None
+
+
+class _NodeLookup:
+    """Where a document's (or a List item's) node is in a :class:`_ComposedText`."""
+
+    __slots__ = ("_text", "_index", "_path")
+
+    def __init__(self, text: _ComposedText, index: int, path: tuple[Any, ...] = ()) -> None:
+        self._text, self._index, self._path = text, index, path
+
+    def at(self, loc: tuple[Any, ...]) -> _NodeLookup:
+        return _NodeLookup(self._text, self._index, self._path + loc)
+
+    def node(self) -> yaml.Node | None:
+        return _node_at(self._text.root(self._index), self._path)
+
+
+def _child(source: yaml.Node | _NodeLookup | None, loc: tuple[Any, ...]) -> yaml.Node | _NodeLookup | None:
+    return source.at(loc) if isinstance(source, _NodeLookup) else _node_at(source, loc)
+
+
 @dataclass
 class _Doc:
-    """One document to validate: raw data, where it came from, and its YAML node tree if any."""
+    """One document to validate: raw data, where it came from, and its YAML node tree if any
+    (``source``: the tree, or where to find it once composed)."""
 
     data: Any
     file: str
     index: int
-    node: yaml.Node | None = None
+    source: yaml.Node | _NodeLookup | None = None
     prefix: tuple[Any, ...] = ()
+
+    @property
+    def node(self) -> yaml.Node | None:
+        """The YAML node tree (composed now for a document read from events: only messages need it)."""
+        s = self.source
+        return s.node() if isinstance(s, _NodeLookup) else s
+
+    @property
+    def composed(self) -> yaml.Node | None:
+        """The node tree if the read composed one (a document read from events had no duplicate key)."""
+        return None if isinstance(self.source, _NodeLookup) else self.source
 
 
 #: deepest nesting karpy reads (real manifests stay under ~25 levels; deeper input is hostile or broken)
@@ -474,7 +522,108 @@ def _json_breaks_escaped(text: str) -> str:
     return _YAML_ONLY_BREAKS.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
 
 
+#: the tags a plain or quoted scalar may resolve to in a document read from events (PyYAML's safe
+#: resolver's others -- merge ``<<``, value ``=`` -- and every explicit tag take the composing path)
+_EVENT_SCALAR_TAGS = frozenset("tag:yaml.org,2002:" + t for t in ("str", "int", "float", "bool", "null", "timestamp"))
+_STR_TAG = "tag:yaml.org,2002:str"
+
+
+class _NotFromEvents(Exception):
+    """The text holds something :func:`_read_yaml_events` leaves to the composing path."""
+
+
+def _read_yaml_events(text: str, file: str) -> list[_Doc] | None:
+    """The documents of ``text`` built straight from libyaml's events, without composing a node tree
+    (libyaml's composer makes a node and two marks per scalar: ~3x the time of the whole read on a
+    kubectl dump), with PyYAML's own resolver and scalar constructors; None when the text holds
+    anything else than plain collections of scalars -- an anchor, alias or explicit tag, a merge or
+    value key, a collection as a key, a duplicated key, nesting past :data:`MAX_YAML_DEPTH` -- or does
+    not read: :func:`_read_yaml_composed` reads it then. Each document's node tree is composed when a
+    message needs a line (:class:`_NodeLookup`). Checked against the composing path by
+    tests/api/test_loader.py."""
+    assert _LIBYAML_LOADER is not None
+    loader = _LIBYAML_LOADER(text)
+    resolve, constructors = loader.resolve, loader.yaml_constructors
+    scalar_node, scalar_event = yaml.ScalarNode, yaml.ScalarEvent
+    mapping_start, sequence_start = yaml.MappingStartEvent, yaml.SequenceStartEvent
+    closing = _CLOSING_EVENTS
+    composed = _ComposedText(text, file)
+    docs: list[_Doc] = []
+    # open collections: [container, key awaiting its value (mappings), raw keys seen (mappings)]
+    stack: list[list[Any]] = []
+    root: Any = None
+    try:
+        while loader.check_event():
+            event = loader.get_event()
+            if isinstance(event, scalar_event):
+                if event.anchor is not None or event.tag not in (None, "!"):
+                    raise _NotFromEvents
+                raw = event.value
+                tag = resolve(scalar_node, raw, event.implicit)
+                if tag == _STR_TAG:
+                    value: Any = raw
+                elif tag in _EVENT_SCALAR_TAGS:
+                    value = constructors[tag](loader, scalar_node(tag, raw))
+                else:
+                    raise _NotFromEvents
+                if stack:
+                    top = stack[-1]
+                    container = top[0]
+                    if type(container) is list:
+                        container.append(value)
+                    elif top[1] is _NO_KEY:
+                        if raw in top[2]:
+                            raise _NotFromEvents
+                        top[2].add(raw)
+                        top[1] = value
+                    else:
+                        container[top[1]] = value
+                        top[1] = _NO_KEY
+                else:
+                    root = value
+            elif isinstance(event, (mapping_start, sequence_start)):
+                if event.anchor is not None or event.tag not in (None, "!") or len(stack) >= MAX_YAML_DEPTH:
+                    raise _NotFromEvents
+                if stack and type(stack[-1][0]) is dict and stack[-1][1] is _NO_KEY:
+                    raise _NotFromEvents  # a collection as a mapping key
+                stack.append([{}, _NO_KEY, set()] if isinstance(event, mapping_start) else [[], None, None])
+            elif isinstance(event, closing):
+                done = stack.pop()[0]
+                if stack:
+                    top = stack[-1]
+                    if type(top[0]) is list:
+                        top[0].append(done)
+                    else:
+                        top[0][top[1]] = done
+                        top[1] = _NO_KEY
+                else:
+                    root = done
+            elif isinstance(event, yaml.DocumentEndEvent):
+                docs.append(_Doc(root, file, len(docs) + 1, _NodeLookup(composed, len(docs) + 1)))
+                root = None
+            elif isinstance(event, yaml.AliasEvent):
+                raise _NotFromEvents
+    except Exception:  # noqa: BLE001 - _NotFromEvents, or text the composing path reads (or reports)
+        return None
+    finally:
+        loader.dispose()
+    return docs
+
+
+#: a mapping waiting for its next key (None is a key YAML can write: ``~: x``)
+_NO_KEY = object()
+
+
 def _read_yaml_libyaml(text: str, file: str) -> list[_Doc] | None:
+    """The documents of ``text`` through libyaml: built from its events (:func:`_read_yaml_events`)
+    or else composed (:func:`_read_yaml_composed`); None when the text goes the pure-Python way."""
+    if yaml.reader.Reader.NON_PRINTABLE.search(text):
+        return None
+    docs = _read_yaml_events(text, file)
+    return docs if docs is not None else _read_yaml_composed(text, file)
+
+
+def _read_yaml_composed(text: str, file: str) -> list[_Doc] | None:
     """Compose and construct with libyaml (``CSafeLoader``: its scanner, parser and composer are C,
     the constructor and resolver are PyYAML's same Python classes), ~5x faster than the pure-Python
     loader on real manifests; None when the text should go the pure-Python way instead.
@@ -729,11 +878,11 @@ def _unpack_lists(doc: _Doc) -> list[_Doc]:
                                 "must be a list of objects", kind=data["kind"])
         item_kind = data["kind"][: -len("List")]
         out: list[_Doc] = []
-        items_node = _node_at(doc.node, ("items",))
+        items_node = _child(doc.source, ("items",))
         for i, item in enumerate(items):
             if item_kind and isinstance(item, Mapping):
                 item = {"apiVersion": data.get("apiVersion"), "kind": item_kind, **item}
-            out.extend(_unpack_lists(_Doc(item, doc.file, doc.index, _node_at(items_node, (i,)),
+            out.extend(_unpack_lists(_Doc(item, doc.file, doc.index, _child(items_node, (i,)),
                                           (*doc.prefix, "items", i))))
         return out
     return [doc]
@@ -1005,7 +1154,7 @@ def _admit(doc: _Doc, cls: type[BaseModel] | None, kind: str, name: str | None, 
            warnings: list[str] | None, kubernetes_version: str = KUBERNETES_VERSION) -> Mapping[str, Any]:
     """The document as the API server would store it (pruned, defaulted), or a ManifestError."""
     try:
-        admitted = admit(doc.data, cls, node=doc.node, strict=strict, kubernetes_version=kubernetes_version)
+        admitted = admit(doc.data, cls, node=doc.composed, strict=strict, kubernetes_version=kubernetes_version)
     except AdmissionError as e:
         first = e.errors[0]
         # every problem of the document, as the API server returns them all (and the unknown

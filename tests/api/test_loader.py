@@ -386,15 +386,15 @@ def _nested(depth: int, alias: bool) -> str:
 @pytest.mark.parametrize("offset", [-3, -2, -1, 0, 1])
 def test_the_libyaml_path_skips_only_shape_checks_that_would_pass(alias: bool, offset: int,
                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
-    """The libyaml path leaves out _check_shape when its event pass saw no alias and nesting below
-    MAX_YAML_DEPTH: the same answer (documents, or the way to the reference loader) as with the check,
-    at and around the limit, with and without an alias."""
+    """The composing libyaml path leaves out _check_shape when its event pass saw no alias and nesting
+    below MAX_YAML_DEPTH: the same answer (documents, or the way to the reference loader) as with the
+    check, at and around the limit, with and without an alias."""
     from karpy.api import loader as L
 
     if L._LIBYAML_LOADER is None:
         pytest.skip("PyYAML without libyaml")
     text = _nested(L.MAX_YAML_DEPTH + offset, alias)
-    fast = L._read_yaml_libyaml(text, "f")
+    fast = L._read_yaml_composed(text, "f")
     compose = L._compose_documents
     checked: list[bool] = []
 
@@ -403,7 +403,7 @@ def test_the_libyaml_path_skips_only_shape_checks_that_would_pass(alias: bool, o
         compose(loader, file, docs, current, True)
 
     monkeypatch.setattr(L, "_compose_documents", always)
-    plain = L._read_yaml_libyaml(text, "f")
+    plain = L._read_yaml_composed(text, "f")
     assert (fast is None) == (plain is None)
     if fast is not None and plain is not None:
         assert _yaml_signature(fast) == _yaml_signature(plain)
