@@ -130,8 +130,10 @@ class SimulationShare:
     under consolidateAfter, the snapshot's ExistingNodes (:mod:`karpy.provisioning.existingnodememo`)
     and which pods are the look's pending ones (provisionable: AllNonPendingPodsScheduled skips them).
     Not in upstream (each call derives them); the same answers because a look is not edited while
-    its methods compute (the controller takes a new look after acting). Checked against the plain
-    path by tests/disruption/test_simulationshare_equivalence.py."""
+    its methods compute (the controller takes a new look after acting). Also the look's failed
+    simulations, answered again for the same candidates and gating (``failed``). Checked against the
+    plain path by tests/disruption/test_simulationshare_equivalence.py and
+    test_failed_simulation_reuse.py."""
 
     #: False: every call derives everything (the plain path the equivalence test compares against)
     enabled = True
