@@ -37,15 +37,6 @@ def _solve(prov: Provisioner, pool: Any, n: int, tag: str) -> Any:
     return s, s.solve(pods)
 
 
-def _held(index: InstanceTypeIndex) -> list[int]:
-    """ids of every object the identity memos hold (their keys' objects and answers)."""
-    out: list[int] = []
-    for name in IDENTITY_MEMOS:
-        for value in getattr(index, name).values():
-            out.extend(map(id, value[:-1]))
-    return out
-
-
 def _memo_sizes(index: InstanceTypeIndex) -> dict[str, int]:
     return {name: len(getattr(index, name)) for name in IDENTITY_MEMOS}
 
@@ -55,8 +46,7 @@ def test_a_new_scheduler_forgets_the_last_solves_identity_memos() -> None:
     pool = make_nodepool("default")
     first, _ = _solve(prov, pool, 40, "a")
     index = first.index
-    held_first = set(_held(index))
-    assert held_first  # the Solve did use them
+    assert sum(_memo_sizes(index).values()) > 0  # the Solve did use them
     pods = [make_pod("b-0", requests={"cpu": "1"})]
     second = prov.new_scheduler(pods, [pool], ClusterState(), [])
     assert second is not None and second.index is index  # the cache's, kept while the provider's key holds
