@@ -549,9 +549,9 @@ def _read_yaml_events(text: str, file: str) -> list[_Doc] | None:
     closing = _CLOSING_EVENTS
     composed = _ComposedText(text, file)
     docs: list[_Doc] = []
-    # open collections: [container, key awaiting its value (mappings), raw keys seen (mappings)]
+    # open collections, under the document's own one-item list: [container, key awaiting its value
+    # (mappings; _NO_KEY while the next key is awaited), raw keys seen (mappings)]
     stack: list[list[Any]] = []
-    root: Any = None
     try:
         while loader.check_event():
             event = loader.get_event()
@@ -566,41 +566,27 @@ def _read_yaml_events(text: str, file: str) -> list[_Doc] | None:
                     value = constructors[tag](loader, scalar_node(tag, raw))
                 else:
                     raise _NotFromEvents
-                if stack:
-                    top = stack[-1]
-                    container = top[0]
-                    if type(container) is list:
-                        container.append(value)
-                    elif top[1] is _NO_KEY:
-                        if raw in top[2]:
-                            raise _NotFromEvents
-                        top[2].add(raw)
-                        top[1] = value
-                    else:
-                        container[top[1]] = value
-                        top[1] = _NO_KEY
+                top = stack[-1]
+                if top[1] is _NO_KEY:
+                    if raw in top[2]:
+                        raise _NotFromEvents
+                    top[2].add(raw)
+                    top[1] = value
                 else:
-                    root = value
+                    _put(top, value)
             elif isinstance(event, (mapping_start, sequence_start)):
-                if event.anchor is not None or event.tag not in (None, "!") or len(stack) >= MAX_YAML_DEPTH:
+                if event.anchor is not None or event.tag not in (None, "!") or len(stack) > MAX_YAML_DEPTH:
                     raise _NotFromEvents
-                if stack and type(stack[-1][0]) is dict and stack[-1][1] is _NO_KEY:
+                if stack[-1][1] is _NO_KEY:
                     raise _NotFromEvents  # a collection as a mapping key
                 stack.append([{}, _NO_KEY, set()] if isinstance(event, mapping_start) else [[], None, None])
             elif isinstance(event, closing):
-                done = stack.pop()[0]
-                if stack:
-                    top = stack[-1]
-                    if type(top[0]) is list:
-                        top[0].append(done)
-                    else:
-                        top[0][top[1]] = done
-                        top[1] = _NO_KEY
-                else:
-                    root = done
+                _put(stack[-2], stack.pop()[0])
+            elif isinstance(event, yaml.DocumentStartEvent):
+                stack.append([[], None, None])
             elif isinstance(event, yaml.DocumentEndEvent):
+                (root,) = stack.pop()[0]
                 docs.append(_Doc(root, file, len(docs) + 1, _NodeLookup(composed, len(docs) + 1)))
-                root = None
             elif isinstance(event, yaml.AliasEvent):
                 raise _NotFromEvents
     except Exception:  # noqa: BLE001 - _NotFromEvents, or text the composing path reads (or reports)
@@ -612,6 +598,15 @@ def _read_yaml_events(text: str, file: str) -> list[_Doc] | None:
 
 #: a mapping waiting for its next key (None is a key YAML can write: ``~: x``)
 _NO_KEY = object()
+
+
+def _put(top: list[Any], value: Any) -> None:
+    """``value`` into the open collection ``top``: a list, or a mapping whose key was read."""
+    if type(top[0]) is list:
+        top[0].append(value)
+    else:
+        top[0][top[1]] = value
+        top[1] = _NO_KEY
 
 
 def _read_yaml_libyaml(text: str, file: str) -> list[_Doc] | None:
