@@ -575,7 +575,9 @@ def _read_yaml_events(text: str, file: str) -> list[_Doc] | None:
                 else:
                     _put(top, value)
             elif isinstance(event, (mapping_start, sequence_start)):
-                if event.anchor is not None or event.tag not in (None, "!") or len(stack) > MAX_YAML_DEPTH:
+                # (the document's list and the open collections: a scalar under the MAX_YAML_DEPTH-th
+                # collection would be one level too deep, which the composing path says)
+                if event.anchor is not None or event.tag not in (None, "!") or len(stack) >= MAX_YAML_DEPTH:
                     raise _NotFromEvents
                 if stack[-1][1] is _NO_KEY:
                     raise _NotFromEvents  # a collection as a mapping key

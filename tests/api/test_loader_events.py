@@ -68,6 +68,26 @@ def test_what_events_do_not_read_goes_to_the_composing_path(text: str) -> None:
     assert L._read_yaml_events(text, "f") is None
 
 
+@pytest.mark.parametrize("offset", [-2, -1, 0, 1])
+def test_nesting_at_the_limit_reads_or_is_refused_as_the_reference_says(offset: int) -> None:
+    """MAX_YAML_DEPTH counts levels, the scalar under the deepest collection included: 100 nested
+    collections holding a value are refused by the reference loader, so events must not read them."""
+    from tests.api.test_loader import _nested
+
+    text = _nested(L.MAX_YAML_DEPTH + offset, False)
+    try:
+        reference = [_typed(d.data) for d in L._read_yaml_python(text, "f")]
+    except ManifestError:
+        reference = None
+    docs = L._read_yaml_events(text, "f")
+    if reference is None:
+        assert docs is None
+        with pytest.raises(ManifestError, match="levels deep"):
+            load_manifests([text])
+    else:
+        assert docs is not None and [_typed(d.data) for d in docs] == reference
+
+
 _SCALAR_BITS = st.sampled_from(["0", "1", "7", "9", "-", "+", ".", "_", ":", "e", "E", "x", "o", "b", "0x", "0o",
                                 "0b", "inf", "nan", "Inf", "NaN", "yes", "No", "on", "OFF", "true", "False", "null",
                                 "~", "y", "n", "2001-12-14", "t", "T", "Z", " ", "12:30:45", "a", "ff", "1e3"])
