@@ -40,6 +40,7 @@ import click
 
 from karpy.api.loader import DEFAULT_MAX_PODS
 from karpy.result import EXIT_BAD_INPUT
+from karpy.sim.collector import RUN_GC_THRESHOLDS
 
 if TYPE_CHECKING:
     from karpy.api.pod import NodeSelectorRequirement
@@ -1068,7 +1069,7 @@ def validate(paths: tuple[Path, ...], strict: bool, cloud_provider: str, kuberne
 
 #: CPython's cyclic-GC thresholds for the ``karpy`` process (see :func:`tune_gc`): the young
 #: generation every 100,000 allocations, the middle one every 20 young collections
-CLI_GC_THRESHOLDS = (100_000, 20, 10)
+CLI_GC_THRESHOLDS = RUN_GC_THRESHOLDS  # (100,000, 20, 10), what a run sets while it loops
 #: whether :func:`tune_gc` ran in this process (the ``karpy`` command, not a host calling ``cli``)
 _gc_tuned = False
 

@@ -279,6 +279,40 @@ def test_a_callers_own_freeze_is_left_alone() -> None:
     assert gc.get_freeze_count() == 0 and gc.callbacks == callbacks
 
 
+def test_a_run_raises_the_collectors_thresholds_and_gives_the_hosts_back() -> None:
+    import gc
+
+    from karpy.sim import simulation
+    from karpy.sim.collector import RUN_GC_THRESHOLDS, FrozenSurvivors
+
+    host = gc.get_threshold()
+    seen = []
+    original = simulation.Simulation._run_loaded
+
+    def spy(self: Any) -> Any:
+        seen.append(gc.get_threshold())
+        return original(self)
+
+    objs, events = _scenario(2)
+    try:
+        for mine, during in [((700, 10, 10), RUN_GC_THRESHOLDS), ((200_000, 5, 50), (200_000, 20, 50))]:
+            gc.set_threshold(*mine)
+            with FrozenSurvivors() as f:
+                assert f.active and gc.get_threshold() == during  # each at least the run's; a higher one kept
+            assert gc.get_threshold() == mine
+            seen.clear()
+            with pytest.MonkeyPatch.context() as mp:
+                mp.setattr(simulation.Simulation, "_run_loaded", spy)
+                _run(objs, events)
+            assert seen == [during] and gc.get_threshold() == mine
+        gc.disable()  # a host without the collector: nothing is touched
+        with FrozenSurvivors() as f:
+            assert not f.active and gc.get_threshold() == (200_000, 5, 50)
+    finally:
+        gc.enable()
+        gc.set_threshold(*host)
+
+
 def test_clock_timestamp_memo_is_the_plain_datetime() -> None:
     from karpy.sim.clock import EPOCH, VirtualClock
 
