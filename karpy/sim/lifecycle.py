@@ -279,7 +279,8 @@ class NodeClaimLifecycle:
         # the last snapshot lends its per-node sums to nodes whose bound pods are the same objects
         # (ClusterState.adopt_derived)
         self._last_cluster = ClusterState.from_objects(self.store.list("Node"), claims, self.store.list("Pod"),
-                                                       deleting, previous=self._last_cluster, scan_pods=True)
+                                                       deleting, previous=self._last_cluster, scan_pods=True,
+                                                       bindings=self.pods.by_node if self.pods.by_node.enabled else None)
         return self._last_cluster
 
     # -- the end of a NodeClaim -----------------------------------------------------------------

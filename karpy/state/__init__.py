@@ -7,11 +7,11 @@ from typing import TYPE_CHECKING
 
 from karpy._exports import lazy_exports
 
-_EXPORTS = {"ClusterState": "cluster", "StateNode": "cluster"}
+_EXPORTS = {"ClusterState": "cluster", "PodBindings": "cluster", "StateNode": "cluster"}
 
 __all__ = sorted(_EXPORTS)
 
 if TYPE_CHECKING:  # pragma: no cover
-    from karpy.state.cluster import ClusterState, StateNode
+    from karpy.state.cluster import ClusterState, PodBindings, StateNode
 
 __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS, globals())

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import operator
 from collections.abc import Iterable, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from karpy.api.quantity import NANO
 from karpy.scheduling.labels import LABEL_HOSTNAME, LABEL_NODEPOOL, NODE_INITIALIZED, NODE_REGISTERED
@@ -34,7 +34,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from karpy.api.workloads import DaemonSet
     from karpy.scheduling.hostports import HostPortUsage
 
-__all__ = ["ClusterState", "RESOURCE_NODES", "StateNode"]
+__all__ = ["ClusterState", "PodBindings", "RESOURCE_NODES", "StateNode"]
 
 #: pkg/utils/resources resources.Node: the pseudo resource counting nodes (limits.nodes)
 RESOURCE_NODES = "nodes"
@@ -46,6 +46,15 @@ def _condition_true(obj: Any, cond_type: str) -> bool:
         if cond.type == cond_type and cond.status == "True":
             return True
     return False
+
+
+class PodBindings(Protocol):
+    """An index of a pod list by ``spec.nodeName``, each list in the pod list's order
+    (:class:`karpy.sim.podsbynode.PodsByNode` over the simulation's store)."""
+
+    def on(self, node: str) -> list[Pod]: ...
+    def unbound(self) -> list[Pod]: ...
+    def with_affinity(self) -> list[Pod]: ...
 
 
 class StateNode:
@@ -285,6 +294,7 @@ class ClusterState:
         marked_for_deletion: Iterable[str] = (),
         previous: ClusterState | None = None,
         scan_pods: bool = False,
+        bindings: PodBindings | None = None,
     ) -> ClusterState:
         """Pair NodeClaims with Nodes (by providerID, else status.nodeName) and bind pods.
 
@@ -296,7 +306,8 @@ class ClusterState:
         also notes the unbound pods and the bound pods with an affinity, which
         :meth:`unbound_pods` and :meth:`pods_with_anti_affinity` walk instead of every pod, and
         the snapshot's Topologies share one pod index, built from ``previous``'s
-        (``shares_pod_index``).
+        (``shares_pod_index``). ``bindings`` (with ``scan_pods``): an index of ``pods`` by
+        ``spec.nodeName`` whose lists are the ones the walk over ``pods`` would build, read instead.
         """
         marked = set(marked_for_deletion)
         by_pid: dict[str, Node] = {}
@@ -334,7 +345,12 @@ class ClusterState:
         by_node_name = cs._by_node_name
         unbound: list[Pod] = []
         with_affinity: list[Pod] = []
-        for p in cs.pods:
+        if bindings is not None and scan_pods:
+            for name, sn in by_node_name.items():
+                sn.pods = bindings.on(name)
+            unbound = bindings.unbound()
+            with_affinity = [p for p in bindings.with_affinity() if p.spec.node_name in by_node_name]
+        for p in (cs.pods if bindings is None or not scan_pods else ()):
             spec = p.spec
             name = spec.node_name
             if name:
