@@ -1075,8 +1075,8 @@ _gc_tuned = False
 
 
 def tune_gc() -> None:
-    """Tune CPython's cyclic garbage collector for a ``karpy`` process (never for a host: the
-    library leaves ``gc`` alone). A run allocates millions of short-lived, mostly acyclic objects
+    """Tune CPython's cyclic garbage collector for a ``karpy`` process (never for a host: a run in
+    the library sets the same thresholds only while its loop runs, :mod:`karpy.sim.collector`). A run allocates millions of short-lived, mostly acyclic objects
     over a large long-lived heap (moto's models, botocore's service data, the catalogue); with the
     default thresholds (700, 10, 10) the collector rescans that heap often -- about 15 % of the
     bundled example's CPU time (issue #13, measured with ``gc.disable()``). What import created is

@@ -104,13 +104,14 @@ class _Capacity:
             columns = self._column
             n = len(ids)
             for name, v in total.items():
+                f = floor.get(name) if floor is not None else None
+                if f is not None and f >= v:
+                    continue  # the ids hold f, so v: none is too small (a resource the new pod does not ask for)
                 hit = self._ranking(name)
                 k = bisect_left(hit[0], v)  # the first k types have less than v of this resource
                 lo = 0
-                if floor is not None and k:
-                    f = floor.get(name)
-                    if f is not None:  # the ids hold f: none ranks before the first with f or more
-                        lo = bisect_left(hit[0], f, 0, k) if f < v else k
+                if f is not None and k:  # the ids hold f: none ranks before the first with f or more
+                    lo = bisect_left(hit[0], f, 0, k)
                 if k - lo <= n:  # (the prefix is the shorter walk)
                     if k > lo:
                         out.update(filter(ids.__contains__, islice(hit[1], lo, k)))
