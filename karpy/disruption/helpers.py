@@ -149,8 +149,11 @@ class SimulationShare:
         #: (name, node) of ``active`` (StateNode.name reads the Node's registration each time)
         self.active_named = [(n.name, n) for n in self.active]
         movable = cluster.currently_reschedulable
-        self.deleting_pods = sorted((p for n in self.deleting for p in n.pods if movable(p)), key=lambda p: p.key)
-        self.deleting_keys = frozenset(p.key for p in self.deleting_pods)
+        #: (key, pod) of the deleting nodes' currently reschedulable pods, by key
+        self.deleting_keyed = sorted(((p.key, p) for n in self.deleting for p in n.pods if movable(p)),
+                                     key=itemgetter(0))
+        self.deleting_pods = [p for _, p in self.deleting_keyed]
+        self.deleting_keys = frozenset(k for k, _ in self.deleting_keyed)
         self.gated_class = _consolidate_after_gated(self.deleting_keys)
         self.existing_nodes = ExistingNodeMemo(cluster.state)
         self.pending_ids = frozenset(map(id, cluster.pending_pods()))
@@ -159,6 +162,14 @@ class SimulationShare:
         #: simulation of a node and single-node consolidation's of the same node read the same inputs
         #: when no node is gated, and a failed one is read, never edited, by every method
         self.failed: dict[tuple[tuple[str, ...], frozenset[str]], SimulationResults] = {}
+        self._pending_keyed: tuple[list[Pod], list[tuple[str, Pod]]] | None = None
+
+    def pending_keyed(self, pending: list[Pod]) -> list[tuple[str, Pod]]:
+        """(key, pod) of the look's pending pods, in their order (the same list each time it is asked)."""
+        held = self._pending_keyed
+        if held is None or held[0] is not pending:
+            held = self._pending_keyed = (pending, [(p.key, p) for p in pending])
+        return held[1]
 
     @classmethod
     def of(cls, cluster: Cluster) -> SimulationShare | None:
@@ -196,6 +207,7 @@ def simulate_scheduling(cluster: Cluster, candidates: Sequence[Candidate], conso
             return ERR_CANDIDATE_DELETING
         state_nodes = [n for name, n in share.active_named if name not in names]
         deleting_pods = share.deleting_pods
+        deleting_keyed = share.deleting_keyed
         deleting_keys: frozenset[str] = share.deleting_keys
     else:
         nodes = sorted(cluster.state.nodes, key=lambda n: n.name)
@@ -204,6 +216,7 @@ def simulate_scheduling(cluster: Cluster, candidates: Sequence[Candidate], conso
             return ERR_CANDIDATE_DELETING
         state_nodes = [n for n in nodes if not n.marked_for_deletion() and n.name not in names]
         deleting_pods = sorted((p for n in deleting for p in n.pods if movable(p)), key=lambda p: p.key)
+        deleting_keyed = [(p.key, p) for p in deleting_pods]
         deleting_keys = frozenset(p.key for p in deleting_pods)
     failed_key = None
     if share is not None and share.reuse_failed:
@@ -218,10 +231,10 @@ def simulate_scheduling(cluster: Cluster, candidates: Sequence[Candidate], conso
     keyed = sorted(((p.key, p) for c in candidates for p in c.reschedulable_pods if movable(p)), key=itemgetter(0))
     candidate_pods = [p for _, p in keyed]
     pods = list(pending) + candidate_pods + deleting_pods
-    # {p.key: p for p in pods}, the candidates' keys read once
-    all_pods = {p.key: p for p in pending}
+    # {p.key: p for p in pods}, each key read once (the pending and deleting pods' once per look)
+    all_pods = dict(share.pending_keyed(pending) if share is not None else [(p.key, p) for p in pending])
     all_pods.update(keyed)
-    all_pods.update((p.key, p) for p in deleting_pods)
+    all_pods.update(deleting_keyed)
     scheduler = prov.new_scheduler(pods, list(cluster.nodepools.values()), cluster.state, state_nodes,
                                    cluster.daemonsets, cluster.instance_types,
                                    instance_types_key_for=cluster.instance_types_key,
