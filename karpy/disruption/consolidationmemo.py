@@ -76,8 +76,7 @@ def _with_candidates(cluster: Cluster, candidates: Sequence[Candidate], look: tu
 
 
 def _candidate_part(cluster: Cluster, c: Candidate) -> Hashable:
-    movable = cluster.currently_reschedulable
-    return (c.name, c.price, c.capacity_type, c.zone, tuple(p.key for p in c.reschedulable_pods if movable(p)))
+    return (c.name, c.price, c.capacity_type, c.zone, tuple(k for k, _ in cluster.movable_keyed(c)))
 
 
 class ConsolidationMemo:

@@ -228,7 +228,7 @@ def simulate_scheduling(cluster: Cluster, candidates: Sequence[Candidate], conso
             return hit
     prov = cluster.provisioner
     pending = cluster.pending_pods()
-    keyed = sorted(((p.key, p) for c in candidates for p in c.reschedulable_pods if movable(p)), key=itemgetter(0))
+    keyed = sorted((kp for c in candidates for kp in cluster.movable_keyed(c)), key=itemgetter(0))
     candidate_pods = [p for _, p in keyed]
     pods = list(pending) + candidate_pods + deleting_pods
     # {p.key: p for p in pods}, each key read once (the pending and deleting pods' once per look)

@@ -13,7 +13,7 @@ tests/disruption/test_podchecks_equivalence.py.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from karpy.utils.disruption import eviction_cost, rescheduling_cost
@@ -52,6 +52,8 @@ class PodChecks:
     eviction_costs: float
     #: the events the checks published, in order
     events: tuple[tuple[str, str, str], ...]
+    #: what later looks derive from these very pods while it cannot change (Cluster.movable_keyed)
+    kept: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
 
 
 def pod_checks(sn: StateNode, cluster: L,

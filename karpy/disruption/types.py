@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from karpy.scheduling.labels import (DO_NOT_DISRUPT_ANNOTATION_KEY, LABEL_CAPACITY_TYPE, LABEL_INSTANCE_TYPE,
                                      LABEL_NODEPOOL, LABEL_ZONE)
 from karpy.state.cluster import ClusterState, StateNode
-from karpy.disruption.podchecks import PodChecksMemo, pod_checks
+from karpy.disruption.podchecks import PodChecks, PodChecksMemo, pod_checks
 from karpy.utils.disruption import lifetime_remaining
 from karpy.utils.pdb import Limits
 from karpy.utils.pod import is_disruptable
@@ -150,10 +150,32 @@ class Cluster:
         self._movable[id(pod)] = (pod, ok)
         return ok
 
+    def movable_keyed(self, c: Candidate) -> list[tuple[str, Pod]]:
+        """(key, pod) of ``c``'s currently reschedulable pods, in its reschedulable pods' order (by
+        key). While that cannot change -- no PodDisruptionBudget, no do-not-disrupt pod: each
+        answer is then IsReschedulable of the pod object (``lasting_movable``) -- it is kept on the
+        node's PodChecks, which later looks get back for the very same pods (PodChecksMemo)."""
+        checks = c.pod_checks
+        keep = checks is not None and self.lasting_movable is not None and not self.pdb_limits().items
+        if keep:
+            assert checks is not None
+            hit: list[tuple[str, Pod]] | None = checks.kept.get("movable_keyed")
+            if hit is not None:
+                return hit
+        movable = self.currently_reschedulable
+        out = [(p.key, p) for p in c.reschedulable_pods if movable(p)]
+        if keep and not any(DO_NOT_DISRUPT_ANNOTATION_KEY in (p.metadata.annotations or {})
+                            for p in c.reschedulable_pods):
+            assert checks is not None
+            checks.kept["movable_keyed"] = out
+        return out
+
     def pending_pods(self) -> list[Pod]:
-        """The provisioner's pending pods of this look (GetPendingPods; asked once per look)."""
+        """The provisioner's pending pods of this look (GetPendingPods; asked once per look). A bound
+        pod is never provisionable, so it is handed the snapshot's unbound pods when it knows them."""
         if self._pending is None:
-            self._pending, _ = self.provisioner.pending_pods(self.pods)
+            unbound = self.state.unbound_pods(self.pods)
+            self._pending, _ = self.provisioner.pending_pods(self.pods if unbound is None else unbound)
         return self._pending
 
     def is_nominated(self, name: str) -> bool:
@@ -180,6 +202,8 @@ class Candidate:
     disruption_cost: float
     price: float
     reschedule_disruption_cost: float
+    #: the node's pod checks this candidate was made from (None: made otherwise)
+    pod_checks: PodChecks | None = None
 
     @property
     def name(self) -> str:
@@ -300,6 +324,7 @@ def new_candidate(sn: StateNode, cluster: Cluster, disruption_class: str,
         disruption_cost=checks.rescheduling_cost * lifetime_remaining(sn.nodeclaim, cluster.now),
         price=resolve_node_price(sn, instance_type),
         reschedule_disruption_cost=PER_NODE_BASE_DISRUPTION_COST + checks.eviction_costs,
+        pod_checks=checks,
     )
 
 

@@ -29,10 +29,23 @@ def test_kept_answers_change_no_decision(day: str, monkeypatch: pytest.MonkeyPat
         kept.append(hit is not None and hit[0] is pod)
         return got
 
+    kept_keyed: list[bool] = []
+    original_keyed = Cluster.movable_keyed
+
+    def checked_keyed(self: Cluster, c: Any) -> list[tuple[str, Any]]:
+        held = c.pod_checks.kept.get("movable_keyed") if c.pod_checks is not None else None
+        got = original_keyed(self, c)
+        fresh = [(p.key, p) for p in c.reschedulable_pods if self.pdb_limits().is_currently_reschedulable(p, self.now)]
+        assert [k for k, _ in got] == [k for k, _ in fresh] and all(a[1] is b[1] for a, b in zip(got, fresh))
+        kept_keyed.append(held is not None and held is got)
+        return got
+
     with monkeypatch.context() as m:
         m.setattr(Cluster, "currently_reschedulable", checked)
+        m.setattr(Cluster, "movable_keyed", checked_keyed)
         memoised = _run(docs, events)
     assert any(kept) == day.startswith("without-")  # a PDB in the cluster: nothing is kept
+    assert any(kept_keyed) == day.startswith("without-")  # (a candidate's movable pods: kept on its PodChecks)
     with monkeypatch.context() as m:
         m.setattr(DisruptionController, "keep_movable", False)
         plain = _run(docs, events)
