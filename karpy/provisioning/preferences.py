@@ -245,8 +245,10 @@ def describe_relaxations(pod: Pod, reasons: list[str]) -> list[str]:
     steps on a copy of the original ``pod`` (relaxation is deterministic). A reason that does not
     replay (e.g. the pod's spec changed since) is returned as is.
     """
-    p = relaxable_copy(pod)
     out: list[str] = []
+    if not reasons:
+        return out  # (no copy to replay on: explain asks for every pod, most never relaxed)
+    p = relaxable_copy(pod)
     for reason in reasons:
         try:
             found = _describe_step(p, reason)

@@ -331,6 +331,8 @@ class Provisioner:
         if self.volumes is None:
             return reqs, errors
         for p in pods:
+            if not p.spec.volumes:
+                continue  # (GetRequirements of no volume: no alternative, no error)
             alts, err = self.volumes.requirements(p)
             if err is not None:
                 errors[p.key] = f"failed getting volume topology requirements, {err}"
