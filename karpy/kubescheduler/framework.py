@@ -338,7 +338,7 @@ class Framework:
             st = p.pre_enqueue(pod)
             if not st.is_success():
                 return st.with_plugin(p.name)
-        return Status()
+        return SUCCESS_STATUS
 
     def run_pre_filter(self, state: CycleState, pod: PodInfo, nodes: list[NodeInfo]) -> tuple[Status, Optional[set[str]], set[str]]:
         """RunPreFilterPlugins: returns (status, node-name restriction or None, rejector plugins)."""

@@ -14,7 +14,7 @@ from karpy.api.podgroup import pod_group_of
 
 from .framework import Plugin
 from .podinfo import PodInfo
-from .types import Status, unresolvable
+from .types import SUCCESS_STATUS, Status, unresolvable
 
 if TYPE_CHECKING:
     from karpy.api.pod import Pod
@@ -73,7 +73,7 @@ class GangScheduling(Plugin):
                 return pre_enqueue_v137(pod.pod, found[0], found[1])
         ref = pod_group_of(pod.pod)
         if ref is None:
-            return Status()
+            return SUCCESS_STATUS
         obj = self.lookup(pod.pod)
         if obj is None:
             return unresolvable(MSG_GROUP_MISSING.replace("{!r}", '"{}"').format(ref.name))

@@ -72,9 +72,11 @@ def to_strings(resources: Mapping[str, int]) -> dict[str, str]:
 
 
 def merge(*lists: Mapping[str, int]) -> ResourceList:
-    """``resources.Merge``: the element-wise sum."""
-    out: ResourceList = {}
-    for rl in lists:
+    """``resources.Merge``: the element-wise sum (the first list's names first, in its order)."""
+    if not lists:
+        return {}
+    out: ResourceList = dict(lists[0])
+    for rl in lists[1:]:
         for name, v in rl.items():
             out[name] = out.get(name, 0) + v
     return out

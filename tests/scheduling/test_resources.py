@@ -66,3 +66,25 @@ def test_exceeds_is_strictly_greater():
 def test_to_strings_uses_binary_for_memory():
     assert r.to_strings({"memory": parse_nanos("2Gi"), "cpu": parse_nanos("1500m")}) == {
         "cpu": "1500m", "memory": "2Gi"}
+
+
+def test_merge_is_the_element_wise_sum_in_first_seen_order():
+    """resources.Merge: every list's names, the first list's first (its order), each later new name
+    where it is first seen; the values summed; the inputs untouched."""
+    from hypothesis import given, strategies as st
+
+    names = st.sampled_from(["cpu", "memory", "pods", "ephemeral-storage", "nvidia.com/gpu"])
+    lists = st.lists(st.dictionaries(names, st.integers(-10**12, 10**12), max_size=5), max_size=4)
+
+    @given(lists)
+    def check(rls: list[dict[str, int]]) -> None:
+        before = [dict(rl) for rl in rls]
+        want: dict[str, int] = {}
+        for rl in rls:
+            for name, v in rl.items():
+                want[name] = want.get(name, 0) + v
+        got = r.merge(*rls)
+        assert list(got.items()) == list(want.items())
+        assert rls == before and all(got is not rl for rl in rls)
+
+    check()

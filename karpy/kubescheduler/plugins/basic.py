@@ -59,9 +59,9 @@ class SchedulingGates(Plugin):
     has_pre_enqueue = True
 
     def pre_enqueue(self, pod: PodInfo) -> Status:
-        gates = list(getattr(pod.spec, "scheduling_gates", None) or [])
+        gates = getattr(pod.spec, "scheduling_gates", None)
         if not gates:
-            return Status()
+            return SUCCESS_STATUS  # (RunPreEnqueuePlugins only asks it is_success)
         names = " ".join(getattr(g, "name", str(g)) for g in gates)
         return unresolvable(f"waiting for scheduling gates: [{names}]")
 
