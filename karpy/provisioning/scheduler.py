@@ -411,7 +411,7 @@ class Scheduler:
                 if hit is None or hit[0] is not sn:
                     hit = protos[id(sn)] = (sn, self._new_existing_node(sn, NO_TOPOLOGY, label_requirements))
                 existing.append(hit[1].fresh(topology))
-            if self.volume_topology is not None:
+            if self.volume_topology is not None and self.volume_topology.csi_nodes:  # (no CSINode: no limits)
                 self._attach_volume_usage(existing[-1], sn)
             if not self.remaining_resources:  # (no NodePool has limits: nothing to subtract)
                 continue
