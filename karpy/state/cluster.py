@@ -345,12 +345,12 @@ class ClusterState:
         by_node_name = cs._by_node_name
         unbound: list[Pod] = []
         with_affinity: list[Pod] = []
-        if bindings is not None and scan_pods:
-            for name, sn in by_node_name.items():
-                sn.pods = bindings.on(name)
+        if bindings is not None and scan_pods:  # the same lists from the index, no pod's spec read
+            for node_name, sn in by_node_name.items():
+                sn.pods = bindings.on(node_name)
             unbound = bindings.unbound()
             with_affinity = [p for p in bindings.with_affinity() if p.spec.node_name in by_node_name]
-        for p in (cs.pods if bindings is None or not scan_pods else ()):
+        for p in (() if bindings is not None and scan_pods else cs.pods):
             spec = p.spec
             name = spec.node_name
             if name:
