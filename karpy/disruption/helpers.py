@@ -154,6 +154,8 @@ class SimulationShare:
                                      key=itemgetter(0))
         self.deleting_pods = [p for _, p in self.deleting_keyed]
         self.deleting_keys = frozenset(k for k, _ in self.deleting_keyed)
+        #: ids of ``deleting_pods`` (held by it, so no id is reused while the share lives)
+        self.deleting_ids = frozenset(map(id, self.deleting_pods))
         self.gated_class = _consolidate_after_gated(self.deleting_keys)
         self.existing_nodes = ExistingNodeMemo(cluster.state)
         self.pending_ids = frozenset(map(id, cluster.pending_pods()))
@@ -209,6 +211,7 @@ def simulate_scheduling(cluster: Cluster, candidates: Sequence[Candidate], conso
         deleting_pods = share.deleting_pods
         deleting_keyed = share.deleting_keyed
         deleting_keys: frozenset[str] = share.deleting_keys
+        deleting_ids = share.deleting_ids
     else:
         nodes = sorted(cluster.state.nodes, key=lambda n: n.name)
         deleting = [n for n in nodes if n.marked_for_deletion()]
@@ -218,6 +221,7 @@ def simulate_scheduling(cluster: Cluster, candidates: Sequence[Candidate], conso
         deleting_pods = sorted((p for n in deleting for p in n.pods if movable(p)), key=lambda p: p.key)
         deleting_keyed = [(p.key, p) for p in deleting_pods]
         deleting_keys = frozenset(p.key for p in deleting_pods)
+        deleting_ids: frozenset[int] = frozenset()  # (the plain path asks every key)
     failed_key = None
     if share is not None and share.reuse_failed:
         gated_names = frozenset(name for name, n in share.active_named if name not in names
@@ -260,7 +264,8 @@ def simulate_scheduling(cluster: Cluster, candidates: Sequence[Candidate], conso
         if en.initialized():
             continue
         for p in en.pods:
-            if p.key not in deleting_keys:
+            # (a deleting node's pod, the common case, by identity first; a relaxed copy by its key)
+            if id(p) not in deleting_ids and p.key not in deleting_keys:
                 nc = en.state_node.nodeclaim
                 nc_name = nc.metadata.name if nc is not None else ""
                 node_name = en.state_node.node.metadata.name if en.state_node.node is not None else ""
