@@ -91,7 +91,9 @@ class HostPortUsage:
         self._reserved.pop(pod_key, None)
 
     def copy(self) -> HostPortUsage:
-        return HostPortUsage(self._reserved)
+        out = HostPortUsage.__new__(HostPortUsage)  # (every existing node, every simulation: no __init__)
+        out._reserved = self._reserved.copy()
+        return out
 
     def __bool__(self) -> bool:
         return bool(self._reserved)

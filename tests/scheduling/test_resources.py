@@ -88,3 +88,16 @@ def test_merge_is_the_element_wise_sum_in_first_seen_order():
         assert rls == before and all(got is not rl for rl in rls)
 
     check()
+
+
+def test_a_host_port_usage_copy_is_its_own():
+    """HostPortUsage.copy: the same reservations, and adding to or deleting from either leaves the other."""
+    from karpy.scheduling.hostports import HostPort, HostPortUsage
+
+    u = HostPortUsage()
+    u.add("ns/a", [HostPort("0.0.0.0", 80, "TCP")])
+    c = u.copy()
+    assert type(c) is HostPortUsage and len(c) == 1 and c.conflicts("ns/b", [HostPort("0.0.0.0", 80, "TCP")])
+    c.add("ns/b", [HostPort("0.0.0.0", 81, "TCP")])
+    u.delete_pod("ns/a")
+    assert len(u) == 0 and len(c) == 2 and not HostPortUsage().copy()
