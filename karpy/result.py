@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any, cast
 from karpy.api.billing import BillingProfile
 from karpy.document import Cost, NodeClaimResult, PodResult, RequirementDocument
 from karpy.scheduling.labels import LABEL_OS
+from karpy.sim.collector import FrozenSurvivors
 from karpy.sim.simulation import LaunchRecord, SimulationResult
 
 if TYPE_CHECKING:
@@ -280,7 +281,8 @@ class Result:
 
     def to_document(self) -> dict[str, Any]:
         """The JSON document (:class:`karpy.document.Document`; schema: :func:`karpy.schema`)."""
-        return dict(self.document_sections())
+        with FrozenSurvivors():  # performance only: as the run (karpy.sim.collector)
+            return dict(self.document_sections())
 
     def document_sections(self, streamed: bool = False) -> Iterator[tuple[str, Any]]:
         """The document's top-level ``(key, value)`` pairs in document order, each built only when
@@ -360,7 +362,8 @@ class Result:
         """Write :meth:`to_json`'s text to ``write`` in pieces (``sys.stdout.write``, a file's
         ``write``), building one top-level section at a time: the whole document -- as a dict tree
         or as text -- is never held at once (:func:`karpy.report.jsontext.write_object`)."""
-        write_document_json(self.document_sections(streamed=True), write, indent)
+        with FrozenSurvivors():  # performance only: the run's heap is not rescanned (karpy.sim.collector)
+            write_document_json(self.document_sections(streamed=True), write, indent)
 
 
 def _indented(indent: int | None) -> bool:

@@ -313,6 +313,34 @@ def test_a_run_raises_the_collectors_thresholds_and_gives_the_hosts_back() -> No
         gc.set_threshold(*host)
 
 
+def test_writing_the_document_freezes_the_heap_and_gives_the_collector_back(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Result.to_json / write_json / to_document run under FrozenSurvivors, as the run does: the
+    same text with it switched off, and the host's thresholds and freeze as they were."""
+    import gc
+
+    from karpy.sim.collector import FrozenSurvivors
+
+    objs, events = _scenario(3)
+    result = karpy.simulate(objs, cloud_provider=FakeCloudProvider(), region=None, until="3h", events=events)
+    host = gc.get_threshold()
+    frozen_during: list[int] = []
+    original = FrozenSurvivors.__enter__
+
+    def spy(self: FrozenSurvivors) -> FrozenSurvivors:
+        out = original(self)
+        frozen_during.append(gc.get_freeze_count() if self.active else 0)
+        return out
+
+    monkeypatch.setattr(FrozenSurvivors, "__enter__", spy)
+    pieces: list[str] = []
+    result.write_json(pieces.append)
+    text, doc = result.to_json(), result.to_document()
+    assert len(frozen_during) == 3 and all(n > 0 for n in frozen_during)  # write_json, to_json (its write_json), to_document
+    assert gc.get_freeze_count() == 0 and gc.get_threshold() == host
+    monkeypatch.setattr(FrozenSurvivors, "enabled", False)
+    assert "".join(pieces) == text == result.to_json() and doc == result.to_document()
+
+
 def test_clock_timestamp_memo_is_the_plain_datetime() -> None:
     from karpy.sim.clock import EPOCH, VirtualClock
 
