@@ -211,7 +211,7 @@ def simulate_scheduling(cluster: Cluster, candidates: Sequence[Candidate], conso
         deleting_pods = share.deleting_pods
         deleting_keyed = share.deleting_keyed
         deleting_keys: frozenset[str] = share.deleting_keys
-        deleting_ids = share.deleting_ids
+        deleting_ids: frozenset[int] = share.deleting_ids
     else:
         nodes = sorted(cluster.state.nodes, key=lambda n: n.name)
         deleting = [n for n in nodes if n.marked_for_deletion()]
@@ -221,7 +221,7 @@ def simulate_scheduling(cluster: Cluster, candidates: Sequence[Candidate], conso
         deleting_pods = sorted((p for n in deleting for p in n.pods if movable(p)), key=lambda p: p.key)
         deleting_keyed = [(p.key, p) for p in deleting_pods]
         deleting_keys = frozenset(p.key for p in deleting_pods)
-        deleting_ids: frozenset[int] = frozenset()  # (the plain path asks every key)
+        deleting_ids = frozenset()  # (the plain path asks every key)
     failed_key = None
     if share is not None and share.reuse_failed:
         gated_names = frozenset(name for name, n in share.active_named if name not in names
