@@ -65,7 +65,7 @@ PUBLIC: dict[str, set[str]] = {
         "PREFERENCE_POLICY_RESPECT", "PodAttempt", "Preferences", "Provisioner", "ProvisioningResult", "Results",
         "Scheduler", "StateNode", "Topology", "describe_relaxations",
     },
-    "karpy.state": {"ClusterState", "StateNode"},
+    "karpy.state": {"ClusterState", "PodBindings", "StateNode"},
     "karpy.kubescheduler": {
         "BOUND", "KubeScheduler", "NOMINATED", "ScheduleOneResult", "SchedulerConfig", "UNSCHEDULABLE", "Victim",
     },

@@ -337,20 +337,30 @@ class ClusterState:
                 if sn.name in marked:
                     sn.mark_for_deletion()
         cs = cls(state_nodes, pods)
-        # node_for_pod and add_pod for every pod, read inline (every pass binds every pod of the
-        # cluster): the same lookup, and the same appends in the same order -- the fresh StateNodes
-        # have derived nothing yet, so add_pod's resets have nothing to reset
-        # (noting two lists on the way, kept with ``scan_pods``: a pod's spec is read once per
-        # pass instead of once per walk over every pod)
-        by_node_name = cs._by_node_name
-        unbound: list[Pod] = []
-        with_affinity: list[Pod] = []
-        if bindings is not None and scan_pods:  # the same lists from the index, no pod's spec read
+        unbound, with_affinity = cs._bind_pods(bindings if scan_pods else None)
+        if scan_pods:
+            cs._scan = (cs.pods, len(cs.pods), unbound, with_affinity)
+            cs.shares_pod_index = True
+            if previous is not None and previous.shares_pod_index:
+                cs.pod_index_seed = previous.pod_index if previous.pod_index is not None else previous.pod_index_seed
+        if previous is not None:
+            cs.adopt_derived(previous)
+        return cs
+
+    def _bind_pods(self, bindings: PodBindings | None) -> tuple[list[Pod], list[Pod]]:
+        """from_objects' binding of :attr:`pods` to the fresh StateNodes; returns the unbound pods
+        and the bound pods with an affinity. node_for_pod and add_pod for every pod, read inline
+        (every pass binds every pod of the cluster): the same lookup, and the same appends in the
+        same order -- the fresh StateNodes have derived nothing yet, so add_pod's resets have
+        nothing to reset. ``bindings``: the same lists from the index, no pod's spec read."""
+        by_node_name = self._by_node_name
+        if bindings is not None:
             for node_name, sn in by_node_name.items():
                 sn.pods = bindings.on(node_name)
-            unbound = bindings.unbound()
-            with_affinity = [p for p in bindings.with_affinity() if p.spec.node_name in by_node_name]
-        for p in (() if bindings is not None and scan_pods else cs.pods):
+            return bindings.unbound(), [p for p in bindings.with_affinity() if p.spec.node_name in by_node_name]
+        unbound: list[Pod] = []
+        with_affinity: list[Pod] = []
+        for p in self.pods:
             spec = p.spec
             name = spec.node_name
             if name:
@@ -361,14 +371,7 @@ class ClusterState:
                         with_affinity.append(p)
             else:
                 unbound.append(p)
-        if scan_pods:
-            cs._scan = (cs.pods, len(cs.pods), unbound, with_affinity)
-            cs.shares_pod_index = True
-            if previous is not None and previous.shares_pod_index:
-                cs.pod_index_seed = previous.pod_index if previous.pod_index is not None else previous.pod_index_seed
-        if previous is not None:
-            cs.adopt_derived(previous)
-        return cs
+        return unbound, with_affinity
 
     def adopt_derived(self, previous: ClusterState) -> int:
         """Take over what ``previous``'s StateNodes derived from their bound pods -- the pod and
