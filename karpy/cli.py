@@ -267,7 +267,26 @@ def _output_error(err: OSError) -> BaseException:
     pipe (``karpy ... | head``) is left to click, which exits quietly."""
     if err.errno == errno.EPIPE:
         return err
+    _discard_stdout()
     return OneLineError(f"cannot write output: {err.strerror or err}")
+
+
+def _discard_stdout() -> None:
+    """In the ``karpy`` process only (:func:`tune_gc` ran): point standard output at the null device
+    once writing it failed, so what its buffer still holds -- which can never be written -- does not
+    fail again at the exit's flush (Python would print ``Exception ignored`` and exit 120 after the
+    one line; seen with a buffered stdout, i.e. without ``PYTHONUNBUFFERED``)."""
+    if not _gc_tuned:
+        return
+    try:
+        fd = sys.stdout.fileno()
+        null = os.open(os.devnull, os.O_WRONLY)
+        try:
+            os.dup2(null, fd)
+        finally:
+            os.close(null)
+    except (OSError, ValueError, AttributeError):  # (io.UnsupportedOperation is an OSError and a ValueError)
+        pass
 
 
 def _not_blank(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:

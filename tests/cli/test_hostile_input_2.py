@@ -289,15 +289,19 @@ def test_dev_full_as_an_output_is_one_line(invoke: Callable[..., Result], tmp_pa
 
 
 @pytest.mark.skipif(not Path("/dev/full").exists(), reason="no /dev/full")
+@pytest.mark.parametrize("unbuffered", [False, True])
 @pytest.mark.parametrize("args", [("simulate", "-o", "json"), ("--help",), ("--version",)])
-def test_standard_output_on_a_full_disk_is_one_line(tmp_path: Path, args: tuple[str, ...]) -> None:
+def test_standard_output_on_a_full_disk_is_one_line(tmp_path: Path, args: tuple[str, ...], unbuffered: bool) -> None:
     """``karpy simulate -o json > file`` on a full disk: the shell opened the file, so karpy cannot keep
     an earlier one; what it can do is say so in one line and exit non-zero (2), never a traceback
-    (``--help``/``--version`` to a full stdout were a traceback, exit 1)."""
+    (``--help``/``--version`` to a full stdout were a traceback, exit 1; with a buffered stdout -- no
+    ``PYTHONUNBUFFERED``, as on a fresh machine -- the one line, then Python's failed flush at exit, 120)."""
     import os
     import subprocess
     import sys
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED"} | {"PYTHONPATH": str(ROOT)}
+    if unbuffered:
+        env["PYTHONUNBUFFERED"] = "1"
     with open("/dev/full", "w") as full:
         res = subprocess.run([sys.executable, "-m", "karpy", *args], stdout=full, stderr=subprocess.PIPE, text=True,
                              env=env, cwd=tmp_path, timeout=300)
