@@ -149,11 +149,8 @@ class SimulationShare:
         #: (name, node) of ``active`` (StateNode.name reads the Node's registration each time)
         self.active_named = [(n.name, n) for n in self.active]
         movable = cluster.currently_reschedulable
-        #: (key, pod) of the deleting nodes' currently reschedulable pods, by key
-        self.deleting_keyed = sorted(((p.key, p) for n in self.deleting for p in n.pods if movable(p)),
-                                     key=itemgetter(0))
-        self.deleting_pods = [p for _, p in self.deleting_keyed]
-        self.deleting_keys = frozenset(k for k, _ in self.deleting_keyed)
+        #: (key, pod) of the deleting nodes' currently reschedulable pods, by key; the pods; their keys
+        self.deleting_keyed, self.deleting_pods, self.deleting_keys = _deleting_pods(self.deleting, movable)
         #: ids of ``deleting_pods`` (held by it, so no id is reused while the share lives)
         self.deleting_ids = frozenset(map(id, self.deleting_pods))
         self.gated_class = _consolidate_after_gated(self.deleting_keys)
@@ -191,6 +188,13 @@ class SimulationShare:
         return hit[1]
 
 
+def _deleting_pods(deleting: Sequence[Any], movable: Callable[[Pod], bool]
+                   ) -> tuple[list[tuple[str, Pod]], list[Pod], frozenset[str]]:
+    """The deleting nodes' currently reschedulable pods as (key, pod) by key, the pods, their keys."""
+    keyed = sorted(((p.key, p) for n in deleting for p in n.pods if movable(p)), key=itemgetter(0))
+    return keyed, [p for _, p in keyed], frozenset(k for k, _ in keyed)
+
+
 def _gated(cluster: Cluster, sn: Any) -> bool:
     pool = cluster.nodepools.get(sn.labels().get(LABEL_NODEPOOL, ""))
     return sn.managed() and is_under_consolidate_after(pool, sn.nodeclaim, cluster.now)
@@ -218,9 +222,7 @@ def simulate_scheduling(cluster: Cluster, candidates: Sequence[Candidate], conso
         if any(n.name in names for n in deleting):
             return ERR_CANDIDATE_DELETING
         state_nodes = [n for n in nodes if not n.marked_for_deletion() and n.name not in names]
-        deleting_pods = sorted((p for n in deleting for p in n.pods if movable(p)), key=lambda p: p.key)
-        deleting_keyed = [(p.key, p) for p in deleting_pods]
-        deleting_keys = frozenset(p.key for p in deleting_pods)
+        deleting_keyed, deleting_pods, deleting_keys = _deleting_pods(deleting, movable)
         deleting_ids = frozenset()  # (the plain path asks every key)
     failed_key = None
     if share is not None and share.reuse_failed:

@@ -155,18 +155,15 @@ class Cluster:
         key). While that cannot change -- no PodDisruptionBudget, no do-not-disrupt pod: each
         answer is then IsReschedulable of the pod object (``lasting_movable``) -- it is kept on the
         node's PodChecks, which later looks get back for the very same pods (PodChecksMemo)."""
-        checks = c.pod_checks
-        keep = checks is not None and self.lasting_movable is not None and not self.pdb_limits().items
-        if keep:
-            assert checks is not None
+        checks = c.pod_checks if self.lasting_movable is not None and not self.pdb_limits().items else None
+        if checks is not None:
             hit: list[tuple[str, Pod]] | None = checks.kept.get("movable_keyed")
             if hit is not None:
                 return hit
         movable = self.currently_reschedulable
         out = [(p.key, p) for p in c.reschedulable_pods if movable(p)]
-        if keep and not any(DO_NOT_DISRUPT_ANNOTATION_KEY in (p.metadata.annotations or {})
-                            for p in c.reschedulable_pods):
-            assert checks is not None
+        if checks is not None and not any(DO_NOT_DISRUPT_ANNOTATION_KEY in (p.metadata.annotations or {})
+                                          for p in c.reschedulable_pods):
             checks.kept["movable_keyed"] = out
         return out
 
