@@ -553,6 +553,35 @@ class NodeClaim:
             for g in self.daemon_groups:
                 g.host_port_usage.add(pod_data.key, pod_data.host_ports)
 
+    def options_at(self, requirements: Requirements, pod_data: Any,
+                   total: dict[str, int]) -> tuple[list[Any], frozenset[int], _FitBasis | None] | None:
+        """The options tryVolumeAlternative's filter keeps for a pod whose merged requirements
+        are ``requirements`` (no topology change, no host ports) when the claim's requests would
+        be ``total``: (remaining, their ids, fit basis), or None when none is kept
+        (karpy.provisioning.podruns asks it for a run of alike pods)."""
+        remaining, ids, _, err, basis = _filter(
+            self._index, self.instance_type_options, requirements, (), pod_data.key, pod_data.requests,
+            self.daemon_groups, total, False, self._satisfies_min_values, not self.pods, self._options(),
+            False, self._fit_basis if self.fit_floor else None)
+        return None if err is not None else (remaining, ids, basis)
+
+    def add_run(self, pods: Sequence[Pod], requirements: Requirements, total: dict[str, int],
+                options: tuple[list[Any], frozenset[int], _FitBasis | None]) -> None:
+        """:meth:`add` of alike pods one after another, each with ``requirements``, ending at
+        ``total`` with ``options`` (:meth:`options_at` of that total): no host ports, no reserved
+        offerings (karpy.provisioning.podruns)."""
+        self.pods.extend(pods)
+        self.instance_type_options, ids, self._fit_basis = options
+        self._option_ids = (options[0], ids)
+        self._pending_ids = None
+        self.requests = total
+        self.requirements = requirements
+        self._merge_cache = {}
+        topology, taints, wk = self.topology, self.taints, self.well_known
+        topology.register(LABEL_HOSTNAME, self.hostname)
+        for pod in pods:
+            topology.record(pod, taints, requirements, wk)
+
     def add_daemon_requests(self) -> None:
         """nodeclaim.go addDaemonRequests: add the element-wise minimum overhead of the groups that
         still contain a remaining instance type."""

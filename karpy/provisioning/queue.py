@@ -9,7 +9,8 @@ creation timestamp nor a UID keep their input order.
 from __future__ import annotations
 
 from datetime import datetime, timezone
-from typing import TYPE_CHECKING, Any, Mapping, Sequence
+from itertools import islice
+from typing import TYPE_CHECKING, Any, Iterator, Mapping, Sequence
 
 if TYPE_CHECKING:
     from karpy.api.pod import Pod
@@ -57,6 +58,17 @@ class Queue:
             del self.pods[: self._head]
             self._head = 0
         return p
+
+    def upcoming(self) -> Iterator[Pod]:
+        """The pods ``pop`` would return one after another, nothing pushed in between (not in
+        upstream: the look-ahead of karpy.provisioning.podruns); the queue is not changed."""
+        pods, last = self.pods, self._last_len
+        n = len(pods) - self._head
+        for p in islice(pods, self._head, None):
+            if last.get(id(p)) == n:
+                return
+            yield p
+            n -= 1
 
     def push(self, pod: Pod) -> None:
         """queue.go Push: append and remember the queue length."""

@@ -24,7 +24,7 @@ from __future__ import annotations
 from bisect import bisect_left, bisect_right
 from dataclasses import dataclass, field
 from collections.abc import Callable, Hashable
-from typing import TYPE_CHECKING, Any, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, ClassVar, Mapping, Sequence
 
 from karpy.cloudprovider.types import (
     MIN_VALUES_POLICY_BEST_EFFORT,
@@ -56,6 +56,7 @@ from karpy.provisioning.preferences import (
     tolerate_prefer_no_schedule_taints,
 )
 from karpy.provisioning.poddata import PodData, SpecMemo
+from karpy.provisioning.podruns import Run, plain, run_requirements
 from karpy.provisioning.queue import Queue
 from karpy.provisioning.reservationmanager import ReservationManager, ReservedOfferingMode
 from karpy.provisioning.reservationmanager import reserved_capacity as reserved_capacity_of
@@ -258,6 +259,10 @@ class Scheduler:
     ``nodepools`` must already be filtered and ordered by weight (the Provisioner does that).
     """
 
+    #: add a run of alike pods to the in-flight claim that took the pod before them in one step
+    #: (karpy.provisioning.podruns; the same Results, pinned by test_podruns_equivalence)
+    take_runs: ClassVar[bool] = True
+
     def __init__(
         self,
         nodepools: Sequence[Any],
@@ -348,6 +353,9 @@ class Scheduler:
         self._placed_outcome = OUTCOME_FAILED
         self._placed_target: str | None = None
         self._tries: list[str] | None = None
+        #: (claim, its index) when the last add placed the pod on an in-flight claim that kept its
+        #: place in the list (read and cleared by Solve: _take_run)
+        self._run_claim: tuple[NodeClaim, int] | None = None
 
     def attempt_record(self, key: str) -> tuple[Any, ...] | None:
         """The record of the pod's last try in this Solve (a tuple of strings; PodAttempt)."""
@@ -548,12 +556,47 @@ class Scheduler:
                 q.push(pod)
             else:
                 pod_errors.pop(d.key, None)
+                if self._run_claim is not None:
+                    self._take_run(q, data, d, pod_errors, *self._run_claim)
         for nc in self.new_nodeclaims:
             nc.finalize_scheduling()
         # Results list claims in creation order (the in-flight list is kept sorted by pod count)
         ordered = sorted(self.new_nodeclaims, key=lambda c: c.seq)
         return Results(ordered, list(self.existing_nodes), pod_errors,
                        {k: by_key[k] for k in pod_errors})
+
+    def _take_run(self, q: Queue, data: dict[int, PodData], d: PodData, pod_errors: dict[str, str],
+                  nc: NodeClaim, i: int) -> None:
+        """The alike pods after ``d``'s pod, which went at its first try to claim ``nc`` (at ``i``
+        in the in-flight list), each placed as _try_schedule would place it: onto ``nc`` while it
+        keeps an option and its place in the list (karpy.provisioning.podruns)."""
+        self._run_claim = None
+        log = self._attempt_log
+        if log[self.attempts[d.key] + 2] != 1 or not self.take_runs or self.reservation_manager is not None:
+            return
+        claims = self.new_nodeclaims
+        limit = len(claims[i + 1].pods) - len(nc.pods) if i + 1 < len(claims) else None
+        if limit == 0 or not plain(d, self.topology):
+            return
+        reqs = run_requirements(nc, d)
+        if reqs is None:
+            return
+        run = Run(q.upcoming(), data, d, self.topology, limit)
+        count, total, options = run.taken_by(nc, reqs)
+        if not count:
+            return
+        pods = run.pods[:count]
+        for _ in pods:
+            q.pop()  # (upcoming read them in pop's order)
+        assert options is not None
+        nc.add_run(pods, reqs, total, options)
+        self._scans.forget(nc)
+        target = nc.hostname
+        for p in pods:
+            key = data[id(p)].key
+            self.attempts[key] = len(log)
+            log.extend((OUTCOME_INFLIGHT_NODECLAIM, target, 1, None, None, None))
+            pod_errors.pop(key, None)
 
     def _reset_scans(self) -> None:
         """The memos of the first-fit scans, per Solve (scanskips.Scans)."""
@@ -643,6 +686,8 @@ class Scheduler:
         if i + 1 < len(claims) and len(claims[i + 1].pods) < c:
             claims.pop(i)
             claims.insert(bisect_left(claims, c, lo=i, key=_pod_count), nc)
+        else:
+            self._run_claim = (nc, i)
         return None
 
     def _add_to_new_nodeclaim(self, pod: Pod, data: PodData) -> Any:

@@ -443,6 +443,17 @@ class Topology:
             tg.unregister(domain)
 
     # -- matching -----------------------------------------------------------------------------
+    def inert(self, pod: Pod) -> bool:
+        """No group owns or selects the pod: Record counts it nowhere and AddRequirements narrows
+        no node for it (karpy.provisioning.podruns reads it; not in upstream)."""
+        if not self.topology_groups and not self.inverse_topology_groups:
+            return True
+        uid = _pod_uid(pod)
+        if self._owned.get(uid) or self._inverse_owned.get(uid):
+            return False
+        selecting, inverse = self._selecting_groups(pod)
+        return not selecting and not inverse
+
     def _selecting_groups(self, pod: Pod) -> tuple[list[TopologyGroup], list[TopologyGroup]]:
         """(groups selecting the pod, inverse groups selecting the pod), cached per UID and
         invalidated whenever a group is created."""
