@@ -1,13 +1,13 @@
-"""A run of alike pods added to one in-flight NodeClaim in one step: the pods the plain Solve
-places one by one on the claim that took the pod before them (docs/internals/upstream-mirrors.md#podruns).
+"""A run of alike pods added in one step to the existing node or in-flight NodeClaim that took the
+pod before them: the pods the plain Solve places there one by one (docs/internals/upstream-mirrors.md#podruns).
 
 Not in upstream (scheduler.go Solve tries every pod on the existing nodes, then on the in-flight
-claims in order). A pod alike the one just placed on claim C at its first try (the same requests,
+claims in order). A pod alike the one just placed on target T at its first try (the same requests,
 requirements and tolerations; no host ports, volumes or DRA; no topology group owning or selecting
-either) fails on every existing node and every claim before C as that pod did, since none of them
-changed, and is tried on C next, where it lands while C's instance-type filter keeps an option.
-The options a total keeps shrink as the total grows, so C takes the longest prefix of the run
-whose total keeps one: found by doubling, then bisecting, over the filter, not one filter per pod.
+either) fails on every target before T as that pod did, since none of them changed, and is tried
+on T next. An existing node takes it while it has room; a claim while its instance-type filter
+keeps an option. The options a total keeps shrink as the total grows, so a claim takes the longest
+prefix of the run whose total keeps one: found by doubling, then bisecting, over the filter.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from itertools import islice
 from typing import TYPE_CHECKING, Any
 
 from karpy.scheduling.requirements import Requirements
-from karpy.scheduling.resources import merge
+from karpy.scheduling.resources import fits, merge
 
 if TYPE_CHECKING:
     from karpy.api.pod import Pod
@@ -49,13 +49,13 @@ def alike(a: PodData, b: PodData) -> bool:
     return sa is sb or sa.tolerations == sb.tolerations
 
 
-def run_requirements(claim: NodeClaim, data: PodData) -> Requirements | None:
-    """CanAdd's merged requirements for a pod alike the last one the claim took, when they are
-    the claim's own (by value and order); None otherwise (then no run is taken)."""
-    reqs = claim.requirements
+def run_requirements(reqs: Requirements, data: PodData, allow_undefined: frozenset[str]) -> Requirements | None:
+    """``reqs`` when CanAdd's merge of them with a pod alike the last one added (under
+    ``allow_undefined``: a claim's well-known labels, nothing for an existing node) gives them
+    back, by value and order; None otherwise (then no run is taken)."""
     if not data.requirements:
         return reqs
-    if reqs.compatible(data.requirements, claim.well_known) is not None:
+    if reqs.compatible(data.requirements, allow_undefined) is not None:
         return None
     merged = reqs.copy()
     merged.add(*data.requirements.values())
@@ -93,6 +93,18 @@ class Run:
                 break
             pods.append(p)
         return len(pods)
+
+    def fitting(self, remaining: dict[str, int]) -> list[Pod]:
+        """The pods of the run an existing node with ``remaining`` resources takes one after
+        another (ExistingNode.has_room before each Add)."""
+        left = dict(remaining)
+        requests = self._first.requests
+        n = 0
+        while self._extend(n + 1) > n and fits(requests, left):
+            for name, v in requests.items():
+                left[name] = left.get(name, 0) - v
+            n += 1
+        return self.pods[:n]
 
     def taken_by(self, claim: NodeClaim, requirements: Requirements) -> tuple[int, dict[str, int], _Options | None]:
         """(how many of the run the claim takes one after another, its requests then, its options

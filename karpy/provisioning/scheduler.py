@@ -353,9 +353,11 @@ class Scheduler:
         self._placed_outcome = OUTCOME_FAILED
         self._placed_target: str | None = None
         self._tries: list[str] | None = None
-        #: (claim, its index) when the last add placed the pod on an in-flight claim that kept its
-        #: place in the list (read and cleared by Solve: _take_run)
-        self._run_claim: tuple[NodeClaim, int] | None = None
+        #: where the last add placed the pod: an existing node, or an in-flight claim that kept its
+        #: place in the list with that place (read and cleared by Solve: _take_run)
+        self._run_target: tuple[ExistingNode | NodeClaim, int] | None = None
+        #: the pods _take_run placed (set by _take_existing_run / _take_inflight_run)
+        self._run_pods: list[Pod] = []
 
     def attempt_record(self, key: str) -> tuple[Any, ...] | None:
         """The record of the pod's last try in this Solve (a tuple of strings; PodAttempt)."""
@@ -556,8 +558,8 @@ class Scheduler:
                 q.push(pod)
             else:
                 pod_errors.pop(d.key, None)
-                if self._run_claim is not None:
-                    self._take_run(q, data, d, pod_errors, *self._run_claim)
+                if self._run_target is not None:
+                    self._take_run(q, data, d, pod_errors, *self._run_target)
         for nc in self.new_nodeclaims:
             nc.finalize_scheduling()
         # Results list claims in creation order (the in-flight list is kept sorted by pod count)
@@ -566,37 +568,59 @@ class Scheduler:
                        {k: by_key[k] for k in pod_errors})
 
     def _take_run(self, q: Queue, data: dict[int, PodData], d: PodData, pod_errors: dict[str, str],
-                  nc: NodeClaim, i: int) -> None:
-        """The alike pods after ``d``'s pod, which went at its first try to claim ``nc`` (at ``i``
-        in the in-flight list), each placed as _try_schedule would place it: onto ``nc`` while it
-        keeps an option and its place in the list (karpy.provisioning.podruns)."""
-        self._run_claim = None
+                  target: ExistingNode | NodeClaim, i: int) -> None:
+        """The alike pods after ``d``'s pod, which went at its first try to ``target`` (an existing
+        node, or the claim at ``i`` in the in-flight list), each placed as _try_schedule would place
+        it: onto ``target`` while it has room (a claim: keeps an option and its place in the list;
+        karpy.provisioning.podruns)."""
+        self._run_target = None
         log = self._attempt_log
         if log[self.attempts[d.key] + 2] != 1 or not self.take_runs or self.reservation_manager is not None:
             return
+        if not plain(d, self.topology):
+            return
+        if isinstance(target, ExistingNode):
+            self._take_existing_run(q, data, d, target)
+        else:
+            self._take_inflight_run(q, data, d, target, i)
+        pods = self._run_pods
+        if not pods:
+            return
+        self._run_pods = []
+        self._scans.forget(target)
+        outcome, name = self._placed_outcome, self._placed_target
+        for p in pods:
+            key = data[id(p)].key
+            self.attempts[key] = len(log)
+            log.extend((outcome, name, 1, None, None, None))
+            pod_errors.pop(key, None)
+            q.pop()  # (upcoming read them in pop's order)
+
+    def _take_existing_run(self, q: Queue, data: dict[int, PodData], d: PodData, en: ExistingNode) -> None:
+        """A run onto an existing node: each pod as ExistingNode.add adds it, while it has room."""
+        reqs = run_requirements(en.requirements, d, _NO_ALLOW)
+        if reqs is None:
+            return
+        run = Run(q.upcoming(), data, d, self.topology, None)
+        pods = self._run_pods = run.fitting(en.remaining_resources)
+        for p in pods:
+            en.add(p, data[id(p)], reqs)
+
+    def _take_inflight_run(self, q: Queue, data: dict[int, PodData], d: PodData, nc: NodeClaim, i: int) -> None:
+        """A run onto an in-flight claim, in one NodeClaim.add_run."""
         claims = self.new_nodeclaims
         limit = len(claims[i + 1].pods) - len(nc.pods) if i + 1 < len(claims) else None
-        if limit == 0 or not plain(d, self.topology):
+        if limit == 0:
             return
-        reqs = run_requirements(nc, d)
+        reqs = run_requirements(nc.requirements, d, nc.well_known)
         if reqs is None:
             return
         run = Run(q.upcoming(), data, d, self.topology, limit)
         count, total, options = run.taken_by(nc, reqs)
-        if not count:
-            return
-        pods = run.pods[:count]
-        for _ in pods:
-            q.pop()  # (upcoming read them in pop's order)
-        assert options is not None
-        nc.add_run(pods, reqs, total, options)
-        self._scans.forget(nc)
-        target = nc.hostname
-        for p in pods:
-            key = data[id(p)].key
-            self.attempts[key] = len(log)
-            log.extend((OUTCOME_INFLIGHT_NODECLAIM, target, 1, None, None, None))
-            pod_errors.pop(key, None)
+        if count:
+            assert options is not None
+            pods = self._run_pods = run.pods[:count]
+            nc.add_run(pods, reqs, total, options)
 
     def _reset_scans(self) -> None:
         """The memos of the first-fit scans, per Solve (scanskips.Scans)."""
@@ -668,6 +692,7 @@ class Scheduler:
         self._scans.forget(en)
         self._placed_outcome = OUTCOME_EXISTING_NODE
         self._placed_target = en.name
+        self._run_target = (en, -1)
         return None
 
     def _add_to_inflight_node(self, pod: Pod, data: PodData) -> str | None:
@@ -687,7 +712,7 @@ class Scheduler:
             claims.pop(i)
             claims.insert(bisect_left(claims, c, lo=i, key=_pod_count), nc)
         else:
-            self._run_claim = (nc, i)
+            self._run_target = (nc, i)
         return None
 
     def _add_to_new_nodeclaim(self, pod: Pod, data: PodData) -> Any:
@@ -749,6 +774,9 @@ class Scheduler:
                 self.remaining_resources[name] = self._subtract_max(remaining, nc.instance_type_options)
             return None
         return "; ".join(errs)
+
+
+_NO_ALLOW: frozenset[str] = frozenset()  # existing nodes: strict label compatibility (existingnode.go)
 
 
 def _without_simulation_keys(requirements: Requirements) -> Requirements:

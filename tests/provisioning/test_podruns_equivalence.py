@@ -12,7 +12,10 @@ claim's options, requirements and requests (names in order), the errors, each po
 from __future__ import annotations
 
 import random
+import sys
+import tempfile
 from datetime import datetime, timedelta, timezone
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -92,7 +95,7 @@ def _pods(r: random.Random) -> list[Any]:
 
 def _cluster(r: random.Random) -> ClusterState:
     nodes = [make_node(f"n-{i:02d}", labels={LABEL_ZONE: ZONES[i % 3], LABEL_NODEPOOL: "a"},
-                       allocatable={"cpu": str(r.choice([1, 2, 4])), "memory": "8Gi", "pods": "20"},
+                       allocatable={"cpu": str(r.choice([1, 2, 4, 8])), "memory": "8Gi", "pods": "20"},
                        taints=[("dedicated", "true", "NoSchedule")] if i % 2 else ())
              for i in range(r.randint(0, 8))]
     running = [make_pod(f"run-{i:02d}", uid=f"run-{i:02d}", labels={"app": r.choice("abcdef")},
@@ -151,18 +154,28 @@ def test_runs_solve_as_the_plain_one_pod_at_a_time_solve(seed: int, monkeypatch:
 
 
 def test_the_generated_solves_cover_what_ends_a_run(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Across the seeds runs are taken whole, cut by a claim filling up, and refused outright
-    (in most Solves); pods are placed on existing nodes, on several claims, and fail."""
+    """Across the seeds runs are taken whole, cut by a claim or node filling up, and refused
+    outright, onto in-flight claims (in most Solves) and existing nodes; pods are placed on
+    existing nodes, on several claims, and fail."""
     seen = {"whole": 0, "cut": 0, "none": 0}
-    taken_by = podruns.Run.taken_by
+    on_nodes = {"whole": 0, "cut": 0, "none": 0}
+    taken_by, fitting = podruns.Run.taken_by, podruns.Run.fitting
+
+    def kind(k: int, known: int) -> str:
+        return "none" if not k else "whole" if k == known else "cut"
 
     def counting(self: podruns.Run, claim: Any, reqs: Any) -> Any:
         out = taken_by(self, claim, reqs)
-        k, known = out[0], len(self.pods)
-        seen["none" if not k else "whole" if k == known else "cut"] += 1
+        seen[kind(out[0], len(self.pods))] += 1
+        return out
+
+    def counting_nodes(self: podruns.Run, remaining: Any) -> Any:
+        out = fitting(self, remaining)
+        on_nodes[kind(len(out), len(self.pods))] += 1
         return out
 
     monkeypatch.setattr(podruns.Run, "taken_by", counting)
+    monkeypatch.setattr(podruns.Run, "fitting", counting_nodes)
     outcomes: set[str] = set()
     solves_with_runs = 0
     for seed in range(20):
@@ -173,6 +186,7 @@ def test_the_generated_solves_cover_what_ends_a_run(monkeypatch: pytest.MonkeyPa
         outcomes.update(["several claims"] if len(claims) > 1 else [])
         outcomes.update(["errors"] if errors else [])
     assert all(seen.values()), seen
+    assert all(on_nodes.values()), on_nodes
     assert solves_with_runs >= 12
     assert outcomes == {"existing", "several claims", "errors"}
 
@@ -315,3 +329,30 @@ def test_a_day_with_disruption_writes_the_same_document_either_way(monkeypatch: 
     assert sum(taken) > 100
     monkeypatch.setattr(Scheduler, "take_runs", False)
     assert fast == karpy.simulate(docs, **run).to_json()
+
+
+def test_a_plan_draining_every_node_onto_the_others_is_the_same_either_way(monkeypatch: pytest.MonkeyPatch) -> None:
+    """karpy plan's drift moves each node's replicas onto the other nodes' room: runs onto
+    existing nodes (and the replacements) give the same plan document."""
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "plan"))
+    from dumps import EC2NODECLASS, cluster_dump, deployment, dump_text, nodepool
+
+    design = [EC2NODECLASS, nodepool(sizes=["4xlarge"], budgets=[{"nodes": "20%"}]),
+              deployment("web", 200, "700m", "1Gi", spread=False)]
+    change = nodepool(sizes=["4xlarge"], families=["c8i", "m8i", "r8i"], budgets=[{"nodes": "20%"}])
+    taken: list[int] = []
+    fitting = podruns.Run.fitting
+
+    def counting(self: podruns.Run, remaining: Any) -> Any:
+        out = fitting(self, remaining)
+        taken.append(len(out))
+        return out
+
+    monkeypatch.setattr(podruns.Run, "fitting", counting)
+    with tempfile.TemporaryDirectory(prefix="podruns-") as tmp:
+        path = Path(tmp) / "cluster.yaml"
+        path.write_text(dump_text(cluster_dump(design, prices="2026-07-20")))
+        fast = karpy.plan(path, apply=[change], prices="2026-07-20", until="2h").to_json()
+        assert sum(taken) > 50
+        monkeypatch.setattr(Scheduler, "take_runs", False)
+        assert fast == karpy.plan(path, apply=[change], prices="2026-07-20", until="2h").to_json()
