@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from karpy.provisioning.poddata import PodData
     from karpy.provisioning.topology import Topology
 
-__all__ = ["Run", "alike", "plain"]
+__all__ = ["Run", "alike", "plain", "run_requirements", "total_of"]
 
 _Options = tuple[list[Any], frozenset[int], Any]
 
@@ -68,7 +68,7 @@ def total_of(requests: dict[str, int], pod: dict[str, int], count: int) -> dict[
 
 
 class Run:
-    """The alike pods at the head of the queue (read lazily) and how many of them one claim takes."""
+    """The alike pods at the head of the queue (read lazily) and how many of them a target takes."""
 
     __slots__ = ("pods", "_more", "_data", "_first", "_topology")
 

@@ -259,8 +259,8 @@ class Scheduler:
     ``nodepools`` must already be filtered and ordered by weight (the Provisioner does that).
     """
 
-    #: add a run of alike pods to the in-flight claim that took the pod before them in one step
-    #: (karpy.provisioning.podruns; the same Results, pinned by test_podruns_equivalence)
+    #: add a run of alike pods in one step to the existing node or in-flight claim that took the pod
+    #: before them (karpy.provisioning.podruns; the same Results, pinned by test_podruns_equivalence)
     take_runs: ClassVar[bool] = True
 
     def __init__(
@@ -356,8 +356,6 @@ class Scheduler:
         #: where the last add placed the pod: an existing node, or an in-flight claim that kept its
         #: place in the list with that place (read and cleared by Solve: _take_run)
         self._run_target: tuple[ExistingNode | NodeClaim, int] | None = None
-        #: the pods _take_run placed (set by _take_existing_run / _take_inflight_run)
-        self._run_pods: list[Pod] = []
 
     def attempt_record(self, key: str) -> tuple[Any, ...] | None:
         """The record of the pod's last try in this Solve (a tuple of strings; PodAttempt)."""
@@ -580,13 +578,11 @@ class Scheduler:
         if not plain(d, self.topology):
             return
         if isinstance(target, ExistingNode):
-            self._take_existing_run(q, data, d, target)
+            pods = self._take_existing_run(q, data, d, target)
         else:
-            self._take_inflight_run(q, data, d, target, i)
-        pods = self._run_pods
+            pods = self._take_inflight_run(q, data, d, target, i)
         if not pods:
             return
-        self._run_pods = []
         self._scans.forget(target)
         outcome, name = self._placed_outcome, self._placed_target
         for p in pods:
@@ -596,31 +592,33 @@ class Scheduler:
             pod_errors.pop(key, None)
             q.pop()  # (upcoming read them in pop's order)
 
-    def _take_existing_run(self, q: Queue, data: dict[int, PodData], d: PodData, en: ExistingNode) -> None:
+    def _take_existing_run(self, q: Queue, data: dict[int, PodData], d: PodData, en: ExistingNode) -> list[Pod]:
         """A run onto an existing node: each pod as ExistingNode.add adds it, while it has room."""
         reqs = run_requirements(en.requirements, d, _NO_ALLOW)
         if reqs is None:
-            return
-        run = Run(q.upcoming(), data, d, self.topology, None)
-        pods = self._run_pods = run.fitting(en.remaining_resources)
+            return []
+        pods = Run(q.upcoming(), data, d, self.topology, None).fitting(en.remaining_resources)
         for p in pods:
             en.add(p, data[id(p)], reqs)
+        return pods
 
-    def _take_inflight_run(self, q: Queue, data: dict[int, PodData], d: PodData, nc: NodeClaim, i: int) -> None:
+    def _take_inflight_run(self, q: Queue, data: dict[int, PodData], d: PodData, nc: NodeClaim,
+                           i: int) -> list[Pod]:
         """A run onto an in-flight claim, in one NodeClaim.add_run."""
         claims = self.new_nodeclaims
         limit = len(claims[i + 1].pods) - len(nc.pods) if i + 1 < len(claims) else None
         if limit == 0:
-            return
+            return []
         reqs = run_requirements(nc.requirements, d, nc.well_known)
         if reqs is None:
-            return
+            return []
         run = Run(q.upcoming(), data, d, self.topology, limit)
         count, total, options = run.taken_by(nc, reqs)
-        if count:
-            assert options is not None
-            pods = self._run_pods = run.pods[:count]
-            nc.add_run(pods, reqs, total, options)
+        if not count or options is None:
+            return []
+        pods = run.pods[:count]
+        nc.add_run(pods, reqs, total, options)
+        return pods
 
     def _reset_scans(self) -> None:
         """The memos of the first-fit scans, per Solve (scanskips.Scans)."""
