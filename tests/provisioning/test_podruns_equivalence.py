@@ -1,6 +1,7 @@
-"""karpy/provisioning/podruns.py: a run of alike pods added to one in-flight NodeClaim in one step
-(Scheduler.take_runs) against the plain Solve, which tries every pod on the existing nodes, then
-the in-flight claims in order (scheduler.go Solve / addToInflightNode), one pod at a time.
+"""karpy/provisioning/podruns.py: a run of alike pods added in one step to the existing node or
+in-flight NodeClaim that took the pod before them (Scheduler.take_runs) against the plain Solve,
+which tries every pod on the existing nodes, then the in-flight claims in order (scheduler.go
+Solve / addToInflightNode), one pod at a time.
 
 The generated Solves mix what makes a run stop or never start: replicas that differ in a
 toleration or a node selector, topology spread and anti-affinity (owned and inverse groups), host
@@ -135,17 +136,29 @@ def _solve(seed: int) -> tuple[Any, ...]:
     return claims, existing, dict(results.pod_errors), attempts, [nc.hostname for nc in s.new_nodeclaims]
 
 
-@pytest.mark.parametrize("seed", range(20))
-def test_runs_solve_as_the_plain_one_pod_at_a_time_solve(seed: int, monkeypatch: pytest.MonkeyPatch) -> None:
-    taken: list[int] = []
-    taken_by = podruns.Run.taken_by
+def _count_runs(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, int, int]]:
+    """Per run, as it ends: (``claim`` or ``node``, the pods placed, the alike pods read)."""
+    runs: list[tuple[str, int, int]] = []
+    taken_by, fitting = podruns.Run.taken_by, podruns.Run.fitting
 
     def counting(self: podruns.Run, claim: Any, reqs: Any) -> Any:
         out = taken_by(self, claim, reqs)
-        taken.append(out[0])
+        runs.append(("claim", out[0], len(self.pods)))
+        return out
+
+    def counting_nodes(self: podruns.Run, remaining: Any) -> Any:
+        out = fitting(self, remaining)
+        runs.append(("node", len(out), len(self.pods)))
         return out
 
     monkeypatch.setattr(podruns.Run, "taken_by", counting)
+    monkeypatch.setattr(podruns.Run, "fitting", counting_nodes)
+    return runs
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_runs_solve_as_the_plain_one_pod_at_a_time_solve(seed: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    taken = _count_runs(monkeypatch)
     fast = _solve(seed)
     monkeypatch.setattr(Scheduler, "take_runs", False)
     taken.clear()
@@ -157,36 +170,18 @@ def test_the_generated_solves_cover_what_ends_a_run(monkeypatch: pytest.MonkeyPa
     """Across the seeds runs are taken whole, cut by a claim or node filling up, and refused
     outright, onto in-flight claims (in most Solves) and existing nodes; pods are placed on
     existing nodes, on several claims, and fail."""
-    seen = {"whole": 0, "cut": 0, "none": 0}
-    on_nodes = {"whole": 0, "cut": 0, "none": 0}
-    taken_by, fitting = podruns.Run.taken_by, podruns.Run.fitting
-
-    def kind(k: int, known: int) -> str:
-        return "none" if not k else "whole" if k == known else "cut"
-
-    def counting(self: podruns.Run, claim: Any, reqs: Any) -> Any:
-        out = taken_by(self, claim, reqs)
-        seen[kind(out[0], len(self.pods))] += 1
-        return out
-
-    def counting_nodes(self: podruns.Run, remaining: Any) -> Any:
-        out = fitting(self, remaining)
-        on_nodes[kind(len(out), len(self.pods))] += 1
-        return out
-
-    monkeypatch.setattr(podruns.Run, "taken_by", counting)
-    monkeypatch.setattr(podruns.Run, "fitting", counting_nodes)
+    runs = _count_runs(monkeypatch)
     outcomes: set[str] = set()
     solves_with_runs = 0
     for seed in range(20):
-        before = seen["whole"] + seen["cut"]
+        before = len(runs)
         claims, existing, errors, _, _ = _solve(seed)
-        solves_with_runs += seen["whole"] + seen["cut"] > before
+        solves_with_runs += any(target == "claim" and k for target, k, _ in runs[before:])
         outcomes.update(["existing"] if any(p for _, p in existing) else [])
         outcomes.update(["several claims"] if len(claims) > 1 else [])
         outcomes.update(["errors"] if errors else [])
-    assert all(seen.values()), seen
-    assert all(on_nodes.values()), on_nodes
+    ends = {(target, "none" if not k else "whole" if k == known else "cut") for target, k, known in runs}
+    assert ends == {(t, e) for t in ("claim", "node") for e in ("none", "whole", "cut")}
     assert solves_with_runs >= 12
     assert outcomes == {"existing", "several claims", "errors"}
 
@@ -204,15 +199,7 @@ def test_a_run_stops_where_the_claim_would_move_in_the_inflight_order(monkeypatc
                          creation_timestamp=T0) for i in range(count)]
 
     workload = pods("y", "15", 1) + pods("w", "5500m", 3) + pods("z", "100m", 30)
-    taken: list[tuple[int, int]] = []
-    taken_by = podruns.Run.taken_by
-
-    def counting(self: podruns.Run, claim: Any, reqs: Any) -> Any:
-        out = taken_by(self, claim, reqs)
-        taken.append((out[0], len(self.pods)))
-        return out
-
-    monkeypatch.setattr(podruns.Run, "taken_by", counting)
+    runs = _count_runs(monkeypatch)
     results = {}
     for take in (True, False):
         cluster = ClusterState.from_objects()
@@ -222,7 +209,8 @@ def test_a_run_stops_where_the_claim_would_move_in_the_inflight_order(monkeypatc
         res = s.solve(workload)
         results[take] = [(nc.hostname, [p.key for p in nc.pods]) for nc in res.new_nodeclaims]
     assert results[True] == results[False]
-    assert taken[:2] == [(1, 1), (1, 1)]  # w-02 (the run ended), z-01 (cut to keep A in place)
+    # w-02 (the run ended), z-01 (cut to keep A in place)
+    assert [r for r in runs if r[0] == "claim"][:2] == [("claim", 1, 1), ("claim", 1, 1)]
     a, b = (pods for _, pods in results[True])
     assert a[:4] == ["default/y-00", "default/z-00", "default/z-01", "default/z-02"]
     assert b[:4] == ["default/w-00", "default/w-01", "default/w-02", "default/z-03"]
@@ -316,17 +304,9 @@ def test_a_day_with_disruption_writes_the_same_document_either_way(monkeypatch: 
                                                "requests": {"cpu": f"{250 + 250 * i}m", "memory": "512Mi"}}}]}}}})
     events = [f"{k * 20}m scale deployment/app{k % 3} {10 if k % 2 else 60}" for k in range(1, 12)]
     run = dict(prices="2026-07-20", until="4h", events=events, disruption=True)
-    taken: list[int] = []
-    taken_by = podruns.Run.taken_by
-
-    def counting(self: podruns.Run, claim: Any, reqs: Any) -> Any:
-        out = taken_by(self, claim, reqs)
-        taken.append(out[0])
-        return out
-
-    monkeypatch.setattr(podruns.Run, "taken_by", counting)
+    taken = _count_runs(monkeypatch)
     fast = karpy.simulate(docs, **run).to_json()
-    assert sum(taken) > 100
+    assert sum(k for _, k, _ in taken) > 100
     monkeypatch.setattr(Scheduler, "take_runs", False)
     assert fast == karpy.simulate(docs, **run).to_json()
 
@@ -340,19 +320,11 @@ def test_a_plan_draining_every_node_onto_the_others_is_the_same_either_way(monke
     design = [EC2NODECLASS, nodepool(sizes=["4xlarge"], budgets=[{"nodes": "20%"}]),
               deployment("web", 200, "700m", "1Gi", spread=False)]
     change = nodepool(sizes=["4xlarge"], families=["c8i", "m8i", "r8i"], budgets=[{"nodes": "20%"}])
-    taken: list[int] = []
-    fitting = podruns.Run.fitting
-
-    def counting(self: podruns.Run, remaining: Any) -> Any:
-        out = fitting(self, remaining)
-        taken.append(len(out))
-        return out
-
-    monkeypatch.setattr(podruns.Run, "fitting", counting)
+    taken = _count_runs(monkeypatch)
     with tempfile.TemporaryDirectory(prefix="podruns-") as tmp:
         path = Path(tmp) / "cluster.yaml"
         path.write_text(dump_text(cluster_dump(design, prices="2026-07-20")))
         fast = karpy.plan(path, apply=[change], prices="2026-07-20", until="2h").to_json()
-        assert sum(taken) > 50
+        assert sum(k for target, k, _ in taken if target == "node") > 50
         monkeypatch.setattr(Scheduler, "take_runs", False)
         assert fast == karpy.plan(path, apply=[change], prices="2026-07-20", until="2h").to_json()
