@@ -9,7 +9,6 @@ creation timestamp nor a UID keep their input order.
 from __future__ import annotations
 
 from datetime import datetime, timezone
-from itertools import islice
 from typing import TYPE_CHECKING, Any, Iterator, Mapping, Sequence
 
 if TYPE_CHECKING:
@@ -64,7 +63,8 @@ class Queue:
         upstream: the look-ahead of karpy.provisioning.podruns); the queue is not changed."""
         pods, last = self.pods, self._last_len
         n = len(pods) - self._head
-        for p in islice(pods, self._head, None):
+        for i in range(self._head, len(pods)):  # (islice would walk the popped head first)
+            p = pods[i]
             if last.get(id(p)) == n:
                 return
             yield p
