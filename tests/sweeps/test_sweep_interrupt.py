@@ -72,6 +72,32 @@ def _children(pid: int) -> list[int]:
         return []
 
 
+def _started(pid: int) -> str | None:
+    """The process's start time (/proc/PID/stat field 22), None once it is gone."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[19]
+    except (OSError, IndexError):
+        return None
+
+
+def _ended(pid: int, started: str | None, within: float = 5.0) -> bool:
+    """Whether the process ``pid`` that started at ``started`` is gone (or a zombie) within
+    ``within`` seconds: a SIGKILLed worker on a busy machine may not have run to its end yet when
+    its parent has exited (the parent sends SIGKILL and does not wait)."""
+    deadline = time.monotonic() + within
+    while True:
+        if _started(pid) != started:  # gone, or the pid taken by another process
+            return True
+        try:
+            if "zombie" in Path(f"/proc/{pid}/status").read_text():
+                return True
+        except OSError:
+            return True
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.02)
+
+
 def _finish(proc: subprocess.Popen[bytes], seen: bytes, timeout: float) -> tuple[int, str, float]:
     start = time.monotonic()
     try:
@@ -100,14 +126,14 @@ def _check_partial(tmp_path: Path, stderr: str) -> None:
 def test_one_sigint_stops_promptly_and_keeps_the_finished_rows(tmp_path: Path, to_group: bool) -> None:
     proc = _start(tmp_path)
     seen = _wait_for_first_cell(proc)
-    workers = _children(proc.pid)
+    workers = {pid: _started(pid) for pid in _children(proc.pid)}
     (os.killpg if to_group else os.kill)(proc.pid, signal.SIGINT)
     code, stderr, took = _finish(proc, seen, timeout=60)
     assert code == 130, stderr
     assert took < 30  # not every remaining cell: they were cancelled
     _check_partial(tmp_path, stderr)
-    for pid in workers:  # the pool's workers are gone too
-        assert not Path(f"/proc/{pid}").exists() or "zombie" in Path(f"/proc/{pid}/status").read_text()
+    for pid, started in workers.items():  # the pool's workers are gone too
+        assert _ended(pid, started), Path(f"/proc/{pid}/status").read_text()
 
 
 def test_a_second_sigint_stops_at_once(tmp_path: Path) -> None:
@@ -184,11 +210,11 @@ def test_a_second_sigint_before_the_pool_is_stopped_ends_its_workers_too(tmp_pat
                             stderr=subprocess.PIPE, start_new_session=True, preexec_fn=sigint_default)
     assert proc.stdout is not None
     assert proc.stdout.readline() == b"ready\n"
-    workers = _children(proc.pid)
+    workers = {pid: _started(pid) for pid in _children(proc.pid)}
     assert len(workers) >= 2
     os.kill(proc.pid, signal.SIGINT)
     code, stderr, took = _finish(proc, b"", timeout=30)
     assert code == 130 and "stopping at once" in stderr, stderr
     assert took < 10
-    for pid in workers:
-        assert not Path(f"/proc/{pid}").exists() or "zombie" in Path(f"/proc/{pid}/status").read_text()
+    for pid, started in workers.items():
+        assert _ended(pid, started), Path(f"/proc/{pid}/status").read_text()
