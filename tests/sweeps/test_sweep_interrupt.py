@@ -198,7 +198,8 @@ while len(multiprocessing.active_children()) < 2:
     time.sleep(0.05)
 signal.signal(signal.SIGINT, executors._exit_now)
 print("ready", flush=True)
-time.sleep(300)
+for _ in range(3000):  # (short sleeps: a signal landing just before one long sleep began is handled when it ends)
+    time.sleep(0.1)
 """
 
 
