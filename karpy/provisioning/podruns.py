@@ -17,10 +17,11 @@ from itertools import islice
 from typing import TYPE_CHECKING, Any
 
 from karpy.scheduling.requirements import Requirements
-from karpy.scheduling.resources import fits, merge
+from karpy.scheduling.resources import merge
 
 if TYPE_CHECKING:
     from karpy.api.pod import Pod
+    from karpy.provisioning.existingnode import ExistingNode
     from karpy.provisioning.nodeclaim import NodeClaim
     from karpy.provisioning.poddata import PodData
     from karpy.provisioning.topology import Topology
@@ -49,9 +50,10 @@ def alike(a: PodData, b: PodData) -> bool:
     return sa is sb or sa.tolerations == sb.tolerations
 
 
-def run_requirements(reqs: Requirements, data: PodData, allow_undefined: frozenset[str]) -> Requirements | None:
+def run_requirements(reqs: Requirements, data: PodData,
+                     allow_undefined: frozenset[str] = frozenset()) -> Requirements | None:
     """``reqs`` when CanAdd's merge of them with a pod alike the last one added (under
-    ``allow_undefined``: a claim's well-known labels, nothing for an existing node) gives them
+    ``allow_undefined``: a claim's well-known labels; an existing node's is strict) gives them
     back, by value and order; None otherwise (then no run is taken)."""
     if not data.requirements:
         return reqs
@@ -94,17 +96,15 @@ class Run:
             pods.append(p)
         return len(pods)
 
-    def fitting(self, remaining: dict[str, int]) -> list[Pod]:
-        """The pods of the run an existing node with ``remaining`` resources takes one after
-        another (ExistingNode.has_room before each Add)."""
-        left = dict(remaining)
-        requests = self._first.requests
+    def onto(self, node: ExistingNode, requirements: Requirements) -> list[Pod]:
+        """The pods of the run the existing node takes, each added by ExistingNode.add while the
+        node has room for it (CanAdd's only check an alike pod can fail there)."""
+        requests, pods, data = self._first.requests, self.pods, self._data
         n = 0
-        while self._extend(n + 1) > n and fits(requests, left):
-            for name, v in requests.items():
-                left[name] = left.get(name, 0) - v
+        while self._extend(n + 1) > n and node.has_room(requests):
+            node.add(pods[n], data[id(pods[n])], requirements)
             n += 1
-        return self.pods[:n]
+        return pods[:n]
 
     def taken_by(self, claim: NodeClaim, requirements: Requirements) -> tuple[int, dict[str, int], _Options | None]:
         """(how many of the run the claim takes one after another, its requests then, its options

@@ -594,13 +594,10 @@ class Scheduler:
 
     def _take_existing_run(self, q: Queue, data: dict[int, PodData], d: PodData, en: ExistingNode) -> list[Pod]:
         """A run onto an existing node: each pod as ExistingNode.add adds it, while it has room."""
-        reqs = run_requirements(en.requirements, d, _NO_ALLOW)
+        reqs = run_requirements(en.requirements, d)
         if reqs is None:
             return []
-        pods = Run(q.upcoming(), data, d, self.topology, None).fitting(en.remaining_resources)
-        for p in pods:
-            en.add(p, data[id(p)], reqs)
-        return pods
+        return Run(q.upcoming(), data, d, self.topology, None).onto(en, reqs)
 
     def _take_inflight_run(self, q: Queue, data: dict[int, PodData], d: PodData, nc: NodeClaim,
                            i: int) -> list[Pod]:
@@ -772,9 +769,6 @@ class Scheduler:
                 self.remaining_resources[name] = self._subtract_max(remaining, nc.instance_type_options)
             return None
         return "; ".join(errs)
-
-
-_NO_ALLOW: frozenset[str] = frozenset()  # existing nodes: strict label compatibility (existingnode.go)
 
 
 def _without_simulation_keys(requirements: Requirements) -> Requirements:

@@ -139,20 +139,20 @@ def _solve(seed: int) -> tuple[Any, ...]:
 def _count_runs(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, int, int]]:
     """Per run, as it ends: (``claim`` or ``node``, the pods placed, the alike pods read)."""
     runs: list[tuple[str, int, int]] = []
-    taken_by, fitting = podruns.Run.taken_by, podruns.Run.fitting
+    taken_by, onto = podruns.Run.taken_by, podruns.Run.onto
 
     def counting(self: podruns.Run, claim: Any, reqs: Any) -> Any:
         out = taken_by(self, claim, reqs)
         runs.append(("claim", out[0], len(self.pods)))
         return out
 
-    def counting_nodes(self: podruns.Run, remaining: Any) -> Any:
-        out = fitting(self, remaining)
+    def counting_nodes(self: podruns.Run, node: Any, reqs: Any) -> Any:
+        out = onto(self, node, reqs)
         runs.append(("node", len(out), len(self.pods)))
         return out
 
     monkeypatch.setattr(podruns.Run, "taken_by", counting)
-    monkeypatch.setattr(podruns.Run, "fitting", counting_nodes)
+    monkeypatch.setattr(podruns.Run, "onto", counting_nodes)
     return runs
 
 
