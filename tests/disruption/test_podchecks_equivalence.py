@@ -118,3 +118,42 @@ def test_checks_kept_across_versions_are_what_a_fresh_check_answers(monkeypatch:
     monkeypatch.setattr(PodChecksMemo, "get", checked)
     _run(*_without_pdb(2))
     assert across
+
+
+@pytest.mark.parametrize("seed", [1, 2, 6])
+def test_checks_from_pod_facts_change_no_decision(seed: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A node whose pods changed, checked from its pods' facts, against pod_checks for it."""
+    from karpy.disruption import podchecks
+
+    reused: list[int] = []
+    build = podchecks.checks_from_facts
+
+    def counted(bound: Any, known: Any) -> Any:
+        got = build(bound, known)
+        if got is not None:
+            reused.append(sum(1 for p in bound if known.get(id(p)) is not None))
+        return got
+
+    monkeypatch.setattr(podchecks, "checks_from_facts", counted)
+    docs, events = _day(seed)  # no PDB, no do-not-disrupt pods
+    docs[0]["spec"]["template"]["spec"]["requirements"].append(
+        {"key": "karpenter.k8s.aws/instance-size", "operator": "In", "values": ["large", "xlarge"]})
+    from_facts = _run(docs, events)
+    assert any(reused)  # facts kept from a node's earlier checks were used
+    monkeypatch.setattr(PodChecksMemo, "from_facts", False)
+    assert from_facts == _run(docs, events)
+
+
+def test_facts_are_not_used_for_do_not_disrupt_pods() -> None:
+    """A pod with the annotation (any value) has no facts: its checks read the instant."""
+    from karpy.api.pod import Pod
+    from karpy.disruption.podchecks import PodFacts, checks_from_facts
+
+    plain = Pod.model_validate({"metadata": {"name": "a", "namespace": "ns"}, "spec": {"containers": []}})
+    blocked = Pod.model_validate({"metadata": {"name": "b", "namespace": "ns",
+                                               "annotations": {"karpenter.sh/do-not-disrupt": "false"}},
+                                  "spec": {"containers": []}})
+    assert PodFacts.of(blocked) is None
+    assert checks_from_facts((plain, blocked), {}) is None
+    got = checks_from_facts((plain,), {})
+    assert got is not None and got[0].pods == [plain] and got[0].error is None
