@@ -4,9 +4,13 @@ tests/provisioning/test_poddata_equivalence.py (why: docs/internals/upstream-mir
 
 from __future__ import annotations
 
+import itertools
+import weakref
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Sequence
 
+from karpy.provisioning.queue import SortKey, sort_key
 from karpy.utils import pod as podutils
 from karpy.scheduling.hostports import get_host_ports
 from karpy.scheduling.requirements import Requirements, has_preferred_node_affinity, pod_requirements, strict_pod_requirements
@@ -33,14 +37,23 @@ class _SpecDerived:
     req_values: tuple[Any, ...]
     host_ports: tuple[Any, ...]
     has_dra: bool
+    #: equal for two pods with the same requests, requirements (strict ones too) and tolerations
+    #: (SpecMemo.likeness); None: not known
+    likeness: int | None = None
 
     @staticmethod
-    def of(pod: Pod, ignore_preferences: bool) -> _SpecDerived:
+    def of(pod: Pod, ignore_preferences: bool,
+           likeness: Callable[[tuple[Any, ...]], int] | None = None) -> _SpecDerived:
         requests = pod_requests(pod)
         reqs = strict_pod_requirements(pod) if ignore_preferences else pod_requirements(pod)
         strict = strict_pod_requirements(pod) if has_preferred_node_affinity(pod) else reqs
-        return _SpecDerived(requests, tuple(sorted(requests.items())), reqs, strict, tuple(reqs.values()),
-                            get_host_ports(pod), _has_dra(pod))
+        requests_key, values = tuple(sorted(requests.items())), tuple(reqs.values())
+        like = None
+        if likeness is not None:
+            tolerations = tuple((t.key, t.operator, t.value, t.effect, t.toleration_seconds)
+                                for t in pod.spec.tolerations or ())
+            like = likeness((requests_key, values, tuple(strict.values()), tolerations))
+        return _SpecDerived(requests, requests_key, reqs, strict, values, get_host_ports(pod), _has_dra(pod), like)
 
 
 class SpecMemo:
@@ -49,7 +62,7 @@ class SpecMemo:
     holds it (a relaxation changes a copy, which is not served from the memo) -- see
     docs/internals/upstream-mirrors.md#poddata. Holds at most :attr:`LIMIT` specs (then starts over)."""
 
-    __slots__ = ("_by_spec", "_plain")
+    __slots__ = ("_by_spec", "_plain", "_by_pod", "_likeness", "_next_likeness")
 
     #: at most this many specs (and statuses) are kept (the memo is cleared when it is full)
     LIMIT = 1 << 15
@@ -60,16 +73,50 @@ class SpecMemo:
         self._by_spec: dict[tuple[int, bool], tuple[Any, _SpecDerived]] = {}
         #: id(status) -> the status, for the statuses found not to hold requests
         self._plain: dict[int, Any] = {}
+        #: (requests, requirements, strict requirements, tolerations) -> its likeness; a number is
+        #: never given twice, also after the table starts over
+        self._likeness: dict[tuple[Any, ...], int] = {}
+        self._next_likeness = itertools.count()
+        #: id(pod) -> (a weak reference to the pod, its metadata, spec and status,
+        #: ignore_preferences, what of_pod answered); an entry goes when its pod does
+        self._by_pod: dict[int, tuple[Any, Any, Any, Any, bool, tuple[str, _SpecDerived, SortKey]]] = {}
+
+    def of_pod(self, pod: Pod, ignore_preferences: bool) -> tuple[str, _SpecDerived, SortKey]:
+        """(the pod's key, :meth:`derived`, its queue sort key), kept per pod object while it lives
+        and its metadata, spec and status are the very objects seen (a Solve after another sees the
+        same pods)."""
+        by_pod = self._by_pod
+        k = id(pod)
+        hit = by_pod.get(k)
+        meta, spec, status = pod.metadata, pod.spec, pod.status
+        if hit is not None and hit[0]() is pod and hit[1] is meta and hit[2] is spec and hit[3] is status \
+                and hit[4] is ignore_preferences:
+            return hit[5]
+        derived = self.derived(pod, ignore_preferences)
+        answer = (pod.key, derived, sort_key(pod, derived.requests))
+        gone = by_pod.pop  # (the entry must not keep the memo's dict alive through a bound method of self)
+        by_pod[k] = (weakref.ref(pod, lambda _: gone(k, None)), meta, spec, status, ignore_preferences, answer)
+        return answer
+
+    def likeness(self, value: tuple[Any, ...]) -> int:
+        """The number standing for ``value`` (what makes two pods alike to every target)."""
+        table = self._likeness
+        n = table.get(value)
+        if n is None:
+            if len(table) >= self.LIMIT:
+                table.clear()
+            n = table[value] = next(self._next_likeness)
+        return n
 
     def derived(self, pod: Pod, ignore_preferences: bool) -> _SpecDerived:
         if not self._plain_status(pod):  # a resizing pod's requests are its own
-            return _SpecDerived.of(pod, ignore_preferences)
+            return _SpecDerived.of(pod, ignore_preferences, self.likeness)
         spec = pod.spec
         key = (id(spec), ignore_preferences)
         hit = self._by_spec.get(key)
         if hit is not None and hit[0] is spec:
             return hit[1]
-        derived = _SpecDerived.of(pod, ignore_preferences)
+        derived = _SpecDerived.of(pod, ignore_preferences, self.likeness)
         if len(self._by_spec) >= self.LIMIT:
             self._by_spec.clear()
         self._by_spec[key] = (spec, derived)
@@ -96,15 +143,19 @@ class PodData:
     """scheduler.go PodData (+ host ports and a per-target toleration cache)."""
 
     __slots__ = ("pod", "key", "requests", "requirements", "strict_requirements", "host_ports", "has_dra", "_tol",
-                 "req_signature", "volume_requirements", "volumes", "requests_key")
+                 "req_signature", "volume_requirements", "volumes", "requests_key", "sort_key", "likeness")
 
     def __init__(self, pod: Pod, ignore_preferences: bool, interned: dict[tuple[Any, ...], int] | None = None,
                  specs: SpecMemo | None = None) -> None:
         """``specs``: what was derived from pod specs earlier in the Solve (see SpecMemo)."""
         self.pod = pod
-        self.key: str = pod.key
-        derived = (specs.derived(pod, ignore_preferences) if specs is not None
-                   else _SpecDerived.of(pod, ignore_preferences))
+        if specs is not None:
+            self.key, derived, self.sort_key = specs.of_pod(pod, ignore_preferences)
+        else:
+            self.key = pod.key
+            derived = _SpecDerived.of(pod, ignore_preferences)
+            #: queue.go byCPUAndMemoryDescending's key
+            self.sort_key: SortKey = sort_key(pod, derived.requests)
         self.requests: dict[str, int] = derived.requests
         #: the requests by value (scanskips.Scans keeps the existing nodes with room per value)
         self.requests_key: tuple[tuple[str, int], ...] = derived.requests_key
@@ -119,6 +170,8 @@ class PodData:
             self.req_signature = interned.setdefault(sig, len(interned))
         self.host_ports = derived.host_ports
         self.has_dra = derived.has_dra
+        #: SpecMemo's likeness of the pod (None without a memo)
+        self.likeness: int | None = derived.likeness
         self._tol: dict[int, str | None] = {}
         #: volume topology alternatives (PodData.VolumeRequirements; set by the scheduler)
         self.volume_requirements: list[Any] | None = None
@@ -132,6 +185,7 @@ class PodData:
         out = PodData.__new__(PodData)
         out.pod = pod
         out.key = self.key
+        out.sort_key = self.sort_key
         out.requests = self.requests
         out.requests_key = self.requests_key
         out.requirements = self.requirements
@@ -139,6 +193,7 @@ class PodData:
         out.req_signature = self.req_signature
         out.host_ports = self.host_ports
         out.has_dra = self.has_dra
+        out.likeness = None  # (the relaxation may have added a toleration)
         out.volume_requirements = self.volume_requirements
         out.volumes = self.volumes
         out._tol = {}

@@ -41,6 +41,8 @@ def plain(data: PodData, topology: Topology) -> bool:
 def alike(a: PodData, b: PodData) -> bool:
     """Whether every existing node and claim answers ``b`` as it answered ``a``: the same requests,
     requirements (strict ones too) and tolerations (``plain`` holds for both)."""
+    if a.likeness is not None and b.likeness is not None:  # (both from one SpecMemo)
+        return a.likeness == b.likeness
     if a.requests_key != b.requests_key or a.req_signature != b.req_signature:
         return False
     if a.strict_requirements is not b.strict_requirements and \

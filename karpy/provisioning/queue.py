@@ -14,12 +14,15 @@ from typing import TYPE_CHECKING, Any, Iterator, Mapping, Sequence
 if TYPE_CHECKING:
     from karpy.api.pod import Pod
 
-__all__ = ["Queue", "sort_key"]
+__all__ = ["Queue", "SortKey", "sort_key"]
 
 _EPOCH = datetime(1, 1, 1, tzinfo=timezone.utc)
 
+#: (-cpu, -memory, creationTimestamp, uid)
+SortKey = tuple[int, int, datetime, str]
 
-def sort_key(pod: Pod, requests: Mapping[str, int]) -> tuple[int, int, datetime, str]:
+
+def sort_key(pod: Pod, requests: Mapping[str, int]) -> SortKey:
     """queue.go byCPUAndMemoryDescending as a sort key."""
     ts = pod.metadata.creation_timestamp
     if ts is None:
@@ -34,9 +37,15 @@ class Queue:
 
     __slots__ = ("pods", "_head", "_last_len")
 
-    def __init__(self, pods: Sequence[Pod], requests_of: Mapping[int, Mapping[str, int]]) -> None:
-        """``requests_of`` maps ``id(pod)`` to its requests (the scheduler's pod data)."""
-        self.pods: list[Pod] = sorted(pods, key=lambda p: sort_key(p, requests_of[id(p)]))
+    def __init__(self, pods: Sequence[Pod], requests_of: Mapping[int, Mapping[str, int]] | None = None,
+                 keys_of: Mapping[int, SortKey] | None = None) -> None:
+        """``requests_of`` maps ``id(pod)`` to its requests, or ``keys_of`` to its :func:`sort_key`
+        (the scheduler's pod data)."""
+        if keys_of is not None:
+            self.pods: list[Pod] = sorted(pods, key=lambda p: keys_of[id(p)])
+        else:
+            assert requests_of is not None
+            self.pods = sorted(pods, key=lambda p: sort_key(p, requests_of[id(p)]))
         self._head = 0
         self._last_len: dict[int, int] = {}
 

@@ -36,7 +36,7 @@ STATUSES: dict[str, dict[str, Any]] = {
     "none": {},
 }
 
-FIELDS = ("requests", "requests_key", "requirements", "strict_requirements", "host_ports", "has_dra")
+FIELDS = ("key", "requests", "requests_key", "requirements", "strict_requirements", "host_ports", "has_dra", "sort_key")
 
 
 def _pods(order: list[str]) -> list[Pod]:
@@ -222,3 +222,50 @@ def test_the_status_memo_matches_asking_every_time(monkeypatch: pytest.MonkeyPat
         monkeypatch.setattr(SpecMemo, "trust_status", True)
         assert a == b == _view(PodData(pod, False, {}))
     assert 1 <= len(trusted._plain) <= 2 and not asked._plain
+
+
+def test_a_pod_kept_by_the_memo_is_asked_again_when_a_part_is_replaced_and_goes_when_it_does() -> None:
+    """SpecMemo.of_pod keeps a pod's key, spec-derived values and queue sort key while the pod
+    lives and its metadata, spec and status are the very objects seen: a part replaced on the same
+    pod object (a new status with a resize, a new creation time) gets a fresh answer, and the
+    entries go when their pods do (memory bounded by the live pods)."""
+    import gc
+    from datetime import datetime, timezone
+
+    from karpy.api.pod import PodStatus
+
+    memo = SpecMemo()
+    pods = _pods(["pending", "none"])
+    for p in pods:
+        assert _view(PodData(p, False, None, memo)) == _view(PodData(p, False))
+    assert len(memo._by_pod) == 2
+    pod = pods[0]
+    pod.status = PodStatus.model_validate(STATUSES["resized"])
+    resized = PodData(pod, False, None, memo)
+    assert resized.requests["cpu"] == 6_100_000_000 and _view(resized) == _view(PodData(pod, False))
+    pod.metadata = pod.metadata.model_copy(update={"creation_timestamp": datetime(2026, 1, 1, tzinfo=timezone.utc)})
+    assert PodData(pod, False, None, memo).sort_key == PodData(pod, False).sort_key
+    assert PodData(pod, False, None, memo).sort_key[2].year == 2026
+    del pods, pod, resized, p
+    gc.collect()
+    assert memo._by_pod == {}
+
+
+def test_likeness_is_equal_for_alike_pods_and_never_given_twice(monkeypatch: pytest.MonkeyPatch) -> None:
+    """SpecMemo.likeness (what podruns.alike compares): pods of one template, bound (each with its
+    own spec copy), are alike; a toleration, a request or a requirement more is not; a number is
+    never given to a second value, also after the full table starts over."""
+    memo = SpecMemo()
+    pods = _pods(["pending", "none"])
+    bound = [p.model_copy(update={"spec": p.spec.model_copy(update={"node_name": f"n{i}"})})
+             for i, p in enumerate(pods)]
+    like = [PodData(p, False, None, memo).likeness for p in pods + bound]
+    assert len(set(like)) == 1 and like[0] is not None
+    variants = [{"tolerations": [{"key": "k", "operator": "Exists"}]}, {"nodeSelector": {"k": "v"}},
+                {"overhead": {"cpu": "200m"}}]
+    others = [PodData(Pod.model_validate({"metadata": {"name": "o", "namespace": "ns"}, "spec": {**SPEC, **v}}),
+                      False, None, memo).likeness for v in variants]
+    assert len({like[0], *others}) == 4
+    monkeypatch.setattr(SpecMemo, "LIMIT", 2)
+    given = [memo.likeness((i,)) for i in range(6)]
+    assert len(set(given)) == 6 and memo.likeness((5,)) == given[5]
