@@ -226,6 +226,34 @@ class StateNode:
         self._pod_requests = total
         self._daemonset_requests = ds
 
+    def sums_from(self, old: StateNode) -> bool:
+        """Take ``old``'s pod and DaemonSet request sums (computed over other pods bound to the same
+        node) and change them by the pods bound since and those gone: exact (integer sums) when
+        no sum comes to zero (then a resource may have no pod left: not taken, False). The sums'
+        key order may differ from a fresh computation's; no reader depends on it."""
+        if old._pod_requests is None or old._daemonset_requests is None:
+            return False
+        from karpy.scheduling.resources import pod_requests
+
+        now = {id(p) for p in self.pods}
+        before = {id(p) for p in old.pods}
+        gone = [p for p in old.pods if id(p) not in now]
+        bound = [p for p in self.pods if id(p) not in before]
+        if 2 * (len(gone) + len(bound)) > len(self.pods):
+            return False  # (as cheap to sum them all)
+        total, ds = dict(old._pod_requests), dict(old._daemonset_requests)
+        for sign, pods in ((-1, gone), (1, bound)):
+            for p in pods:
+                r = pod_requests(p)
+                sums = (total, ds) if podutils.is_owned_by_daemonset(p) else (total,)
+                for into in sums:
+                    for k, v in r.items():
+                        into[k] = into.get(k, 0) + sign * v
+        if 0 in total.values() or 0 in ds.values():
+            return False
+        self._pod_requests, self._daemonset_requests = total, ds
+        return True
+
     def pod_requests(self) -> dict[str, int]:
         """statenode.go PodRequests: sum of bound pods' requests."""
         if self._pod_requests is None:
@@ -373,6 +401,10 @@ class ClusterState:
                 unbound.append(p)
         return unbound, with_affinity
 
+    #: False: a node bound to other pods than before sums all of them again (the plain path the
+    #: tests compare with)
+    incremental_sums = True
+
     def adopt_derived(self, previous: ClusterState) -> int:
         """Take over what ``previous``'s StateNodes derived from their bound pods -- the pod and
         DaemonSet requests and the host-port usage -- for every StateNode here bound to exactly
@@ -387,13 +419,19 @@ class ClusterState:
         eviction, a status change: a new object, a new key). The node and NodeClaim objects are
         not part of the key: nothing adopted depends on them."""
         derived: dict[tuple[int, ...], StateNode] = {}
+        summed: dict[str, StateNode] = {}
         for sn in previous.nodes:
             if sn._pod_requests is not None or sn._host_port_usage is not None:
                 derived[tuple(map(id, sn.pods))] = sn
+                summed[sn.name] = sn
         adopted = 0
         for sn in self.nodes:
             old = derived.get(tuple(map(id, sn.pods)))
             if old is None:
+                # the same node with other pods: its sums changed by the pods bound and gone
+                old = summed.get(sn.name)
+                if self.incremental_sums and old is not None and sn._pod_requests is None and sn.sums_from(old):
+                    adopted += 1
                 continue
             if sn._pod_requests is None and old._pod_requests is not None:
                 sn._pod_requests = old._pod_requests

@@ -226,3 +226,65 @@ def test_state_node_sums_are_reused_only_for_the_same_bound_pods() -> None:
     assert got["node-1-1"] == pod_requests(c.pods[1])
     assert got["node-3-1"] == pod_requests(moved)
     assert got["node-2-1"] == {}
+
+
+def test_state_node_sums_follow_the_pods_bound_and_gone(monkeypatch: Any) -> None:
+    """A node bound to other pods than in the snapshot before takes that snapshot's sums changed by
+    the pods bound and gone (StateNode.sums_from): the same sums as summing every pod, over many
+    random steps (DaemonSet pods, pods of one resource only, nodes emptied and filled)."""
+    from karpy.api.meta import OwnerReference
+
+    rng = random.Random(5)
+    nodes = [make_node(f"n{i}") for i in range(3)]
+    pods: list[Any] = []
+    taken: list[int] = []
+    seq = 0
+    previous = None
+    monkeypatch.setattr(ClusterState, "incremental_sums", True)
+    orig = ClusterState.adopt_derived
+
+    def counted(self: ClusterState, prev: ClusterState) -> int:
+        before = {sn.name for sn in self.nodes if sn._pod_requests is None}
+        n = orig(self, prev)
+        taken.append(sum(1 for sn in self.nodes if sn.name in before and sn._pod_requests is not None
+                         and tuple(map(id, sn.pods)) != next((tuple(map(id, o.pods)) for o in prev.nodes
+                                                              if o.name == sn.name), None)))
+        return n
+
+    monkeypatch.setattr(ClusterState, "adopt_derived", counted)
+    for step in range(120):
+        for _ in range(rng.randint(1, 6)):
+            if pods and rng.random() < 0.45:
+                pods.pop(rng.randrange(len(pods)))
+            else:
+                seq += 1
+                req = rng.choice([{"cpu": "250m", "memory": "1Gi"}, {"cpu": "1"}, {"memory": "512Mi"},
+                                  {"cpu": "100m", "nvidia.com/gpu": "1"}])
+                p = make_pod(f"p{seq}", node_name=rng.choice(nodes).metadata.name, unschedulable=False,
+                             phase="Running", requests=req)
+                if rng.random() < 0.2:
+                    p.metadata.owner_references = [OwnerReference(api_version="apps/v1", kind="DaemonSet",
+                                                                  name="ds", uid="ds")]
+                pods.append(p)
+        state = ClusterState.from_objects(nodes, (), list(pods), previous=previous)
+        fresh = ClusterState.from_objects(nodes, (), list(pods))
+        for sn, f in zip(state.nodes, fresh.nodes):
+            assert (sn.pod_requests(), sn.daemonset_requests()) == (f.pod_requests(), f.daemonset_requests()), step
+        previous = state
+    assert sum(taken) > 50  # most steps changed a node by a few pods and took the sums forward
+
+
+def test_days_with_sums_taken_forward_write_the_same_document(monkeypatch: Any) -> None:
+    """Generated days with the disruption controller: the same JSON with every node's sums summed
+    again whenever its pods changed."""
+    import karpy
+    from tests.disruption.test_helpers_equivalence import _day
+
+    for seed in (2, 6):
+        docs, events = _day(seed)
+        run = lambda: karpy.simulate(docs, prices="2026-07-20", until="3h", events=events,  # noqa: E731
+                                     disruption=True).to_json()
+        monkeypatch.setattr(ClusterState, "incremental_sums", True)
+        forward = run()
+        monkeypatch.setattr(ClusterState, "incremental_sums", False)
+        assert '"disruptions": []' not in forward and forward == run()
