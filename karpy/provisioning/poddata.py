@@ -149,13 +149,16 @@ class PodData:
                  specs: SpecMemo | None = None) -> None:
         """``specs``: what was derived from pod specs earlier in the Solve (see SpecMemo)."""
         self.pod = pod
+        key: str
+        #: queue.go byCPUAndMemoryDescending's key
+        self.sort_key: SortKey
         if specs is not None:
-            self.key, derived, self.sort_key = specs.of_pod(pod, ignore_preferences)
+            key, derived, self.sort_key = specs.of_pod(pod, ignore_preferences)
         else:
-            self.key = pod.key
+            key = pod.key
             derived = _SpecDerived.of(pod, ignore_preferences)
-            #: queue.go byCPUAndMemoryDescending's key
-            self.sort_key: SortKey = sort_key(pod, derived.requests)
+            self.sort_key = sort_key(pod, derived.requests)
+        self.key: str = key
         self.requests: dict[str, int] = derived.requests
         #: the requests by value (scanskips.Scans keeps the existing nodes with room per value)
         self.requests_key: tuple[tuple[str, int], ...] = derived.requests_key
