@@ -94,7 +94,7 @@ class SpecMemo:
             return hit[5]
         derived = self.derived(pod, ignore_preferences)
         answer = (pod.key, derived, sort_key(pod, derived.requests))
-        gone = by_pod.pop  # (the entry must not keep the memo's dict alive through a bound method of self)
+        gone = by_pod.pop  # (a cycle through the dict: the collector frees it with the memo)
         by_pod[k] = (weakref.ref(pod, lambda _: gone(k, None)), meta, spec, status, ignore_preferences, answer)
         return answer
 
