@@ -20,7 +20,7 @@ from karpy.scheduling.taints import tolerates
 if TYPE_CHECKING:
     from karpy.api.pod import Pod
 
-__all__ = ["PodData", "SpecMemo"]
+__all__ = ["PodData", "Prepared", "SpecMemo"]
 
 _has_dra = podutils.has_dra_requirements
 
@@ -37,6 +37,10 @@ class _SpecDerived:
     req_values: tuple[Any, ...]
     host_ports: tuple[Any, ...]
     has_dra: bool
+    #: whether the spec lists volumes
+    has_volumes: bool
+    #: no affinity and no topology spread constraint: topology.go Update builds no group for it
+    topology_free: bool
     #: equal for two pods with the same requests, requirements (strict ones too) and tolerations
     #: (SpecMemo.likeness); None: not known
     likeness: int | None = None
@@ -53,7 +57,13 @@ class _SpecDerived:
             tolerations = tuple((t.key, t.operator, t.value, t.effect, t.toleration_seconds)
                                 for t in pod.spec.tolerations or ())
             like = likeness((requests_key, values, tuple(strict.values()), tolerations))
-        return _SpecDerived(requests, requests_key, reqs, strict, values, get_host_ports(pod), _has_dra(pod), like)
+        spec = pod.spec
+        return _SpecDerived(requests, requests_key, reqs, strict, values, get_host_ports(pod), _has_dra(pod),
+                            bool(spec.volumes), spec.affinity is None and not spec.topology_spread_constraints, like)
+
+
+#: what SpecMemo.of_pod answers for a pod: its key, spec-derived values, queue sort key and uid
+Prepared = tuple[str, _SpecDerived, SortKey, str]
 
 
 class SpecMemo:
@@ -79,10 +89,15 @@ class SpecMemo:
         self._next_likeness = itertools.count()
         #: id(pod) -> (a weak reference to the pod, its metadata, spec and status,
         #: ignore_preferences, what of_pod answered); an entry goes when its pod does
-        self._by_pod: dict[int, tuple[Any, Any, Any, Any, bool, tuple[str, _SpecDerived, SortKey]]] = {}
+        self._by_pod: dict[int, tuple[Any, Any, Any, Any, bool, Prepared]] = {}
 
-    def of_pod(self, pod: Pod, ignore_preferences: bool) -> tuple[str, _SpecDerived, SortKey]:
-        """(the pod's key, :meth:`derived`, its queue sort key), kept per pod object while it lives
+    def prepare(self, pods: Sequence[Pod], ignore_preferences: bool) -> list[Prepared]:
+        """:meth:`of_pod` of each pod, in order (read once per Solve by the Topology, the volume
+        lookup and the Scheduler: each pod's memory is touched once)."""
+        return [self.of_pod(p, ignore_preferences) for p in pods]
+
+    def of_pod(self, pod: Pod, ignore_preferences: bool) -> Prepared:
+        """(the pod's key, :meth:`derived`, its queue sort key, its uid), kept per pod object while it lives
         and its metadata, spec and status are the very objects seen (a Solve after another sees the
         same pods)."""
         by_pod = self._by_pod
@@ -93,7 +108,7 @@ class SpecMemo:
                 and hit[4] is ignore_preferences:
             return hit[5]
         derived = self.derived(pod, ignore_preferences)
-        answer = (pod.key, derived, sort_key(pod, derived.requests))
+        answer = (pod.key, derived, sort_key(pod, derived.requests), meta.uid)
         gone = by_pod.pop  # (a cycle through the dict: the collector frees it with the memo)
         by_pod[k] = (weakref.ref(pod, lambda _: gone(k, None)), meta, spec, status, ignore_preferences, answer)
         return answer
@@ -143,17 +158,21 @@ class PodData:
     """scheduler.go PodData (+ host ports and a per-target toleration cache)."""
 
     __slots__ = ("pod", "key", "requests", "requirements", "strict_requirements", "host_ports", "has_dra", "_tol",
-                 "req_signature", "volume_requirements", "volumes", "requests_key", "sort_key", "likeness")
+                 "req_signature", "volume_requirements", "volumes", "requests_key", "sort_key", "likeness",
+                 "has_volumes")
 
     def __init__(self, pod: Pod, ignore_preferences: bool, interned: dict[tuple[Any, ...], int] | None = None,
-                 specs: SpecMemo | None = None) -> None:
-        """``specs``: what was derived from pod specs earlier in the Solve (see SpecMemo)."""
+                 specs: SpecMemo | None = None, prepared: Prepared | None = None) -> None:
+        """``specs``: what was derived from pod specs earlier in the Solve (see SpecMemo);
+        ``prepared``: what ``specs.of_pod`` answered for the pod."""
         self.pod = pod
         key: str
         #: queue.go byCPUAndMemoryDescending's key
         self.sort_key: SortKey
-        if specs is not None:
-            key, derived, self.sort_key = specs.of_pod(pod, ignore_preferences)
+        if prepared is not None:
+            key, derived, self.sort_key, _ = prepared
+        elif specs is not None:
+            key, derived, self.sort_key, _ = specs.of_pod(pod, ignore_preferences)
         else:
             key = pod.key
             derived = _SpecDerived.of(pod, ignore_preferences)
@@ -173,6 +192,7 @@ class PodData:
             self.req_signature = interned.setdefault(sig, len(interned))
         self.host_ports = derived.host_ports
         self.has_dra = derived.has_dra
+        self.has_volumes = derived.has_volumes
         #: SpecMemo's likeness of the pod (None without a memo)
         self.likeness: int | None = derived.likeness
         self._tol: dict[int, str | None] = {}
@@ -196,6 +216,7 @@ class PodData:
         out.req_signature = self.req_signature
         out.host_ports = self.host_ports
         out.has_dra = self.has_dra
+        out.has_volumes = self.has_volumes
         out.likeness = None  # (the relaxation may have added a toleration)
         out.volume_requirements = self.volume_requirements
         out.volumes = self.volumes

@@ -33,7 +33,8 @@ from karpy.provisioning.reservationmanager import ReservedOfferingMode
 from karpy.provisioning.defaultconstraints import DefaultTopologySpreadInjector
 from karpy.provisioning.existingnodememo import ExistingNodeMemo
 from karpy.provisioning.volumetopology import VolumeTopology
-from karpy.provisioning.scheduler import PREFERENCE_POLICY_RESPECT, Results, Scheduler
+from karpy.provisioning.poddata import Prepared
+from karpy.provisioning.scheduler import PREFERENCE_POLICY_IGNORE, PREFERENCE_POLICY_RESPECT, Results, Scheduler
 from karpy.provisioning.schedulercache import SchedulerCache
 from karpy.state.cluster import ClusterState
 from karpy.scheduling.labels import CORE_WELL_KNOWN_LABELS, LABEL_NODEPOOL, OP_DOES_NOT_EXIST, validate_requirement
@@ -322,17 +323,19 @@ class Provisioner:
         results.ignored = ignored  # type: ignore[attr-defined]
         return results
 
-    def volume_topology_requirements(self, pods: Sequence[Pod]) -> tuple[dict[str, Any], dict[str, str]]:
+    def volume_topology_requirements(self, pods: Sequence[Pod], prepared: Sequence[Prepared] | None = None
+                                     ) -> tuple[dict[str, Any], dict[str, str]]:
         """provisioner.go getVolumeTopologyRequirements over :attr:`volumes`: pod key -> the
         alternatives of its volumes' zonal requirements (pods without any are left out), and pod
-        key -> why the lookup failed. Nothing when the provisioner knows no volumes."""
+        key -> why the lookup failed. Nothing when the provisioner knows no volumes. ``prepared``:
+        the pods' SpecMemo answers (which say whether a pod has volumes)."""
         reqs: dict[str, Any] = {}
         errors: dict[str, str] = {}
         if self.volumes is None:
             return reqs, errors
-        for p in pods:
-            if not p.spec.volumes:
-                continue  # (GetRequirements of no volume: no alternative, no error)
+        with_volumes = (p for p in pods if p.spec.volumes) if prepared is None else (
+            p for p, a in zip(pods, prepared) if a[1].has_volumes)
+        for p in with_volumes:  # (GetRequirements of no volume: no alternative, no error)
             alts, err = self.volumes.requirements(p)
             if err is not None:
                 errors[p.key] = f"failed getting volume topology requirements, {err}"
@@ -362,8 +365,12 @@ class Provisioner:
         template pre-filter and the reserved capacity come from the cache as in a provisioning pass.
         ``existing_nodes_memo``: the DaemonSet pods and existing nodes of ``cluster`` shared by the
         schedulers built on it (:mod:`karpy.provisioning.existingnodememo`)."""
+        # each pod's key, spec-derived values and uid, read once for the volume lookup, the Topology
+        # and the Scheduler's PodData (the memo keeps them across Solves)
+        specs = self.scheduler_cache.specs
+        prepared = specs.prepare(pods, self.preference_policy == PREFERENCE_POLICY_IGNORE)
         if volume_requirements is None:
-            volume_requirements, _ = self.volume_topology_requirements(pods)
+            volume_requirements, _ = self.volume_topology_requirements(pods, prepared)
         lookup = instance_types_for or self.cloud_provider.get_instance_types
         from karpy.provisioning.topology import Topology
 
@@ -391,7 +398,8 @@ class Provisioner:
         state_nodes = list(state_nodes)
         topology = Topology(cluster, state_nodes, pools, instance_types, list(pods),
                             self.preference_policy, self.well_known, domain_group_cache=self.domain_groups,
-                            label_requirements=self.scheduler_cache.label_requirements)
+                            label_requirements=self.scheduler_cache.label_requirements,
+                            prepared=[(a[3], a[1].topology_free) for a in prepared])
         memo = existing_nodes_memo if existing_nodes_memo is not None and existing_nodes_memo.enabled else None
         ds_pods = (memo.daemonset_pods(daemonsets, cluster, self.daemonset_pods) if memo is not None
                    else self.daemonset_pods(daemonsets, cluster))
@@ -407,6 +415,8 @@ class Provisioner:
             instance_type_keys=keys,
             label_requirements=self.scheduler_cache.label_requirements,
             existing_nodes_memo=memo,
+            specs=specs,
+            prepared={id(p): (p, a) for p, a in zip(pods, prepared)},
         )
 
     # -- creation -------------------------------------------------------------------------------

@@ -55,7 +55,7 @@ from karpy.provisioning.preferences import (
     remove_required_node_affinity_term,
     tolerate_prefer_no_schedule_taints,
 )
-from karpy.provisioning.poddata import PodData, SpecMemo
+from karpy.provisioning.poddata import PodData, Prepared, SpecMemo
 from karpy.provisioning.podruns import Run, plain, run_requirements
 from karpy.provisioning.queue import Queue
 from karpy.provisioning.reservationmanager import ReservationManager, ReservedOfferingMode
@@ -283,6 +283,8 @@ class Scheduler:
         instance_type_keys: Mapping[str, Hashable | None] | None = None,
         label_requirements: Callable[[Mapping[str, str]], Requirements] | None = None,
         existing_nodes_memo: ExistingNodeMemo | None = None,
+        specs: SpecMemo | None = None,
+        prepared: Mapping[int, tuple[Pod, Prepared]] | None = None,
     ) -> None:
         """scheduler.go NewScheduler. ``reserved_offering_mode``: ReservedOfferingMode (the provisioner
         passes STRICT); ``reserved_capacity``: the ReservedCapacity gate; ``volume_requirements``:
@@ -291,7 +293,8 @@ class Scheduler:
         template pre-filter and the reserved capacity are taken from the SchedulerCache while those
         keys hold; ``label_requirements``: a memo of ``Requirements.from_labels`` (the cache's);
         ``existing_nodes_memo``: the ExistingNodes of ``cluster`` built once for every scheduler on it
-        (karpy.provisioning.existingnodememo)."""
+        (karpy.provisioning.existingnodememo); ``specs``: the SpecMemo of the pods' PodData (default:
+        the cache's), with ``prepared``: id(pod) -> (the pod, what its ``of_pod`` answered) for the pods to solve."""
         self.well_known = well_known
         self.volume_requirements = volume_requirements or {}
         self.volume_topology = volumes
@@ -310,7 +313,9 @@ class Scheduler:
         self.index.begin_scheduler()
         self._hostname_seq = 0
         self._interned: dict[tuple[Any, ...], int] = {}
-        self._specs = cache.specs if cache is not None else SpecMemo()  # PodData's spec-derived values per spec
+        # PodData's spec-derived values per spec
+        self._specs = specs if specs is not None else cache.specs if cache is not None else SpecMemo()
+        self._prepared: Mapping[int, tuple[Pod, Prepared]] = prepared or {}
         self.new_nodeclaims: list[NodeClaim] = []
         #: hostnames of ``new_nodeclaims`` (for the hostname anti-affinity pre-filter in _add)
         self._claim_hostnames: set[str] = set()
@@ -527,10 +532,11 @@ class Scheduler:
     def _pod_data(self, pod: Pod, relaxed: bool = False) -> PodData:
         """``relaxed``: ``pod`` is a relaxable_copy, whose spec the relaxation changes in place
         (not served from or kept in the SpecMemo)."""
+        got = None if relaxed else self._prepared.get(id(pod))
         data = PodData(pod, self.preference_policy == PREFERENCE_POLICY_IGNORE, self._interned,
-                       None if relaxed else self._specs)
+                       None if relaxed else self._specs, got[1] if got is not None and got[0] is pod else None)
         data.volume_requirements = self.volume_requirements.get(data.key)
-        if self.volume_topology is not None and pod.spec.volumes:
+        if self.volume_topology is not None and data.has_volumes:
             data.volumes = pod_volumes(self.volume_topology, pod)
         return data
 

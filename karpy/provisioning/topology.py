@@ -198,9 +198,12 @@ class Topology:
         well_known: frozenset[str] = _EMPTY,
         domain_group_cache: DomainGroupCache | None = None,
         label_requirements: Callable[[Mapping[str, str]], Requirements] | None = None,
+        prepared: Sequence[tuple[str, bool]] | None = None,
     ) -> None:
         """``label_requirements``: a memo of ``Requirements.from_labels`` whose answers are only read
-        (the Provisioner's SchedulerCache keeps one across Solves); default: built per node."""
+        (the Provisioner's SchedulerCache keeps one across Solves); default: built per node.
+        ``prepared``: per pod, its uid and whether its spec has neither affinity nor topology spread
+        constraints (SpecMemo's answers; default: read from the pods)."""
         self.preference_policy = preference_policy
         self.well_known = well_known
         self.cluster = cluster
@@ -209,7 +212,10 @@ class Topology:
                               else domain_group_cache.get(nodepools, instance_types))
         self.topology_groups: dict[Any, TopologyGroup] = {}
         self.inverse_topology_groups: dict[Any, TopologyGroup] = {}
-        self.excluded_pods: set[str] = {p.metadata.uid for p in pods}  # (_pod_uid, read inline)
+        if prepared is None:
+            prepared = [(p.metadata.uid, p.spec.affinity is None and not p.spec.topology_spread_constraints)
+                        for p in pods]
+        self.excluded_pods: set[str] = {uid for uid, _ in prepared}  # (_pod_uid, read inline)
         # indexes (not in upstream; derived data only)
         self._owned: dict[str, list[TopologyGroup]] = {}
         self._inverse_owned: dict[str, list[TopologyGroup]] = {}
@@ -244,7 +250,11 @@ class Topology:
             err = self._update_inverse_affinities()
             if err:
                 errors.append(err)
-            for p in pods:
+            owned, selecting, matching = self._owned, self._selecting, self._matching
+            skip = self._SKIP_FREE
+            for p, (uid, free) in zip(pods, prepared):
+                if skip and free and uid not in owned and uid not in selecting and uid not in matching:
+                    continue  # update would pop nothing and build nothing (its first return)
                 err = self.update(p)
                 if err:
                     errors.append(err)
@@ -259,6 +269,9 @@ class Topology:
     #: whether NewTopology's loop shares the groups of pods alike (see update); tests turn it off to
     #: compare with the plain computation
     _MEMOISE_BUILD = True
+    #: whether NewTopology's loop skips a pod without affinity or spread whose uid nothing holds
+    #: (update would return at once); tests turn it off
+    _SKIP_FREE = True
 
     # -- public API ---------------------------------------------------------------------------
     def update(self, pod: Pod) -> str | None:

@@ -36,7 +36,8 @@ STATUSES: dict[str, dict[str, Any]] = {
     "none": {},
 }
 
-FIELDS = ("key", "requests", "requests_key", "requirements", "strict_requirements", "host_ports", "has_dra", "sort_key")
+FIELDS = ("key", "requests", "requests_key", "requirements", "strict_requirements", "host_ports", "has_dra", "sort_key",
+          "has_volumes")
 
 
 def _pods(order: list[str]) -> list[Pod]:
@@ -269,3 +270,27 @@ def test_likeness_is_equal_for_alike_pods_and_never_given_twice(monkeypatch: pyt
     monkeypatch.setattr(SpecMemo, "LIMIT", 2)
     given = [memo.likeness((i,)) for i in range(6)]
     assert len(set(given)) == 6 and memo.likeness((5,)) == given[5]
+
+
+def test_the_scheduler_reads_what_new_scheduler_prepared_for_the_very_pod_only(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Provisioner.new_scheduler reads each pod once (SpecMemo.prepare) for the volume lookup, the
+    Topology and the Scheduler's PodData: Solve asks the memo nothing again, and builds the data a
+    fresh PodData gives; an answer kept under another pod's id is not taken."""
+    from karpy.api.builders import make_nodepool, make_pod
+    from karpy.cloudprovider import fake
+    from karpy.provisioning.provisioner import Provisioner
+    from karpy.state.cluster import ClusterState
+
+    prov = Provisioner(fake.FakeCloudProvider(fake.instance_types(6)))
+    pods = [make_pod(f"p-{i}", uid=f"p-{i}", requests={"cpu": f"{100 * (i % 3 + 1)}m"}) for i in range(6)]
+    s = prov.new_scheduler(pods, [make_nodepool("default")], ClusterState.from_objects(), [])
+    assert s is not None and s._specs is prov.scheduler_cache.specs
+    asked: list[Any] = []
+    of_pod = SpecMemo.of_pod
+    monkeypatch.setattr(SpecMemo, "of_pod", lambda self, pod, ignore: asked.append(pod) or of_pod(self, pod, ignore))
+    for p in pods:
+        assert _view(s._pod_data(p)) == _view(PodData(p, False))
+    assert asked == []
+    other = make_pod("other", uid="other", requests={"cpu": "3"})
+    s._prepared = {id(other): (pods[0], s._prepared[id(pods[0])][1])}  # another pod's answer under its id
+    assert _view(s._pod_data(other)) == _view(PodData(other, False)) and asked == [other]

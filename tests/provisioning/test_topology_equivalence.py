@@ -414,3 +414,52 @@ def test_spread_node_filter_memo_equals_make_topology_node_filter() -> None:
             reqs = Requirements.from_labels(n.metadata.labels)
             assert got.matches(n.spec.taints, reqs) == want.matches(n.spec.taints, reqs)
     assert shared > 100
+
+
+@pytest.mark.parametrize("policy", ["Respect", "Ignore"])
+def test_skipping_pods_without_topology_equals_updating_every_pod(monkeypatch: pytest.MonkeyPatch, policy: str) -> None:
+    """NewTopology's loop skips a pod with neither affinity nor spread whose uid no group or cache
+    holds: the same Topology as calling update for every pod, also when such a pod shares its uid
+    with a pod that has groups (it then drops that pod's groups, as update does), and with the
+    uids and flags read by SpecMemo.prepare instead of from the pods."""
+    from karpy.provisioning.poddata import SpecMemo
+
+    plain_pod = make_pod("plain", labels=WEB)
+    pods = _pending()
+    shared = pods[0].model_copy(update={"spec": plain_pod.spec})  # the first pod's uid, no topology
+    nameless = [_alike(plain_pod, f"p{i}").model_copy(deep=True) for i in range(3)]
+    for p in nameless:
+        p.metadata.uid = ""
+    mixed = [pods[0], *nameless[:2], *pods[1:4], shared, nameless[2], *pods[4:]]
+    pools = [make_nodepool("default")]
+
+    def build() -> Topology:
+        cluster = _cluster()
+        return Topology(cluster, cluster.nodes, pools, {"default": default_instance_types()}, mixed,
+                        preference_policy=policy)
+
+    def prepared() -> Topology:
+        cluster = _cluster()
+        answers = SpecMemo().prepare(mixed, policy == "Ignore")
+        return Topology(cluster, cluster.nodes, pools, {"default": default_instance_types()}, mixed,
+                        preference_policy=policy, prepared=[(a[3], a[1].topology_free) for a in answers])
+
+    updated: list[str] = []
+    orig = Topology.update
+
+    def counted(self: Topology, pod: Any) -> Any:
+        updated.append(pod.metadata.name)
+        return orig(self, pod)
+
+    monkeypatch.setattr(Topology, "update", counted)
+    fast = build()
+    in_fast = list(updated)
+    fast_prepared = prepared()
+    monkeypatch.setattr(Topology, "_SKIP_FREE", False)
+    plain = build()
+    assert _state(fast) == _state(plain) == _state(fast_prepared)
+    assert fast.excluded_pods == plain.excluded_pods == fast_prepared.excluded_pods
+    # the three uid-less free pods were skipped; the free one sharing a uid with a pod that has
+    # groups was not (it is updated after that pod: twice "s0")
+    assert len(in_fast) == len(mixed) - 3 and in_fast.count(pods[0].metadata.name) == 2
+    assert pods[0].metadata.uid not in fast._owned  # its groups' ownership went with the later pod
