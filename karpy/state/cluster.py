@@ -230,9 +230,12 @@ class StateNode:
         """Take ``old``'s pod and DaemonSet request sums (computed over other pods bound to the same
         node) and change them by the pods bound since and those gone: exact (integer sums) when
         no sum comes to zero (then a resource may have no pod left: not taken, False). The sums'
-        key order may differ from a fresh computation's; no reader depends on it."""
+        key order may differ from a fresh computation's; no reader depends on it. ``old``'s
+        host-port usage is taken too when no pod bound or gone has a host port and the pods kept
+        are in the same order (the usage lists the ports by pod, in the pods' order)."""
         if old._pod_requests is None or old._daemonset_requests is None:
             return False
+        from karpy.scheduling.hostports import get_host_ports
         from karpy.scheduling.resources import pod_requests
 
         now = {id(p) for p in self.pods}
@@ -242,6 +245,7 @@ class StateNode:
         if 2 * (len(gone) + len(bound)) > len(self.pods):
             return False  # (as cheap to sum them all)
         total, ds = dict(old._pod_requests), dict(old._daemonset_requests)
+        ports = False
         for sign, pods in ((-1, gone), (1, bound)):
             for p in pods:
                 r = pod_requests(p)
@@ -249,9 +253,13 @@ class StateNode:
                 for into in sums:
                     for k, v in r.items():
                         into[k] = into.get(k, 0) + sign * v
+                ports = ports or bool(get_host_ports(p))
         if 0 in total.values() or 0 in ds.values():
             return False
         self._pod_requests, self._daemonset_requests = total, ds
+        if old._host_port_usage is not None and not ports and self._host_port_usage is None and \
+                [id(p) for p in self.pods if id(p) in before] == [id(p) for p in old.pods if id(p) in now]:
+            self._host_port_usage = old._host_port_usage
         return True
 
     def pod_requests(self) -> dict[str, int]:

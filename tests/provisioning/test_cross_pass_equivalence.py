@@ -238,7 +238,7 @@ def test_state_node_sums_follow_the_pods_bound_and_gone(monkeypatch: Any) -> Non
     nodes = [make_node(f"n{i}") for i in range(3)]
     pods: list[Any] = []
     taken: list[int] = []
-    seq = 0
+    seq = ports_taken = 0
     previous = None
     monkeypatch.setattr(ClusterState, "incremental_sums", True)
     orig = ClusterState.adopt_derived
@@ -260,8 +260,9 @@ def test_state_node_sums_follow_the_pods_bound_and_gone(monkeypatch: Any) -> Non
                 seq += 1
                 req = rng.choice([{"cpu": "250m", "memory": "1Gi"}, {"cpu": "1"}, {"memory": "512Mi"},
                                   {"cpu": "100m", "nvidia.com/gpu": "1"}])
+                ports = [rng.choice([8080, 9090])] if rng.random() < 0.1 else None
                 p = make_pod(f"p{seq}", node_name=rng.choice(nodes).metadata.name, unschedulable=False,
-                             phase="Running", requests=req)
+                             phase="Running", requests=req, **({"host_ports": ports} if ports else {}))
                 if rng.random() < 0.2:
                     p.metadata.owner_references = [OwnerReference(api_version="apps/v1", kind="DaemonSet",
                                                                   name="ds", uid="ds")]
@@ -269,9 +270,13 @@ def test_state_node_sums_follow_the_pods_bound_and_gone(monkeypatch: Any) -> Non
         state = ClusterState.from_objects(nodes, (), list(pods), previous=previous)
         fresh = ClusterState.from_objects(nodes, (), list(pods))
         for sn, f in zip(state.nodes, fresh.nodes):
+            kept_ports = sn._host_port_usage is not None
+            ports_taken += kept_ports
             assert (sn.pod_requests(), sn.daemonset_requests()) == (f.pod_requests(), f.daemonset_requests()), step
+            assert list(sn.host_port_usage()._reserved.items()) == list(f.host_port_usage()._reserved.items()), step
         previous = state
     assert sum(taken) > 50  # most steps changed a node by a few pods and took the sums forward
+    assert ports_taken > 20  # and the host-port usage, when no pod bound or gone had a host port
 
 
 def test_days_with_sums_taken_forward_write_the_same_document(monkeypatch: Any) -> None:
