@@ -99,6 +99,9 @@ def checks_from_facts(bound: tuple[Pod, ...], known: Facts) -> tuple[PodChecks, 
     kept = [f for f in ordered if f.reschedulable]
     checks = PodChecks([f.pod for f in ordered], None, False, [f.pod for f in kept],
                        sum(f.cost for f in ordered), sum(max(0.0, f.cost) for f in kept), ())
+    # Cluster.movable_keyed, read only without PDBs: IsCurrentlyReschedulable of a pod without the
+    # annotation is then IsReschedulable, so every reschedulable pod is movable
+    checks.kept["movable_keyed"] = [(f.key, f.pod) for f in kept]
     return checks, facts
 
 

@@ -358,8 +358,9 @@ class Topology:
                 tg.record(*domains.values)
             elif not domains.complement and len(domains.values) == 1:
                 tg.record(*domains.values)
-        for tg in self._inverse_owned.get(_pod_uid(pod), ()):
-            tg.record(*requirements.get(tg.key).values)
+        if self._inverse_owned:
+            for tg in self._inverse_owned.get(_pod_uid(pod), ()):
+                tg.record(*requirements.get(tg.key).values)
 
     def add_requirements(
         self,

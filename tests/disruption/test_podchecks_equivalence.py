@@ -157,3 +157,27 @@ def test_facts_are_not_used_for_do_not_disrupt_pods() -> None:
     assert checks_from_facts((plain, blocked), {}) is None
     got = checks_from_facts((plain,), {})
     assert got is not None and got[0].pods == [plain] and got[0].error is None
+
+
+def test_movable_pods_kept_with_checks_from_facts_are_what_a_fresh_look_finds(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Checks built from pod facts carry Cluster.movable_keyed's answer (every reschedulable pod:
+    without PDBs and do-not-disrupt pods IsCurrentlyReschedulable is IsReschedulable); each time a
+    look takes it, it equals the pods the look itself finds movable."""
+    from karpy.disruption.types import Cluster
+
+    taken: list[int] = []
+    movable_keyed = Cluster.movable_keyed
+
+    def checked(self: Cluster, c: Any) -> Any:
+        kept = c.pod_checks.kept.get("movable_keyed") if c.pod_checks is not None else None
+        got = movable_keyed(self, c)
+        if kept is not None and got is kept:
+            assert got == [(p.key, p) for p in c.reschedulable_pods
+                           if self.pdb_limits().is_currently_reschedulable(p, self.now)]
+            taken.append(len(got))
+        return got
+
+    monkeypatch.setattr(Cluster, "movable_keyed", checked)
+    docs, events = _day(2)
+    _run(docs, events)
+    assert len(taken) > 10 and any(taken)
