@@ -41,6 +41,7 @@ class ExistingNode:
         "_initialized",
         "volume_usage",
         "_merged",
+        "_owns",
     )
 
     def __init__(self, state_node: StateNode, topology: Any, taints: list[Any], daemon_resources: dict[str, int],
@@ -69,6 +70,9 @@ class ExistingNode:
         reqs.add(Requirement(LABEL_HOSTNAME, OP_IN, (hostname,)))
         self.requirements = reqs
         self.host_port_usage = state_node.host_port_usage().copy()
+        #: whether remaining_resources and host_port_usage are this node's own (a fresh copy shares
+        #: its prototype's until add changes them)
+        self._owns = True
         self._initialized = state_node.initialized()
         #: CSI volume limits (karpy.provisioning.volumeusage.VolumeUsage; set by the scheduler)
         self.volume_usage: Any = None
@@ -84,7 +88,8 @@ class ExistingNode:
     def fresh(self, topology: Any) -> ExistingNode:
         """What ``__init__`` builds for this node's StateNode, taints and daemon resources, with
         ``topology``: a copy of this one, which no pod was added to (karpy.provisioning.existingnodememo's
-        prototype). The copy owns what add changes; the requirements and taints are shared (add
+        prototype). The copy shares the prototype's remaining resources and host-port usage until
+        add changes them (then they are copied); the requirements and taints are shared (add
         replaces the requirements, nothing edits either in place)."""
         en = object.__new__(ExistingNode)
         en.state_node = self.state_node
@@ -93,9 +98,10 @@ class ExistingNode:
         en.pods = []
         en.topology = topology
         en.taints = self.taints
-        en.remaining_resources = dict(self.remaining_resources)
+        en.remaining_resources = self.remaining_resources
         en.requirements = self.requirements
-        en.host_port_usage = self.host_port_usage.copy()
+        en.host_port_usage = self.host_port_usage
+        en._owns = False
         en._initialized = self._initialized
         en.volume_usage = None
         en._merged = {}
@@ -181,6 +187,10 @@ class ExistingNode:
 
     def add(self, pod: Pod, pod_data: Any, requirements: Requirements) -> None:
         """existingnode.go Add (:159-185)."""
+        if not self._owns:
+            self.remaining_resources = dict(self.remaining_resources)
+            self.host_port_usage = self.host_port_usage.copy()
+            self._owns = True
         self.pods.append(pod)
         remaining = self.remaining_resources
         for k, v in pod_data.requests.items():

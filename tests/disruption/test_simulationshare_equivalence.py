@@ -117,3 +117,28 @@ def test_every_simulate_scheduling_call_matches_the_plain_path(seed: int, monkey
     monkeypatch.setattr(ConsolidationMemo, "no_command", lambda self, key, candidates: None)
     _run(*_day(seed))
     assert len(calls) > 10 and all(calls)
+
+
+def test_a_fresh_existing_node_copies_what_add_changes_before_changing_it() -> None:
+    """ExistingNode.fresh shares its prototype's remaining resources and host-port usage until add:
+    adding pods to one copy leaves the prototype, and the copies made from it, as built."""
+    from karpy.api.builders import make_node, make_pod
+    from karpy.provisioning.existingnode import ExistingNode
+    from karpy.provisioning.poddata import PodData
+    from karpy.provisioning.topology import Topology
+    from karpy.state.cluster import ClusterState
+    from karpy.api.builders import make_nodepool
+    from karpy.cloudprovider.fake import default_instance_types
+
+    node = make_node("n1", capacity={"cpu": "4", "memory": "8Gi", "pods": "10"})
+    sn = ClusterState.from_objects([node]).nodes[0]
+    topo = Topology(ClusterState(), [], [make_nodepool("default")], {"default": default_instance_types()}, [])
+    proto = ExistingNode(sn, topo, [], {})
+    built = (dict(proto.remaining_resources), dict(proto.host_port_usage._reserved))
+    first, second = proto.fresh(topo), proto.fresh(topo)
+    pod = make_pod("p", requests={"cpu": "1"}, host_ports=[8080])
+    first.add(pod, PodData(pod, False), first.requirements)
+    assert first.remaining_resources["cpu"] == built[0]["cpu"] - 1_000_000_000
+    assert list(first.host_port_usage._reserved) == ["default/p"]
+    for en in (proto, second, proto.fresh(topo)):
+        assert (en.remaining_resources, en.host_port_usage._reserved) == built
