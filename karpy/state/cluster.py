@@ -425,7 +425,9 @@ class ClusterState:
         identities (``previous`` holds the objects, so no identity is reused while comparing), and
         because the object store replaces a pod on every change instead of editing it (a bind, an
         eviction, a status change: a new object, a new key). The node and NodeClaim objects are
-        not part of the key: nothing adopted depends on them."""
+        not part of the key: nothing adopted depends on them. A node bound to other pods than
+        the same node in ``previous`` takes its sums changed by the pods bound and gone
+        (:meth:`StateNode.sums_from`)."""
         derived: dict[tuple[int, ...], StateNode] = {}
         summed: dict[str, StateNode] = {}
         for sn in previous.nodes:
