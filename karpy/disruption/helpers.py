@@ -162,6 +162,25 @@ class SimulationShare:
         #: when no node is gated, and a failed one is read, never edited, by every method
         self.failed: dict[tuple[tuple[str, ...], frozenset[str]], SimulationResults] = {}
         self._pending_keyed: tuple[list[Pod], list[tuple[str, Pod]]] | None = None
+        #: Provisioner.prepare of the pending and the deleting pods, under the SpecMemo it read
+        self._pending_prepared: tuple[list[Pod], Any, list[Any]] | None = None
+        self._deleting_prepared: tuple[Any, list[Any]] | None = None
+
+    def pending_prepared(self, pending: list[Pod], prov: Any) -> list[Any]:
+        """``prov.prepare`` of the look's pending pods (the same list each time it is asked)."""
+        held = self._pending_prepared
+        specs = prov.scheduler_cache.specs
+        if held is None or held[0] is not pending or held[1] is not specs:
+            held = self._pending_prepared = (pending, specs, prov.prepare(pending))
+        return held[2]
+
+    def deleting_prepared(self, prov: Any) -> list[Any]:
+        """``prov.prepare`` of :attr:`deleting_pods`."""
+        held = self._deleting_prepared
+        specs = prov.scheduler_cache.specs
+        if held is None or held[0] is not specs:
+            held = self._deleting_prepared = (specs, prov.prepare(self.deleting_pods))
+        return held[1]
 
     def pending_keyed(self, pending: list[Pod]) -> list[tuple[str, Pod]]:
         """(key, pod) of the look's pending pods, in their order (the same list each time it is asked)."""
@@ -234,9 +253,16 @@ def simulate_scheduling(cluster: Cluster, candidates: Sequence[Candidate], conso
             return hit
     prov = cluster.provisioner
     pending = cluster.pending_pods()
-    keyed = sorted((kp for c in candidates for kp in cluster.movable_keyed(c)), key=itemgetter(0))
-    candidate_pods = [p for _, p in keyed]
+    # each pod's PodData inputs (Provisioner.prepare) with it: a candidate's are kept on its checks
+    leaving = [(k, p, a) for c in candidates for keyed in (cluster.movable_keyed(c),)
+               for (k, p), a in zip(keyed, cluster.movable_prepared(c, keyed))]
+    leaving.sort(key=itemgetter(0))
+    keyed = [(k, p) for k, p, _ in leaving]
+    candidate_pods = [p for _, p, _ in leaving]
     pods = list(pending) + candidate_pods + deleting_pods
+    prepared = ((share.pending_prepared(pending, prov) if share is not None else prov.prepare(pending))
+                + [a for _, _, a in leaving]
+                + (share.deleting_prepared(prov) if share is not None else prov.prepare(deleting_pods)))
     # {p.key: p for p in pods}, each key read once (the pending and deleting pods' once per look)
     all_pods = dict(share.pending_keyed(pending) if share is not None else [(p.key, p) for p in pending])
     all_pods.update(keyed)
@@ -244,7 +270,8 @@ def simulate_scheduling(cluster: Cluster, candidates: Sequence[Candidate], conso
     scheduler = prov.new_scheduler(pods, list(cluster.nodepools.values()), cluster.state, state_nodes,
                                    cluster.daemonsets, cluster.instance_types,
                                    instance_types_key_for=cluster.instance_types_key,
-                                   existing_nodes_memo=share.existing_nodes if share is not None else None)
+                                   existing_nodes_memo=share.existing_nodes if share is not None else None,
+                                   prepared=prepared)
     if scheduler is None:
         from karpy.provisioning.provisioner import ERR_NO_DYNAMIC_NODEPOOLS
 

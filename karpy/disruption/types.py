@@ -13,7 +13,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
 from karpy.scheduling.labels import (DO_NOT_DISRUPT_ANNOTATION_KEY, LABEL_CAPACITY_TYPE, LABEL_INSTANCE_TYPE,
                                      LABEL_NODEPOOL, LABEL_ZONE)
@@ -25,6 +25,7 @@ from karpy.utils.pod import is_disruptable
 
 if TYPE_CHECKING:
     from karpy.api.pod import Pod
+    from karpy.provisioning.poddata import Prepared
 
 __all__ = [
     "DECISION_DELETE",
@@ -166,6 +167,27 @@ class Cluster:
                                           for p in c.reschedulable_pods):
             checks.kept["movable_keyed"] = out
         return out
+
+    #: False: a candidate's prepared pods are asked of the provisioner at every simulation (the
+    #: plain path tests/disruption/test_podchecks_equivalence.py compares against)
+    keep_prepared: ClassVar[bool] = True
+
+    def movable_prepared(self, c: Candidate, keyed: list[tuple[str, Pod]]) -> list[Prepared]:
+        """The provisioner's ``prepare`` of the pods of ``keyed`` (:meth:`movable_keyed` of ``c``),
+        kept with them on the node's PodChecks while they are kept there, for the provisioner's
+        SpecMemo they came from (a Solve compares its likeness numbers)."""
+        prov = self.provisioner
+        checks = c.pod_checks
+        if not self.keep_prepared or checks is None or checks.kept.get("movable_keyed") is not keyed:
+            fresh: list[Prepared] = prov.prepare([p for _, p in keyed])
+            return fresh
+        specs = prov.scheduler_cache.specs
+        hit = checks.kept.get("movable_prepared")
+        if hit is None or hit[0] is not specs or hit[1] != prov.preference_policy:
+            hit = checks.kept["movable_prepared"] = (specs, prov.preference_policy,
+                                                     prov.prepare([p for _, p in keyed]))
+        kept: list[Prepared] = hit[2]
+        return kept
 
     def pending_pods(self) -> list[Pod]:
         """The provisioner's pending pods of this look (GetPendingPods; asked once per look). A bound

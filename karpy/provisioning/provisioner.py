@@ -343,13 +343,19 @@ class Provisioner:
                 reqs[p.key] = alts
         return reqs, errors
 
+    def prepare(self, pods: Sequence[Pod]) -> list[Prepared]:
+        """Each pod's key, spec-derived values, queue sort key and uid (SpecMemo.prepare on the
+        cache's memo), as :meth:`new_scheduler` reads them."""
+        return self.scheduler_cache.specs.prepare(pods, self.preference_policy == PREFERENCE_POLICY_IGNORE)
+
     def new_scheduler(self, pods: Sequence[Pod], nodepools: Sequence[Any], cluster: ClusterState,
                       state_nodes: Sequence[Any], daemonsets: Sequence[Any] = (),
                       instance_types_for: Any = None, *,
                       reserved_offering_mode: ReservedOfferingMode = ReservedOfferingMode.FALLBACK,
                       volume_requirements: dict[str, Any] | None = None,
                       instance_types_key_for: Callable[[Any], Hashable | None] | None = None,
-                      existing_nodes_memo: ExistingNodeMemo | None = None) -> Scheduler | None:
+                      existing_nodes_memo: ExistingNodeMemo | None = None,
+                      prepared: Sequence[Prepared] | None = None) -> Scheduler | None:
         """provisioner.go NewScheduler: the Solve for ``pods`` onto ``state_nodes`` and the dynamic
         NodePools (None when there is none). Disruption's SimulateScheduling calls it with the
         candidates left out of ``state_nodes`` (and its own per-instant ``instance_types_for``
@@ -364,11 +370,13 @@ class Provisioner:
         returned (disruption's view takes its types from :attr:`scheduler_cache`), so the index, the
         template pre-filter and the reserved capacity come from the cache as in a provisioning pass.
         ``existing_nodes_memo``: the DaemonSet pods and existing nodes of ``cluster`` shared by the
-        schedulers built on it (:mod:`karpy.provisioning.existingnodememo`)."""
+        schedulers built on it (:mod:`karpy.provisioning.existingnodememo`). ``prepared``: what
+        :meth:`prepare` answers for ``pods`` (in their order), when the caller kept it."""
         # each pod's key, spec-derived values and uid, read once for the volume lookup, the Topology
         # and the Scheduler's PodData (the memo keeps them across Solves)
         specs = self.scheduler_cache.specs
-        prepared = specs.prepare(pods, self.preference_policy == PREFERENCE_POLICY_IGNORE)
+        if prepared is None:
+            prepared = self.prepare(pods)
         if volume_requirements is None:
             volume_requirements, _ = self.volume_topology_requirements(pods, prepared)
         lookup = instance_types_for or self.cloud_provider.get_instance_types

@@ -181,3 +181,30 @@ def test_movable_pods_kept_with_checks_from_facts_are_what_a_fresh_look_finds(mo
     docs, events = _day(2)
     _run(docs, events)
     assert len(taken) > 10 and any(taken)
+
+
+def test_prepared_pods_kept_on_the_checks_are_what_the_provisioner_prepares(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A candidate's pods prepared for SimulateScheduling (Provisioner.prepare) are kept on its
+    node's checks with movable_keyed: each time they are taken, they equal what the provisioner
+    prepares for the pods then; and the days decide the same asking the provisioner every time."""
+    from karpy.disruption.types import Cluster
+
+    taken: list[int] = []
+    movable_prepared = Cluster.movable_prepared
+
+    def checked(self: Cluster, c: Any, keyed: Any) -> Any:
+        before = c.pod_checks.kept.get("movable_prepared") if c.pod_checks is not None else None
+        got = movable_prepared(self, c, keyed)
+        assert got == self.provisioner.prepare([p for _, p in keyed])
+        if before is not None and got is before[2]:
+            taken.append(len(got))
+        return got
+
+    monkeypatch.setattr(Cluster, "movable_prepared", checked)
+    docs, events = _day(2)  # no PDB, no do-not-disrupt pods; small nodes, so many candidates
+    docs[0]["spec"]["template"]["spec"]["requirements"].append(
+        {"key": "karpenter.k8s.aws/instance-size", "operator": "In", "values": ["large", "xlarge"]})
+    kept = _run(docs, events)
+    assert len(taken) > 10 and any(taken)
+    monkeypatch.setattr(Cluster, "keep_prepared", False)
+    assert kept == _run(docs, events)
