@@ -219,6 +219,28 @@ def _gated(cluster: Cluster, sn: Any) -> bool:
     return sn.managed() and is_under_consolidate_after(pool, sn.nodeclaim, cluster.now)
 
 
+def _pods_to_solve(cluster: Cluster, candidates: Sequence[Candidate], share: SimulationShare | None,
+                   deleting_pods: list[Pod], deleting_keyed: list[tuple[str, Pod]]
+                   ) -> tuple[list[Pod], list[Any], dict[str, Pod]]:
+    """SimulateScheduling's pods (pending, the candidates' currently reschedulable ones by key, the
+    deleting nodes'), each one's PodData inputs (Provisioner.prepare: a candidate's are kept on its
+    checks) and the pods by key."""
+    prov = cluster.provisioner
+    pending = cluster.pending_pods()
+    leaving = [(k, p, a) for c in candidates for keyed in (cluster.movable_keyed(c),)
+               for (k, p), a in zip(keyed, cluster.movable_prepared(c, keyed))]
+    leaving.sort(key=itemgetter(0))
+    pods = list(pending) + [p for _, p, _ in leaving] + deleting_pods
+    prepared = ((share.pending_prepared(pending, prov) if share is not None else prov.prepare(pending))
+                + [a for _, _, a in leaving]
+                + (share.deleting_prepared(prov) if share is not None else prov.prepare(deleting_pods)))
+    # {p.key: p for p in pods}, each key read once (the pending and deleting pods' once per look)
+    all_pods = dict(share.pending_keyed(pending) if share is not None else [(p.key, p) for p in pending])
+    all_pods.update((k, p) for k, p, _ in leaving)
+    all_pods.update(deleting_keyed)
+    return pods, prepared, all_pods
+
+
 def simulate_scheduling(cluster: Cluster, candidates: Sequence[Candidate], consolidation: bool
                         ) -> SimulationResults | str:
     """helpers.go SimulateScheduling: Solve pending pods + the candidates' currently reschedulable
@@ -252,21 +274,7 @@ def simulate_scheduling(cluster: Cluster, candidates: Sequence[Candidate], conso
         if hit is not None:
             return hit
     prov = cluster.provisioner
-    pending = cluster.pending_pods()
-    # each pod's PodData inputs (Provisioner.prepare) with it: a candidate's are kept on its checks
-    leaving = [(k, p, a) for c in candidates for keyed in (cluster.movable_keyed(c),)
-               for (k, p), a in zip(keyed, cluster.movable_prepared(c, keyed))]
-    leaving.sort(key=itemgetter(0))
-    keyed = [(k, p) for k, p, _ in leaving]
-    candidate_pods = [p for _, p, _ in leaving]
-    pods = list(pending) + candidate_pods + deleting_pods
-    prepared = ((share.pending_prepared(pending, prov) if share is not None else prov.prepare(pending))
-                + [a for _, _, a in leaving]
-                + (share.deleting_prepared(prov) if share is not None else prov.prepare(deleting_pods)))
-    # {p.key: p for p in pods}, each key read once (the pending and deleting pods' once per look)
-    all_pods = dict(share.pending_keyed(pending) if share is not None else [(p.key, p) for p in pending])
-    all_pods.update(keyed)
-    all_pods.update(deleting_keyed)
+    pods, prepared, all_pods = _pods_to_solve(cluster, candidates, share, deleting_pods, deleting_keyed)
     scheduler = prov.new_scheduler(pods, list(cluster.nodepools.values()), cluster.state, state_nodes,
                                    cluster.daemonsets, cluster.instance_types,
                                    instance_types_key_for=cluster.instance_types_key,
