@@ -412,7 +412,7 @@ class _Explainer:
             out.update({"kind": "pod", "pod": key, "phase": doc_pod.get("phase"), "node": pod.spec.node_name or None,
                         "nominated_node": pod.status.nominated_node_name or None, "message": doc_pod.get("message")})
         out["condition"] = _condition(pod)
-        gang = _gang_note(pod, getattr(self.result, "warnings", None) or ())
+        gang = _gang_note(pod, self.result)
         if gang is not None:
             out["gang"] = gang
         last = self.decisive_attempt(key)
@@ -503,15 +503,16 @@ def _compact_decision(d: Any) -> Any:
     return out
 
 
-def _gang_note(pod: Pod, warnings: Any) -> str | None:
+def _gang_note(pod: Pod, result: Any) -> str | None:
     """The run's warning about the 1.37 gang (``spec.schedulingGroup``) of a pending pod: what
     Karpenter v1.14, which has no gang awareness, did with it (karpy.kubescheduler.scheduler
-    pod_group_warnings)."""
+    pod_group_warnings). The result's warnings are read only for such a pod (Result.warnings
+    walks every launch)."""
     sg = pod.spec.scheduling_group
     if sg is None or not sg.pod_group_name or pod.spec.node_name:
         return None
     gk = f"{pod.metadata.namespace}/{sg.pod_group_name}"
-    for w in warnings:
+    for w in getattr(result, "warnings", None) or ():
         if isinstance(w, str) and (w.startswith(f"PodGroup {gk} ") or (w.startswith("GenericWorkload is off")
                                                                       and f" {gk}" in w)):
             return w
