@@ -96,12 +96,12 @@ def checks_from_facts(bound: tuple[Pod, ...], known: Facts) -> tuple[PodChecks, 
                 return None
         facts[id(p)] = f
     ordered = sorted(facts.values(), key=_by_key)  # ValidatePodsDisruptable's order (keys are unique)
-    kept = [f for f in ordered if f.reschedulable]
-    checks = PodChecks([f.pod for f in ordered], None, False, [f.pod for f in kept],
-                       sum(f.cost for f in ordered), sum(max(0.0, f.cost) for f in kept), ())
+    movable = [f for f in ordered if f.reschedulable]
+    checks = PodChecks([f.pod for f in ordered], None, False, [f.pod for f in movable],
+                       sum(f.cost for f in ordered), sum(max(0.0, f.cost) for f in movable), ())
     # Cluster.movable_keyed, read only without PDBs: IsCurrentlyReschedulable of a pod without the
     # annotation is then IsReschedulable, so every reschedulable pod is movable
-    checks.kept["movable_keyed"] = [(f.key, f.pod) for f in kept]
+    checks.kept["movable_keyed"] = [(f.key, f.pod) for f in movable]
     return checks, facts
 
 

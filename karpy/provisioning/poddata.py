@@ -8,7 +8,7 @@ import itertools
 import weakref
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Sequence
+from typing import TYPE_CHECKING, Any, NamedTuple, Sequence
 
 from karpy.provisioning.queue import SortKey, sort_key
 from karpy.utils import pod as podutils
@@ -62,8 +62,14 @@ class _SpecDerived:
                             bool(spec.volumes), spec.affinity is None and not spec.topology_spread_constraints, like)
 
 
-#: what SpecMemo.of_pod answers for a pod: its key, spec-derived values, queue sort key and uid
-Prepared = tuple[str, _SpecDerived, SortKey, str]
+class Prepared(NamedTuple):
+    """What SpecMemo.of_pod answers for a pod."""
+
+    key: str
+    derived: _SpecDerived
+    #: queue.go byCPUAndMemoryDescending's key
+    sort_key: SortKey
+    uid: str
 
 
 class SpecMemo:
@@ -108,7 +114,7 @@ class SpecMemo:
                 and hit[4] is ignore_preferences:
             return hit[5]
         derived = self.derived(pod, ignore_preferences)
-        answer = (pod.key, derived, sort_key(pod, derived.requests), meta.uid)
+        answer = Prepared(pod.key, derived, sort_key(pod, derived.requests), meta.uid)
         gone = by_pod.pop  # (a cycle through the dict: the collector frees it with the memo)
         by_pod[k] = (weakref.ref(pod, lambda _: gone(k, None)), meta, spec, status, ignore_preferences, answer)
         return answer

@@ -334,7 +334,7 @@ class Provisioner:
         if self.volumes is None:
             return reqs, errors
         with_volumes = (p for p in pods if p.spec.volumes) if prepared is None else (
-            p for p, a in zip(pods, prepared) if a[1].has_volumes)
+            p for p, a in zip(pods, prepared) if a.derived.has_volumes)
         for p in with_volumes:  # (GetRequirements of no volume: no alternative, no error)
             alts, err = self.volumes.requirements(p)
             if err is not None:
@@ -407,7 +407,7 @@ class Provisioner:
         topology = Topology(cluster, state_nodes, pools, instance_types, list(pods),
                             self.preference_policy, self.well_known, domain_group_cache=self.domain_groups,
                             label_requirements=self.scheduler_cache.label_requirements,
-                            prepared=[(a[3], a[1].topology_free) for a in prepared])
+                            prepared=[(a.uid, a.derived.topology_free) for a in prepared])
         memo = existing_nodes_memo if existing_nodes_memo is not None and existing_nodes_memo.enabled else None
         ds_pods = (memo.daemonset_pods(daemonsets, cluster, self.daemonset_pods) if memo is not None
                    else self.daemonset_pods(daemonsets, cluster))

@@ -37,15 +37,9 @@ class Queue:
 
     __slots__ = ("pods", "_head", "_last_len")
 
-    def __init__(self, pods: Sequence[Pod], requests_of: Mapping[int, Mapping[str, int]] | None = None,
-                 keys_of: Mapping[int, SortKey] | None = None) -> None:
-        """``requests_of`` maps ``id(pod)`` to its requests, or ``keys_of`` to its :func:`sort_key`
-        (the scheduler's pod data)."""
-        if keys_of is not None:
-            self.pods: list[Pod] = sorted(pods, key=lambda p: keys_of[id(p)])
-        else:
-            assert requests_of is not None
-            self.pods = sorted(pods, key=lambda p: sort_key(p, requests_of[id(p)]))
+    def __init__(self, pods: Sequence[Pod], keys_of: Mapping[int, SortKey]) -> None:
+        """``keys_of`` maps ``id(pod)`` to its :func:`sort_key` (the scheduler's pod data)."""
+        self.pods: list[Pod] = sorted(pods, key=lambda p: keys_of[id(p)])
         self._head = 0
         self._last_len: dict[int, int] = {}
 

@@ -544,7 +544,7 @@ class Scheduler:
         """scheduler.go Solve (:440-519)."""
         self._reset_scans()
         data: dict[int, PodData] = {id(p): self._pod_data(p) for p in pods}
-        q = Queue(pods, keys_of={k: d.sort_key for k, d in data.items()})
+        q = Queue(pods, {k: d.sort_key for k, d in data.items()})
         pod_errors: dict[str, str] = {}
         by_key: dict[str, Any] = {}
         while True:

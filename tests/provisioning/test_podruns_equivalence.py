@@ -27,7 +27,7 @@ from karpy.api.builders import (make_daemonset, make_node, make_nodepool, make_p
 from karpy.cloudprovider import fake
 from karpy.provisioning import podruns
 from karpy.provisioning.poddata import PodData
-from karpy.provisioning.queue import Queue
+from karpy.provisioning.queue import Queue, sort_key
 from karpy.provisioning.scheduler import Scheduler
 from karpy.provisioning.topology import Topology
 from karpy.scheduling.labels import (CORE_WELL_KNOWN_LABELS, LABEL_HOSTNAME, LABEL_INSTANCE_TYPE_STABLE,
@@ -276,7 +276,7 @@ def test_a_run_ends_at_the_first_pod_not_alike() -> None:
 def test_upcoming_is_what_pop_returns_until_a_cycle_without_progress() -> None:
     pods = [make_pod(f"p-{i}", uid=f"p-{i}", requests={"cpu": "1"}, creation_timestamp=T0 + timedelta(seconds=i))
             for i in range(4)]
-    q = Queue(pods, {id(p): {"cpu": 1000} for p in pods})
+    q = Queue(pods, {id(p): sort_key(p, {"cpu": 1000}) for p in pods})
     assert list(q.upcoming()) == pods
     first = q.pop()
     q.push(first)  # pushed when 4 were queued: pop stops when it is at the head of 4 again

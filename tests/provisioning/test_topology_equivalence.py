@@ -442,7 +442,7 @@ def test_skipping_pods_without_topology_equals_updating_every_pod(monkeypatch: p
         cluster = _cluster()
         answers = SpecMemo().prepare(mixed, policy == "Ignore")
         return Topology(cluster, cluster.nodes, pools, {"default": default_instance_types()}, mixed,
-                        preference_policy=policy, prepared=[(a[3], a[1].topology_free) for a in answers])
+                        preference_policy=policy, prepared=[(a.uid, a.derived.topology_free) for a in answers])
 
     updated: list[str] = []
     orig = Topology.update

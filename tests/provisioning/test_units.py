@@ -12,7 +12,7 @@ from karpy.provisioning.batcher import Batcher
 from karpy.provisioning.nodeclaim import InstanceTypeFilterError, resources_string
 from karpy.provisioning.preferences import Preferences
 from karpy.provisioning.provisioner import Provisioner, order_by_weight
-from karpy.provisioning.queue import Queue
+from karpy.provisioning.queue import Queue, sort_key
 from karpy.scheduling.requirements import Requirements
 from karpy.scheduling.resources import pod_requests
 from karpy.sim.clock import VirtualClock
@@ -32,14 +32,14 @@ def test_queue_order_cpu_memory_time_uid():
             make_pod("c", requests={"cpu": "1", "memory": "1Gi"}),
             make_pod("d", requests={"cpu": "1"}, creation_timestamp=t0, uid="z"),
             make_pod("e", requests={"cpu": "1"}, creation_timestamp=t1, uid="a")]
-    q = Queue(pods, {id(p): pod_requests(p) for p in pods})
+    q = Queue(pods, {id(p): sort_key(p, pod_requests(p)) for p in pods})
     assert [p.metadata.name for p in q.list()] == ["b", "c", "d", "e", "a"]
 
 
 def test_queue_stops_after_full_cycle():
     # upstream: queue.go Pop/Push lastLen
     pods = [make_pod(f"p{i}") for i in range(3)]
-    q = Queue(pods, {id(p): pod_requests(p) for p in pods})
+    q = Queue(pods, {id(p): sort_key(p, pod_requests(p)) for p in pods})
     popped = []
     while (p := q.pop()) is not None:
         popped.append(p.metadata.name)
@@ -49,7 +49,7 @@ def test_queue_stops_after_full_cycle():
 
 def test_queue_progress_continues():
     pods = [make_pod(f"p{i}") for i in range(2)]
-    q = Queue(pods, {id(p): pod_requests(p) for p in pods})
+    q = Queue(pods, {id(p): sort_key(p, pod_requests(p)) for p in pods})
     a = q.pop()
     q.push(a)
     assert q.pop().metadata.name == "p1"  # p1 scheduled: not pushed
