@@ -14,7 +14,7 @@ NodeClass now filters the type out, or an EC2NodeClass change that drops the fam
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from karpy.api.meta import Condition
@@ -130,11 +130,22 @@ class _PoolFacts:
     nodepool: Any
     requirements: Requirements
     hash: str | None = None
+    #: labels (as items) -> whether they are incompatible with ``requirements``
+    _incompatible: dict[tuple[tuple[str, str], ...], bool] = field(default_factory=dict)
 
     def template_hash(self) -> str:
         if self.hash is None:
             self.hash = self.nodepool.hash()
         return self.hash
+
+    def incompatible(self, labels: dict[str, str]) -> bool:
+        """Whether NodeClaim ``labels`` are not compatible with the requirements (RequirementsDrifted);
+        asked once per label set (a look's NodeClaims of one type and zone share theirs)."""
+        key = tuple(labels.items())
+        hit = self._incompatible.get(key)
+        if hit is None:
+            hit = self._incompatible[key] = Requirements.from_labels(labels).compatible(self.requirements) is not None
+        return hit
 
 
 #: per NodePool object id: its facts, shared by the NodeClaims of one look
@@ -171,9 +182,7 @@ def drift_reason(nodepool: Any, nodeclaim: Any, cloud_provider: Any = None, now:
         np_hash = np_ann.get(NODEPOOL_HASH_ANNOTATION_KEY)
         if nc_hash != (np_hash if np_hash is not None else facts.template_hash()):
             return NODEPOOL_DRIFTED
-    reqs = facts.requirements
-    labels = Requirements.from_labels(nodeclaim.metadata.labels or {})
-    if labels.compatible(reqs) is not None:
+    if facts.incompatible(nodeclaim.metadata.labels or {}):
         return REQUIREMENTS_DRIFTED
     if cloud_provider is not None and now is not None:
         key = nodeclaim.metadata.uid or nodeclaim.metadata.name

@@ -57,3 +57,28 @@ def test_shared_pool_facts_change_no_decision(change: str, dump: Path, monkeypat
         assert "Drifted" in reasons and conditions == {drifted}, (reasons, conditions)
     else:
         assert "Drifted" not in reasons and not conditions, (reasons, conditions)
+
+
+def test_pool_facts_incompatible_answers_each_label_set_as_computed() -> None:
+    """_PoolFacts.incompatible (asked once per label set) against Requirements.from_labels(...).compatible
+    for label sets that differ in one value, in their order, and one edited in place between asks."""
+    from karpy.api.nodepool import NodePool
+    from karpy.nodeclaim.disruption import _pool_facts
+    from karpy.scheduling.requirements import Requirements
+
+    pool = NodePool.model_validate(nodepool(sizes=SIZES, families=["c8i", "m8i"]))
+    facts = _pool_facts(pool, {})
+    base = {"karpenter.sh/nodepool": "default", "karpenter.k8s.aws/instance-family": "c8i",
+            "karpenter.k8s.aws/instance-size": "xlarge", "karpenter.sh/capacity-type": "on-demand"}
+    sets = [base, {**base, "karpenter.k8s.aws/instance-family": "c7i"}, dict(reversed(base.items())),
+            {**base, "karpenter.k8s.aws/instance-size": "4xlarge"}, {**base, "kubernetes.io/arch": "arm64"}]
+    answers = []
+    for labels in sets + sets:
+        want = Requirements.from_labels(labels).compatible(facts.requirements) is not None
+        assert facts.incompatible(labels) is want, labels
+        answers.append(want)
+    assert answers[:5] == [False, True, False, True, False]
+    edited = dict(base)
+    assert facts.incompatible(edited) is False
+    edited["karpenter.k8s.aws/instance-family"] = "r7i"
+    assert facts.incompatible(edited) is True
