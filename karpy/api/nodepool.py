@@ -9,6 +9,7 @@ Python and checks nothing the CRD checks.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterable, Mapping
 from typing import Annotated, Any, Literal
@@ -42,6 +43,7 @@ _DURATION_PART_RE = re.compile(r"([0-9]+)(h|m|s)")
 _UNIT_SECONDS = {"h": 3600, "m": 60, "s": 1}
 
 
+@functools.lru_cache(maxsize=256)
 def parse_duration(value: str | None) -> int | None:
     """Seconds in a CRD duration (``"720h"``, ``"1h30m"``); ``None`` for ``"Never"``/``None``."""
     if value is None or value == "Never":

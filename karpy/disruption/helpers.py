@@ -156,12 +156,13 @@ class SimulationShare:
         self.gated_class = _consolidate_after_gated(self.deleting_keys)
         self.existing_nodes = ExistingNodeMemo(cluster.state)
         self.pending_ids = frozenset(map(id, cluster.pending_pods()))
-        self._gated: dict[int, tuple[Any, bool]] = {}
+        self._gated: tuple[frozenset[str], frozenset[int]] | None = None
         #: failed simulations by (candidate names, the nodes gated by consolidateAfter in it): drift's
         #: simulation of a node and single-node consolidation's of the same node read the same inputs
         #: when no node is gated, and a failed one is read, never edited, by every method
         self.failed: dict[tuple[tuple[str, ...], frozenset[str]], SimulationResults] = {}
         self._pending_keyed: tuple[list[Pod], list[tuple[str, Pod]]] | None = None
+        self._pending_key_by_id: tuple[list[Pod], dict[int, str]] | None = None
         #: Provisioner.prepare of the pending and the deleting pods, under the SpecMemo it read
         self._pending_prepared: tuple[list[Pod], Any, list[Any]] | None = None
         self._deleting_prepared: tuple[Any, list[Any]] | None = None
@@ -189,6 +190,13 @@ class SimulationShare:
             held = self._pending_keyed = (pending, [(p.key, p) for p in pending])
         return held[1]
 
+    def pending_key_by_id(self, pending: list[Pod]) -> dict[int, str]:
+        """id -> key of the look's pending pods (held by ``pending``, so no id is reused)."""
+        held = self._pending_key_by_id
+        if held is None or held[0] is not pending:
+            held = self._pending_key_by_id = (pending, {id(p): k for k, p in self.pending_keyed(pending)})
+        return held[1]
+
     @classmethod
     def of(cls, cluster: Cluster) -> SimulationShare | None:
         """The look's share (None when switched off)."""
@@ -199,12 +207,13 @@ class SimulationShare:
             share = cluster.simulation_share = cls(cluster)
         return share
 
-    def gated(self, cluster: Cluster, sn: Any) -> bool:
-        """Whether ``sn`` is a managed node under its NodePool's consolidateAfter at this look."""
-        hit = self._gated.get(id(sn))
-        if hit is None or hit[0] is not sn:
-            hit = self._gated[id(sn)] = (sn, _gated(cluster, sn))
-        return hit[1]
+    def gated(self, cluster: Cluster) -> tuple[frozenset[str], frozenset[int]]:
+        """The names and ids of the active nodes that are managed and under their NodePool's
+        consolidateAfter at this look (the share holds the nodes, so no id is reused)."""
+        if self._gated is None:
+            gated = [(name, n) for name, n in self.active_named if _gated(cluster, n)]
+            self._gated = (frozenset(name for name, _ in gated), frozenset(id(n) for _, n in gated))
+        return self._gated
 
 
 def _deleting_pods(deleting: Sequence[Any], movable: Callable[[Pod], bool]
@@ -267,8 +276,7 @@ def simulate_scheduling(cluster: Cluster, candidates: Sequence[Candidate], conso
         deleting_ids = frozenset()  # (the plain path asks every key)
     failed_key = None
     if share is not None and share.reuse_failed:
-        gated_names = frozenset(name for name, n in share.active_named if name not in names
-                                and share.gated(cluster, n)) if consolidation else frozenset()
+        gated_names = share.gated(cluster)[0] - names if consolidation else frozenset()
         failed_key = (tuple(sorted(names)), gated_names)
         hit = share.failed.get(failed_key)
         if hit is not None:
@@ -287,8 +295,9 @@ def simulate_scheduling(cluster: Cluster, candidates: Sequence[Candidate], conso
                                          dict(all_pods)), all_pods)
     if consolidation:
         if share is not None:
+            gated_ids = share.gated(cluster)[1]
             for en in scheduler.existing_nodes:
-                if share.gated(cluster, en.state_node):
+                if id(en.state_node) in gated_ids:
                     en.__class__ = share.gated_class
         else:
             gated = _consolidate_after_gated(deleting_keys)
@@ -297,17 +306,22 @@ def simulate_scheduling(cluster: Cluster, candidates: Sequence[Candidate], conso
                     en.__class__ = gated
     results = scheduler.solve(pods)
     results = results.truncate_instance_types(prov.max_instance_types, prov.min_values_policy, prov.well_known)
+    # (a pending pod's key from the look's, by identity; a relaxed copy reads its own)
+    pending_keys = share.pending_key_by_id(cluster.pending_pods()) if share is not None else {}
     for en in results.existing_nodes:
         if en.initialized():
             continue
         for p in en.pods:
             # (a deleting node's pod, the common case, by identity first; a relaxed copy by its key)
-            if id(p) not in deleting_ids and p.key not in deleting_keys:
+            if id(p) in deleting_ids:
+                continue
+            key = pending_keys.get(id(p)) or p.key
+            if key not in deleting_keys:
                 nc = en.state_node.nodeclaim
                 nc_name = nc.metadata.name if nc is not None else ""
                 node_name = en.state_node.node.metadata.name if en.state_node.node is not None else ""
-                results.pod_errors[p.key] = f"would schedule against uninitialized nodeclaim/{nc_name}, node/{node_name}"
-                results.pods[p.key] = p
+                results.pod_errors[key] = f"would schedule against uninitialized nodeclaim/{nc_name}, node/{node_name}"
+                results.pods[key] = p
     out = SimulationResults(results, all_pods, share.pending_ids if share is not None else frozenset())
     if failed_key is not None and share is not None and not out.all_non_pending_pods_scheduled():
         share.failed[failed_key] = out

@@ -310,20 +310,22 @@ def new_candidate(sn: StateNode, cluster: Cluster, disruption_class: str,
                   instance_type_maps: dict[str, dict[str, Any] | None]) -> Candidate | CandidateError:
     """types.go NewCandidate (:161-212): a Candidate or the reason it is not one (blocked nodes
     also get a ``DisruptionBlocked`` event, as upstream)."""
-    if sn.name in cluster.in_queue:
+    name = sn.name
+    if name in cluster.in_queue:
         return CandidateError("candidate is already being disrupted")
     err = validate_node_disruptable(sn, cluster)
     if err is not None:
         if sn.nodeclaim is not None:
-            cluster.publish("DisruptionBlocked", f"node/{sn.name}", _sentence(err))
+            cluster.publish("DisruptionBlocked", f"node/{name}", _sentence(err))
         return CandidateError(err)
-    pool_name = sn.labels()[LABEL_NODEPOOL]
+    labels = sn.labels()
+    pool_name = labels[LABEL_NODEPOOL]
     nodepool = cluster.nodepools.get(pool_name)
     it_map = instance_type_maps.get(pool_name)
     if nodepool is None or it_map is None:
-        cluster.publish("DisruptionBlocked", f"node/{sn.name}", f"NodePool not found (NodePool={pool_name})")
+        cluster.publish("DisruptionBlocked", f"node/{name}", f"NodePool not found (NodePool={pool_name})")
         return CandidateError(f"nodepool not found (NodePool={pool_name})")
-    instance_type = it_map.get(sn.labels().get(LABEL_INSTANCE_TYPE, ""))
+    instance_type = it_map.get(labels.get(LABEL_INSTANCE_TYPE, ""))
     checks = (cluster.pod_checks.get(sn, cluster, validate_pods_disruptable) if cluster.pod_checks is not None
               else pod_checks(sn, cluster, validate_pods_disruptable))
     err = checks.error
@@ -331,14 +333,14 @@ def new_candidate(sn: StateNode, cluster: Cluster, disruption_class: str,
         assert sn.nodeclaim is not None  # validate_node_disruptable turned unmanaged nodes away
         eventual_ok = sn.nodeclaim.spec.termination_grace_period is not None and disruption_class == EVENTUAL
         if not (eventual_ok and checks.block_eviction):
-            cluster.publish("DisruptionBlocked", f"node/{sn.name}", _sentence(err))
+            cluster.publish("DisruptionBlocked", f"node/{name}", _sentence(err))
             return CandidateError(err)
     return Candidate(
         state_node=sn,
         nodepool=nodepool,
         instance_type=instance_type,
-        capacity_type=sn.labels().get(LABEL_CAPACITY_TYPE),
-        zone=sn.labels().get(LABEL_ZONE),
+        capacity_type=labels.get(LABEL_CAPACITY_TYPE),
+        zone=labels.get(LABEL_ZONE),
         reschedulable_pods=list(checks.reschedulable),
         disruption_cost=checks.rescheduling_cost * lifetime_remaining(sn.nodeclaim, cluster.now),
         price=resolve_node_price(sn, instance_type),

@@ -128,13 +128,14 @@ class StateNode:
         return self.node
 
     def _meta(self) -> ObjectMeta:
-        if self.node is None:
+        node, claim = self.node, self.nodeclaim
+        if node is None:
             return self._claim().metadata
-        if self.nodeclaim is None:
-            return self.node.metadata
-        if not self.registered():
-            return self.nodeclaim.metadata
-        return self.node.metadata
+        meta = node.metadata
+        if claim is None:
+            return meta
+        # (registered(), inline: asked for every name and labels read)
+        return meta if (meta.labels or {}).get(NODE_REGISTERED) == "true" else claim.metadata
 
     def labels(self) -> dict[str, str]:
         """statenode.go Labels."""
