@@ -121,3 +121,27 @@ def test_ctrl_c_really_sent_to_the_process_is_answered_the_same(tmp_path: Path) 
     proc.send_signal(signal.SIGINT)
     out, err = proc.communicate(timeout=120)
     assert (proc.returncode, out, err) == (130, "", "karpy: interrupted\n")
+
+
+def test_ctrl_c_through_executed_source_under_python_m_is_still_exit_130(tmp_path: Path) -> None:
+    # CPython (3.11; Modules/main.c pymain_run_module, Py_RunMain): a KeyboardInterrupt raised inside
+    # exec'd source -- a dataclass's methods being made while the command line is imported -- leaves its
+    # "unhandled KeyboardInterrupt" flag set even when caught, and `python -m` then ends the process by
+    # SIGINT (-2) instead of the 130 asked for. Seen once when a real Ctrl-C landed in an import under load.
+    pkg = tmp_path / "ctrlc_karpy"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / "__main__.py").write_text(
+        "import builtins, sys\n"
+        f"sys.argv = ['karpy', 'simulate', {EXAMPLE!r}]\n"
+        "_import = builtins.__import__\n"
+        "def _ctrl_c(name, *a, **k):\n"
+        "    if name == 'click':\n"
+        "        exec('raise KeyboardInterrupt')\n"
+        "    return _import(name, *a, **k)\n"
+        "builtins.__import__ = _ctrl_c\n"
+        "from karpy.__main__ import run\n"
+        "run()\n")
+    env = {**ENV, "PYTHONPATH": os.pathsep.join([str(tmp_path), str(ROOT)])}
+    proc = subprocess.run([sys.executable, "-m", "ctrlc_karpy"], capture_output=True, text=True, env=env, timeout=300)
+    assert (proc.returncode, proc.stdout, proc.stderr) == (130, "", "karpy: interrupted\n")
