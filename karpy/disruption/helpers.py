@@ -25,7 +25,7 @@ from karpy.provisioning.existingnode import ExistingNode
 from karpy.provisioning.existingnodememo import ExistingNodeMemo
 from karpy.provisioning.scheduler import Results
 from karpy.scheduling.labels import LABEL_NODEPOOL
-from karpy.disruption.types import Candidate, CandidateError, Cluster, condition, new_candidate
+from karpy.disruption.types import Candidate, CandidateError, Cluster, condition, look_candidate
 from karpy.utils.duration import to_seconds
 
 if TYPE_CHECKING:
@@ -379,7 +379,7 @@ def get_candidates_with_totals(cluster: Cluster, should_disrupt: Callable[[Candi
     nodes = sorted(cluster.state.nodes, key=lambda n: n.name)
     every: list[Candidate] = []
     for sn in nodes:
-        cand = new_candidate(sn, cluster, disruption_class, nodepool_map)
+        cand = look_candidate(sn, cluster, disruption_class, nodepool_map)
         if isinstance(cand, CandidateError):
             if rejected is not None:
                 rejected[sn.name] = str(cand)

@@ -38,6 +38,7 @@ __all__ = [
     "Cluster",
     "Command",
     "PER_NODE_BASE_DISRUPTION_COST",
+    "look_candidate",
     "new_candidate",
 ]
 
@@ -124,6 +125,14 @@ class Cluster:
     _limits: Limits | None = None
     _pending: list[Pod] | None = None
     _movable: dict[int, tuple[Pod, bool]] = field(default_factory=dict)
+    #: (id of a state node, disruption class) -> (the node, its pool's instance-type map, NewCandidate's
+    #: answer, the events it published): the answer for every method of this look (look_candidate)
+    _candidates: dict[tuple[int, str], tuple[StateNode, Any, Any, list[tuple[str, str, str]]]] = field(
+        default_factory=dict)
+
+    #: False: NewCandidate is asked for every node by every method of a look (the plain path
+    #: tests/disruption/test_candidates_equivalence.py compares against)
+    share_candidates: ClassVar[bool] = True
 
     def pdb_limits(self) -> Limits:
         if self._limits is None:
@@ -347,6 +356,27 @@ def new_candidate(sn: StateNode, cluster: Cluster, disruption_class: str,
         reschedule_disruption_cost=PER_NODE_BASE_DISRUPTION_COST + checks.eviction_costs,
         pod_checks=checks,
     )
+
+
+def look_candidate(sn: StateNode, cluster: Cluster, disruption_class: str,
+                   instance_type_maps: dict[str, dict[str, Any] | None]) -> Candidate | CandidateError:
+    """:func:`new_candidate`, asked once per node and disruption class per look: the methods of a
+    round that find no command share the look (DisruptionController._run_methods), and NewCandidate
+    reads nothing they change; the events it published are published again. Not in upstream (each
+    method asks GetCandidates anew). Asked again when the node's pool maps to other instance types."""
+    if not cluster.share_candidates:
+        return new_candidate(sn, cluster, disruption_class, instance_type_maps)
+    it_map = instance_type_maps.get(sn.labels().get(LABEL_NODEPOOL, ""))
+    key = (id(sn), disruption_class)
+    hit = cluster._candidates.get(key)
+    if hit is not None and hit[0] is sn and hit[1] is it_map:
+        cluster.events.extend(hit[3])
+        answer: Candidate | CandidateError = hit[2]
+        return answer
+    before = len(cluster.events)
+    answer = new_candidate(sn, cluster, disruption_class, instance_type_maps)
+    cluster._candidates[key] = (sn, it_map, answer, cluster.events[before:])
+    return answer
 
 
 class Method(Protocol):

@@ -172,12 +172,16 @@ class StateNode:
 
     def deleted(self) -> bool:
         """statenode.go Deleted."""
-        if self.nodeclaim is not None and (
-            self.nodeclaim.metadata.deletion_timestamp is not None
-            or _condition_true(self.nodeclaim, "InstanceTerminating")
-        ):
-            return True
-        return self.node is not None and self.nodeclaim is None and self.node.metadata.deletion_timestamp is not None
+        claim = self.nodeclaim
+        if claim is not None:
+            if claim.metadata.deletion_timestamp is not None:
+                return True
+            # (_condition_true(claim, "InstanceTerminating"), inline: asked for every node each round)
+            for cond in claim.status.conditions or ():
+                if cond.type == "InstanceTerminating" and cond.status == "True":
+                    return True
+            return False
+        return self.node is not None and self.node.metadata.deletion_timestamp is not None
 
     def marked_for_deletion(self) -> bool:
         """statenode.go MarkedForDeletion."""
