@@ -38,7 +38,7 @@ from awsprovider.ec2.capacity import CapacityModel, parse_capacity_spec
 from awsprovider.interruption import InterruptionController
 from awsprovider import overlay
 from awsprovider.drift import is_drifted as _nodeclass_drift
-from awsprovider.drift import static_hash
+from awsprovider.drift import resolved_static_hash
 from awsprovider.instancecache import InstanceCache
 from awsprovider.instance import (
     LAUNCH_TEMPLATE_NOT_FOUND_CODE,
@@ -207,7 +207,7 @@ def instance_to_nodeclaim(instance: Instance, it: InstanceType | None, nodeclass
     created.metadata.labels = {**(nodeclaim.metadata.labels or {}), **labels}
     created.metadata.annotations = {
         **(nodeclaim.metadata.annotations or {}),
-        ANNOTATION_NODECLASS_HASH: static_hash(nodeclass.nodeclass),
+        ANNOTATION_NODECLASS_HASH: resolved_static_hash(nodeclass),
         ANNOTATION_NODECLASS_HASH_VERSION: NODECLASS_HASH_VERSION,
         ANNOTATION_INSTANCE_PROFILE: nodeclass.nodeclass.status.instance_profile or "",
     }
@@ -1098,7 +1098,7 @@ class AWSCloudProvider:
             if zone_id and LABEL_TOPOLOGY_ZONE_ID in labels:
                 adopted.metadata.labels = {**labels, LABEL_TOPOLOGY_ZONE_ID: zone_id}
             adopted.metadata.annotations = {**(adopted.metadata.annotations or {}),
-                                            ANNOTATION_NODECLASS_HASH: static_hash(nodeclass.nodeclass),
+                                            ANNOTATION_NODECLASS_HASH: resolved_static_hash(nodeclass),
                                             ANNOTATION_NODECLASS_HASH_VERSION: NODECLASS_HASH_VERSION}
         ami = self.expected_ami(adopted)
         if ami is not None:

@@ -32,7 +32,7 @@ from typing import Any
 from awsprovider.labels import LABEL_PLACEMENT_GROUP_ID
 
 __all__ = ["AMI_DRIFT", "CAPACITY_RESERVATION_DRIFT", "NODECLASS_DRIFT", "PLACEMENT_GROUP_DRIFT",
-           "SECURITY_GROUP_DRIFT", "SUBNET_DRIFT", "is_drifted", "static_hash"]
+           "SECURITY_GROUP_DRIFT", "SUBNET_DRIFT", "is_drifted", "resolved_static_hash", "static_hash"]
 
 AMI_DRIFT = "AMIDrift"
 SUBNET_DRIFT = "SubnetDrift"
@@ -55,6 +55,16 @@ def static_hash(nodeclass: Any) -> str:
     return str(int(digest[:16], 16))
 
 
+def resolved_static_hash(resolved: Any) -> str:
+    """:func:`static_hash` of a ResolvedNodeClass's EC2NodeClass, kept on the resolution (the drift
+    check asks it for every NodeClaim every round; a resolution is made anew when its NodeClass changes)."""
+    held: str | None = getattr(resolved, "_static_hash", None)
+    if held is None:
+        held = static_hash(resolved.nodeclass)
+        object.__setattr__(resolved, "_static_hash", held)
+    return held
+
+
 def is_drifted(provider: Any, nodeclaim: Any, nodeclass: Any, instance: dict[str, Any] | None,
                hash_key: str, version_key: str, version: str) -> str | None:
     """drift.go isNodeClassDrifted: the first reason, or None. ``nodeclass`` is the resolved
@@ -62,7 +72,7 @@ def is_drifted(provider: Any, nodeclaim: Any, nodeclass: Any, instance: dict[str
     DescribeInstances entry (None: gone)."""
     ann = nodeclaim.metadata.annotations or {}
     if ann.get(version_key) == version and ann.get(hash_key) is not None \
-            and ann[hash_key] != static_hash(nodeclass.nodeclass):
+            and ann[hash_key] != resolved_static_hash(nodeclass):
         return NODECLASS_DRIFT
     expected = provider.expected_ami(nodeclaim)
     if expected is not None and nodeclaim.status.image_id and expected != nodeclaim.status.image_id:

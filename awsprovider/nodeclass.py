@@ -85,6 +85,8 @@ class ResolvedNodeClass:
     #: status.conditions (:mod:`awsprovider.nodeclassstatus`), computed when it was resolved
     conditions: tuple[Any, ...] = ()
     _zone_info: tuple[ZoneInfo, ...] = field(default=(), repr=False, compare=False)
+    #: EC2NodeClass.Hash() of ``nodeclass`` once asked (awsprovider.drift.resolved_static_hash)
+    _static_hash: str | None = field(default=None, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         groups: dict[str, list[ResolvedSubnet]] = {}

@@ -65,6 +65,25 @@ def test_static_hash_ignores_selector_terms():
     assert static_hash(base) == static_hash(moved) != static_hash(tagged)
 
 
+def test_the_hash_kept_on_a_resolution_is_its_nodeclass_hash_and_goes_with_it():
+    """resolved_static_hash (asked per NodeClaim per round) against static_hash of the resolution's
+    EC2NodeClass: kept on the resolution, not on a copy made of it, and a changed EC2NodeClass applied
+    to the provider resolves to its own hash."""
+    import dataclasses
+
+    from awsprovider.apis.ec2nodeclass import EC2NodeClass
+    from awsprovider.drift import resolved_static_hash, static_hash
+    from awsprovider.nodeclass import ResolvedNodeClass
+
+    base = EC2NodeClass.model_validate(nodeclass())
+    tagged = EC2NodeClass.model_validate(nodeclass(tags={"team": "b"}))
+    resolved = ResolvedNodeClass(base, ())
+    assert resolved_static_hash(resolved) == static_hash(base) == resolved._static_hash
+    other = dataclasses.replace(resolved, nodeclass=tagged)
+    assert other._static_hash is None and resolved_static_hash(other) == static_hash(tagged) != static_hash(base)
+    assert resolved_static_hash(resolved) == static_hash(base)
+
+
 def test_an_unchanged_default_nodeclass_does_not_drift():
     """Regression: moto's CreateFleet reports the VPC's "default" security group on the instance, not the
     launch template's; karpy's launch record is the instance's truth, so nothing drifts (it used to drift
