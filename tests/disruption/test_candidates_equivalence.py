@@ -14,17 +14,12 @@ import pytest
 from karpy.disruption import types
 from karpy.disruption.types import Cluster, look_candidate, new_candidate
 from tests.disruption.test_helpers_equivalence import _day
-from tests.disruption.test_podchecks_equivalence import _run, _with_blockers
+from tests.disruption.test_podchecks_equivalence import _run, _with_blockers, assert_same_day_with_switch_off
 
 
 @pytest.mark.parametrize("seed", [1, 2, 6])
 def test_shared_candidates_change_no_decision(seed: int, monkeypatch: pytest.MonkeyPatch) -> None:
-    docs, events = _with_blockers(seed)
-    shared = _run(docs, events)
-    monkeypatch.setattr(Cluster, "share_candidates", False)
-    plain = _run(docs, events)
-    assert '"disruptions": []' not in shared  # the days do disrupt
-    assert shared == plain
+    assert_same_day_with_switch_off(monkeypatch, Cluster, "share_candidates", *_with_blockers(seed))
 
 
 def _same(a: Any, b: Any) -> bool:

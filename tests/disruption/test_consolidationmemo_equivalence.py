@@ -10,10 +10,9 @@ from typing import Any
 
 import pytest
 
-import karpy
 from karpy.disruption.consolidation import Consolidation
 from karpy.disruption.consolidationmemo import ConsolidationMemo
-from tests.disruption.test_podchecks_equivalence import _with_blockers
+from tests.disruption.test_podchecks_equivalence import _run, _with_blockers, assert_same_day_with_switch_off
 
 
 def _day(seed: int) -> tuple[list[dict[str, Any]], list[str]]:
@@ -27,18 +26,9 @@ def _day(seed: int) -> tuple[list[dict[str, Any]], list[str]]:
     return docs, events
 
 
-def _run(docs: list[dict[str, Any]], events: list[str]) -> str:
-    return karpy.simulate(docs, prices="2026-07-20", until="3h", events=events, disruption=True).to_json()
-
-
 @pytest.mark.parametrize("seed", [1, 2, 3, 6, 8])
 def test_consolidation_memo_changes_no_decision(seed: int, monkeypatch: pytest.MonkeyPatch) -> None:
-    docs, events = _day(seed)
-    memoised = _run(docs, events)
-    monkeypatch.setattr(ConsolidationMemo, "enabled", False)
-    plain = _run(docs, events)
-    assert '"disruptions": []' not in memoised  # the days do disrupt
-    assert memoised == plain
+    assert_same_day_with_switch_off(monkeypatch, ConsolidationMemo, "enabled", *_day(seed))
 
 
 def test_every_remembered_answer_is_what_the_simulation_answers(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -32,14 +32,19 @@ def _run(docs: list[dict[str, Any]], events: list[str]) -> str:
     return karpy.simulate(docs, prices="2026-07-20", until="3h", events=events, disruption=True).to_json()
 
 
+def assert_same_day_with_switch_off(monkeypatch: pytest.MonkeyPatch, owner: Any, switch: str,
+                                    docs: list[dict[str, Any]], events: list[str]) -> None:
+    """The day's document with a shortcut on, then with ``owner.switch`` False (the plain path):
+    byte-identical, and the day does disrupt."""
+    shortcut = _run(docs, events)
+    monkeypatch.setattr(owner, switch, False)
+    assert '"disruptions": []' not in shortcut
+    assert shortcut == _run(docs, events)
+
+
 @pytest.mark.parametrize("seed", [1, 2, 6, 7])
 def test_pod_checks_memo_changes_no_decision(seed: int, monkeypatch: pytest.MonkeyPatch) -> None:
-    docs, events = _with_blockers(seed)
-    memoised = _run(docs, events)
-    monkeypatch.setattr(PodChecksMemo, "enabled", False)
-    plain = _run(docs, events)
-    assert '"disruptions": []' not in memoised  # the days do disrupt
-    assert memoised == plain
+    assert_same_day_with_switch_off(monkeypatch, PodChecksMemo, "enabled", *_with_blockers(seed))
 
 
 def test_memo_answers_what_a_fresh_check_answers(monkeypatch: pytest.MonkeyPatch) -> None:
