@@ -127,7 +127,7 @@ class Cluster:
     _movable: dict[int, tuple[Pod, bool]] = field(default_factory=dict)
     #: (id of a state node, disruption class) -> (the node, its pool's instance-type map, NewCandidate's
     #: answer, the events it published): the answer for every method of this look (look_candidate)
-    _candidates: dict[tuple[int, str], tuple[StateNode, Any, Any, list[tuple[str, str, str]]]] = field(
+    candidate_answers: dict[tuple[int, str], tuple[StateNode, Any, Any, list[tuple[str, str, str]]]] = field(
         default_factory=dict)
 
     #: False: NewCandidate is asked for every node by every method of a look (the plain path
@@ -368,14 +368,14 @@ def look_candidate(sn: StateNode, cluster: Cluster, disruption_class: str,
         return new_candidate(sn, cluster, disruption_class, instance_type_maps)
     it_map = instance_type_maps.get(sn.labels().get(LABEL_NODEPOOL, ""))
     key = (id(sn), disruption_class)
-    hit = cluster._candidates.get(key)
+    hit = cluster.candidate_answers.get(key)
     if hit is not None and hit[0] is sn and hit[1] is it_map:
         cluster.events.extend(hit[3])
         answer: Candidate | CandidateError = hit[2]
         return answer
     before = len(cluster.events)
     answer = new_candidate(sn, cluster, disruption_class, instance_type_maps)
-    cluster._candidates[key] = (sn, it_map, answer, cluster.events[before:])
+    cluster.candidate_answers[key] = (sn, it_map, answer, cluster.events[before:])
     return answer
 
 

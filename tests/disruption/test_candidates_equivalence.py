@@ -35,7 +35,7 @@ def test_each_answer_from_the_look_is_a_fresh_answer(monkeypatch: pytest.MonkeyP
     taken: list[str] = []
 
     def checked(sn: Any, cluster: Cluster, disruption_class: str, maps: Any) -> Any:
-        hit = (id(sn), disruption_class) in cluster._candidates
+        hit = (id(sn), disruption_class) in cluster.candidate_answers
         before = len(cluster.events)
         got = look_candidate(sn, cluster, disruption_class, maps)
         replayed = cluster.events[before:]
