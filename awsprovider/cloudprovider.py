@@ -234,9 +234,10 @@ def _nodeclass_name_of(obj: Any) -> str:
     spec = getattr(obj, "spec", None)
     if spec is not None:
         ref = getattr(spec, "node_class_ref", None)
-        template = getattr(spec, "template", None)
-        if ref is None and template is not None:
-            ref = getattr(getattr(template, "spec", None), "node_class_ref", None)
+        if ref is None:  # (a NodePool's is in its template; a NodeClaim's spec has no template)
+            template = getattr(spec, "template", None)
+            if template is not None:
+                ref = getattr(getattr(template, "spec", None), "node_class_ref", None)
     name = getattr(ref, "name", None) if ref is not None else None
     return name or DEFAULT_NODECLASS_NAME
 

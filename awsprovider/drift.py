@@ -58,10 +58,12 @@ def static_hash(nodeclass: Any) -> str:
 def resolved_static_hash(resolved: Any) -> str:
     """:func:`static_hash` of a ResolvedNodeClass's EC2NodeClass, kept on the resolution (the drift
     check asks it for every NodeClaim every round; a resolution is made anew when its NodeClass changes)."""
-    held: str | None = getattr(resolved, "_static_hash", None)
+    derived: dict[Any, Any] | None = getattr(resolved, "derived", None)
+    if derived is None:
+        return static_hash(resolved.nodeclass)
+    held: str | None = derived.get("static_hash")
     if held is None:
-        held = static_hash(resolved.nodeclass)
-        object.__setattr__(resolved, "_static_hash", held)
+        held = derived["static_hash"] = static_hash(resolved.nodeclass)
     return held
 
 

@@ -902,8 +902,16 @@ class InstanceTypeProvider:
 
     # -- static part ----------------------------------------------------------------------------
     def settings_for(self, nodeclass: ResolvedNodeClass) -> InstanceTypeSettings:
-        """The NodeClass inputs of the instance-type formulas."""
-        return InstanceTypeSettings.from_nodeclass(nodeclass, self.reserved_enis, self.vm_memory_overhead_percent)
+        """The NodeClass inputs of the instance-type formulas (kept with the resolution)."""
+        key = ("settings", self.reserved_enis, self.vm_memory_overhead_percent)
+        derived: dict[Any, Any] | None = getattr(nodeclass, "derived", None)
+        held = derived.get(key) if derived is not None else None
+        if held is None:
+            held = InstanceTypeSettings.from_nodeclass(nodeclass, self.reserved_enis, self.vm_memory_overhead_percent)
+            if derived is not None:
+                derived[key] = held
+        settings: InstanceTypeSettings = held
+        return settings
 
     def _shared_static_key(self, settings: InstanceTypeSettings, zone_info: tuple[ZoneInfo, ...],
                            reservations: tuple[Any, ...] = ()) -> tuple[Any, ...] | None:

@@ -85,8 +85,9 @@ class ResolvedNodeClass:
     #: status.conditions (:mod:`awsprovider.nodeclassstatus`), computed when it was resolved
     conditions: tuple[Any, ...] = ()
     _zone_info: tuple[ZoneInfo, ...] = field(default=(), repr=False, compare=False)
-    #: EC2NodeClass.Hash() of ``nodeclass`` once asked (awsprovider.drift.resolved_static_hash)
-    _static_hash: str | None = field(default=None, init=False, repr=False, compare=False)
+    #: what is derived from this resolution alone, kept with it (its static hash, its instance-type
+    #: settings; a resolution is made anew when its NodeClass changes)
+    derived: dict[Any, Any] = field(default_factory=dict, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         groups: dict[str, list[ResolvedSubnet]] = {}

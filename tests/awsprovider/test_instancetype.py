@@ -443,3 +443,19 @@ def test_list_returns_fresh_objects_and_caches_static_parts(provider: InstanceTy
 def test_zone_info_groups(catalog: Any) -> None:
     nc = nodeclass()
     assert nc.zone_info()[0] == ZoneInfo("us-east-1a", "use1-az6", ("subnet-a",))
+
+
+def test_settings_kept_with_the_resolution_are_the_resolutions_own(provider: InstanceTypeProvider) -> None:
+    """settings_for (asked per NodeClaim per round by the drift check's AMI lookup) kept on the
+    ResolvedNodeClass: equal to InstanceTypeSettings.from_nodeclass, asked again under the provider's
+    other reserved ENIs, and not carried to another resolution (a changed NodeClass)."""
+    import dataclasses
+
+    base = nodeclass()
+    first = provider.settings_for(base)
+    assert first == InstanceTypeSettings.from_nodeclass(base) and provider.settings_for(base) is first
+    provider.reserved_enis = 1
+    assert provider.settings_for(base) == InstanceTypeSettings.from_nodeclass(base, reserved_enis=1) != first
+    changed = dataclasses.replace(base, nodeclass=nodeclass({"kubelet": {"maxPods": 7}}).nodeclass)
+    assert provider.settings_for(changed) == InstanceTypeSettings.from_nodeclass(changed, reserved_enis=1)
+    assert provider.settings_for(changed).max_pods == 7 != provider.settings_for(base).max_pods
