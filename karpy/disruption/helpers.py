@@ -276,7 +276,10 @@ def simulate_scheduling(cluster: Cluster, candidates: Sequence[Candidate], conso
         deleting_ids = frozenset()  # (the plain path asks every key)
     failed_key = None
     if share is not None and share.reuse_failed:
-        gated_names = share.gated(cluster)[0] - names if consolidation else frozenset()
+        gated_names: frozenset[str] = frozenset()
+        if consolidation:
+            gated_names, _ = share.gated(cluster)
+            gated_names -= names
         failed_key = (tuple(sorted(names)), gated_names)
         hit = share.failed.get(failed_key)
         if hit is not None:
@@ -295,7 +298,7 @@ def simulate_scheduling(cluster: Cluster, candidates: Sequence[Candidate], conso
                                          dict(all_pods)), all_pods)
     if consolidation:
         if share is not None:
-            gated_ids = share.gated(cluster)[1]
+            _, gated_ids = share.gated(cluster)
             for en in scheduler.existing_nodes:
                 if id(en.state_node) in gated_ids:
                     en.__class__ = share.gated_class

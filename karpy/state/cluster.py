@@ -174,13 +174,7 @@ class StateNode:
         """statenode.go Deleted."""
         claim = self.nodeclaim
         if claim is not None:
-            if claim.metadata.deletion_timestamp is not None:
-                return True
-            # (_condition_true(claim, "InstanceTerminating"), inline: asked for every node each round)
-            for cond in claim.status.conditions or ():
-                if cond.type == "InstanceTerminating" and cond.status == "True":
-                    return True
-            return False
+            return claim.metadata.deletion_timestamp is not None or _condition_true(claim, "InstanceTerminating")
         return self.node is not None and self.node.metadata.deletion_timestamp is not None
 
     def marked_for_deletion(self) -> bool:
