@@ -25,6 +25,7 @@ from karpy.provisioning.existingnode import ExistingNode
 from karpy.provisioning.existingnodememo import ExistingNodeMemo
 from karpy.provisioning.scheduler import Results
 from karpy.scheduling.labels import LABEL_NODEPOOL
+from karpy.disruption.certainfailure import CertainFailure
 from karpy.disruption.types import Candidate, CandidateError, Cluster, condition, look_candidate
 from karpy.utils.duration import to_seconds
 
@@ -307,7 +308,8 @@ def simulate_scheduling(cluster: Cluster, candidates: Sequence[Candidate], conso
             for en in scheduler.existing_nodes:
                 if _gated(cluster, en.state_node):
                     en.__class__ = gated
-    results = scheduler.solve(pods)
+    placed = CertainFailure.of(all_pods, share.pending_ids, deleting_keys, scheduler) if share is not None else None
+    results = scheduler.solve(pods, placed)
     results = results.truncate_instance_types(prov.max_instance_types, prov.min_values_policy, prov.well_known)
     # (a pending pod's key from the look's, by identity; a relaxed copy reads its own)
     pending_keys = share.pending_key_by_id(cluster.pending_pods()) if share is not None else {}

@@ -540,11 +540,18 @@ class Scheduler:
             data.volumes = pod_volumes(self.volume_topology, pod)
         return data
 
-    def solve(self, pods: Sequence[Pod]) -> Results:
-        """scheduler.go Solve (:440-519)."""
+    def solve(self, pods: Sequence[Pod], placed: Callable[[str], bool] | None = None) -> Results:
+        """scheduler.go Solve (:440-519). ``placed`` (not in upstream) hears the key of every pod as
+        it is placed, which is final; when it answers True the Solve ends there (a disruption
+        simulation whose outcome is already known: karpy.disruption.certainfailure)."""
         self._reset_scans()
-        data: dict[int, PodData] = {id(p): self._pod_data(p) for p in pods}
-        q = Queue(pods, {k: d.sort_key for k, d in data.items()})
+        data = _PodDataOf({id(p): p for p in pods}, self._pod_data)
+        prepared = self._prepared
+        sort_keys = {}
+        for p in pods:  # (a prepared pod's sort key without its PodData: a Solve that ends early reads fewer)
+            got = prepared.get(id(p))
+            sort_keys[id(p)] = got[1].sort_key if got is not None and got[0] is p else data[id(p)].sort_key
+        q = Queue(pods, sort_keys)
         pod_errors: dict[str, str] = {}
         by_key: dict[str, Any] = {}
         while True:
@@ -562,8 +569,9 @@ class Scheduler:
                 q.push(pod)
             else:
                 pod_errors.pop(d.key, None)
-                if self._run_target is not None:
-                    self._take_run(q, data, d, pod_errors, *self._run_target)
+                taken = self._take_run(q, data, d, pod_errors, *self._run_target) if self._run_target is not None else ()
+                if placed is not None and (placed(d.key) or any(placed(k) for k in taken)):
+                    break
         for nc in self.new_nodeclaims:
             nc.finalize_scheduling()
         # Results list claims in creation order (the in-flight list is kept sorted by pod count)
@@ -572,31 +580,34 @@ class Scheduler:
                        {k: by_key[k] for k in pod_errors})
 
     def _take_run(self, q: Queue, data: dict[int, PodData], d: PodData, pod_errors: dict[str, str],
-                  target: ExistingNode | NodeClaim, i: int) -> None:
+                  target: ExistingNode | NodeClaim, i: int) -> list[str]:
         """The alike pods after ``d``'s pod, which went at its first try to ``target`` (an existing
         node, or the claim at ``i`` in the in-flight list), each placed as _try_schedule would place
         it: onto ``target`` while it has room (a claim: keeps an option and its place in the list;
-        karpy.provisioning.podruns)."""
+        karpy.provisioning.podruns). Their keys."""
         self._run_target = None
         log = self._attempt_log
         if log[self.attempts[d.key] + 2] != 1 or not self.take_runs or self.reservation_manager is not None:
-            return
+            return []
         if not plain(d, self.topology):
-            return
+            return []
         if isinstance(target, ExistingNode):
             pods = self._take_existing_run(q, data, d, target)
         else:
             pods = self._take_inflight_run(q, data, d, target, i)
         if not pods:
-            return
+            return []
         self._scans.forget(target)
         outcome, name = self._placed_outcome, self._placed_target
+        keys = []
         for p in pods:
             key = data[id(p)].key
+            keys.append(key)
             self.attempts[key] = len(log)
             log.extend((outcome, name, 1, None, None, None))
             pod_errors.pop(key, None)
             q.pop()  # (upcoming read them in pop's order)
+        return keys
 
     def _take_existing_run(self, q: Queue, data: dict[int, PodData], d: PodData, en: ExistingNode) -> list[Pod]:
         """A run onto an existing node: each pod as ExistingNode.add adds it, while it has room."""
@@ -775,6 +786,21 @@ class Scheduler:
                 self.remaining_resources[name] = self._subtract_max(remaining, nc.instance_type_options)
             return None
         return "; ".join(errs)
+
+
+class _PodDataOf(dict[int, PodData]):
+    """id(pod) -> its PodData, made when first read (Scheduler._pod_data)."""
+
+    __slots__ = ("_pods", "_make")
+
+    def __init__(self, pods: dict[int, Pod], make: Callable[[Pod], PodData]) -> None:
+        super().__init__()
+        self._pods = pods
+        self._make = make
+
+    def __missing__(self, key: int) -> PodData:
+        d = self[key] = self._make(self._pods[key])
+        return d
 
 
 def _without_simulation_keys(requirements: Requirements) -> Requirements:
