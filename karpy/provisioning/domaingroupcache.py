@@ -6,7 +6,7 @@ tests/provisioning/test_topology_equivalence.py. The process's memo is
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from typing import Any
 
 from karpy.provisioning.topologydomaingroup import TopologyDomainGroup
@@ -26,7 +26,7 @@ class DomainGroupCache:
     while its catalogue is unchanged (the AWS provider's prototypes, shared by every simulation of
     a process; the fake catalogue). The key is the pools' templates by value and the instance
     types' requirement objects by identity (the entry holds them, so an id cannot be reused while
-    it lives); the groups are only read after they are built (Topology never inserts into them),
+    it lives), or the cloud provider's key of a pool's types where it gave one; the groups are only read after they are built (Topology never inserts into them),
     so sharing them between Solves, simulations and threads is safe. Holds the last
     :data:`ENTRIES` answers; every Provisioner uses :data:`SHARED_DOMAIN_GROUPS` unless it is given
     its own (a warm ``karpy.simulate`` of the bundled example spent ~24 ms, an eighth of the run,
@@ -40,13 +40,24 @@ class DomainGroupCache:
         self._lock = threading.Lock()
         self._entries: dict[tuple[Any, ...], tuple[list[Any], dict[str, TopologyDomainGroup]]] = {}
 
-    def get(self, nodepools: Sequence[Any], instance_types: Mapping[str, Sequence[Any]]) -> dict[str, TopologyDomainGroup]:
+    #: False: the instance types are keyed by their requirement objects even where the provider keyed them
+    use_provider_keys = True
+
+    def get(self, nodepools: Sequence[Any], instance_types: Mapping[str, Sequence[Any]],
+            provider_keys: Mapping[str, Hashable | None] | None = None) -> dict[str, TopologyDomainGroup]:
+        """``provider_keys``: NodePool name -> the cloud provider's key of its types (equal keys:
+        equal types, as the SchedulerCache reads them), standing for the types where not None."""
         index = {np.metadata.name: np for np in nodepools}
         refs: list[Any] = []
         key: list[Any] = []
+        keyed = provider_keys if provider_keys is not None and self.use_provider_keys else {}
         for np_name, its in instance_types.items():
             np = index.get(np_name)
             template = np.spec.template.model_dump_json() if np is not None else None
+            provider_key = keyed.get(np_name)
+            if provider_key is not None:
+                key.append((np_name, template, "provider", provider_key))
+                continue
             reqs = [it.requirements for it in its]
             refs.extend(reqs)
             key.append((np_name, template, tuple(map(id, reqs))))

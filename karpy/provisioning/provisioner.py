@@ -407,7 +407,8 @@ class Provisioner:
         topology = Topology(cluster, state_nodes, pools, instance_types, list(pods),
                             self.preference_policy, self.well_known, domain_group_cache=self.domain_groups,
                             label_requirements=self.scheduler_cache.label_requirements,
-                            prepared=[(a.uid, a.derived.topology_free) for a in prepared])
+                            prepared=[(a.uid, a.derived.topology_free) for a in prepared],
+                            instance_type_keys=keys if cache is not None else None)
         memo = existing_nodes_memo if existing_nodes_memo is not None and existing_nodes_memo.enabled else None
         ds_pods = (memo.daemonset_pods(daemonsets, cluster, self.daemonset_pods) if memo is not None
                    else self.daemonset_pods(daemonsets, cluster))

@@ -21,7 +21,7 @@ Scheduler._add the hostnames on which AddRequirements must fail, as sets.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from karpy.provisioning.domaingroupcache import DomainGroupCache
@@ -199,17 +199,19 @@ class Topology:
         domain_group_cache: DomainGroupCache | None = None,
         label_requirements: Callable[[Mapping[str, str]], Requirements] | None = None,
         prepared: Sequence[tuple[str, bool]] | None = None,
+        instance_type_keys: Mapping[str, Hashable | None] | None = None,
     ) -> None:
         """``label_requirements``: a memo of ``Requirements.from_labels`` whose answers are only read
         (the Provisioner's SchedulerCache keeps one across Solves); default: built per node.
         ``prepared``: per pod, its uid and whether its spec has neither affinity nor topology spread
-        constraints (SpecMemo's answers; default: read from the pods)."""
+        constraints (SpecMemo's answers; default: read from the pods). ``instance_type_keys``: the
+        cloud provider's key of each NodePool's types (DomainGroupCache.get)."""
         self.preference_policy = preference_policy
         self.well_known = well_known
         self.cluster = cluster
         self.state_nodes = list(state_nodes)
         self.domain_groups = (build_domain_groups(nodepools, instance_types) if domain_group_cache is None
-                              else domain_group_cache.get(nodepools, instance_types))
+                              else domain_group_cache.get(nodepools, instance_types, instance_type_keys))
         self.topology_groups: dict[Any, TopologyGroup] = {}
         self.inverse_topology_groups: dict[Any, TopologyGroup] = {}
         if prepared is None:

@@ -157,6 +157,56 @@ def test_domain_group_cache_misses_when_a_pool_or_an_instance_type_changes() -> 
     assert third is not first and _groups(third) == _groups(first)
 
 
+def test_domain_group_cache_keyed_by_the_providers_key_answers_what_build_domain_groups_builds() -> None:
+    """A pool whose types the cloud provider keyed is keyed by that key (equal keys: equal types):
+    the same answer for the same key whatever list holds the types, another key or another
+    template misses, and a pool without a key is keyed by its types' requirement objects."""
+    its = fake.instance_types(30)
+    pool = make_nodepool("a", requirements=[(LABEL_ZONE, "In", ["test-zone-1", "test-zone-2"])])
+    other = make_nodepool("b")
+    cache = DomainGroupCache(build_domain_groups)
+    first = cache.get([pool, other], {"a": its, "b": its}, {"a": ("k", 1), "b": None})
+    assert _groups(first) == _groups(build_domain_groups([pool, other], {"a": its, "b": its}))
+    assert cache.get([pool, other], {"a": list(its), "b": its}, {"a": ("k", 1), "b": None}) is first
+    assert cache.get([pool, other], {"a": its, "b": list(fake.instance_types(30))},
+                     {"a": ("k", 1), "b": None}) is not first  # b: other requirement objects
+    fewer = its[:10]
+    second = cache.get([pool, other], {"a": fewer, "b": its}, {"a": ("k", 2), "b": None})
+    assert second is not first and _groups(second) == _groups(build_domain_groups([pool, other], {"a": fewer, "b": its}))
+    widened = make_nodepool("a", requirements=[(LABEL_ZONE, "In", ["test-zone-1", "test-zone-3"])])
+    third = cache.get([widened, other], {"a": its, "b": its}, {"a": ("k", 1), "b": None})
+    assert _groups(third) == _groups(build_domain_groups([widened, other], {"a": its, "b": its}))
+    assert third is not first
+
+
+@pytest.mark.parametrize("prices", ["2026-07-20"])
+def test_keying_domain_groups_by_the_providers_key_changes_no_plan(prices: str, tmp_path: Any,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """A drift plan (its consolidation simulations take the provider's keys) with a fresh memo,
+    then with DomainGroupCache.use_provider_keys off: the same documents."""
+    import sys
+    from pathlib import Path
+
+    import karpy
+    from karpy.provisioning import topology
+
+    sys.path.insert(0, str(Path(__file__).parents[1] / "plan"))
+    from dumps import EC2NODECLASS, cluster_dump, deployment, dump_text, nodepool
+
+    dump = tmp_path / "cluster.yaml"
+    dump.write_text(dump_text(cluster_dump([EC2NODECLASS, nodepool(sizes=["xlarge", "2xlarge"]),
+                                            deployment("web", 12, "3", "4Gi")], prices=prices)))
+    change = nodepool(sizes=["xlarge", "2xlarge"], families=["c8i", "m8i", "r8i"])
+    runs = []
+    for on in (True, False):
+        monkeypatch.setattr(DomainGroupCache, "use_provider_keys", on)
+        monkeypatch.setattr(topology, "SHARED_DOMAIN_GROUPS", DomainGroupCache(build_domain_groups))
+        plan = karpy.plan(dump, apply=[change], prices=prices, until="2h")
+        assert plan.result is not None
+        runs.append((plan.to_json(), plan.result.to_json()))
+    assert '"method": "drift"' in runs[0][0] and runs[0] == runs[1]
+
+
 def test_a_second_simulation_reuses_the_domain_groups_of_the_first(monkeypatch: Any) -> None:
     """The Provisioner's memo is the process's (SHARED_DOMAIN_GROUPS): the AWS provider hands every
     simulation of a process the same prototype requirement objects, so a warm run builds no group,
