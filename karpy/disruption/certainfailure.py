@@ -46,8 +46,10 @@ class CertainFailure:
     def of(cls, pods: Mapping[str, Pod], pending_ids: frozenset[int], deleting_keys: frozenset[str],
            scheduler: Scheduler) -> CertainFailure | None:
         """The watch of a simulation of ``pods`` (key -> pod) whose pending ones (AllNonPendingPodsScheduled
-        skips them) are those of ``pending_ids`` or provisionable; None when switched off."""
-        if not cls.enabled:
+        skips them) are those of ``pending_ids`` or provisionable; None when switched off or no
+        existing node is uninitialized (then the rule never holds)."""
+        existing = scheduler.existing_nodes  # (sortExistingNodes: the uninitialized ones last)
+        if not cls.enabled or not existing or existing[-1].initialized():
             return None
         return cls([k for k, p in pods.items() if id(p) not in pending_ids and not podutils.is_provisionable(p)],
                    deleting_keys, scheduler)

@@ -57,7 +57,7 @@ from karpy.provisioning.preferences import (
 )
 from karpy.provisioning.poddata import PodData, Prepared, SpecMemo
 from karpy.provisioning.podruns import Run, plain, run_requirements
-from karpy.provisioning.queue import Queue
+from karpy.provisioning.queue import Queue, SortKey
 from karpy.provisioning.reservationmanager import ReservationManager, ReservedOfferingMode
 from karpy.provisioning.reservationmanager import reserved_capacity as reserved_capacity_of
 from karpy.provisioning.scanskips import Scans
@@ -540,17 +540,26 @@ class Scheduler:
             data.volumes = pod_volumes(self.volume_topology, pod)
         return data
 
+    def _solve_data(self, pods: Sequence[Pod], lazy: bool) -> tuple[dict[int, PodData], dict[int, SortKey]]:
+        """Each pod's PodData and queue sort key by id; ``lazy`` (a Solve that may end early): each
+        PodData made when first read, the sort keys taken from what new_scheduler prepared."""
+        if not lazy:
+            data = {id(p): self._pod_data(p) for p in pods}
+            return data, {k: d.sort_key for k, d in data.items()}
+        lazy_data = _PodDataOf({id(p): p for p in pods}, self._pod_data)
+        prepared = self._prepared
+        sort_keys = {}
+        for p in pods:
+            got = prepared.get(id(p))
+            sort_keys[id(p)] = got[1].sort_key if got is not None and got[0] is p else lazy_data[id(p)].sort_key
+        return lazy_data, sort_keys
+
     def solve(self, pods: Sequence[Pod], placed: Callable[[str], bool] | None = None) -> Results:
         """scheduler.go Solve (:440-519). ``placed`` (not in upstream) hears the key of every pod as
         it is placed, which is final; when it answers True the Solve ends there (a disruption
         simulation whose outcome is already known: karpy.disruption.certainfailure)."""
         self._reset_scans()
-        data = _PodDataOf({id(p): p for p in pods}, self._pod_data)
-        prepared = self._prepared
-        sort_keys = {}
-        for p in pods:  # (a prepared pod's sort key without its PodData: a Solve that ends early reads fewer)
-            got = prepared.get(id(p))
-            sort_keys[id(p)] = got[1].sort_key if got is not None and got[0] is p else data[id(p)].sort_key
+        data, sort_keys = self._solve_data(pods, lazy=placed is not None)
         q = Queue(pods, sort_keys)
         pod_errors: dict[str, str] = {}
         by_key: dict[str, Any] = {}
