@@ -8,8 +8,7 @@ initializing -- "would schedule against uninitialized nodeclaim", the error that
 drift's simulations while its replacements start -- the errors are known: exactly those
 placements, unless a new NodeClaim holding a non-pending pod has minValues (TruncateInstanceTypes
 may still fail it as pending pods join it). The pending pods still queued cannot change them, and
-are not solved. Checked against
-the plain path by tests/disruption/test_certainfailure_equivalence.py.
+are not solved. Checked against the plain path by tests/disruption/test_certainfailure_equivalence.py.
 """
 
 from __future__ import annotations

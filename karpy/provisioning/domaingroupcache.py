@@ -26,8 +26,9 @@ class DomainGroupCache:
     while its catalogue is unchanged (the AWS provider's prototypes, shared by every simulation of
     a process; the fake catalogue). The key is the pools' templates by value and the instance
     types' requirement objects by identity (the entry holds them, so an id cannot be reused while
-    it lives), or the cloud provider's key of a pool's types where it gave one; the groups are only read after they are built (Topology never inserts into them),
-    so sharing them between Solves, simulations and threads is safe. Holds the last
+    it lives), or the cloud provider's key of a pool's types where it gave one; the groups are
+    only read after they are built (Topology never inserts into them), so sharing them between
+    Solves, simulations and threads is safe. Holds the last
     :data:`ENTRIES` answers; every Provisioner uses :data:`SHARED_DOMAIN_GROUPS` unless it is given
     its own (a warm ``karpy.simulate`` of the bundled example spent ~24 ms, an eighth of the run,
     building the groups of 1,246 instance types it built the same way in the run before).

@@ -20,21 +20,16 @@ from karpy.disruption.certainfailure import CertainFailure
 from karpy.disruption.helpers import SimulationResults, SimulationShare, simulate_scheduling
 from karpy.disruption.types import Cluster
 
-sys.path.insert(0, str(Path(__file__).parents[1] / "plan"))
-from dumps import EC2NODECLASS, cluster_dump, deployment, dump_text, nodepool  # noqa: E402
+from tests.disruption.test_failed_simulation_reuse import GEN8, PRICES, SIZES
+from tests.disruption.test_failed_simulation_reuse import _dump as _reuse_dump
 
-PRICES = "2026-07-20"
-SIZES = ["xlarge", "2xlarge"]
-GEN8 = ["c8i", "m8i", "r8i"]
+sys.path.insert(0, str(Path(__file__).parents[1] / "plan"))
+from dumps import deployment, nodepool  # noqa: E402
 
 
 def _dump(tmp: Path, consolidate_after: str) -> Path:
-    design = [EC2NODECLASS, nodepool(sizes=SIZES, budgets=[{"nodes": "25%"}], consolidate_after=consolidate_after),
-              deployment("web", 12, "3", "4Gi"), deployment("api", 10, "1500m", "10Gi"),
-              deployment("batch", 30, "500m", "1Gi", spread=False)]
-    path = tmp / f"cluster-{consolidate_after}.yaml"
-    path.write_text(dump_text(cluster_dump(design, prices=PRICES)))
-    return path
+    """test_failed_simulation_reuse's cluster, and pods without anti-affinity (runs of alike pods)."""
+    return _reuse_dump(tmp, consolidate_after, (deployment("batch", 30, "500m", "1Gi", spread=False),))
 
 
 def _change(consolidate_after: str, min_values: bool) -> dict[str, Any]:

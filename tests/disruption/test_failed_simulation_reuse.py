@@ -28,9 +28,9 @@ SIZES = ["xlarge", "2xlarge"]
 GEN8 = ["c8i", "m8i", "r8i"]
 
 
-def _dump(tmp: Path, consolidate_after: str) -> Path:
+def _dump(tmp: Path, consolidate_after: str, extra: tuple[dict[str, Any], ...] = ()) -> Path:
     design = [EC2NODECLASS, nodepool(sizes=SIZES, budgets=[{"nodes": "25%"}], consolidate_after=consolidate_after),
-              deployment("web", 12, "3", "4Gi"), deployment("api", 10, "1500m", "10Gi")]
+              deployment("web", 12, "3", "4Gi"), deployment("api", 10, "1500m", "10Gi"), *extra]
     path = tmp / f"cluster-{consolidate_after}.yaml"
     path.write_text(dump_text(cluster_dump(design, prices=PRICES)))
     return path
