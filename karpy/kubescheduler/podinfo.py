@@ -305,7 +305,41 @@ def _same_but_node_name(a: Any, b: Any) -> bool:
     return True
 
 
-def new_pod_info(pod: Pod, prev: PodInfo | None = None) -> PodInfo:
+class SpecRequests:
+    """new_pod_info's requests, non-zero requests and host ports per pod spec object (what
+    compute_pod_requests and host_ports_of read of a pod whose requests read no status: its spec
+    alone). Not in upstream (NewPodInfo computes them per pod); the same values because the pods
+    of a template share its spec object, which is never changed in place once a pod holds it
+    (karpy.api.workloads._Workload._new_pod), and the values are never mutated once built (a
+    pod's next version shares them already, see new_pod_info's ``prev``). Holds at most
+    :attr:`LIMIT` specs (then starts over). Pinned by tests/kubescheduler/test_podinfo_equivalence.py."""
+
+    __slots__ = ("_by_spec",)
+
+    LIMIT = 1 << 14
+    #: False: every PodInfo computes its own (the plain path the equivalence test compares)
+    enabled = True
+
+    def __init__(self) -> None:
+        self._by_spec: dict[int, tuple[Any, tuple[ResourceList, ResourceList, list[HostPortEntry]]]] = {}
+
+    def of(self, pod: Pod) -> tuple[ResourceList, ResourceList, list[HostPortEntry]]:
+        """(requests, non-zero requests, host ports) of ``pod``, whose requests read no status."""
+        spec = pod.spec
+        hit = self._by_spec.get(id(spec)) if self.enabled else None
+        if hit is not None and hit[0] is spec:
+            return hit[1]
+        parsed: dict[int, ResourceList] = {}  # each container's requests read once for both aggregations
+        value = (compute_pod_requests(pod, parsed=parsed), compute_pod_requests(pod, non_zero=True, parsed=parsed),
+                 host_ports_of(pod))
+        if self.enabled:
+            if len(self._by_spec) >= self.LIMIT:
+                self._by_spec.clear()
+            self._by_spec[id(spec)] = (spec, value)
+        return value
+
+
+def new_pod_info(pod: Pod, prev: PodInfo | None = None, specs: SpecRequests | None = None) -> PodInfo:
     """framework.NewPodInfo.
 
     ``prev``: the PodInfo of the previous version of this pod, when the caller has one. Not in
@@ -319,7 +353,8 @@ def new_pod_info(pod: Pod, prev: PodInfo | None = None) -> PodInfo:
     mutates them in place), and the derived values are never mutated once built, so they are
     shared; ``pod``, the priority and a fresh ``memo`` are this version's own. Skips two request
     aggregations and the affinity terms per status or binding update (11,621 updates of the
-    5,000-pod benchmark)."""
+    5,000-pod benchmark). ``specs``: the requests and host ports of a new pod whose requests read
+    no status, kept per spec object (:class:`SpecRequests`)."""
     reads_status = requests_read_status(pod)
     if (prev is not None and not reads_status and not prev.reads_status and prev.pod.metadata is pod.metadata
             and _same_but_node_name(prev.pod.spec, pod.spec)):
@@ -352,7 +387,13 @@ def new_pod_info(pod: Pod, prev: PodInfo | None = None) -> PodInfo:
                 for w in (getattr(pa, "preferred_during_scheduling_ignored_during_execution", None) or [])] if pa else []
     pref_anti = [WeightedAffinityTerm(_term(ns, labels, w.pod_affinity_term), w.weight)
                  for w in (getattr(paa, "preferred_during_scheduling_ignored_during_execution", None) or [])] if paa else []
-    parsed: dict[int, ResourceList] = {}  # each container's requests read once for both aggregations
+    if specs is not None and not reads_status:
+        requests, non_zero, host_ports = specs.of(pod)
+    else:
+        parsed: dict[int, ResourceList] = {}  # each container's requests read once for both aggregations
+        requests = compute_pod_requests(pod, parsed=parsed)
+        non_zero = compute_pod_requests(pod, non_zero=True, parsed=parsed)
+        host_ports = host_ports_of(pod)
     return PodInfo(
         pod=pod,
         key=f"{ns}/{md.name}",
@@ -361,9 +402,9 @@ def new_pod_info(pod: Pod, prev: PodInfo | None = None) -> PodInfo:
         namespace=ns,
         labels=labels,
         priority=pod_priority(pod),
-        requests=compute_pod_requests(pod, parsed=parsed),
-        non_zero_requests=compute_pod_requests(pod, non_zero=True, parsed=parsed),
-        host_ports=host_ports_of(pod),
+        requests=requests,
+        non_zero_requests=non_zero,
+        host_ports=host_ports,
         required_affinity_terms=req_aff,
         required_anti_affinity_terms=req_anti,
         preferred_affinity_terms=pref_aff,

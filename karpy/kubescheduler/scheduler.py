@@ -25,7 +25,7 @@ from .nodeinfo import ChangeJournal, NodeInfo, Snapshot, node_tree_order
 from .plugins.defaultplugins import DEFAULT_WEIGHTS, default_plugins
 from .plugins.noderesources import ScoringStrategy
 from .plugins.volumes import volume_plugins
-from .podinfo import PodInfo, new_pod_info
+from .podinfo import PodInfo, SpecRequests, new_pod_info
 from .preemption import DefaultPreemption
 from .priority import resolve_priority
 from .queue import PriorityQueue, QueuedPodInfo
@@ -155,6 +155,8 @@ class KubeScheduler:
                                          self._v137_tree_ready if self.generic_workload else None))
         #: the cluster's claims / volumes / classes (set_volume_topology); None = no volume plugins act
         self.volume_topology: Any = None
+        #: new PodInfos' requests per pod spec (podinfo.SpecRequests)
+        self.spec_requests = SpecRequests()
         fit = next(i for i, p in enumerate(plugins) if p.name == "NodeResourcesFit")
         plugins[fit + 1:fit + 1] = volume_plugins(lambda: self.volume_topology)
         self.framework = Framework(plugins, dict(DEFAULT_WEIGHTS), profile_name=c.scheduler_name)
@@ -181,7 +183,7 @@ class KubeScheduler:
         injector = getattr(self, "default_constraints", None)
         if injector is not None and not pod.spec.topology_spread_constraints:
             pod = injector.inject([pod])[0]
-        pi = new_pod_info(pod, prev)
+        pi = new_pod_info(pod, prev, self.spec_requests)
         prio, _policy = resolve_priority(pod, self.priority_classes)
         pi.priority = prio
         return pi

@@ -578,7 +578,8 @@ class Scheduler:
                 q.push(pod)
             else:
                 pod_errors.pop(d.key, None)
-                taken = self._take_run(q, data, d, pod_errors, *self._run_target) if self._run_target is not None else ()
+                target = self._run_target
+                taken = self._take_run(q, data, d, pod_errors, *target) if target is not None else ()
                 if placed is not None and (placed(d.key) or any(placed(k) for k in taken)):
                     break
         for nc in self.new_nodeclaims:

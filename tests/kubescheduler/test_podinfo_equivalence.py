@@ -194,3 +194,60 @@ def test_requests_read_once_for_both_aggregations_equal_the_plain_aggregations()
         assert list(pi.non_zero_requests) == list(compute_pod_requests(p, non_zero=True)), i
         checked += pi.requests != pi.non_zero_requests
     assert checked > 50
+
+
+def _of_template(name: str, spec: Any) -> Any:
+    """A pod of a template, as karpy.api.workloads makes one: its own metadata, the template's spec object."""
+    return make_pod(name, labels={"app": "a"}).model_copy(update={"spec": spec})
+
+
+def test_pods_of_one_spec_share_its_requests_equal_to_a_fresh_build():
+    """SpecRequests: the pods of one template (one spec object) get its requests and host ports
+    once computed, equal to a fresh PodInfo's; another spec, a resizing pod (its requests read its
+    status) and a full memo compute their own."""
+    from karpy.kubescheduler.podinfo import SpecRequests
+
+    specs = SpecRequests()
+    spec = _pod().spec
+    pods = [_of_template(f"p{i}", spec) for i in range(4)]
+    got = [new_pod_info(p, specs=specs) for p in pods]
+    for p, pi in zip(pods, got):
+        _same_values(pi, p)
+    assert all(pi.requests is got[0].requests and pi.non_zero_requests is got[0].non_zero_requests
+               and pi.host_ports is got[0].host_ports for pi in got)
+    other = _of_template("q", make_pod("x", requests={"cpu": "3"}).spec)
+    o = new_pod_info(other, specs=specs)
+    _same_values(o, other)
+    assert o.requests["cpu"] == 3 * 10**9 and o.requests is not got[0].requests
+    resized = _of_template("r", spec)
+    resized.status.container_statuses = [ContainerStatus.model_validate(
+        {"name": spec.containers[0].name, "allocatedResources": {"cpu": "4", "memory": "1Gi"}})]
+    r = new_pod_info(resized, specs=specs)
+    _same_values(r, resized)
+    assert r.requests["cpu"] == 4 * 10**9 and r.requests is not got[0].requests
+    again = new_pod_info(_of_template("p9", spec), specs=specs)
+    assert again.requests is got[0].requests  # (the resized pod left the spec's entry as it was)
+
+
+def test_a_full_spec_memo_starts_over_and_a_switched_off_one_keeps_nothing(monkeypatch: Any):
+    from karpy.kubescheduler.podinfo import SpecRequests
+
+    monkeypatch.setattr(SpecRequests, "LIMIT", 2)
+    specs = SpecRequests()
+    pods = [_of_template(f"p{i}", make_pod("x", requests={"cpu": f"{i + 1}"}).spec) for i in range(3)]
+    for p in pods:
+        _same_values(new_pod_info(p, specs=specs), p)
+    assert len(specs._by_spec) == 1  # (two held, then the third started it over)
+    monkeypatch.setattr(SpecRequests, "enabled", False)
+    off = SpecRequests()
+    a, b = (new_pod_info(_of_template(n, pods[0].spec), specs=off) for n in ("a", "b"))
+    assert a.requests == b.requests and a.requests is not b.requests and not off._by_spec
+
+
+def test_spec_requests_change_no_decision_of_a_day(monkeypatch: Any):
+    """A generated day with PDBs and do-not-disrupt pods, disruption on: the same document with
+    SpecRequests switched off."""
+    from karpy.kubescheduler.podinfo import SpecRequests
+    from tests.disruption.test_podchecks_equivalence import _with_blockers, assert_same_day_with_switch_off
+
+    assert_same_day_with_switch_off(monkeypatch, SpecRequests, "enabled", *_with_blockers(2))
