@@ -305,6 +305,13 @@ def _same_but_node_name(a: Any, b: Any) -> bool:
     return True
 
 
+def _requests_and_ports(pod: Pod) -> tuple[ResourceList, ResourceList, list[HostPortEntry]]:
+    """(requests, non-zero requests, host ports) of ``pod``."""
+    parsed: dict[int, ResourceList] = {}  # each container's requests read once for both aggregations
+    return (compute_pod_requests(pod, parsed=parsed), compute_pod_requests(pod, non_zero=True, parsed=parsed),
+            host_ports_of(pod))
+
+
 class SpecRequests:
     """new_pod_info's requests, non-zero requests and host ports per pod spec object (what
     compute_pod_requests and host_ports_of read of a pod whose requests read no status: its spec
@@ -329,9 +336,7 @@ class SpecRequests:
         hit = self._by_spec.get(id(spec)) if self.enabled else None
         if hit is not None and hit[0] is spec:
             return hit[1]
-        parsed: dict[int, ResourceList] = {}  # each container's requests read once for both aggregations
-        value = (compute_pod_requests(pod, parsed=parsed), compute_pod_requests(pod, non_zero=True, parsed=parsed),
-                 host_ports_of(pod))
+        value = _requests_and_ports(pod)
         if self.enabled:
             if len(self._by_spec) >= self.LIMIT:
                 self._by_spec.clear()
@@ -387,13 +392,10 @@ def new_pod_info(pod: Pod, prev: PodInfo | None = None, specs: SpecRequests | No
                 for w in (getattr(pa, "preferred_during_scheduling_ignored_during_execution", None) or [])] if pa else []
     pref_anti = [WeightedAffinityTerm(_term(ns, labels, w.pod_affinity_term), w.weight)
                  for w in (getattr(paa, "preferred_during_scheduling_ignored_during_execution", None) or [])] if paa else []
-    if specs is not None and not reads_status:
-        requests, non_zero, host_ports = specs.of(pod)
+    if specs is None or reads_status:
+        requests, non_zero, host_ports = _requests_and_ports(pod)
     else:
-        parsed: dict[int, ResourceList] = {}  # each container's requests read once for both aggregations
-        requests = compute_pod_requests(pod, parsed=parsed)
-        non_zero = compute_pod_requests(pod, non_zero=True, parsed=parsed)
-        host_ports = host_ports_of(pod)
+        requests, non_zero, host_ports = specs.of(pod)
     return PodInfo(
         pod=pod,
         key=f"{ns}/{md.name}",
