@@ -574,6 +574,17 @@ def plan(cluster: Any, apply: Any = (), delete: Sequence[str] = (), until: str |
     applied at t=0 and the run, with Karpenter's disruption controller, goes to convergence or
     ``until``. ``fail_on``: gates (:func:`parse_fail_on`). Other keyword arguments go to
     :func:`karpy.simulate`. Bad input raises :class:`PlanError` (or the loader's ManifestError)."""
+    from karpy.sim.collector import FrozenSurvivors
+
+    with FrozenSurvivors():  # performance only, from the dump's read on (karpy.sim.collector)
+        return _plan(cluster, apply, delete, until, fail_on, region, prices, cloud_provider, feature_gates,
+                     simulate_options)
+
+
+def _plan(cluster: Any, apply: Any, delete: Sequence[str], until: str | float | None,
+          fail_on: Sequence[str | FailOn], region: str | None, prices: str | None, cloud_provider: str,
+          feature_gates: Mapping[str, bool] | str | None, simulate_options: dict[str, Any]) -> Plan:
+    """:func:`plan`'s work."""
     from karpy.api.loader import load_manifests
     from karpy.api.scenario import parse_duration
     from karpy.cloudprovider.registry import resolve_cloud_provider

@@ -27,6 +27,7 @@ from karpy.featuregates import (DEFAULT_KUBERNETES_VERSION, FeatureGateError, ch
 from karpy.kubescheduler.scheduler import SchedulerConfig
 from karpy.result import Result, RunInputs
 from karpy.sim.clock import VirtualClock
+from karpy.sim.collector import FrozenSurvivors
 from karpy.sim.options import SimulationOptions
 from karpy.sim.scenario import ScenarioRunner
 from karpy.sim.simulation import Simulation
@@ -199,6 +200,7 @@ def simulate(
     asked = base.disruption if disruption is None else disruption
     given = until is not None or bool(events) or base.until is not None or bool(base.events)
     with ExitStack() as owned:
+        owned.enter_context(FrozenSurvivors())  # performance only, from the read on (karpy.sim.collector)
         load = functools.partial(_load, manifests, strict=strict, max_pods=max_pods, exclude=exclude,
                                  disruption=asked, gates=gates, kubernetes_version=version,
                                  time_given=given)

@@ -298,3 +298,32 @@ def test_the_cluster_is_read_once_and_decides_as_a_second_read(change: str, dump
         twice = karpy.plan(dump20, apply=[apply], prices=PRICES)
     assert sum(reads) == 2
     assert once.to_json() == twice.to_json() and once.to_markdown() == twice.to_markdown()
+
+
+def test_plan_reads_the_dump_under_frozen_survivors_and_gives_the_collector_back(
+        dump20: Path, narrowed: Plan, monkeypatch: pytest.MonkeyPatch) -> None:
+    """karpy.plan reads the dump with the run's collector settings (karpy.sim.collector), the same
+    plan with them switched off, and the host's thresholds and freeze as they were after it."""
+    import gc
+
+    import karpy.api.loader as loader
+    from karpy.sim.collector import RUN_GC_THRESHOLDS, FrozenSurvivors
+
+    host = gc.get_threshold()
+    seen: list[tuple[tuple[int, ...], int]] = []
+    original = loader.load_manifests
+
+    def spy(*args: Any, **kwargs: Any) -> Any:
+        seen.append((gc.get_threshold(), gc.get_freeze_count()))
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(loader, "load_manifests", spy)
+    change = nodepool(sizes=SIZES, families=GEN8, budgets=[{"nodes": "20%"}])
+    again = karpy.plan(dump20, apply=[change], prices=PRICES, fail_on=["cost>+1%"])
+    assert seen and all(t == tuple(map(max, host, RUN_GC_THRESHOLDS)) and frozen > 0 for t, frozen in seen)
+    assert gc.get_threshold() == host and gc.get_freeze_count() == 0
+    monkeypatch.setattr(FrozenSurvivors, "enabled", False)
+    seen.clear()
+    plain = karpy.plan(dump20, apply=[change], prices=PRICES, fail_on=["cost>+1%"])
+    assert seen and all(t == host for t, _ in seen)
+    assert again.to_json() == plain.to_json() == narrowed.to_json()

@@ -313,6 +313,30 @@ def test_a_run_raises_the_collectors_thresholds_and_gives_the_hosts_back() -> No
         gc.set_threshold(*host)
 
 
+def test_simulate_reads_its_input_under_frozen_survivors(monkeypatch: pytest.MonkeyPatch) -> None:
+    """karpy.simulate holds the run's collector settings from the read of its manifests on (the
+    provider's catalogue and the input are not rescanned by each full collection), and gives the
+    host's back: its thresholds and no freeze."""
+    import gc
+
+    from karpy import simulator
+    from karpy.sim.collector import RUN_GC_THRESHOLDS
+
+    host = gc.get_threshold()
+    seen: list[tuple[tuple[int, ...], int]] = []
+    original = simulator.load_manifests
+
+    def spy(*args: Any, **kwargs: Any) -> Any:
+        seen.append((gc.get_threshold(), gc.get_freeze_count()))
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(simulator, "load_manifests", spy)
+    objs, events = _scenario(3)
+    _run(objs, events)
+    assert seen == [(tuple(map(max, host, RUN_GC_THRESHOLDS)), seen[0][1])] and seen[0][1] > 0
+    assert gc.get_threshold() == host and gc.get_freeze_count() == 0
+
+
 def test_writing_the_document_freezes_the_heap_and_gives_the_collector_back(monkeypatch: pytest.MonkeyPatch) -> None:
     """Result.to_json / write_json / to_document run under FrozenSurvivors, as the run does: the
     same text with it switched off, and the host's thresholds and freeze as they were."""
