@@ -65,7 +65,8 @@ from karpy.provisioning.schedulercache import SchedulerCache, pass_key
 from karpy.provisioning.volumeusage import VolumeUsage, pod_volumes
 from karpy.state.cluster import ClusterState, StateNode
 from karpy.scheduling.hostports import HostPortUsage, get_host_ports
-from karpy.scheduling.labels import CORE_WELL_KNOWN_LABELS, LABEL_NODEPOOL, NODECLAIM_MIN_VALUES_RELAXED_ANNOTATION_KEY
+from karpy.scheduling.labels import (CORE_WELL_KNOWN_LABELS, LABEL_HOSTNAME, LABEL_NODEPOOL,
+                                     NODECLAIM_MIN_VALUES_RELAXED_ANNOTATION_KEY)
 from karpy.scheduling.requirements import Requirements, strict_pod_requirements
 from karpy.scheduling.resources import from_quantities, max_resources, requests_for_pods
 from karpy.scheduling.taints import tolerates
@@ -416,16 +417,27 @@ class Scheduler:
         each node is a copy of its prototype on this snapshot (karpy.provisioning.existingnodememo)."""
         existing: list[ExistingNode] = []
         protos = memo.prototypes_for(self.daemonset_pods) if memo is not None and memo.enabled else None
+        # the distinct requests of the pods to solve: a node fitting none is left out (existingnodememo)
+        requests = ({a.derived.requests_key: a.derived.requests for _, a in self._prepared.values()}
+                    if protos is not None and memo is not None and memo.roomless_left_out and self._prepared
+                    else None)
         for sn in state_nodes:
+            en: ExistingNode | None
             if protos is None:
-                existing.append(self._new_existing_node(sn, topology, label_requirements))
+                en = self._new_existing_node(sn, topology, label_requirements)
             else:
                 hit = protos.get(id(sn))
                 if hit is None or hit[0] is not sn:
                     hit = protos[id(sn)] = (sn, self._new_existing_node(sn, NO_TOPOLOGY, label_requirements))
-                existing.append(hit[1].fresh(topology))
-            if self.volume_topology is not None and self.volume_topology.csi_nodes:  # (no CSINode: no limits)
-                self._attach_volume_usage(existing[-1], sn)
+                if requests is not None and memo is not None and not memo.has_room(hit[1], requests):
+                    topology.register(LABEL_HOSTNAME, hit[1].hostname)  # (what its copy registers)
+                    en = None
+                else:
+                    en = hit[1].fresh(topology)
+            if en is not None:
+                existing.append(en)
+                if self.volume_topology is not None and self.volume_topology.csi_nodes:  # (no CSINode: no limits)
+                    self._attach_volume_usage(en, sn)
             if not self.remaining_resources:  # (no NodePool has limits: nothing to subtract)
                 continue
             pool = sn.labels().get(LABEL_NODEPOOL)
