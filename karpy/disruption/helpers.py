@@ -26,6 +26,7 @@ from karpy.provisioning.existingnodememo import ExistingNodeMemo
 from karpy.provisioning.scheduler import Results
 from karpy.scheduling.labels import LABEL_NODEPOOL
 from karpy.disruption.certainfailure import CertainFailure
+from karpy.disruption.queueorder import LookOrder
 from karpy.disruption.types import Candidate, CandidateError, Cluster, condition, look_candidate
 from karpy.utils.duration import to_seconds
 
@@ -167,6 +168,7 @@ class SimulationShare:
         #: Provisioner.prepare of the pending and the deleting pods, under the SpecMemo it read
         self._pending_prepared: tuple[list[Pod], Any, list[Any]] | None = None
         self._deleting_prepared: tuple[Any, list[Any]] | None = None
+        self._look_order: LookOrder | None = None
 
     def pending_prepared(self, pending: list[Pod], prov: Any) -> list[Any]:
         """``prov.prepare`` of the look's pending pods (the same list each time it is asked)."""
@@ -175,6 +177,14 @@ class SimulationShare:
         if held is None or held[0] is not pending or held[1] is not specs:
             held = self._pending_prepared = (pending, specs, prov.prepare(pending))
         return held[2]
+
+    def look_order(self, pending: list[Pod], pending_prepared: list[Any], deleting_prepared: list[Any]) -> LookOrder:
+        """The look's pending and deleting pods in queue order (what :meth:`pending_prepared` and
+        :meth:`deleting_prepared` answered: built again when either is)."""
+        held = self._look_order
+        if held is None or held.pending is not pending_prepared or held.deleting is not deleting_prepared:
+            held = self._look_order = LookOrder(pending, pending_prepared, self.deleting_pods, deleting_prepared)
+        return held
 
     def deleting_prepared(self, prov: Any) -> list[Any]:
         """``prov.prepare`` of :attr:`deleting_pods`."""
@@ -231,24 +241,31 @@ def _gated(cluster: Cluster, sn: Any) -> bool:
 
 def _pods_to_solve(cluster: Cluster, candidates: Sequence[Candidate], share: SimulationShare | None,
                    deleting_pods: list[Pod], deleting_keyed: list[tuple[str, Pod]]
-                   ) -> tuple[list[Pod], list[Any], dict[str, Pod]]:
+                   ) -> tuple[list[Pod], list[Any], dict[str, Pod], list[Pod] | None]:
     """SimulateScheduling's pods (pending, the candidates' currently reschedulable ones by key, the
     deleting nodes'), each one's PodData inputs (Provisioner.prepare: a candidate's are kept on its
-    checks) and the pods by key."""
+    checks), the pods by key and, through the look's share, the pods in queue order (queueorder)."""
     prov = cluster.provisioner
     pending = cluster.pending_pods()
     leaving = [(k, p, a) for c in candidates for keyed in (cluster.movable_keyed(c),)
                for (k, p), a in zip(keyed, cluster.movable_prepared(c, keyed))]
     leaving.sort(key=itemgetter(0))
-    pods = list(pending) + [p for _, p, _ in leaving] + deleting_pods
-    prepared = ((share.pending_prepared(pending, prov) if share is not None else prov.prepare(pending))
-                + [a for _, _, a in leaving]
-                + (share.deleting_prepared(prov) if share is not None else prov.prepare(deleting_pods)))
+    leaving_pods, leaving_prepared = [p for _, p, _ in leaving], [a for _, _, a in leaving]
+    pods = list(pending) + leaving_pods + deleting_pods
+    order = None
+    if share is not None:
+        pending_prepared, deleting_prepared = share.pending_prepared(pending, prov), share.deleting_prepared(prov)
+        prepared = pending_prepared + leaving_prepared + deleting_prepared
+        if LookOrder.enabled:
+            order = share.look_order(pending, pending_prepared, deleting_prepared).merged(leaving_pods,
+                                                                                          leaving_prepared)
+    else:
+        prepared = prov.prepare(pending) + leaving_prepared + prov.prepare(deleting_pods)
     # {p.key: p for p in pods}, each key read once (the pending and deleting pods' once per look)
     all_pods = dict(share.pending_keyed(pending) if share is not None else [(p.key, p) for p in pending])
     all_pods.update((k, p) for k, p, _ in leaving)
     all_pods.update(deleting_keyed)
-    return pods, prepared, all_pods
+    return pods, prepared, all_pods, order
 
 
 def simulate_scheduling(cluster: Cluster, candidates: Sequence[Candidate], consolidation: bool
@@ -286,7 +303,7 @@ def simulate_scheduling(cluster: Cluster, candidates: Sequence[Candidate], conso
         if hit is not None:
             return hit
     prov = cluster.provisioner
-    pods, prepared, all_pods = _pods_to_solve(cluster, candidates, share, deleting_pods, deleting_keyed)
+    pods, prepared, all_pods, order = _pods_to_solve(cluster, candidates, share, deleting_pods, deleting_keyed)
     scheduler = prov.new_scheduler(pods, list(cluster.nodepools.values()), cluster.state, state_nodes,
                                    cluster.daemonsets, cluster.instance_types,
                                    instance_types_key_for=cluster.instance_types_key,
@@ -309,7 +326,7 @@ def simulate_scheduling(cluster: Cluster, candidates: Sequence[Candidate], conso
                 if _gated(cluster, en.state_node):
                     en.__class__ = gated
     placed = CertainFailure.of(all_pods, share.pending_ids, deleting_keys, scheduler) if share is not None else None
-    results = scheduler.solve(pods, placed)
+    results = scheduler.solve(pods, placed, order)
     results = results.truncate_instance_types(prov.max_instance_types, prov.min_values_policy, prov.well_known)
     # (a pending pod's key from the look's, by identity; a relaxed copy reads its own)
     pending_keys = share.pending_key_by_id(cluster.pending_pods()) if share is not None else {}

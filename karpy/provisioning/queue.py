@@ -43,6 +43,15 @@ class Queue:
         self._head = 0
         self._last_len: dict[int, int] = {}
 
+    @classmethod
+    def in_order(cls, pods: Sequence[Pod]) -> Queue:
+        """The queue of ``pods`` already in its order (karpy.disruption.queueorder found it)."""
+        q = cls.__new__(cls)
+        q.pods = list(pods)
+        q._head = 0
+        q._last_len = {}
+        return q
+
     def __len__(self) -> int:
         return len(self.pods) - self._head
 

@@ -552,13 +552,17 @@ class Scheduler:
             data.volumes = pod_volumes(self.volume_topology, pod)
         return data
 
-    def _solve_data(self, pods: Sequence[Pod], lazy: bool) -> tuple[dict[int, PodData], dict[int, SortKey]]:
+    def _solve_data(self, pods: Sequence[Pod], lazy: bool,
+                    keys: bool = True) -> tuple[dict[int, PodData], dict[int, SortKey]]:
         """Each pod's PodData and queue sort key by id; ``lazy`` (a Solve that may end early): each
-        PodData made when first read, the sort keys taken from what new_scheduler prepared."""
+        PodData made when first read, the sort keys taken from what new_scheduler prepared;
+        ``keys=False``: no sort key (the queue's order is given)."""
         if not lazy:
             data = {id(p): self._pod_data(p) for p in pods}
-            return data, {k: d.sort_key for k, d in data.items()}
+            return data, {k: d.sort_key for k, d in data.items()} if keys else {}
         lazy_data = _PodDataOf({id(p): p for p in pods}, self._pod_data)
+        if not keys:
+            return lazy_data, {}
         prepared = self._prepared
         sort_keys = {}
         for p in pods:
@@ -566,13 +570,16 @@ class Scheduler:
             sort_keys[id(p)] = got[1].sort_key if got is not None and got[0] is p else lazy_data[id(p)].sort_key
         return lazy_data, sort_keys
 
-    def solve(self, pods: Sequence[Pod], placed: Callable[[str], bool] | None = None) -> Results:
+    def solve(self, pods: Sequence[Pod], placed: Callable[[str], bool] | None = None,
+              order: Sequence[Pod] | None = None) -> Results:
         """scheduler.go Solve (:440-519). ``placed`` (not in upstream) hears the key of every pod as
         it is placed, which is final; when it answers True the Solve ends there (a disruption
-        simulation whose outcome is already known: karpy.disruption.certainfailure)."""
+        simulation whose outcome is already known: karpy.disruption.certainfailure). ``order``
+        (not in upstream): ``pods`` as the queue sorts them, found by the caller
+        (karpy.disruption.queueorder)."""
         self._reset_scans()
-        data, sort_keys = self._solve_data(pods, lazy=placed is not None)
-        q = Queue(pods, sort_keys)
+        data, sort_keys = self._solve_data(pods, lazy=placed is not None, keys=order is None)
+        q = Queue(pods, sort_keys) if order is None else Queue.in_order(order)
         pod_errors: dict[str, str] = {}
         by_key: dict[str, Any] = {}
         while True:
