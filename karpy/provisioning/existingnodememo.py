@@ -18,7 +18,9 @@ against its remaining resources) is left out of that scheduler's existing nodes 
 is registered with the topology, as its copy would): a Solve's remaining resources only shrink, so
 CanAdd fails on it for every pod at the resource check and the scan passes it by; disruption reads
 a simulation's existing nodes only for the pods on them. In a packed cluster most nodes are full:
-the copies and the scans of the 10,000-pod plan's simulations were over all of them. Checked by
+the copies and the scans of the 10,000-pod plan's simulations were over all of them. A node whose
+Available fits none is left out before its prototype is built
+(:meth:`ExistingNodeMemo.has_room_available`). Checked by
 tests/disruption/test_roomless_nodes_equivalence.py.
 """
 
@@ -64,6 +66,8 @@ class ExistingNodeMemo:
         self._capacity: dict[int, tuple[StateNode, dict[str, int]]] = {}
         #: (id of a prototype, requests key) -> whether the prototype fits those requests
         self._room: dict[tuple[int, Any], bool] = {}
+        #: (id of a StateNode, requests key) -> (the StateNode, whether its Available fits those requests)
+        self._room_available: dict[tuple[int, Any], tuple[StateNode, bool]] = {}
 
     def daemonset_pods(self, daemonsets: Sequence[Any], cluster: ClusterState,
                        build: Callable[[Sequence[Any], ClusterState], list[Pod]]) -> list[Pod]:
@@ -97,6 +101,19 @@ class ExistingNodeMemo:
             if room is None:
                 room = known[k] = fits(req, proto.remaining_resources)
             if room:
+                return True
+        return False
+
+    def has_room_available(self, sn: StateNode, requests: Mapping[Any, Mapping[str, int]]) -> bool:
+        """Whether StateNode.Available fits any of ``requests``: False implies :meth:`has_room` of its
+        prototype is False (its remaining resources are the available ones less a non-negative
+        DaemonSet remainder, on the same keys), so a full node's prototype need not be built."""
+        known = self._room_available
+        for rk, req in requests.items():
+            hit = known.get((id(sn), rk))
+            if hit is None or hit[0] is not sn:
+                hit = known[(id(sn), rk)] = (sn, fits(req, sn.available()))
+            if hit[1]:
                 return True
         return False
 

@@ -423,17 +423,10 @@ class Scheduler:
                     else None)
         for sn in state_nodes:
             en: ExistingNode | None
-            if protos is None:
+            if protos is None or memo is None:
                 en = self._new_existing_node(sn, topology, label_requirements)
             else:
-                hit = protos.get(id(sn))
-                if hit is None or hit[0] is not sn:
-                    hit = protos[id(sn)] = (sn, self._new_existing_node(sn, NO_TOPOLOGY, label_requirements))
-                if requests is not None and memo is not None and not memo.has_room(hit[1], requests):
-                    topology.register(LABEL_HOSTNAME, hit[1].hostname)  # (what its copy registers)
-                    en = None
-                else:
-                    en = hit[1].fresh(topology)
+                en = self._copy_of(sn, protos, memo, requests, topology, label_requirements)
             if en is not None:
                 existing.append(en)
                 if self.volume_topology is not None and self.volume_topology.csi_nodes:  # (no CSINode: no limits)
@@ -447,6 +440,23 @@ class Scheduler:
                 self.remaining_resources[pool] = {k: v - cap.get(k, 0) for k, v in rem.items()}
         existing.sort(key=lambda n: (not n.initialized(), n.name))  # sortExistingNodes
         return existing
+
+    def _copy_of(self, sn: StateNode, protos: dict[int, tuple[StateNode, ExistingNode]], memo: ExistingNodeMemo,
+                 requests: Mapping[Any, Mapping[str, int]] | None, topology: Any,
+                 label_requirements: Callable[[Mapping[str, str]], Requirements] | None) -> ExistingNode | None:
+        """The copy of ``sn``'s prototype for this scheduler, None when it has no room for any of
+        ``requests`` (then only its hostname is registered, as its copy would: existingnodememo)."""
+        hit = protos.get(id(sn))
+        if hit is None or hit[0] is not sn:
+            # (no room in what the node has available before DaemonSet overhead: no prototype needed)
+            if requests is not None and not memo.has_room_available(sn, requests):
+                topology.register(LABEL_HOSTNAME, sn.hostname())
+                return None
+            hit = protos[id(sn)] = (sn, self._new_existing_node(sn, NO_TOPOLOGY, label_requirements))
+        if requests is not None and not memo.has_room(hit[1], requests):
+            topology.register(LABEL_HOSTNAME, hit[1].hostname)
+            return None
+        return hit[1].fresh(topology)
 
     def _new_existing_node(self, sn: StateNode, topology: Any,
                            label_requirements: Callable[[Mapping[str, str]], Requirements] | None) -> ExistingNode:
