@@ -576,7 +576,7 @@ def plan(cluster: Any, apply: Any = (), delete: Sequence[str] = (), until: str |
     :func:`karpy.simulate`. Bad input raises :class:`PlanError` (or the loader's ManifestError)."""
     from karpy.sim.collector import FrozenSurvivors
 
-    with FrozenSurvivors():  # performance only, from the dump's read on (karpy.sim.collector)
+    with FrozenSurvivors(thresholds=False):  # performance only, from the dump's read on (karpy.sim.collector)
         return _plan(cluster, apply, delete, until, fail_on, region, prices, cloud_provider, feature_gates,
                      simulate_options)
 

@@ -200,7 +200,7 @@ def simulate(
     asked = base.disruption if disruption is None else disruption
     given = until is not None or bool(events) or base.until is not None or bool(base.events)
     with ExitStack() as owned:
-        owned.enter_context(FrozenSurvivors())  # performance only, from the read on (karpy.sim.collector)
+        owned.enter_context(FrozenSurvivors(thresholds=False))  # performance only, from the read on (sim.collector)
         load = functools.partial(_load, manifests, strict=strict, max_pods=max_pods, exclude=exclude,
                                  disruption=asked, gates=gates, kubernetes_version=version,
                                  time_given=given)

@@ -302,12 +302,13 @@ def test_the_cluster_is_read_once_and_decides_as_a_second_read(change: str, dump
 
 def test_plan_reads_the_dump_under_frozen_survivors_and_gives_the_collector_back(
         dump20: Path, narrowed: Plan, monkeypatch: pytest.MonkeyPatch) -> None:
-    """karpy.plan reads the dump with the run's collector settings (karpy.sim.collector), the same
-    plan with them switched off, and the host's thresholds and freeze as they were after it."""
+    """karpy.plan reads the dump inside the run's freeze with the host's thresholds
+    (karpy.sim.collector), the same plan with it switched off, and the host's thresholds and freeze
+    as they were after it."""
     import gc
 
     import karpy.api.loader as loader
-    from karpy.sim.collector import RUN_GC_THRESHOLDS, FrozenSurvivors
+    from karpy.sim.collector import FrozenSurvivors
 
     host = gc.get_threshold()
     seen: list[tuple[tuple[int, ...], int]] = []
@@ -320,10 +321,10 @@ def test_plan_reads_the_dump_under_frozen_survivors_and_gives_the_collector_back
     monkeypatch.setattr(loader, "load_manifests", spy)
     change = nodepool(sizes=SIZES, families=GEN8, budgets=[{"nodes": "20%"}])
     again = karpy.plan(dump20, apply=[change], prices=PRICES, fail_on=["cost>+1%"])
-    assert seen and all(t == tuple(map(max, host, RUN_GC_THRESHOLDS)) and frozen > 0 for t, frozen in seen)
+    assert seen and all(t == host and frozen > 0 for t, frozen in seen)
     assert gc.get_threshold() == host and gc.get_freeze_count() == 0
     monkeypatch.setattr(FrozenSurvivors, "enabled", False)
     seen.clear()
     plain = karpy.plan(dump20, apply=[change], prices=PRICES, fail_on=["cost>+1%"])
-    assert seen and all(t == host for t, _ in seen)
+    assert seen and all(t == host and not frozen for t, frozen in seen)
     assert again.to_json() == plain.to_json() == narrowed.to_json()

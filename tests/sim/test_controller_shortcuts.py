@@ -314,12 +314,13 @@ def test_a_run_raises_the_collectors_thresholds_and_gives_the_hosts_back() -> No
 
 
 def test_simulate_reads_its_input_under_frozen_survivors(monkeypatch: pytest.MonkeyPatch) -> None:
-    """karpy.simulate holds the run's collector settings from the read of its manifests on (the
-    provider's catalogue and the input are not rescanned by each full collection), and gives the
-    host's back: its thresholds and no freeze."""
+    """karpy.simulate freezes from the read of its manifests on (the provider's catalogue and the
+    input are not rescanned by each full collection) with the host's thresholds there, raises them
+    for the run inside that freeze, and gives the host's back: its thresholds and no freeze."""
     import gc
 
     from karpy import simulator
+    from karpy.sim import simulation
     from karpy.sim.collector import RUN_GC_THRESHOLDS
 
     host = gc.get_threshold()
@@ -331,10 +332,51 @@ def test_simulate_reads_its_input_under_frozen_survivors(monkeypatch: pytest.Mon
         return original(*args, **kwargs)
 
     monkeypatch.setattr(simulator, "load_manifests", spy)
+    running = simulation.Simulation._run_loaded
+
+    def run_spy(self: Any) -> Any:
+        seen.append((gc.get_threshold(), gc.get_freeze_count()))
+        return running(self)
+
+    monkeypatch.setattr(simulation.Simulation, "_run_loaded", run_spy)
     objs, events = _scenario(3)
     _run(objs, events)
-    assert seen == [(tuple(map(max, host, RUN_GC_THRESHOLDS)), seen[0][1])] and seen[0][1] > 0
+    (read, read_frozen), (run, run_frozen) = seen
+    assert read == host and read_frozen > 0
+    assert run == tuple(map(max, host, RUN_GC_THRESHOLDS)) and run_frozen >= read_frozen
     assert gc.get_threshold() == host and gc.get_freeze_count() == 0
+
+
+def test_a_read_freezes_without_thresholds_and_the_run_inside_raises_them_in_its_thread_only() -> None:
+    """FrozenSurvivors(thresholds=False) freezes and keeps the host's thresholds; a FrozenSurvivors
+    inside it in the same thread raises them and gives them back, one in another thread touches
+    nothing (the other thread's run would otherwise give back thresholds it did not set)."""
+    import gc
+    import threading
+
+    from karpy.sim.collector import RUN_GC_THRESHOLDS, FrozenSurvivors
+
+    host = gc.get_threshold()
+    raised = tuple(map(max, host, RUN_GC_THRESHOLDS))
+    seen: list[Any] = []
+
+    def other_thread() -> None:
+        with FrozenSurvivors() as f:
+            seen.append((f.active, gc.get_threshold()))
+
+    with FrozenSurvivors(thresholds=False) as read:
+        assert read.active and gc.get_freeze_count() > 0 and gc.get_threshold() == host
+        t = threading.Thread(target=other_thread)
+        t.start()
+        t.join()
+        assert seen == [(False, host)]
+        with FrozenSurvivors() as run:
+            assert not run.active and gc.get_threshold() == raised
+            with FrozenSurvivors() as inner:  # (the document inside the run: nothing more to raise)
+                assert gc.get_threshold() == raised
+            assert gc.get_threshold() == raised
+        assert gc.get_threshold() == host and gc.get_freeze_count() > 0
+    assert gc.get_threshold() == host and gc.get_freeze_count() == 0 and not inner.active
 
 
 def test_writing_the_document_freezes_the_heap_and_gives_the_collector_back(monkeypatch: pytest.MonkeyPatch) -> None:
