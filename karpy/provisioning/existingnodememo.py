@@ -68,6 +68,8 @@ class ExistingNodeMemo:
         self._room: dict[tuple[int, Any], bool] = {}
         #: (id of a StateNode, requests key) -> (the StateNode, whether its Available fits those requests)
         self._room_available: dict[tuple[int, Any], tuple[StateNode, bool]] = {}
+        #: (id of a prototypes dict, requests keys) -> :meth:`room_table`'s table (the dicts live in _prototypes)
+        self._tables: dict[tuple[int, frozenset[Any]], dict[int, tuple[StateNode, ExistingNode | None, str]]] = {}
 
     def daemonset_pods(self, daemonsets: Sequence[Any], cluster: ClusterState,
                        build: Callable[[Sequence[Any], ClusterState], list[Pod]]) -> list[Pod]:
@@ -90,6 +92,16 @@ class ExistingNodeMemo:
         if protos is None:
             protos = self._prototypes[key] = {}
         return protos
+
+    def room_table(self, protos: dict[int, tuple[StateNode, ExistingNode]], requests: Mapping[Any, Any]
+                   ) -> dict[int, tuple[StateNode, ExistingNode | None, str]]:
+        """The schedulers' answers for these prototypes (:meth:`prototypes_for`) and requests keys:
+        id(StateNode) -> (it, its prototype or None when it has room for none of them, its hostname)."""
+        key = (id(protos), frozenset(requests))
+        table = self._tables.get(key)
+        if table is None:
+            table = self._tables[key] = {}
+        return table
 
     def has_room(self, proto: ExistingNode, requests: Mapping[Any, Mapping[str, int]]) -> bool:
         """Whether ``proto`` (held by this memo, so its id is not reused) fits any of ``requests``

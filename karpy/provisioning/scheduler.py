@@ -421,12 +421,23 @@ class Scheduler:
         requests = ({a.derived.requests_key: a.derived.requests for _, a in self._prepared.values()}
                     if protos is not None and memo is not None and memo.roomless_left_out and self._prepared
                     else None)
+        # id(StateNode) -> (it, its prototype or None when it has no room for these requests, its hostname)
+        table = memo.room_table(protos, requests) if memo is not None and protos is not None and requests else None
+        register = topology.register if topology.registers(LABEL_HOSTNAME) else None
         for sn in state_nodes:
-            en: ExistingNode | None
+            en: ExistingNode | None = None
             if protos is None or memo is None:
                 en = self._new_existing_node(sn, topology, label_requirements)
+            elif table is None:
+                en = self._copy_of(sn, protos, label_requirements).fresh(topology)
             else:
-                en = self._copy_of(sn, protos, memo, requests, topology, label_requirements)
+                got = table.get(id(sn))
+                if got is None or got[0] is not sn:
+                    got = table[id(sn)] = self._room_entry(sn, protos, memo, requests or {}, label_requirements)
+                if got[1] is not None:
+                    en = got[1].fresh(topology)
+                elif register is not None:
+                    register(LABEL_HOSTNAME, got[2])  # (what its copy registers)
             if en is not None:
                 existing.append(en)
                 if self.volume_topology is not None and self.volume_topology.csi_nodes:  # (no CSINode: no limits)
@@ -441,22 +452,24 @@ class Scheduler:
         existing.sort(key=lambda n: (not n.initialized(), n.name))  # sortExistingNodes
         return existing
 
-    def _copy_of(self, sn: StateNode, protos: dict[int, tuple[StateNode, ExistingNode]], memo: ExistingNodeMemo,
-                 requests: Mapping[Any, Mapping[str, int]] | None, topology: Any,
-                 label_requirements: Callable[[Mapping[str, str]], Requirements] | None) -> ExistingNode | None:
-        """The copy of ``sn``'s prototype for this scheduler, None when it has no room for any of
-        ``requests`` (then only its hostname is registered, as its copy would: existingnodememo)."""
+    def _copy_of(self, sn: StateNode, protos: dict[int, tuple[StateNode, ExistingNode]],
+                 label_requirements: Callable[[Mapping[str, str]], Requirements] | None) -> ExistingNode:
+        """``sn``'s prototype on this snapshot (existingnodememo), built on first use."""
         hit = protos.get(id(sn))
         if hit is None or hit[0] is not sn:
-            # (no room in what the node has available before DaemonSet overhead: no prototype needed)
-            if requests is not None and not memo.has_room_available(sn, requests):
-                topology.register(LABEL_HOSTNAME, sn.hostname())
-                return None
             hit = protos[id(sn)] = (sn, self._new_existing_node(sn, NO_TOPOLOGY, label_requirements))
-        if requests is not None and not memo.has_room(hit[1], requests):
-            topology.register(LABEL_HOSTNAME, hit[1].hostname)
-            return None
-        return hit[1].fresh(topology)
+        return hit[1]
+
+    def _room_entry(self, sn: StateNode, protos: dict[int, tuple[StateNode, ExistingNode]], memo: ExistingNodeMemo,
+                    requests: Mapping[Any, Mapping[str, int]],
+                    label_requirements: Callable[[Mapping[str, str]], Requirements] | None
+                    ) -> tuple[StateNode, ExistingNode | None, str]:
+        """(``sn``, its prototype or None when it has no room for any of ``requests``, its hostname);
+        no room in what it has available before DaemonSet overhead: no prototype is built."""
+        if not memo.has_room_available(sn, requests):
+            return sn, None, sn.hostname()
+        proto = self._copy_of(sn, protos, label_requirements)
+        return sn, (proto if memo.has_room(proto, requests) else None), proto.hostname
 
     def _new_existing_node(self, sn: StateNode, topology: Any,
                            label_requirements: Callable[[Mapping[str, str]], Requirements] | None) -> ExistingNode:

@@ -453,6 +453,10 @@ class Topology:
             if domain not in tg.domains:
                 tg.register(domain)
 
+    def registers(self, topology_key: str) -> bool:
+        """Whether :meth:`register` of that key reaches a group (else it does nothing)."""
+        return bool(self._by_key.get(topology_key))
+
     def unregister(self, topology_key: str, domain: str) -> None:
         """Mirrors topology.go Unregister."""
         for tg in self._by_key.get(topology_key, ()):
