@@ -169,6 +169,8 @@ class SimulationShare:
         self._pending_prepared: tuple[list[Pod], Any, list[Any]] | None = None
         self._deleting_prepared: tuple[Any, list[Any]] | None = None
         self._look_order: LookOrder | None = None
+        #: id of a prepared list -> (it, its distinct requests)
+        self._requests_of: dict[int, tuple[list[Any], dict[Any, Any]]] = {}
 
     def pending_prepared(self, pending: list[Pod], prov: Any) -> list[Any]:
         """``prov.prepare`` of the look's pending pods (the same list each time it is asked)."""
@@ -185,6 +187,13 @@ class SimulationShare:
         if held is None or held.pending is not pending_prepared or held.deleting is not deleting_prepared:
             held = self._look_order = LookOrder(pending, pending_prepared, self.deleting_pods, deleting_prepared)
         return held
+
+    def requests_of(self, prepared: list[Any]) -> dict[Any, Any]:
+        """:func:`distinct_requests` of one of this look's prepared lists (kept while it is the one)."""
+        held = self._requests_of.get(id(prepared))
+        if held is None or held[0] is not prepared:
+            held = self._requests_of[id(prepared)] = (prepared, distinct_requests(prepared))
+        return held[1]
 
     def deleting_prepared(self, prov: Any) -> list[Any]:
         """``prov.prepare`` of :attr:`deleting_pods`."""
@@ -241,21 +250,26 @@ def _gated(cluster: Cluster, sn: Any) -> bool:
 
 def _pods_to_solve(cluster: Cluster, candidates: Sequence[Candidate], share: SimulationShare | None,
                    deleting_pods: list[Pod], deleting_keyed: list[tuple[str, Pod]]
-                   ) -> tuple[list[Pod], list[Any], dict[str, Pod], list[Pod] | None]:
+                   ) -> tuple[list[Pod], list[Any], dict[str, Pod], list[Pod] | None, dict[Any, Any] | None]:
     """SimulateScheduling's pods (pending, the candidates' currently reschedulable ones by key, the
     deleting nodes'), each one's PodData inputs (Provisioner.prepare: a candidate's are kept on its
-    checks), the pods by key and, through the look's share, the pods in queue order (queueorder)."""
+    checks), the pods by key and, through the look's share, the pods in queue order (queueorder)
+    and their distinct requests (existingnodememo)."""
     prov = cluster.provisioner
     pending = cluster.pending_pods()
-    leaving = [(k, p, a) for c in candidates for keyed in (cluster.movable_keyed(c),)
-               for (k, p), a in zip(keyed, cluster.movable_prepared(c, keyed))]
+    per_candidate = [(keyed, cluster.movable_prepared(c, keyed)) for c in candidates
+                     for keyed in (cluster.movable_keyed(c),)]
+    leaving = [(k, p, a) for keyed, prep in per_candidate for (k, p), a in zip(keyed, prep)]
     leaving.sort(key=itemgetter(0))
     leaving_pods, leaving_prepared = [p for _, p, _ in leaving], [a for _, _, a in leaving]
     pods = list(pending) + leaving_pods + deleting_pods
-    order = None
+    order = requests = None
     if share is not None:
         pending_prepared, deleting_prepared = share.pending_prepared(pending, prov), share.deleting_prepared(prov)
         prepared = pending_prepared + leaving_prepared + deleting_prepared
+        requests = {**share.requests_of(pending_prepared), **share.requests_of(deleting_prepared)}
+        for _, prep in per_candidate:  # (a candidate's list is kept on its checks while its pods are)
+            requests.update(share.requests_of(prep))
         if LookOrder.enabled:
             order = share.look_order(pending, pending_prepared, deleting_prepared).merged(leaving_pods,
                                                                                           leaving_prepared)
@@ -265,7 +279,27 @@ def _pods_to_solve(cluster: Cluster, candidates: Sequence[Candidate], share: Sim
     all_pods = dict(share.pending_keyed(pending) if share is not None else [(p.key, p) for p in pending])
     all_pods.update((k, p) for k, p, _ in leaving)
     all_pods.update(deleting_keyed)
-    return pods, prepared, all_pods, order
+    return pods, prepared, all_pods, order, requests
+
+
+def distinct_requests(prepared: Sequence[Any]) -> dict[Any, Any]:
+    """requests key -> requests of the pods ``prepared`` stands for (Provisioner.prepare's answers)."""
+    return {a.derived.requests_key: a.derived.requests for a in prepared}
+
+
+def _gate(cluster: Cluster, share: SimulationShare | None, scheduler: Any, deleting_keys: frozenset[str]) -> None:
+    """A consolidation simulation's existing nodes under consolidateAfter take only pending pods and
+    deleting nodes' pods (scheduler.go addToExistingNode)."""
+    if share is not None:
+        _, gated_ids = share.gated(cluster)
+        for en in scheduler.existing_nodes:
+            if id(en.state_node) in gated_ids:
+                en.__class__ = share.gated_class
+    else:
+        gated = _consolidate_after_gated(deleting_keys)
+        for en in scheduler.existing_nodes:
+            if _gated(cluster, en.state_node):
+                en.__class__ = gated
 
 
 def simulate_scheduling(cluster: Cluster, candidates: Sequence[Candidate], consolidation: bool
@@ -303,28 +337,20 @@ def simulate_scheduling(cluster: Cluster, candidates: Sequence[Candidate], conso
         if hit is not None:
             return hit
     prov = cluster.provisioner
-    pods, prepared, all_pods, order = _pods_to_solve(cluster, candidates, share, deleting_pods, deleting_keyed)
+    pods, prepared, all_pods, order, requests = _pods_to_solve(cluster, candidates, share, deleting_pods,
+                                                               deleting_keyed)
     scheduler = prov.new_scheduler(pods, list(cluster.nodepools.values()), cluster.state, state_nodes,
                                    cluster.daemonsets, cluster.instance_types,
                                    instance_types_key_for=cluster.instance_types_key,
                                    existing_nodes_memo=share.existing_nodes if share is not None else None,
-                                   prepared=prepared)
+                                   prepared=prepared, requests=requests)
     if scheduler is None:
         from karpy.provisioning.provisioner import ERR_NO_DYNAMIC_NODEPOOLS
 
         return SimulationResults(Results([], [], {p.key: ERR_NO_DYNAMIC_NODEPOOLS for p in pods},
                                          dict(all_pods)), all_pods)
     if consolidation:
-        if share is not None:
-            _, gated_ids = share.gated(cluster)
-            for en in scheduler.existing_nodes:
-                if id(en.state_node) in gated_ids:
-                    en.__class__ = share.gated_class
-        else:
-            gated = _consolidate_after_gated(deleting_keys)
-            for en in scheduler.existing_nodes:
-                if _gated(cluster, en.state_node):
-                    en.__class__ = gated
+        _gate(cluster, share, scheduler, deleting_keys)
     placed = CertainFailure.of(all_pods, share.pending_ids, deleting_keys, scheduler) if share is not None else None
     results = scheduler.solve(pods, placed, order)
     results = results.truncate_instance_types(prov.max_instance_types, prov.min_values_policy, prov.well_known)

@@ -45,9 +45,10 @@ class ExistingNode:
     )
 
     def __init__(self, state_node: StateNode, topology: Any, taints: list[Any], daemon_resources: dict[str, int],
-                 label_requirements: Requirements | None = None) -> None:
+                 label_requirements: Requirements | None = None, available: dict[str, int] | None = None) -> None:
         """``label_requirements``: ``Requirements.from_labels(state_node.labels())`` when the caller
-        has it already (SchedulerCache.label_requirements); only read here, never narrowed."""
+        has it already (SchedulerCache.label_requirements); only read here, never narrowed.
+        ``available``: ``state_node.available()`` when the caller has it (only read)."""
         self.state_node = state_node
         self.name = state_node.name
         self.pods: list[Pod] = []
@@ -60,7 +61,8 @@ class ExistingNode:
         for k, v in daemon.items():
             if v < 0:
                 daemon[k] = 0
-        available = state_node.available()
+        if available is None:
+            available = state_node.available()
         self.remaining_resources = {k: v - daemon.get(k, 0) for k, v in available.items()}
         reqs = (Requirements.from_labels(state_node.labels()) if label_requirements is None
                 else label_requirements.copy())

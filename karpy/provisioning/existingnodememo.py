@@ -68,6 +68,7 @@ class ExistingNodeMemo:
         self._room: dict[tuple[int, Any], bool] = {}
         #: (id of a StateNode, requests key) -> (the StateNode, whether its Available fits those requests)
         self._room_available: dict[tuple[int, Any], tuple[StateNode, bool]] = {}
+        self._available: dict[int, tuple[StateNode, dict[str, int]]] = {}
         #: (id of a prototypes dict, requests keys) -> :meth:`room_table`'s table (the dicts live in _prototypes)
         self._tables: dict[tuple[int, frozenset[Any]], dict[int, tuple[StateNode, ExistingNode | None, str]]] = {}
 
@@ -124,10 +125,17 @@ class ExistingNodeMemo:
         for rk, req in requests.items():
             hit = known.get((id(sn), rk))
             if hit is None or hit[0] is not sn:
-                hit = known[(id(sn), rk)] = (sn, fits(req, sn.available()))
+                hit = known[(id(sn), rk)] = (sn, fits(req, self.available(sn)))
             if hit[1]:
                 return True
         return False
+
+    def available(self, sn: StateNode) -> dict[str, int]:
+        """StateNode.Available (read only by the caller), once per node of the snapshot."""
+        hit = self._available.get(id(sn))
+        if hit is None or hit[0] is not sn:
+            hit = self._available[id(sn)] = (sn, sn.available())
+        return hit[1]
 
     def capacity(self, sn: StateNode) -> dict[str, int]:
         """StateNode.Capacity (read only by the caller)."""

@@ -19,7 +19,7 @@ Rules and scope:
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable
+from collections.abc import Callable, Hashable, Mapping
 from typing import TYPE_CHECKING, Any, Sequence
 
 from karpy.cloudprovider.registry import register_provider
@@ -355,7 +355,8 @@ class Provisioner:
                       volume_requirements: dict[str, Any] | None = None,
                       instance_types_key_for: Callable[[Any], Hashable | None] | None = None,
                       existing_nodes_memo: ExistingNodeMemo | None = None,
-                      prepared: Sequence[Prepared] | None = None) -> Scheduler | None:
+                      prepared: Sequence[Prepared] | None = None,
+                      requests: Mapping[Any, Mapping[str, int]] | None = None) -> Scheduler | None:
         """provisioner.go NewScheduler: the Solve for ``pods`` onto ``state_nodes`` and the dynamic
         NodePools (None when there is none). Disruption's SimulateScheduling calls it with the
         candidates left out of ``state_nodes`` (and its own per-instant ``instance_types_for``
@@ -370,8 +371,8 @@ class Provisioner:
         returned (disruption's view takes its types from :attr:`scheduler_cache`), so the index, the
         template pre-filter and the reserved capacity come from the cache as in a provisioning pass.
         ``existing_nodes_memo``: the DaemonSet pods and existing nodes of ``cluster`` shared by the
-        schedulers built on it (:mod:`karpy.provisioning.existingnodememo`). ``prepared``: what
-        :meth:`prepare` answers for ``pods`` (in their order), when the caller kept it."""
+        schedulers built on it (:mod:`karpy.provisioning.existingnodememo`). ``prepared``/``requests``:
+        :meth:`prepare`'s answers for ``pods`` (in order) / their distinct requests, when kept."""
         # each pod's key, spec-derived values and uid, read once for the volume lookup, the Topology
         # and the Scheduler's PodData (the memo keeps them across Solves)
         specs = self.scheduler_cache.specs
@@ -425,7 +426,7 @@ class Provisioner:
             label_requirements=self.scheduler_cache.label_requirements,
             existing_nodes_memo=memo,
             specs=specs,
-            prepared={id(p): (p, a) for p, a in zip(pods, prepared)},
+            prepared={id(p): (p, a) for p, a in zip(pods, prepared)}, requests=requests,
         )
 
     # -- creation -------------------------------------------------------------------------------

@@ -286,6 +286,7 @@ class Scheduler:
         existing_nodes_memo: ExistingNodeMemo | None = None,
         specs: SpecMemo | None = None,
         prepared: Mapping[int, tuple[Pod, Prepared]] | None = None,
+        requests: Mapping[Any, Mapping[str, int]] | None = None,
     ) -> None:
         """scheduler.go NewScheduler. ``reserved_offering_mode``: ReservedOfferingMode (the provisioner
         passes STRICT); ``reserved_capacity``: the ReservedCapacity gate; ``volume_requirements``:
@@ -295,7 +296,7 @@ class Scheduler:
         keys hold; ``label_requirements``: a memo of ``Requirements.from_labels`` (the cache's);
         ``existing_nodes_memo``: the ExistingNodes of ``cluster`` built once for every scheduler on it
         (karpy.provisioning.existingnodememo); ``specs``: the SpecMemo of the pods' PodData (default:
-        the cache's), with ``prepared``: id(pod) -> (the pod, what its ``of_pod`` answered) for the pods to solve."""
+        the cache's), with ``prepared``: id(pod) -> (the pod, its ``of_pod``) and ``requests``: their distinct ones."""
         self.well_known = well_known
         self.volume_requirements = volume_requirements or {}
         self.volume_topology = volumes
@@ -317,6 +318,7 @@ class Scheduler:
         # PodData's spec-derived values per spec
         self._specs = specs if specs is not None else cache.specs if cache is not None else SpecMemo()
         self._prepared: Mapping[int, tuple[Pod, Prepared]] = prepared or {}
+        self._requests = requests
         self.new_nodeclaims: list[NodeClaim] = []
         #: hostnames of ``new_nodeclaims`` (for the hostname anti-affinity pre-filter in _add)
         self._claim_hostnames: set[str] = set()
@@ -418,9 +420,10 @@ class Scheduler:
         existing: list[ExistingNode] = []
         protos = memo.prototypes_for(self.daemonset_pods) if memo is not None and memo.enabled else None
         # the distinct requests of the pods to solve: a node fitting none is left out (existingnodememo)
-        requests = ({a.derived.requests_key: a.derived.requests for _, a in self._prepared.values()}
-                    if protos is not None and memo is not None and memo.roomless_left_out and self._prepared
-                    else None)
+        requests = None
+        if protos is not None and memo is not None and memo.roomless_left_out and self._prepared:
+            requests = (self._requests if self._requests is not None
+                        else {a.derived.requests_key: a.derived.requests for _, a in self._prepared.values()})
         # id(StateNode) -> (it, its prototype or None when it has no room for these requests, its hostname)
         table = memo.room_table(protos, requests) if memo is not None and protos is not None and requests else None
         register = topology.register if topology.registers(LABEL_HOSTNAME) else None
@@ -453,11 +456,13 @@ class Scheduler:
         return existing
 
     def _copy_of(self, sn: StateNode, protos: dict[int, tuple[StateNode, ExistingNode]],
-                 label_requirements: Callable[[Mapping[str, str]], Requirements] | None) -> ExistingNode:
-        """``sn``'s prototype on this snapshot (existingnodememo), built on first use."""
+                 label_requirements: Callable[[Mapping[str, str]], Requirements] | None,
+                 available: dict[str, int] | None = None) -> ExistingNode:
+        """``sn``'s prototype on this snapshot (existingnodememo), built on first use (``available``:
+        its StateNode.Available, when known)."""
         hit = protos.get(id(sn))
         if hit is None or hit[0] is not sn:
-            hit = protos[id(sn)] = (sn, self._new_existing_node(sn, NO_TOPOLOGY, label_requirements))
+            hit = protos[id(sn)] = (sn, self._new_existing_node(sn, NO_TOPOLOGY, label_requirements, available))
         return hit[1]
 
     def _room_entry(self, sn: StateNode, protos: dict[int, tuple[StateNode, ExistingNode]], memo: ExistingNodeMemo,
@@ -468,16 +473,17 @@ class Scheduler:
         no room in what it has available before DaemonSet overhead: no prototype is built."""
         if not memo.has_room_available(sn, requests):
             return sn, None, sn.hostname()
-        proto = self._copy_of(sn, protos, label_requirements)
+        proto = self._copy_of(sn, protos, label_requirements, memo.available(sn))
         return sn, (proto if memo.has_room(proto, requests) else None), proto.hostname
 
     def _new_existing_node(self, sn: StateNode, topology: Any,
-                           label_requirements: Callable[[Mapping[str, str]], Requirements] | None) -> ExistingNode:
+                           label_requirements: Callable[[Mapping[str, str]], Requirements] | None,
+                           available: dict[str, int] | None = None) -> ExistingNode:
         """existingnode.go NewExistingNode with the DaemonSets that fit the node (isDaemonPodCompatibleWithNode)."""
         taints = sn.taints()
         daemons = [p for p in self.daemonset_pods if not _has_dra(p) and self._daemon_compatible_with_node(p, taints, sn.labels())]
         return ExistingNode(sn, topology, taints, requests_for_pods(daemons),
-                            label_requirements(sn.labels()) if label_requirements is not None else None)
+                            label_requirements(sn.labels()) if label_requirements is not None else None, available)
 
     def _next_hostname(self) -> str:
         self._hostname_seq += 1

@@ -22,7 +22,9 @@ from dumps import EC2NODECLASS, cluster_dump, deployment, dump_text, nodepool  #
 
 
 def _checking(monkeypatch: pytest.MonkeyPatch) -> list[int]:
-    """Scheduler.solve checks a given order against sorting the pods by their prepared sort keys."""
+    """Scheduler.solve checks a given order against sorting the pods by their prepared sort keys;
+    every simulation merges (not only those whose candidates have fewer pods than the look's part)."""
+    monkeypatch.setattr(LookOrder, "look_pods_per_candidate_pod", 0)
     checked: list[int] = []
     solve = Scheduler.solve
 
@@ -46,6 +48,9 @@ def test_every_simulation_queues_as_the_sort_does(seed: int, hostnames: bool, mo
     monkeypatch.setattr(LookOrder, "enabled", False)
     checked.clear()
     assert merged == _run(docs, events) and not checked
+    monkeypatch.setattr(LookOrder, "enabled", True)
+    monkeypatch.setattr(LookOrder, "look_pods_per_candidate_pod", 1)  # as shipped: merged or sorted, alike
+    assert merged == _run(docs, events)
 
 
 def test_a_drift_plan_queues_as_the_sort_does(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -78,3 +83,5 @@ def test_ties_keep_pending_then_candidates_then_deleting_in_their_order() -> Non
     assert got == sorted(pending + leaving + deleting, key=keys.__getitem__)
     assert got == ["pb", "cb", "db", "p0", "p1", "c0", "c1", "d0"]
     assert order.merged([], []) == ["pb", "db", "p0", "p1", "d0"]  # the look's order is not edited
+    assert order.merged(leaving * 2, [_Prepared(same)] * 6) is None  # more candidates' pods: the Solve sorts
+    assert LookOrder.look_pods_per_candidate_pod == 1
