@@ -22,7 +22,7 @@ from karpy.disruption.helpers import SimulationResults, simulate_scheduling
 from karpy.disruption.types import Cluster
 from karpy.provisioning.existingnodememo import ExistingNodeMemo
 from karpy.scheduling.resources import fits, pod_requests
-from tests.disruption.test_simulationshare_equivalence import _day, _run
+from tests.disruption.test_simulationshare_equivalence import _day, _run, _summary
 
 sys.path.insert(0, str(Path(__file__).parents[1] / "plan"))
 from dumps import EC2NODECLASS, cluster_dump, deployment, dump_text, nodepool  # noqa: E402
@@ -30,13 +30,7 @@ from dumps import EC2NODECLASS, cluster_dump, deployment, dump_text, nodepool  #
 
 def _placed(r: SimulationResults | str) -> Any:
     """What disruption reads of a result: the errors, the new NodeClaims, the nodes given pods."""
-    if isinstance(r, str):
-        return r
-    return (sorted(r.pod_errors.items()),
-            [(nc.nodepool_name, [it.name for it in nc.instance_type_options], sorted(p.key for p in nc.pods))
-             for nc in r.new_nodeclaims],
-            [(en.name, type(en).__name__, [p.key for p in en.pods], sorted(en.remaining_resources.items()))
-             for en in r.results.existing_nodes if en.pods])
+    return _summary(r, given_pods_only=True)
 
 
 def _hostname_day(seed: int) -> tuple[list[dict[str, Any]], list[str]]:

@@ -309,16 +309,10 @@ def test_plan_reads_the_dump_under_frozen_survivors_and_gives_the_collector_back
 
     import karpy.api.loader as loader
     from karpy.sim.collector import FrozenSurvivors
+    from tests.sim.test_controller_shortcuts import collector_seen
 
     host = gc.get_threshold()
-    seen: list[tuple[tuple[int, ...], int]] = []
-    original = loader.load_manifests
-
-    def spy(*args: Any, **kwargs: Any) -> Any:
-        seen.append((gc.get_threshold(), gc.get_freeze_count()))
-        return original(*args, **kwargs)
-
-    monkeypatch.setattr(loader, "load_manifests", spy)
+    seen = collector_seen(monkeypatch, loader, "load_manifests")
     change = nodepool(sizes=SIZES, families=GEN8, budgets=[{"nodes": "20%"}])
     again = karpy.plan(dump20, apply=[change], prices=PRICES, fail_on=["cost>+1%"])
     assert seen and all(t == host and frozen > 0 for t, frozen in seen)

@@ -313,6 +313,21 @@ def test_a_run_raises_the_collectors_thresholds_and_gives_the_hosts_back() -> No
         gc.set_threshold(*host)
 
 
+def collector_seen(monkeypatch: pytest.MonkeyPatch, owner: Any, name: str) -> list[tuple[tuple[int, ...], int]]:
+    """The collector's thresholds and freeze count at each call of ``owner.name`` (filled as it is called)."""
+    import gc
+
+    seen: list[tuple[tuple[int, ...], int]] = []
+    original = getattr(owner, name)
+
+    def spy(*args: Any, **kwargs: Any) -> Any:
+        seen.append((gc.get_threshold(), gc.get_freeze_count()))
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(owner, name, spy)
+    return seen
+
+
 def test_simulate_reads_its_input_under_frozen_survivors(monkeypatch: pytest.MonkeyPatch) -> None:
     """karpy.simulate freezes from the read of its manifests on (the provider's catalogue and the
     input are not rescanned by each full collection) with the host's thresholds there, raises them
@@ -324,24 +339,11 @@ def test_simulate_reads_its_input_under_frozen_survivors(monkeypatch: pytest.Mon
     from karpy.sim.collector import RUN_GC_THRESHOLDS
 
     host = gc.get_threshold()
-    seen: list[tuple[tuple[int, ...], int]] = []
-    original = simulator.load_manifests
-
-    def spy(*args: Any, **kwargs: Any) -> Any:
-        seen.append((gc.get_threshold(), gc.get_freeze_count()))
-        return original(*args, **kwargs)
-
-    monkeypatch.setattr(simulator, "load_manifests", spy)
-    running = simulation.Simulation._run_loaded
-
-    def run_spy(self: Any) -> Any:
-        seen.append((gc.get_threshold(), gc.get_freeze_count()))
-        return running(self)
-
-    monkeypatch.setattr(simulation.Simulation, "_run_loaded", run_spy)
+    seen = collector_seen(monkeypatch, simulator, "load_manifests")
+    seen_run = collector_seen(monkeypatch, simulation.Simulation, "_run_loaded")
     objs, events = _scenario(3)
     _run(objs, events)
-    (read, read_frozen), (run, run_frozen) = seen
+    (read, read_frozen), (run, run_frozen) = seen + seen_run
     assert read == host and read_frozen > 0
     assert run == tuple(map(max, host, RUN_GC_THRESHOLDS)) and run_frozen >= read_frozen
     assert gc.get_threshold() == host and gc.get_freeze_count() == 0
