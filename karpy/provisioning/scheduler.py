@@ -432,7 +432,7 @@ class Scheduler:
             if protos is None or memo is None:
                 en = self._new_existing_node(sn, topology, label_requirements)
             elif table is None:
-                en = self._copy_of(sn, protos, label_requirements).fresh(topology)
+                en = self._prototype_of(sn, protos, label_requirements).fresh(topology)
             else:
                 got = table.get(id(sn))
                 if got is None or got[0] is not sn:
@@ -455,7 +455,7 @@ class Scheduler:
         existing.sort(key=lambda n: (not n.initialized(), n.name))  # sortExistingNodes
         return existing
 
-    def _copy_of(self, sn: StateNode, protos: dict[int, tuple[StateNode, ExistingNode]],
+    def _prototype_of(self, sn: StateNode, protos: dict[int, tuple[StateNode, ExistingNode]],
                  label_requirements: Callable[[Mapping[str, str]], Requirements] | None,
                  available: dict[str, int] | None = None) -> ExistingNode:
         """``sn``'s prototype on this snapshot (existingnodememo), built on first use (``available``:
@@ -473,7 +473,7 @@ class Scheduler:
         no room in what it has available before DaemonSet overhead: no prototype is built."""
         if not memo.has_room_available(sn, requests):
             return sn, None, sn.hostname()
-        proto = self._copy_of(sn, protos, label_requirements, memo.available(sn))
+        proto = self._prototype_of(sn, protos, label_requirements, memo.available(sn))
         return sn, (proto if memo.has_room(proto, requests) else None), proto.hostname
 
     def _new_existing_node(self, sn: StateNode, topology: Any,
