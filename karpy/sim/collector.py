@@ -50,12 +50,14 @@ class FrozenSurvivors:
     def __enter__(self) -> FrozenSurvivors:
         if not self.enabled or not gc.isenabled():
             return self
-        if not gc.get_freeze_count():
+        owner = FrozenSurvivors._owner
+        # (gc.get_freeze_count walks the frozen objects: asked only when karpy holds no freeze)
+        if owner is None and not gc.get_freeze_count():
             self.active = True
             FrozenSurvivors._owner = threading.get_ident()
             gc.freeze()
             gc.callbacks.append(self._after_collection)
-        elif FrozenSurvivors._owner != threading.get_ident():
+        elif owner != threading.get_ident():
             return self
         now = gc.get_threshold()
         raised = tuple(map(max, now, RUN_GC_THRESHOLDS))
