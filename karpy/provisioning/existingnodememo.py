@@ -94,13 +94,20 @@ class ExistingNodeMemo:
             protos = self._prototypes[key] = {}
         return protos
 
+    #: request sets per snapshot answered from a table; past it (a consolidation trying many candidate
+    #: sets of many pod shapes, each simulation its own set) every node is kept, as the plain path does
+    ROOM_TABLES = 8
+
     def room_table(self, protos: dict[int, tuple[StateNode, ExistingNode]], requests: Mapping[Any, Any]
-                   ) -> dict[int, tuple[StateNode, ExistingNode | None, str]]:
+                   ) -> dict[int, tuple[StateNode, ExistingNode | None, str]] | None:
         """The schedulers' answers for these prototypes (:meth:`prototypes_for`) and requests keys:
-        id(StateNode) -> (it, its prototype or None when it has room for none of them, its hostname)."""
+        id(StateNode) -> (it, its prototype or None when it has room for none of them, its hostname);
+        None past :data:`ROOM_TABLES` sets (then every node is copied)."""
         key = (id(protos), frozenset(requests))
         table = self._tables.get(key)
         if table is None:
+            if len(self._tables) >= self.ROOM_TABLES:
+                return None
             table = self._tables[key] = {}
         return table
 

@@ -88,9 +88,12 @@ def test_every_simulation_places_as_with_every_node(seed: int, hostnames: bool,
     assert len(left_out) > 10 and sum(left_out) > 0  # nodes were left out
 
 
-@pytest.mark.parametrize("seed,hostnames", [(1, False), (6, False), (3, True)])
-def test_a_day_is_the_same_with_every_node_kept(seed: int, hostnames: bool, monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize("seed,hostnames,tables", [(1, False, 8), (6, False, 8), (3, True, 8), (2, False, 1)])
+def test_a_day_is_the_same_with_every_node_kept(seed: int, hostnames: bool, tables: int,
+                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    """(``tables``: request sets per look answered from a table; past them every node is kept)"""
     docs, events = _hostname_day(seed) if hostnames else _day(seed)
+    monkeypatch.setattr(ExistingNodeMemo, "ROOM_TABLES", tables)
     kept = _run(docs, events)
     monkeypatch.setattr(ExistingNodeMemo, "roomless_left_out", False)
     assert kept == _run(docs, events)
